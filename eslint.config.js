@@ -1,0 +1,70 @@
+// Lint: typescript-eslint's recommended rules plus the dependency-direction and purity rules of STYLE.md.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+const PURE = ["src/api/**/*.ts", "src/policy/**/*.ts", "src/sandbox/**/*.ts"];
+
+/** Imports a folder may not make, as no-restricted-imports patterns. */
+const forbid = (groups, message) => ({ group: groups, message });
+
+const IO_MODULES = ["node:*", "fs", "fs/*", "path", "child_process", "net", "http", "https", "os", "process"];
+const IO_PACKAGES = ["@kubernetes/client-node", "fastify", "pino", "prom-client"];
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", "coverage/", "charts/", "deploy/", "crds/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", Buffer: "readonly", AbortController: "readonly", AbortSignal: "readonly", TextEncoder: "readonly", TextDecoder: "readonly", structuredClone: "readonly", queueMicrotask: "readonly", fetch: "readonly", performance: "readonly", setImmediate: "readonly" } },
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+      "max-lines": ["warn", { max: 400, skipBlankLines: true, skipComments: true }],
+      complexity: ["warn", 25],
+    },
+  },
+  {
+    // Pure folders: no I/O, no ambient clock, randomness or environment.
+    files: PURE,
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [
+          forbid(IO_MODULES, "pure modules do no I/O: take what you need as an argument (STYLE.md)"),
+          forbid(IO_PACKAGES, "pure modules never import kube, fastify, logging or metrics (STYLE.md)"),
+          forbid(["**/controller/**", "**/sidecar/**", "**/kube/**", "**/cli/**", "**/config/**", "**/main.ts", "**/metrics/**", "**/log/**"], "dependency direction: api <- policy, sandbox <- controller, sidecar <- main/cli"),
+        ],
+      }],
+      "no-restricted-globals": ["error", { name: "process", message: "pure modules take settings as arguments" }, { name: "fetch", message: "pure modules do no I/O" }],
+      "no-restricted-properties": ["error",
+        { object: "Date", property: "now", message: "inject the clock" },
+        { object: "Math", property: "random", message: "inject randomness" },
+        { object: "process", property: "env", message: "only config/ reads the environment" },
+      ],
+      "no-restricted-syntax": ["error", { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: "inject the clock" }, { selector: "NewExpression[callee.name='RegExp']", message: "never build a JS RegExp from a pattern: compile with RE2 in policy/" }],
+    },
+  },
+  {
+    // api/ imports nothing else from src/.
+    files: ["src/api/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [
+        forbid(IO_MODULES, "pure modules do no I/O (STYLE.md)"),
+        forbid(IO_PACKAGES, "api/ is schemas and constants only"),
+        forbid(["../*", "!./*"], "api/ imports nothing else from src/ (STYLE.md)"),
+      ] }],
+    },
+  },
+  {
+    // Only kube/ imports the Kubernetes client at runtime; only policy/ imports re2.
+    files: ["src/**/*.ts"],
+    ignores: ["src/kube/**", "src/policy/**", "**/*.test.ts", ...PURE],
+    rules: {
+      "no-restricted-imports": ["error", { paths: [
+        { name: "@kubernetes/client-node", message: "talk to the API server through src/kube/", allowTypeImports: true },
+        { name: "re2", message: "regexes are compiled in src/policy/ only" },
+      ] }],
+    },
+  },
+);
