@@ -1,0 +1,54 @@
+import { z } from "zod";
+
+/** A tool permission value (`[tool_permissions]`). */
+export const PermissionSchema = z.enum(["allow", "ask", "deny"]);
+/** A tool permission value. */
+export type Permission = z.infer<typeof PermissionSchema>;
+
+/** Tool name to permission; keys are tool names as the model calls them (aliases fold later). */
+export const ToolPermissionsSchema = z.record(z.string().min(1), PermissionSchema);
+/** Tool name to permission. */
+export type ToolPermissions = z.infer<typeof ToolPermissionsSchema>;
+
+/** A sensitivity level as written in files (case-insensitive upstream; normalised to lower case here). */
+export const LevelSchema = z
+  .string()
+  .transform((s) => s.toLowerCase())
+  .pipe(z.enum(["public", "internal", "private"]));
+/** A sensitivity level. */
+export type LevelName = "public" | "internal" | "private";
+
+/** Sandbox kinds, weakest first: upstream's three plus the two runtime-class kinds of DESIGN.md §3. */
+export const SANDBOX_KINDS = ["none", "namespace", "container", "gvisor", "microvm"] as const;
+/** A sandbox kind. */
+export type SandboxKind = (typeof SANDBOX_KINDS)[number];
+
+/** The `[sandbox]` table of a blueprint, at agent or stage level: only the seed's keys, nothing else. */
+export const SandboxBlockSchema = z.strictObject({
+  kind: z.enum(SANDBOX_KINDS).optional(),
+  image: z.string().min(1).optional(),
+  /** Accepted for compatibility with upstream files and always discarded: a blueprint never picks the engine. */
+  engine: z.string().optional(),
+  network: z.boolean().optional(),
+  mounts: z.array(z.string().startsWith("/", "a mount must be an absolute path")).optional(),
+  /** Parsed and carried, read by nothing (as upstream). */
+  persist: z.boolean().optional(),
+  onUnavailable: z.enum(["error", "warn"]).optional(),
+});
+/** A blueprint `[sandbox]` table. */
+export type SandboxBlock = z.infer<typeof SandboxBlockSchema>;
+
+/** `[security]` of a blueprint: a present block with no key turns taint tracking on. */
+export const BlueprintSecuritySchema = z.strictObject({
+  taintTracking: z.boolean().optional(),
+});
+/** A blueprint `[security]` block. */
+export type BlueprintSecurity = z.infer<typeof BlueprintSecuritySchema>;
+
+/** Kubernetes `namespace/name`, the key of every per-agent grant (never a self-declared name). */
+export const AgentKeySchema = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, "must be 'namespace/name' of an Agent");
+
+/** Values copied verbatim for the agent runtime; the operator never interprets them. */
+export const VerbatimSchema = z.record(z.string(), z.unknown());

@@ -1,0 +1,33 @@
+/** API group of every Leviath resource. */
+export const GROUP = "leviath.dev";
+/** The one served version. */
+export const VERSION = "v1alpha1";
+/** `group/version` as written in `apiVersion`. */
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Kinds served by the operator. */
+export const KIND = {
+  agent: "Agent",
+  run: "Run",
+  policy: "LeviathPolicy",
+  approval: "Approval",
+} as const;
+
+/** Name of the cluster-wide LeviathPolicy singleton. */
+export const CLUSTER_POLICY_NAME = "cluster";
+
+/** Namespace assumed for upstream files, which carry no namespace of their own. */
+export const DEFAULT_NAMESPACE = "default";
+
+/** Field manager for every server-side apply the operator makes. */
+export const FIELD_MANAGER = "leviath-operator";
+
+/** Labels and annotations the operator writes. */
+export const LABEL = {
+  run: "leviath.dev/run",
+  agent: "leviath.dev/agent",
+  component: "leviath.dev/component",
+  sandboxSignature: "leviath.dev/sandbox-signature",
+  network: "leviath.dev/network",
+  managedBy: "app.kubernetes.io/managed-by",
+} as const;

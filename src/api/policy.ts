@@ -1,0 +1,104 @@
+import { z } from "zod";
+import { AgentKeySchema, LevelSchema, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
+
+/** A mount the admin makes reachable to sandboxes (blueprint mounts are intersected with these paths). */
+export const PolicyMountSchema = z.strictObject({
+  path: z.string().startsWith("/", "a mount must be an absolute path"),
+  readOnly: z.boolean().default(true),
+  /** The volume that backs it in a cluster (a PVC or ConfigMap source); never a hostPath. */
+  volume: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The admin's sandbox floor (`[sandbox]` of config.toml) and the kind-to-runtimeClass mapping. */
+export const PolicySandboxSchema = z.strictObject({
+  kind: z.enum(SANDBOX_KINDS).optional(),
+  image: z.string().min(1).optional(),
+  engine: z.string().optional(),
+  network: z.boolean().optional(),
+  mounts: z.array(PolicyMountSchema).optional(),
+  persist: z.boolean().optional(),
+  onUnavailable: z.enum(["error", "warn"]).optional(),
+  /** RuntimeClass per kind; a blueprint never names one itself. */
+  runtimeClasses: z.strictObject({
+    container: z.string().optional(),
+    gvisor: z.string().optional(),
+    microvm: z.string().optional(),
+  }).optional(),
+});
+/** The admin's sandbox floor. */
+export type PolicySandbox = z.infer<typeof PolicySandboxSchema>;
+
+/** Read-path grants: global, per Agent (`namespace/name`), or every blueprint's declarations wholesale. */
+export const ReadPathGrantsSchema = z.strictObject({
+  global: z.array(z.string()).default([]),
+  perAgent: z.record(AgentKeySchema, z.array(z.string())).default({}),
+  allowBlueprintReadPaths: z.boolean().default(false),
+});
+
+/** One static allowlist rule (`[[allowlist]]` of policy.toml). */
+export const AllowlistRuleSchema = z.strictObject({
+  tool: z.string().default(""),
+  to: z.array(z.string()).default([]),
+  channel: z.array(z.string()).default([]),
+  /** Missing means public, as upstream. */
+  maxSensitivity: LevelSchema.default("public"),
+});
+/** One static allowlist rule. */
+export type AllowlistRuleSpec = z.infer<typeof AllowlistRuleSchema>;
+
+/** One CEL rule over `tool`, `target`, `taint_level`; evaluated in name order. */
+export const CelRuleSchema = z.strictObject({
+  name: z.string().min(1).regex(/^[A-Za-z0-9_.-]+$/, "a rule name is a file stem: letters, digits, '.', '_' and '-'"),
+  expression: z.string().min(1).max(4096),
+});
+/** One CEL rule. */
+export type CelRuleSpec = z.infer<typeof CelRuleSchema>;
+
+/** A classification override (`[mcp_overrides.<tool>]`); only the set fields replace the built-in ones. */
+export const ToolOverrideSchema = z.strictObject({
+  sensitivity: LevelSchema.optional(),
+  direction: z.enum(["inbound", "internal", "outbound"]).optional(),
+  clearance: LevelSchema.optional(),
+});
+
+/** policy.toml: allowlist rules, CEL rules and classification overrides. */
+export const TaintPolicySchema = z.strictObject({
+  allowlist: z.array(AllowlistRuleSchema).default([]),
+  rules: z.array(CelRuleSchema).default([]),
+  toolOverrides: z.record(z.string().min(1), ToolOverrideSchema).default({}),
+});
+
+/** `[security]` of config.toml. */
+export const PolicySecuritySchema = z.strictObject({
+  taintTracking: z.boolean().default(false),
+  allowBlueprintPermissions: z.boolean().default(false),
+  allowBlueprintSafeCommands: z.boolean().default(false),
+  allowSeedCommands: z.boolean().default(true),
+});
+
+/** `[limits]` of config.toml that the operator and sidecar use. */
+export const PolicyLimitsSchema = z.strictObject({
+  interactionTimeoutSeconds: z.number().int().min(0).default(3600),
+  defaultMaxIterations: z.number().int().min(1).default(50),
+  shellTimeoutSeconds: z.number().int().min(1).default(60),
+});
+
+/** The LeviathPolicy spec: everything that is a ceiling or a grant (upstream's config.toml + policy.toml). */
+export const LeviathPolicySpecSchema = z.strictObject({
+  sandbox: PolicySandboxSchema.optional(),
+  toolPermissions: ToolPermissionsSchema.default({}),
+  agentToolPermissions: z.record(AgentKeySchema, ToolPermissionsSchema).default({}),
+  readPaths: ReadPathGrantsSchema.default({ global: [], perAgent: {}, allowBlueprintReadPaths: false }),
+  security: PolicySecuritySchema.default({
+    taintTracking: false, allowBlueprintPermissions: false, allowBlueprintSafeCommands: false, allowSeedCommands: true,
+  }),
+  taint: TaintPolicySchema.default({ allowlist: [], rules: [], toolOverrides: {} }),
+  limits: PolicyLimitsSchema.default({ interactionTimeoutSeconds: 3600, defaultMaxIterations: 50, shellTimeoutSeconds: 60 }),
+});
+/** The LeviathPolicy spec as parsed (defaults applied). */
+export type LeviathPolicySpec = z.infer<typeof LeviathPolicySpecSchema>;
+/** The LeviathPolicy spec as written. */
+export type LeviathPolicySpecInput = z.input<typeof LeviathPolicySpecSchema>;
+
+/** The policy in force when no LeviathPolicy exists: upstream's defaults (nothing granted, tracking off). */
+export const EMPTY_POLICY: LeviathPolicySpec = LeviathPolicySpecSchema.parse({});

@@ -1,0 +1,78 @@
+import { z } from "zod";
+import { PermissionSchema, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
+import { AllowlistRuleSchema, CelRuleSchema, ToolOverrideSchema } from "./policy.ts";
+
+/** How a run answers a prompt: a person, nobody (asks expire), yolo (asks waived and recorded), or no prompt lane. */
+export const RUN_MODES = ["interactive", "unattended", "yolo", "headless"] as const;
+/** A run mode. */
+export type RunMode = (typeof RUN_MODES)[number];
+
+/** A stage's sandbox after the tighten-only merge. */
+export const ResolvedSandboxSchema = z.strictObject({
+  kind: z.enum(SANDBOX_KINDS),
+  image: z.string().optional(),
+  network: z.boolean(),
+  mounts: z.array(z.string()),
+  persist: z.boolean(),
+  onUnavailable: z.enum(["error", "warn"]),
+  runtimeClassName: z.string().optional(),
+  source: z.enum(["blueprint", "policy", "clamped", "default"]),
+});
+
+/** One stage as the sidecar enforces it. */
+export const RunStageSchema = z.strictObject({
+  name: z.string().min(1),
+  availableTools: z.array(z.string()).optional(),
+  requiredTools: z.array(z.string()).optional(),
+  toolPermissions: ToolPermissionsSchema.optional(),
+  sandbox: ResolvedSandboxSchema,
+});
+
+/**
+ * The resolved policy of one run: everything the sidecar decides with, computed once by the controller (or by
+ * `leviath sidecar` standalone) from the Agent and the LeviathPolicy, and pinned to their generations.
+ */
+export const RunPolicySchema = z.strictObject({
+  agent: z.strictObject({
+    key: z.string().min(1),
+    name: z.string().min(1),
+    version: z.string().optional(),
+  }),
+  stages: z.array(RunStageSchema).min(1),
+  entryStage: z.string().min(1),
+  launch: z.strictObject({
+    mode: z.enum(RUN_MODES),
+    allow: z.array(z.string()).default([]),
+  }),
+  toolPermissions: z.strictObject({
+    /** Agent-level blueprint requests (stage maps live on each stage). */
+    blueprint: ToolPermissionsSchema,
+    /** The admin's ceiling with this agent's own table overlaid key by key. */
+    ceiling: ToolPermissionsSchema,
+    allowBlueprintPermissions: z.boolean(),
+  }),
+  readPaths: z.strictObject({
+    declared: z.array(z.string()),
+    granted: z.array(z.string()),
+    allowBlueprintReadPaths: z.boolean(),
+  }),
+  taint: z.strictObject({
+    tracking: z.boolean(),
+    allowlist: z.array(AllowlistRuleSchema),
+    rules: z.array(CelRuleSchema),
+    toolOverrides: z.record(z.string(), ToolOverrideSchema),
+  }),
+  limits: z.strictObject({
+    interactionTimeoutSeconds: z.number().int().min(0),
+    shellTimeoutSeconds: z.number().int().min(1),
+  }),
+  pinned: z.strictObject({
+    agentGeneration: z.number().int().optional(),
+    policyGeneration: z.number().int().optional(),
+  }).default({}),
+});
+/** The resolved policy of one run. */
+export type RunPolicy = z.infer<typeof RunPolicySchema>;
+
+/** Re-exported for readers of a run policy's permission maps. */
+export { PermissionSchema };

@@ -1,0 +1,85 @@
+import { readFileSync } from "node:fs";
+import { stringify } from "yaml";
+import { API_VERSION, CLUSTER_POLICY_NAME, DEFAULT_NAMESPACE, KIND } from "../api/constants.ts";
+import { formatIssue, type LoadIssue } from "../config/load-error.ts";
+import { loadAgent, loadPolicy } from "../config/load.ts";
+import { parseTomlDoc, isTable } from "../config/toml-source.ts";
+import { buildMcpToolName } from "../policy/mcp-overrides.ts";
+import { parseCommandArgs } from "./args.ts";
+import { EXIT, UsageError, type CliIo } from "./io.ts";
+
+/** `leviath import --help`. */
+export const IMPORT_HELP = `Usage: leviath import <agent.leviath | config.toml [policy.toml]> [options]
+
+Print the Agent or LeviathPolicy YAML equivalent to upstream Leviath files, ready for kubectl apply.
+
+  agent.leviath            an upstream blueprint (a directory holding one works too) -> Agent
+  config.toml [policy.toml]
+                           the admin's config and, optionally, the taint policy -> LeviathPolicy 'cluster'
+
+Options:
+  -n, --namespace NS       namespace of the Agent, and of the agents that per-agent grants
+                           ([agent_read_paths.<name>], [agent_tool_permissions.<name>]) are keyed to
+                           (default: ${DEFAULT_NAMESPACE})
+      --name NAME          metadata.name of the Agent (default: the blueprint's [agent] name)
+      --rules DIR          with config.toml: CEL rule files (*.cel) to include, evaluated by name
+  -h, --help               show this help
+
+Exit status: 0 printed, 1 a file is invalid (the problems are printed), 2 usage error.
+`;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function printIssues(io: CliIo, issues: LoadIssue[]): number {
+  for (const i of issues) io.stderr(`error: ${formatIssue(i)}\n`);
+  return EXIT.refused;
+}
+
+function isBlueprint(file: string): boolean {
+  if (file.endsWith(".leviath")) return true;
+  try {
+    const doc = parseTomlDoc(file, readFileSync(file, "utf8"));
+    return doc.ok && isTable(doc.doc.data["agent"]);
+  } catch {
+    return true; // a directory or unreadable path: let the agent loader name the problem
+  }
+}
+
+/** Run `leviath import`. */
+export function runImport(argv: string[], io: CliIo): number {
+  const { values, positionals } = parseCommandArgs(argv, {
+    namespace: { type: "string", short: "n" },
+    name: { type: "string" },
+    rules: { type: "string" },
+  });
+  if (values.help) {
+    io.stdout(IMPORT_HELP);
+    return EXIT.ok;
+  }
+  const [first, second, ...extra] = positionals;
+  if (first === undefined) throw new UsageError("import needs a file: agent.leviath, or config.toml [policy.toml]");
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const namespace = values.namespace ?? DEFAULT_NAMESPACE;
+  if (!DNS_LABEL.test(namespace)) throw new UsageError(`--namespace '${namespace}' is not a valid namespace name`);
+
+  if (isBlueprint(first)) {
+    if (second !== undefined) throw new UsageError("a blueprint is imported alone; policy.toml goes with config.toml");
+    const res = loadAgent(first, namespace);
+    if (!res.ok) return printIssues(io, res.issues);
+    const name = values.name ?? res.value.name;
+    if (!DNS_LABEL.test(name)) {
+      return printIssues(io, [{ file: first, where: "[agent] name", message: `'${name}' is not a valid Kubernetes name (lower-case letters, digits and '-'); pass --name` }]);
+    }
+    const spec = structuredClone(res.value.spec);
+    spec.agent.name = name;
+    const out: Record<string, unknown> = { ...spec };
+    if (spec.stages.length === 0) delete out["stages"];
+    io.stdout(stringify({ apiVersion: API_VERSION, kind: KIND.agent, metadata: { name, namespace }, spec: out }));
+    return EXIT.ok;
+  }
+  const res = loadPolicy({ config: first, policy: second, rules: values.rules, namespace }, buildMcpToolName);
+  if (!res.ok) return printIssues(io, res.issues);
+  for (const w of res.warnings) io.stderr(`warning: ${formatIssue(w)}\n`);
+  io.stdout(stringify({ apiVersion: API_VERSION, kind: KIND.policy, metadata: { name: CLUSTER_POLICY_NAME }, spec: res.value }));
+  return EXIT.ok;
+}

@@ -1,0 +1,172 @@
+import { LeviathPolicySpecSchema, type LeviathPolicySpecInput } from "../api/policy.ts";
+import type { LoadIssue } from "./load-error.ts";
+import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
+
+/** What config.toml and policy.toml contribute, before the schema checks types. */
+export type PolicyDraft = LeviathPolicySpecInput & Record<string, unknown>;
+
+const KNOWN_TOP = ["taint_tracking", "security", "sandbox", "tool_permissions", "agent_tool_permissions", "agent_read_paths", "limits"];
+const SECURITY_MAPPED: Record<string, string> = {
+  allow_blueprint_permissions: "allowBlueprintPermissions",
+  allow_blueprint_safe_commands: "allowBlueprintSafeCommands",
+  allow_seed_commands: "allowSeedCommands",
+};
+const LIMITS_MAPPED: Record<string, string> = {
+  interaction_timeout_secs: "interactionTimeoutSeconds",
+  default_max_iterations: "defaultMaxIterations",
+  script_shell_timeout_secs: "shellTimeoutSeconds",
+};
+
+function issueAt(doc: TomlDoc, table: string[], key: string | undefined, message: string): LoadIssue {
+  const line = locateTomlLine(doc, table, key);
+  return { file: doc.file, where: key ? `${tomlTable(table)} ${key}` : tomlTable(table), message, ...(line ? { line } : {}) };
+}
+
+/**
+ * Map upstream `config.toml` onto a LeviathPolicy draft. Per-agent tables are keyed by the blueprint's name
+ * upstream; here they become `namespace/name` with the namespace given. Keys the operator does not use are
+ * warnings, as upstream warns rather than fails on a stale config key.
+ */
+export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyDraft; issues: LoadIssue[]; warnings: LoadIssue[] } {
+  const issues: LoadIssue[] = [];
+  const warnings: LoadIssue[] = [];
+  const d = doc.data;
+  const draft: PolicyDraft = {};
+  const security: Record<string, unknown> = {};
+  const readPaths: Record<string, unknown> = {};
+  for (const key of Object.keys(d)) {
+    if (!KNOWN_TOP.includes(key)) warnings.push(issueAt(doc, [], key, `key '${key}' is not used by the operator and is ignored`));
+  }
+  if ("taint_tracking" in d) security["taintTracking"] = d["taint_tracking"];
+  const sec = d["security"];
+  if (sec !== undefined && !isTable(sec)) issues.push(issueAt(doc, [], "security", "[security] must be a table"));
+  if (isTable(sec)) {
+    for (const [k, v] of Object.entries(sec)) {
+      if (k === "read_paths") readPaths["global"] = v;
+      else if (k === "allow_blueprint_read_paths") readPaths["allowBlueprintReadPaths"] = v;
+      else if (k === "taint_tracking") security["taintTracking"] = v;
+      else if (SECURITY_MAPPED[k]) security[SECURITY_MAPPED[k]] = v;
+      else warnings.push(issueAt(doc, ["security"], k, `[security] ${k} is not used by the operator and is ignored`));
+    }
+  }
+  const perAgent: Record<string, unknown> = {};
+  const arp = d["agent_read_paths"];
+  if (isTable(arp)) {
+    for (const [name, table] of Object.entries(arp)) {
+      if (!isTable(table)) {
+        issues.push(issueAt(doc, ["agent_read_paths", name], undefined, `[agent_read_paths.${name}] must be a table with allow = [...]`));
+        continue;
+      }
+      for (const k of Object.keys(table)) {
+        if (k !== "allow") issues.push(issueAt(doc, ["agent_read_paths", name], k, `[agent_read_paths.${name}] has unknown key '${k}' (valid: allow)`));
+      }
+      perAgent[`${namespace}/${name}`] = table["allow"] ?? [];
+    }
+  }
+  if (Object.keys(perAgent).length > 0) readPaths["perAgent"] = perAgent;
+  if (Object.keys(readPaths).length > 0) draft.readPaths = readPaths as PolicyDraft["readPaths"];
+  if (Object.keys(security).length > 0) draft.security = security as PolicyDraft["security"];
+  if ("tool_permissions" in d) draft.toolPermissions = d["tool_permissions"] as PolicyDraft["toolPermissions"];
+  const atp = d["agent_tool_permissions"];
+  if (isTable(atp)) {
+    draft.agentToolPermissions = Object.fromEntries(Object.entries(atp).map(([n, v]) => [`${namespace}/${n}`, v])) as PolicyDraft["agentToolPermissions"];
+  }
+  const sb = d["sandbox"];
+  if (isTable(sb)) {
+    const sandbox: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(sb)) {
+      if (k === "mounts" || k === "mount") sandbox["mounts"] = Array.isArray(v) ? v.map((p) => ({ path: p })) : v;
+      else if (["kind", "image", "engine", "network", "persist"].includes(k)) sandbox[k] = v;
+      else if (k === "on_unavailable") sandbox["onUnavailable"] = v;
+      else issues.push(issueAt(doc, ["sandbox"], k, `[sandbox] has unknown key '${k}' (valid: kind, image, engine, network, mounts, persist, on_unavailable)`));
+    }
+    draft.sandbox = sandbox as PolicyDraft["sandbox"];
+  }
+  const lim = d["limits"];
+  if (isTable(lim)) {
+    const limits: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(lim)) {
+      if (LIMITS_MAPPED[k]) limits[LIMITS_MAPPED[k]] = v;
+      else warnings.push(issueAt(doc, ["limits"], k, `[limits] ${k} is not used by the operator and is ignored`));
+    }
+    draft.limits = limits as PolicyDraft["limits"];
+  }
+  return { draft, issues, warnings };
+}
+
+/**
+ * Map upstream `policy.toml` (`[[allowlist]]`, `[mcp_overrides]`) onto the draft's `taint` section.
+ * Overrides accept the flat form (`[mcp_overrides.<dispatched name>]`) and the nested one
+ * (`[mcp_overrides.<server>.tools.<tool>]`, keyed `server__tool` after sanitising, as newer upstream).
+ */
+export function mapPolicyToml(doc: TomlDoc, sanitize: (server: string, tool: string) => string): { taint: Record<string, unknown>; issues: LoadIssue[]; warnings: LoadIssue[] } {
+  const issues: LoadIssue[] = [];
+  const warnings: LoadIssue[] = [];
+  const d = doc.data;
+  const taint: Record<string, unknown> = {};
+  for (const key of Object.keys(d)) {
+    if (key !== "allowlist" && key !== "mcp_overrides") warnings.push(issueAt(doc, [], key, `key '${key}' is not part of policy.toml and is ignored`));
+  }
+  const allow = d["allowlist"];
+  if (allow !== undefined && !Array.isArray(allow)) issues.push(issueAt(doc, [], "allowlist", "'allowlist' must be an array of [[allowlist]] tables"));
+  if (Array.isArray(allow)) {
+    taint["allowlist"] = allow.map((rule: unknown, i) => {
+      if (!isTable(rule)) {
+        issues.push(issueAt(doc, ["allowlist"], undefined, `[[allowlist]] #${i + 1} must be a table`));
+        return {};
+      }
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(rule)) {
+        if (k === "max_sensitivity") {
+          const level = typeof v === "string" ? v.toLowerCase() : "";
+          // Upstream reads an unreadable level as public, the narrowest; say so rather than stay silent.
+          if (!["public", "internal", "private"].includes(level)) {
+            warnings.push(issueAt(doc, ["allowlist"], k, `[[allowlist]] #${i + 1} max_sensitivity ${JSON.stringify(v)} is not a level; using public`));
+            out["maxSensitivity"] = "public";
+          } else out["maxSensitivity"] = level;
+        } else if (["tool", "to", "channel"].includes(k)) out[k] = v;
+        else issues.push(issueAt(doc, ["allowlist"], k, `[[allowlist]] #${i + 1} has unknown key '${k}' (valid: tool, to, channel, max_sensitivity)`));
+      }
+      return out;
+    });
+  }
+  const ov = d["mcp_overrides"];
+  if (isTable(ov)) {
+    const overrides: Record<string, unknown> = {};
+    for (const [name, entry] of Object.entries(ov)) {
+      if (!isTable(entry)) continue;
+      const tools = entry["tools"];
+      if (isTable(tools)) {
+        for (const [tool, fields] of Object.entries(tools)) {
+          if (isTable(fields)) overrides[sanitize(name, tool)] = pickOverride(doc, ["mcp_overrides", name, "tools", tool], fields, warnings);
+        }
+      } else if (["sensitivity", "direction", "clearance"].some((k) => k in entry)) {
+        overrides[name] = pickOverride(doc, ["mcp_overrides", name], entry, warnings);
+      }
+    }
+    taint["toolOverrides"] = overrides;
+  }
+  return { taint, issues, warnings };
+}
+
+function pickOverride(doc: TomlDoc, table: string[], fields: Record<string, unknown>, warnings: LoadIssue[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of ["sensitivity", "clearance"]) {
+    const v = fields[k];
+    if (v === undefined) continue;
+    const level = typeof v === "string" ? v.toLowerCase() : "";
+    if (["public", "internal", "private"].includes(level)) out[k] = level;
+    else warnings.push(issueAt(doc, table, k, `${k} ${JSON.stringify(v)} is not a level; left unset`));
+  }
+  const dir = fields["direction"];
+  if (dir !== undefined) {
+    if (typeof dir === "string" && ["inbound", "internal", "outbound"].includes(dir)) out["direction"] = dir;
+    else warnings.push(issueAt(doc, table, "direction", `direction ${JSON.stringify(dir)} is not inbound, internal or outbound; the tool keeps its direction`));
+  }
+  return out;
+}
+
+/** Check a finished draft against the LeviathPolicy schema. */
+export function checkPolicyDraft(draft: unknown): ReturnType<typeof LeviathPolicySpecSchema.safeParse> {
+  return LeviathPolicySpecSchema.safeParse(draft);
+}

@@ -1,0 +1,83 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildMcpToolName } from "../policy/mcp-overrides.ts";
+import { formatIssue } from "./load-error.ts";
+import { loadAgent, loadPolicy } from "./load.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "leviath-load-"));
+function file(name: string, text: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+describe("loadPolicy", () => {
+  it("maps config.toml and policy.toml onto a LeviathPolicy, keying per-agent tables by namespace/name", () => {
+    const res = loadPolicy({ config: "test/fixtures/config/config.toml", policy: "test/fixtures/config/policy.toml", namespace: "team-a" }, buildMcpToolName);
+    expect(res.ok).toBe(true);
+    if (!res.ok) return;
+    expect(res.value.readPaths).toEqual({ global: [], perAgent: { "team-a/cto": ["~/.leviath/runs"] }, allowBlueprintReadPaths: false });
+    expect(res.value.toolPermissions).toEqual({ shell: "ask", web_fetch: "deny" });
+    expect(res.value.taint.allowlist).toEqual([
+      { tool: "send_email", to: ["*.example.com"], channel: [], maxSensitivity: "internal" },
+      { tool: "http_post", to: ["https://hooks.internal/*"], channel: [], maxSensitivity: "public" },
+    ]);
+    expect(res.value.taint.toolOverrides).toEqual({ shell: { clearance: "internal" }, github__create_issue: { sensitivity: "internal", direction: "outbound" } });
+  });
+
+  it("reads taint_tracking at the top level of config.toml and warns about keys the operator ignores", () => {
+    const res = loadPolicy({ config: file("c1.toml", "taint_tracking = true\n[security]\ncredential_store = 'keyring'\n") }, buildMcpToolName);
+    expect(res.ok && res.value.security.taintTracking).toBe(true);
+    expect(res.ok && res.warnings.map(formatIssue)).toEqual([`${dir}/c1.toml:3: [security] credential_store: [security] credential_store is not used by the operator and is ignored`]);
+  });
+
+  it("refuses a bad permission value in config.toml, naming the key", () => {
+    const res = loadPolicy({ config: file("c2.toml", "[tool_permissions]\nshell = 'sometimes'\n") }, buildMcpToolName);
+    expect(res.ok).toBe(false);
+    expect(!res.ok && res.issues[0]?.where).toBe("toolPermissions.shell");
+  });
+
+  it("reports a policy.toml syntax error the way upstream does, with the line", () => {
+    const res = loadPolicy({ policy: file("p.toml", "[[allowlist]\ntool = 'x'\n") }, buildMcpToolName);
+    expect(!res.ok && formatIssue(res.issues[0]!)).toMatch(/p\.toml:1:\d+: Failed to parse policy\.toml: invalid TOML/);
+  });
+
+  it("reads a LeviathPolicy YAML and a rules directory sorted by name", () => {
+    const yaml = file("policy.yaml", "apiVersion: leviath.dev/v1alpha1\nkind: LeviathPolicy\nmetadata: {name: cluster}\nspec:\n  readPaths:\n    global: [/shared/runs]\n");
+    const rules = mkdtempSync(join(dir, "rules-"));
+    writeFileSync(join(rules, "b-ops.cel"), 'tool == "shell"\n');
+    writeFileSync(join(rules, "a-mail.cel"), 'target.endsWith("@corp.example")\n');
+    writeFileSync(join(rules, "notes.txt"), "ignored");
+    const res = loadPolicy({ config: yaml, rules }, buildMcpToolName);
+    expect(res.ok && res.value.readPaths.global).toEqual(["/shared/runs"]);
+    expect(res.ok && res.value.taint.rules.map((r) => r.name)).toEqual(["a-mail", "b-ops"]);
+  });
+
+  it("refuses an unknown key in a LeviathPolicy YAML, naming it", () => {
+    const yaml = file("bad.yaml", "apiVersion: leviath.dev/v1alpha1\nkind: LeviathPolicy\nmetadata: {name: cluster}\nspec:\n  readPath: {}\n");
+    const res = loadPolicy({ config: yaml }, buildMcpToolName);
+    expect(!res.ok && res.issues.map(formatIssue)).toEqual([`${dir}/bad.yaml: spec: unknown key 'readPath'`]);
+  });
+
+  it("names a missing file", () => {
+    const res = loadPolicy({ config: join(dir, "nope.toml") }, buildMcpToolName);
+    expect(!res.ok && formatIssue(res.issues[0]!)).toBe(`${dir}/nope.toml: cannot read: no such file`);
+  });
+});
+
+describe("loadAgent", () => {
+  it("reads a directory holding agent.leviath and keys the agent by namespace/name", () => {
+    const res = loadAgent("test/fixtures/agents/cto", "team-a");
+    expect(res.ok && { key: res.value.key, name: res.value.name, format: res.value.format }).toEqual({ key: "team-a/cto", name: "cto", format: "toml" });
+  });
+
+  it("reads an Agent YAML and refuses a spec.agent.name that differs from metadata.name", () => {
+    const ok = file("a.yaml", "apiVersion: leviath.dev/v1alpha1\nkind: Agent\nmetadata: {name: cto, namespace: team-a}\nspec:\n  readPaths: {allow: [/data]}\n");
+    expect(loadAgent(ok).ok && (loadAgent(ok) as { value: { key: string } }).value.key).toBe("team-a/cto");
+    const bad = file("b.yaml", "apiVersion: leviath.dev/v1alpha1\nkind: Agent\nmetadata: {name: intern}\nspec:\n  agent: {name: cto}\n");
+    const res = loadAgent(bad);
+    expect(!res.ok && res.issues[0]?.where).toBe("spec.agent.name");
+  });
+});

@@ -1,0 +1,76 @@
+import { parseAllDocuments } from "yaml";
+import { z } from "zod";
+import { AgentSpecSchema, type AgentSpec } from "../api/agent.ts";
+import { API_VERSION, DEFAULT_NAMESPACE, KIND } from "../api/constants.ts";
+import { LeviathPolicySpecSchema, type LeviathPolicySpec } from "../api/policy.ts";
+import type { LoadIssue, Loaded } from "./load-error.ts";
+
+/** An object of ours read from YAML or JSON, with the identity Kubernetes gives it. */
+export interface Resource<T> {
+  kind: string;
+  name: string;
+  namespace: string;
+  spec: T;
+}
+
+const MetaSchema = z.looseObject({
+  name: z.string().min(1),
+  namespace: z.string().min(1).optional(),
+});
+
+const HeaderSchema = z.looseObject({
+  apiVersion: z.literal(API_VERSION, { message: `apiVersion must be ${API_VERSION}` }),
+  kind: z.string(),
+  metadata: MetaSchema,
+  spec: z.unknown(),
+});
+
+function zodIssues(file: string, prefix: string, error: z.ZodError): LoadIssue[] {
+  return error.issues.map((i) => {
+    const path = [prefix, ...i.path.map(String)].filter(Boolean).join(".");
+    const message = i.code === "unrecognized_keys" ? `unknown key${i.keys.length > 1 ? "s" : ""} ${i.keys.map((k) => `'${k}'`).join(", ")}` : i.message;
+    return { file, where: path, message };
+  });
+}
+
+/** Parse YAML text holding one resource of `kind`, checking the spec strictly. */
+function parseResource<T>(file: string, text: string, kind: string, schema: z.ZodType<T>, defaultNamespace: string): Loaded<Resource<T>> {
+  const docs = parseAllDocuments(text, { prettyErrors: true }).filter((d) => d.contents !== null);
+  const first = docs[0];
+  if (first === undefined) return { ok: false, issues: [{ file, message: "the file holds no YAML document" }] };
+  if (first.errors.length > 0) {
+    const err = first.errors[0];
+    const pos = err?.linePos?.[0];
+    return { ok: false, issues: [{ file, message: `invalid YAML: ${err?.message.split("\n")[0] ?? "parse error"}`, ...(pos ? { line: pos.line, column: pos.col } : {}) }] };
+  }
+  const candidates = docs.map((d) => d.toJS() as unknown).filter((o) => (o as { kind?: unknown })?.kind === kind);
+  if (candidates.length !== 1) {
+    return { ok: false, issues: [{ file, message: candidates.length === 0 ? `no ${kind} in the file` : `${candidates.length} ${kind} objects in the file; give one` }] };
+  }
+  const head = HeaderSchema.safeParse(candidates[0]);
+  if (!head.success) return { ok: false, issues: zodIssues(file, "", head.error) };
+  const spec = schema.safeParse(head.data.spec ?? {});
+  if (!spec.success) return { ok: false, issues: zodIssues(file, "spec", spec.error) };
+  return {
+    ok: true,
+    value: { kind, name: head.data.metadata.name, namespace: head.data.metadata.namespace ?? defaultNamespace, spec: spec.data },
+    warnings: [],
+  };
+}
+
+/** Read an `Agent` from YAML; `spec.agent.name`, when given, must equal `metadata.name` (grants key on the latter). */
+export function parseAgentYaml(file: string, text: string, defaultNamespace = DEFAULT_NAMESPACE): Loaded<Resource<AgentSpec>> {
+  const res = parseResource(file, text, KIND.agent, AgentSpecSchema, defaultNamespace);
+  if (res.ok && res.value.spec.agent.name !== undefined && res.value.spec.agent.name !== res.value.name) {
+    return {
+      ok: false,
+      issues: [{ file, where: "spec.agent.name", message: `'${res.value.spec.agent.name}' differs from metadata.name '${res.value.name}'; an Agent is identified by namespace/name, so the two must match` }],
+    };
+  }
+  return res;
+}
+
+/** Read a `LeviathPolicy` from YAML. */
+export function parsePolicyYaml(file: string, text: string): Loaded<Resource<LeviathPolicySpec>> {
+  return parseResource(file, text, KIND.policy, LeviathPolicySpecSchema, "");
+}

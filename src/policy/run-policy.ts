@@ -1,0 +1,63 @@
+import { computeEffectiveStages, type AgentSpec } from "../api/agent.ts";
+import type { LeviathPolicySpec } from "../api/policy.ts";
+import type { RunMode, RunPolicy } from "../api/run-policy.ts";
+import { resolveSandbox, resolveTaintTracking } from "./sandbox-resolve.ts";
+
+/** Who the agent is, for grants (`key`) and for messages (`name`). */
+export interface AgentIdentity {
+  key: string;
+  name: string;
+}
+
+/** The run's own choices. */
+export interface RunLaunch {
+  mode: RunMode;
+  allow?: string[];
+  agentGeneration?: number;
+  policyGeneration?: number;
+}
+
+/**
+ * Resolve what one run enforces: the blueprint tightened by the admin's policy. Grants are looked up by the
+ * Agent's `namespace/name` only; read paths stay declared-and-granted lists the sidecar compiles itself.
+ */
+export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: LeviathPolicySpec, launch: RunLaunch): RunPolicy {
+  const stages = computeEffectiveStages(spec).map((s) => ({
+    name: s.name,
+    ...(s.availableTools ? { availableTools: s.availableTools } : {}),
+    ...(s.requiredTools ? { requiredTools: s.requiredTools } : {}),
+    ...(s.toolPermissions ? { toolPermissions: s.toolPermissions } : {}),
+    sandbox: resolveSandbox(policy.sandbox, spec.sandbox, s.sandbox),
+  }));
+  const first = stages[0]?.name ?? "main";
+  return {
+    agent: { key: id.key, name: id.name, ...(spec.agent.version ? { version: spec.agent.version } : {}) },
+    stages,
+    entryStage: spec.agent.entryStage ?? first,
+    launch: { mode: launch.mode, allow: launch.allow ?? [] },
+    toolPermissions: {
+      blueprint: spec.toolPermissions ?? {},
+      ceiling: { ...policy.toolPermissions, ...(policy.agentToolPermissions[id.key] ?? {}) },
+      allowBlueprintPermissions: policy.security.allowBlueprintPermissions,
+    },
+    readPaths: {
+      declared: spec.readPaths?.allow ?? [],
+      granted: [...policy.readPaths.global, ...(policy.readPaths.perAgent[id.key] ?? [])],
+      allowBlueprintReadPaths: policy.readPaths.allowBlueprintReadPaths,
+    },
+    taint: {
+      tracking: resolveTaintTracking(spec, policy.security.taintTracking),
+      allowlist: policy.taint.allowlist,
+      rules: [...policy.taint.rules].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      toolOverrides: policy.taint.toolOverrides,
+    },
+    limits: {
+      interactionTimeoutSeconds: policy.limits.interactionTimeoutSeconds,
+      shellTimeoutSeconds: policy.limits.shellTimeoutSeconds,
+    },
+    pinned: {
+      ...(launch.agentGeneration !== undefined ? { agentGeneration: launch.agentGeneration } : {}),
+      ...(launch.policyGeneration !== undefined ? { policyGeneration: launch.policyGeneration } : {}),
+    },
+  };
+}
