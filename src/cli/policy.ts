@@ -1,0 +1,157 @@
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { stringify } from "smol-toml";
+import type { LeviathPolicySpec } from "../api/policy.ts";
+import { formatIssue } from "../config/load-error.ts";
+import { loadPolicy } from "../config/load.ts";
+import { parseTomlDoc } from "../config/toml-source.ts";
+import type { AllowlistRule } from "../policy/allowlist.ts";
+import { compileRules } from "../policy/cel-rules.ts";
+import type { ClassificationOverride } from "../policy/classification.ts";
+import { buildMcpToolName } from "../policy/mcp-overrides.ts";
+import {
+  buildPolicyAddRule, computePolicyTest, parseSensitivityFlag, parseTaintFlag, renderPolicyAdded, renderPolicyList, renderPolicyTest,
+  type RuleFile,
+} from "../policy/policy-test.ts";
+import { parseCommandArgs } from "./args.ts";
+import { EXIT, UsageError, type CliIo } from "./io.ts";
+
+/** `leviath policy --help`. */
+export const POLICY_HELP = `Usage: leviath policy <list|add|test> [options]
+
+The taint gate's static allowlist (policy.toml), its CEL rules (a directory of *.cel files, evaluated in
+file-name order) and a dry run of the gate, as upstream's lev policy.
+
+  leviath policy list [--policy FILE] [--rules DIR] [--config FILE]
+      print the allowlist rules, the CEL rules and the classification overrides
+  leviath policy add <tool> [--target PATTERN] [--max-sensitivity LEVEL] [--policy FILE]
+      append one allowlist rule to policy.toml (the rest of the file, comments included, is kept)
+      --target PATTERN         '*', '*.example.com' (ends with), 'https://hooks/*' (starts with) or exact
+      --max-sensitivity LEVEL  public, internal or private (default: internal)
+  leviath policy test <tool> [--target T] [--taint LEVEL] [--policy FILE] [--rules DIR] [--config FILE] [--json]
+      would the gate let this tool send data at this taint (default: private) to this target?
+      --json prints {tool, sensitivity, direction, clearance, taint, target, result, source, rule}
+
+Files:
+  --policy FILE   policy.toml (default: $XDG_CONFIG_HOME/leviath/policy.toml, else ~/.config/leviath/policy.toml)
+  --rules DIR     CEL rules, one expression per *.cel file over tool, target and taint_level
+                  (default: the 'rules' directory beside the policy file)
+  --config FILE   a LeviathPolicy YAML (its spec.taint is used) or config.toml
+
+Exit status: 0 done (policy test prints the verdict; it exits 0 for allowed and blocked alike),
+1 a file is invalid, 2 usage error.
+`;
+
+function defaultPolicyPath(io: CliIo): string {
+  const base = io.env["XDG_CONFIG_HOME"] || (io.homedir ? join(io.homedir, ".config") : undefined);
+  if (!base) throw new UsageError("no home directory to find policy.toml in; pass --policy FILE");
+  return join(base, "leviath", "policy.toml");
+}
+
+interface Sources {
+  policyFile: string;
+  policyGiven: boolean;
+  rulesDir: string | undefined;
+  config: string | undefined;
+}
+
+function sourcesOf(values: { policy?: string | undefined; rules?: string | undefined; config?: string | undefined }, io: CliIo): Sources {
+  const policyFile = resolve(io.cwd, values.policy ?? defaultPolicyPath(io));
+  const rulesGuess = join(dirname(policyFile), "rules");
+  const rulesDir = values.rules !== undefined ? resolve(io.cwd, values.rules) : existsSync(rulesGuess) ? rulesGuess : undefined;
+  return { policyFile, policyGiven: values.policy !== undefined, rulesDir, config: values.config === undefined ? undefined : resolve(io.cwd, values.config) };
+}
+
+function load(src: Sources, io: CliIo): LeviathPolicySpec | number {
+  // A missing default policy.toml is an empty policy, as upstream; a missing file the user named is an error.
+  const policy = existsSync(src.policyFile) || src.policyGiven ? src.policyFile : undefined;
+  const res = loadPolicy({ config: src.config, policy, rules: src.rulesDir }, buildMcpToolName);
+  if (!res.ok) {
+    for (const i of res.issues) io.stderr(`error: ${formatIssue(i)}\n`);
+    return EXIT.refused;
+  }
+  for (const w of res.warnings) io.stderr(`warning: ${formatIssue(w)}\n`);
+  return res.value;
+}
+
+const allowlistOf = (p: LeviathPolicySpec): AllowlistRule[] => p.taint.allowlist.map((r) => ({ ...r }));
+const overridesOf = (p: LeviathPolicySpec): Map<string, ClassificationOverride> => new Map(Object.entries(p.taint.toolOverrides));
+
+function runList(argv: string[], io: CliIo): number {
+  const { values, positionals } = parseCommandArgs(argv, { policy: { type: "string" }, rules: { type: "string" }, config: { type: "string" } });
+  if (values.help) return help(io);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const src = sourcesOf(values, io);
+  const policy = load(src, io);
+  if (typeof policy === "number") return policy;
+  let ruleFiles: RuleFile[] | undefined;
+  if (src.rulesDir) ruleFiles = readdirSync(src.rulesDir).filter((n) => n.endsWith(".cel")).map((n) => ({ name: basename(n, ".cel"), path: join(src.rulesDir as string, n) }));
+  else if (policy.taint.rules.length > 0) ruleFiles = policy.taint.rules.map((r) => ({ name: r.name, path: `LeviathPolicy ${src.config ?? ""}`.trim() }));
+  io.stdout(renderPolicyList({ allowlist: allowlistOf(policy), ruleFiles, overrides: overridesOf(policy) }));
+  return EXIT.ok;
+}
+
+function runAdd(argv: string[], io: CliIo): number {
+  const { values, positionals } = parseCommandArgs(argv, { policy: { type: "string" }, target: { type: "string" }, "max-sensitivity": { type: "string" } });
+  if (values.help) return help(io);
+  const [tool, ...extra] = positionals;
+  if (tool === undefined || tool === "") throw new UsageError("policy add needs a tool name: leviath policy add <tool> [--target PATTERN]");
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const level = parseSensitivityFlag(values["max-sensitivity"]);
+  if (!level.ok) throw new UsageError(level.error);
+  const path = resolve(io.cwd, values.policy ?? defaultPolicyPath(io));
+  if (existsSync(path)) {
+    const doc = parseTomlDoc(path, readFileSync(path, "utf8"));
+    if (!doc.ok) {
+      io.stderr(`error: ${formatIssue({ ...doc.issue, message: `Failed to parse policy.toml: ${doc.issue.message}` })}\n`);
+      return EXIT.refused;
+    }
+  }
+  const rule = buildPolicyAddRule(tool, level.value, values.target);
+  const block = stringify({ allowlist: [{ tool: rule.tool, to: [...rule.to], channel: [...rule.channel], max_sensitivity: rule.maxSensitivity }] });
+  mkdirSync(dirname(path), { recursive: true });
+  const existing = existsSync(path) ? readFileSync(path, "utf8") : "";
+  const sep = existing === "" ? "" : existing.endsWith("\n") ? "\n" : "\n\n";
+  appendFileSync(path, `${sep}${block}\n`);
+  io.stdout(renderPolicyAdded({ tool, maxSensitivityText: values["max-sensitivity"] ?? "internal", target: values.target, path }));
+  return EXIT.ok;
+}
+
+function runTest(argv: string[], io: CliIo): number {
+  const { values, positionals } = parseCommandArgs(argv, {
+    policy: { type: "string" }, rules: { type: "string" }, config: { type: "string" },
+    target: { type: "string" }, taint: { type: "string" }, json: { type: "boolean" },
+  });
+  if (values.help) return help(io);
+  const [tool, ...extra] = positionals;
+  if (tool === undefined || tool === "") throw new UsageError("policy test needs a tool name: leviath policy test <tool> [--target T] [--taint LEVEL]");
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const taint = parseTaintFlag(values.taint);
+  if (!taint.ok) throw new UsageError(taint.error);
+  const policy = load(sourcesOf(values, io), io);
+  if (typeof policy === "number") return policy;
+  const rules = compileRules(policy.taint.rules.map((r) => ({ name: r.name, source: r.expression })));
+  const result = computePolicyTest({ tool, target: values.target, taint: taint.value, allowlist: allowlistOf(policy), overrides: overridesOf(policy), rules });
+  for (const d of [...rules.diagnostics, ...result.ruleDiagnostics]) io.stderr(`warning: rule '${d.rule}' has no opinion (${d.kind}): ${d.message}\n`);
+  for (const w of result.warnings) io.stderr(`warning: ${w.message}\n`);
+  if (values.json) {
+    const { warnings: _w, ruleDiagnostics: _d, ...plain } = result;
+    io.stdout(`${JSON.stringify(plain, null, 2)}\n`);
+  } else io.stdout(renderPolicyTest(result));
+  return EXIT.ok;
+}
+
+function help(io: CliIo): number {
+  io.stdout(POLICY_HELP);
+  return EXIT.ok;
+}
+
+/** Run `leviath policy <list|add|test>`. */
+export function runPolicy(argv: string[], io: CliIo): number {
+  const [sub, ...rest] = argv;
+  if (sub === "list") return runList(rest, io);
+  if (sub === "add") return runAdd(rest, io);
+  if (sub === "test") return runTest(rest, io);
+  if (sub === "--help" || sub === "-h") return help(io);
+  throw new UsageError(sub === undefined ? "policy needs a subcommand: list, add or test" : `unknown policy subcommand '${sub}'`);
+}
