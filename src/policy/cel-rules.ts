@@ -1,0 +1,151 @@
+// Scripted gate rules in CEL (taint-gate spec §4, DESIGN.md §5). Each rule is one boolean expression
+// over `tool`, `target` and `taint_level` (lower case). Rules are compiled once and evaluated in name
+// order; only a `true` allows. A compile error, an evaluation error or a non-boolean result is "no
+// opinion", reported as a diagnostic and never an allow.
+import { CelScalar, celEnv, isCelError, parse, plan } from "@bufbuild/cel";
+import type { Level } from "./levels.ts";
+
+/** A rule as loaded: the file stem and the expression text. */
+export interface RuleSource {
+  readonly name: string;
+  readonly source: string;
+}
+
+/** Longest expression we compile; a rule is a short predicate, and size bounds evaluation cost. */
+export const MAX_RULE_SOURCE_LENGTH = 4096;
+
+/** Deepest nesting of comprehension macros (`all`, `exists`, `map`, …) we accept: no loops in loops. */
+export const MAX_COMPREHENSION_DEPTH = 1;
+
+/** Why a rule gave no opinion. */
+export type RuleDiagnosticKind = "too-long" | "too-complex" | "compile-error" | "eval-error" | "non-boolean";
+
+/** A rule that could not be compiled or gave no opinion on a call. */
+export interface RuleDiagnostic {
+  readonly rule: string;
+  readonly kind: RuleDiagnosticKind;
+  readonly message: string;
+}
+
+const VARIABLES = { tool: CelScalar.STRING, target: CelScalar.STRING, taint_level: CelScalar.STRING } as const;
+const ENV = celEnv({ variables: VARIABLES });
+
+type Program = ReturnType<typeof plan<typeof VARIABLES>>;
+type Expr = ReturnType<typeof parse>["expr"];
+
+/** One compiled rule. */
+export interface CompiledRule {
+  readonly name: string;
+  readonly program: Program;
+}
+
+/** The compiled rules in evaluation order, and the ones that failed to compile. */
+export interface CompiledRuleSet {
+  readonly rules: readonly CompiledRule[];
+  readonly diagnostics: readonly RuleDiagnostic[];
+}
+
+/** A rule set that never allows anything (no rules directory, no rules). */
+export const EMPTY_RULE_SET: CompiledRuleSet = { rules: [], diagnostics: [] };
+
+function children(expr: Expr): Expr[] {
+  const kind = expr.exprKind;
+  switch (kind.case) {
+    case "selectExpr": return kind.value.operand ? [kind.value.operand] : [];
+    case "callExpr": return [...(kind.value.target ? [kind.value.target] : []), ...kind.value.args];
+    case "listExpr": return kind.value.elements;
+    case "structExpr": return kind.value.entries.flatMap((e) => [
+      ...(e.keyKind.case === "mapKey" ? [e.keyKind.value] : []),
+      ...(e.value ? [e.value] : []),
+    ]);
+    case "comprehensionExpr": {
+      const c = kind.value;
+      return [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result].filter((e): e is Expr => e !== undefined);
+    }
+    default: return [];
+  }
+}
+
+/** The deepest nesting of comprehensions in an expression. */
+function comprehensionDepth(expr: Expr): number {
+  const own = expr.exprKind.case === "comprehensionExpr" ? 1 : 0;
+  let deepest = 0;
+  for (const child of children(expr)) deepest = Math.max(deepest, comprehensionDepth(child));
+  return own + deepest;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function compileOne(rule: RuleSource): CompiledRule | RuleDiagnostic {
+  if (rule.source.length > MAX_RULE_SOURCE_LENGTH) {
+    return { rule: rule.name, kind: "too-long", message: `expression is ${rule.source.length} characters, over the ${MAX_RULE_SOURCE_LENGTH} limit` };
+  }
+  try {
+    const parsed = parse(rule.source);
+    if (comprehensionDepth(parsed.expr) > MAX_COMPREHENSION_DEPTH) {
+      return { rule: rule.name, kind: "too-complex", message: `comprehensions nest deeper than ${MAX_COMPREHENSION_DEPTH}` };
+    }
+    return { name: rule.name, program: plan(ENV, parsed) };
+  } catch (error) {
+    // The parser throws on a syntax error (and a stack overflow on absurd nesting is the same to us).
+    return { rule: rule.name, kind: "compile-error", message: errorText(error) };
+  }
+}
+
+/** The order rules are evaluated (and listed) in: by name, code unit by code unit. */
+export function compareRuleNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Compiles rules once, sorted by name. */
+export function compileRules(sources: readonly RuleSource[]): CompiledRuleSet {
+  const sorted = [...sources].sort((a, b) => compareRuleNames(a.name, b.name));
+  const rules: CompiledRule[] = [];
+  const diagnostics: RuleDiagnostic[] = [];
+  for (const source of sorted) {
+    const compiled = compileOne(source);
+    if ("program" in compiled) rules.push(compiled);
+    else diagnostics.push(compiled);
+  }
+  return { rules, diagnostics };
+}
+
+/** What a rule sees about a call. */
+export interface RuleCall {
+  readonly tool: string;
+  /** Undefined (no target) is bound as "". */
+  readonly target?: string | undefined;
+  readonly taint: Level;
+}
+
+/** The first rule returning `true` (by name), and every rule that gave no opinion because it failed. */
+export interface RuleEvaluation {
+  readonly match: string | undefined;
+  readonly diagnostics: readonly RuleDiagnostic[];
+}
+
+function runOne(rule: CompiledRule, bindings: { tool: string; target: string; taint_level: string }): boolean | RuleDiagnostic {
+  let value: unknown;
+  try {
+    value = rule.program(bindings);
+  } catch (error) {
+    return { rule: rule.name, kind: "eval-error", message: errorText(error) };
+  }
+  if (isCelError(value)) return { rule: rule.name, kind: "eval-error", message: value.message };
+  if (typeof value !== "boolean") return { rule: rule.name, kind: "non-boolean", message: `result is ${typeof value}, not bool` };
+  return value;
+}
+
+/** Evaluates the compiled rules in order; the first `true` wins, everything else is no opinion. */
+export function evaluateRules(set: CompiledRuleSet, call: RuleCall): RuleEvaluation {
+  const bindings = { tool: call.tool, target: call.target ?? "", taint_level: call.taint };
+  const diagnostics: RuleDiagnostic[] = [];
+  for (const rule of set.rules) {
+    const result = runOne(rule, bindings);
+    if (result === true) return { match: rule.name, diagnostics };
+    if (result !== false) diagnostics.push(result);
+  }
+  return { match: undefined, diagnostics };
+}
