@@ -7,7 +7,8 @@ import {
 } from "./common.ts";
 
 /**
- * Stage keys upstream accepts (`[stages.X]` is strict upstream too). The ones the operator and sidecar
+ * Stage keys upstream accepts (`[stages.X]` is strict upstream too): the snapshot's list plus the newer
+ * `output_routing` that upstream's own example blueprints use. The ones the operator and sidecar
  * enforce are modelled below; the rest belong to the agent runtime and travel verbatim in `runtime`.
  */
 export const UPSTREAM_STAGE_KEYS = [
@@ -15,7 +16,7 @@ export const UPSTREAM_STAGE_KEYS = [
   "available_connectors", "available_tools", "batch_tool_hint", "context", "description",
   "hooks", "interaction_points", "max_attempts", "max_items", "max_iterations", "max_revisits",
   "max_workers", "merge_stage", "mode", "model", "nudge", "on_worker_failure", "output",
-  "require_output", "required_tools", "requires_children", "results_region", "sandbox",
+  "output_routing", "require_output", "required_tools", "requires_children", "results_region", "sandbox",
   "security", "shell_hint", "split_prompt", "system_prompt", "tool_permissions",
   "tool_routing", "transition_prompt", "transitions", "worker_agent", "worker_query",
   "worker_stage",

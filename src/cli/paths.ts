@@ -1,3 +1,109 @@
-import type { CliIo } from "./io.ts";
-export const PATHS_HELP = "";
-export function runPaths(_argv: string[], _io: CliIo): number { return 2; }
+import { realpathSync } from "node:fs";
+import { DEFAULT_NAMESPACE } from "../api/constants.ts";
+import { EMPTY_POLICY } from "../api/policy.ts";
+import { READ_TOOLS } from "../policy/classification.ts";
+import { buildReadPathPolicy, canonicalizeForMatch, foldLexically, joinRequest, resolveRead, resolveWrite, type PathFs, type PathResolution } from "../policy/read-paths/index.ts";
+import { parseCommandArgs } from "./args.ts";
+import { canonicalWorkdir, CliStop, homeOf, loadAgentFlag, loadPolicyFlags, printIssues } from "./context.ts";
+import { EXIT, UsageError, type CliIo } from "./io.ts";
+
+/** `leviath paths --help`. */
+export const PATHS_HELP = `Usage: leviath paths test <path> --agent FILE --workdir DIR [options]
+
+Would this agent's read_file (or the named file tool) of this path be allowed, on the real file system, and
+why? The same decision code the sidecar runs: the path is folded lexically ('..' above '/' is refused),
+resolved through symlinks, and allowed inside the workdir, or outside it only for read tools when a
+[read_paths] entry of the blueprint AND a grant of the admin's policy both match the real path.
+
+Options:
+      --agent FILE         agent.leviath, a directory holding one, or an Agent YAML (required)
+      --workdir DIR        the run's workdir (required; it must exist)
+      --config FILE        the admin's config.toml or a LeviathPolicy YAML holding the grants (without it,
+                           nothing is granted)
+      --tool NAME          read_file (default), read_files, list_dir, write_file or edit_file
+  -n, --namespace NS       namespace of the agent for per-agent grants (default: ${DEFAULT_NAMESPACE})
+      --json               print {decision: "allow"|"deny", code, resolved, open, reason, ...}
+  -h, --help               show this help
+
+'~' in entries is LEVIATH_HOME when set (even to an empty string), else your home directory; '~' in the
+path you test is not expanded (as upstream: it names a directory called '~' in the workdir).
+Exit status: 0 allowed, 1 refused, 2 invalid input (a bad entry or grant, an unreadable file, a missing workdir).
+`;
+
+const WRITE_TOOLS = ["write_file", "edit_file"];
+
+/** The real file system, through realpath(3). */
+const REAL_FS: PathFs = { realpath: (p) => realpathSync.native(p) };
+
+/** The answer, as JSON or for a person; a refusal shows the real path that was judged (the admin's "why"). */
+function renderAnswer(r: PathResolution, q: { request: string; tool: string; agent: string; workdir: string; json: boolean }): string {
+  const folded = r.ok ? null : foldLexically(joinRequest(q.request, q.workdir));
+  const judged = folded === null ? null : canonicalizeForMatch(folded, REAL_FS);
+  if (q.json) {
+    const base = { request: q.request, tool: q.tool, agent: q.agent, workdir: q.workdir, decision: r.ok ? "allow" : "deny", code: r.code, source: r.decision };
+    const out = r.ok ? { ...base, resolved: r.canonicalPath, open: r.openPath } : { ...base, resolved: judged, reason: r.message };
+    return `${JSON.stringify(out, null, 2)}\n`;
+  }
+  if (r.ok) return `allowed: ${q.tool} '${q.request}' (${r.code})\n  opens: ${r.openPath}\n`;
+  return `refused: ${q.tool} '${q.request}' (${r.code})\n${judged ? `  real path: ${judged}\n` : ""}  [error] ${r.message}\n`;
+}
+
+function checkTool(tool: string): void {
+  if (!READ_TOOLS.includes(tool) && !WRITE_TOOLS.includes(tool)) {
+    throw new UsageError(`--tool '${tool}' is not a file tool (read_file, read_files, list_dir, write_file, edit_file)`);
+  }
+}
+
+/** Run `leviath paths test`. */
+export function runPaths(argv: string[], io: CliIo): number {
+  const [sub, ...rest] = argv;
+  if (sub === "--help" || sub === "-h") {
+    io.stdout(PATHS_HELP);
+    return EXIT.ok;
+  }
+  if (sub !== "test") throw new UsageError(sub === undefined ? "paths needs a subcommand: test" : `unknown paths subcommand '${sub}'`);
+  const { values, positionals } = parseCommandArgs(rest, {
+    agent: { type: "string" }, workdir: { type: "string" }, config: { type: "string" },
+    tool: { type: "string" }, namespace: { type: "string", short: "n" }, json: { type: "boolean" },
+  });
+  if (values.help) {
+    io.stdout(PATHS_HELP);
+    return EXIT.ok;
+  }
+  const [request, ...extra] = positionals;
+  if (request === undefined) throw new UsageError("paths test needs the path to test");
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  if (!values.agent) throw new UsageError("--agent FILE is required");
+  if (!values.workdir) throw new UsageError("--workdir DIR is required");
+  const tool = values.tool ?? "read_file";
+  checkTool(tool);
+  try {
+    const workdir = canonicalWorkdir(io, values.workdir);
+    const policy = loadPolicyFlags(io, { config: values.config, namespace: values.namespace }) ?? EMPTY_POLICY;
+    const loaded = loadAgentFlag(io, values.agent, values.namespace);
+    if (!loaded.ok) {
+      printIssues(io, loaded.issues);
+      return EXIT.usage;
+    }
+    const { agent } = loaded;
+    const built = buildReadPathPolicy({
+      agentName: agent.name,
+      declared: agent.spec.readPaths?.allow ?? [],
+      granted: [...policy.readPaths.global, ...(policy.readPaths.perAgent[agent.key] ?? [])],
+      allowBlueprintReadPaths: policy.readPaths.allowBlueprintReadPaths,
+      workdir,
+      home: homeOf(io),
+    });
+    if (!built.ok) {
+      io.stderr(`error: ${built.error}\n`);
+      return EXIT.usage;
+    }
+    const ctx = { workdir, policy: built.value, fs: REAL_FS };
+    const r = READ_TOOLS.includes(tool) ? resolveRead(request, ctx) : resolveWrite(request, ctx);
+    io.stdout(renderAnswer(r, { request, tool, agent: agent.key, workdir, json: values.json === true }));
+    return r.ok ? EXIT.ok : EXIT.refused;
+  } catch (err) {
+    if (err instanceof CliStop) return err.status;
+    throw err;
+  }
+}

@@ -103,3 +103,16 @@ describe("parseBlueprintToml", () => {
     expect(errors("[agent]\nname='x'\n[security]\ntaint = true\n")[0]).toContain("has unknown key 'taint' (valid: taint_tracking)");
   });
 });
+
+describe("read_paths entry syntax at parse time", () => {
+  it.each([
+    ["regex:/nothing)|(.*", "regex escapes its anchors"],
+    ["regex:.*", "regex entries must start with '/', a drive letter, or '~/'"],
+    ["glob:/a/../b", "glob patterns cannot contain '.' or '..' components"],
+    ["~oops", "only '~/' home expansion is supported"],
+  ])("refuses %s", (entry, reason) => {
+    const e = errors(`[agent]\nname='x'\n[read_paths]\nallow = ['/ok', '${entry}']\n`);
+    expect(e).toHaveLength(1);
+    expect(e[0]).toContain(`agent.leviath:4: [read_paths] allow: read_paths entry '${entry}': ${reason}`);
+  });
+});

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { AgentSpecSchema, ENFORCED_STAGE_KEYS, UPSTREAM_STAGE_KEYS, type AgentSpec } from "../api/agent.ts";
+import { validateEntrySyntax } from "../policy/read-paths/index.ts";
 import type { LoadIssue, Loaded } from "./load-error.ts";
 import { isTable, locateTomlLine, tableOrder, tomlTable, type TomlDoc } from "./toml-source.ts";
 
@@ -66,6 +67,14 @@ function mapReadPaths(c: Collector, raw: unknown): Record<string, unknown> | und
   if (bad !== undefined) {
     c.add(["read_paths"], "allow", `[read_paths] allow entries must be strings, got: ${JSON.stringify(bad)}`);
     return undefined;
+  }
+  // Upstream checks every entry's syntax at parse time; the first bad one fails the whole blueprint.
+  for (const entry of allow as string[]) {
+    const checked = validateEntrySyntax(entry);
+    if (!checked.ok) {
+      c.add(["read_paths"], "allow", checked.error);
+      return undefined;
+    }
   }
   return { allow };
 }

@@ -22,48 +22,80 @@ function issueAt(doc: TomlDoc, table: string[], key: string | undefined, message
   return { file: doc.file, where: key ? `${tomlTable(table)} ${key}` : tomlTable(table), message, ...(line ? { line } : {}) };
 }
 
+interface Sink {
+  doc: TomlDoc;
+  issues: LoadIssue[];
+  warnings: LoadIssue[];
+}
+
+function mapSecurity(sink: Sink, sec: Record<string, unknown>, security: Record<string, unknown>, readPaths: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(sec)) {
+    if (k === "read_paths") readPaths["global"] = v;
+    else if (k === "allow_blueprint_read_paths") readPaths["allowBlueprintReadPaths"] = v;
+    else if (k === "taint_tracking") security["taintTracking"] = v;
+    else if (SECURITY_MAPPED[k]) security[SECURITY_MAPPED[k]] = v;
+    else sink.warnings.push(issueAt(sink.doc, ["security"], k, `[security] ${k} is not used by the operator and is ignored`));
+  }
+}
+
+function mapAgentReadPaths(sink: Sink, arp: Record<string, unknown>, namespace: string): Record<string, unknown> {
+  const perAgent: Record<string, unknown> = {};
+  for (const [name, table] of Object.entries(arp)) {
+    if (!isTable(table)) {
+      sink.issues.push(issueAt(sink.doc, ["agent_read_paths", name], undefined, `[agent_read_paths.${name}] must be a table with allow = [...]`));
+      continue;
+    }
+    for (const k of Object.keys(table)) {
+      if (k !== "allow") sink.issues.push(issueAt(sink.doc, ["agent_read_paths", name], k, `[agent_read_paths.${name}] has unknown key '${k}' (valid: allow)`));
+    }
+    perAgent[`${namespace}/${name}`] = table["allow"] ?? [];
+  }
+  return perAgent;
+}
+
+function mapSandboxFloor(sink: Sink, sb: Record<string, unknown>): Record<string, unknown> {
+  const sandbox: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(sb)) {
+    if (k === "mounts" || k === "mount") sandbox["mounts"] = Array.isArray(v) ? v.map((p) => ({ path: p })) : v;
+    else if (["kind", "image", "engine", "network", "persist"].includes(k)) sandbox[k] = v;
+    else if (k === "on_unavailable") sandbox["onUnavailable"] = v;
+    else sink.issues.push(issueAt(sink.doc, ["sandbox"], k, `[sandbox] has unknown key '${k}' (valid: kind, image, engine, network, mounts, persist, on_unavailable)`));
+  }
+  return sandbox;
+}
+
+function mapLimits(sink: Sink, lim: Record<string, unknown>): Record<string, unknown> {
+  const limits: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(lim)) {
+    if (LIMITS_MAPPED[k]) limits[LIMITS_MAPPED[k]] = v;
+    else sink.warnings.push(issueAt(sink.doc, ["limits"], k, `[limits] ${k} is not used by the operator and is ignored`));
+  }
+  return limits;
+}
+
 /**
  * Map upstream `config.toml` onto a LeviathPolicy draft. Per-agent tables are keyed by the blueprint's name
  * upstream; here they become `namespace/name` with the namespace given. Keys the operator does not use are
  * warnings, as upstream warns rather than fails on a stale config key.
  */
 export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyDraft; issues: LoadIssue[]; warnings: LoadIssue[] } {
-  const issues: LoadIssue[] = [];
-  const warnings: LoadIssue[] = [];
+  const sink: Sink = { doc, issues: [], warnings: [] };
   const d = doc.data;
   const draft: PolicyDraft = {};
   const security: Record<string, unknown> = {};
   const readPaths: Record<string, unknown> = {};
   for (const key of Object.keys(d)) {
-    if (!KNOWN_TOP.includes(key)) warnings.push(issueAt(doc, [], key, `key '${key}' is not used by the operator and is ignored`));
+    if (!KNOWN_TOP.includes(key)) sink.warnings.push(issueAt(doc, [], key, `key '${key}' is not used by the operator and is ignored`));
   }
   if ("taint_tracking" in d) security["taintTracking"] = d["taint_tracking"];
   const sec = d["security"];
-  if (sec !== undefined && !isTable(sec)) issues.push(issueAt(doc, [], "security", "[security] must be a table"));
-  if (isTable(sec)) {
-    for (const [k, v] of Object.entries(sec)) {
-      if (k === "read_paths") readPaths["global"] = v;
-      else if (k === "allow_blueprint_read_paths") readPaths["allowBlueprintReadPaths"] = v;
-      else if (k === "taint_tracking") security["taintTracking"] = v;
-      else if (SECURITY_MAPPED[k]) security[SECURITY_MAPPED[k]] = v;
-      else warnings.push(issueAt(doc, ["security"], k, `[security] ${k} is not used by the operator and is ignored`));
-    }
-  }
-  const perAgent: Record<string, unknown> = {};
+  if (sec !== undefined && !isTable(sec)) sink.issues.push(issueAt(doc, [], "security", "[security] must be a table"));
+  if (isTable(sec)) mapSecurity(sink, sec, security, readPaths);
   const arp = d["agent_read_paths"];
   if (isTable(arp)) {
-    for (const [name, table] of Object.entries(arp)) {
-      if (!isTable(table)) {
-        issues.push(issueAt(doc, ["agent_read_paths", name], undefined, `[agent_read_paths.${name}] must be a table with allow = [...]`));
-        continue;
-      }
-      for (const k of Object.keys(table)) {
-        if (k !== "allow") issues.push(issueAt(doc, ["agent_read_paths", name], k, `[agent_read_paths.${name}] has unknown key '${k}' (valid: allow)`));
-      }
-      perAgent[`${namespace}/${name}`] = table["allow"] ?? [];
-    }
+    const perAgent = mapAgentReadPaths(sink, arp, namespace);
+    if (Object.keys(perAgent).length > 0) readPaths["perAgent"] = perAgent;
   }
-  if (Object.keys(perAgent).length > 0) readPaths["perAgent"] = perAgent;
   if (Object.keys(readPaths).length > 0) draft.readPaths = readPaths as PolicyDraft["readPaths"];
   if (Object.keys(security).length > 0) draft.security = security as PolicyDraft["security"];
   if ("tool_permissions" in d) draft.toolPermissions = d["tool_permissions"] as PolicyDraft["toolPermissions"];
@@ -71,27 +103,9 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   if (isTable(atp)) {
     draft.agentToolPermissions = Object.fromEntries(Object.entries(atp).map(([n, v]) => [`${namespace}/${n}`, v])) as PolicyDraft["agentToolPermissions"];
   }
-  const sb = d["sandbox"];
-  if (isTable(sb)) {
-    const sandbox: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(sb)) {
-      if (k === "mounts" || k === "mount") sandbox["mounts"] = Array.isArray(v) ? v.map((p) => ({ path: p })) : v;
-      else if (["kind", "image", "engine", "network", "persist"].includes(k)) sandbox[k] = v;
-      else if (k === "on_unavailable") sandbox["onUnavailable"] = v;
-      else issues.push(issueAt(doc, ["sandbox"], k, `[sandbox] has unknown key '${k}' (valid: kind, image, engine, network, mounts, persist, on_unavailable)`));
-    }
-    draft.sandbox = sandbox as PolicyDraft["sandbox"];
-  }
-  const lim = d["limits"];
-  if (isTable(lim)) {
-    const limits: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(lim)) {
-      if (LIMITS_MAPPED[k]) limits[LIMITS_MAPPED[k]] = v;
-      else warnings.push(issueAt(doc, ["limits"], k, `[limits] ${k} is not used by the operator and is ignored`));
-    }
-    draft.limits = limits as PolicyDraft["limits"];
-  }
-  return { draft, issues, warnings };
+  if (isTable(d["sandbox"])) draft.sandbox = mapSandboxFloor(sink, d["sandbox"]) as PolicyDraft["sandbox"];
+  if (isTable(d["limits"])) draft.limits = mapLimits(sink, d["limits"]) as PolicyDraft["limits"];
+  return { draft, issues: sink.issues, warnings: sink.warnings };
 }
 
 /**

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { AgentSpecSchema, type AgentSpec } from "../api/agent.ts";
 import { API_VERSION, DEFAULT_NAMESPACE, KIND } from "../api/constants.ts";
 import { LeviathPolicySpecSchema, type LeviathPolicySpec } from "../api/policy.ts";
+import { validateEntrySyntax } from "../policy/read-paths/index.ts";
 import type { LoadIssue, Loaded } from "./load-error.ts";
 
 /** An object of ours read from YAML or JSON, with the identity Kubernetes gives it. */
@@ -66,6 +67,13 @@ export function parseAgentYaml(file: string, text: string, defaultNamespace = DE
       ok: false,
       issues: [{ file, where: "spec.agent.name", message: `'${res.value.spec.agent.name}' differs from metadata.name '${res.value.name}'; an Agent is identified by namespace/name, so the two must match` }],
     };
+  }
+  if (res.ok) {
+    const allow = res.value.spec.readPaths?.allow ?? [];
+    for (const [i, entry] of allow.entries()) {
+      const checked = validateEntrySyntax(entry);
+      if (!checked.ok) return { ok: false, issues: [{ file, where: `spec.readPaths.allow[${i}]`, message: checked.error }] };
+    }
   }
   return res;
 }

@@ -1,0 +1,65 @@
+import { realpathSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import type { LeviathPolicySpec } from "../api/policy.ts";
+import { formatIssue, type LoadIssue } from "../config/load-error.ts";
+import { loadAgent, loadPolicy, type LoadedAgent } from "../config/load.ts";
+import { buildMcpToolName } from "../policy/mcp-overrides.ts";
+import { resolveLeviathHome } from "../policy/read-paths/index.ts";
+import { EXIT, UsageError, type CliIo } from "./io.ts";
+
+/** A refusal to go on, with the exit status it deserves and the lines already printed. */
+export class CliStop extends Error {
+  override readonly name = "CliStop";
+  readonly status: number;
+  constructor(status: number) {
+    super(`exit ${status}`);
+    this.status = status;
+  }
+}
+
+/** Print load issues to stderr. */
+export function printIssues(io: CliIo, issues: LoadIssue[], label = "error"): void {
+  for (const i of issues) io.stderr(`${label}: ${formatIssue(i)}\n`);
+}
+
+/** The `~` of read-path entries: `LEVIATH_HOME` when set (even empty), else the OS home, exactly as upstream. */
+export function homeOf(io: CliIo): string | undefined {
+  return resolveLeviathHome(io.env, io.homedir);
+}
+
+/** A canonical, existing directory for `--workdir`, or a usage error naming the flag. */
+export function canonicalWorkdir(io: CliIo, given: string | undefined, flag = "--workdir"): string {
+  const dir = resolve(io.cwd, given ?? ".");
+  try {
+    const real = realpathSync.native(dir);
+    if (!statSync(real).isDirectory()) throw new UsageError(`${flag} '${given}' is not a directory`);
+    return real;
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`${flag} '${given ?? "."}' does not exist`);
+  }
+}
+
+/** The admin policy from --config/--policy/--rules, or null when none was given. Unreadable files stop with 2. */
+export function loadPolicyFlags(io: CliIo, flags: { config?: string | undefined; policy?: string | undefined; rules?: string | undefined; namespace?: string | undefined }): LeviathPolicySpec | null {
+  if (!flags.config && !flags.policy && !flags.rules) return null;
+  const abs = (p: string | undefined) => (p === undefined ? undefined : resolve(io.cwd, p));
+  const res = loadPolicy({ config: abs(flags.config), policy: abs(flags.policy), rules: abs(flags.rules), namespace: flags.namespace }, buildMcpToolName);
+  if (!res.ok) {
+    printIssues(io, res.issues);
+    throw new CliStop(EXIT.usage);
+  }
+  printIssues(io, res.warnings, "warning");
+  return res.value;
+}
+
+/** Load the agent file; a missing or unreadable file is a usage error (2), an invalid blueprint is returned. */
+export function loadAgentFlag(io: CliIo, path: string, namespace: string | undefined): { ok: true; agent: LoadedAgent } | { ok: false; issues: LoadIssue[] } {
+  const res = loadAgent(resolve(io.cwd, path), namespace);
+  if (res.ok) return { ok: true, agent: res.value };
+  if (res.issues.length === 1 && res.issues[0]?.message.startsWith("cannot read:")) {
+    printIssues(io, res.issues);
+    throw new CliStop(EXIT.usage);
+  }
+  return { ok: false, issues: res.issues };
+}
