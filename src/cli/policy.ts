@@ -58,7 +58,8 @@ interface Sources {
 function sourcesOf(values: { policy?: string | undefined; rules?: string | undefined; config?: string | undefined }, io: CliIo): Sources {
   const policyFile = resolve(io.cwd, values.policy ?? defaultPolicyPath(io));
   const rulesGuess = join(dirname(policyFile), "rules");
-  const rulesDir = values.rules !== undefined ? resolve(io.cwd, values.rules) : existsSync(rulesGuess) ? rulesGuess : undefined;
+  // A --rules path is kept as typed, so listings show it the way the user wrote it.
+  const rulesDir = values.rules !== undefined ? values.rules : existsSync(rulesGuess) ? rulesGuess : undefined;
   return { policyFile, policyGiven: values.policy !== undefined, rulesDir, config: values.config === undefined ? undefined : resolve(io.cwd, values.config) };
 }
 
