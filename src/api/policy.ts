@@ -33,6 +33,8 @@ export const ReadPathGrantsSchema = z.strictObject({
   global: z.array(z.string()).default([]),
   perAgent: z.record(AgentKeySchema, z.array(z.string())).default({}),
   allowBlueprintReadPaths: z.boolean().default(false),
+  /** Read-only volumes that back granted paths; mounted at their path in the sidecar only, never in sandboxes. */
+  volumes: z.array(PolicyMountSchema).optional(),
 });
 
 /** One static allowlist rule (`[[allowlist]]` of policy.toml). */

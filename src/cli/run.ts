@@ -1,3 +1,4 @@
+import { CONTROLLER_HELP, runController } from "./controller.ts";
 import { IMPORT_HELP, runImport } from "./import.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import { PATHS_HELP, runPaths } from "./paths.ts";
@@ -14,6 +15,7 @@ Commands:
   paths test <path>        would this agent's read of this path be allowed, on the real file system, and why
   policy list|add|test     the taint gate's allowlist rules and CEL rules, and a dry run of the gate
   import <file>            print the Agent or LeviathPolicy YAML for upstream agent.leviath / config.toml
+  controller               run the operator: reconcile Agents, Runs and the LeviathPolicy into sandbox pods
 
 Files: upstream TOML (agent.leviath, config.toml, policy.toml, a directory of *.cel rules) and our YAML
 resources (Agent, LeviathPolicy) are accepted wherever a file is asked for.
@@ -28,6 +30,7 @@ const COMMANDS: Record<string, Command> = {
   paths: { help: PATHS_HELP, run: runPaths },
   policy: { help: POLICY_HELP, run: runPolicy },
   import: { help: IMPORT_HELP, run: runImport },
+  controller: { help: CONTROLLER_HELP, run: runController },
 };
 
 /** Run the CLI; returns the exit status. Errors in user input never escape as stack traces. */

@@ -1,0 +1,29 @@
+import { z } from "zod";
+
+/**
+ * A person's answer to one pending prompt. `allowForStage` applies to tool-permission prompts only; a taint-gate
+ * prompt reads it as `allowOnce`. Anything the sidecar cannot map is a deny (fail closed, as upstream).
+ */
+export const APPROVAL_DECISIONS = ["allowOnce", "allowForStage", "allowForRun", "deny"] as const;
+/** An approval decision. */
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+
+/**
+ * The Approval spec: the answer to one pending gate or permission prompt of one Run. A separate kind so RBAC can
+ * grant "may approve" without "may edit runs".
+ */
+export const ApprovalSpecSchema = z.strictObject({
+  runRef: z.strictObject({ name: z.string().min(1).max(253).describe("The Run, in the Approval's namespace.") }),
+  approvalId: z.string().min(1).max(256).describe("The id of the pending approval, as listed in the Run's status.pendingApprovals."),
+  decision: z.enum(APPROVAL_DECISIONS),
+  reason: z.string().max(4096).optional().describe("Free text kept with the audit record."),
+});
+/** The Approval spec. */
+export type ApprovalSpec = z.infer<typeof ApprovalSpecSchema>;
+
+/** The Approval status, written by the sidecar that consumed it. */
+export const ApprovalStatusSchema = z.strictObject({
+  consumed: z.boolean().optional().describe("True once the run's sidecar applied the answer."),
+  consumedAt: z.string().optional(),
+  message: z.string().max(4096).optional(),
+});

@@ -1,0 +1,105 @@
+import { AgentSpecSchema } from "./agent.ts";
+import { ApprovalSpecSchema, ApprovalStatusSchema } from "./approval.ts";
+import { CLUSTER_POLICY_NAME, GROUP, KIND, VERSION } from "./constants.ts";
+import type { CrdDefinition } from "./crd.ts";
+import { LeviathPolicySpecSchema } from "./policy.ts";
+import { RunSpecSchema } from "./run.ts";
+import { AgentStatusSchema, ConditionSchema, RunStatusSchema } from "./status.ts";
+import { z } from "zod";
+
+const common = { group: GROUP, version: VERSION, categories: ["leviath"] };
+const conditionsListMap = { "status.conditions": ["type"] };
+
+/** Plural resource names, as they appear in API paths and RBAC rules. */
+export const PLURAL = { agent: "agents", run: "runs", policy: "leviathpolicies", approval: "approvals" } as const;
+
+/** The Agent CRD: one blueprint, author-owned and untrusted. */
+export const AGENT_CRD: CrdDefinition = {
+  ...common,
+  kind: KIND.agent,
+  plural: PLURAL.agent,
+  singular: "agent",
+  scope: "Namespaced",
+  description: "A Leviath blueprint (agent.leviath): runtime image, ordered stages, sandbox requests, declared read paths, tool permissions. Author-owned and untrusted: it may only ask, the LeviathPolicy grants.",
+  spec: AgentSpecSchema,
+  status: AgentStatusSchema,
+  specRequired: false,
+  listMaps: { "spec.stages": ["name"], ...conditionsListMap },
+  printerColumns: [
+    { name: "Valid", type: "boolean", jsonPath: ".status.valid" },
+    { name: "Reads", type: "string", jsonPath: ".status.readPaths.display", description: "read paths granted/declared" },
+    { name: "Stages", type: "integer", jsonPath: ".status.stageCount" },
+  ],
+  validations: [{
+    rule: "!has(self.spec) || !has(self.spec.agent) || !has(self.spec.agent.name) || self.spec.agent.name == self.metadata.name",
+    message: "spec.agent.name must equal metadata.name: an Agent is identified by namespace/name",
+  }],
+};
+
+/** The Run CRD: one execution of an Agent. */
+export const RUN_CRD: CrdDefinition = {
+  ...common,
+  kind: KIND.run,
+  plural: PLURAL.run,
+  singular: "run",
+  scope: "Namespaced",
+  description: "One execution of an Agent. The operator pins the Agent and LeviathPolicy generations at start and turns the run into an engine pod (runtime + leviath sidecar) and hardened sandbox pods.",
+  spec: RunSpecSchema,
+  status: RunStatusSchema,
+  specRequired: true,
+  listMaps: conditionsListMap,
+  printerColumns: [
+    { name: "Agent", type: "string", jsonPath: ".spec.agentRef.name" },
+    { name: "Phase", type: "string", jsonPath: ".status.phase" },
+    { name: "Stage", type: "string", jsonPath: ".status.stage" },
+    { name: "Taint", type: "string", jsonPath: ".status.taint.level" },
+    { name: "Reads", type: "string", jsonPath: ".status.readPaths.display", priority: 1 },
+  ],
+};
+
+const PolicyStatusSchema = z.strictObject({
+  observedGeneration: z.number().int().min(0).optional(),
+  conditions: z.array(ConditionSchema).optional(),
+});
+
+/** The LeviathPolicy CRD: the cluster admin's grants and floors (upstream config.toml + policy.toml). */
+export const POLICY_CRD: CrdDefinition = {
+  ...common,
+  kind: KIND.policy,
+  plural: PLURAL.policy,
+  singular: "leviathpolicy",
+  shortNames: ["lpol"],
+  scope: "Cluster",
+  description: `The cluster admin's side of Leviath: read-path grants, sandbox floor and runtime classes, tool-permission ceilings, taint tracking, allowlist and CEL rules. A singleton named '${CLUSTER_POLICY_NAME}'.`,
+  spec: LeviathPolicySpecSchema,
+  status: PolicyStatusSchema,
+  specRequired: false,
+  listMaps: conditionsListMap,
+  printerColumns: [
+    { name: "Taint", type: "boolean", jsonPath: ".spec.security.taintTracking" },
+    { name: "Floor", type: "string", jsonPath: ".spec.sandbox.kind" },
+  ],
+  validations: [{ rule: `self.metadata.name == '${CLUSTER_POLICY_NAME}'`, message: `the LeviathPolicy is a singleton named '${CLUSTER_POLICY_NAME}'` }],
+};
+
+/** The Approval CRD: a person's answer to one pending prompt. */
+export const APPROVAL_CRD: CrdDefinition = {
+  ...common,
+  kind: KIND.approval,
+  plural: PLURAL.approval,
+  singular: "approval",
+  scope: "Namespaced",
+  description: "A person's answer to one pending taint-gate or tool-permission prompt of a Run. A separate kind so RBAC can grant 'may approve' without 'may edit runs'.",
+  spec: ApprovalSpecSchema,
+  status: ApprovalStatusSchema,
+  specRequired: true,
+  listMaps: {},
+  printerColumns: [
+    { name: "Run", type: "string", jsonPath: ".spec.runRef.name" },
+    { name: "Decision", type: "string", jsonPath: ".spec.decision" },
+    { name: "Consumed", type: "boolean", jsonPath: ".status.consumed" },
+  ],
+};
+
+/** Every CRD the operator serves, in the order they are written to `crds/`. */
+export const CRD_DEFINITIONS: readonly CrdDefinition[] = [AGENT_CRD, RUN_CRD, POLICY_CRD, APPROVAL_CRD];

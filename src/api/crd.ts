@@ -1,0 +1,143 @@
+import { z } from "zod";
+
+/** An OpenAPI v3 schema node as a CRD carries it. */
+export type OpenApiSchema = { [key: string]: unknown };
+
+/** A column `kubectl get` prints. */
+export interface PrinterColumn {
+  name: string;
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+/** A CEL rule the API server checks at admission (`x-kubernetes-validations`). */
+export interface CelValidation {
+  rule: string;
+  message: string;
+}
+
+/** Everything needed to build one CustomResourceDefinition from zod schemas. */
+export interface CrdDefinition {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames?: string[];
+  categories?: string[];
+  scope: "Namespaced" | "Cluster";
+  description: string;
+  spec: z.ZodType;
+  status: z.ZodType;
+  specRequired: boolean;
+  /** Arrays to serve as list-maps: dotted path from the object root (`spec.stages`) to the map keys. */
+  listMaps: Record<string, string[]>;
+  printerColumns: PrinterColumn[];
+  /** Rules on the whole object (they may read `self.metadata.name`). */
+  validations?: CelValidation[];
+}
+
+// JSON Schema keywords a CRD's OpenAPI subset does not accept; zod emits them, the generator drops them.
+const DROPPED = new Set(["$schema", "propertyNames", "default", "$id", "id", "examples"]);
+// Formats the API server knows; zod's own (`starts_with`, ...) are already expressed by `pattern`.
+const KEPT_FORMATS = new Set(["date-time", "date", "int32", "int64", "uri", "uuid"]);
+
+function isObject(v: unknown): v is OpenApiSchema {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Turn zod's JSON Schema (draft 2020-12) into a structural OpenAPI v3 schema: `additionalProperties: false` is
+ * dropped (the API server prunes unknown fields, and strict field validation names them); an open record
+ * (`z.record(string, unknown)`) or `z.unknown()` preserves unknown fields; `const` becomes a one-value `enum`;
+ * zod's safe-integer bounds and unknown formats go.
+ */
+export function buildStructuralSchema(node: unknown): OpenApiSchema {
+  if (!isObject(node)) return { "x-kubernetes-preserve-unknown-fields": true };
+  const out: OpenApiSchema = {};
+  for (const [key, value] of Object.entries(node)) convertKeyword(out, key, value, "properties" in node);
+  if (out["enum"] !== undefined && out["type"] === undefined) out["type"] = typeof (out["enum"] as unknown[])[0];
+  if (out["type"] === undefined && out["x-kubernetes-preserve-unknown-fields"] === undefined) {
+    out["x-kubernetes-preserve-unknown-fields"] = true;
+  }
+  return out;
+}
+
+function convertKeyword(out: OpenApiSchema, key: string, value: unknown, hasProperties: boolean): void {
+  if (DROPPED.has(key)) return;
+  if (key === "format" && !KEPT_FORMATS.has(String(value))) return;
+  if ((key === "minimum" || key === "maximum") && Math.abs(Number(value)) === Number.MAX_SAFE_INTEGER) return;
+  if (key === "const") out["enum"] = [value];
+  else if (key === "properties" && isObject(value)) {
+    out["properties"] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, buildStructuralSchema(v)]));
+  } else if (key === "items") out["items"] = buildStructuralSchema(value);
+  else if (key === "additionalProperties") {
+    if (value === false || hasProperties) return;
+    // An open map (`z.record(string, unknown)`): an object that lets any keys and values through.
+    if (value === true || (isObject(value) && Object.keys(value).length === 0)) out["x-kubernetes-preserve-unknown-fields"] = true;
+    else out["additionalProperties"] = buildStructuralSchema(value);
+  } else out[key] = value;
+}
+
+function schemaOf(type: z.ZodType): OpenApiSchema {
+  return buildStructuralSchema(z.toJSONSchema(type, { io: "input", unrepresentable: "any", reused: "inline" }));
+}
+
+function markListMap(root: OpenApiSchema, path: string, keys: string[]): void {
+  let node: OpenApiSchema | undefined = root;
+  for (const segment of path.split(".")) {
+    const props: unknown = node?.["properties"];
+    node = isObject(props) && isObject(props[segment]) ? props[segment] : undefined;
+  }
+  const items = node?.["items"];
+  if (!node || node["type"] !== "array" || !isObject(items)) throw new Error(`listMap path ${path} is not an array of objects`);
+  const required = new Set([...((items["required"] as string[] | undefined) ?? []), ...keys]);
+  items["required"] = [...required];
+  node["x-kubernetes-list-type"] = "map";
+  node["x-kubernetes-list-map-keys"] = keys;
+}
+
+/** Build one CustomResourceDefinition (plain object, ready to serialise) from its zod schemas. */
+export function buildCrd(def: CrdDefinition): OpenApiSchema {
+  const root: OpenApiSchema = {
+    type: "object",
+    description: def.description,
+    properties: {
+      apiVersion: { type: "string" },
+      kind: { type: "string" },
+      metadata: { type: "object" },
+      spec: schemaOf(def.spec),
+      status: schemaOf(def.status),
+    },
+    ...(def.specRequired ? { required: ["spec"] } : {}),
+    ...(def.validations?.length ? { "x-kubernetes-validations": def.validations } : {}),
+  };
+  for (const [path, keys] of Object.entries(def.listMaps)) markListMap(root, path, keys);
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${def.plural}.${def.group}` },
+    spec: {
+      group: def.group,
+      names: {
+        kind: def.kind,
+        listKind: `${def.kind}List`,
+        plural: def.plural,
+        singular: def.singular,
+        ...(def.shortNames ? { shortNames: def.shortNames } : {}),
+        ...(def.categories ? { categories: def.categories } : {}),
+      },
+      scope: def.scope,
+      versions: [{
+        name: def.version,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: [...def.printerColumns, { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }],
+        schema: { openAPIV3Schema: root },
+      }],
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { VerbatimSchema } from "./common.ts";
+import { RUN_MODES } from "./run-policy.ts";
+
+/** Kubernetes object name (DNS-1123 subdomain). */
+const ObjectNameSchema = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, "must be a lower-case DNS-1123 name");
+
+/**
+ * Where the run works: one volume mounted at the same absolute path in the engine pod and in every sandbox pod.
+ * Without `claimName` the operator creates a per-Run PersistentVolumeClaim.
+ */
+export const WorkspaceSchema = z.strictObject({
+  mountPath: z.string().startsWith("/", "the workspace mount path must be absolute").default("/workspace")
+    .describe("Absolute path of the workspace in the engine and sandbox pods (the run's workdir)."),
+  claimName: ObjectNameSchema.optional()
+    .describe("An existing PersistentVolumeClaim to work in; the operator creates `<run>-workspace` when unset."),
+  size: z.string().regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/, "must be a Kubernetes quantity such as 10Gi").default("1Gi")
+    .describe("Requested size of the claim the operator creates."),
+  storageClassName: z.string().min(1).optional().describe("Storage class of the claim the operator creates."),
+  accessMode: z.enum(["ReadWriteOnce", "ReadWriteMany"]).default("ReadWriteOnce")
+    .describe("ReadWriteOnce keeps the sandbox pods on the engine pod's node (pod affinity); ReadWriteMany lets them spread."),
+});
+/** The workspace of a run. */
+export type Workspace = z.infer<typeof WorkspaceSchema>;
+
+/** Time limits the controller enforces on a run's pods. */
+export const DeadlinesSchema = z.strictObject({
+  sandboxReadySeconds: z.number().int().min(1).max(86_400).default(300)
+    .describe("How long the sandbox pods may take to become Ready before `onUnavailable` applies."),
+});
+
+/** What the runner wants the run to be; humans cancel through this, never by editing status. */
+export const DESIRED_STATES = ["Running", "Cancelled"] as const;
+
+/** The Run spec: one execution request (the runner's choices, never a grant). */
+export const RunSpecSchema = z.strictObject({
+  agentRef: z.strictObject({ name: ObjectNameSchema.describe("The Agent, in the Run's namespace.") }),
+  task: z.string().max(65_536).optional().describe("The task handed to the agent runtime."),
+  inputs: z.record(z.string().min(1), z.string()).optional().describe("Caller inputs for the runtime (context regions), verbatim."),
+  mode: z.enum(RUN_MODES).default("interactive")
+    .describe("interactive: a person answers prompts; unattended: asks expire; yolo: asks waived and recorded; headless: no prompt lane."),
+  allowTools: z.array(z.string().min(1)).default([]).describe("Launch allows (`--allow`): turn `ask` into `allow` for these tools, never lifting `deny`."),
+  workspace: WorkspaceSchema.default({ mountPath: "/workspace", size: "1Gi", accessMode: "ReadWriteOnce" }),
+  deadlines: DeadlinesSchema.default({ sandboxReadySeconds: 300 }),
+  desiredState: z.enum(DESIRED_STATES).default("Running").describe("Set to Cancelled to stop the run; its record is kept."),
+  runtime: VerbatimSchema.optional().describe("Values for the agent runtime (model override, output format, ...), passed verbatim."),
+});
+/** The Run spec as parsed (defaults applied). */
+export type RunSpec = z.infer<typeof RunSpecSchema>;
+/** The Run spec as written. */
+export type RunSpecInput = z.input<typeof RunSpecSchema>;

@@ -1,0 +1,154 @@
+import { z } from "zod";
+import { SANDBOX_KINDS } from "./common.ts";
+
+/** A status condition, shaped like `metav1.Condition`. */
+export const ConditionSchema = z.strictObject({
+  type: z.string().min(1).max(316),
+  status: z.enum(["True", "False", "Unknown"]),
+  observedGeneration: z.number().int().min(0).optional(),
+  lastTransitionTime: z.string().min(1).describe("RFC 3339 time the status last changed."),
+  reason: z.string().min(1).max(1024).describe("CamelCase machine-readable reason."),
+  message: z.string().max(32_768),
+});
+/** A status condition. */
+export type Condition = z.infer<typeof ConditionSchema>;
+
+/** Condition types the operator writes. */
+export const CONDITION = {
+  /** Agent: the spec parsed and validates against the current policy. */
+  valid: "Valid",
+  /** Run: the effective run policy was resolved and pinned in its ConfigMap. */
+  policyResolved: "PolicyResolved",
+  /** Run: every sandbox pod is Ready (or the run fell back to the engine pod under `warn`). */
+  sandboxReady: "SandboxReady",
+  /** Run: a deny-all NetworkPolicy selects the sandbox pods of `network = false` stages. */
+  networkIsolated: "NetworkIsolated",
+  /** Run: a prompt waits for an Approval. */
+  awaitingApproval: "AwaitingApproval",
+} as const;
+
+/** Condition reasons the operator writes (also error-class labels at the edges). */
+export const REASON = {
+  valid: "Valid",
+  invalidSpec: "InvalidSpec",
+  invalidPolicy: "InvalidPolicy",
+  findings: "FindingsWithErrors",
+  resolved: "Resolved",
+  agentNotFound: "AgentNotFound",
+  noRuntimeImage: "NoRuntimeImage",
+  snapshotInvalid: "PolicySnapshotInvalid",
+  waiting: "WaitingForPods",
+  ready: "Ready",
+  noSandbox: "NoSandbox",
+  sandboxUnavailable: "SandboxUnavailable",
+  fellBackToHost: "FellBackToHost",
+  networkPolicyApplied: "NetworkPolicyApplied",
+  networkOpen: "NetworkAllowed",
+  pendingApproval: "PendingApproval",
+  noPendingApproval: "NoPendingApproval",
+  terminal: "RunFinished",
+} as const;
+
+/** One `lev validate` finding, with upstream's codes and messages. */
+export const FindingSchema = z.strictObject({
+  severity: z.enum(["error", "warning", "note"]),
+  code: z.string().min(1),
+  message: z.string(),
+  fix: z.string().optional(),
+  stage: z.string().optional(),
+});
+/** One finding. */
+export type Finding = z.infer<typeof FindingSchema>;
+
+/** A stage's sandbox as resolved against the current policy. */
+export const StageSandboxStatusSchema = z.strictObject({
+  stage: z.string().min(1),
+  kind: z.enum(SANDBOX_KINDS),
+  image: z.string().optional(),
+  network: z.boolean(),
+  mounts: z.array(z.string()),
+  runtimeClassName: z.string().optional(),
+  onUnavailable: z.enum(["error", "warn"]),
+  source: z.enum(["blueprint", "policy", "clamped", "default"]),
+});
+
+/** Read paths declared by the blueprint and how many the policy grants (`lev ps`'s `g/d`). */
+export const ReadPathCountsSchema = z.strictObject({
+  declared: z.number().int().min(0),
+  granted: z.number().int().min(0),
+  display: z.string().describe("`granted/declared`, as lev ps prints it."),
+});
+/** Read-path counts. */
+export type ReadPathCounts = z.infer<typeof ReadPathCountsSchema>;
+
+/** The Agent status, recomputed against the current LeviathPolicy. */
+export const AgentStatusSchema = z.strictObject({
+  observedGeneration: z.number().int().min(0).optional(),
+  policyGeneration: z.number().int().min(0).optional().describe("Generation of the LeviathPolicy this was evaluated against."),
+  valid: z.boolean().optional(),
+  stageCount: z.number().int().min(0).optional(),
+  findings: z.array(FindingSchema).optional(),
+  readPaths: ReadPathCountsSchema.optional(),
+  resolvedSandboxes: z.array(StageSandboxStatusSchema).optional(),
+  conditions: z.array(ConditionSchema).optional(),
+});
+/** The Agent status. */
+export type AgentStatus = z.infer<typeof AgentStatusSchema>;
+
+/** Run phases, mirroring upstream run states where they apply. */
+export const RUN_PHASES = ["Pending", "Running", "WaitingInput", "Succeeded", "Failed", "Cancelled"] as const;
+/** A run phase. */
+export type RunPhase = (typeof RUN_PHASES)[number];
+/** Phases a run never leaves. */
+export const TERMINAL_PHASES: readonly RunPhase[] = ["Succeeded", "Failed", "Cancelled"];
+
+/** One warm sandbox pod of a run. */
+export const RunSandboxStatusSchema = z.strictObject({
+  signature: z.string().min(1),
+  pod: z.string().min(1),
+  kind: z.enum(SANDBOX_KINDS),
+  image: z.string().optional(),
+  network: z.boolean(),
+  runtimeClassName: z.string().optional(),
+  stages: z.array(z.string()),
+  ready: z.boolean(),
+  fellBackToHost: z.boolean().optional(),
+  unavailableReason: z.string().optional().describe("Why the sandbox could not start (upstream's `sandbox unavailable` reason)."),
+});
+
+/** A prompt waiting for an Approval (reported by the sidecar; bounded). */
+export const PendingApprovalSchema = z.strictObject({
+  id: z.string().min(1),
+  kind: z.enum(["taint_gate", "tool_approval"]),
+  tool: z.string(),
+  stage: z.string().optional(),
+  prompt: z.string().max(4096).optional(),
+  raisedAt: z.string().optional(),
+});
+
+/**
+ * The Run status. The controller owns the identity, phase, pods and conditions; the sidecar (field manager
+ * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals` and `result`.
+ */
+export const RunStatusSchema = z.strictObject({
+  observedGeneration: z.number().int().min(0).optional(),
+  phase: z.enum(RUN_PHASES).optional(),
+  message: z.string().max(32_768).optional(),
+  agent: z.strictObject({ name: z.string(), generation: z.number().int().min(0) }).optional()
+    .describe("The Agent generation the run is pinned to."),
+  policy: z.strictObject({ name: z.string(), generation: z.number().int().min(0).optional() }).optional()
+    .describe("The LeviathPolicy generation the run is pinned to (absent: no policy existed)."),
+  startedAt: z.string().optional(),
+  completedAt: z.string().optional(),
+  enginePod: z.string().optional(),
+  readPaths: ReadPathCountsSchema.optional(),
+  sandboxes: z.array(RunSandboxStatusSchema).optional(),
+  stage: z.string().optional(),
+  taint: z.strictObject({ tracking: z.boolean(), level: z.enum(["public", "internal", "private"]) }).optional(),
+  gateDecisions: z.record(z.string(), z.number().int().min(0)).optional(),
+  pendingApprovals: z.array(PendingApprovalSchema).max(32).optional(),
+  result: z.strictObject({ configMapName: z.string().optional(), secretName: z.string().optional(), bytes: z.number().int().min(0).optional() }).optional(),
+  conditions: z.array(ConditionSchema).optional(),
+});
+/** The Run status. */
+export type RunStatus = z.infer<typeof RunStatusSchema>;

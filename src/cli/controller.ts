@@ -1,0 +1,117 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { startOperator } from "../controller/operator.ts";
+import { createKubeClient, loadKubeConfig } from "../kube/client.ts";
+import { createLogger, LOG_LEVELS, type LogLevel } from "../log/logger.ts";
+import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
+import { parseCommandArgs } from "./args.ts";
+import { EXIT, UsageError, type CliIo } from "./io.ts";
+
+/** `leviath controller --help`. */
+export const CONTROLLER_HELP = `Usage: leviath controller [options]
+
+Run the operator: reconcile Agents, Runs and the LeviathPolicy into hardened sandbox pods.
+Uses --kubeconfig, else KUBECONFIG, else ~/.kube/config, else the in-cluster service account.
+
+Options:
+  --kubeconfig FILE                    kubeconfig to use
+  --metrics-bind-address ADDR          serve /metrics on host:port ("0" disables; default 0.0.0.0:8080)
+  --health-probe-bind-address ADDR     serve /healthz and /readyz on host:port ("0" disables; default 0.0.0.0:8081)
+  --leader-elect                       hold a coordination.k8s.io Lease before reconciling (for replicas > 1)
+  --leader-election-namespace NS       namespace of the Lease (default POD_NAMESPACE, else the in-cluster namespace, else default)
+  --leader-election-id NAME            name of the Lease (default leviath-operator)
+  --lease-duration SECONDS             how long a lease lasts without renewal (default 15)
+  --renew-deadline SECONDS             the leader gives up after failing to renew for this long (default 10)
+  --retry-period SECONDS               how often to acquire or renew (default 2)
+  --workers N                          concurrent reconciles per controller (default 4)
+  --sidecar-image IMAGE                image of the leviath sidecar container (default ${DEFAULT_POD_SETTINGS.sidecarImage})
+  --runtime-image IMAGE                runtime image for Agents that name none (default: such Runs wait)
+  --log-level LEVEL                    ${LOG_LEVELS.join(", ")} (default info)
+`;
+
+const OPTIONS = {
+  kubeconfig: { type: "string" },
+  "metrics-bind-address": { type: "string" },
+  "health-probe-bind-address": { type: "string" },
+  "leader-elect": { type: "boolean" },
+  "leader-election-namespace": { type: "string" },
+  "leader-election-id": { type: "string" },
+  "lease-duration": { type: "string" },
+  "renew-deadline": { type: "string" },
+  "retry-period": { type: "string" },
+  workers: { type: "string" },
+  "sidecar-image": { type: "string" },
+  "runtime-image": { type: "string" },
+  "log-level": { type: "string" },
+} as const;
+
+function seconds(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback * 1000;
+  const n = Number(value.replace(/s$/, ""));
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag}: '${value}' is not a positive number of seconds`);
+  return n * 1000;
+}
+
+function address(value: string | undefined, fallback: string): string | undefined {
+  const v = value ?? fallback;
+  if (v === "0") return undefined;
+  if (!/^[^:]*:\d+$/.test(v)) throw new UsageError(`'${v}' is not host:port`);
+  return v;
+}
+
+/** Run `leviath controller` until SIGTERM or SIGINT; exit status 1 when the lease is lost. */
+export async function runController(argv: string[], io: CliIo): Promise<number> {
+  const { values: v, positionals } = parseCommandArgs(argv, OPTIONS);
+  if (v.help) {
+    io.stdout(CONTROLLER_HELP);
+    return EXIT.ok;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const level = (v["log-level"] ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(level)) throw new UsageError(`--log-level: '${level}' is not one of ${LOG_LEVELS.join(", ")}`);
+  const workers = Number(v.workers ?? "4");
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`--workers: '${v.workers}' is not an integer from 1 to 64`);
+  const lease = {
+    leaseDurationMs: seconds("lease-duration", v["lease-duration"], 15),
+    renewDeadlineMs: seconds("renew-deadline", v["renew-deadline"], 10),
+    retryPeriodMs: seconds("retry-period", v["retry-period"], 2),
+  };
+  if (lease.renewDeadlineMs >= lease.leaseDurationMs) throw new UsageError("--renew-deadline must be shorter than --lease-duration");
+  const metricsAddress = address(v["metrics-bind-address"], "0.0.0.0:8080");
+  const probeAddress = address(v["health-probe-bind-address"], "0.0.0.0:8081");
+
+  const log = createLogger(level);
+  const client = createKubeClient(loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]));
+  const namespace = v["leader-election-namespace"] ?? io.env["POD_NAMESPACE"] ?? client.config.getContextObject(client.config.getCurrentContext())?.namespace ?? "default";
+  let lost = false;
+  let wake: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => (wake = resolve));
+  const operator = await startOperator({
+    client,
+    log,
+    workers,
+    settings: { ...DEFAULT_POD_SETTINGS, ...(v["sidecar-image"] ? { sidecarImage: v["sidecar-image"] } : {}), ...(v["runtime-image"] ? { defaultRuntimeImage: v["runtime-image"] } : {}) },
+    ...(metricsAddress ? { metricsAddress } : {}),
+    ...(probeAddress ? { probeAddress } : {}),
+    ...(v["leader-elect"]
+      ? { leaderElection: { namespace, name: v["leader-election-id"] ?? "leviath-operator", identity: `${io.env["HOSTNAME"] ?? hostname()}_${randomBytes(4).toString("hex")}`, ...lease } }
+      : {}),
+    onLostLeadership: () => {
+      lost = true;
+      wake();
+    },
+  });
+  log.info({ addresses: operator.addresses, leaderElect: Boolean(v["leader-elect"]) }, "controller started");
+  const onSignal = (signal: string) => {
+    log.info({ signal }, "shutting down");
+    wake();
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+  await stopped;
+  process.off("SIGTERM", onSignal);
+  process.off("SIGINT", onSignal);
+  await operator.stop();
+  log.info("stopped");
+  return lost ? EXIT.refused : EXIT.ok;
+}

@@ -1,0 +1,53 @@
+import { CLUSTER_POLICY_NAME } from "../api/constants.ts";
+import { CONDITION, REASON } from "../api/status.ts";
+import type { AgentStatus } from "../api/status.ts";
+import { computeAgentStatus } from "./agent-status.ts";
+import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
+import { buildConditions, isSameStatus } from "./conditions.ts";
+import type { PolicyState } from "./policy-state.ts";
+
+/** What the Agent reconciler needs. */
+export interface AgentReconcilerDeps {
+  cache: ClusterCache;
+  writer: ClusterWriter;
+  policy: () => PolicyState;
+  nowIso: () => string;
+}
+
+type AgentObject = { spec?: unknown; status?: AgentStatus; metadata: { generation?: number } };
+
+/** Reconcile one Agent: validate it against the current policy and write the status when it changed. */
+export function createAgentReconciler(deps: AgentReconcilerDeps): (key: string) => Promise<ReconcileResult> {
+  return async (key) => {
+    const [namespace, name] = key.split("/") as [string, string];
+    const obj = deps.cache.get("agent", namespace, name) as (AgentObject & { metadata: { name: string } }) | undefined;
+    if (!obj) return {};
+    const status = computeAgentStatus({
+      namespace,
+      name,
+      generation: obj.metadata.generation ?? 0,
+      spec: structuredClone(obj.spec),
+      policy: deps.policy(),
+      previous: obj.status,
+      now: deps.nowIso(),
+    });
+    if (!isSameStatus(obj.status, status)) await deps.writer.applyStatus("agent", namespace, name, status);
+    return {};
+  };
+}
+
+/** Reconcile the cluster policy: report whether it is valid (and which generation is in force) on its status. */
+export function createPolicyReconciler(deps: AgentReconcilerDeps): (key: string) => Promise<ReconcileResult> {
+  return async () => {
+    const obj = deps.cache.get("policy", undefined, CLUSTER_POLICY_NAME) as (AgentObject & { status?: { conditions?: AgentStatus["conditions"] } }) | undefined;
+    if (!obj) return {};
+    const state = deps.policy();
+    const generation = obj.metadata.generation ?? 0;
+    const decided = state.kind === "invalid"
+      ? { type: CONDITION.valid, status: "False" as const, reason: REASON.invalidSpec, message: `${state.message}; ${state.lastGood ? `generation ${state.lastGood.generation} stays in force` : "no valid generation: new Runs wait"}` }
+      : { type: CONDITION.valid, status: "True" as const, reason: REASON.valid, message: "in force for new Runs" };
+    const status = { observedGeneration: generation, conditions: buildConditions(obj.status?.conditions, [decided], deps.nowIso(), generation) };
+    if (!isSameStatus(obj.status, status)) await deps.writer.applyStatus("policy", undefined, CLUSTER_POLICY_NAME, status);
+    return {};
+  };
+}

@@ -1,0 +1,26 @@
+import type { KubeObject } from "../kube/objects.ts";
+import type { ResourceName } from "../kube/resources.ts";
+
+/** Objects the reconcilers read: the informer caches, never the API server. */
+export interface ClusterCache {
+  get(resource: ResourceName, namespace: string | undefined, name: string): KubeObject | undefined;
+  list(resource: ResourceName, namespace?: string): readonly KubeObject[];
+  /** Every cached child (pods, ConfigMaps, RBAC, NetworkPolicies, claims) whose controller is this uid. */
+  listOwnedBy(uid: string): readonly KubeObject[];
+}
+
+/** The writes the reconcilers make; each refuses to run when this process is not the leader. */
+export interface ClusterWriter {
+  apply(obj: KubeObject): Promise<void>;
+  applyStatus(resource: ResourceName, namespace: string | undefined, name: string, status: unknown): Promise<void>;
+  /** Read one object from the API server itself (only where a stale cache could make us decide twice). */
+  read(resource: ResourceName, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
+  /** Create; when the object already exists, read and return the existing one instead. */
+  createOrGet(obj: KubeObject): Promise<KubeObject>;
+  delete(obj: KubeObject): Promise<void>;
+}
+
+/** A reconciler's answer: done, or look again after a while (a readiness deadline, a pod still terminating). */
+export interface ReconcileResult {
+  requeueAfterMs?: number;
+}

@@ -1,0 +1,171 @@
+import { CLUSTER_POLICY_NAME, FIELD_MANAGER, KIND, LABEL } from "../api/constants.ts";
+import { TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { createInformer, type Informer } from "../kube/informer.ts";
+import { applyObject, applyStatus, createObject, deleteObject, getObject, type KubeObject } from "../kube/objects.ts";
+import { RESOURCES, resourceOf, type ResourceName } from "../kube/resources.ts";
+import { componentLogger, type Logger } from "../log/logger.ts";
+import type { ControllerMetrics, ControllerName } from "../metrics/controller-metrics.ts";
+import type { PodSettings } from "../sandbox/pod-settings.ts";
+import { createAgentReconciler, createPolicyReconciler } from "./agent-reconciler.ts";
+import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
+import { NotLeaderError, startControllerLoop, type ControllerLoop } from "./controller-loop.ts";
+import { computePolicyState, type GoodPolicy, type PolicyState } from "./policy-state.ts";
+import { createRunReconciler } from "./run-reconciler.ts";
+import { createWorkQueue, type WorkQueue } from "./work-queue.ts";
+
+/** Everything the manager is built from; the clock, ids and leadership come in from the composition root. */
+export interface ManagerOptions {
+  client: KubeClient;
+  settings: PodSettings;
+  workers: number;
+  log: Logger;
+  metrics: ControllerMetrics;
+  nowMs: () => number;
+  monotonicMs: () => number;
+  newId: () => string;
+  /** Whether writes are allowed right now (the lease is held); always true without leader election. */
+  isLeader: () => boolean;
+}
+
+/** The running controllers: caches, queues and (once leading) workers. */
+export interface Manager {
+  /** Start the informers; resolves once every cache has synced. */
+  startCaches(): Promise<void>;
+  /** True once every cache holds its first list. */
+  synced(): boolean;
+  /** Start reconciling (call once this process leads). */
+  startWorkers(): void;
+  stop(): Promise<void>;
+  readonly cache: ClusterCache;
+}
+
+const CHILD_KINDS = ["pod", "configMap", "serviceAccount", "role", "roleBinding", "networkPolicy", "pvc"] as const satisfies readonly ResourceName[];
+
+type Obj = KubeObject & { spec?: { agentRef?: { name?: string } }; status?: RunStatus };
+
+const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+
+/** Build the Agent, Run and policy controllers over one set of informers. */
+export function createManager(opts: ManagerOptions): Manager {
+  const log = componentLogger(opts.log, "controller");
+  const onError = (res: { plural: string }, err: unknown, retryInMs: number) => log.warn({ err, resource: res.plural, retryInMs }, "watch failed; restarting");
+  const informers = new Map<ResourceName, Informer>();
+  for (const name of ["agent", "run", "policy", "runtimeClass"] as const) informers.set(name, createInformer(opts.client, RESOURCES[name], { onError }));
+  for (const name of CHILD_KINDS) {
+    informers.set(name, createInformer(opts.client, RESOURCES[name], { labelSelector: `${LABEL.managedBy}=${FIELD_MANAGER}`, onError }));
+  }
+  const inf = (name: ResourceName) => informers.get(name)!;
+
+  const cache: ClusterCache = {
+    get: (res, ns, name) => inf(res).get(ns, name),
+    list: (res, ns) => inf(res).list(ns),
+    listOwnedBy: (uid) => CHILD_KINDS.flatMap((k) => inf(k).listOwnedBy(uid)),
+  };
+
+  let lastGood: GoodPolicy | undefined;
+  const policyState = (): PolicyState => {
+    const state = computePolicyState(inf("policy").get(undefined, CLUSTER_POLICY_NAME) as Obj | undefined, lastGood);
+    if (state.kind === "valid") lastGood = { spec: state.spec, generation: state.generation };
+    return state;
+  };
+
+  const guard = () => {
+    if (!opts.isLeader()) throw new NotLeaderError("not the leader");
+  };
+  const writer: ClusterWriter = {
+    async apply(obj) {
+      guard();
+      opts.metrics.write("apply", obj.kind);
+      await applyObject(opts.client, obj);
+    },
+    async applyStatus(res, ns, name, status) {
+      guard();
+      opts.metrics.write("apply_status", RESOURCES[res].kind);
+      await applyStatus(opts.client, RESOURCES[res], ns, name, status);
+    },
+    read: (res, ns, name) => getObject(opts.client, RESOURCES[res], ns, name),
+    async createOrGet(obj) {
+      guard();
+      opts.metrics.write("create", obj.kind);
+      const created = await createObject(opts.client, obj);
+      if (created) return created;
+      const res = resourceOf(obj.apiVersion, obj.kind)!;
+      const existing = await getObject(opts.client, res, obj.metadata.namespace, obj.metadata.name);
+      if (!existing) throw new Error(`${obj.kind} ${keyOf(obj)} exists and then does not: retry`);
+      return existing;
+    },
+    async delete(obj) {
+      guard();
+      opts.metrics.write("delete", obj.kind);
+      await deleteObject(opts.client, resourceOf(obj.apiVersion, obj.kind)!, obj.metadata.namespace, obj.metadata.name, obj.metadata.uid);
+    },
+  };
+
+  const queues = new Map<ControllerName, WorkQueue>();
+  for (const name of ["agent", "run", "policy"] as const) {
+    queues.set(name, createWorkQueue(undefined, (depth, added) => {
+      opts.metrics.queueDepth(name, depth);
+      if (added) opts.metrics.queueAdd(name);
+    }));
+  }
+  const q = (name: ControllerName) => queues.get(name)!;
+  const unpinnedRuns = (ns?: string) => inf("run").list(ns).filter((r) => !(r as Obj).status?.agent);
+  const liveRuns = () => inf("run").list().filter((r) => !TERMINAL_PHASES.includes((r as Obj).status?.phase ?? "Pending"));
+
+  inf("agent").on((_e, agent) => {
+    q("agent").add(keyOf(agent));
+    for (const run of unpinnedRuns(agent.metadata.namespace)) if ((run as Obj).spec?.agentRef?.name === agent.metadata.name) q("run").add(keyOf(run));
+  });
+  inf("run").on((_e, run) => q("run").add(keyOf(run)));
+  inf("policy").on(() => {
+    q("policy").add(CLUSTER_POLICY_NAME);
+    for (const agent of inf("agent").list()) q("agent").add(keyOf(agent));
+    for (const run of unpinnedRuns()) q("run").add(keyOf(run));
+  });
+  inf("runtimeClass").on(() => {
+    for (const run of liveRuns()) q("run").add(keyOf(run));
+  });
+  for (const kind of CHILD_KINDS) {
+    inf(kind).on((_e, child) => {
+      const owner = child.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND.run);
+      if (owner && child.metadata.namespace) q("run").add(`${child.metadata.namespace}/${owner.name}`);
+    });
+  }
+
+  const deps = { cache, writer, policy: policyState };
+  const nowIso = () => new Date(opts.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const reconcilers = {
+    agent: createAgentReconciler({ ...deps, nowIso }),
+    policy: createPolicyReconciler({ ...deps, nowIso }),
+    run: createRunReconciler({ ...deps, settings: opts.settings, nowMs: opts.nowMs }),
+  };
+  let loops: ControllerLoop[] = [];
+
+  return {
+    cache,
+    async startCaches() {
+      await Promise.all([...informers.values()].map((i) => i.start()));
+      while (![...informers.values()].every((i) => i.synced)) await new Promise((r) => setTimeout(r, 100));
+      log.info({ informers: informers.size }, "caches synced");
+    },
+    synced: () => [...informers.values()].every((i) => i.synced),
+    startWorkers() {
+      if (loops.length) return;
+      // Everything cached is reconciled once at start: level-triggered, nothing depends on having seen an event.
+      q("policy").add(CLUSTER_POLICY_NAME);
+      for (const agent of inf("agent").list()) q("agent").add(keyOf(agent));
+      for (const run of inf("run").list()) q("run").add(keyOf(run));
+      loops = (["agent", "run", "policy"] as const).map((name) => startControllerLoop({
+        name, queue: q(name), reconcile: reconcilers[name], workers: name === "policy" ? 1 : opts.workers,
+        metrics: opts.metrics, log: opts.log, newId: opts.newId, monotonicMs: opts.monotonicMs,
+      }));
+      log.info({ workers: opts.workers }, "workers started");
+    },
+    async stop() {
+      await Promise.all(loops.map((l) => l.stop()));
+      for (const queue of queues.values()) queue.shutDown();
+      await Promise.all([...informers.values()].map((i) => i.stop()));
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import type { KubeClient } from "../kube/client.ts";
+import { startLeaderElection, type LeaderElectionConfig, type LeaderElector } from "../kube/leader-election.ts";
+import { componentLogger, type Logger } from "../log/logger.ts";
+import { createControllerMetrics, type ControllerMetrics } from "../metrics/controller-metrics.ts";
+import type { PodSettings } from "../sandbox/pod-settings.ts";
+import { buildMetricsApp, buildProbeApp } from "./http-apps.ts";
+import { createManager, type Manager } from "./manager.ts";
+
+/** How to run the operator process. */
+export interface OperatorOptions {
+  client: KubeClient;
+  settings: PodSettings;
+  workers: number;
+  log: Logger;
+  /** `host:port`, or undefined to serve nothing. */
+  metricsAddress?: string;
+  probeAddress?: string;
+  /** Leader election; undefined runs the controllers at once (a single replica). */
+  leaderElection?: Omit<LeaderElectionConfig, "identity"> & { identity?: string };
+  /** Called when leadership is lost: the process must stop reconciling (the CLI exits). */
+  onLostLeadership?: () => void;
+}
+
+/** A running operator. */
+export interface Operator {
+  readonly manager: Manager;
+  readonly metrics: ControllerMetrics;
+  /** The bound `host:port` of the metrics and probe servers (port 0 picks a free one). */
+  readonly addresses: { metrics?: string; probes?: string };
+  isLeader(): boolean;
+  /** Graceful shutdown: stop workers, release the lease, close servers and watches. */
+  stop(): Promise<void>;
+}
+
+function splitAddress(address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(":");
+  return { host: address.slice(0, i) || "0.0.0.0", port: Number(address.slice(i + 1)) };
+}
+
+async function listen(app: FastifyInstance, address: string): Promise<string> {
+  const { host, port } = splitAddress(address);
+  await app.listen({ host, port });
+  const bound = app.server.address();
+  return typeof bound === "object" && bound ? `${host}:${bound.port}` : address;
+}
+
+/** Start caches, servers and (once leading) the controllers. */
+export async function startOperator(opts: OperatorOptions): Promise<Operator> {
+  const metrics = createControllerMetrics(opts.leaderElection?.name);
+  const monotonicMs = () => performance.now();
+  let elector: LeaderElector | undefined;
+  const isLeader = () => (elector ? elector.isLeader() : true);
+  const manager = createManager({
+    client: opts.client, settings: opts.settings, workers: opts.workers, log: opts.log, metrics,
+    nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
+  });
+  const apps: FastifyInstance[] = [];
+  const addresses: { metrics?: string; probes?: string } = {};
+  if (opts.metricsAddress) {
+    const app = buildMetricsApp(metrics.registry);
+    apps.push(app);
+    addresses.metrics = await listen(app, opts.metricsAddress);
+  }
+  if (opts.probeAddress) {
+    const app = buildProbeApp({ ready: () => manager.synced() });
+    apps.push(app);
+    addresses.probes = await listen(app, opts.probeAddress);
+  }
+  await manager.startCaches();
+  const log = componentLogger(opts.log, "leader-election");
+  if (opts.leaderElection) {
+    const identity = opts.leaderElection.identity ?? `${randomUUID()}`;
+    elector = startLeaderElection({ ...opts.leaderElection, identity }, {
+      client: opts.client,
+      monotonicMs,
+      wallClock: () => new Date(),
+      onStartedLeading: () => {
+        log.info({ identity, lease: `${opts.leaderElection!.namespace}/${opts.leaderElection!.name}` }, "acquired the lease");
+        metrics.leader(true);
+        manager.startWorkers();
+      },
+      onStoppedLeading: () => {
+        log.error({ identity }, "lost the lease");
+        metrics.leader(false);
+        opts.onLostLeadership?.();
+      },
+      onError: (err) => log.warn({ err }, "lease request failed"),
+    });
+  } else {
+    metrics.leader(true);
+    manager.startWorkers();
+  }
+  return {
+    manager,
+    metrics,
+    addresses,
+    isLeader,
+    async stop() {
+      await manager.stop();
+      if (elector) {
+        await elector.stop();
+        metrics.leader(false);
+        log.info("released the lease");
+      }
+      await Promise.all(apps.map((a) => a.close()));
+    },
+  };
+}

@@ -1,0 +1,179 @@
+import { AgentSpecSchema } from "../api/agent.ts";
+import { RunSpecSchema, type RunSpec } from "../api/run.ts";
+import { REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import type { KubeObject } from "../kube/objects.ts";
+import { ANNOTATION, buildChildNames, type RunRef } from "../sandbox/names.ts";
+import type { PodSettings } from "../sandbox/pod-settings.ts";
+import { buildRunChildren } from "../sandbox/run-children.ts";
+import { buildPolicyConfigMap } from "../sandbox/run-objects.ts";
+import { buildRunSnapshot, parseSnapshotData, type RunSnapshot } from "../sandbox/run-snapshot.ts";
+import { computeSandboxPlan } from "../sandbox/sandbox-plan.ts";
+import { computeAgentFindings } from "./agent-findings.ts";
+import { isApplied } from "./applied.ts";
+import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
+import { formatFieldPath, isSameStatus } from "./conditions.ts";
+import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
+import { decideRun, type ObservedPod } from "./run-decision.ts";
+import { buildBlockedRunStatus, buildRunStatus, pickControllerFields } from "./run-status.ts";
+
+/** What the Run reconciler needs. */
+export interface RunReconcilerDeps {
+  cache: ClusterCache;
+  writer: ClusterWriter;
+  policy: () => PolicyState;
+  settings: PodSettings;
+  nowMs: () => number;
+}
+
+type RunObject = KubeObject & { spec?: unknown; status?: RunStatus; metadata: { uid?: string; generation?: number; deletionTimestamp?: unknown } };
+type PodObject = KubeObject & { status?: { phase?: string; conditions?: { type: string; status: string }[] }; metadata: { uid?: string; deletionTimestamp?: unknown; annotations?: Record<string, string> } };
+
+/** Why a Run has no snapshot yet: it waits (Pending) or can never start (Failed). */
+type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string };
+
+const TERMINATING_RECHECK_MS = 1000;
+/** What a stopped run loses; its ConfigMap and workspace claim stay until the Run is deleted. */
+const STOPPED_KINDS = new Set(["Pod", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"]);
+
+function observePod(pod: PodObject): ObservedPod {
+  const ready = pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+  return { ...(pod.status?.phase ? { phase: pod.status.phase } : {}), ready };
+}
+
+function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
+  return obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
+}
+
+/** Reconcile one Run: pin its policy once, build its children, write them, prune the rest, report status. */
+export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => Promise<ReconcileResult> {
+  const { cache, writer } = deps;
+
+  /** The run's snapshot: read from its ConfigMap, or resolved now and written once (create, never update). */
+  async function snapshotFor(ref: RunRef, spec: RunSpec, status: RunStatus | undefined): Promise<RunSnapshot | Blocked> {
+    const name = buildChildNames(ref.name).configMap;
+    type ConfigMapObject = KubeObject & { data?: Record<string, string> };
+    let cm = cache.get("configMap", ref.namespace, name) as ConfigMapObject | undefined;
+    if (!cm) {
+      if (status?.agent || (status?.phase && TERMINAL_PHASES.includes(status.phase))) {
+        // Pinned before, or over: never resolve again. The cache may only lag, so read the ConfigMap live.
+        cm = await writer.read("configMap", ref.namespace, name) as ConfigMapObject | undefined;
+      } else {
+        const fresh = resolveSnapshot(ref, spec);
+        if ("blocked" in fresh) return fresh;
+        cm = await writer.createOrGet(buildPolicyConfigMap(ref, fresh)) as ConfigMapObject | undefined;
+      }
+    }
+    if (!cm) {
+      return { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}' holding the pinned run policy is gone; a started Run is never resolved again` };
+    }
+    if (!isOwnedBy(cm, ref.uid)) {
+      return { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}' exists and is not owned by this Run` };
+    }
+    const parsed = parseSnapshotData(cm.data);
+    return parsed.ok ? parsed.value : { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}': ${parsed.message}` };
+  }
+
+  function resolveSnapshot(ref: RunRef, spec: RunSpec): RunSnapshot | Blocked {
+    const agentObj = cache.get("agent", ref.namespace, spec.agentRef.name) as (KubeObject & { spec?: unknown; metadata: { generation?: number } }) | undefined;
+    if (!agentObj) return { blocked: true, phase: "Pending", reason: REASON.agentNotFound, message: `Agent '${spec.agentRef.name}' not found in namespace '${ref.namespace}'` };
+    const written = structuredClone((agentObj.spec ?? {}) as Record<string, unknown>);
+    const agentSpec = AgentSpecSchema.safeParse(written);
+    if (!agentSpec.success) {
+      const issue = agentSpec.error.issues[0];
+      return { blocked: true, phase: "Pending", reason: REASON.invalidSpec, message: `Agent '${spec.agentRef.name}' is invalid: ${issue ? formatFieldPath("spec", issue.path) : "spec"}: ${issue?.message ?? ""}` };
+    }
+    const policy = computeEffectivePolicy(deps.policy());
+    if (!policy) return { blocked: true, phase: "Pending", reason: REASON.invalidPolicy, message: "the LeviathPolicy is invalid and no earlier generation was valid; the Run waits" };
+    const key = `${ref.namespace}/${spec.agentRef.name}`;
+    const errors = computeAgentFindings(agentSpec.data, key, policy.spec).findings.filter((f) => f.severity === "error");
+    if (errors.length > 0) return { blocked: true, phase: "Pending", reason: REASON.invalidSpec, message: `Agent '${spec.agentRef.name}' is invalid: ${errors[0]!.message}` };
+    const result = buildRunSnapshot({
+      agent: { name: spec.agentRef.name, namespace: ref.namespace, generation: agentObj.metadata.generation ?? 0, spec: agentSpec.data, written },
+      policy,
+      run: spec,
+      ...(deps.settings.defaultRuntimeImage ? { defaultRuntimeImage: deps.settings.defaultRuntimeImage } : {}),
+    });
+    return result.ok ? result.value : { blocked: true, phase: "Pending", reason: result.reason, message: result.message };
+  }
+
+  async function writeStatus(run: RunObject, ref: RunRef, status: RunStatus): Promise<void> {
+    if (!isSameStatus(pickControllerFields(run.status), status)) await writer.applyStatus("run", ref.namespace, ref.name, status);
+  }
+
+  /** Write the desired children (pods only when absent or changed), then delete owned children no longer desired. */
+  async function syncChildren(ref: RunRef, desired: KubeObject[]): Promise<number | undefined> {
+    const owned = cache.listOwnedBy(ref.uid);
+    let requeue: number | undefined;
+    for (const obj of desired) {
+      if (obj.kind === "ConfigMap") continue;
+      if (obj.kind !== "Pod") {
+        if (!isApplied(obj, owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name))) await writer.apply(obj);
+        continue;
+      }
+      const current = cache.get("pod", ref.namespace, obj.metadata.name) as PodObject | undefined;
+      if (current?.metadata.deletionTimestamp) {
+        requeue = TERMINATING_RECHECK_MS;
+        continue;
+      }
+      if (current && current.metadata.annotations?.[ANNOTATION.specHash] === obj.metadata.annotations?.[ANNOTATION.specHash] && isOwnedBy(current, ref.uid)) continue;
+      if (current) {
+        // Pods are immutable: a different spec means delete, then create once it is gone.
+        await writer.delete(current);
+        requeue = TERMINATING_RECHECK_MS;
+        continue;
+      }
+      await writer.apply(obj);
+    }
+    const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
+    for (const obj of owned) {
+      if (!wanted.has(`${obj.kind}/${obj.metadata.name}`) && !obj.metadata.deletionTimestamp) await writer.delete(obj);
+    }
+    return requeue;
+  }
+
+  return async (key) => {
+    const [namespace, name] = key.split("/") as [string, string];
+    const run = cache.get("run", namespace, name) as RunObject | undefined;
+    if (!run || run.metadata.deletionTimestamp || !run.metadata.uid) return {};
+    const ref: RunRef = { name, namespace, uid: run.metadata.uid };
+    const generation = run.metadata.generation ?? 0;
+    const nowIso = new Date(deps.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const parsed = RunSpecSchema.safeParse(structuredClone(run.spec ?? {}));
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const message = `${issue ? formatFieldPath("spec", issue.path) : "spec"}: ${issue?.message ?? "invalid"}`;
+      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, "Failed", REASON.invalidSpec, message, nowIso));
+      return {};
+    }
+    const snapshot = await snapshotFor(ref, parsed.data, run.status);
+    if ("blocked" in snapshot) {
+      if (snapshot.phase === "Failed") {
+        // A run that can no longer be resolved is over: nothing of it may keep running.
+        for (const obj of cache.listOwnedBy(ref.uid)) if (STOPPED_KINDS.has(obj.kind) && !obj.metadata.deletionTimestamp) await writer.delete(obj);
+      }
+      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, snapshot.phase, snapshot.reason, snapshot.message, nowIso));
+      return {};
+    }
+    const plan = computeSandboxPlan(name, snapshot.runPolicy);
+    const pods = new Map<string, ObservedPod>();
+    for (const obj of cache.listOwnedBy(ref.uid)) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
+    const decision = decideRun({
+      name, spec: parsed.data, previous: run.status, snapshot, plan, pods,
+      hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
+      nowMs: deps.nowMs(), nowIso,
+    });
+    const desired = buildRunChildren({ run: ref, snapshot, settings: deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle });
+    let requeue: number | undefined;
+    try {
+      requeue = await syncChildren(ref, desired);
+    } catch (err) {
+      // Say on the Run why it is stuck (a Pod Security refusal, a quota), then let the loop retry with backoff.
+      const failed = { ...decision, message: `writing the Run's children failed: ${(err as Error).message}` };
+      await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso)).catch(() => undefined);
+      throw err;
+    }
+    await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, decision, run.status, nowIso));
+    const after = [requeue, decision.requeueAfterMs].filter((n): n is number => n !== undefined);
+    return after.length ? { requeueAfterMs: Math.min(...after) } : {};
+  };
+}

@@ -1,0 +1,57 @@
+import { CONDITION, type RunPhase, type RunStatus } from "../api/status.ts";
+import { buildChildNames } from "../sandbox/names.ts";
+import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
+import { computeReadPathCounts } from "./agent-findings.ts";
+import { buildConditions, type ConditionDecision } from "./conditions.ts";
+import type { RunDecision } from "./run-decision.ts";
+
+/** The status fields the controller owns; the sidecar owns the rest (stage, taint, gate counts, approvals, result). */
+export const CONTROLLER_RUN_FIELDS = [
+  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "readPaths", "sandboxes", "conditions",
+] as const satisfies readonly (keyof RunStatus)[];
+
+/** The controller-owned part of a status, for comparing before writing. */
+export function pickControllerFields(status: RunStatus | undefined): Partial<RunStatus> {
+  const out: Record<string, unknown> = {};
+  for (const key of CONTROLLER_RUN_FIELDS) if (status?.[key] !== undefined) out[key] = status[key];
+  return out as Partial<RunStatus>;
+}
+
+/** The status of a Run that has its snapshot: what the decision says, plus the pinned identity. */
+export function buildRunStatus(name: string, generation: number, snapshot: RunSnapshot, decision: RunDecision, previous: RunStatus | undefined, nowIso: string): RunStatus {
+  const pinned = snapshot.controller;
+  const rp = snapshot.runPolicy.readPaths;
+  const readPaths = computeReadPathCounts(snapshot.runPolicy.agent.key, rp.declared, rp.granted, rp.allowBlueprintReadPaths);
+  return {
+    observedGeneration: generation,
+    phase: decision.phase,
+    ...(decision.message !== undefined ? { message: decision.message } : {}),
+    agent: { name: pinned.agent.name, generation: pinned.agent.generation },
+    policy: { name: pinned.policy.name, ...(pinned.policy.generation !== undefined ? { generation: pinned.policy.generation } : {}) },
+    startedAt: decision.startedAt,
+    ...(decision.completedAt !== undefined ? { completedAt: decision.completedAt } : {}),
+    ...(decision.lifecycle !== "stopped" ? { enginePod: buildChildNames(name).enginePod } : {}),
+    ...(readPaths ? { readPaths } : {}),
+    sandboxes: decision.sandboxStatus,
+    conditions: buildConditions(previous?.conditions, decision.conditions, nowIso, generation),
+  };
+}
+
+/**
+ * The status of a Run that cannot be resolved (yet): Pending while it waits for something outside it (its Agent,
+ * a valid policy), Failed when its own spec is invalid. No children exist in either case.
+ */
+export function buildBlockedRunStatus(generation: number, previous: RunStatus | undefined, phase: Extract<RunPhase, "Pending" | "Failed">, reason: string, message: string, nowIso: string): RunStatus {
+  const decided: ConditionDecision = { type: CONDITION.policyResolved, status: "False", reason, message };
+  return {
+    observedGeneration: generation,
+    phase,
+    message,
+    // What the run was pinned to stays on record: it is also what forbids resolving it a second time.
+    ...(previous?.agent ? { agent: previous.agent } : {}),
+    ...(previous?.policy ? { policy: previous.policy } : {}),
+    ...(previous?.startedAt ? { startedAt: previous.startedAt } : {}),
+    ...(phase === "Failed" ? { completedAt: previous?.completedAt ?? nowIso } : {}),
+    conditions: buildConditions(previous?.conditions, [decided], nowIso, generation),
+  };
+}

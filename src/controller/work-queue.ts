@@ -1,0 +1,102 @@
+/** A deduplicating work queue of object keys, as client-go's: a key is never processed twice at once. */
+export interface WorkQueue {
+  /** Queue a key now; a key already waiting is not added twice, a key being processed is re-run after. */
+  add(key: string): void;
+  /** Queue a key after a delay (a requeue the reconciler asked for). */
+  addAfter(key: string, delayMs: number): void;
+  /** Queue a key after its per-key exponential backoff, and grow the backoff. */
+  addRateLimited(key: string): void;
+  /** Reset a key's backoff after a success. */
+  forget(key: string): void;
+  /** The next key to process (marked in flight), or undefined once shut down. */
+  get(): Promise<string | undefined>;
+  /** Finish processing a key (re-queues it if it was added meanwhile). */
+  done(key: string): void;
+  /** Keys waiting (not in flight, not delayed). */
+  len(): number;
+  shutDown(): void;
+}
+
+/** Backoff of a failing key: base, doubling per failure, capped. */
+export interface BackoffOptions {
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** Create a work queue; `onChange` sees the depth after every change (for `workqueue_depth`). */
+export function createWorkQueue(opts: BackoffOptions = { baseDelayMs: 200, maxDelayMs: 120_000 }, onChange?: (depth: number, added: boolean) => void): WorkQueue {
+  const queue: string[] = [];
+  const dirty = new Set<string>();
+  const processing = new Set<string>();
+  const failures = new Map<string, number>();
+  const timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
+  const waiters: ((key: string | undefined) => void)[] = [];
+  let closed = false;
+
+  function push(key: string): void {
+    const waiter = waiters.shift();
+    if (waiter) {
+      dirty.delete(key);
+      processing.add(key);
+      waiter(key);
+    } else queue.push(key);
+  }
+
+  function add(key: string): void {
+    if (closed || dirty.has(key)) return;
+    dirty.add(key);
+    if (!processing.has(key)) push(key);
+    onChange?.(queue.length, true);
+  }
+
+  function addAfter(key: string, delayMs: number): void {
+    if (closed) return;
+    if (delayMs <= 0) return add(key);
+    // The earliest requested time wins; a later request never postpones an earlier one.
+    const due = performance.now() + delayMs;
+    const pending = timers.get(key);
+    if (pending && pending.due <= due) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      timers.delete(key);
+      add(key);
+    }, delayMs);
+    timers.set(key, { timer, due });
+  }
+
+  return {
+    add,
+    addAfter,
+    addRateLimited(key) {
+      const n = failures.get(key) ?? 0;
+      failures.set(key, n + 1);
+      addAfter(key, Math.min(opts.baseDelayMs * 2 ** n, opts.maxDelayMs));
+    },
+    forget: (key) => void failures.delete(key),
+    get() {
+      if (closed) return Promise.resolve(undefined);
+      const key = queue.shift();
+      if (key !== undefined) {
+        dirty.delete(key);
+        processing.add(key);
+        onChange?.(queue.length, false);
+        return Promise.resolve(key);
+      }
+      return new Promise((resolve) => waiters.push(resolve));
+    },
+    done(key) {
+      processing.delete(key);
+      if (dirty.has(key)) {
+        dirty.delete(key);
+        add(key);
+      }
+    },
+    len: () => queue.length,
+    shutDown() {
+      closed = true;
+      for (const t of timers.values()) clearTimeout(t.timer);
+      timers.clear();
+      for (const w of waiters.splice(0)) w(undefined);
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext } from "@kubernetes/client-node";
+import { parseApiError } from "./errors.ts";
+
+/** Options of one request. */
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  /** Default 30 s: a request never hangs a worker forever while the API server restarts. */
+  timeoutMs?: number;
+}
+
+/** A thin REST client over the kubeconfig: any path, any verb, any content type, JSON in and out. */
+export interface KubeClient {
+  readonly config: KubeConfig;
+  request<T = unknown>(method: keyof typeof HttpMethod, path: string, opts?: RequestOptions): Promise<T>;
+}
+
+/** Load the kubeconfig: an explicit file, else `KUBECONFIG`, else `~/.kube/config`, else the in-cluster account. */
+export function loadKubeConfig(file?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (file) kc.loadFromFile(file);
+  else kc.loadFromDefault();
+  if (!kc.getCurrentCluster()) throw new Error("no Kubernetes cluster configured (set --kubeconfig or KUBECONFIG, or run in a cluster)");
+  return kc;
+}
+
+/** Build a client for `kc`'s current context. */
+export function createKubeClient(kc: KubeConfig): KubeClient {
+  const http = new IsomorphicFetchHttpLibrary();
+  const server = (kc.getCurrentCluster()?.server ?? "").replace(/\/+$/, "");
+  return {
+    config: kc,
+    async request<T>(method: keyof typeof HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
+      const url = new URL(server + path);
+      for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+      const ctx = new RequestContext(url.toString(), HttpMethod[method]);
+      await kc.applySecurityAuthentication(ctx);
+      ctx.setHeaderParam("Accept", "application/json");
+      if (opts.body !== undefined) {
+        ctx.setHeaderParam("Content-Type", opts.contentType ?? "application/json");
+        ctx.setBody(JSON.stringify(opts.body));
+      }
+      ctx.setSignal(AbortSignal.timeout(opts.timeoutMs ?? 30_000));
+      const res = await http.send(ctx).toPromise();
+      const text = await res.body.text();
+      if (res.httpStatusCode >= 400) throw parseApiError(res.httpStatusCode, text, `${method} ${path}`);
+      return (text ? JSON.parse(text) : undefined) as T;
+    },
+  };
+}

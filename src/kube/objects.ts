@@ -1,0 +1,77 @@
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { FIELD_MANAGER } from "../api/constants.ts";
+import type { KubeClient } from "./client.ts";
+import { isApiStatus } from "./errors.ts";
+import { buildPath, resourceOf, type Resource } from "./resources.ts";
+
+const APPLY = "application/apply-patch+yaml";
+
+/** An object with the header every API object has. */
+export type KubeObject = KubernetesObject & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } & NonNullable<KubernetesObject["metadata"]> };
+
+function resourceFor(obj: KubeObject): Resource {
+  const res = resourceOf(obj.apiVersion, obj.kind);
+  if (!res) throw new Error(`no resource known for ${obj.apiVersion} ${obj.kind}`);
+  return res;
+}
+
+/**
+ * Server-side apply under our field manager, forcing ownership of the fields we set (we are the controller of
+ * these objects); strict field validation, so a field the server does not know fails loudly instead of vanishing.
+ */
+export async function applyObject<T extends KubeObject>(client: KubeClient, obj: T): Promise<T> {
+  const res = resourceFor(obj);
+  return client.request<T>("PATCH", buildPath(res, obj.metadata.namespace, obj.metadata.name), {
+    query: { fieldManager: FIELD_MANAGER, force: true, fieldValidation: "Strict" },
+    body: obj,
+    contentType: APPLY,
+  });
+}
+
+/** Server-side apply of the status subresource: the fields we own are set, the ones we stopped setting are removed. */
+export async function applyStatus(client: KubeClient, res: Resource, namespace: string | undefined, name: string, status: unknown): Promise<KubeObject> {
+  const body = { apiVersion: res.group ? `${res.group}/${res.version}` : res.version, kind: res.kind, metadata: { name, ...(namespace ? { namespace } : {}) }, status };
+  return client.request<KubeObject>("PATCH", buildPath(res, namespace, name, "status"), {
+    query: { fieldManager: FIELD_MANAGER, force: true, fieldValidation: "Strict" },
+    body,
+    contentType: APPLY,
+  });
+}
+
+/** Create an object; `undefined` when it already exists (the caller reads the existing one). */
+export async function createObject<T extends KubeObject>(client: KubeClient, obj: T): Promise<T | undefined> {
+  try {
+    return await client.request<T>("POST", buildPath(resourceFor(obj), obj.metadata.namespace), {
+      query: { fieldManager: FIELD_MANAGER, fieldValidation: "Strict" },
+      body: obj,
+    });
+  } catch (err) {
+    if (isApiStatus(err, 409)) return undefined;
+    throw err;
+  }
+}
+
+/** Read one object; `undefined` when it does not exist. */
+export async function getObject<T extends KubeObject>(client: KubeClient, res: Resource, namespace: string | undefined, name: string): Promise<T | undefined> {
+  try {
+    return await client.request<T>("GET", buildPath(res, namespace, name));
+  } catch (err) {
+    if (isApiStatus(err, 404)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Delete one object, only if it is still the one we decided about (uid precondition), with dependents deleted in
+ * the background. A missing object, or one already replaced, counts as done.
+ */
+export async function deleteObject(client: KubeClient, res: Resource, namespace: string | undefined, name: string, uid?: string): Promise<void> {
+  try {
+    await client.request("DELETE", buildPath(res, namespace, name), {
+      body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background", ...(uid ? { preconditions: { uid } } : {}) },
+    });
+  } catch (err) {
+    if (isApiStatus(err, 404) || (uid && isApiStatus(err, 409))) return;
+    throw err;
+  }
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { computeHash, buildCanonicalJson } from "./hash.ts";
+import { buildChildName, buildChildNames, buildLabelValue, buildSandboxPodName } from "./names.ts";
+import { computeLiteralRoot, computeReadPathVolumes } from "./read-path-volumes.ts";
+import { buildSnapshotData, parseSnapshotData, SNAPSHOT_KEY } from "./run-snapshot.ts";
+import { snapshotOf } from "./test-fixtures.ts";
+
+describe("names", () => {
+  const long = `r${"x".repeat(252)}`;
+  it.each([
+    ["a short run keeps its name", "digest-1", "engine", "digest-1-engine"],
+    ["a long run is shortened with a hash", long, "engine", expect.stringMatching(/^rx+-[0-9a-f]{16}-engine$/)],
+  ])("%s", (_n, run, suffix, expected) => {
+    const name = buildChildName(run, suffix);
+    expect(name).toEqual(expected);
+    expect(name.length).toBeLessThanOrEqual(253);
+  });
+
+  it("keeps label values within 63 characters and distinct", () => {
+    expect(buildLabelValue("digest-1")).toBe("digest-1");
+    const a = buildLabelValue(`${"a".repeat(70)}-1`);
+    const b = buildLabelValue(`${"a".repeat(70)}-2`);
+    expect(a.length).toBeLessThanOrEqual(63);
+    expect(a).not.toBe(b);
+  });
+
+  it("names every child distinctly", () => {
+    const names = buildChildNames("run");
+    const pods = [names.enginePod, buildSandboxPodName("run", "0123456789abcdef")];
+    expect(new Set([names.configMap, names.workspace, names.networkPolicy, ...pods]).size).toBe(5);
+  });
+});
+
+describe("computeHash", () => {
+  it("ignores key order and undefined fields, and sees every value", () => {
+    expect(buildCanonicalJson({ b: 1, a: [1, { d: 2, c: undefined }] })).toBe('{"a":[1,{"d":2}],"b":1}');
+    expect(computeHash({ a: 1, b: 2 })).toBe(computeHash({ b: 2, a: 1 }));
+    expect(computeHash({ a: 1 })).not.toBe(computeHash({ a: 2 }));
+    expect(computeHash("")).toMatch(/^[0-9a-f]{16}$/);
+  });
+});
+
+describe("read-path volumes", () => {
+  it.each([
+    ["/data/x", "/data/x"],
+    ["glob:/data/x/**", "/data/x"],
+    ["glob:/data/x*/y", "/data"],
+    ["regex:/data/[a-z]+", "/data"],
+    ["regex:/.*", "/"],
+    ["glob:**", undefined],
+    ["~/notes", undefined],
+  ])("the literal root of %s is %s", (entry, root) => {
+    expect(computeLiteralRoot(entry)).toBe(root);
+  });
+
+  it("mounts only volumes a grant can reach", () => {
+    const volumes = [
+      { path: "/shared/design", readOnly: true, volume: { configMap: { name: "d" } } },
+      { path: "/shared/finance", readOnly: true, volume: { configMap: { name: "f" } } },
+      { path: "/shared/nosource", readOnly: true },
+    ];
+    expect(computeReadPathVolumes(volumes, ["glob:/shared/design/**"]).map((v) => v.path)).toEqual(["/shared/design"]);
+    expect(computeReadPathVolumes(volumes, ["glob:/shared/**"]).map((v) => v.path)).toEqual(["/shared/design", "/shared/finance"]);
+    expect(computeReadPathVolumes(volumes, [])).toEqual([]);
+  });
+});
+
+describe("run snapshot", () => {
+  it("round-trips through ConfigMap data and pins the generations", () => {
+    const snapshot = snapshotOf({ image: "r:1", stages: [{ name: "a" }] }, { security: { taintTracking: true } });
+    const parsed = parseSnapshotData(buildSnapshotData(snapshot));
+    expect(parsed).toEqual({ ok: true, value: snapshot });
+    expect(snapshot.runPolicy.pinned).toEqual({ agentGeneration: 3, policyGeneration: 7 });
+    expect(snapshot.controller.policy).toEqual({ name: "cluster", generation: 7 });
+  });
+
+  it.each([
+    ["missing keys", {}],
+    ["not JSON", { [SNAPSHOT_KEY.runPolicy]: "{", [SNAPSHOT_KEY.runtime]: "{}", [SNAPSHOT_KEY.controller]: "{}" }],
+  ])("refuses %s", (_n, data) => {
+    expect(parseSnapshotData(data).ok).toBe(false);
+  });
+});

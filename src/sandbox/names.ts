@@ -1,0 +1,90 @@
+import { API_VERSION, FIELD_MANAGER, KIND, LABEL } from "../api/constants.ts";
+import { computeHash } from "./hash.ts";
+import type { ObjectMeta, OwnerReference } from "./kube-types.ts";
+
+/** Annotations the operator writes. */
+export const ANNOTATION = {
+  /** Hash of the desired pod spec: pods are immutable, so a different hash means delete and recreate. */
+  specHash: "leviath.dev/spec-hash",
+} as const;
+
+/** Values of the `leviath.dev/component` label. */
+export const COMPONENT = {
+  engine: "engine",
+  sandbox: "sandbox",
+  policy: "run-policy",
+  sidecarIdentity: "sidecar-identity",
+  network: "network-policy",
+  workspace: "workspace",
+} as const;
+
+/** Value of the `leviath.dev/network` label on sandbox pods whose traffic is denied. */
+export const NETWORK_NONE = "none";
+
+/** The identity of a Run, as its children refer to it. */
+export interface RunRef {
+  name: string;
+  namespace: string;
+  uid: string;
+}
+
+const MAX_NAME = 253;
+const MAX_LABEL = 63;
+
+function shorten(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max - 17)}-${computeHash(text)}`;
+}
+
+/** A label value naming `text`: itself when it fits in 63 characters, else a prefix plus a hash. */
+export function buildLabelValue(text: string): string {
+  return shorten(text, MAX_LABEL);
+}
+
+/** The deterministic name of a Run's child: `<run>-<suffix>`, shortened with a hash when too long. */
+export function buildChildName(run: string, suffix: string): string {
+  return `${shorten(run, MAX_NAME - suffix.length - 1)}-${suffix}`;
+}
+
+/** Names of every child of a Run (sandbox pods are named per signature by {@link buildSandboxPodName}). */
+export function buildChildNames(run: string) {
+  return {
+    configMap: buildChildName(run, "policy"),
+    serviceAccount: buildChildName(run, "sidecar"),
+    role: buildChildName(run, "sidecar"),
+    roleBinding: buildChildName(run, "sidecar"),
+    enginePod: buildChildName(run, "engine"),
+    networkPolicy: buildChildName(run, "isolate"),
+    workspace: buildChildName(run, "workspace"),
+  };
+}
+
+/** The name of the warm sandbox pod for one signature. */
+export function buildSandboxPodName(run: string, signature: string): string {
+  return buildChildName(run, `sbx-${signature}`);
+}
+
+/** Labels every child of a Run carries; they select the Run's objects and never carry untrusted text unbounded. */
+export function buildRunLabels(run: string, agent: string, component: string): Record<string, string> {
+  return {
+    [LABEL.run]: buildLabelValue(run),
+    [LABEL.agent]: buildLabelValue(agent),
+    [LABEL.component]: component,
+    [LABEL.managedBy]: FIELD_MANAGER,
+  };
+}
+
+/** The controller owner reference to a Run: garbage collection removes the child with its Run. */
+export function buildOwnerReference(run: RunRef): OwnerReference {
+  return { apiVersion: API_VERSION, kind: KIND.run, name: run.name, uid: run.uid, controller: true, blockOwnerDeletion: true };
+}
+
+/** Metadata of a Run's child. */
+export function buildChildMeta(run: RunRef, agent: string, name: string, component: string, extraLabels: Record<string, string> = {}): ObjectMeta {
+  return {
+    name,
+    namespace: run.namespace,
+    labels: { ...buildRunLabels(run.name, agent, component), ...extraLabels },
+    ownerReferences: [buildOwnerReference(run)],
+  };
+}

@@ -1,0 +1,168 @@
+import { describe, expect, it } from "vitest";
+import { LABEL } from "../api/constants.ts";
+import type { KubeObject, Pod } from "./kube-types.ts";
+import { ANNOTATION, buildChildNames } from "./names.ts";
+import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
+import { buildRunChildren, type RunChildrenInput } from "./run-children.ts";
+import { computeSandboxPlan, hasHostStages } from "./sandbox-plan.ts";
+import { RUN, snapshotOf } from "./test-fixtures.ts";
+import type { RunSnapshot } from "./run-snapshot.ts";
+
+function childrenOf(snapshot: RunSnapshot, over: Partial<RunChildrenInput> = {}): KubeObject[] {
+  const plan = computeSandboxPlan(RUN.name, snapshot.runPolicy);
+  return buildRunChildren({
+    run: RUN, snapshot, settings: DEFAULT_POD_SETTINGS, sandboxes: plan, hostExec: hasHostStages(snapshot.runPolicy), lifecycle: "active", ...over,
+  });
+}
+
+const pods = (objs: KubeObject[]) => objs.filter((o): o is Pod => o.kind === "Pod");
+const byKind = (objs: KubeObject[], kind: string) => objs.filter((o) => o.kind === kind);
+
+/** The Pod Security `restricted` rules a pod spec must satisfy (what the API server's admission checks). */
+function restrictedViolations(pod: Pod): string[] {
+  const v: string[] = [];
+  const psc = pod.spec.securityContext as { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
+  if (psc.runAsNonRoot !== true) v.push("runAsNonRoot");
+  if (!(typeof psc.runAsUser === "number" && psc.runAsUser > 0)) v.push("runAsUser");
+  if (psc.seccompProfile?.type !== "RuntimeDefault") v.push("seccomp");
+  for (const c of pod.spec.containers) {
+    const sc = c.securityContext as { allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[]; add?: string[] }; readOnlyRootFilesystem?: boolean; privileged?: boolean };
+    if (sc.allowPrivilegeEscalation !== false) v.push(`${c.name}: allowPrivilegeEscalation`);
+    if (!sc.capabilities?.drop?.includes("ALL") || sc.capabilities.add?.length) v.push(`${c.name}: capabilities`);
+    if (sc.readOnlyRootFilesystem !== true) v.push(`${c.name}: readOnlyRootFilesystem`);
+    if (sc.privileged) v.push(`${c.name}: privileged`);
+    if (!c.resources.limits["memory"] || !c.resources.limits["cpu"]) v.push(`${c.name}: limits`);
+    if (!c.volumeMounts.some((m) => m.mountPath === "/tmp")) v.push(`${c.name}: no writable /tmp`);
+  }
+  for (const vol of pod.spec.volumes) if ("hostPath" in vol) v.push(`hostPath ${vol.name}`);
+  if (pod.spec.automountServiceAccountToken !== false) v.push("automount");
+  return v;
+}
+
+const containerAgent = { image: "debian:bookworm-slim", network: false };
+
+describe("buildRunChildren", () => {
+  it("builds exactly the expected children for a two-signature agent", () => {
+    const snapshot = snapshotOf({
+      image: "runtime:1",
+      sandbox: { kind: "container", ...containerAgent },
+      stages: [{ name: "survey" }, { name: "build", sandbox: { kind: "container", image: "node:22-slim" } }, { name: "digest" }],
+    });
+    const objs = childrenOf(snapshot);
+    const names = buildChildNames(RUN.name);
+    expect(objs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      `ConfigMap/${names.configMap}`,
+      `PersistentVolumeClaim/${names.workspace}`,
+      `ServiceAccount/${names.serviceAccount}`,
+      `Role/${names.role}`,
+      `RoleBinding/${names.roleBinding}`,
+      `NetworkPolicy/${names.networkPolicy}`,
+      expect.stringMatching(/^Pod\/digest-1-sbx-[0-9a-f]{16}$/),
+      expect.stringMatching(/^Pod\/digest-1-sbx-[0-9a-f]{16}$/),
+      `Pod/${names.enginePod}`,
+    ]);
+    const sandboxes = pods(objs).filter((p) => p.metadata.labels?.[LABEL.component] === "sandbox");
+    expect(sandboxes.map((p) => p.spec.containers[0]!.image)).toEqual(["debian:bookworm-slim", "node:22-slim"]);
+    // survey and digest share the agent block, so they share one warm pod.
+    expect(computeSandboxPlan(RUN.name, snapshot.runPolicy).map((p) => p.stages)).toEqual([["survey", "digest"], ["build"]]);
+    expect(sandboxes[0]!.metadata.labels?.[LABEL.network]).toBe("none");
+    expect(sandboxes[1]!.metadata.labels?.[LABEL.network]).toBeUndefined();
+  });
+
+  it("gives every child our labels and a controller owner reference to the Run", () => {
+    for (const obj of childrenOf(snapshotOf({ image: "runtime:1", sandbox: { kind: "container", image: "alpine:3" } }))) {
+      expect(obj.metadata.namespace).toBe(RUN.namespace);
+      expect(obj.metadata.labels).toMatchObject({ [LABEL.run]: RUN.name, [LABEL.agent]: "notes", [LABEL.managedBy]: "leviath-operator" });
+      expect(obj.metadata.ownerReferences).toEqual([{ apiVersion: "leviath.dev/v1alpha1", kind: "Run", name: RUN.name, uid: RUN.uid, controller: true, blockOwnerDeletion: true }]);
+    }
+  });
+
+  it.each([
+    ["container sandboxes", { image: "r:1", sandbox: { kind: "container" as const, image: "alpine:3" } }],
+    ["a host-only agent", { image: "r:1" }],
+    ["a gvisor stage", { image: "r:1", stages: [{ name: "a", sandbox: { kind: "gvisor" as const, image: "alpine:3" } }] }],
+  ])("every pod of %s passes Pod Security restricted", (_name, agent) => {
+    const all = pods(childrenOf(snapshotOf(agent, { sandbox: { runtimeClasses: { gvisor: "gvisor" } } })));
+    expect(all.length).toBeGreaterThan(0);
+    for (const pod of all) expect(restrictedViolations(pod), pod.metadata.name).toEqual([]);
+  });
+
+  it("keeps the token, the run policy and the read-path volumes out of the agent container", () => {
+    const snapshot = snapshotOf(
+      { image: "r:1", readPaths: { allow: ["/shared/design/**"] }, sandbox: { kind: "container", image: "alpine:3" } },
+      { readPaths: { global: ["glob:/shared/design/**"], volumes: [
+        { path: "/shared/design", volume: { persistentVolumeClaim: { claimName: "design" } } },
+        { path: "/shared/finance", volume: { persistentVolumeClaim: { claimName: "finance" } } },
+      ] } },
+    );
+    const engine = pods(childrenOf(snapshot)).find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!;
+    const [agent, sidecar] = engine.spec.containers;
+    expect(agent!.volumeMounts.map((m) => m.name).sort()).toEqual(["agent-tmp", "runtime-config", "workspace"]);
+    expect(sidecar!.volumeMounts.map((m) => m.mountPath)).toEqual(expect.arrayContaining(["/var/run/secrets/kubernetes.io/serviceaccount", "/shared/design"]));
+    expect(sidecar!.volumeMounts.map((m) => m.mountPath)).not.toContain("/shared/finance");
+    expect(sidecar!.volumeMounts.find((m) => m.mountPath === "/shared/design")!.readOnly).toBe(true);
+    expect(engine.spec.automountServiceAccountToken).toBe(false);
+    expect(engine.spec.serviceAccountName).toBe(buildChildNames(RUN.name).serviceAccount);
+    const sandbox = pods(childrenOf(snapshot)).find((p) => p.metadata.labels?.[LABEL.component] === "sandbox")!;
+    expect(sandbox.spec.volumes.map((v) => v.name)).toEqual(["workspace", "tmp"]);
+    expect(sandbox.spec.serviceAccountName).toBeUndefined();
+  });
+
+  it("mounts the workspace at the same path in every pod", () => {
+    const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3" } }, undefined, { workspace: { mountPath: "/work/notes", claimName: "repo" } });
+    const objs = childrenOf(snapshot);
+    expect(byKind(objs, "PersistentVolumeClaim")).toEqual([]);
+    for (const pod of pods(objs)) {
+      for (const c of pod.spec.containers) expect(c.volumeMounts).toContainEqual({ name: "workspace", mountPath: "/work/notes" });
+      expect(pod.spec.volumes).toContainEqual({ name: "workspace", persistentVolumeClaim: { claimName: "repo" } });
+    }
+  });
+
+  it("lets the sidecar exec into exactly the run's sandbox pods, plus the engine pod only for host stages", () => {
+    const sandboxed = childrenOf(snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3" } }));
+    const role = byKind(sandboxed, "Role")[0] as KubeObject & { rules: { resources: string[]; resourceNames?: string[] }[] };
+    const exec = role.rules.find((r) => r.resources.includes("pods/exec"))!;
+    expect(exec.resourceNames).toEqual(pods(sandboxed).filter((p) => p.metadata.labels?.[LABEL.component] === "sandbox").map((p) => p.metadata.name));
+    const host = childrenOf(snapshotOf({ image: "r:1" }));
+    const hostRole = byKind(host, "Role")[0] as typeof role;
+    expect(hostRole.rules.find((r) => r.resources.includes("pods/exec"))!.resourceNames).toEqual([buildChildNames(RUN.name).enginePod]);
+    for (const rule of [...role.rules, ...hostRole.rules]) {
+      if (rule.resources.some((r) => r.startsWith("pods"))) expect(rule.resourceNames?.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("writes no NetworkPolicy when every sandbox keeps its network", () => {
+    expect(byKind(childrenOf(snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3" } })), "NetworkPolicy")).toEqual([]);
+  });
+
+  it("drops the pods and the sidecar identity once the run is over", () => {
+    const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3", network: false } });
+    expect(childrenOf(snapshot, { lifecycle: "stopped" }).map((o) => o.kind)).toEqual(["ConfigMap", "PersistentVolumeClaim"]);
+    expect(childrenOf(snapshot, { lifecycle: "finished" }).map((o) => o.kind)).toEqual(["ConfigMap", "PersistentVolumeClaim", "Pod"]);
+  });
+
+  it("is deterministic, and the spec hash follows the pod spec", () => {
+    const agent = { image: "r:1", sandbox: { kind: "container" as const, image: "alpine:3" } };
+    expect(childrenOf(snapshotOf(agent))).toEqual(childrenOf(snapshotOf(agent)));
+    const hash = (objs: KubeObject[]) => pods(objs).map((p) => p.metadata.annotations?.[ANNOTATION.specHash]);
+    const a = hash(childrenOf(snapshotOf(agent)));
+    const b = hash(childrenOf(snapshotOf({ ...agent, image: "r:2" })));
+    expect(a[0]).toBe(b[0]);
+    expect(a[1]).not.toBe(b[1]);
+  });
+
+  it("puts pods of a stronger kind on the admin's runtime class", () => {
+    const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "microvm", image: "alpine:3" } }, { sandbox: { runtimeClasses: { microvm: "kata" } } });
+    const sandbox = pods(childrenOf(snapshot)).find((p) => p.metadata.labels?.[LABEL.component] === "sandbox")!;
+    expect(sandbox.spec.runtimeClassName).toBe("kata");
+    expect(sandbox.spec.containers[0]!.command).toEqual(["sleep", "infinity"]);
+  });
+});
+
+describe("computeSandboxPlan", () => {
+  it("reports a container sandbox with no image as a problem known before any pod exists", () => {
+    const plan = computeSandboxPlan(RUN.name, snapshotOf({ image: "r:1", sandbox: { kind: "container" } }).runPolicy);
+    expect(plan).toHaveLength(1);
+    expect(plan[0]!.problem).toBe("container sandbox requires an `image`");
+  });
+});

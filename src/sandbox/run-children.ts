@@ -1,0 +1,54 @@
+import type { KubeObject, Pod } from "./kube-types.ts";
+import { buildChildNames, type RunRef } from "./names.ts";
+import type { PodSettings } from "./pod-settings.ts";
+import { buildEnginePod, buildSandboxPod, type WorkspaceMount } from "./pods.ts";
+import { buildNetworkPolicy, buildPolicyConfigMap, buildRole, buildRoleBinding, buildServiceAccount, buildWorkspaceClaim } from "./run-objects.ts";
+import type { RunSnapshot } from "./run-snapshot.ts";
+import type { SandboxPlan } from "./sandbox-plan.ts";
+
+/** What the controller decided about the run before building: which sandboxes to keep and where commands may run. */
+export interface RunChildrenInput {
+  run: RunRef;
+  snapshot: RunSnapshot;
+  settings: PodSettings;
+  /** The sandboxes to run now (not the unavailable ones, not those that fell back to the engine pod). */
+  sandboxes: readonly SandboxPlan[];
+  /** Commands run in the engine pod for some stage (kind `none`, or a `warn` fallback). */
+  hostExec: boolean;
+  /** `active`: everything; `finished`: keep the engine pod that ended by itself; `stopped`: no pods at all. */
+  lifecycle: "active" | "finished" | "stopped";
+}
+
+/** The workspace every pod of the run mounts. */
+export function buildWorkspaceMount(run: RunRef, snapshot: RunSnapshot): WorkspaceMount {
+  const ws = snapshot.controller.workspace;
+  return {
+    claimName: ws.claimName ?? buildChildNames(run.name).workspace,
+    mountPath: ws.mountPath,
+    sameNode: ws.accessMode === "ReadWriteOnce",
+  };
+}
+
+/**
+ * Every child the run should have right now, in the order they must be written: identity and network policy
+ * before the pods they govern, sandbox pods before the engine that execs into them. The ConfigMap comes first.
+ */
+export function buildRunChildren(input: RunChildrenInput): KubeObject[] {
+  const { run, snapshot, settings } = input;
+  const agent = snapshot.controller.agent.name;
+  const ws = snapshot.controller.workspace;
+  const workspace = buildWorkspaceMount(run, snapshot);
+  const out: KubeObject[] = [buildPolicyConfigMap(run, snapshot)];
+  if (!ws.claimName) out.push(buildWorkspaceClaim(run, agent, ws));
+  if (input.lifecycle !== "active") {
+    if (input.lifecycle === "finished") out.push(buildEnginePod(run, snapshot, workspace, settings));
+    return out;
+  }
+  const engine = buildEnginePod(run, snapshot, workspace, settings);
+  const execTargets = [...input.sandboxes.map((s) => s.pod), ...(input.hostExec ? [engine.metadata.name] : [])];
+  out.push(buildServiceAccount(run, agent), buildRole(run, agent, execTargets), buildRoleBinding(run, agent));
+  if (input.sandboxes.some((s) => !s.network)) out.push(buildNetworkPolicy(run, agent));
+  const pods: Pod[] = input.sandboxes.map((s) => buildSandboxPod(run, agent, s, snapshot.controller.sandboxMounts, workspace, settings));
+  out.push(...pods, engine);
+  return out;
+}

@@ -1,0 +1,81 @@
+import { GROUP, LABEL } from "../api/constants.ts";
+import { PLURAL } from "../api/crd-definitions.ts";
+import type { KubeObject } from "./kube-types.ts";
+import { buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, NETWORK_NONE, type RunRef } from "./names.ts";
+import { buildSnapshotData, type RunSnapshot } from "./run-snapshot.ts";
+
+/** The immutable ConfigMap that pins a run: its resolved policy (sidecar), blueprint (runtime) and generations. */
+export function buildPolicyConfigMap(run: RunRef, snapshot: RunSnapshot): KubeObject {
+  const meta = buildChildMeta(run, snapshot.controller.agent.name, buildChildNames(run.name).configMap, COMPONENT.policy);
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: meta, immutable: true, data: buildSnapshotData(snapshot) };
+}
+
+/** The sidecar's identity: a per-Run ServiceAccount whose token is mounted into the sidecar container only. */
+export function buildServiceAccount(run: RunRef, agent: string): KubeObject {
+  const meta = buildChildMeta(run, agent, buildChildNames(run.name).serviceAccount, COMPONENT.sidecarIdentity);
+  return { apiVersion: "v1", kind: "ServiceAccount", metadata: meta, automountServiceAccountToken: false };
+}
+
+/**
+ * What the sidecar may do: exec into exactly this run's pods (named, never all pods), read and report on its own
+ * Run, and read Approvals. A rule with no pod names is left out, since an empty `resourceNames` means every pod.
+ */
+export function buildRole(run: RunRef, agent: string, execTargets: readonly string[]): KubeObject {
+  const pods = [...execTargets].sort();
+  const rules: Record<string, unknown>[] = [];
+  if (pods.length > 0) {
+    rules.push({ apiGroups: [""], resources: ["pods"], verbs: ["get"], resourceNames: pods });
+    rules.push({ apiGroups: [""], resources: ["pods/exec"], verbs: ["create", "get"], resourceNames: pods });
+  }
+  rules.push({ apiGroups: [GROUP], resources: [PLURAL.run], verbs: ["get"], resourceNames: [run.name] });
+  rules.push({ apiGroups: [GROUP], resources: [`${PLURAL.run}/status`], verbs: ["get", "patch"], resourceNames: [run.name] });
+  rules.push({ apiGroups: [GROUP], resources: [PLURAL.approval], verbs: ["get", "list", "watch"] });
+  rules.push({ apiGroups: [GROUP], resources: [`${PLURAL.approval}/status`], verbs: ["patch"] });
+  const meta = buildChildMeta(run, agent, buildChildNames(run.name).role, COMPONENT.sidecarIdentity);
+  return { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: meta, rules };
+}
+
+/** Binds the run's Role to the run's ServiceAccount, nothing else. */
+export function buildRoleBinding(run: RunRef, agent: string): KubeObject {
+  const names = buildChildNames(run.name);
+  const meta = buildChildMeta(run, agent, names.roleBinding, COMPONENT.sidecarIdentity);
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: meta,
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: names.role },
+    subjects: [{ kind: "ServiceAccount", name: names.serviceAccount, namespace: run.namespace }],
+  };
+}
+
+/**
+ * `network = false`: deny all ingress and egress for this run's sandbox pods labelled `network: none` (loopback
+ * still works and DNS is blocked, as with `--network none`). Enforcement depends on the cluster's CNI.
+ */
+export function buildNetworkPolicy(run: RunRef, agent: string): KubeObject {
+  const meta = buildChildMeta(run, agent, buildChildNames(run.name).networkPolicy, COMPONENT.network);
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: meta,
+    spec: {
+      podSelector: { matchLabels: { [LABEL.run]: buildLabelValue(run.name), [LABEL.network]: NETWORK_NONE } },
+      policyTypes: ["Ingress", "Egress"],
+    },
+  };
+}
+
+/** The per-Run workspace claim, when the Run names no claim of its own. */
+export function buildWorkspaceClaim(run: RunRef, agent: string, ws: { size: string; accessMode: string; storageClassName?: string }): KubeObject {
+  const meta = buildChildMeta(run, agent, buildChildNames(run.name).workspace, COMPONENT.workspace);
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: meta,
+    spec: {
+      accessModes: [ws.accessMode],
+      resources: { requests: { storage: ws.size } },
+      ...(ws.storageClassName ? { storageClassName: ws.storageClassName } : {}),
+    },
+  };
+}

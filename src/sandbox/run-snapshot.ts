@@ -1,0 +1,117 @@
+import { z } from "zod";
+import type { AgentSpec } from "../api/agent.ts";
+import { VerbatimSchema } from "../api/common.ts";
+import { EMPTY_POLICY, PolicyMountSchema, type LeviathPolicySpec } from "../api/policy.ts";
+import { WorkspaceSchema, type RunSpec } from "../api/run.ts";
+import { RUN_MODES, RunPolicySchema, type RunPolicy } from "../api/run-policy.ts";
+import { buildRunPolicy } from "../policy/run-policy.ts";
+import { computeReadPathVolumes } from "./read-path-volumes.ts";
+
+/** Keys of the run's ConfigMap: what the sidecar reads, what the runtime reads, what the controller pins. */
+export const SNAPSHOT_KEY = { runPolicy: "run-policy.json", runtime: "runtime.json", controller: "controller.json" } as const;
+
+/** What the controller pins at start besides the run policy: generations, image and the volumes backing mounts. */
+export const ControllerSnapshotSchema = z.strictObject({
+  version: z.literal(1),
+  agent: z.strictObject({ name: z.string().min(1), generation: z.number().int().min(0), image: z.string().min(1) }),
+  policy: z.strictObject({ name: z.string().min(1), generation: z.number().int().min(0).optional() }),
+  sandboxMounts: z.array(PolicyMountSchema),
+  readPathVolumes: z.array(PolicyMountSchema),
+  /** The workspace as requested at start: a claim is immutable, so later edits of the Run do not move it. */
+  workspace: WorkspaceSchema,
+});
+
+/** What the agent runtime reads: the blueprint as written and the run's request. */
+export const RuntimeSnapshotSchema = z.strictObject({
+  agent: VerbatimSchema,
+  run: z.strictObject({
+    task: z.string().optional(),
+    inputs: z.record(z.string(), z.string()).optional(),
+    mode: z.enum(RUN_MODES),
+    runtime: VerbatimSchema.optional(),
+  }),
+});
+
+/** Everything a Run is pinned to, as stored in its immutable ConfigMap. */
+export interface RunSnapshot {
+  controller: z.infer<typeof ControllerSnapshotSchema>;
+  runtime: z.infer<typeof RuntimeSnapshotSchema>;
+  runPolicy: RunPolicy;
+}
+
+/** The inputs of a fresh snapshot. */
+export interface SnapshotInput {
+  agent: { name: string; namespace: string; generation: number; spec: AgentSpec; written: Record<string, unknown> };
+  policy: { name: string; generation?: number; spec: LeviathPolicySpec } | undefined;
+  run: RunSpec;
+  defaultRuntimeImage?: string;
+}
+
+/** A snapshot, or why none can be made (a terminal condition of the Run). */
+export type SnapshotResult = { ok: true; value: RunSnapshot } | { ok: false; reason: "NoRuntimeImage"; message: string };
+
+/** Resolve the run once: the run policy and everything else the Run's children are built from. */
+export function buildRunSnapshot(input: SnapshotInput): SnapshotResult {
+  const { agent, run } = input;
+  const image = agent.spec.image ?? input.defaultRuntimeImage;
+  if (!image) {
+    return { ok: false, reason: "NoRuntimeImage", message: `Agent '${agent.name}' names no runtime image (spec.image) and the controller has no default` };
+  }
+  const policySpec = input.policy?.spec ?? EMPTY_POLICY;
+  const runPolicy = buildRunPolicy(agent.spec, { key: `${agent.namespace}/${agent.name}`, name: agent.name }, policySpec, {
+    mode: run.mode,
+    allow: run.allowTools,
+    agentGeneration: agent.generation,
+    ...(input.policy?.generation !== undefined ? { policyGeneration: input.policy.generation } : {}),
+  });
+  const usedMounts = new Set(runPolicy.stages.flatMap((s) => (s.sandbox.kind === "none" ? [] : s.sandbox.mounts)));
+  const grants = [...runPolicy.readPaths.granted, ...(runPolicy.readPaths.allowBlueprintReadPaths ? runPolicy.readPaths.declared : [])];
+  return {
+    ok: true,
+    value: {
+      runPolicy,
+      runtime: {
+        agent: agent.written,
+        run: {
+          mode: run.mode,
+          ...(run.task !== undefined ? { task: run.task } : {}),
+          ...(run.inputs ? { inputs: run.inputs } : {}),
+          ...(run.runtime ? { runtime: run.runtime } : {}),
+        },
+      },
+      controller: {
+        version: 1,
+        agent: { name: agent.name, generation: agent.generation, image },
+        policy: { name: input.policy?.name ?? "cluster", ...(input.policy?.generation !== undefined ? { generation: input.policy.generation } : {}) },
+        sandboxMounts: (policySpec.sandbox?.mounts ?? []).filter((m) => usedMounts.has(m.path) && m.volume !== undefined),
+        readPathVolumes: computeReadPathVolumes(policySpec.readPaths.volumes ?? [], grants),
+        workspace: run.workspace,
+      },
+    },
+  };
+}
+
+/** The ConfigMap data holding a snapshot (stable JSON, so the same snapshot is the same bytes). */
+export function buildSnapshotData(snapshot: RunSnapshot): Record<string, string> {
+  return {
+    [SNAPSHOT_KEY.runPolicy]: `${JSON.stringify(snapshot.runPolicy, null, 2)}\n`,
+    [SNAPSHOT_KEY.runtime]: `${JSON.stringify(snapshot.runtime, null, 2)}\n`,
+    [SNAPSHOT_KEY.controller]: `${JSON.stringify(snapshot.controller, null, 2)}\n`,
+  };
+}
+
+/** Read a snapshot back from ConfigMap data; an unreadable one is reported, never guessed at. */
+export function parseSnapshotData(data: Record<string, string> | undefined): { ok: true; value: RunSnapshot } | { ok: false; message: string } {
+  try {
+    const read = (key: string): unknown => JSON.parse(data?.[key] ?? "null");
+    const runPolicy = RunPolicySchema.safeParse(read(SNAPSHOT_KEY.runPolicy));
+    const runtime = RuntimeSnapshotSchema.safeParse(read(SNAPSHOT_KEY.runtime));
+    const controller = ControllerSnapshotSchema.safeParse(read(SNAPSHOT_KEY.controller));
+    if (!runPolicy.success) return { ok: false, message: `${SNAPSHOT_KEY.runPolicy}: ${runPolicy.error.issues[0]?.message ?? "invalid"}` };
+    if (!runtime.success) return { ok: false, message: `${SNAPSHOT_KEY.runtime}: ${runtime.error.issues[0]?.message ?? "invalid"}` };
+    if (!controller.success) return { ok: false, message: `${SNAPSHOT_KEY.controller}: ${controller.error.issues[0]?.message ?? "invalid"}` };
+    return { ok: true, value: { runPolicy: runPolicy.data, runtime: runtime.data, controller: controller.data } };
+  } catch (err) {
+    return { ok: false, message: `not JSON: ${(err as Error).message}` };
+  }
+}

@@ -1,0 +1,99 @@
+// Agents validated against the LeviathPolicy by the operator: upstream's finding codes on status, a policy change
+// re-evaluating every Agent, an invalid policy keeping the last valid one, Runs waiting for what they lack.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
+import { childrenOf, conditionOf, createAgent, createRun, OURS, readCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
+
+let namespace = "";
+let op: TestOperator;
+
+beforeAll(async () => {
+  await installCrds("crds/");
+  namespace = await createRestrictedNamespace("agents");
+  op = await startTestOperator();
+});
+
+afterAll(async () => {
+  await op?.stop();
+  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
+  if (namespace) await deleteNamespace(namespace);
+});
+
+async function waitForAgent(name: string, check: (a: Custom) => boolean, description: string): Promise<Custom> {
+  return waitFor(async () => {
+    const a = await readCustom("agents", namespace, name);
+    return check(a) ? a : undefined;
+  }, { timeoutMs: 30_000, description });
+}
+
+async function applyPolicy(spec: Record<string, unknown>): Promise<void> {
+  const { objects } = testCluster();
+  await objects.patch({ apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec }, undefined, undefined, "leviath-test", true, "application/apply-patch+yaml");
+}
+
+describe("an Agent", () => {
+  it("with a regex read path that escapes its anchors reports the finding that names it, and its Runs wait", async () => {
+    await createAgent(namespace, "escaper", { image: "r:1", readPaths: { allow: ["/data/ok", "regex:/x)|(.*"] } });
+    const agent = await waitForAgent("escaper", (a) => a.status?.valid === false, "the Agent to be found invalid");
+    expect(agent.status?.findings).toEqual([{
+      severity: "error",
+      code: "invalid-blueprint",
+      message: "spec.readPaths.allow[1]: read_paths entry 'regex:/x)|(.*': regex escapes its anchors (unbalanced ')' or verbose-mode comment); write one complete pattern",
+    }]);
+    expect(conditionOf(agent, "Valid")).toMatchObject({ status: "False", reason: "InvalidSpec" });
+
+    await createRun(namespace, "escaper-run", { agentRef: { name: "escaper" } });
+    const run = await waitFor(async () => {
+      const r = await readCustom("runs", namespace, "escaper-run");
+      return r.status?.phase ? r : undefined;
+    }, { description: "the Run's status" });
+    expect(run.status?.phase).toBe("Pending");
+    expect(conditionOf(run, "PolicyResolved")).toMatchObject({ status: "False", reason: "InvalidSpec" });
+    expect(conditionOf(run, "PolicyResolved")?.message).toContain("regex escapes its anchors");
+    expect(await childrenOf(namespace, "escaper-run")).toEqual([]);
+  });
+
+  it("is re-evaluated when the policy changes, with grants keyed by namespace/name", async () => {
+    await createAgent(namespace, "reader", { image: "r:1", readPaths: { allow: ["/data/design", "glob:/data/finance/**"] } });
+    await waitForAgent("reader", (a) => (a.status?.readPaths as { display?: string } | undefined)?.display === "0/2", "0/2 granted");
+    await applyPolicy({ readPaths: { perAgent: { [`${namespace}/reader`]: ["/data/design"], [`${namespace}/someone-else`]: ["glob:/data/finance/**"] } } });
+    const agent = await waitForAgent("reader", (a) => (a.status?.readPaths as { display?: string } | undefined)?.display === "1/2", "1/2 granted after the policy change");
+    expect(agent.status?.policyGeneration).toBe(1);
+    expect((agent.status?.findings as { code: string; message: string }[])[0]).toEqual(expect.objectContaining({
+      code: "read-paths-not-granted",
+      message: "your config does not grant glob:/data/finance/**: reads matching them will be refused",
+    }));
+  });
+
+  it("keeps the last valid policy when the policy becomes invalid, and says so on the policy", async () => {
+    // The CRD cannot check map keys; the controller's parse does, and refuses the whole object.
+    await applyPolicy({ readPaths: { perAgent: { "Not A Key": ["/x"] } } });
+    const policy = await waitFor(async () => {
+      const p = (await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as Custom;
+      return conditionOf(p, "Valid")?.status === "False" ? p : undefined;
+    }, { description: "the policy to be reported invalid" });
+    expect(conditionOf(policy, "Valid")?.message).toMatch(/^spec\.readPaths\.perAgent\.Not A Key: .*; generation 1 stays in force$/);
+    await new Promise((r) => setTimeout(r, 500));
+    const agent = await readCustom("agents", namespace, "reader");
+    expect(agent.status?.policyGeneration).toBe(1);
+    expect((agent.status?.readPaths as { display: string }).display).toBe("1/2");
+  });
+
+  it("lets a Run created before its Agent start once the Agent exists", async () => {
+    await createRun(namespace, "early", { agentRef: { name: "late" } });
+    const waiting = await waitFor(async () => {
+      const r = await readCustom("runs", namespace, "early");
+      return r.status?.phase ? r : undefined;
+    }, { description: "the early Run's status" });
+    expect(conditionOf(waiting, "PolicyResolved")).toMatchObject({ status: "False", reason: "AgentNotFound" });
+    await createAgent(namespace, "late", { image: "r:1" });
+    const run = await waitFor(async () => {
+      const r = await readCustom("runs", namespace, "early");
+      return conditionOf(r, "PolicyResolved")?.status === "True" ? r : undefined;
+    }, { description: "the early Run to resolve" });
+    expect(run.status?.policy).toEqual({ name: "cluster", generation: 1 });
+    expect(conditionOf(run, "SandboxReady")).toMatchObject({ status: "True", reason: "NoSandbox" });
+    const refs = (await childrenOf(namespace, "early")).map((c) => c.ref);
+    expect(refs).toEqual(["ConfigMap/early-policy", "PersistentVolumeClaim/early-workspace", "Pod/early-engine", "Role/early-sidecar", "RoleBinding/early-sidecar", "ServiceAccount/early-sidecar"]);
+  });
+});

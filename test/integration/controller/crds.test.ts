@@ -1,0 +1,101 @@
+// The generated CRDs, as the real API server serves them: strict unknown-field rejection that names the field,
+// admission rules the schema carries, list-maps, the status subresource and printer columns.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRestrictedNamespace, deleteNamespace, expectApiError, installCrds, kubectl, testCluster } from "../harness/index.ts";
+import { OURS } from "./operator-harness.ts";
+
+let namespace = "";
+
+beforeAll(async () => {
+  const applied = await installCrds("crds/");
+  expect(applied.map((o) => o.metadata?.name).sort()).toEqual([
+    "agents.leviath.dev", "approvals.leviath.dev", "leviathpolicies.leviath.dev", "runs.leviath.dev",
+  ]);
+  namespace = await createRestrictedNamespace("crds");
+});
+
+afterAll(async () => {
+  if (namespace) await deleteNamespace(namespace);
+});
+
+const agent = (name: string, spec: Record<string, unknown>) => ({ apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name, namespace }, spec });
+
+describe("the CRDs", () => {
+  it("reject an unknown sandbox key under strict field validation, naming it", async () => {
+    const { custom } = testCluster();
+    const typo = agent("typo", { sandbox: { kind: "container", netwrok: false } });
+    const err = await expectApiError(custom.createNamespacedCustomObject({ ...OURS.agents, namespace, body: typo, fieldValidation: "Strict" }));
+    expect(err.code).toBe(400);
+    expect(err.message).toContain('unknown field "spec.sandbox.netwrok"');
+
+    // kubectl validates strictly by default, so a person applying the file sees the same refusal.
+    const yaml = JSON.stringify(typo);
+    const applied = await kubectl(["apply", "--server-side", "-f", "-"], { input: yaml, allowFailure: true });
+    expect(applied.exitCode).not.toBe(0);
+    expect(applied.stderr).toContain("spec.sandbox.netwrok");
+  });
+
+  it("prunes an unknown field when validation is off, so it can never loosen a sandbox", async () => {
+    const { custom } = testCluster();
+    const created = (await custom.createNamespacedCustomObject({
+      ...OURS.agents, namespace, body: agent("pruned", { sandbox: { kind: "container", image: "alpine:3", netwrok: false } }), fieldValidation: "Ignore",
+    })) as { spec: { sandbox: Record<string, unknown> } };
+    expect(created.spec.sandbox).toEqual({ kind: "container", image: "alpine:3" });
+  });
+
+  it("keep the runtime's verbatim tables as written", async () => {
+    const { custom } = testCluster();
+    const created = (await custom.createNamespacedCustomObject({
+      ...OURS.agents, namespace, fieldValidation: "Strict",
+      body: agent("verbatim", { blueprint: { context: { regions: [{ name: "notes", max_tokens: 4000 }] } }, stages: [{ name: "a", runtime: { mode: "autonomous", max_iterations: 5 } }] }),
+    })) as { spec: { blueprint: unknown; stages: { runtime: unknown }[] } };
+    expect(created.spec.blueprint).toEqual({ context: { regions: [{ name: "notes", max_tokens: 4000 }] } });
+    expect(created.spec.stages[0]!.runtime).toEqual({ mode: "autonomous", max_iterations: 5 });
+  });
+
+  it("reject what the schema types forbid, naming the field", async () => {
+    const { custom } = testCluster();
+    const err = await expectApiError(custom.createNamespacedCustomObject({ ...OURS.agents, namespace, body: agent("bad-kind", { sandbox: { kind: "docker" } }) }));
+    expect(err.code).toBe(422);
+    expect(err.message).toContain("spec.sandbox.kind");
+    expect(err.message).toContain('"docker"');
+  });
+
+  it("serve stages as a list-map: a duplicate stage name is refused", async () => {
+    const { custom } = testCluster();
+    const err = await expectApiError(custom.createNamespacedCustomObject({ ...OURS.agents, namespace, body: agent("dup", { stages: [{ name: "a" }, { name: "a" }] }) }));
+    expect(err.code).toBe(422);
+    expect(err.message).toMatch(/spec\.stages\[1\]: Duplicate value/);
+  });
+
+  it("refuse an Agent whose self-declared name differs from its object name", async () => {
+    const { custom } = testCluster();
+    const err = await expectApiError(custom.createNamespacedCustomObject({ ...OURS.agents, namespace, body: agent("cto", { agent: { name: "trusted-agent" } }) }));
+    expect(err.code).toBe(422);
+    expect(err.message).toContain("spec.agent.name must equal metadata.name");
+  });
+
+  it("keep the LeviathPolicy a singleton named cluster", async () => {
+    const { custom } = testCluster();
+    const err = await expectApiError(custom.createClusterCustomObject({ ...OURS.policies, body: { apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "other" }, spec: {} } }));
+    expect(err.code).toBe(422);
+    expect(err.message).toContain("singleton named 'cluster'");
+  });
+
+  it("print the columns a person wants", async () => {
+    const { custom } = testCluster();
+    await custom.createNamespacedCustomObject({ ...OURS.runs, namespace, body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: "r1" }, spec: { agentRef: { name: "verbatim" } } } });
+    const runs = await kubectl(["get", "runs", "-n", namespace]);
+    expect(runs.stdout.split("\n")[0]).toMatch(/^NAME\s+AGENT\s+PHASE\s+STAGE\s+TAINT\s+AGE$/);
+    const agents = await kubectl(["get", "agents", "-n", namespace]);
+    expect(agents.stdout.split("\n")[0]).toMatch(/^NAME\s+VALID\s+READS\s+STAGES\s+AGE$/);
+  });
+
+  it("keep status behind its subresource: a spec write cannot set it", async () => {
+    const { custom } = testCluster();
+    const created = (await custom.createNamespacedCustomObject({
+      ...OURS.runs, namespace, body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: "r2" }, spec: { agentRef: { name: "x" } }, status: { phase: "Succeeded" } },
+    })) as { status?: unknown };
+    expect(created.status).toBeUndefined();
+  });
+});

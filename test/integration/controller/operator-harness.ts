@@ -1,0 +1,100 @@
+// Helpers of the controller's integration tests: an in-process operator against the test cluster, with its
+// log lines kept for assertions, and small readers for our objects.
+import { Writable } from "node:stream";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { startOperator, type Operator } from "../../../src/controller/operator.ts";
+import { createKubeClient } from "../../../src/kube/client.ts";
+import { createLogger } from "../../../src/log/logger.ts";
+import { DEFAULT_POD_SETTINGS, type PodSettings } from "../../../src/sandbox/pod-settings.ts";
+import { apiError, testCluster } from "../harness/index.ts";
+
+/** An operator running in this process, and every JSON line it logged. */
+export interface TestOperator {
+  operator: Operator;
+  logs: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/** Start the operator in-process against the test cluster (no leader election, no listeners). */
+export async function startTestOperator(settings: Partial<PodSettings> = {}): Promise<TestOperator> {
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const operator = await startOperator({
+    client: createKubeClient(testCluster().kc),
+    settings: { ...DEFAULT_POD_SETTINGS, sidecarImage: "registry.example/leviath:test", ...settings },
+    workers: 4,
+    log: createLogger("debug", sink),
+  });
+  return { operator, logs, stop: () => operator.stop() };
+}
+
+/** Our resources' REST coordinates, for the custom-objects client. */
+export const OURS = {
+  agents: { group: "leviath.dev", version: "v1alpha1", plural: "agents" },
+  runs: { group: "leviath.dev", version: "v1alpha1", plural: "runs" },
+  policies: { group: "leviath.dev", version: "v1alpha1", plural: "leviathpolicies" },
+} as const;
+
+/** A custom object as read back. */
+export type Custom = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> & { conditions?: { type: string; status: string; reason: string; message: string }[] } };
+
+/** Create an Agent. */
+export async function createAgent(namespace: string, name: string, spec: Record<string, unknown>): Promise<Custom> {
+  return (await testCluster().custom.createNamespacedCustomObject({ ...OURS.agents, namespace, body: { apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name }, spec } })) as Custom;
+}
+
+/** Create a Run. */
+export async function createRun(namespace: string, name: string, spec: Record<string, unknown>): Promise<Custom> {
+  return (await testCluster().custom.createNamespacedCustomObject({ ...OURS.runs, namespace, body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name }, spec } })) as Custom;
+}
+
+/** Read one of our namespaced objects. */
+export async function readCustom(kind: "agents" | "runs", namespace: string, name: string): Promise<Custom> {
+  return (await testCluster().custom.getNamespacedCustomObject({ ...OURS[kind], namespace, name })) as Custom;
+}
+
+/** A merge patch of one of our objects (spec or metadata). */
+export async function patchCustom(kind: "agents" | "runs", namespace: string, name: string, patch: Record<string, unknown>): Promise<Custom> {
+  const { objects } = testCluster();
+  const apiVersion = "leviath.dev/v1alpha1";
+  const { metadata, ...rest } = patch as { metadata?: Record<string, unknown> };
+  const body = { apiVersion, kind: kind === "agents" ? "Agent" : "Run", metadata: { ...metadata, name, namespace }, ...rest };
+  return (await objects.patch(body, undefined, undefined, "leviath-test", undefined, "application/merge-patch+json")) as Custom;
+}
+
+/** The condition of `type` on an object's status. */
+export function conditionOf(obj: Custom, type: string) {
+  return obj.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Every child of a Run that carries our run label, as `Kind/name`, sorted. */
+export async function childrenOf(namespace: string, run: string): Promise<{ ref: string; obj: KubernetesObject }[]> {
+  const { objects } = testCluster();
+  const selector = `leviath.dev/run=${run}`;
+  const kinds: [string, string][] = [
+    ["v1", "Pod"], ["v1", "ConfigMap"], ["v1", "ServiceAccount"], ["v1", "PersistentVolumeClaim"],
+    ["rbac.authorization.k8s.io/v1", "Role"], ["rbac.authorization.k8s.io/v1", "RoleBinding"], ["networking.k8s.io/v1", "NetworkPolicy"],
+  ];
+  const out: { ref: string; obj: KubernetesObject }[] = [];
+  for (const [apiVersion, kind] of kinds) {
+    const list = await objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, selector);
+    for (const obj of list.items) if (!obj.metadata?.deletionTimestamp) out.push({ ref: `${kind}/${obj.metadata?.name}`, obj });
+  }
+  return out.sort((a, b) => (a.ref < b.ref ? -1 : 1));
+}
+
+/** Whether reading throws 404. */
+export async function isGone(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return false;
+  } catch (error) {
+    if (apiError(error)?.code === 404) return true;
+    throw error;
+  }
+}

@@ -1,0 +1,151 @@
+// A Run reconciled by the operator (in this process) against the real API server: exactly the expected children,
+// all admitted by Pod Security `restricted`, a second pass that writes nothing, pinning, garbage collection.
+import type { V1Pod } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
+import { childrenOf, conditionOf, createAgent, createRun, isGone, patchCustom, readCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
+
+let namespace = "";
+let op: TestOperator;
+
+const AGENT = {
+  image: "registry.example/runtime:1",
+  sandbox: { kind: "container", image: "debian:bookworm-slim", network: false },
+  readPaths: { allow: ["/data/design"] },
+  stages: [
+    { name: "survey" },
+    { name: "build", sandbox: { kind: "container", image: "node:22-slim" } },
+    { name: "digest" },
+  ],
+};
+
+beforeAll(async () => {
+  await installCrds("crds/");
+  namespace = await createRestrictedNamespace("runs");
+  op = await startTestOperator();
+});
+
+afterAll(async () => {
+  await op?.stop();
+  if (namespace) await deleteNamespace(namespace);
+});
+
+async function waitForRun(name: string, check: (run: Custom) => boolean, description: string): Promise<Custom> {
+  return waitFor(async () => {
+    const run = await readCustom("runs", namespace, name);
+    return check(run) ? run : undefined;
+  }, { timeoutMs: 30_000, description });
+}
+
+const expectedChildren = (run: string) => [
+  "ConfigMap/" + `${run}-policy`,
+  "NetworkPolicy/" + `${run}-isolate`,
+  "PersistentVolumeClaim/" + `${run}-workspace`,
+  `Pod/${run}-engine`,
+  expect.stringMatching(new RegExp(`^Pod/${run}-sbx-[0-9a-f]{16}$`)),
+  expect.stringMatching(new RegExp(`^Pod/${run}-sbx-[0-9a-f]{16}$`)),
+  `Role/${run}-sidecar`,
+  `RoleBinding/${run}-sidecar`,
+  `ServiceAccount/${run}-sidecar`,
+];
+
+describe("a Run", () => {
+  it("becomes exactly the expected children, every pod admitted in a restricted namespace", async () => {
+    await createAgent(namespace, "notes", AGENT);
+    const created = await createRun(namespace, "digest-1", { agentRef: { name: "notes" }, task: "digest docs/" });
+    const run = await waitForRun("digest-1", (r) => conditionOf(r, "PolicyResolved")?.status === "True" && r.status?.sandboxes !== undefined, "the Run to be resolved");
+    const children = await waitFor(async () => {
+      const c = await childrenOf(namespace, "digest-1");
+      return c.length >= 9 ? c : undefined;
+    }, { description: "nine children" });
+    expect(children.map((c) => c.ref)).toEqual(expectedChildren("digest-1"));
+    for (const { obj } of children) {
+      expect(obj.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: "Run", name: "digest-1", uid: created.metadata!.uid, controller: true })]);
+      expect(obj.metadata?.managedFields?.map((m) => m.manager)).toContain("leviath-operator");
+    }
+    const pods = children.filter((c) => c.ref.startsWith("Pod/")).map((c) => c.obj as V1Pod);
+    for (const pod of pods) expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
+    const engine = pods.find((p) => p.metadata?.name === "digest-1-engine")!;
+    expect(engine.spec?.containers.map((c) => c.image)).toEqual(["registry.example/runtime:1", "registry.example/leviath:test"]);
+    expect(engine.spec?.containers[0]!.volumeMounts?.map((m) => m.mountPath)).not.toContain("/var/run/secrets/kubernetes.io/serviceaccount");
+
+    expect(run.status?.phase).toBe("Pending");
+    expect(run.status?.agent).toEqual({ name: "notes", generation: 1 });
+    expect(run.status?.readPaths).toEqual({ declared: 1, granted: 0, display: "0/1" });
+    expect(conditionOf(run, "SandboxReady")).toMatchObject({ status: "False", reason: "WaitingForPods" });
+    expect(conditionOf(run, "NetworkIsolated")).toMatchObject({ status: "True", reason: "NetworkPolicyApplied" });
+    expect(run.status?.observedGeneration).toBe(1);
+
+    const agent = await waitFor(async () => {
+      const a = await readCustom("agents", namespace, "notes");
+      return a.status?.valid === true ? a : undefined;
+    }, { description: "the Agent's status" });
+    expect(agent.status?.readPaths).toEqual({ declared: 1, granted: 0, display: "0/1" });
+    expect((agent.status?.findings as { code: string }[]).map((f) => f.code).filter((c) => c.startsWith("read-paths"))).toEqual(["read-paths-not-granted", "read-paths-declared"]);
+  });
+
+  it("is not written again by a second reconcile", async () => {
+    const before = await childrenOf(namespace, "digest-1");
+    const runBefore = await readCustom("runs", namespace, "digest-1");
+    const writes = async () => (await op.operator.metrics.registry.getSingleMetric("leviath_api_writes_total")!.get()).values.reduce((n, v) => n + v.value, 0);
+    const reconciles = async () => (await op.operator.metrics.registry.getSingleMetric("controller_runtime_reconcile_total")!.get()).values
+      .filter((v) => v.labels["controller"] === "run").reduce((n, v) => n + v.value, 0);
+    const writesBefore = await writes();
+    const passesBefore = await reconciles();
+    // A label change is an event on the Run, so the controller reconciles it again with nothing to do.
+    await patchCustom("runs", namespace, "digest-1", { metadata: { labels: { touched: "yes" } } });
+    await waitFor(async () => (await reconciles()) > passesBefore, { description: "another reconcile of the Run" });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await writes()).toBe(writesBefore);
+    const after = await childrenOf(namespace, "digest-1");
+    expect(after.map((c) => [c.ref, c.obj.metadata?.resourceVersion])).toEqual(before.map((c) => [c.ref, c.obj.metadata?.resourceVersion]));
+    expect((await readCustom("runs", namespace, "digest-1")).status).toEqual(runBefore.status);
+  });
+
+  it("logs every line of a reconcile with the object's key", () => {
+    const reconcileLines = op.logs.filter((l) => l["controller"] === "run");
+    expect(reconcileLines.length).toBeGreaterThan(0);
+    const keyless = reconcileLines.filter((l) => l["namespace"] !== namespace || typeof l["name"] !== "string" || typeof l["reconcileID"] !== "string");
+    expect(keyless).toEqual([]);
+  });
+
+  it("keeps a Run in flight on the Agent it started with", async () => {
+    const cmBefore = await testCluster().core.readNamespacedConfigMap({ name: "digest-1-policy", namespace });
+    await patchCustom("agents", namespace, "notes", { spec: { image: "registry.example/runtime:2", sandbox: { kind: "container", image: "alpine:3", network: true } } });
+    await waitFor(async () => (await readCustom("agents", namespace, "notes")).status?.observedGeneration === 2, { description: "the Agent change to be seen" });
+    await createRun(namespace, "digest-2", { agentRef: { name: "notes" } });
+    const second = await waitForRun("digest-2", (r) => r.status?.agent !== undefined, "the second Run to pin");
+    expect(second.status?.agent).toEqual({ name: "notes", generation: 2 });
+
+    const first = await readCustom("runs", namespace, "digest-1");
+    expect(first.status?.agent).toEqual({ name: "notes", generation: 1 });
+    const cmAfter = await testCluster().core.readNamespacedConfigMap({ name: "digest-1-policy", namespace });
+    expect(cmAfter.metadata?.resourceVersion).toBe(cmBefore.metadata?.resourceVersion);
+    const engine = await testCluster().core.readNamespacedPod({ name: "digest-1-engine", namespace });
+    expect(engine.spec?.containers[0]!.image).toBe("registry.example/runtime:1");
+    expect((await childrenOf(namespace, "digest-1")).map((c) => c.ref)).toEqual(expectedChildren("digest-1"));
+  });
+
+  it("loses its sandbox pods, and its sidecar identity, once it reaches a terminal phase", async () => {
+    const { core } = testCluster();
+    const engine = await core.readNamespacedPod({ name: "digest-1-engine", namespace });
+    // No kubelet runs here: play its part and report the engine pod as finished.
+    await core.replaceNamespacedPodStatus({ name: "digest-1-engine", namespace, body: { ...engine, status: { phase: "Succeeded" } } });
+    const run = await waitForRun("digest-1", (r) => r.status?.phase === "Succeeded", "the Run to succeed");
+    expect(run.status?.completedAt).toBeTruthy();
+    const children = await waitFor(async () => {
+      const c = await childrenOf(namespace, "digest-1");
+      return c.length === 3 ? c : undefined;
+    }, { description: "the sandbox pods and RBAC to go" });
+    expect(children.map((c) => c.ref)).toEqual(["ConfigMap/digest-1-policy", "PersistentVolumeClaim/digest-1-workspace", "Pod/digest-1-engine"]);
+    expect(conditionOf(run, "SandboxReady")).toMatchObject({ status: "False", reason: "RunFinished" });
+  });
+
+  it("is removed with all its children by garbage collection", async () => {
+    const { custom } = testCluster();
+    expect((await childrenOf(namespace, "digest-2")).length).toBe(8);
+    await custom.deleteNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", plural: "runs", namespace, name: "digest-2" });
+    await waitFor(async () => (await childrenOf(namespace, "digest-2")).length === 0, { timeoutMs: 90_000, description: "the garbage collector to delete digest-2's children" });
+    expect(await isGone(() => readCustom("runs", namespace, "digest-2"))).toBe(true);
+  });
+});
