@@ -3,6 +3,7 @@ import { IMPORT_HELP, runImport } from "./import.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import { PATHS_HELP, runPaths } from "./paths.ts";
 import { POLICY_HELP, runPolicy } from "./policy.ts";
+import { runSidecar, SIDECAR_HELP } from "./sidecar.ts";
 import { runValidate, VALIDATE_HELP } from "./validate.ts";
 
 /** `leviath --help`. */
@@ -16,6 +17,7 @@ Commands:
   policy list|add|test     the taint gate's allowlist rules and CEL rules, and a dry run of the gate
   import <file>            print the Agent or LeviathPolicy YAML for upstream agent.leviath / config.toml
   controller               run the operator: reconcile Agents, Runs and the LeviathPolicy into sandbox pods
+  sidecar                  decide and enforce every tool call of an agent runtime (HTTP on loopback)
 
 Files: upstream TOML (agent.leviath, config.toml, policy.toml, a directory of *.cel rules) and our YAML
 resources (Agent, LeviathPolicy) are accepted wherever a file is asked for.
@@ -31,6 +33,7 @@ const COMMANDS: Record<string, Command> = {
   policy: { help: POLICY_HELP, run: runPolicy },
   import: { help: IMPORT_HELP, run: runImport },
   controller: { help: CONTROLLER_HELP, run: runController },
+  sidecar: { help: SIDECAR_HELP, run: runSidecar },
 };
 
 /** Run the CLI; returns the exit status. Errors in user input never escape as stack traces. */

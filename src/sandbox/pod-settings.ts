@@ -12,6 +12,8 @@ export interface PodSettings {
   defaultRuntimeImage?: string;
   /** The loopback port the sidecar listens on inside the engine pod. */
   sidecarPort: number;
+  /** The port of the sidecar's separate metrics listener, scraped over the pod network. */
+  sidecarMetricsPort: number;
   /** The uid/gid every container runs as (non-root, numeric, as Pod Security `restricted` needs). */
   runAsUser: number;
   resources: { agent: ContainerResources; sidecar: ContainerResources; sandbox: ContainerResources };
@@ -23,6 +25,7 @@ export interface PodSettings {
 export const DEFAULT_POD_SETTINGS: PodSettings = {
   sidecarImage: "ghcr.io/leviath/leviath-operator:0.1.0",
   sidecarPort: 7777,
+  sidecarMetricsPort: 9090,
   runAsUser: 65532,
   resources: {
     agent: { requests: { cpu: "100m", memory: "256Mi" }, limits: { cpu: "2", memory: "2Gi", "ephemeral-storage": "1Gi" } },

@@ -1,0 +1,196 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { DEFAULT_NAMESPACE } from "../api/constants.ts";
+import { loadAgent } from "../config/load.ts";
+import { createKubeClient, loadKubeConfig, type KubeClient } from "../kube/client.ts";
+import { createPodExec } from "../kube/pod-exec.ts";
+import { componentLogger, createLogger, LOG_LEVELS, type Logger } from "../log/logger.ts";
+import type { LocalApprovals } from "../sidecar/app.ts";
+import { isSafeRunName } from "../sidecar/audit-writer.ts";
+import { startApprovalWatcher } from "../sidecar/cluster-approvals.ts";
+import { createLocalShell } from "../sidecar/local-shell.ts";
+import { createPodExecShell } from "../sidecar/pod-exec-shell.ts";
+import { createRunPolicyFileSource, createStandaloneSource, type PolicySource } from "../sidecar/policy-sources.ts";
+import { startRunStatusReporter } from "../sidecar/run-status-reporter.ts";
+import { computePodTarget } from "../sidecar/sandbox-targets.ts";
+import { startSidecarServer, type ListenAddress, type RunningSidecar, type SidecarServerOptions } from "../sidecar/server.ts";
+import { parseCommandArgs } from "./args.ts";
+import { canonicalWorkdir, homeOf } from "./context.ts";
+import { EXIT, UsageError, type CliIo } from "./io.ts";
+import {
+  DEFAULT_LISTEN, isLoopbackHost, parseListenAddress, parseLogLevel, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
+} from "./sidecar-options.ts";
+
+/** `leviath sidecar --help`. */
+export const SIDECAR_HELP = `Usage: leviath sidecar --agent FILE [--config FILE] [--policy FILE] [--rules DIR] --workdir DIR [options]
+       leviath sidecar --run-policy FILE --workdir DIR --run NAME [options]
+
+The enforcement point for every tool call of an agent runtime: an HTTP API on loopback (docs/sidecar-api.md)
+that decides each call (tool permission, then read paths, then the taint gate), executes the file tools and
+shell itself, labels results, answers prompts, and writes the audit trail.
+
+Policy (one of):
+      --agent FILE          agent.leviath, a directory holding one, or an Agent YAML (standalone)
+      --config FILE         the admin's config.toml or a LeviathPolicy YAML (grants, ceilings, limits)
+      --policy FILE         policy.toml (taint allowlist and classification overrides)
+      --rules DIR           CEL rules, one expression per *.cel file
+  -n, --namespace NS        namespace of the agent (grant keys) and of the Run (default: LEVIATH_NAMESPACE,
+                            else ${DEFAULT_NAMESPACE})
+      --mode MODE           interactive, unattended, yolo or headless (default: interactive, or the run policy's)
+      --allow TOOL          turn 'ask' into 'allow' for TOOL (repeatable; never lifts 'deny')
+      --run-policy FILE     the resolved run policy (JSON) the controller mounts (cluster)
+  Every input is polled (--reload-interval-ms): a change takes effect for new calls without a restart, and
+  one that fails to load keeps the last good policy (logged, and the metric policy_last_reload_success is 0).
+
+Serving:
+      --workdir DIR         the run's workspace (required; it must exist)
+      --listen ADDR         the API, loopback only (default ${DEFAULT_LISTEN}; port 0 picks one)
+      --metrics-listen ADDR Prometheus /metrics on a separate listener (default: none)
+      --run NAME            the run: audit agent_id and directory, the Run resource (default: the agent's name)
+      --audit-dir DIR       audit and state root: DIR/<run>/stages/<n>/taint_audit.jsonl, decisions.jsonl,
+                            DIR/<run>/state.jsonl (default: $LEVIATH_HOME/runs, else ~/.leviath/runs)
+      --shell KIND          local (a process in the workdir) or pod-exec (the stage's sandbox pod)
+                            (default: pod-exec in a cluster, else local)
+      --approval-token-file FILE
+                            standalone: the token that answers prompts (default: a new one, printed)
+      --kubeconfig FILE     talk to this cluster (default in a pod: the in-cluster service account)
+      --reload-interval-ms N  how often the policy inputs are checked (default 1000)
+      --log-level LEVEL     ${LOG_LEVELS.join(", ")} (default info); JSON lines on stderr
+  -h, --help                show this help
+
+In a cluster (--run-policy with --kubeconfig or KUBERNETES_SERVICE_HOST), prompts are answered with Approval
+resources, and the stage, taint, decision counts and pending approvals are written to the Run's status.
+'~' in read-path entries is LEVIATH_HOME when set (even to an empty string), else your home directory.
+Prints the address it listens on; exits 0 on SIGTERM or SIGINT, 2 when a flag or a policy file is invalid.
+`;
+
+type Values = ReturnType<typeof parseCommandArgs<typeof SIDECAR_OPTIONS>>["values"];
+
+function defaultAuditDir(io: CliIo): string {
+  const leviathHome = io.env["LEVIATH_HOME"];
+  if (leviathHome !== undefined && leviathHome !== "") return join(leviathHome, "runs");
+  if (io.homedir === undefined) throw new UsageError("no home directory for the audit files; pass --audit-dir DIR");
+  return join(io.homedir, ".leviath", "runs");
+}
+
+function defaultRunName(v: Values, io: CliIo, namespace: string): string {
+  if (v.run !== undefined) return parseRunName(v.run);
+  if (v.agent === undefined) throw new UsageError("--run NAME is required with --run-policy");
+  const agent = loadAgent(resolve(io.cwd, v.agent), namespace);
+  return agent.ok && isSafeRunName(agent.value.name) ? agent.value.name : "standalone";
+}
+
+function policySource(v: Values, io: CliIo, namespace: string): PolicySource {
+  const abs = (p: string | undefined) => (p === undefined ? undefined : resolve(io.cwd, p));
+  if (v["run-policy"] !== undefined) {
+    for (const flag of ["agent", "config", "policy", "rules", "allow"] as const) {
+      if (v[flag] !== undefined) throw new UsageError(`--${flag} cannot be used with --run-policy (the run policy is already resolved)`);
+    }
+    return createRunPolicyFileSource(abs(v["run-policy"])!);
+  }
+  if (v.agent === undefined) throw new UsageError("--agent FILE (standalone) or --run-policy FILE (cluster) is required");
+  return createStandaloneSource({
+    agent: abs(v.agent)!, config: abs(v.config), policy: abs(v.policy), rules: abs(v.rules), namespace,
+    mode: parseMode(v.mode) ?? "interactive", allow: v.allow ?? [],
+  });
+}
+
+function localApprovals(v: Values, io: CliIo, cluster: boolean): LocalApprovals & { printed?: string } {
+  if (cluster) return { mode: "disabled" };
+  const file = v["approval-token-file"];
+  if (file === undefined) {
+    const token = randomBytes(24).toString("hex");
+    return { mode: "token", token, printed: token };
+  }
+  try {
+    const token = readFileSync(resolve(io.cwd, file), "utf8").trim();
+    if (token.length < 16) throw new UsageError(`--approval-token-file '${file}' holds fewer than 16 characters`);
+    return { mode: "token", token };
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`--approval-token-file '${file}' cannot be read`);
+  }
+}
+
+function startCluster(client: KubeClient, sidecar: RunningSidecar, namespace: string, run: string, log: Logger): () => Promise<void> {
+  const { service, approvals } = sidecar.deps;
+  const watcher = startApprovalWatcher({
+    client, namespace, run, log, clock: Date.now,
+    target: { isPending: (id) => approvals.get(id) !== undefined, answer: (id, d, r) => service.answer(id, d, r) },
+  });
+  const reporter = startRunStatusReporter({ client, namespace, run, log, status: () => sidecar.status() });
+  return async () => {
+    watcher.stop();
+    await reporter.stop();
+  };
+}
+
+function waitForSignal(): Promise<string> {
+  // Handlers stay installed: a second signal while stopping must not kill the process before records are flushed.
+  return new Promise((done) => {
+    process.on("SIGTERM", () => done("SIGTERM"));
+    process.on("SIGINT", () => done("SIGINT"));
+  });
+}
+
+function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: KubeClient | undefined; workdir: string; namespace: string; run: string }): SidecarServerOptions["shell"] {
+  const kind = v.shell ?? (ctx.cluster ? "pod-exec" : "local");
+  if (kind !== "local" && kind !== "pod-exec") throw new UsageError(`--shell '${v.shell}' is not local or pod-exec`);
+  const client = ctx.client;
+  if (kind === "pod-exec") {
+    if (client === undefined) throw new UsageError("--shell pod-exec needs a cluster (--kubeconfig, or run in a pod)");
+    return (policy) => createPodExecShell({ exec: createPodExec(client.config), namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage) });
+  }
+  // Never the sidecar's own environment: commands get a path, a home and a locale, nothing else.
+  const env = { PATH: io.env["PATH"] ?? "/usr/bin:/bin", HOME: io.env["HOME"] ?? ctx.workdir, LANG: "C.UTF-8", TERM: "dumb" };
+  return () => createLocalShell({ workdir: ctx.workdir, env });
+}
+
+function listenFlags(v: Values): { listen: ListenAddress; metricsListen: ListenAddress | undefined } {
+  const listen = parseListenAddress("--listen", v.listen ?? DEFAULT_LISTEN);
+  if (!isLoopbackHost(listen.host)) throw new UsageError(`--listen '${v.listen}' is not a loopback address: the API serves the runtime beside it only`);
+  const metricsListen = v["metrics-listen"] === undefined ? undefined : parseListenAddress("--metrics-listen", v["metrics-listen"]);
+  return { listen, metricsListen };
+}
+
+/** Run `leviath sidecar` until SIGTERM or SIGINT. */
+export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
+  const { values: v, positionals } = parseCommandArgs(argv, SIDECAR_OPTIONS);
+  if (v.help) {
+    io.stdout(SIDECAR_HELP);
+    return EXIT.ok;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  if (v.workdir === undefined) throw new UsageError("--workdir DIR is required");
+  const { listen, metricsListen } = listenFlags(v);
+  const namespace = v.namespace ?? io.env["LEVIATH_NAMESPACE"] ?? DEFAULT_NAMESPACE;
+  const cluster = v.kubeconfig !== undefined || (v["run-policy"] !== undefined && io.env["KUBERNETES_SERVICE_HOST"] !== undefined);
+  const workdir = canonicalWorkdir(io, v.workdir);
+  const source = policySource(v, io, namespace);
+  const run = defaultRunName(v, io, namespace);
+  const approvalsMode = localApprovals(v, io, cluster);
+  const client = cluster ? createKubeClient(loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0])) : undefined;
+  const shell = shellFactory(v, io, { cluster, client, workdir, namespace, run });
+  const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
+  const started = await startSidecarServer({
+    source, workdir, home: homeOf(io), mode: parseMode(v.mode), runName: run, listen, metricsListen,
+    auditDir: resolve(io.cwd, v["audit-dir"] ?? defaultAuditDir(io)),
+    reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
+    shell, localApprovals: approvalsMode, log,
+  }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
+  if (!started.ok) {
+    io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);
+    return "status" in started ? started.status : EXIT.usage;
+  }
+  const { sidecar } = started;
+  io.stdout(`leviath sidecar listening on ${sidecar.url}\n`);
+  if (sidecar.metricsUrl !== undefined) io.stdout(`metrics on ${sidecar.metricsUrl}\n`);
+  if (approvalsMode.printed !== undefined) io.stdout(`approval token: ${approvalsMode.printed}\n`);
+  const stopCluster = client !== undefined ? startCluster(client, sidecar, namespace, run, log) : async () => {};
+  const signal = await waitForSignal();
+  log.info({ signal }, "stopping");
+  await stopCluster();
+  await sidecar.close();
+  return EXIT.ok;
+}

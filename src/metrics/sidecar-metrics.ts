@@ -1,0 +1,129 @@
+// The sidecar's Prometheus metrics, on their own registry (served on a separate listener). Every label value
+// comes from a closed union: never a path, a tool name, a run name or a rule name.
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { RunMode } from "../api/run-policy.ts";
+import { DECISION_SOURCE_KINDS } from "../policy/audit.ts";
+import { levelRank, type Level } from "../policy/levels.ts";
+
+/** What the sidecar answered for a call. */
+export const DECISIONS = ["allow", "deny", "ask"] as const;
+/** A decision label value. */
+export type DecisionLabel = (typeof DECISIONS)[number];
+
+/**
+ * Why: the gate's decision sources (upstream's, as metric labels) and the sidecar's own steps before the gate
+ * (permission, read paths, workdir, a path that changed while it was opened, an unavailable tool, ...).
+ */
+export const DECISION_SOURCES = [
+  ...DECISION_SOURCE_KINDS,
+  "taint_disabled",
+  "permission_deny",
+  "permission_ask",
+  "approval_unavailable",
+  "user_approved",
+  "user_declined",
+  "read_path",
+  "workdir",
+  "path_changed",
+  "tool_unavailable",
+  "invalid_arguments",
+  "audit_failed",
+] as const;
+/** A decision-source label value. */
+export type DecisionSourceLabel = (typeof DECISION_SOURCES)[number];
+
+/** Tool classes as label values: the file tools and shell by name, every other tool by its direction. */
+export const TOOL_CLASSES = ["file_read", "file_write", "shell", "outbound", "inbound", "internal"] as const;
+/** A tool-class label value. */
+export type ToolClassLabel = (typeof TOOL_CLASSES)[number];
+
+/** Kinds of prompt a pending approval answers. */
+export const APPROVAL_KINDS = ["taint_gate", "tool_approval"] as const;
+/** A prompt kind. */
+export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
+
+/** How a prompt ended. */
+export type ApprovalOutcome = "allowed" | "denied" | "expired";
+
+/** Where a shell command ran, and how it ended. */
+export type ShellExecutorLabel = "local" | "pod_exec";
+/** How a shell command ended. */
+export type ShellOutcome = "exited" | "timed_out" | "capped" | "failed";
+
+/** One decision, as counted. */
+export interface DecisionLabels {
+  decision: DecisionLabel;
+  source: DecisionSourceLabel;
+  toolClass: ToolClassLabel;
+  mode: RunMode;
+}
+
+/** The sidecar's metrics. */
+export interface SidecarMetrics {
+  readonly registry: Registry;
+  /** Counts a decision; `seconds` (when given) is how long deciding took. */
+  decision(labels: DecisionLabels, seconds?: number): void;
+  taint(level: Level, tracking: boolean): void;
+  pendingApprovals(kind: ApprovalKind, count: number): void;
+  approvalAnswered(kind: ApprovalKind, outcome: ApprovalOutcome, seconds: number): void;
+  policyReload(ok: boolean, unixSeconds: number): void;
+  auditWriteError(): void;
+  shell(executor: ShellExecutorLabel, outcome: ShellOutcome): void;
+}
+
+const LATENCY_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
+const WAIT_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200];
+
+/**
+ * Creates the registry and every metric. prom-client's default Node metrics are left out: three of them are
+ * gauges named `*_total`, which `promtool check metrics` rejects, and the kubelet reports the container's CPU
+ * and memory anyway.
+ */
+export function createSidecarMetrics(): SidecarMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const decisions = new Counter({
+    name: "leviath_sidecar_decisions_total",
+    help: "Tool-call decisions by decision (allow, deny, ask), decision source, tool class and run mode",
+    labelNames: ["decision", "source", "tool_class", "mode"], registers,
+  });
+  const latency = new Histogram({
+    name: "leviath_sidecar_decision_duration_seconds",
+    help: "Time to decide a tool call (permission, read paths, taint gate), excluding execution and approval waits",
+    labelNames: ["tool_class"], buckets: LATENCY_BUCKETS, registers,
+  });
+  const taint = new Gauge({ name: "leviath_sidecar_context_taint_level", help: "Current context taint level: 0 public, 1 internal, 2 private", registers });
+  const tracking = new Gauge({ name: "leviath_sidecar_taint_tracking_enabled", help: "1 when taint tracking is on for this run", registers });
+  const pending = new Gauge({ name: "leviath_sidecar_pending_approvals", help: "Prompts waiting for an answer, by kind", labelNames: ["kind"], registers });
+  const wait = new Histogram({
+    name: "leviath_sidecar_approval_wait_seconds",
+    help: "Time from raising a prompt to its answer or expiry, by kind and outcome",
+    labelNames: ["kind", "outcome"], buckets: WAIT_BUCKETS, registers,
+  });
+  const reloads = new Counter({ name: "leviath_sidecar_policy_reloads_total", help: "Run-policy loads by result (success, failure)", labelNames: ["result"], registers });
+  const lastOk = new Gauge({ name: "leviath_sidecar_policy_last_reload_success", help: "1 when the last run-policy load succeeded, 0 when the last good policy is still in force", registers });
+  const lastAt = new Gauge({ name: "leviath_sidecar_policy_last_reload_timestamp_seconds", help: "Unix time of the last run-policy load attempt", registers });
+  const auditErrors = new Counter({ name: "leviath_sidecar_audit_write_errors_total", help: "Audit records that could not be written (the call was refused)", registers });
+  const shell = new Counter({ name: "leviath_sidecar_shell_commands_total", help: "Shell commands run, by executor and outcome", labelNames: ["executor", "outcome"], registers });
+  for (const kind of APPROVAL_KINDS) pending.set({ kind }, 0);
+  return {
+    registry,
+    decision(l, seconds) {
+      decisions.inc({ decision: l.decision, source: l.source, tool_class: l.toolClass, mode: l.mode });
+      if (seconds !== undefined) latency.observe({ tool_class: l.toolClass }, seconds);
+    },
+    taint(level, on) {
+      taint.set(levelRank(level));
+      tracking.set(on ? 1 : 0);
+    },
+    pendingApprovals: (kind, count) => pending.set({ kind }, count),
+    approvalAnswered: (kind, outcome, seconds) => wait.observe({ kind, outcome }, seconds),
+    policyReload(ok, unixSeconds) {
+      reloads.inc({ result: ok ? "success" : "failure" });
+      lastOk.set(ok ? 1 : 0);
+      lastAt.set(unixSeconds);
+    },
+    auditWriteError: () => auditErrors.inc(),
+    shell: (executor, outcome) => shell.inc({ executor, outcome }),
+  };
+}

@@ -1,0 +1,81 @@
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createSidecarClient, interpretAnswer } from "./client.ts";
+
+// Every way a sidecar can fail to answer properly must read as a deny, never an allow.
+const call = { id: "c1", tool: "shell", args: { command: "echo hi" } };
+const servers: (Server | TcpServer)[] = [];
+const sockets: Socket[] = [];
+
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+function listen(server: Server | TcpServer): Promise<string> {
+  servers.push(server);
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`)));
+}
+
+function httpAnswering(status: number, body: string): Promise<string> {
+  return listen(createHttpServer((_req, res) => res.writeHead(status, { "content-type": "application/json" }).end(body)));
+}
+
+describe("createSidecarClient fails closed", () => {
+  it("denies when nothing listens", async () => {
+    const url = await listen(createTcpServer());
+    await new Promise((r) => servers.pop()!.close(r));
+    const a = await createSidecarClient({ baseUrl: url }).callTool(call);
+    expect(a).toMatchObject({ decision: "deny", code: "sidecar-unavailable", failedClosed: true });
+    expect(a.decision === "deny" && a.message).toBe("[denied] Tool 'shell' was not run: the sidecar did not answer (ECONNREFUSED).");
+  });
+
+  it("denies when the sidecar accepts the connection and never answers", async () => {
+    const url = await listen(createTcpServer((s) => sockets.push(s)));
+    const started = Date.now();
+    const a = await createSidecarClient({ baseUrl: url, timeoutMs: 300 }).callTool(call);
+    expect(a).toMatchObject({ decision: "deny", code: "sidecar-unavailable", message: "[denied] Tool 'shell' was not run: the sidecar did not answer (no answer within 300 ms)." });
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("denies when the connection is cut in the middle of an allow", async () => {
+    const url = await listen(createTcpServer((s) => {
+      sockets.push(s);
+      s.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 200\r\n\r\n{"id":"c1","tool":"shell","decision":"allow"');
+      setTimeout(() => s.destroy(), 20);
+    }));
+    expect(await createSidecarClient({ baseUrl: url }).callTool(call)).toMatchObject({ decision: "deny", code: "sidecar-unavailable", failedClosed: true });
+  });
+
+  it("denies a 200 that is not a well-formed allow for this very call", async () => {
+    const partial = await httpAnswering(200, JSON.stringify({ id: "c1", tool: "shell", decision: "allow" }));
+    expect(await createSidecarClient({ baseUrl: partial }).callTool(call)).toMatchObject({ decision: "deny", code: "sidecar-invalid-response" });
+    const other = await httpAnswering(200, JSON.stringify({ id: "c2", tool: "shell", decision: "run" }));
+    expect(await createSidecarClient({ baseUrl: other }).callTool(call)).toMatchObject({ decision: "deny", code: "sidecar-invalid-response" });
+    const notJson = await httpAnswering(200, "allow");
+    expect(await createSidecarClient({ baseUrl: notJson }).callTool(call)).toMatchObject({ decision: "deny", message: expect.stringContaining("not JSON") });
+  });
+
+  it("stops reading a body over the cap, with the seed's message", async () => {
+    const big = JSON.stringify({ id: "c1", tool: "shell", decision: "allow", result: "x".repeat(4096), isError: false, label: "public", taint: "public" });
+    const url = await httpAnswering(200, big);
+    const a = await createSidecarClient({ baseUrl: url, maxResponseBytes: 1024 }).callTool(call);
+    expect(a).toMatchObject({ decision: "deny", code: "sidecar-unavailable" });
+    expect(a.decision === "deny" && a.message).toContain(`response body exceeded 1024 bytes from ${new URL(url).host}`);
+  });
+
+  it("passes a refusal through, and a 5xx refusal is marked as failed closed", async () => {
+    const refusal = { id: "c1", tool: "shell", decision: "deny", code: "permission-denied", message: "[denied] Tool 'shell' is not permitted." };
+    expect(interpretAnswer("c1", "shell", 403, refusal)).toEqual({ ...refusal, failedClosed: false });
+    expect(interpretAnswer("c1", "shell", 503, { ...refusal, code: "audit-failed" })).toMatchObject({ decision: "deny", failedClosed: true });
+    expect(interpretAnswer("c1", "shell", 500, {})).toMatchObject({ decision: "deny", code: "sidecar-invalid-response" });
+  });
+
+  it("lets a proper allow, run and ask through", () => {
+    expect(interpretAnswer("c1", "shell", 200, { id: "c1", tool: "shell", decision: "allow", result: "hi\n", isError: false, label: "public", taint: "public" })).toMatchObject({ decision: "allow", result: "hi\n" });
+    expect(interpretAnswer("c1", "shell", 200, { id: "c1", tool: "shell", decision: "run" })).toMatchObject({ decision: "run" });
+    expect(interpretAnswer("c1", "shell", 202, { id: "c1", tool: "shell", decision: "ask", approval: { id: "gate-c1" } })).toEqual({ decision: "ask", id: "c1", tool: "shell", approvalId: "gate-c1" });
+    expect(interpretAnswer("c1", "shell", 202, { id: "c1", tool: "shell", decision: "allow" })).toMatchObject({ decision: "deny" });
+  });
+});

@@ -1,0 +1,37 @@
+import { mkdtempSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createLocalShell } from "./local-shell.ts";
+import { buildShellResultText, type RunStage } from "./shell.ts";
+
+const stage = { name: "main", sandbox: { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" } } as RunStage;
+const workdir = realpathSync(mkdtempSync(join(tmpdir(), "leviath-shell-")));
+const shell = createLocalShell({ workdir, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ONLY: "this" } });
+
+describe("createLocalShell", () => {
+  it("runs in the workdir with only the given environment", async () => {
+    const r = await shell.run({ command: "pwd; env | sort | grep -v '^_=\\|^PWD=\\|^SHLVL=\\|^PATH='", timeoutSeconds: 10, stage });
+    expect(r).toEqual({ exitCode: 0, stdout: `${workdir}\nONLY=this\n`, stderr: "", timedOut: false });
+  });
+
+  it("kills the whole process group at the timeout", async () => {
+    const started = Date.now();
+    const r = await shell.run({ command: "sleep 30 & sleep 30; echo never", timeoutSeconds: 1, stage });
+    expect(r.timedOut).toBe(true);
+    expect(r.stdout).toBe("");
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(buildShellResultText(r, 1)).toEqual({ text: "[error] command timed out after 1 seconds", isError: true });
+  });
+
+  it("stops a command whose output passes the cap", async () => {
+    const small = createLocalShell({ workdir, env: { PATH: process.env["PATH"] ?? "" }, maxOutputBytes: 1000 });
+    const r = await small.run({ command: "yes", timeoutSeconds: 10, stage });
+    expect(r.capped).toBe("response body exceeded 1000 bytes from the local shell");
+  });
+
+  it("formats stdout, stderr and a non-zero exit", async () => {
+    const r = await shell.run({ command: "echo out; echo err >&2; exit 4", timeoutSeconds: 10, stage });
+    expect(buildShellResultText(r, 10)).toEqual({ text: "out\nerr\n[exit code: 4]", isError: false });
+  });
+});

@@ -1,0 +1,143 @@
+// The running sidecar: wires the policy holder, the run's session, the audit files, the approval book and the
+// service into the app, listens on loopback, serves metrics on a separate listener, reloads the policy, and
+// stops cleanly (pending calls refused, records flushed).
+import { createServer, type Server } from "node:http";
+import { realpathSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import type { RunMode } from "../api/run-policy.ts";
+import type { Logger } from "../log/logger.ts";
+import { createSidecarMetrics, type SidecarMetrics } from "../metrics/sidecar-metrics.ts";
+import { ApprovalBook } from "./approvals.ts";
+import { buildSidecarApp, computeStatus, type LocalApprovals, type SidecarAppDeps } from "./app.ts";
+import { createAuditWriter } from "./audit-writer.ts";
+import { findStageIndex, type Enforcement } from "./enforcement.ts";
+import { PolicyHolder } from "./policy-holder.ts";
+import type { PolicySource } from "./policy-sources.ts";
+import { RunSession } from "./run-session.ts";
+import type { RunStatusSnapshot } from "./run-status.ts";
+import type { ShellExecutor } from "./shell.ts";
+import { openStateJournal } from "./state-journal.ts";
+import { ToolCallService } from "./tool-call-service.ts";
+
+/** A host and port to listen on (port 0 picks a free one). */
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Everything a sidecar is started with. */
+export interface SidecarServerOptions {
+  readonly source: PolicySource;
+  /** The canonical workdir. */
+  readonly workdir: string;
+  readonly home: string | undefined;
+  /** Overrides the policy's mode (standalone `--mode`). */
+  readonly mode?: RunMode | undefined;
+  readonly runName: string;
+  readonly listen: ListenAddress;
+  readonly metricsListen?: ListenAddress | undefined;
+  /** Root of the audit files and the state journal (`<dir>/<run>/...`). */
+  readonly auditDir: string;
+  readonly reloadIntervalMs: number;
+  readonly shell: (policy: () => Enforcement) => ShellExecutor;
+  readonly localApprovals: LocalApprovals;
+  readonly log: Logger;
+  readonly clock?: () => number;
+  readonly syncIntervalMs?: number;
+}
+
+/** A started sidecar. */
+export interface RunningSidecar {
+  readonly url: string;
+  readonly metricsUrl: string | undefined;
+  readonly deps: SidecarAppDeps;
+  readonly metrics: SidecarMetrics;
+  status(): RunStatusSnapshot;
+  close(): Promise<void>;
+}
+
+function urlOf(address: AddressInfo): string {
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+function startMetricsServer(metrics: SidecarMetrics, at: ListenAddress, log: Logger): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
+      res.writeHead(404).end();
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(text),
+      (err: unknown) => {
+        log.error({ err }, "metrics collection failed");
+        res.writeHead(500).end();
+      },
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(at.port, at.host, () => resolve(server));
+  });
+}
+
+/** Starts a sidecar; a policy that does not load is an error naming the file and entry. */
+export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ ok: true; sidecar: RunningSidecar } | { ok: false; error: string }> {
+  const clock = opts.clock ?? Date.now;
+  const log = opts.log;
+  const metrics = createSidecarMetrics();
+  const opened = PolicyHolder.open(opts.source, { workdir: opts.workdir, home: opts.home, mode: opts.mode }, {
+    loaded(enf, warnings, initial) {
+      for (const w of warnings) log.warn({ policy: opts.source.description }, w);
+      if (!initial) log.info({ policy: opts.source.description, agent: enf.runPolicy.agent.key }, "run policy reloaded");
+      metrics.policyReload(true, Math.floor(clock() / 1000));
+    },
+    failed(error) {
+      log.error({ policy: opts.source.description, error }, "run policy failed to load; keeping the last good one");
+      metrics.policyReload(false, Math.floor(clock() / 1000));
+    },
+  });
+  if (!opened.ok) return opened;
+  const holder = opened.holder;
+  const initial = holder.current().runPolicy;
+  const { journal, restored } = openStateJournal(opts.auditDir, opts.runName, opts.syncIntervalMs);
+  if (restored.skipped > 0) log.warn({ skipped: restored.skipped }, "state journal had unreadable lines");
+  const session = new RunSession({
+    restored, journal, entryStage: Math.max(0, findStageIndex(initial, initial.entryStage)),
+    onJournalError: (op) => log.error({ op: op.op }, "could not persist sidecar state"),
+  });
+  const audit = createAuditWriter(opts.auditDir, opts.runName, (err) => log.error({ err }, "audit write failed"), opts.syncIntervalMs);
+  const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
+  const policy = () => holder.current();
+  const service = new ToolCallService({
+    policy, workdir: realpathSync.native(opts.workdir), fs: { realpath: (p) => realpathSync.native(p) }, session, approvals, audit, metrics,
+    shell: opts.shell(policy), log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
+  });
+  metrics.taint(session.context.level(), initial.taint.tracking);
+  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName };
+  const app = buildSidecarApp(deps);
+  await app.listen({ host: opts.listen.host, port: opts.listen.port });
+  const metricsServer = opts.metricsListen ? await startMetricsServer(metrics, opts.metricsListen, log) : undefined;
+  holder.watch(opts.reloadIntervalMs);
+  const url = urlOf(app.server.address() as AddressInfo);
+  const metricsUrl = metricsServer ? `${urlOf(metricsServer.address() as AddressInfo)}/metrics` : undefined;
+  let closing: Promise<void> | undefined;
+  return {
+    ok: true,
+    sidecar: {
+      url, metricsUrl, deps, metrics,
+      status: () => computeStatus(deps),
+      close() {
+        closing ??= (async () => {
+          holder.stop();
+          service.stop();
+          await app.close();
+          if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+          audit.close();
+          journal.close();
+        })();
+        return closing;
+      },
+    },
+  };
+}

@@ -1,0 +1,347 @@
+// The enforcement point (DESIGN.md §4): every tool call is decided here, permission first, then read paths,
+// then the taint gate; a call runs only if all three allow. File tools and shell are executed here; other
+// tools get `run` and the runtime reports their result, which is labelled here. Prompts wait in the
+// approval book; their answers continue the call where it stopped.
+import type { ApprovalDecision } from "../api/approval.ts";
+import type { Logger } from "../log/logger.ts";
+import type { ApprovalKind, DecisionSourceLabel, SidecarMetrics } from "../metrics/sidecar-metrics.ts";
+import { lookupResultLabel } from "../policy/classification.ts";
+import { decideToolCall } from "../policy/decide-tool-call.ts";
+import { evaluateGate, type GateInput, type PendingGate } from "../policy/gate.ts";
+import type { PathFs } from "../policy/read-paths/index.ts";
+import { extractTarget } from "../policy/targets.ts";
+import { decideSettlement } from "./approval-settlement.ts";
+import type { ApprovalBook, ApprovalSettlement } from "./approvals.ts";
+import type { AuditSink } from "./audit-writer.ts";
+import { buildGrantKey, buildPermissionInputs, computeGateSource, computeToolClass, isToolOffered, parseToolArgs, SHELL_TOOLS } from "./call-inputs.ts";
+import {
+  buildAuditFailedMessage, buildDeny, buildInvalidArgumentsMessage, buildStoppingMessage, buildUnavailableMessage, type CallResponse, type EntryRef,
+} from "./call-responses.ts";
+import type { Enforcement } from "./enforcement.ts";
+import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, listRequestedPaths, type FileToolArgs, type PathCheck } from "./file-tools.ts";
+import type { RunSession } from "./run-session.ts";
+import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "./shell.ts";
+
+/** What the service needs from the outside world. */
+export interface ToolCallServiceDeps {
+  readonly policy: () => Enforcement;
+  /** The canonical workdir. */
+  readonly workdir: string;
+  readonly fs: PathFs;
+  readonly session: RunSession;
+  readonly approvals: ApprovalBook;
+  readonly audit: AuditSink;
+  readonly metrics: SidecarMetrics;
+  readonly shell: ShellExecutor;
+  readonly log: Logger;
+  /** Milliseconds since the epoch. */
+  readonly clock: () => number;
+  /** A monotonic clock in milliseconds (latency). */
+  readonly monotonicMs: () => number;
+  /** The run's name: the audit's `agent_id`. */
+  readonly runName: string;
+  /** Settled calls remembered for retries and waits (oldest forgotten first). */
+  readonly maxRecords?: number;
+}
+
+/** One call as the runtime sends it. */
+export interface ToolCallRequest {
+  readonly id: string;
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly entry?: EntryRef | undefined;
+}
+
+interface CallRecord {
+  readonly id: string;
+  readonly tool: string;
+  readonly fingerprint: string;
+  readonly args: Record<string, unknown>;
+  readonly entry: EntryRef;
+  permissionApproved: boolean;
+  permissionDone: boolean;
+  gateDone: boolean;
+  gateSource: DecisionSourceLabel;
+  started: number;
+  response: CallResponse | undefined;
+  /** The first answer, while it is being worked out. */
+  first: Promise<CallResponse> | undefined;
+  done: boolean;
+  readonly waiters: Set<() => void>;
+}
+
+/** The default region of a tool result in the runtime's context. */
+export const DEFAULT_RESULT_REGION = "conversation";
+
+/** Decides, executes and remembers the tool calls of one run. */
+export class ToolCallService {
+  readonly #d: ToolCallServiceDeps;
+  readonly #calls = new Map<string, CallRecord>();
+  readonly #counts = new Map<DecisionSourceLabel, number>();
+
+  /** A service over its dependencies. */
+  constructor(deps: ToolCallServiceDeps) {
+    this.#d = deps;
+  }
+
+  /** Counts of decisions by source since the sidecar started. */
+  get decisionCounts(): ReadonlyMap<DecisionSourceLabel, number> {
+    return this.#counts;
+  }
+
+  /** The current stage of the run policy in force. */
+  currentStage(enf: Enforcement = this.#d.policy()): { index: number; stage: RunStage } {
+    const stages = enf.runPolicy.stages;
+    const index = Math.min(this.#d.session.stageIndex, stages.length - 1);
+    return { index, stage: stages[index]! };
+  }
+
+  /** Decides (and for file tools and shell, executes) one call. A retried id returns the call's current answer. */
+  async submit(req: ToolCallRequest): Promise<CallResponse> {
+    const fingerprint = JSON.stringify([req.tool, req.args]);
+    const existing = this.#calls.get(req.id);
+    if (existing !== undefined) {
+      if (existing.fingerprint !== fingerprint) return buildDeny(req.id, req.tool, "duplicate-call-id", `[error] call id '${req.id}' was already used for another call`, 409);
+      if (existing.response !== undefined) return existing.response;
+      // Still being decided or executed: the retry gets the same answer, and nothing runs twice.
+      if (existing.first !== undefined) return existing.first;
+    }
+    this.#forgetOld();
+    const parsed = parseToolArgs(req.tool, req.args);
+    const rec: CallRecord = {
+      id: req.id, tool: req.tool, fingerprint, args: parsed.ok ? parsed.value : req.args,
+      entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
+      permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
+      started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: new Set(),
+    };
+    this.#calls.set(req.id, rec);
+    if (!parsed.ok) return this.#deny(rec, "invalid-arguments", buildInvalidArgumentsMessage(req.tool, parsed.detail), "invalid_arguments", 400);
+    rec.first = this.#advance(rec);
+    return rec.first;
+  }
+
+  /** The current answer of a call. */
+  get(id: string): CallResponse | undefined {
+    return this.#calls.get(id)?.response;
+  }
+
+  /** The call's answer once it changes (a prompt answered, a new prompt raised) or after `ms`. */
+  wait(id: string, ms: number): Promise<CallResponse | undefined> {
+    const rec = this.#calls.get(id);
+    if (rec === undefined || rec.done || ms <= 0) return Promise.resolve(rec?.response);
+    const before = rec.response;
+    return new Promise((resolve) => {
+      const wake = () => {
+        if (rec.response === before && !rec.done) return;
+        clearTimeout(timer);
+        rec.waiters.delete(wake);
+        resolve(rec.response);
+      };
+      const timer = setTimeout(() => {
+        rec.waiters.delete(wake);
+        resolve(rec.response);
+      }, ms);
+      rec.waiters.add(wake);
+    });
+  }
+
+  /** Answers a pending prompt; false when none has this id. */
+  answer(approvalId: string, decision: ApprovalDecision, reason?: string): boolean {
+    return this.#d.approvals.answer(approvalId, decision, reason);
+  }
+
+  /** Labels the result the runtime reports for a call decided `run`. */
+  reportResult(id: string, entry: EntryRef | undefined): { ok: true; entry: EntryRef; label: ReturnType<typeof lookupResultLabel> } | { ok: false; status: 404 | 409; message: string } {
+    const rec = this.#calls.get(id);
+    if (rec === undefined) return { ok: false, status: 404, message: `no tool call '${id}'` };
+    if (rec.response?.body.decision !== "run") return { ok: false, status: 409, message: `tool call '${id}' was not decided 'run'` };
+    const where = entry ?? rec.entry;
+    const label = lookupResultLabel(this.#d.policy().resultLabels, rec.tool);
+    this.#d.session.label(where.region, where.id, label);
+    this.#taintChanged();
+    return { ok: true, entry: where, label };
+  }
+
+  /** Publishes the context taint (after any label or eviction). */
+  #taintChanged(): void {
+    this.#d.metrics.taint(this.#d.session.context.level(), this.#d.policy().runPolicy.taint.tracking);
+  }
+
+  /** Refuses every pending call: the sidecar is stopping. */
+  stop(): void {
+    this.#d.approvals.cancelAll();
+  }
+
+  #forgetOld(): void {
+    const max = this.#d.maxRecords ?? 10_000;
+    if (this.#calls.size < max) return;
+    for (const [id, rec] of this.#calls) {
+      if (this.#calls.size < max) break;
+      if (rec.done) this.#calls.delete(id);
+    }
+  }
+
+  #gateInput(enf: Enforcement, rec: CallRecord, tracking: boolean): GateInput {
+    const rp = enf.runPolicy;
+    return {
+      taintTracking: tracking, agentId: this.#d.runName, callId: rec.id, tool: rec.tool,
+      target: extractTarget(rec.tool, rec.args), context: this.#d.session.context, policy: enf.gatePolicy,
+      mode: enf.mode, sessionRaises: this.#d.session.raises, promptTimeoutSeconds: rp.limits.interactionTimeoutSeconds, clock: this.#d.clock,
+    };
+  }
+
+  async #advance(rec: CallRecord): Promise<CallResponse> {
+    const enf = this.#d.policy();
+    const rp = enf.runPolicy;
+    const { stage } = this.currentStage(enf);
+    if (!isToolOffered(stage, rec.tool)) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
+    if (!rec.permissionDone) {
+      const grant = this.#d.session.hasGrant(buildGrantKey(rec.tool, rec.args));
+      // Permission only: the gate is evaluated (and audited) below, after the read-path check.
+      const d = decideToolCall({ gate: this.#gateInput(enf, rec, false), permissions: buildPermissionInputs(rp, stage), permissionApproved: rec.permissionApproved || grant });
+      if (d.kind === "refuse") {
+        const denied = d.reason === "permission-denied";
+        return this.#deny(rec, denied ? "permission-denied" : "approval-unavailable", d.message, denied ? "permission_deny" : "approval_unavailable");
+      }
+      if (d.kind === "ask-permission") {
+        const text = SHELL_TOOLS.has(rec.tool) ? `Allow shell command: ${String(rec.args["command"])}` : `Allow tool '${rec.tool}'?`;
+        return this.#ask(rec, "tool_approval", `tool-${rec.id}`, text, d.prompt.options, d.prompt.timeoutSeconds, undefined);
+      }
+      rec.permissionDone = true;
+    }
+    let checks: PathCheck[] | undefined;
+    if (isFileTool(rec.tool)) {
+      checks = checkFilePaths(rec.tool, rec.args as FileToolArgs[typeof rec.tool], { workdir: this.#d.workdir, policy: enf.readPolicy, fs: this.#d.fs });
+      const refusal = findCallRefusal(checks);
+      if (refusal !== undefined) return this.#deny(rec, refusal.code, refusal.message, refusal.source);
+    }
+    if (!rec.gateDone) {
+      const out = evaluateGate(this.#gateInput(enf, rec, rp.taint.tracking));
+      for (const d of out.ruleDiagnostics) this.#d.log.warn({ callId: rec.id, rule: d.rule, kind: d.kind }, d.message);
+      if (!this.#auditGate(out.events)) return this.#deny(rec, "audit-failed", buildAuditFailedMessage(rec.tool), "audit_failed", 503);
+      if (out.kind === "block") return this.#deny(rec, "gate-blocked", out.message, "auto_block");
+      if (out.kind === "prompt") return this.#ask(rec, "taint_gate", out.prompt.requestId, out.prompt.text, out.prompt.options, out.prompt.timeoutSeconds, out.pending);
+      rec.gateDone = true;
+      const source = computeGateSource(out.events);
+      rec.gateSource = rec.permissionApproved && (source === "auto_allow" || source === "taint_disabled") ? "user_approved" : source;
+    }
+    return this.#execute(rec, enf, stage, checks);
+  }
+
+  async #execute(rec: CallRecord, enf: Enforcement, stage: RunStage, checks: PathCheck[] | undefined): Promise<CallResponse> {
+    const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
+    if (checks !== undefined && isFileTool(rec.tool)) {
+      const outcome = executeFileTool(rec.tool, rec.args as FileToolArgs[typeof rec.tool], checks);
+      if (outcome.kind === "refused") return this.#deny(rec, outcome.refusal.code, outcome.refusal.message, outcome.refusal.source);
+      if (!this.#decided(rec, "allow", rec.gateSource, undefined, seconds)) return this.#auditFailed(rec);
+      return this.#allow(rec, enf, outcome.result, outcome.isError, undefined);
+    }
+    if (!this.#decided(rec, "allow", rec.gateSource, undefined, seconds)) return this.#auditFailed(rec);
+    if (SHELL_TOOLS.has(rec.tool)) {
+      const timeoutSeconds = enf.runPolicy.limits.shellTimeoutSeconds;
+      const r = await this.#d.shell.run({ command: String(rec.args["command"]), timeoutSeconds, stage });
+      this.#d.metrics.shell(this.#d.shell.label, computeShellOutcome(r));
+      const text = buildShellResultText(r, timeoutSeconds);
+      return this.#allow(rec, enf, text.text, text.isError, { exitCode: r.exitCode, timedOut: r.timedOut });
+    }
+    const target = extractTarget(rec.tool, rec.args);
+    return this.#finish(rec, { status: 200, body: { id: rec.id, tool: rec.tool, decision: "run", ...(target === undefined ? {} : { target }) } });
+  }
+
+  #allow(rec: CallRecord, enf: Enforcement, result: string, isError: boolean, shell: { exitCode: number | null; timedOut: boolean } | undefined): CallResponse {
+    const label = lookupResultLabel(enf.resultLabels, rec.tool);
+    this.#d.session.label(rec.entry.region, rec.entry.id, label);
+    this.#taintChanged();
+    const body = { id: rec.id, tool: rec.tool, decision: "allow" as const, result, isError, entry: rec.entry, label, taint: this.#d.session.context.level(), ...(shell ? { shell } : {}) };
+    return this.#finish(rec, { status: 200, body });
+  }
+
+  #ask(rec: CallRecord, kind: ApprovalKind, id: string, prompt: string, options: readonly string[], timeoutSeconds: number | undefined, pending: PendingGate | undefined): CallResponse {
+    const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
+    this.#decided(rec, "ask", kind === "taint_gate" ? "auto_block" : "permission_ask", undefined, seconds);
+    const { stage } = this.currentStage();
+    const approval = this.#d.approvals.raise({ id, kind, callId: rec.id, tool: rec.tool, stage: stage.name, prompt, options }, timeoutSeconds, (s, waited) => {
+      const outcome = s.kind === "expired" ? "expired" : s.kind === "answer" && s.decision !== "deny" ? "allowed" : "denied";
+      if (s.kind !== "cancelled") this.#d.metrics.approvalAnswered(kind, outcome, waited);
+      // Continue outside the answering call: the answer endpoint returns at once.
+      queueMicrotask(() => void this.#settled(rec, kind, s, pending));
+    });
+    return this.#finish(rec, { status: 202, body: { id: rec.id, tool: rec.tool, decision: "ask", approval } });
+  }
+
+  async #settled(rec: CallRecord, kind: ApprovalKind, s: ApprovalSettlement, pending: PendingGate | undefined): Promise<void> {
+    rec.started = this.#d.monotonicMs();
+    const action = decideSettlement(kind, rec.tool, s, pending, this.#d.clock);
+    if (action.kind === "stopping") {
+      this.#finish(rec, buildDeny(rec.id, rec.tool, "sidecar-stopping", buildStoppingMessage(rec.tool), 503));
+      return;
+    }
+    if (action.kind === "permission-granted") {
+      if (action.scope !== "once") this.#d.session.grant(buildGrantKey(rec.tool, rec.args), action.scope);
+      rec.permissionApproved = true;
+      await this.#advance(rec);
+      return;
+    }
+    if (!this.#auditGate(action.events)) {
+      this.#deny(rec, "audit-failed", buildAuditFailedMessage(rec.tool), "audit_failed", 503);
+      return;
+    }
+    if (action.kind === "deny") {
+      this.#deny(rec, action.code, action.message, action.source);
+      return;
+    }
+    if (action.raise !== undefined) this.#d.session.addRaise(action.raise);
+    rec.gateDone = true;
+    rec.gateSource = action.source;
+    await this.#advance(rec);
+  }
+
+  #auditGate(events: Parameters<AuditSink["gate"]>[1]): boolean {
+    if (events.length === 0) return true;
+    const ok = this.#d.audit.gate(this.currentStage().index, events);
+    if (!ok) this.#d.metrics.auditWriteError();
+    return ok;
+  }
+
+  #auditFailed(rec: CallRecord): CallResponse {
+    return this.#finish(rec, buildDeny(rec.id, rec.tool, "audit-failed", buildAuditFailedMessage(rec.tool), 503));
+  }
+
+  #deny(rec: CallRecord, code: string, message: string, source: DecisionSourceLabel, status: 400 | 403 | 503 = 403): CallResponse {
+    this.#decided(rec, "deny", source, code, (this.#d.monotonicMs() - rec.started) / 1000);
+    return this.#finish(rec, buildDeny(rec.id, rec.tool, code, message, status));
+  }
+
+  /** Counts, logs and records a decision; false when its record could not be written. */
+  #decided(rec: CallRecord, decision: "allow" | "deny" | "ask", source: DecisionSourceLabel, code: string | undefined, seconds: number): boolean {
+    const enf = this.#d.policy();
+    const { index, stage } = this.currentStage(enf);
+    this.#counts.set(source, (this.#counts.get(source) ?? 0) + 1);
+    this.#d.metrics.decision({ decision, source, toolClass: computeToolClass(rec.tool), mode: enf.mode }, seconds);
+    const paths = safePaths(rec);
+    this.#d.log.info({ callId: rec.id, tool: rec.tool, decision, source, code, path: paths, stage: stage.name }, "tool call");
+    const ok = this.#d.audit.decision(index, {
+      timestamp: Math.floor(this.#d.clock() / 1000), agent_id: this.#d.runName, call_id: rec.id, tool_name: rec.tool, stage: stage.name,
+      decision, decision_source: source, ...(code === undefined ? {} : { code }), ...(paths === undefined ? {} : { paths }),
+    });
+    if (!ok) this.#d.metrics.auditWriteError();
+    return ok;
+  }
+
+  #finish(rec: CallRecord, response: CallResponse): CallResponse {
+    rec.response = response;
+    rec.done = response.status !== 202;
+    for (const wake of [...rec.waiters]) wake();
+    return response;
+  }
+}
+
+function safePaths(rec: CallRecord): string[] | undefined {
+  if (!isFileTool(rec.tool)) return undefined;
+  try {
+    // The arguments may be the unparsed ones of a refused call: keep only strings.
+    return listRequestedPaths(rec.tool, rec.args as FileToolArgs[typeof rec.tool]).filter((p) => typeof p === "string");
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,95 @@
+// The sidecar in cluster mode against the real API server: it reports its part of the Run's status, applies
+// Approval resources to its pending prompts (and marks them consumed), and shells into the stage's sandbox
+// pod with pods/exec. Pods never run here (there is no kubelet), so the exec itself fails, and the test
+// checks that this reaches the runtime as an error result, never a hang or an allow without a run.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RunPolicySchema } from "../../src/api/run-policy.ts";
+import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
+import { createSidecarClient } from "../../src/sidecar/client.ts";
+import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "./harness/index.ts";
+
+const GROUP = { group: "leviath.dev", version: "v1alpha1" };
+const RUN = "sidecar-run";
+let namespace = "";
+let sc: SidecarProcess;
+
+const policy = RunPolicySchema.parse({
+  agent: { key: "x/agent", name: "agent" },
+  stages: [{ name: "main", sandbox: { kind: "container", image: "busybox:1", network: false, mounts: [], persist: false, onUnavailable: "error", source: "blueprint" } }],
+  entryStage: "main",
+  launch: { mode: "interactive", allow: [] },
+  toolPermissions: { blueprint: {}, ceiling: { shell: "allow" }, allowBlueprintPermissions: false },
+  readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
+  taint: { tracking: true, allowlist: [], rules: [], toolOverrides: {} },
+  limits: { interactionTimeoutSeconds: 3600, shellTimeoutSeconds: 10 },
+});
+
+beforeAll(async () => {
+  await installCrds("crds/");
+  namespace = await createRestrictedNamespace("sidecar");
+  const { custom, core, kubeconfigPath } = testCluster();
+  await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN }, spec: { agentRef: { name: "agent" } } } });
+  const pod = computeSandboxPlan(RUN, policy)[0]!.pod;
+  await core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name: pod },
+      spec: {
+        securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } },
+        containers: [{ name: "sandbox", image: "busybox:1", command: ["sleep", "infinity"], securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
+      },
+    },
+  });
+  const root = makeTempDir("leviath-sidecar-cluster-");
+  mkdirSync(join(root, "work"));
+  writeFileSync(join(root, "work", "notes.md"), "notes\n");
+  writeFileSync(join(root, "run-policy.json"), JSON.stringify(policy));
+  sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", join(root, "audit")]);
+}, 120_000);
+
+afterAll(async () => {
+  if (sc) expect(await sc.stop()).toBe(0);
+  if (namespace) await deleteNamespace(namespace);
+});
+
+const readRun = async () => (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", name: RUN })) as { status?: Record<string, unknown> };
+
+describe("leviath sidecar in a cluster", () => {
+  it("reports the prompt in the Run's status, applies the Approval, and reports a failed pods/exec as an error result", async () => {
+    const client = createSidecarClient({ baseUrl: sc.url, timeoutMs: 30_000 });
+    expect(await client.callTool({ id: "r1", tool: "read_file", args: { path: "notes.md" } })).toMatchObject({ decision: "allow", label: "internal" });
+    expect(await client.callTool({ id: "s1", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask", approvalId: "gate-s1" });
+    const local = await fetch(`${sc.url}/v1/approvals/gate-s1`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ decision: "allowOnce" }) });
+    expect(local.status).toBe(403);
+
+    const pending = await waitFor(async () => {
+      const status = (await readRun()).status;
+      const list = status?.["pendingApprovals"] as { id: string }[] | undefined;
+      return list?.[0]?.id === "gate-s1" ? status : undefined;
+    }, { description: "the prompt in the Run's status" });
+    expect(pending).toMatchObject({ stage: "main", taint: { tracking: true, level: "internal" }, pendingApprovals: [{ id: "gate-s1", kind: "taint_gate", tool: "shell", stage: "main" }] });
+
+    await testCluster().custom.createNamespacedCustomObject({
+      ...GROUP, namespace, plural: "approvals",
+      body: { apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name: "ok-s1" }, spec: { runRef: { name: RUN }, approvalId: "gate-s1", decision: "allowOnce" } },
+    });
+    const done = await client.waitForCall("s1", "shell", 60);
+    expect(done).toMatchObject({ decision: "allow", isError: true });
+    expect(done.decision === "allow" && done.result).toMatch(/^\[error\] pods\/exec into pod\/sidecar-run-sbx-[0-9a-f]{16} failed: /);
+
+    const approval = await waitFor(async () => {
+      const a = (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", name: "ok-s1" })) as { status?: { consumed?: boolean; message?: string } };
+      return a.status?.consumed ? a.status : undefined;
+    }, { description: "the Approval consumed" });
+    expect(approval.message).toBe("applied: allowOnce");
+
+    const after = await waitFor(async () => {
+      const status = (await readRun()).status;
+      return (status?.["pendingApprovals"] as unknown[] | undefined)?.length === 0 ? status : undefined;
+    }, { description: "the prompt gone from the Run's status" });
+    expect(after["gateDecisions"]).toMatchObject({ auto_allow: 1, auto_block: 1, user_allow_once: 1 });
+  });
+});
