@@ -2,6 +2,12 @@ import { defineConfig } from "vitest/config";
 
 // Three projects: pure units beside the code, the CLI driven as a real process, and integration
 // tests against a real kube-apiserver started by the global setup (test/integration/global-setup.ts).
+// A fourth, e2e (a real node: kubelet, containerd, runc; root only), exists only when asked for by name
+// (`vitest run --project e2e`, or LEVIATH_E2E=1), so a plain `vitest run` never starts a node.
+const argv = process.argv;
+const wantsE2e = process.env.LEVIATH_E2E === "1"
+  || argv.some((arg, i) => arg === "--project=e2e" || (arg === "e2e" && (argv[i - 1] === "--project" || argv[i - 1] === "--project=")));
+
 export default defineConfig({
   test: {
     projects: [
@@ -31,6 +37,22 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      ...(wantsE2e
+        ? [
+            {
+              test: {
+                name: "e2e",
+                include: ["test/e2e/**/*.test.ts"],
+                environment: "node",
+                // Builds what is missing (packages, binaries, images), then one control plane and one node.
+                globalSetup: ["test/e2e/global-setup.ts"],
+                testTimeout: 180_000,
+                hookTimeout: 300_000,
+                fileParallelism: false,
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

@@ -1,0 +1,3 @@
+module leviath.local/pause
+
+go 1.22

@@ -1,0 +1,39 @@
+// Global setup of the vitest "e2e" project: makes sure the packages, binaries and images exist (each
+// script is idempotent and fast when nothing is missing), then starts one control plane and one real node
+// for the whole run. Tests read them through inject("kubeconfig" | "binDir" | "node").
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { REPO_ROOT, startControlPlane } from "../integration/harness/control-plane.ts";
+import { startNode } from "./harness/node.ts";
+import type {} from "./harness/provided-context.ts";
+
+/** The scripts that prepare a machine for the node, in order; each prints its progress on stderr. */
+export const SETUP_SCRIPTS = ["node-packages", "control-plane-bin", "node-bin", "build-images"] as const;
+
+/** Prepares the machine, starts the control plane and the node, and returns their teardown. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  if (process.env.KUBECONFIG) {
+    process.stderr.write("[e2e] KUBECONFIG is ignored: the e2e suite runs its own control plane and node\n");
+  }
+  for (const script of SETUP_SCRIPTS) {
+    const started = performance.now();
+    execFileSync("bash", [join(REPO_ROOT, "scripts", script)], { stdio: ["ignore", "ignore", "inherit"] });
+    process.stderr.write(`[e2e] scripts/${script}: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
+  const controlPlane = await startControlPlane();
+  let node;
+  try {
+    node = await startNode(controlPlane);
+  } catch (error) {
+    await controlPlane.stop();
+    throw error;
+  }
+  project.provide("kubeconfig", controlPlane.kubeconfigPath);
+  project.provide("binDir", controlPlane.binDir);
+  project.provide("node", { name: node.name, dataDir: node.dataDir, cgroupRoot: node.cgroupRoot, images: node.images, network: node.network });
+  return async () => {
+    await node.stop();
+    await controlPlane.stop();
+  };
+}

@@ -1,0 +1,22 @@
+// What the e2e project's global setup hands to the tests through vitest's provide/inject, besides the
+// integration harness's `kubeconfig` and `binDir` (so its helpers work unchanged on this cluster).
+import type {} from "../../integration/harness/provided-context.ts";
+import type { PodNetwork } from "./node-config.ts";
+
+/** The running node, as the tests see it. */
+export type NodeInfo = {
+  name: string;
+  dataDir: string;
+  cgroupRoot: string;
+  /** Image references by name: `pause`, `sandbox`, and any other image scripts/build-images made. */
+  images: Record<string, string>;
+  network: PodNetwork;
+};
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    node: NodeInfo;
+  }
+}
+
+export {};
