@@ -1,0 +1,48 @@
+# syntax=docker/dockerfile:1
+# One image for the controller and the sidecar: `leviath controller`, `leviath sidecar` (entrypoint `leviath`).
+#   docker build -t ghcr.io/leviath/leviath-operator:0.1.0 .
+# Runs as the numeric non-root user 65532 on a read-only root filesystem (it writes only under /tmp, which
+# the chart and the operator's pods mount as an emptyDir).
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# Compile TypeScript to dist/ (tsc, from the locked devDependencies).
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# Production dependencies only, with native modules built for this Node.
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /src
+# re2 is a native module: node-gyp needs a compiler and Python when no prebuilt binary fits.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm cache clean --force
+
+FROM ${NODE_IMAGE}
+LABEL org.opencontainers.image.title="leviath-operator" \
+      org.opencontainers.image.description="Leviath operator: controller and sidecar (entrypoint leviath)" \
+      org.opencontainers.image.source="https://github.com/GEMISIS/leviath" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# Nothing at run time installs packages: drop npm and corepack from the final image.
+RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
+           /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack
+WORKDIR /app
+COPY --from=deps /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY package.json ./
+# bin/leviath runs dist/main.js when there is no src/ (as here).
+COPY bin ./bin
+ENV NODE_ENV=production \
+    PATH=/app/bin:$PATH \
+    HOME=/tmp
+# Numeric, so Pod Security `restricted` (runAsNonRoot) can verify it without a passwd lookup.
+USER 65532:65532
+ENTRYPOINT ["leviath"]
+CMD ["--help"]

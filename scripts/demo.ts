@@ -1,0 +1,122 @@
+// The demo behind scripts/demo: a real control plane on loopback, the CRDs, `leviath controller`, examples/,
+// and what `kubectl get` shows. No node runs here, so pods are admitted (Pod Security `restricted` included)
+// and stay Pending; Runs therefore stay Pending too.
+import { spawn, spawnSync } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { findBinary, REPO_ROOT, startControlPlane } from "../test/integration/harness/control-plane.ts";
+
+const NAMESPACE = "leviath-sandbox";
+/** No runtime image ships with this project (any image that talks to the sidecar's API will do). */
+const RUNTIME_IMAGE = "registry.example/leviath-runtime:demo";
+const CRDS = ["agents", "runs", "leviathpolicies", "approvals"].map((p) => `crd/${p}.leviath.dev`);
+
+const { values } = parseArgs({ options: { once: { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+if (values.help) {
+  process.stdout.write("Usage: scripts/demo [--once]\n  --once  exit after showing the status\n");
+  process.exit(0);
+}
+
+const say = (line: string) => process.stdout.write(`\n==> ${line}\n`);
+const started = performance.now();
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+
+say("starting a control plane (etcd, kube-apiserver, kube-controller-manager) on 127.0.0.1");
+const cp = await startControlPlane({ log: (line) => process.stderr.write(`    ${line}\n`) });
+const kubectlBin = findBinary("kubectl", cp.binDir);
+if (!kubectlBin) throw new Error(`no kubectl in ${cp.binDir}: run 'bash scripts/control-plane-bin'`);
+
+function kubectl(args: string[], opts: { show?: boolean } = {}): string {
+  if (opts.show) process.stdout.write(`$ kubectl ${args.join(" ")}\n`);
+  const r = spawnSync(kubectlBin!, ["--kubeconfig", cp.kubeconfigPath, ...args], { encoding: "utf8", cwd: REPO_ROOT });
+  if (r.status !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  if (opts.show) process.stdout.write(r.stdout);
+  return r.stdout;
+}
+
+say("installing the CRDs (crds/)");
+kubectl(["apply", "--server-side", "-f", "crds/"], { show: true });
+kubectl(["wait", "--for=condition=Established", "--timeout=60s", ...CRDS]);
+
+say("starting `leviath controller`");
+const logPath = join(cp.dataDir, "leviath-controller.log");
+const log = createWriteStream(logPath);
+const controller = spawn(process.execPath, [
+  join(REPO_ROOT, "bin/leviath"), "controller", "--kubeconfig", cp.kubeconfigPath,
+  "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--runtime-image", RUNTIME_IMAGE,
+], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KUBECONFIG: "" } });
+const exited = new Promise<number | null>((resolve) => controller.once("exit", (code) => resolve(code)));
+let addresses: { metrics?: string; probes?: string } | undefined;
+let buffer = "";
+controller.stdout.pipe(log);
+controller.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+  log.write(chunk);
+  buffer += chunk;
+  for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+    const line = buffer.slice(0, nl);
+    buffer = buffer.slice(nl + 1);
+    try {
+      const entry = JSON.parse(line) as { msg?: string; addresses?: typeof addresses };
+      if (entry.msg === "controller started") addresses = entry.addresses;
+    } catch {
+      // not a log line of ours
+    }
+  }
+});
+await until(() => addresses !== undefined, "the controller to start", 60_000, () => controller.exitCode !== null);
+await until(async () => (await fetch(`http://${addresses!.probes}/readyz`).catch(() => undefined))?.status === 200, "the controller's caches to sync", 60_000);
+process.stdout.write(`controller ready (metrics http://${addresses!.metrics}/metrics, log ${logPath})\n`);
+
+say("applying examples/ (namespace, LeviathPolicy, Agent, Run, Approval, a ConfigMap behind a granted read path)");
+// The namespace and the policy first, so the Agent is evaluated against the policy and the Run pins it.
+kubectl(["apply", "--server-side", "-f", "examples/namespace.yaml", "-f", "examples/policy.yaml"], { show: true });
+kubectl(["apply", "--server-side", "-f", "examples/"], { show: true });
+
+type Item = { metadata: { name: string }; status?: { policyGeneration?: number; phase?: string; policy?: { generation?: number } } };
+const items = (kind: string) => (JSON.parse(kubectl(["get", kind, "-n", NAMESPACE, "-o", "json"])) as { items: Item[] }).items;
+await until(() => items("agents").every((a) => a.status?.policyGeneration !== undefined)
+  && items("runs").every((r) => r.status?.phase !== undefined && r.status.policy?.generation !== undefined),
+  "the Agents' findings and the Runs' phases", 60_000);
+
+say(`status after ${elapsed()}`);
+kubectl(["get", "leviathpolicy,agents,runs", "-n", NAMESPACE], { show: true });
+process.stdout.write("\n");
+kubectl(["get", "agents", "-n", NAMESPACE, "-o",
+  "custom-columns=AGENT:.metadata.name,VALID:.status.valid,READS:.status.readPaths.display,FINDINGS:.status.findings[*].code"], { show: true });
+process.stdout.write("\n");
+kubectl(["get", "runs", "-n", NAMESPACE, "-o",
+  "custom-columns=RUN:.metadata.name,PHASE:.status.phase,POLICY:.status.policy.generation,CONDITIONS:.status.conditions[*].reason"], { show: true });
+process.stdout.write("\n");
+kubectl(["get", "pods,networkpolicies,roles,configmaps", "-n", NAMESPACE, "-l", "app.kubernetes.io/managed-by=leviath-operator"], { show: true });
+process.stdout.write("\nNo node runs here: the pods were admitted under Pod Security `restricted` and stay Pending, and so do the Runs.\n");
+
+if (values.once) {
+  await shutdown(0);
+} else {
+  say("running; Ctrl-C stops everything");
+  process.stdout.write(`  export KUBECONFIG=${cp.kubeconfigPath}\n  ${kubectlBin} get agents,runs -A\n  ${kubectlBin} get agent notes-digest -n ${NAMESPACE} -o yaml\n`);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void shutdown(0));
+  exited.then((code) => {
+    process.stderr.write(`demo: the controller exited (${code}); its log: ${logPath}\n`);
+    void shutdown(1);
+  }, () => undefined);
+}
+
+async function shutdown(status: number): Promise<never> {
+  if (controller.exitCode === null) controller.kill("SIGTERM");
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  await cp.stop();
+  process.exit(status);
+}
+
+async function until(ready: () => boolean | Promise<boolean>, what: string, timeoutMs: number, failed: () => boolean = () => false): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ready())) {
+    if (failed() || Date.now() > deadline) {
+      process.stderr.write(`demo: gave up waiting for ${what}; the controller's log (${logPath}) ends:\n${buffer}\n`);
+      await shutdown(1);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}

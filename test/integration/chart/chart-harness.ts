@@ -1,0 +1,80 @@
+// Helpers of the chart tests: render the chart with the real helm, split the documents, apply them to the
+// real API server, and find promtool.
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
+import { helm, kubectl, REPO_ROOT } from "../harness/index.ts";
+import type { ToolResult } from "../harness/index.ts";
+
+/** The chart under test. */
+export const CHART = join(REPO_ROOT, "charts/leviath-operator");
+
+/** A rendered manifest, as plain wire-format YAML. */
+export type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [key: string]: unknown;
+};
+
+/** `helm template <release> <chart> -n <namespace> <args>`; a failure throws with helm's message. */
+export async function renderChart(release: string, namespace: string, args: string[] = []): Promise<string> {
+  return (await helm(["template", release, CHART, "--namespace", namespace, ...args])).stdout;
+}
+
+/** Like {@link renderChart}, for values that must be refused: helm's result, whatever its exit status. */
+export async function renderChartResult(args: string[]): Promise<ToolResult> {
+  return helm(["template", "t", CHART, "--namespace", "leviath-system", ...args], { allowFailure: true });
+}
+
+/** The documents of a multi-document YAML stream, empty ones dropped. */
+export function parseManifests(text: string): Manifest[] {
+  const out: Manifest[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length > 0) throw new Error(`rendered YAML does not parse: ${doc.errors[0]!.message}`);
+    const value = doc.toJS() as Manifest | null;
+    if (value) out.push(value);
+  }
+  return out;
+}
+
+/** The one manifest of `kind` (and `name`, when given); throws when there is none or more than one. */
+export function findManifest(manifests: Manifest[], kind: string, name?: string): Manifest {
+  const found = manifests.filter((m) => m.kind === kind && (name === undefined || m.metadata.name === name));
+  if (found.length !== 1) throw new Error(`expected one ${kind}${name ? ` ${name}` : ""}, found ${found.length}`);
+  return found[0]!;
+}
+
+/** Manifests back to one YAML stream (JSON is YAML). */
+export function toStream(manifests: Manifest[]): string {
+  return manifests.map((m) => JSON.stringify(m)).join("\n---\n");
+}
+
+/**
+ * `kubectl apply --server-side` of a stream, as a server-side dry run unless `persist`; strict field
+ * validation is kubectl's default, so an unknown field fails. Returns kubectl's result (a failure throws
+ * unless `allowFailure`).
+ */
+export async function applyStream(stream: string, opts: { persist?: boolean; allowFailure?: boolean } = {}): Promise<ToolResult> {
+  const args = ["apply", "--server-side", "--field-manager=leviath-chart-test", "-f", "-"];
+  if (!opts.persist) args.push("--dry-run=server");
+  return kubectl(args, { input: stream, allowFailure: opts.allowFailure ?? false });
+}
+
+/**
+ * The path of promtool (Debian's `prometheus` package). When it is missing and this runs as root, it is
+ * installed the way CI does: `apt-get update && apt-get install -y --no-install-recommends prometheus`.
+ */
+export function findPromtool(): string {
+  const which = () => spawnSync("sh", ["-c", "command -v promtool"], { encoding: "utf8" }).stdout.trim();
+  let path = which();
+  if (!path && process.getuid?.() === 0) {
+    spawnSync("apt-get", ["update"], { stdio: "ignore", timeout: 300_000 });
+    spawnSync("apt-get", ["install", "-y", "--no-install-recommends", "prometheus"], {
+      stdio: "ignore", timeout: 300_000, env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
+    path = which();
+  }
+  if (!path) throw new Error("promtool is missing: apt-get update && apt-get install -y --no-install-recommends prometheus");
+  return path;
+}

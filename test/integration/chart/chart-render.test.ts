@@ -1,0 +1,207 @@
+// The Helm chart rendered by the real helm: lint, default and non-default values, what the schema and the
+// templates refuse (with messages that name the value), least-privilege RBAC, and deploy/ in step with it.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { RESOURCES } from "../../../src/kube/resources.ts";
+import { buildRole } from "../../../src/sandbox/run-objects.ts";
+import { helm, REPO_ROOT } from "../harness/index.ts";
+import { CHART, findManifest, parseManifests, renderChart, renderChartResult, type Manifest } from "./chart-harness.ts";
+
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+type Container = { name: string; image: string; args: string[]; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; resources: { requests: Record<string, string> }; securityContext: Record<string, unknown> };
+type PodSpec = { containers: Container[]; securityContext: Record<string, unknown>; serviceAccountName: string };
+type Deployment = Manifest & { spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { spec: PodSpec } } };
+
+const NS = "leviath-system";
+const rulesOf = (m: Manifest) => (m as Manifest & { rules: Rule[] }).rules;
+const controller = (ms: Manifest[]) => (findManifest(ms, "Deployment") as Deployment).spec.template.spec.containers[0]!;
+
+/** Whether `rules` allow `verb` on `group/resource` (optionally for one name). */
+function allows(rules: Rule[], group: string, resource: string, verb: string, name?: string): boolean {
+  return rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb)
+    && (r.resourceNames === undefined || (name !== undefined && r.resourceNames.includes(name))));
+}
+
+describe("helm lint", () => {
+  it("passes with the default values and with every optional part on", async () => {
+    const lint = await helm(["lint", CHART, "--strict"]);
+    expect(lint.stdout).toContain("1 chart(s) linted, 0 chart(s) failed");
+    const all = await helm(["lint", CHART, "--strict", "--set", "rbac.scope=cluster,metrics.serviceMonitor.enabled=true,metrics.podMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboards.enabled=true"]);
+    expect(all.stdout).toContain("0 chart(s) failed");
+  });
+});
+
+describe("helm template with the default values", () => {
+  it("renders a two-replica, leader-elected controller with probes, requests and a restricted security context", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS));
+    const deployment = findManifest(ms, "Deployment") as Deployment;
+    expect(deployment.metadata.namespace).toBe(NS);
+    expect(deployment.spec.replicas).toBe(2);
+    const c = controller(ms);
+    expect(c.image).toBe("ghcr.io/leviath/leviath-operator:0.1.0");
+    expect(c.args[0]).toBe("controller");
+    expect(c.args).toEqual(expect.arrayContaining(["--leader-elect", `--leader-election-namespace=${NS}`, "--leader-election-id=leviath-operator", "--sidecar-image=ghcr.io/leviath/leviath-operator:0.1.0"]));
+    expect(c.args.some((a) => a.startsWith("--runtime-image"))).toBe(false);
+    expect(c.livenessProbe.httpGet.path).toBe("/healthz");
+    expect(c.readinessProbe.httpGet.path).toBe("/readyz");
+    expect(c.resources.requests).toEqual({ cpu: "100m", memory: "128Mi" });
+    expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ["ALL"] } });
+    expect(deployment.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } });
+
+    const pdb = findManifest(ms, "PodDisruptionBudget") as Manifest & { spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } } };
+    expect(pdb.spec.minAvailable).toBe(1);
+    expect(pdb.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+  });
+
+  it("creates the restricted sandbox namespace and the cluster LeviathPolicy, and nothing for Prometheus", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS));
+    const sandbox = findManifest(ms, "Namespace", "leviath-sandbox");
+    expect(sandbox.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
+    expect(sandbox.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
+    const policy = findManifest(ms, "LeviathPolicy", "cluster") as Manifest & { spec: unknown };
+    expect(policy.spec).toEqual({ sandbox: { kind: "container", image: "debian:bookworm-slim", onUnavailable: "error" }, security: { taintTracking: true } });
+    for (const kind of ["ServiceMonitor", "PodMonitor", "PrometheusRule", "ConfigMap"]) expect(ms.filter((m) => m.kind === kind)).toEqual([]);
+  });
+
+  it("grants writes only in the sandbox namespace, reads what the informers watch, and never touches secrets", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS));
+    const read = rulesOf(findManifest(ms, "ClusterRole", "leviath-operator-read"));
+    const write = rulesOf(findManifest(ms, "ClusterRole", "leviath-operator-write"));
+    const writeBindings = ms.filter((m) => m.metadata.name === "leviath-operator-write" && m.kind !== "ClusterRole");
+    expect(writeBindings.map((b) => `${b.kind}/${b.metadata.namespace}`)).toEqual(["RoleBinding/leviath-sandbox"]);
+    for (const [name, res] of Object.entries(RESOURCES)) {
+      if (name === "lease" || name === "approval") continue;
+      for (const verb of ["list", "watch"]) expect(allows(read, res.group, res.plural, verb), `${verb} ${res.plural}`).toBe(true);
+    }
+    const every = ms.filter((m) => m.kind === "ClusterRole" || m.kind === "Role").flatMap(rulesOf);
+    for (const r of every) {
+      expect([...r.verbs, ...r.resources, ...r.apiGroups]).not.toContain("*");
+      expect(r.resources).not.toContain("secrets");
+      expect(r.verbs).not.toContain("escalate");
+      expect(r.verbs).not.toContain("bind");
+    }
+    // Kubernetes lets the controller create the per-Run sidecar Role only with permissions it holds there.
+    const sidecarRole = buildRole({ name: "r", namespace: "leviath-sandbox", uid: "u" }, "a", ["r-engine", "r-sbx-1"]) as unknown as { rules: Rule[] };
+    for (const rule of sidecarRole.rules) {
+      for (const group of rule.apiGroups) for (const resource of rule.resources) for (const verb of rule.verbs) {
+        expect(allows([...read, ...write], group, resource, verb), `${verb} ${resource}`).toBe(true);
+      }
+    }
+    const leader = rulesOf(findManifest(ms, "Role", "leviath-operator-leader"));
+    expect(allows(leader, "coordination.k8s.io", "leases", "update", "leviath-operator")).toBe(true);
+    expect(allows(leader, "coordination.k8s.io", "leases", "update", "someone-elses")).toBe(false);
+  });
+});
+
+describe("helm template with non-default values", () => {
+  it("cluster-wide mode binds the write role cluster-wide and the PodMonitor watches every namespace", async () => {
+    const ms = parseManifests(await renderChart("ops", "ops", ["--set", "rbac.scope=cluster,metrics.podMonitor.enabled=true"]));
+    const bindings = ms.filter((m) => m.metadata.name === "ops-leviath-operator-write" && m.kind !== "ClusterRole");
+    expect(bindings.map((b) => b.kind)).toEqual(["ClusterRoleBinding"]);
+    const podMonitor = findManifest(ms, "PodMonitor") as Manifest & { spec: { namespaceSelector: unknown; podMetricsEndpoints: { port: string }[] } };
+    expect(podMonitor.spec.namespaceSelector).toEqual({ any: true });
+    expect(podMonitor.spec.podMetricsEndpoints[0]!.port).toBe("metrics");
+  });
+
+  it("namespaced mode with more namespaces binds the write role in each of them", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "rbac.namespaces={team-a,team-b,leviath-sandbox}", "--set", "metrics.podMonitor.enabled=true"]));
+    const bindings = ms.filter((m) => m.metadata.name === "leviath-operator-write" && m.kind === "RoleBinding");
+    expect(bindings.map((b) => b.metadata.namespace)).toEqual(["leviath-sandbox", "team-a", "team-b"]);
+    const podMonitor = findManifest(ms, "PodMonitor") as Manifest & { spec: { namespaceSelector: unknown } };
+    expect(podMonitor.spec.namespaceSelector).toEqual({ matchNames: ["leviath-sandbox", "team-a", "team-b"] });
+  });
+
+  it("renders the ServiceMonitor, the PrometheusRule and the Grafana dashboard when asked", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboards.enabled=true,metrics.serviceMonitor.labels.release=kube-prometheus"]));
+    const sm = findManifest(ms, "ServiceMonitor") as Manifest & { spec: { endpoints: { port: string }[] } };
+    expect(sm.metadata.labels?.["release"]).toBe("kube-prometheus");
+    expect(sm.spec.endpoints[0]!.port).toBe("metrics");
+    const service = findManifest(ms, "Service") as Manifest & { spec: { ports: { name: string; targetPort: string }[] } };
+    expect(service.spec.ports[0]).toMatchObject({ name: "metrics", targetPort: "metrics" });
+    const rule = findManifest(ms, "PrometheusRule") as Manifest & { spec: { groups: { rules: { alert: string }[] }[] } };
+    const alerts = rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert));
+    expect(alerts).toEqual(expect.arrayContaining(["LeviathBlockedToolCallsSpiking", "LeviathApprovalWaitingTooLong", "LeviathReconcileErrors"]));
+    const dashboard = findManifest(ms, "ConfigMap") as Manifest & { data: Record<string, string> };
+    expect(dashboard.metadata.labels?.["grafana_dashboard"]).toBe("1");
+    expect((JSON.parse(dashboard.data["leviath.json"]!) as { uid: string }).uid).toBe("leviath-operator");
+  });
+
+  it("takes the policy from a document that `leviath import config.toml policy.toml` printed", async () => {
+    const cli = spawnSync(process.execPath, [join(REPO_ROOT, "bin/leviath"), "import", "test/fixtures/config/config.toml", "test/fixtures/config/policy.toml", "--namespace", "team-a"], { cwd: REPO_ROOT, encoding: "utf8" });
+    expect(cli.status, cli.stderr).toBe(0);
+    const file = join(mkdtempSync(join(tmpdir(), "leviath-chart-")), "policy.yaml");
+    writeFileSync(file, cli.stdout);
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set-file", `policy.document=${file}`]));
+    const policy = findManifest(ms, "LeviathPolicy", "cluster") as Manifest & { spec: unknown };
+    expect(policy.spec).toEqual((parse(cli.stdout) as { spec: unknown }).spec);
+    expect(JSON.stringify(policy.spec)).toContain("team-a/cto");
+  });
+
+  it("pins images by digest, overrides the sidecar image and passes a runtime image", async () => {
+    const digest = `sha256:${"a".repeat(64)}`;
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", `image.digest=${digest},sidecar.image.repository=registry.internal/leviath,sidecar.image.tag=9.9.9,controller.runtimeImage=registry.internal/runtime:1`]));
+    const c = controller(ms);
+    expect(c.image).toBe(`ghcr.io/leviath/leviath-operator@${digest}`);
+    expect(c.args).toContain(`--sidecar-image=registry.internal/leviath@${digest}`);
+    expect(c.args).toContain("--runtime-image=registry.internal/runtime:1");
+  });
+
+  it("one replica without leader election has no PodDisruptionBudget and no Lease role", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "controller.replicas=1,controller.leaderElection.enabled=false"]));
+    expect(ms.filter((m) => m.kind === "PodDisruptionBudget" || m.kind === "Role")).toEqual([]);
+    expect(controller(ms).args).not.toContain("--leader-elect");
+  });
+});
+
+describe("bad values fail at install with a message that names them", () => {
+  const cases: [string, string[], string[]][] = [
+    ["zero replicas", ["--set", "controller.replicas=0"], ["/controller/replicas", "minimum"]],
+    ["an unknown RBAC scope", ["--set", "rbac.scope=global"], ["/rbac/scope", "'namespaced', 'cluster'"]],
+    ["a misspelt key", ["--set", "controller.replica=2"], ["/controller", "'replica' not allowed"]],
+    ["a tag where a digest belongs", ["--set", "image.digest=latest"], ["/image/digest", "does not match pattern"]],
+    ["a duration that is a number", ["--set", "metrics.serviceMonitor.interval=5"], ["/metrics/serviceMonitor/interval", "want string"]],
+    ["an invalid namespace name", ["--set", "sandboxNamespace.name=Team_A"], ["/sandboxNamespace/name", "does not match pattern"]],
+    ["two replicas without a lease", ["--set", "controller.leaderElection.enabled=false"], ["needs controller.leaderElection.enabled"]],
+    ["a renew deadline past the lease", ["--set", "controller.leaderElection.renewDeadlineSeconds=20"], ["renewDeadlineSeconds must be shorter"]],
+    ["an upstream config.toml string", ["--set", "policy.configToml=[security]"], ["policy.configToml", "leviath import config.toml", "policy.document"]],
+    ["a ServiceMonitor without the Service", ["--set", "metrics.serviceMonitor.enabled=true,metrics.service.enabled=false"], ["needs metrics.service.enabled"]],
+  ];
+  for (const [what, args, words] of cases) {
+    it(`refuses ${what}`, async () => {
+      const r = await renderChartResult(args);
+      expect(r.exitCode).not.toBe(0);
+      for (const w of words) expect(r.stderr).toContain(w);
+    });
+  }
+
+  it("refuses a policy document that is not a LeviathPolicy", async () => {
+    const file = join(REPO_ROOT, "examples/agent.yaml");
+    const r = await renderChartResult(["--set-file", `policy.document=${file}`]);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain('policy.document must be a LeviathPolicy');
+    expect(r.stderr).toContain('not kind "Agent"');
+  });
+});
+
+describe("generated packaging", () => {
+  it("the chart's CRDs are crds/ exactly", () => {
+    const files = readdirSync(join(REPO_ROOT, "crds")).sort();
+    expect(readdirSync(join(CHART, "crds")).sort()).toEqual(files);
+    for (const f of files) expect(readFileSync(join(CHART, "crds", f), "utf8"), f).toBe(readFileSync(join(REPO_ROOT, "crds", f), "utf8"));
+  });
+
+  it("deploy/ is what scripts/render-deploy makes from the chart", () => {
+    const r = spawnSync("bash", [join(REPO_ROOT, "scripts/render-deploy"), "--check"], { cwd: REPO_ROOT, encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const ms = parseManifests(readFileSync(join(REPO_ROOT, "deploy/leviath-operator.yaml"), "utf8"));
+    expect(ms.map((m) => m.kind)).toEqual(expect.arrayContaining(["Namespace", "Deployment", "ClusterRole", "LeviathPolicy"]));
+    expect(findManifest(ms, "Namespace", "leviath-system").metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
+    expect(parseManifests(readFileSync(join(REPO_ROOT, "deploy/crds.yaml"), "utf8")).map((m) => m.metadata.name).sort())
+      .toEqual(["agents.leviath.dev", "approvals.leviath.dev", "leviathpolicies.leviath.dev", "runs.leviath.dev"]);
+  });
+});

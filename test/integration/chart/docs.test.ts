@@ -1,0 +1,145 @@
+// Every example in examples/ and in the docs this chart ships (README, quickstart, concepts, security,
+// operations, metrics) is applied or executed here: the examples with server-side dry runs, the `sh` blocks
+// verbatim with bash against the real API server (in the order a reader follows them), the PromQL through
+// promtool. A block preceded by `<!-- not run by the tests... -->` is skipped, and the reason is in the doc.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
+import { findBinary, helm, installCrds, kubectl, REPO_ROOT, testCluster, waitFor } from "../harness/index.ts";
+import { OURS } from "../controller/operator-harness.ts";
+import { applyStream, findPromtool } from "./chart-harness.ts";
+
+const DOCS = ["README.md", "docs/quickstart.md", "docs/concepts.md", "docs/security.md", "docs/operations.md", "docs/metrics.md"];
+const SKIP = /<!-- not run by the tests[^>]*-->\s*$/;
+
+type Block = { file: string; lang: string; text: string; skipped: boolean };
+
+/** The fenced code blocks of a Markdown file, with whether the line before marks them as not run. */
+function blocksOf(file: string): Block[] {
+  const text = readFileSync(join(REPO_ROOT, file), "utf8");
+  return [...text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({
+    file, lang: m[1]!, text: m[2]!, skipped: SKIP.test(text.slice(0, m.index)),
+  }));
+}
+
+const cli = (args: string[]) => spawnSync(process.execPath, [join(REPO_ROOT, "bin/leviath"), ...args], { cwd: REPO_ROOT, encoding: "utf8" });
+let controller: ChildProcess | undefined;
+let mayClean = false;
+
+/** Runs one `sh` block with bash, with the built kubectl and helm first on PATH and the test cluster's kubeconfig. */
+function runBlock(block: Block): string {
+  const { kubeconfigPath, binDir } = testCluster();
+  const tools = [binDir, dirname(findBinary("helm", binDir) ?? binDir)];
+  const env = { ...process.env, KUBECONFIG: kubeconfigPath, PATH: [...tools, process.env.PATH].join(delimiter) };
+  const r = spawnSync("bash", ["-e", "-o", "pipefail", "-c", block.text], { cwd: REPO_ROOT, env, encoding: "utf8", timeout: 180_000 });
+  if (r.status !== 0) throw new Error(`${block.file}: this block exited ${r.status}:\n${block.text}\n--- output:\n${r.stdout}${r.stderr}`);
+  return r.stdout;
+}
+
+async function cleanUp(): Promise<void> {
+  await helm(["uninstall", "leviath-operator", "--namespace", "leviath-system"], { allowFailure: true });
+  await kubectl(["delete", "namespace", "leviath-sandbox", "leviath-system", "--ignore-not-found"], { timeoutMs: 120_000 });
+  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
+}
+
+beforeAll(async () => {
+  // The quickstart uses the real names (leviath-system, leviath-sandbox, the policy `cluster`) and removes them:
+  // never against a cluster (KUBECONFIG) that already has them.
+  const present = await kubectl(["get", "namespace", "leviath-system", "leviath-sandbox", "-o", "name", "--ignore-not-found"]);
+  if (process.env.KUBECONFIG && present.stdout.trim()) {
+    throw new Error(`refusing to run the quickstart on ${process.env.KUBECONFIG}: it already has ${present.stdout.trim()}`);
+  }
+  mayClean = true;
+  await installCrds("crds/");
+  await cleanUp();
+}, 300_000);
+
+afterAll(async () => {
+  if (controller && controller.exitCode === null) controller.kill("SIGKILL");
+  if (mayClean) await cleanUp();
+}, 300_000);
+
+describe("examples/", () => {
+  it("agent.leviath imports to exactly agent.yaml", () => {
+    const r = cli(["import", "examples/agent.leviath", "--namespace", "leviath-sandbox"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(parse(r.stdout)).toEqual(parse(readFileSync(join(REPO_ROOT, "examples/agent.yaml"), "utf8")));
+  });
+
+  it("the Agent's findings under the example policy are the ones its comments promise", () => {
+    const r = cli(["validate", "examples/agent.yaml", "--config", "examples/policy.yaml", "--json"]);
+    expect(r.status, r.stderr).toBe(0);
+    const codes = (JSON.parse(r.stdout) as { code: string }[]).map((f) => f.code);
+    expect(codes).toEqual(["read-paths-not-granted", "read-paths-declared", "tool-permission-clamped"]);
+    const comment = readFileSync(join(REPO_ROOT, "examples/agent.yaml"), "utf8");
+    for (const code of codes) expect(comment).toContain(code);
+  });
+
+  it("every example applies to the real API server (server-side dry run, strict fields)", async () => {
+    await applyStream(readFileSync(join(REPO_ROOT, "examples/namespace.yaml"), "utf8"), { persist: true });
+    const files = readdirSync(join(REPO_ROOT, "examples")).filter((f) => f.endsWith(".yaml")).sort();
+    expect(files).toEqual(["agent.yaml", "approval.yaml", "namespace.yaml", "policy.yaml", "run.yaml", "team-notes.yaml"]);
+    for (const f of files) {
+      const r = await applyStream(readFileSync(join(REPO_ROOT, "examples", f), "utf8"));
+      expect(r.stdout, f).toMatch(/serverside-applied \(server dry run\)/);
+      expect(r.stderr, f).toBe("");
+    }
+    await kubectl(["delete", "namespace", "leviath-sandbox"], { timeoutMs: 120_000 });
+  });
+});
+
+describe("the docs", () => {
+  const blocks = DOCS.flatMap(blocksOf);
+
+  it("mark few blocks as not run, and only those", () => {
+    expect(blocks.filter((b) => b.skipped).map((b) => b.file)).toEqual(["README.md", "docs/quickstart.md", "docs/operations.md"]);
+    expect(blocks.filter((b) => ["yaml", "yml", "json"].includes(b.lang))).toEqual([]);
+  });
+
+  it("every PromQL query passes promtool", () => {
+    const queries = blocks.filter((b) => b.lang === "promql").map((b) => b.text.trim());
+    expect(queries.length).toBeGreaterThanOrEqual(6);
+    const file = join(mkdtempSync(join(tmpdir(), "leviath-docs-")), "queries.yaml");
+    writeFileSync(file, stringify({ groups: [{ name: "docs", rules: queries.map((expr, i) => ({ record: `leviath:docs:q${i}`, expr })) }] }));
+    const r = spawnSync(findPromtool(), ["check", "rules", file], { encoding: "utf8" });
+    expect(`${r.stdout}${r.stderr}`).toContain(`SUCCESS: ${queries.length} rules found`);
+  });
+
+  it("the README's CLI commands run", () => {
+    const readme = blocks.filter((b) => b.file === "README.md" && b.lang === "sh" && !b.skipped);
+    expect(readme).toHaveLength(1);
+    expect(runBlock(readme[0]!)).toContain("Blueprint 'cto' is valid");
+  });
+
+  it("the quickstart's commands, with operations.md's against the Helm install, run in order", async () => {
+    const quickstart = blocks.filter((b) => b.file === "docs/quickstart.md" && b.lang === "sh" && !b.skipped);
+    const operations = blocks.filter((b) => b.file === "docs/operations.md" && b.lang === "sh" && !b.skipped);
+    expect(quickstart.length).toBe(7);
+    expect(operations.length).toBe(2);
+    const out: string[] = [];
+    for (const block of quickstart) {
+      out.push(runBlock(block));
+      if (block.text.includes("helm install")) {
+        expect(out.at(-1)).toContain("STATUS: deployed");
+        expect(out.at(-1)).toContain("kubectl apply -f examples/team-notes.yaml -f examples/agent.yaml -f examples/run.yaml");
+        // No node runs the Deployment's pods here: the same controller runs as a process in their stead.
+        controller = spawn(process.execPath, [join(REPO_ROOT, "bin/leviath"), "controller", "--kubeconfig", testCluster().kubeconfigPath,
+          "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--runtime-image", "registry.example/leviath-runtime:1"], { stdio: "ignore", env: { ...process.env, KUBECONFIG: "" } });
+      }
+      if (block.text.includes("kubectl apply -f examples/approval.yaml")) {
+        for (const ops of operations) out.push(runBlock(ops));
+      }
+    }
+    const all = out.join("\n");
+    expect(all).toContain("kind: LeviathPolicy");
+    expect(all).toMatch(/^warning\tread-paths-not-granted$/m);
+    expect(all).toMatch(/^run\.leviath\.dev\/digest-docs\s+notes-digest\s+Pending/m);
+    expect(all).toContain("approval.leviath.dev/digest-docs-ls-docs created");
+    expect(all).toMatch(/^Valid=True /m);
+    expect(all).toContain("leviathpolicy.leviath.dev/cluster");
+    await waitFor(async () => (await kubectl(["get", "namespace", "leviath-system"], { allowFailure: true })).exitCode !== 0, { description: "the plain install removed" });
+  }, 600_000);
+});
