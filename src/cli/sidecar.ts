@@ -184,11 +184,13 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
     return "status" in started ? started.status : EXIT.usage;
   }
   const { sidecar } = started;
+  // Handlers go in before the address is printed: a client may signal as soon as it reads it.
+  const stopped = waitForSignal();
   io.stdout(`leviath sidecar listening on ${sidecar.url}\n`);
   if (sidecar.metricsUrl !== undefined) io.stdout(`metrics on ${sidecar.metricsUrl}\n`);
   if (approvalsMode.printed !== undefined) io.stdout(`approval token: ${approvalsMode.printed}\n`);
   const stopCluster = client !== undefined ? startCluster(client, sidecar, namespace, run, log) : async () => {};
-  const signal = await waitForSignal();
+  const signal = await stopped;
   log.info({ signal }, "stopping");
   await stopCluster();
   await sidecar.close();
