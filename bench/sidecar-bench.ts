@@ -1,142 +1,108 @@
-// `npm run bench`, the sidecar's part (DESIGN.md §7): the decision in process (read-path check with realpath
-// on a real tree, the gate), then the real `leviath sidecar` process over loopback HTTP at a fixed rate and
-// at full speed. Run with: node bench/sidecar-bench.ts [--seconds N]
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+// Suite `sidecar` (DESIGN.md §7, rows two and three): the real `leviath sidecar` process over loopback HTTP,
+// pinned to one core with taskset, driven by the load generator (pinned to another core) at a fixed rate and
+// flat out. The in-process decisions it used to time are in the `decision` suite (bench/decision-bench.ts).
+// Run with: node bench/sidecar-bench.ts [--seconds N] [--cpu N] [--client-cpu N] [--no-pin] [--profile]
+import { execFileSync, spawn } from "node:child_process";
+import { readdirSync, rmSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import pino from "pino";
-import { createSidecarMetrics } from "../src/metrics/sidecar-metrics.ts";
-import { ContextTaint } from "../src/policy/context-taint.ts";
-import { decideToolCall } from "../src/policy/decide-tool-call.ts";
-import { buildReadPathPolicy, resolveRead, type PathFs } from "../src/policy/read-paths/index.ts";
-import { ApprovalBook } from "../src/sidecar/approvals.ts";
-import { createAuditWriter } from "../src/sidecar/audit-writer.ts";
-import { PolicyHolder } from "../src/sidecar/policy-holder.ts";
-import { createStandaloneSource } from "../src/sidecar/policy-sources.ts";
-import { RunSession } from "../src/sidecar/run-session.ts";
-import { ToolCallService } from "../src/sidecar/tool-call-service.ts";
+import { flagValue, numberFlag, readCpusAllowed, ROOT, SuiteRecord } from "./bench-results.ts";
 import { printTable, summarize, type Row } from "./bench-stats.ts";
+import { buildSidecarTree, type SidecarTree } from "./bench-tree.ts";
+import { printProfileTop } from "./cpu-profile-top.ts";
 import { runClosedLoop, runFixedRate, type LoadRequest } from "./load-generator.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const secondsFlag = process.argv.indexOf("--seconds");
-const seconds = secondsFlag === -1 ? 10 : Number(process.argv[secondsFlag + 1]);
-if (!(seconds > 0)) throw new Error("--seconds needs a positive number");
-const fs: PathFs = { realpath: (p) => realpathSync.native(p) };
-
-/** A real tree: a workdir five levels deep, a home with granted and declared-only trees. */
-function buildTree(): { root: string; work: string; home: string; deep: string } {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), "leviath-bench-")));
-  const work = join(root, "work");
-  const home = join(root, "home");
-  const deep = join(work, "src", "app", "lib", "core");
-  mkdirSync(deep, { recursive: true });
-  mkdirSync(join(home, "docs", "design", "2026"), { recursive: true });
-  mkdirSync(join(home, "projects", "a", "notes"), { recursive: true });
-  mkdirSync(join(home, "private"), { recursive: true });
-  writeFileSync(join(deep, "index.ts"), "export {};\n".repeat(50));
-  writeFileSync(join(home, "docs", "design", "2026", "plan.md"), "# plan\n".repeat(50));
-  writeFileSync(join(home, "projects", "a", "notes", "n.md"), "note\n");
-  writeFileSync(join(home, "private", "key"), "k\n");
-  writeFileSync(join(root, "agent.leviath"), "[agent]\nname = 'bench'\n[read_paths]\nallow = ['~/docs', 'glob:~/projects/**/*.md', 'regex:~/private/.*']\n[security]\ntaint_tracking = true\n");
-  writeFileSync(join(root, "config.toml"), "[tool_permissions]\nshell = 'allow'\nhttp_post = 'allow'\n[agent_read_paths.bench]\nallow = ['~/docs', 'glob:~/projects/**/*.md']\n");
-  return { root, work, home, deep };
-}
-
-function time(iterations: number, fn: (i: number) => void): Float64Array {
-  for (let i = 0; i < Math.min(2000, iterations); i++) fn(i);
-  const out = new Float64Array(iterations);
-  for (let i = 0; i < iterations; i++) {
-    const t0 = process.hrtime.bigint();
-    fn(i);
-    out[i] = Number(process.hrtime.bigint() - t0);
+/** Whether `taskset` can be run here. */
+function hasTaskset(): boolean {
+  try {
+    execFileSync("taskset", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
   }
-  return out;
 }
 
-async function inProcess(tree: ReturnType<typeof buildTree>): Promise<void> {
-  const built = buildReadPathPolicy({
-    agentName: "bench", declared: ["~/docs", "glob:~/projects/**/*.md", "regex:~/private/.*"], granted: ["~/docs", "glob:~/projects/**/*.md"],
-    allowBlueprintReadPaths: false, workdir: tree.work, home: tree.home,
-  });
-  if (!built.ok) throw new Error(built.error);
-  const ctx = { workdir: tree.work, policy: built.value, fs };
-  const n = 20_000;
-  const rows: Row[] = [
-    { name: "resolveRead inside the workdir (4 levels)", summary: summarize(time(n, () => resolveRead("src/app/lib/core/index.ts", ctx))), target: "p99 ≤ 50 µs" },
-    { name: "resolveRead granted, exact entry", summary: summarize(time(n, () => resolveRead(join(tree.home, "docs/design/2026/plan.md"), ctx))), target: "p99 ≤ 50 µs" },
-    { name: "resolveRead granted, glob entry", summary: summarize(time(n, () => resolveRead(join(tree.home, "projects/a/notes/n.md"), ctx))), target: "p99 ≤ 50 µs" },
-    { name: "resolveRead refused (declared, not granted)", summary: summarize(time(n, () => resolveRead(join(tree.home, "private/key"), ctx))), target: "p99 ≤ 50 µs" },
-    { name: "realpath(3) alone, 5 levels", summary: summarize(time(n, () => realpathSync.native(join(tree.deep, "index.ts")))), note: "reference" },
-  ];
-  const taint = new ContextTaint([{ region: "conversation", entryId: "r", level: "private" }]);
-  const gate = (i: number) => decideToolCall({
-    gate: {
-      taintTracking: true, agentId: "bench", callId: `c${i}`, tool: "http_post", target: "hooks.example.com", context: taint,
-      policy: { overrides: new Map(), allowlist: [{ tool: "http_post", to: ["*.example.com"], channel: [], maxSensitivity: "private" }], rules: { rules: [], diagnostics: [] } },
-      mode: "interactive", sessionRaises: new Set(), promptTimeoutSeconds: 3600, clock: Date.now,
-    },
-    permissions: { userPermissions: { http_post: "allow" } },
-  });
-  rows.push({ name: "permission + taint gate (allowlist match)", summary: summarize(time(n, gate)), target: "p99 ≤ 50 µs" });
-
-  const source = createStandaloneSource({ agent: join(tree.root, "agent.leviath"), config: join(tree.root, "config.toml"), mode: "interactive", allow: [] });
-  const loaded = PolicyHolder.open(source, { workdir: tree.work, home: tree.home }, { loaded() {}, failed() {} });
-  if (!loaded.ok) throw new Error(loaded.error);
-  const audit = createAuditWriter(join(tree.root, "audit"), "bench", () => {});
-  const service = new ToolCallService({
-    policy: () => loaded.holder.current(), workdir: tree.work, fs, session: new RunSession({ journal: null, entryStage: 0, onJournalError: () => {} }),
-    approvals: new ApprovalBook(Date.now, () => {}), audit, metrics: createSidecarMetrics(), log: pino({ level: "silent" }),
-    shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) }, clock: Date.now, monotonicMs: () => performance.now(), runName: "bench",
-  });
-  const samples = new Float64Array(n);
-  for (let i = 0; i < n + 2000; i++) {
-    const t0 = process.hrtime.bigint();
-    await service.submit({ id: `s${i}`, tool: "read_file", args: { path: "src/app/lib/core/index.ts" } });
-    if (i >= 2000) samples[i - 2000] = Number(process.hrtime.bigint() - t0);
-  }
-  audit.close();
-  rows.push({ name: "whole read_file call in process (decide, open, read, label, audit)", summary: summarize(samples), note: "no HTTP" });
-  printTable("In process", rows);
-}
-
-function startSidecar(tree: ReturnType<typeof buildTree>): Promise<{ url: string; stop: () => void }> {
-  const proc = spawn(process.execPath, [join(ROOT, "bin/leviath"), "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
-    "--workdir", tree.work, "--audit-dir", join(tree.root, "audit-http"), "--listen", "127.0.0.1:0", "--log-level", "warn"], {
-    env: { ...process.env, LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"],
-  });
+function startSidecar(tree: SidecarTree, auditDir: string, cpu: number | undefined, nodeArgs: string[]): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const args = [...nodeArgs, join(ROOT, "bin/leviath"), "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
+    "--workdir", tree.work, "--audit-dir", join(tree.root, auditDir), "--listen", "127.0.0.1:0", "--log-level", "warn"];
+  // taskset execs node in place, so the pid is the sidecar's and every thread it starts inherits the mask.
+  const [cmd, argv] = cpu === undefined ? [process.execPath, args] : ["taskset", ["-c", String(cpu), process.execPath, ...args]];
+  const proc = spawn(cmd, argv, { env: { ...process.env, LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   return new Promise((resolve, reject) => {
     proc.once("exit", (code) => reject(new Error(`sidecar exited ${code}`)));
     proc.stdout.on("data", (d: Buffer) => {
       out += d.toString();
       const url = /listening on (\S+)/.exec(out)?.[1];
-      if (url !== undefined && out.includes("approval token")) resolve({ url, stop: () => proc.kill("SIGTERM") });
+      // Waiting for the exit lets a CPU profile (--profile) be written.
+      if (url !== undefined && out.includes("approval token")) resolve({ url, pid: proc.pid!, stop: () => (proc.kill("SIGTERM"), exited) });
     });
   });
 }
 
-async function overHttp(tree: ReturnType<typeof buildTree>): Promise<void> {
-  const sc = await startSidecar(tree);
-  const read: LoadRequest = { path: "/v1/tool-calls", body: (i) => `{"id":"h${i}-${Math.random()}","tool":"read_file","args":{"path":"src/app/lib/core/index.ts"}}` };
-  const run: LoadRequest = { path: "/v1/tool-calls", body: (i) => `{"id":"p${i}-${Math.random()}","tool":"http_post","args":{"url":"https://hooks.example.com/x"}}` };
-  await runClosedLoop(sc.url, read, 8, 2);
-  const rows: Row[] = [];
-  for (const [name, req] of [["read_file", read], ["http_post (run)", run]] as const) {
-    const r = await runFixedRate(sc.url, req, 1000, seconds);
-    rows.push({ name: `${name} at 1,000 calls/s`, summary: summarize(r.latenciesNs), target: "p99 ≤ 500 µs", note: `${r.failed} failed; p99 from schedule ${summarize(r.fromScheduleNs).p99.toFixed(0)} µs` });
-  }
-  const five = await runFixedRate(sc.url, read, 5000, seconds);
-  rows.push({ name: "read_file at 5,000 calls/s", summary: summarize(five.latenciesNs), target: "p99 ≤ 2 ms", note: `${five.failed} failed; ${(five.sent / five.seconds).toFixed(0)} calls/s achieved` });
-  const closed = await runClosedLoop(sc.url, read, 16, seconds);
-  rows.push({ name: "read_file, 16 concurrent, flat out", summary: summarize(closed.latenciesNs), target: "≥ 5,000 calls/s", note: `${(closed.sent / closed.seconds).toFixed(0)} calls/s; ${closed.failed} failed` });
-  sc.stop();
-  printTable("Loopback HTTP (the real leviath sidecar process, one event loop)", rows);
+/** The decision the sidecar gives one call of `req`, so a row can never time a different path than it names. */
+async function probeDecision(url: string, req: LoadRequest): Promise<string> {
+  const res = await fetch(`${url}${req.path}`, { method: "POST", headers: { "content-type": "application/json" }, body: req.body(-1) });
+  return `${res.status} ${(JSON.parse(await res.text()) as { decision?: string }).decision}`;
 }
 
-const tree = buildTree();
-process.stdout.write(`sidecar bench: node ${process.version}, ${seconds} s per HTTP run, tree in ${tree.root}\n`);
-await inProcess(tree);
-await overHttp(tree);
+const KINDS = [
+  // A read in the workdir: decided and executed by the sidecar (open, read, label, audit).
+  { name: "read_file", expect: "200 allow", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"h${i}-${Math.random()}","tool":"read_file","args":{"path":"src/app/lib/core/index.ts"}}` } },
+  // An outbound call the runtime executes: permission, target extraction and the taint gate, answered `run`.
+  { name: "http_post (run)", expect: "200 run", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"p${i}-${Math.random()}","tool":"http_post","args":{"url":"https://hooks.example.com/x"}}` } },
+] as const;
+
+async function overHttp(tree: SidecarTree, seconds: number, cpu: number | undefined, nodeArgs: string[]): Promise<{ rows: Row[]; sidecarCpus: string }> {
+  const rows: Row[] = [];
+  let sidecarCpus = "";
+  // One sidecar per kind, each with its own audit dir (where the run's session, taint labels included, persists):
+  // the reads label the context Private (a granted read path raises reads), after which the gate would stop every
+  // http_post with a prompt instead of answering `run`.
+  for (const kind of KINDS) {
+    const sc = await startSidecar(tree, `audit-${kind.name.split(" ")[0]}`, cpu, nodeArgs);
+    try {
+      sidecarCpus = readCpusAllowed(sc.pid);
+      process.stdout.write(`${kind.name}: sidecar pid ${sc.pid} on CPUs ${sidecarCpus}; load generator pid ${process.pid} on CPUs ${readCpusAllowed(process.pid)}\n`);
+      const decision = await probeDecision(sc.url, kind.req);
+      if (decision !== kind.expect) throw new Error(`bench setup: ${kind.name} answered ${decision}, expected ${kind.expect}`);
+      await runClosedLoop(sc.url, kind.req, 8, 2);
+      const one = await runFixedRate(sc.url, kind.req, 1000, seconds);
+      rows.push({ name: `${kind.name} at 1,000 calls/s`, summary: summarize(one.latenciesNs), perSecond: one.sent / one.seconds, target: "p99 ≤ 500 µs", note: `${one.failed} failed; p99 from schedule ${summarize(one.fromScheduleNs).p99.toFixed(0)} µs` });
+      const five = await runFixedRate(sc.url, kind.req, 5000, seconds);
+      rows.push({ name: `${kind.name} at 5,000 calls/s`, summary: summarize(five.latenciesNs), perSecond: five.sent / five.seconds, target: "p99 ≤ 2 ms", note: `${five.failed} failed; p99 from schedule ${summarize(five.fromScheduleNs).p99.toFixed(0)} µs` });
+      const closed = await runClosedLoop(sc.url, kind.req, 16, seconds);
+      const after = await probeDecision(sc.url, kind.req);
+      rows.push({ name: `${kind.name}, 16 concurrent, flat out`, summary: summarize(closed.latenciesNs), perSecond: closed.sent / closed.seconds, target: "≥ 5,000 calls/s", note: `${closed.failed} failed; decision ${after} after the runs` });
+    } finally {
+      await sc.stop();
+    }
+  }
+  return { rows, sidecarCpus };
+}
+
+/** Runs the suite and writes `bench/results/sidecar.json`. */
+export async function runSidecarSuite(seconds: number, pin: boolean, cpu: number, clientCpu: number, profile: boolean): Promise<void> {
+  const usePin = pin && hasTaskset() && cpus().length > Math.max(cpu, clientCpu);
+  if (pin && !usePin) process.stdout.write("warning: taskset missing or too few CPUs: the sidecar is NOT pinned\n");
+  const record = new SuiteRecord("sidecar", { seconds, pinned: usePin, sidecarCpu: usePin ? cpu : null, clientCpu: usePin ? clientCpu : null });
+  // The generator gets the other core, so it never takes the sidecar's (`-a`: all of this process's threads).
+  if (usePin) execFileSync("taskset", ["-a", "-p", "-c", String(clientCpu), String(process.pid)], { stdio: "ignore" });
+  const tree = buildSidecarTree();
+  const profileDir = join(tree.root, "profile");
+  const { rows, sidecarCpus } = await overHttp(tree, seconds, usePin ? cpu : undefined, profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []);
+  const title = "Loopback HTTP (the real leviath sidecar process, one event loop, taint tracking and audit on)";
+  printTable(title, rows);
+  record.add(title, rows);
+  record.extra["affinity"] = { sidecar: sidecarCpus, loadGenerator: readCpusAllowed(process.pid) };
+  if (profile) record.extra["profileTop"] = printProfileTop(readdirSync(profileDir).map((f) => join(profileDir, f)));
+  record.write();
+  // The tree (with its audit logs) goes, unless it holds the profiles asked for.
+  if (!profile) rmSync(tree.root, { recursive: true, force: true });
+}
+
+if (import.meta.main) {
+  const cores = cpus().length;
+  await runSidecarSuite(numberFlag("seconds", 10), !process.argv.includes("--no-pin"), Number(flagValue("cpu", String(cores - 1))), Number(flagValue("client-cpu", "0")), process.argv.includes("--profile"));
+}

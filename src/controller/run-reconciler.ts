@@ -44,6 +44,14 @@ function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
   return obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
 }
 
+/** Waits for every write, so none is still in flight when the pass ends, then throws the first failure. */
+async function settleAll<T>(writes: Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(writes);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 /** Reconcile one Run: pin its policy once, build its children, write them, prune the rest, report status. */
 export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => Promise<ReconcileResult> {
   const { cache, writer } = deps;
@@ -100,35 +108,33 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     if (!isSameStatus(pickControllerFields(run.status), status)) await writer.applyStatus("run", ref.namespace, ref.name, status);
   }
 
-  /** Write the desired children (pods only when absent or changed), then delete owned children no longer desired. */
+  /** One desired pod: created when absent, deleted when its spec changed (pods are immutable); a requeue delay while one terminates. */
+  async function syncPod(ref: RunRef, obj: KubeObject): Promise<number | undefined> {
+    const current = cache.get("pod", ref.namespace, obj.metadata.name) as PodObject | undefined;
+    if (current?.metadata.deletionTimestamp) return TERMINATING_RECHECK_MS;
+    if (current && current.metadata.annotations?.[ANNOTATION.specHash] === obj.metadata.annotations?.[ANNOTATION.specHash] && isOwnedBy(current, ref.uid)) return undefined;
+    if (current) {
+      // A different spec means delete, then create once it is gone.
+      await writer.delete(current);
+      return TERMINATING_RECHECK_MS;
+    }
+    await writer.apply(obj);
+    return undefined;
+  }
+
+  /**
+   * Write the desired children (pods only when absent or changed), then delete owned children no longer desired.
+   * Everything a pod depends on (its ServiceAccount, the NetworkPolicy that isolates it) is written before any pod;
+   * the writes within each step are independent, so they go out together.
+   */
   async function syncChildren(ref: RunRef, desired: KubeObject[]): Promise<number | undefined> {
     const owned = cache.listOwnedBy(ref.uid);
-    let requeue: number | undefined;
-    for (const obj of desired) {
-      if (obj.kind === "ConfigMap") continue;
-      if (obj.kind !== "Pod") {
-        if (!isApplied(obj, owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name))) await writer.apply(obj);
-        continue;
-      }
-      const current = cache.get("pod", ref.namespace, obj.metadata.name) as PodObject | undefined;
-      if (current?.metadata.deletionTimestamp) {
-        requeue = TERMINATING_RECHECK_MS;
-        continue;
-      }
-      if (current && current.metadata.annotations?.[ANNOTATION.specHash] === obj.metadata.annotations?.[ANNOTATION.specHash] && isOwnedBy(current, ref.uid)) continue;
-      if (current) {
-        // Pods are immutable: a different spec means delete, then create once it is gone.
-        await writer.delete(current);
-        requeue = TERMINATING_RECHECK_MS;
-        continue;
-      }
-      await writer.apply(obj);
-    }
+    const stale = (obj: KubeObject) => !isApplied(obj, owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name));
+    await settleAll(desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && stale(o)).map((o) => writer.apply(o)));
+    const requeues = await settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o)));
     const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
-    for (const obj of owned) {
-      if (!wanted.has(`${obj.kind}/${obj.metadata.name}`) && !obj.metadata.deletionTimestamp) await writer.delete(obj);
-    }
-    return requeue;
+    await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
+    return requeues.find((r) => r !== undefined);
   }
 
   return async (key) => {

@@ -28,6 +28,24 @@ export interface InformerHooks {
 const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 
+/**
+ * Drops `metadata.managedFields` before an object is cached: no reconcile reads them, and for objects written
+ * with server-side apply they are about as large as the object itself (controller-runtime's
+ * TransformStripManagedFields does the same).
+ */
+export function stripManagedFields<T>(obj: T): T {
+  const metadata = (obj as { metadata?: { managedFields?: unknown } } | undefined)?.metadata;
+  if (metadata?.managedFields !== undefined) delete metadata.managedFields;
+  return obj;
+}
+
+/** A Watch whose events reach the cache without managedFields. */
+class StrippingWatch extends Watch {
+  override watch(...[path, query, callback, done]: Parameters<Watch["watch"]>): ReturnType<Watch["watch"]> {
+    return super.watch(path, query, (phase, apiObj, watchObj) => callback(phase, phase === "ERROR" ? apiObj : stripManagedFields(apiObj), watchObj), done);
+  }
+}
+
 function controllerUid(obj: KubeObject): string | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller)?.uid;
 }
@@ -43,10 +61,10 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
   // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
   const listFn = async () => {
     const list = await client.request<KubernetesListObject<T>>("GET", path, { query: { labelSelector: opts.labelSelector }, timeoutMs: 120_000 });
-    for (const item of list.items) Object.assign(item, { apiVersion, kind: resource.kind });
+    for (const item of list.items) stripManagedFields(Object.assign(item, { apiVersion, kind: resource.kind }));
     return list;
   };
-  const lw = new ListWatch<T>(path, new Watch(client.config), listFn, false, opts.labelSelector);
+  const lw = new ListWatch<T>(path, new StrippingWatch(client.config), listFn, false, opts.labelSelector);
   const owned = new Map<string, Map<string, T>>();
   const ownerOf = new Map<string, string>();
   const listeners: ((event: InformerEvent, obj: T) => void)[] = [];

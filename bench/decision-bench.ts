@@ -1,0 +1,146 @@
+// Suite `decision` (DESIGN.md §7, first row): the sidecar's decisions in process. The read-path check on real
+// trees (the sidecar's small tree, then 10,000 files reached through 50 declared and granted entries mixing
+// exact, glob and regex), with realpath(3) and without it (a PathFs that answers lexically, to separate the
+// matching from the syscalls), the permission + taint gate, and a whole read_file call through the service.
+// Run with: node bench/decision-bench.ts [--iterations N]
+import { realpathSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import pino from "pino";
+import { createSidecarMetrics } from "../src/metrics/sidecar-metrics.ts";
+import { compileRules, EMPTY_RULE_SET, type CompiledRuleSet } from "../src/policy/cel-rules.ts";
+import { ContextTaint } from "../src/policy/context-taint.ts";
+import { decideToolCall } from "../src/policy/decide-tool-call.ts";
+import type { AllowlistRule } from "../src/policy/allowlist.ts";
+import { buildReadPathPolicy, resolveRead, type PathFs, type ResolveContext } from "../src/policy/read-paths/index.ts";
+import { ApprovalBook } from "../src/sidecar/approvals.ts";
+import { createAuditWriter } from "../src/sidecar/audit-writer.ts";
+import { PolicyHolder } from "../src/sidecar/policy-holder.ts";
+import { createStandaloneSource } from "../src/sidecar/policy-sources.ts";
+import { RunSession } from "../src/sidecar/run-session.ts";
+import { ToolCallService } from "../src/sidecar/tool-call-service.ts";
+import { numberFlag, SuiteRecord } from "./bench-results.ts";
+import { measureRate, printTable, summarize, timeEach, type Row } from "./bench-stats.ts";
+import { buildEntryTree, buildSidecarTree, type EntryTree, type SidecarTree } from "./bench-tree.ts";
+
+/** The real filesystem, as the sidecar passes it. */
+export const REAL_FS: PathFs = { realpath: (p) => realpathSync.native(p) };
+/** A filesystem that answers every realpath with the path itself: the decision's matching without syscalls. */
+export const LEXICAL_FS: PathFs = { realpath: (p) => p };
+
+const TARGET = "p99 ≤ 50 µs";
+
+/** A read-path context over an entry tree, every entry declared and granted. */
+export function entryContext(tree: EntryTree, entries: readonly string[], fs: PathFs): ResolveContext {
+  const built = buildReadPathPolicy({ agentName: "bench", declared: entries, granted: entries, allowBlueprintReadPaths: false, workdir: tree.work, home: tree.home });
+  if (!built.ok) throw new Error(built.error);
+  return { workdir: tree.work, policy: built.value, fs };
+}
+
+/** Checks that a request gets the decision the row claims, so a row can never time the wrong path. */
+export function expectDecision(request: string, ctx: ResolveContext, code: string): void {
+  const r = resolveRead(request, ctx);
+  if (r.code !== code) throw new Error(`bench setup: ${request} resolved to ${r.code}, expected ${code}`);
+}
+
+/** A gate call over an allowlist and rule set, with a private context (so outbound calls need the allowlist or a rule). */
+export function gateCall(allowlist: readonly AllowlistRule[], rules: CompiledRuleSet, tool: string, target: string | undefined) {
+  const taint = new ContextTaint([{ region: "conversation", entryId: "r", level: "private" }]);
+  return (i: number) => decideToolCall({
+    gate: {
+      taintTracking: true, agentId: "bench", callId: `c${i}`, tool, target, context: taint,
+      policy: { overrides: new Map(), allowlist, rules },
+      mode: "interactive", sessionRaises: new Set(), promptTimeoutSeconds: 3600, clock: Date.now,
+    },
+    permissions: { userPermissions: { [tool]: "allow" } },
+  });
+}
+
+function sidecarTreeRows(tree: SidecarTree, n: number): Row[] {
+  const built = buildReadPathPolicy({
+    agentName: "bench", declared: ["~/docs", "glob:~/projects/**/*.md", "regex:~/private/.*"], granted: ["~/docs", "glob:~/projects/**/*.md"],
+    allowBlueprintReadPaths: false, workdir: tree.work, home: tree.home,
+  });
+  if (!built.ok) throw new Error(built.error);
+  const ctx = { workdir: tree.work, policy: built.value, fs: REAL_FS };
+  return [
+    { name: "resolveRead inside the workdir (4 levels)", summary: summarize(timeEach(n, () => resolveRead("src/app/lib/core/index.ts", ctx))), target: TARGET },
+    { name: "resolveRead granted, exact entry", summary: summarize(timeEach(n, () => resolveRead(join(tree.home, "docs/design/2026/plan.md"), ctx))), target: TARGET },
+    { name: "resolveRead granted, glob entry", summary: summarize(timeEach(n, () => resolveRead(join(tree.home, "projects/a/notes/n.md"), ctx))), target: TARGET },
+    { name: "resolveRead refused (declared, not granted)", summary: summarize(timeEach(n, () => resolveRead(join(tree.home, "private/key"), ctx))), target: TARGET },
+    { name: "realpath(3) alone, 5 levels", summary: summarize(timeEach(n, () => realpathSync.native(join(tree.deep, "index.ts")))), note: "reference" },
+  ];
+}
+
+function largeTreeRows(tree: EntryTree, n: number): Row[] {
+  const rows: Row[] = [];
+  const files = tree.files;
+  for (const [label, fs] of [["realpath", REAL_FS], ["lexical, no syscalls", LEXICAL_FS]] as const) {
+    const ctx = entryContext(tree, tree.entries, fs);
+    expectDecision(files[0]!, ctx, "allowed");
+    expectDecision(tree.undeclared[0]!, ctx, "not-declared");
+    const granted = (i: number) => resolveRead(files[i % files.length]!, ctx);
+    const refused = (i: number) => resolveRead(tree.undeclared[i % tree.undeclared.length]!, ctx);
+    rows.push({ name: `10,000 files, 50 entries: granted, any file (${label})`, summary: summarize(timeEach(n, granted)), perSecond: measureRate(2000, granted), target: fs === REAL_FS ? TARGET : "", note: "uniform over the files, so over the entries" });
+    rows.push({ name: `10,000 files, 50 entries: refused, not declared (${label})`, summary: summarize(timeEach(n, refused)), perSecond: measureRate(2000, refused), target: fs === REAL_FS ? TARGET : "", note: "every entry tried" });
+  }
+  return rows;
+}
+
+function gateRows(n: number): Row[] {
+  const allow: AllowlistRule[] = [{ tool: "http_post", to: ["*.example.com"], channel: [], maxSensitivity: "private" }];
+  const rules = compileRules([
+    { name: "10-internal-hooks", source: `tool == "http_post" && target.endsWith(".internal.example") && taint_level != "private"` },
+    { name: "20-ops-mail", source: `tool == "send_email" && target == "ops@corp.example"` },
+  ]);
+  const cases: [string, (i: number) => unknown, string][] = [
+    ["gate: internal tool (read_file), taint tracking on", gateCall(allow, EMPTY_RULE_SET, "read_file", undefined), "not outbound: auto-allow"],
+    ["gate: outbound, allowlist match", gateCall(allow, EMPTY_RULE_SET, "http_post", "hooks.example.com"), "the existing row"],
+    ["gate: outbound, decided by a CEL rule (2 rules)", gateCall([], rules, "send_email", "ops@corp.example"), "first rule false, second true"],
+    ["gate: outbound, blocked, prompt built", gateCall(allow, rules, "http_post", "evil.example.net"), "allowlist and both rules miss"],
+  ];
+  return cases.map(([name, fn, note]) => ({ name, summary: summarize(timeEach(n, fn)), perSecond: measureRate(1000, fn), target: TARGET, note }));
+}
+
+async function wholeCallRow(tree: SidecarTree, n: number): Promise<Row> {
+  const source = createStandaloneSource({ agent: join(tree.root, "agent.leviath"), config: join(tree.root, "config.toml"), mode: "interactive", allow: [] });
+  const loaded = PolicyHolder.open(source, { workdir: tree.work, home: tree.home }, { loaded() {}, failed() {} });
+  if (!loaded.ok) throw new Error(loaded.error);
+  const audit = createAuditWriter(join(tree.root, "audit"), "bench", () => {});
+  const service = new ToolCallService({
+    policy: () => loaded.holder.current(), workdir: tree.work, fs: REAL_FS, session: new RunSession({ journal: null, entryStage: 0, onJournalError: () => {} }),
+    approvals: new ApprovalBook(Date.now, () => {}), audit, metrics: createSidecarMetrics(), log: pino({ level: "silent" }),
+    shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) }, clock: Date.now, monotonicMs: () => performance.now(), runName: "bench",
+  });
+  const samples = new Float64Array(n);
+  const started = performance.now();
+  for (let i = 0; i < n + 2000; i++) {
+    const t0 = process.hrtime.bigint();
+    await service.submit({ id: `s${i}`, tool: "read_file", args: { path: "src/app/lib/core/index.ts" } });
+    if (i >= 2000) samples[i - 2000] = Number(process.hrtime.bigint() - t0);
+  }
+  const perSecond = (n + 2000) / ((performance.now() - started) / 1000);
+  audit.close();
+  return { name: "whole read_file call in process (decide, open, read, label, audit)", summary: summarize(samples), perSecond, note: "no HTTP" };
+}
+
+/** Runs the suite and writes `bench/results/decision.json`. */
+export async function runDecisionSuite(n: number): Promise<void> {
+  const record = new SuiteRecord("decision", { iterations: n });
+  const small = buildSidecarTree();
+  const large = buildEntryTree(50, 10, 20);
+  process.stdout.write(`trees: ${small.root} (sidecar's), ${large.root} (${large.files.length} files, entries ${JSON.stringify(large.kinds)})\n`);
+  const readRows = [...sidecarTreeRows(small, n), ...largeTreeRows(large, n)];
+  printTable("Read-path decisions (resolveRead)", readRows);
+  record.add("Read-path decisions (resolveRead)", readRows);
+  const gate = gateRows(n);
+  printTable("Permission + taint gate (decideToolCall)", gate);
+  record.add("Permission + taint gate (decideToolCall)", gate);
+  const whole = [await wholeCallRow(small, n)];
+  printTable("Whole call in process", whole);
+  record.add("Whole call in process", whole);
+  record.extra["tree"] = { files: large.files.length, entries: large.entries.length, kinds: large.kinds, sampleEntries: large.entries.slice(0, 3) };
+  record.write();
+  for (const root of [small.root, large.root]) rmSync(root, { recursive: true, force: true });
+}
+
+if (import.meta.main) await runDecisionSuite(numberFlag("iterations", 20_000));
