@@ -77,7 +77,7 @@ export class SuiteRecord {
     this.tables.push(storeTable(title, rows));
   }
 
-  /** Writes `bench/results/<suite>.json` and returns its path. */
+  /** Writes `<suite>.json` into `--results-dir` (default `bench/results/`) and returns its path. */
   write(): string {
     const finishedAt = new Date();
     const loadAfter = readLoad();
@@ -92,8 +92,9 @@ export class SuiteRecord {
       tables: this.tables,
       ...this.extra,
     };
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    const path = join(RESULTS_DIR, `${this.suite}.json`);
+    const dir = flagValue("results-dir", RESULTS_DIR);
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, `${this.suite}.json`);
     writeFileSync(path, `${JSON.stringify(record, null, 2)}\n`);
     process.stdout.write(`\n${this.suite}: load average ${loadAfter.join(" ")} after; ${record.durationSeconds} s; results in ${path}\n`);
     return path;

@@ -1,6 +1,9 @@
-// A small HTTP load generator for loopback: an open loop at a fixed rate (requests are sent on schedule
-// whatever the answers do, so a slow server cannot slow the load down) and a closed loop of N workers.
-import { Agent, request } from "node:http";
+// Load for the sidecar bench from autocannon (npm), run inside this process (pinned to its own core). Two modes: a
+// fixed overall rate (autocannon's `overallRate`) and N connections flat out. Every request gets its own body, so
+// every call id is new (`setupRequest`). Latencies are taken from autocannon's per-response event, which times
+// each request from its write to the end of its response with process.hrtime: its own histogram keeps whole
+// milliseconds only, too coarse for sub-millisecond calls.
+import { createRequire } from "node:module";
 
 /** One request to send: a path and a JSON body built per request (ids must be unique). */
 export interface LoadRequest {
@@ -10,86 +13,101 @@ export interface LoadRequest {
 
 /** What a run measured. */
 export interface LoadResult {
-  /** Send to end of response, nanoseconds. */
+  /** Write to end of response of every answered request, nanoseconds. */
   readonly latenciesNs: Float64Array;
-  /** Intended send time to end of response (includes the generator's own scheduling delay). */
-  readonly fromScheduleNs: Float64Array;
-  readonly sent: number;
-  readonly failed: number;
-  readonly seconds: number;
+  /** Answered requests. */
+  readonly answered: number;
+  /** Answers with a status outside 2xx. */
+  readonly non2xx: number;
+  /** Connection errors and timeouts (no answer). */
+  readonly errors: number;
+  /** Answered requests per second while the load ran. */
+  readonly perSecond: number;
 }
 
-function send(agent: Agent, url: URL, req: LoadRequest, i: number): Promise<boolean> {
-  const body = req.body(i);
-  return new Promise((resolve) => {
-    const r = request({ agent, host: url.hostname, port: url.port, path: req.path, method: "POST", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode !== undefined && res.statusCode < 300));
-    });
-    // Loopback with Nagle on waits for a delayed ACK (40 ms on Linux) whenever a request spans two writes.
-    r.on("socket", (socket) => socket.setNoDelay(true));
-    r.on("error", () => resolve(false));
-    r.end(body);
-  });
+// autocannon ships no types; this is the part of its API (README, "API") used here.
+interface AutocannonRequest {
+  readonly method: "POST";
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+  readonly setupRequest: (req: AutocannonRequest) => AutocannonRequest;
+}
+interface AutocannonOptions {
+  readonly url: string;
+  readonly connections: number;
+  readonly duration: number;
+  readonly overallRate?: number;
+  /** True here: autocannon's correction assumes a 1 ms interval whatever the rate, and adds samples never sent. */
+  readonly ignoreCoordinatedOmission?: boolean;
+  readonly requests: readonly AutocannonRequest[];
+}
+interface AutocannonResult {
+  readonly errors: number;
+  readonly timeouts: number;
+}
+interface AutocannonInstance extends PromiseLike<AutocannonResult> {
+  on(event: "response", listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void): this;
+}
+const autocannon = createRequire(import.meta.url)("autocannon") as (opts: AutocannonOptions) => AutocannonInstance;
+
+/** Numbers every request body this process sends, so ids never repeat across runs against one sidecar. */
+let sequence = 0;
+
+interface Collector {
+  latenciesMs: number[];
+  non2xx: number;
 }
 
-/** Sends `rate` requests per second for `seconds`, on schedule, and waits for every answer. */
-export async function runFixedRate(base: string, req: LoadRequest, rate: number, seconds: number): Promise<LoadResult> {
-  const url = new URL(base);
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const total = Math.round(rate * seconds);
-  const latencies = new Float64Array(total);
-  const fromSchedule = new Float64Array(total);
-  let failed = 0;
-  let next = 0;
-  const start = process.hrtime.bigint();
-  const pending: Promise<void>[] = [];
-  await new Promise<void>((done) => {
-    const tick = () => {
-      const now = process.hrtime.bigint();
-      const elapsedNs = Number(now - start);
-      while (next < total && (next * 1e9) / rate <= elapsedNs) {
-        const i = next++;
-        const scheduled = start + BigInt(Math.round((i * 1e9) / rate));
-        const sentAt = process.hrtime.bigint();
-        pending.push(send(agent, url, req, i).then((ok) => {
-          const end = process.hrtime.bigint();
-          latencies[i] = Number(end - sentAt);
-          fromSchedule[i] = Number(end - scheduled);
-          if (!ok) failed++;
-        }));
-      }
-      if (next >= total) done();
-      // Sleep until the next send is due rather than spin: the generator must not take the sidecar's CPU.
-      else setTimeout(tick, Math.max(0, Math.floor(((next * 1e9) / rate - Number(process.hrtime.bigint() - start)) / 1e6)));
-    };
-    tick();
-  });
-  await Promise.all(pending);
-  const secondsTaken = Number(process.hrtime.bigint() - start) / 1e9;
-  agent.destroy();
-  return { latenciesNs: latencies, fromScheduleNs: fromSchedule, sent: total, failed, seconds: secondsTaken };
-}
-
-/** `workers` loops each sending the next request as soon as the previous one is answered, for `seconds`. */
-export async function runClosedLoop(base: string, req: LoadRequest, workers: number, seconds: number): Promise<LoadResult> {
-  const url = new URL(base);
-  const agent = new Agent({ keepAlive: true, maxSockets: workers });
-  const latencies: number[] = [];
-  let failed = 0;
-  let counter = 0;
-  const start = process.hrtime.bigint();
-  const endAt = start + BigInt(Math.round(seconds * 1e9));
-  const worker = async () => {
-    while (process.hrtime.bigint() < endAt) {
-      const t0 = process.hrtime.bigint();
-      const ok = await send(agent, url, req, counter++);
-      latencies.push(Number(process.hrtime.bigint() - t0));
-      if (!ok) failed++;
-    }
+/** One autocannon instance; resolves with its errors, answers and how long it ran. */
+async function runInstance(base: string, req: LoadRequest, collector: Collector, opts: { connections: number; seconds: number; rate?: number }): Promise<{ errors: number; answered: number; seconds: number }> {
+  const request: AutocannonRequest = {
+    method: "POST", path: req.path, headers: { "content-type": "application/json" },
+    setupRequest: (r) => ({ ...r, body: req.body(sequence++) }),
   };
-  await Promise.all(Array.from({ length: workers }, worker));
-  agent.destroy();
-  const all = Float64Array.from(latencies);
-  return { latenciesNs: all, fromScheduleNs: all, sent: latencies.length, failed, seconds: Number(process.hrtime.bigint() - start) / 1e9 };
+  let answered = 0;
+  const started = performance.now();
+  const instance = autocannon({
+    url: base, connections: opts.connections, duration: opts.seconds, requests: [request],
+    ...(opts.rate === undefined ? {} : { overallRate: opts.rate, ignoreCoordinatedOmission: true }),
+  });
+  instance.on("response", (_client, status, _bytes, ms) => {
+    answered++;
+    collector.latenciesMs.push(ms);
+    if (status < 200 || status > 299) collector.non2xx++;
+  });
+  const result = await instance;
+  return { errors: result.errors, answered, seconds: (performance.now() - started) / 1000 };
+}
+
+function resultOf(collector: Collector, runs: readonly { errors: number; answered: number; seconds: number }[]): LoadResult {
+  return {
+    latenciesNs: Float64Array.from(collector.latenciesMs, (ms) => ms * 1e6),
+    answered: collector.latenciesMs.length,
+    non2xx: collector.non2xx,
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    perSecond: runs.reduce((n, r) => n + r.answered / r.seconds, 0),
+  };
+}
+
+/**
+ * `rate` requests per second for `seconds`. autocannon refills each connection's budget for the second once a
+ * second, and the connections of one instance all start together: one instance at 1,000/s would send its thousand
+ * requests in one burst at the top of each second. So `groups` instances share the rate, each with
+ * `connectionsPerGroup` connections, started 1/groups of a second apart: a burst is then rate/groups requests.
+ */
+export async function runAtRate(base: string, req: LoadRequest, rate: number, seconds: number, groups = 50, connectionsPerGroup = 2): Promise<LoadResult> {
+  if (rate % groups !== 0) throw new Error(`rate ${rate} is not a multiple of ${groups} groups`);
+  const collector: Collector = { latenciesMs: [], non2xx: 0 };
+  const runs = await Promise.all(Array.from({ length: groups }, async (_, g) => {
+    await new Promise((resolve) => setTimeout(resolve, (g * 1000) / groups));
+    return runInstance(base, req, collector, { connections: connectionsPerGroup, seconds, rate: rate / groups });
+  }));
+  return resultOf(collector, runs);
+}
+
+/** `connections` connections, each sending its next request as soon as the last one is answered, for `seconds`. */
+export async function runFlatOut(base: string, req: LoadRequest, connections: number, seconds: number): Promise<LoadResult> {
+  const collector: Collector = { latenciesMs: [], non2xx: 0 };
+  return resultOf(collector, [await runInstance(base, req, collector, { connections, seconds })]);
 }

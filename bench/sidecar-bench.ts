@@ -1,16 +1,17 @@
 // Suite `sidecar` (DESIGN.md §7, rows two and three): the real `leviath sidecar` process over loopback HTTP,
-// pinned to one core with taskset, driven by the load generator (pinned to another core) at a fixed rate and
-// flat out. The in-process decisions it used to time are in the `decision` suite (bench/decision-bench.ts).
-// Run with: node bench/sidecar-bench.ts [--seconds N] [--cpu N] [--client-cpu N] [--no-pin] [--profile]
+// pinned to one core with taskset, driven by autocannon (in this process, pinned to another core) at a fixed rate
+// and flat out. The in-process decisions it used to time are in the `decision` suite (bench/decision-bench.ts).
+// Run with: node bench/sidecar-bench.ts [--seconds N] [--cpu N] [--client-cpu N] [--no-pin] [--profile] [--rate-groups N]
+//   [--sidecar-node-args "--trace-gc ..."] [--keep] (keep the tree: audit files and each sidecar's stdout, audit-<kind>.log)
 import { execFileSync, spawn } from "node:child_process";
-import { readdirSync, rmSync } from "node:fs";
+import { createWriteStream, readdirSync, rmSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { flagValue, numberFlag, readCpusAllowed, ROOT, SuiteRecord } from "./bench-results.ts";
 import { printTable, summarize, type Row } from "./bench-stats.ts";
 import { buildSidecarTree, type SidecarTree } from "./bench-tree.ts";
 import { printProfileTop } from "./cpu-profile-top.ts";
-import { runClosedLoop, runFixedRate, type LoadRequest } from "./load-generator.ts";
+import { runAtRate, runFlatOut, type LoadRequest, type LoadResult } from "./load-generator.ts";
 
 /** Whether `taskset` can be run here. */
 function hasTaskset(): boolean {
@@ -28,16 +29,22 @@ function startSidecar(tree: SidecarTree, auditDir: string, cpu: number | undefin
   // taskset execs node in place, so the pid is the sidecar's and every thread it starts inherits the mask.
   const [cmd, argv] = cpu === undefined ? [process.execPath, args] : ["taskset", ["-c", String(cpu), process.execPath, ...args]];
   const proc = spawn(cmd, argv, { env: { ...process.env, LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
+  // Everything it prints (a GC trace asked for with --sidecar-node-args too) goes to a log beside its audit dir.
+  const log = createWriteStream(join(tree.root, `${auditDir}.log`));
+  proc.stdout.pipe(log);
   let out = "";
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   return new Promise((resolve, reject) => {
     proc.once("exit", (code) => reject(new Error(`sidecar exited ${code}`)));
-    proc.stdout.on("data", (d: Buffer) => {
+    const onData = (d: Buffer) => {
       out += d.toString();
       const url = /listening on (\S+)/.exec(out)?.[1];
+      if (url === undefined || !out.includes("approval token")) return;
+      proc.stdout.off("data", onData);
       // Waiting for the exit lets a CPU profile (--profile) be written.
-      if (url !== undefined && out.includes("approval token")) resolve({ url, pid: proc.pid!, stop: () => (proc.kill("SIGTERM"), exited) });
-    });
+      resolve({ url, pid: proc.pid!, stop: () => (proc.kill("SIGTERM"), exited) });
+    };
+    proc.stdout.on("data", onData);
   });
 }
 
@@ -54,7 +61,16 @@ const KINDS = [
   { name: "http_post (run)", expect: "200 run", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"p${i}-${Math.random()}","tool":"http_post","args":{"url":"https://hooks.example.com/x"}}` } },
 ] as const;
 
-async function overHttp(tree: SidecarTree, seconds: number, cpu: number | undefined, nodeArgs: string[]): Promise<{ rows: Row[]; sidecarCpus: string }> {
+// What the fixed-rate rows measure, in their note: autocannon times a request from its write, and a connection
+// writes its next request only after the last answer, so a pause of the sidecar delays the requests behind it
+// without timing their wait (coordinated omission): the tail is from the send, not from a schedule.
+const rateNote = (groups: number) => `latency from the send, not from a schedule (coordinated omission); ${groups} autocannon instances × 2 connections, started ${Math.round(1000 / groups)} ms apart`;
+
+function rowOf(name: string, r: LoadResult, target: string, note: string): Row {
+  return { name, summary: summarize(r.latenciesNs), perSecond: r.perSecond, target, note: `${r.non2xx} non-2xx, ${r.errors} errors; ${note}` };
+}
+
+async function overHttp(tree: SidecarTree, seconds: number, groups: number, cpu: number | undefined, nodeArgs: string[]): Promise<{ rows: Row[]; sidecarCpus: string }> {
   const rows: Row[] = [];
   let sidecarCpus = "";
   // One sidecar per kind, each with its own audit dir (where the run's session, taint labels included, persists):
@@ -67,14 +83,14 @@ async function overHttp(tree: SidecarTree, seconds: number, cpu: number | undefi
       process.stdout.write(`${kind.name}: sidecar pid ${sc.pid} on CPUs ${sidecarCpus}; load generator pid ${process.pid} on CPUs ${readCpusAllowed(process.pid)}\n`);
       const decision = await probeDecision(sc.url, kind.req);
       if (decision !== kind.expect) throw new Error(`bench setup: ${kind.name} answered ${decision}, expected ${kind.expect}`);
-      await runClosedLoop(sc.url, kind.req, 8, 2);
-      const one = await runFixedRate(sc.url, kind.req, 1000, seconds);
-      rows.push({ name: `${kind.name} at 1,000 calls/s`, summary: summarize(one.latenciesNs), perSecond: one.sent / one.seconds, target: "p99 ≤ 500 µs", note: `${one.failed} failed; p99 from schedule ${summarize(one.fromScheduleNs).p99.toFixed(0)} µs` });
-      const five = await runFixedRate(sc.url, kind.req, 5000, seconds);
-      rows.push({ name: `${kind.name} at 5,000 calls/s`, summary: summarize(five.latenciesNs), perSecond: five.sent / five.seconds, target: "p99 ≤ 2 ms", note: `${five.failed} failed; p99 from schedule ${summarize(five.fromScheduleNs).p99.toFixed(0)} µs` });
-      const closed = await runClosedLoop(sc.url, kind.req, 16, seconds);
+      await runFlatOut(sc.url, kind.req, 8, 2);
+      for (const rate of [1000, 5000]) {
+        const r = await runAtRate(sc.url, kind.req, rate, seconds, groups);
+        rows.push(rowOf(`${kind.name} at ${rate.toLocaleString("en-US")} calls/s`, r, rate === 1000 ? "p99 ≤ 500 µs" : "p99 ≤ 2 ms", rateNote(groups)));
+      }
+      const flat = await runFlatOut(sc.url, kind.req, 16, seconds);
       const after = await probeDecision(sc.url, kind.req);
-      rows.push({ name: `${kind.name}, 16 concurrent, flat out`, summary: summarize(closed.latenciesNs), perSecond: closed.sent / closed.seconds, target: "≥ 5,000 calls/s", note: `${closed.failed} failed; decision ${after} after the runs` });
+      rows.push(rowOf(`${kind.name}, 16 concurrent, flat out`, flat, "≥ 5,000 calls/s", `decision ${after} after the runs`));
     } finally {
       await sc.stop();
     }
@@ -83,26 +99,29 @@ async function overHttp(tree: SidecarTree, seconds: number, cpu: number | undefi
 }
 
 /** Runs the suite and writes `bench/results/sidecar.json`. */
-export async function runSidecarSuite(seconds: number, pin: boolean, cpu: number, clientCpu: number, profile: boolean): Promise<void> {
+export async function runSidecarSuite(seconds: number, pin: boolean, cpu: number, clientCpu: number, profile: boolean, groups: number, sidecarNodeArgs: string[], keep: boolean): Promise<void> {
   const usePin = pin && hasTaskset() && cpus().length > Math.max(cpu, clientCpu);
   if (pin && !usePin) process.stdout.write("warning: taskset missing or too few CPUs: the sidecar is NOT pinned\n");
-  const record = new SuiteRecord("sidecar", { seconds, pinned: usePin, sidecarCpu: usePin ? cpu : null, clientCpu: usePin ? clientCpu : null });
+  const record = new SuiteRecord("sidecar", { seconds, rateGroups: groups, sidecarNodeArgs, pinned: usePin, sidecarCpu: usePin ? cpu : null, clientCpu: usePin ? clientCpu : null });
   // The generator gets the other core, so it never takes the sidecar's (`-a`: all of this process's threads).
   if (usePin) execFileSync("taskset", ["-a", "-p", "-c", String(clientCpu), String(process.pid)], { stdio: "ignore" });
   const tree = buildSidecarTree();
   const profileDir = join(tree.root, "profile");
-  const { rows, sidecarCpus } = await overHttp(tree, seconds, usePin ? cpu : undefined, profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []);
+  const { rows, sidecarCpus } = await overHttp(tree, seconds, groups, usePin ? cpu : undefined, [...sidecarNodeArgs, ...(profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [])]);
   const title = "Loopback HTTP (the real leviath sidecar process, one event loop, taint tracking and audit on)";
   printTable(title, rows);
   record.add(title, rows);
   record.extra["affinity"] = { sidecar: sidecarCpus, loadGenerator: readCpusAllowed(process.pid) };
   if (profile) record.extra["profileTop"] = printProfileTop(readdirSync(profileDir).map((f) => join(profileDir, f)));
   record.write();
-  // The tree (with its audit logs) goes, unless it holds the profiles asked for.
-  if (!profile) rmSync(tree.root, { recursive: true, force: true });
+  // The tree (with its audit files and the sidecars' logs) goes, unless it holds the profiles or was asked for.
+  if (profile || keep) process.stdout.write(`kept ${tree.root} (audit-<kind>/, audit-<kind>.log${profile ? ", profile/" : ""})\n`);
+  else rmSync(tree.root, { recursive: true, force: true });
 }
 
 if (import.meta.main) {
   const cores = cpus().length;
-  await runSidecarSuite(numberFlag("seconds", 10), !process.argv.includes("--no-pin"), Number(flagValue("cpu", String(cores - 1))), Number(flagValue("client-cpu", "0")), process.argv.includes("--profile"));
+  await runSidecarSuite(numberFlag("seconds", 10), !process.argv.includes("--no-pin"), Number(flagValue("cpu", String(cores - 1))), Number(flagValue("client-cpu", "0")), process.argv.includes("--profile"),
+    numberFlag("rate-groups", 50), flagValue("sidecar-node-args", "").split(" ").filter((a) => a !== ""),
+    process.argv.includes("--keep"));
 }

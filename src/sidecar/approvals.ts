@@ -35,6 +35,8 @@ interface Entry {
 /** The pending prompts of one run. */
 export class ApprovalBook {
   readonly #entries = new Map<string, Entry>();
+  /** Pending prompts per kind, kept as entries come and go: a flood of prompts must not make each one cost more. */
+  readonly #pending = new Map<ApprovalKind, number>();
   readonly #clock: () => number;
   readonly #onCount: (kind: ApprovalKind, count: number) => void;
 
@@ -44,9 +46,9 @@ export class ApprovalBook {
     this.#onCount = onCount;
   }
 
-  #count(kind: ApprovalKind): void {
-    let n = 0;
-    for (const e of this.#entries.values()) if (e.approval.kind === kind) n++;
+  #count(kind: ApprovalKind, delta: 1 | -1): void {
+    const n = (this.#pending.get(kind) ?? 0) + delta;
+    this.#pending.set(kind, n);
     this.#onCount(kind, n);
   }
 
@@ -66,7 +68,7 @@ export class ApprovalBook {
     const timer = timeoutSeconds === undefined ? undefined : setTimeout(() => this.#finish(full.id, { kind: "expired" }), timeoutSeconds * 1000);
     timer?.unref();
     this.#entries.set(full.id, { approval: full, raisedMs: now, settle, timer });
-    this.#count(full.kind);
+    this.#count(full.kind, 1);
     return full;
   }
 
@@ -75,7 +77,7 @@ export class ApprovalBook {
     if (entry === undefined) return false;
     this.#entries.delete(id);
     if (entry.timer !== undefined) clearTimeout(entry.timer);
-    this.#count(entry.approval.kind);
+    this.#count(entry.approval.kind, -1);
     entry.settle(s, Math.max(0, (this.#clock() - entry.raisedMs) / 1000));
     return true;
   }

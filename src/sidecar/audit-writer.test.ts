@@ -21,6 +21,15 @@ describe("JsonLinesFile", () => {
     g.close();
     expect(readFileSync(path, "utf8")).toBe('{"a":1}\n{"b":\n{"c":3}\n');
   });
+
+  it("writes records with any characters, byte for byte", () => {
+    const path = join(tmp(), "u.jsonl");
+    const f = new JsonLinesFile(path);
+    const lines = ['{"p":"caf\u00e9/\u2713"}\n', `${JSON.stringify({ p: "\u{1f600}".repeat(3000) })}\n`, '{"q":""}\n'];
+    for (const line of lines) f.append(line);
+    f.close();
+    expect(readFileSync(path, "utf8")).toBe(lines.join(""));
+  });
 });
 
 describe("createAuditWriter", () => {

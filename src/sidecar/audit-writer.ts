@@ -33,20 +33,21 @@ export function isSafeRunName(name: string): boolean {
   return /^[A-Za-z0-9._-]{1,253}$/.test(name) && name !== "." && name !== "..";
 }
 
+/** The files of one stage's audit. */
+type AuditFileName = "taint_audit.jsonl" | "decisions.jsonl";
+
 /** The audit files of one run under `root`. */
 export function createAuditWriter(root: string, run: string, onError: (err: unknown) => void, syncIntervalMs?: number): AuditSink {
   if (!isSafeRunName(run)) throw new Error(`run name '${run}' is not a safe path component`);
-  const files = new Map<string, JsonLinesFile>();
-  const file = (stageIndex: number, name: string): JsonLinesFile => {
-    const path = join(root, run, "stages", String(stageIndex), name);
-    let f = files.get(path);
-    if (f === undefined) {
-      f = new JsonLinesFile(path, syncIntervalMs);
-      files.set(path, f);
-    }
-    return f;
+  // By stage index, then file name: looked up on every record, so no path is built after a file's first use.
+  const stages = new Map<number, Partial<Record<AuditFileName, JsonLinesFile>>>();
+  const file = (stageIndex: number, name: AuditFileName): JsonLinesFile => {
+    let stage = stages.get(stageIndex);
+    if (stage === undefined) stages.set(stageIndex, (stage = {}));
+    return (stage[name] ??= new JsonLinesFile(join(root, run, "stages", String(stageIndex), name), syncIntervalMs));
   };
-  const append = (stageIndex: number, name: string, text: string): boolean => {
+  const all = () => [...stages.values()].flatMap((stage) => Object.values(stage));
+  const append = (stageIndex: number, name: AuditFileName, text: string): boolean => {
     if (text === "") return true;
     try {
       file(stageIndex, name).append(text);
@@ -60,10 +61,10 @@ export function createAuditWriter(root: string, run: string, onError: (err: unkn
     gate: (stageIndex, events) => append(stageIndex, "taint_audit.jsonl", events.map(formatAuditLine).join("")),
     decision: (stageIndex, record) => append(stageIndex, "decisions.jsonl", `${JSON.stringify(record)}\n`),
     flush: () => {
-      for (const f of files.values()) f.sync();
+      for (const f of all()) f.sync();
     },
     close: () => {
-      for (const f of files.values()) f.close();
+      for (const f of all()) f.close();
     },
   };
 }

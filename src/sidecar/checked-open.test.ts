@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, mkdtempSync, readFileSync, realpathSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { buildReadPathPolicy, resolveRead, type PathFs } from "../policy/read-paths/index.ts";
-import { openCheckedForRead, openCheckedForWrite } from "./checked-open.ts";
+import { openCheckedForRead, openCheckedForWrite, readDescriptor } from "./checked-open.ts";
 import { checkFilePaths, executeFileTool } from "./file-tools.ts";
 
 // The swap happens exactly between the check and the open, deterministically: what a racing process could
@@ -95,5 +95,39 @@ describe("openCheckedForRead", () => {
     symlinkSync(join(root, "secret", "file.txt"), join(work, "link"));
     expect(openCheckedForRead(join(work, "link"), false)).toMatchObject({ ok: false, reason: "os" });
     unlinkSync(join(work, "link"));
+  });
+});
+
+describe("readDescriptor", () => {
+  const readAt = (path: string, cap: number) => {
+    const fd = openSync(path, "r");
+    try {
+      return readDescriptor(fd, cap);
+    } finally {
+      closeSync(fd);
+    }
+  };
+
+  it("reads a whole file of any size around its buffers' sizes, and refuses one over the cap", () => {
+    for (const size of [0, 1, 550, 4095, 4096, 4097, 70_000]) {
+      const data = Buffer.from(Array.from({ length: size }, (_, i) => (i * 31 + size) % 251));
+      const path = join(root, `f${size}`);
+      writeFileSync(path, data);
+      const r = readAt(path, 70_000);
+      expect(r.ok && r.data.equals(data), `size ${size}`).toBe(true);
+    }
+    expect(readAt(join(root, "f4097"), 4096)).toEqual({ ok: false, reason: "too-large" });
+    expect(readAt(join(root, "f4096"), 4096)).toMatchObject({ ok: true });
+  });
+
+  it("reads on past the size fstat gave, up to the cap (files that grow, or /proc files of size 0)", () => {
+    const cmdline = readFileSync("/proc/self/cmdline");
+    const r = readAt("/proc/self/cmdline", 1024 * 1024);
+    expect(r.ok && r.data.equals(cmdline)).toBe(true);
+    // /proc/self/maps is longer than one probe read: its lines must come back whole and in order.
+    const maps = readAt("/proc/self/maps", 1024 * 1024);
+    expect(maps.ok && maps.data.length > 4096).toBe(true);
+    if (maps.ok) for (const line of maps.data.toString("utf8").trimEnd().split("\n")) expect(line).toMatch(/^[0-9a-f]+-[0-9a-f]+ [-rwxps]{4} /);
+    expect(readAt("/proc/self/cmdline", 3)).toEqual({ ok: false, reason: "too-large" });
   });
 });

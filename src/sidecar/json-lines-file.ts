@@ -43,13 +43,19 @@ export class JsonLinesFile {
   /** Append lines (each ending in a newline) in one write; throws when the file cannot be written. */
   append(lines: string): void {
     const fd = this.#open();
-    const data = Buffer.from(lines, "utf8");
-    let written = 0;
-    while (written < data.length) written += writeSync(fd, data, written);
+    // The string goes to write(2) as it is; a Buffer is made only in the rare case of a short write.
+    const written = writeSync(fd, lines);
+    const length = Buffer.byteLength(lines, "utf8");
+    if (written < length) this.#appendRest(fd, Buffer.from(lines, "utf8"), written);
     if (this.#timer === undefined) {
       this.#timer = setTimeout(() => this.#backgroundSync(), this.#syncIntervalMs);
       this.#timer.unref();
     }
+  }
+
+  #appendRest(fd: number, data: Buffer, from: number): void {
+    let written = from;
+    while (written < data.length) written += writeSync(fd, data, written);
   }
 
   /** The periodic flush runs on libuv's thread pool: a slow disk must not stall decisions. */

@@ -19,6 +19,7 @@ import {
 } from "./call-responses.ts";
 import type { Enforcement } from "./enforcement.ts";
 import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, listRequestedPaths, type FileToolArgs, type PathCheck } from "./file-tools.ts";
+import { OldestFirst } from "./oldest-first.ts";
 import type { RunSession } from "./run-session.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "./shell.ts";
 
@@ -54,6 +55,8 @@ export interface ToolCallRequest {
 
 interface CallRecord {
   readonly id: string;
+  /** Order of submission: the oldest settled calls are forgotten first. */
+  readonly seq: number;
   readonly tool: string;
   readonly fingerprint: string;
   readonly args: Record<string, unknown>;
@@ -64,10 +67,11 @@ interface CallRecord {
   gateSource: DecisionSourceLabel;
   started: number;
   response: CallResponse | undefined;
-  /** The first answer, while it is being worked out. */
+  /** The first answer, while it is being worked out (dropped once there is one). */
   first: Promise<CallResponse> | undefined;
   done: boolean;
-  readonly waiters: Set<() => void>;
+  /** Made by the first wait: most calls are never waited on, and thousands are remembered. */
+  waiters: Set<() => void> | undefined;
 }
 
 /** The default region of a tool result in the runtime's context. */
@@ -77,6 +81,9 @@ export const DEFAULT_RESULT_REGION = "conversation";
 export class ToolCallService {
   readonly #d: ToolCallServiceDeps;
   readonly #calls = new Map<string, CallRecord>();
+  /** The settled calls, apart from the pending ones (which are never forgotten), oldest submitted first. */
+  readonly #finished = new OldestFirst<CallRecord>();
+  #seq = 0;
   readonly #counts = new Map<DecisionSourceLabel, number>();
 
   /** A service over its dependencies. */
@@ -109,15 +116,16 @@ export class ToolCallService {
     this.#forgetOld();
     const parsed = parseToolArgs(req.tool, req.args);
     const rec: CallRecord = {
-      id: req.id, tool: req.tool, fingerprint, args: parsed.ok ? parsed.value : req.args,
+      id: req.id, seq: this.#seq++, tool: req.tool, fingerprint, args: parsed.ok ? parsed.value : req.args,
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
-      started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: new Set(),
+      started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined,
     };
     this.#calls.set(req.id, rec);
     if (!parsed.ok) return this.#deny(rec, "invalid-arguments", buildInvalidArgumentsMessage(req.tool, parsed.detail), "invalid_arguments", 400);
-    rec.first = this.#advance(rec);
-    return rec.first;
+    const first = this.#advance(rec);
+    if (rec.response === undefined) rec.first = first;
+    return first;
   }
 
   /** The current answer of a call. */
@@ -134,14 +142,14 @@ export class ToolCallService {
       const wake = () => {
         if (rec.response === before && !rec.done) return;
         clearTimeout(timer);
-        rec.waiters.delete(wake);
+        rec.waiters?.delete(wake);
         resolve(rec.response);
       };
       const timer = setTimeout(() => {
-        rec.waiters.delete(wake);
+        rec.waiters?.delete(wake);
         resolve(rec.response);
       }, ms);
-      rec.waiters.add(wake);
+      (rec.waiters ??= new Set()).add(wake);
     });
   }
 
@@ -174,10 +182,11 @@ export class ToolCallService {
 
   #forgetOld(): void {
     const max = this.#d.maxRecords ?? 10_000;
-    if (this.#calls.size < max) return;
-    for (const [id, rec] of this.#calls) {
-      if (this.#calls.size < max) break;
-      if (rec.done) this.#calls.delete(id);
+    while (this.#calls.size >= max) {
+      const rec = this.#finished.take();
+      if (rec === undefined) return;
+      // An entry can be stale: its call already forgotten, or pending again after it settled.
+      if (rec.done && this.#calls.get(rec.id) === rec) this.#calls.delete(rec.id);
     }
   }
 
@@ -329,9 +338,12 @@ export class ToolCallService {
   }
 
   #finish(rec: CallRecord, response: CallResponse): CallResponse {
+    const wasDone = rec.done;
     rec.response = response;
     rec.done = response.status !== 202;
-    for (const wake of [...rec.waiters]) wake();
+    rec.first = undefined;
+    if (rec.done && !wasDone) this.#finished.add(rec);
+    if (rec.waiters !== undefined) for (const wake of [...rec.waiters]) wake();
     return response;
   }
 }

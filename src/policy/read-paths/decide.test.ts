@@ -186,3 +186,36 @@ describe("canonicalizeForMatch", () => {
     expect(canonicalizeForMatch(path.join(T, "data"), broken)).toBeNull();
   });
 });
+
+describe("one decision's work is shared across entries, never across decisions", () => {
+  it("realpaths each exact root once per decision, even when both sets name it, and again at the next decision", () => {
+    const calls: string[] = [];
+    const countingFs: PathFs = { realpath: (p) => (calls.push(p), realFs.realpath(p)) };
+    const root = `${T}/data/runs`;
+    const p = policy([root, `${T}/etc`, root], [`${T}/etc`, root]);
+    const target = path.join(T, "data/runs/r1/log.txt");
+    expect(decide(p, target, countingFs)).toBe("Allowed");
+    expect(calls.filter((c) => c === root)).toHaveLength(1);
+    expect(calls.filter((c) => c === `${T}/etc`)).toHaveLength(1);
+    calls.length = 0;
+    expect(decide(p, target, countingFs)).toBe("Allowed");
+    expect(calls.filter((c) => c === root)).toHaveLength(1);
+  });
+
+  it("matches globs and regexes on a path's UTF-8 bytes exactly as on the string, non-ASCII included", () => {
+    const entries = [`glob:${T}/données/?/*.txt`, `glob:${T}/données/**`, `regex:${T}/d.nn.es/[^/]/\\w+\\.txt`, `regex:${T}/\\x{e9}t\\x{e9}/.*`];
+    const paths = ["données/é/ü.txt", "données/ab/x.txt", "donnees/é/x.txt", "été/a", "ete/a", "données", "données/€/日本.txt"].map((rel) => `${T}/${rel}`);
+    for (const entry of entries) {
+      const set = compileReadPathSet([entry], { workdir: T, home: T });
+      if (!set.ok) throw new Error(`${entry}: ${JSON.stringify(set)}`);
+      const [compiled] = set.value.entries;
+      if (compiled === undefined || compiled.kind === "exact") throw new Error(`${entry} is not a pattern`);
+      for (const p of paths) {
+        expect(compiled.matcher.test(new TextEncoder().encode(p)), `${entry} vs ${p}`).toBe(compiled.matcher.test(p));
+      }
+    }
+    const p = policy([`glob:${T}/données/?/*.txt`], [`glob:${T}/données/?/*.txt`]);
+    expect(decide(p, `${T}/données/é/ü.txt`, realFs)).toBe("Allowed");
+    expect(decide(p, `${T}/données/ab/x.txt`, realFs)).toBe("NotDeclared");
+  });
+});

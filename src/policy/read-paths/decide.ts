@@ -16,26 +16,61 @@ export interface ReadPathPolicy {
   readonly allowBlueprintReadPaths: boolean;
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * One canonical path being matched against entries, with what a decision would otherwise recompute per entry:
+ * its UTF-8 bytes (RE2 converts a JS string on every `test` of each matcher; bytes are handed over as they are)
+ * and the realpath of each exact root (tried in the declared set and again in the granted set). Memoized for one
+ * decision only: roots are still canonicalized at every decision, so a root created later starts working.
+ */
+export class MatchProbe {
+  readonly path: string;
+  #bytes: Uint8Array | undefined;
+  readonly #realRoots = new Map<string, string | null>();
+  readonly #fs: PathFs;
+
+  constructor(canonicalPath: string, fs: PathFs) {
+    this.path = canonicalPath;
+    this.#fs = fs;
+  }
+
+  get bytes(): Uint8Array {
+    this.#bytes ??= utf8.encode(this.path);
+    return this.#bytes;
+  }
+
+  realRoot(root: string): string | null {
+    let real = this.#realRoots.get(root);
+    if (real === undefined) {
+      real = tryRealpath(this.#fs, root);
+      this.#realRoots.set(root, real);
+    }
+    return real;
+  }
+}
+
 /**
  * Whether one entry matches a canonical path. An exact root that cannot be canonicalized matches
  * nothing; a root that is not absolute (a relative or empty home) is never resolved, so it too
  * matches nothing.
  */
-export function isEntryMatch(entry: CompiledEntry, canonicalPath: string, fs: PathFs): boolean {
-  if (entry.kind !== "exact") return entry.matcher.test(canonicalPath);
+export function isEntryMatch(entry: CompiledEntry, probe: MatchProbe): boolean {
+  if (entry.kind !== "exact") return entry.matcher.test(probe.bytes);
   if (!entry.root.startsWith("/")) return false;
-  const realRoot = tryRealpath(fs, entry.root);
-  return realRoot !== null && isWithin(canonicalPath, realRoot);
+  const realRoot = probe.realRoot(entry.root);
+  return realRoot !== null && isWithin(probe.path, realRoot);
 }
 
-/** Whether any entry of the set matches a canonical path. */
-export function isSetMatch(set: ReadPathSet, canonicalPath: string, fs: PathFs): boolean {
-  return set.entries.some((entry) => isEntryMatch(entry, canonicalPath, fs));
+/** Whether any entry of the set matches the probe's path. */
+export function isSetMatch(set: ReadPathSet, probe: MatchProbe): boolean {
+  return set.entries.some((entry) => isEntryMatch(entry, probe));
 }
 
 /** Decide one canonical (symlink-resolved) path: declared first, then granted or overridden. */
 export function decide(policy: ReadPathPolicy, canonicalPath: string, fs: PathFs): ReadPathDecision {
-  if (!isSetMatch(policy.declared, canonicalPath, fs)) return "NotDeclared";
-  if (policy.allowBlueprintReadPaths || isSetMatch(policy.granted, canonicalPath, fs)) return "Allowed";
+  const probe = new MatchProbe(canonicalPath, fs);
+  if (!isSetMatch(policy.declared, probe)) return "NotDeclared";
+  if (policy.allowBlueprintReadPaths || isSetMatch(policy.granted, probe)) return "Allowed";
   return "NotGranted";
 }

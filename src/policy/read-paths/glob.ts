@@ -7,7 +7,8 @@ import type { CompileResult } from "./entry.ts";
 
 /** A compiled path matcher; RE2 underneath, never a JS RegExp. */
 export interface PathMatcher {
-  test(path: string): boolean;
+  /** A path as a string, or as its UTF-8 bytes (cheaper when one path is tested against many matchers). */
+  test(path: string | Uint8Array): boolean;
 }
 
 /** One glob token, as the crate's `PatternToken`. Character ranges are code point pairs. */

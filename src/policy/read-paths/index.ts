@@ -10,7 +10,7 @@ export { compileEntry, compileReadPathSet, resolveLeviathHome, validateEntrySynt
 export type { CompileContext, CompiledEntry, ReadPathSet } from "./compile.ts";
 export { canonicalizeForMatch, foldLexically, isWithin, joinRequest, tryRealpath } from "./canonicalize.ts";
 export type { PathFs } from "./canonicalize.ts";
-export { decide, isEntryMatch, isSetMatch } from "./decide.ts";
+export { decide, isEntryMatch, isSetMatch, MatchProbe } from "./decide.ts";
 export type { ReadPathDecision, ReadPathPolicy } from "./decide.ts";
 export { buildQuotedList, buildReadPathPolicy, buildSpawnWarning, GRANT_ERROR_PREFIX, isReadPathGrantActive } from "./policy.ts";
 export type { ReadPathPolicyInput } from "./policy.ts";
