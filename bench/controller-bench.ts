@@ -115,7 +115,7 @@ try {
 
 const latencyRows: Row[] = batches.map((b) => ({
   name: `${b.label}${b.label.includes("at once") ? "" : ` at ${opts.rate}/s`} (${b.cachedBefore.toLocaleString("en-US")} Runs before)`,
-  summary: summarize(b.latenciesNs), target: "p99 ≤ 500 ms",
+  summary: summarize(b.latenciesNs), target: b.label.includes("at once") ? "all within 60 s" : "p99 ≤ 500 ms",
   note: `total ${b.totalSeconds.toFixed(1)} s, ${b.tailSeconds.toFixed(1)} s after the last create; ${b.incomplete} incomplete`,
 }));
 printTable(`Run created → all ${tracker.expected} children created (watch arrival)`, latencyRows);

@@ -23,10 +23,19 @@ function hasTaskset(): boolean {
   }
 }
 
-function startSidecar(tree: SidecarTree, auditDir: string, cpu: number | undefined, nodeArgs: string[]): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const args = [...nodeArgs, join(ROOT, "bin/leviath"), "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
-    "--workdir", tree.work, "--audit-dir", join(tree.root, auditDir), "--listen", "127.0.0.1:0", "--log-level", "warn"];
-  // taskset execs node in place, so the pid is the sidecar's and every thread it starts inherits the mask.
+interface Server {
+  readonly url: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+/** The real sidecar, or (`floor`) the empty fastify route of bench/http-floor.ts, pinned to `cpu`. */
+function startServer(which: "sidecar" | "floor", tree: SidecarTree, auditDir: string, cpu: number | undefined, nodeArgs: string[]): Promise<Server> {
+  const args = which === "floor"
+    ? [...nodeArgs, join(ROOT, "bench/http-floor.ts")]
+    : [...nodeArgs, join(ROOT, "bin/leviath"), "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
+      "--workdir", tree.work, "--audit-dir", join(tree.root, auditDir), "--listen", "127.0.0.1:0", "--log-level", "warn"];
+  // taskset execs node in place, so the pid is the server's and every thread it starts inherits the mask.
   const [cmd, argv] = cpu === undefined ? [process.execPath, args] : ["taskset", ["-c", String(cpu), process.execPath, ...args]];
   const proc = spawn(cmd, argv, { env: { ...process.env, LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
   // Everything it prints (a GC trace asked for with --sidecar-node-args too) goes to a log beside its audit dir.
@@ -35,11 +44,12 @@ function startSidecar(tree: SidecarTree, auditDir: string, cpu: number | undefin
   let out = "";
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   return new Promise((resolve, reject) => {
-    proc.once("exit", (code) => reject(new Error(`sidecar exited ${code}`)));
+    proc.once("exit", (code) => reject(new Error(`${which} exited ${code}`)));
     const onData = (d: Buffer) => {
       out += d.toString();
       const url = /listening on (\S+)/.exec(out)?.[1];
-      if (url === undefined || !out.includes("approval token")) return;
+      // The sidecar prints its approval token after its address: it is ready then.
+      if (url === undefined || (which === "sidecar" && !out.includes("approval token"))) return;
       proc.stdout.off("data", onData);
       // Waiting for the exit lets a CPU profile (--profile) be written.
       resolve({ url, pid: proc.pid!, stop: () => (proc.kill("SIGTERM"), exited) });
@@ -54,12 +64,14 @@ async function probeDecision(url: string, req: LoadRequest): Promise<string> {
   return `${res.status} ${(JSON.parse(await res.text()) as { decision?: string }).decision}`;
 }
 
-const KINDS = [
+const KINDS: readonly { name: string; server: "sidecar" | "floor"; expect: string; req: LoadRequest }[] = [
   // A read in the workdir: decided and executed by the sidecar (open, read, label, audit).
-  { name: "read_file", expect: "200 allow", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"h${i}-${Math.random()}","tool":"read_file","args":{"path":"src/app/lib/core/index.ts"}}` } },
+  { name: "read_file", server: "sidecar", expect: "200 allow", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"h${i}-${Math.random()}","tool":"read_file","args":{"path":"src/app/lib/core/index.ts"}}` } },
   // An outbound call the runtime executes: permission, target extraction and the taint gate, answered `run`.
-  { name: "http_post (run)", expect: "200 run", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"p${i}-${Math.random()}","tool":"http_post","args":{"url":"https://hooks.example.com/x"}}` } },
-] as const;
+  { name: "http_post (run)", server: "sidecar", expect: "200 run", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"p${i}-${Math.random()}","tool":"http_post","args":{"url":"https://hooks.example.com/x"}}` } },
+  // The reference: the same request to an empty fastify route (bench/http-floor.ts), so no decision at all.
+  { name: "HTTP floor: empty fastify route", server: "floor", expect: "200 run", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"f${i}-${Math.random()}","tool":"http_post","args":{"url":"https://hooks.example.com/x"}}` } },
+];
 
 // What the fixed-rate rows measure, in their note: autocannon times a request from its write, and a connection
 // writes its next request only after the last answer, so a pause of the sidecar delays the requests behind it
@@ -77,7 +89,7 @@ async function overHttp(tree: SidecarTree, seconds: number, groups: number, cpu:
   // the reads label the context Private (a granted read path raises reads), after which the gate would stop every
   // http_post with a prompt instead of answering `run`.
   for (const kind of KINDS) {
-    const sc = await startSidecar(tree, `audit-${kind.name.split(" ")[0]}`, cpu, nodeArgs);
+    const sc = await startServer(kind.server, tree, `audit-${kind.name.split(" ")[0]!.replace(/\W/g, "")}`, cpu, nodeArgs);
     try {
       sidecarCpus = readCpusAllowed(sc.pid);
       process.stdout.write(`${kind.name}: sidecar pid ${sc.pid} on CPUs ${sidecarCpus}; load generator pid ${process.pid} on CPUs ${readCpusAllowed(process.pid)}\n`);
@@ -86,11 +98,12 @@ async function overHttp(tree: SidecarTree, seconds: number, groups: number, cpu:
       await runFlatOut(sc.url, kind.req, 8, 2);
       for (const rate of [1000, 5000]) {
         const r = await runAtRate(sc.url, kind.req, rate, seconds, groups);
-        rows.push(rowOf(`${kind.name} at ${rate.toLocaleString("en-US")} calls/s`, r, rate === 1000 ? "p99 ≤ 500 µs" : "p99 ≤ 2 ms", rateNote(groups)));
+        const target = kind.server === "floor" ? "" : rate === 1000 ? "p99 ≤ 500 µs" : "p99 ≤ 2 ms";
+        rows.push(rowOf(`${kind.name} at ${rate.toLocaleString("en-US")} calls/s`, r, target, rateNote(groups)));
       }
       const flat = await runFlatOut(sc.url, kind.req, 16, seconds);
       const after = await probeDecision(sc.url, kind.req);
-      rows.push(rowOf(`${kind.name}, 16 concurrent, flat out`, flat, "≥ 5,000 calls/s", `decision ${after} after the runs`));
+      rows.push(rowOf(`${kind.name}, 16 concurrent, flat out`, flat, kind.server === "floor" ? "" : "≥ 5,000 calls/s", `decision ${after} after the runs`));
     } finally {
       await sc.stop();
     }
@@ -108,7 +121,7 @@ export async function runSidecarSuite(seconds: number, pin: boolean, cpu: number
   const tree = buildSidecarTree();
   const profileDir = join(tree.root, "profile");
   const { rows, sidecarCpus } = await overHttp(tree, seconds, groups, usePin ? cpu : undefined, [...sidecarNodeArgs, ...(profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [])]);
-  const title = "Loopback HTTP (the real leviath sidecar process, one event loop, taint tracking and audit on)";
+  const title = "Loopback HTTP (the real leviath sidecar process, one event loop, taint tracking and audit on; the floor: an empty fastify route)";
   printTable(title, rows);
   record.add(title, rows);
   record.extra["affinity"] = { sidecar: sidecarCpus, loadGenerator: readCpusAllowed(process.pid) };

@@ -14,9 +14,10 @@ import { ToolCallService } from "./tool-call-service.ts";
 // forgotten first, pending ones never, and the pending-prompt gauge follows every prompt raised and settled.
 const sandbox = { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" };
 
-function setup(maxRecords: number) {
+function setup(maxRecords: number, maxRecordChars?: number) {
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), "leviath-calls-")));
   writeFileSync(join(workdir, "a.txt"), "a");
+  writeFileSync(join(workdir, "big.txt"), "x".repeat(100_000));
   const policy = RunPolicySchema.parse({
     agent: { key: "ns/app", name: "app" },
     stages: [{ name: "one", sandbox }],
@@ -37,7 +38,7 @@ function setup(maxRecords: number) {
     session: new RunSession({ journal: null, entryStage: 0, onJournalError: () => {} }), approvals,
     audit: { gate: () => true, decision: () => true, flush() {}, close() {} }, metrics,
     shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) },
-    log: pino({ level: "silent" }), clock: Date.now, monotonicMs: () => performance.now(), runName: "app", maxRecords,
+    log: pino({ level: "silent" }), clock: Date.now, monotonicMs: () => performance.now(), runName: "app", maxRecords, ...(maxRecordChars === undefined ? {} : { maxRecordChars }),
   });
   // A write asks for the tool's approval (interactive mode): it stays pending. A read in the workdir settles at once.
   const write = async (id: string) => expect((await service.submit({ id, tool: "write_file", args: { path: "b.txt", content: "b" } })).status).toBe(202);
@@ -48,7 +49,7 @@ function setup(maxRecords: number) {
 }
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
-const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+const ids = (prefix: string, n: number, from = 0) => Array.from({ length: n }, (_, i) => `${prefix}${i + from}`);
 
 describe("ToolCallService records", () => {
   it("forgets the oldest submitted settled call first, even one that settled after younger ones", async () => {
@@ -90,5 +91,24 @@ describe("ToolCallService records", () => {
     await settle();
     expect(await s.pendingGauge()).toBe(0);
     expect(s.service.get("w1")?.status).toBe(503);
+  });
+
+  it("forgets the oldest settled calls once what they hold passes the budget, however few they are", async () => {
+    const s = setup(10_000, 350_000);
+    const big = async (id: string) => {
+      const r = await s.service.submit({ id, tool: "read_file", args: { path: "big.txt" } });
+      expect(r.body.decision === "allow" && r.body.result.length).toBeGreaterThanOrEqual(100_000);
+    };
+    for (const id of ids("b", 3)) await big(id);
+    await s.write("w0");
+    // Three results of 100,000 characters and more fit in 350,000; the fourth passes the budget.
+    await big("b3");
+    expect(s.remembered(ids("b", 4))).toEqual(["b0", "b1", "b2", "b3"]);
+    // The next call forgets the oldest until the rest fit again; small settled calls and pending ones stay.
+    await s.read("r0");
+    expect(s.remembered(["w0", ...ids("b", 4), "r0"])).toEqual(["w0", "b1", "b2", "b3", "r0"]);
+    for (const id of ids("r", 100, 1)) await s.read(id);
+    expect(s.remembered(ids("b", 4))).toEqual(["b1", "b2", "b3"]);
+    expect(s.service.get("w0")?.status).toBe(202);
   });
 });

@@ -43,6 +43,8 @@ export interface ToolCallServiceDeps {
   readonly runName: string;
   /** Settled calls remembered for retries and waits (oldest forgotten first). */
   readonly maxRecords?: number;
+  /** What the settled calls remembered may hold, arguments and results together, in UTF-16 code units (about bytes). */
+  readonly maxRecordChars?: number;
 }
 
 /** One call as the runtime sends it. */
@@ -72,6 +74,20 @@ interface CallRecord {
   done: boolean;
   /** Made by the first wait: most calls are never waited on, and thousands are remembered. */
   waiters: Set<() => void> | undefined;
+  /** The size it counts against the remembered budget once settled: its arguments and its result. */
+  chars: number;
+}
+
+/** The default number of settled calls remembered. */
+export const DEFAULT_MAX_RECORDS = 10_000;
+/**
+ * The default budget of the settled calls remembered: 64 Mi code units. A `read_file` answer carries the file (up
+ * to the size cap) and a `write_file` call its content, so a count alone would let 10,000 records hold gigabytes.
+ */
+export const DEFAULT_MAX_RECORD_CHARS = 64 * 1024 * 1024;
+
+function resultChars(response: CallResponse): number {
+  return response.body.decision === "allow" ? response.body.result.length : 0;
 }
 
 /** The default region of a tool result in the runtime's context. */
@@ -84,6 +100,8 @@ export class ToolCallService {
   /** The settled calls, apart from the pending ones (which are never forgotten), oldest submitted first. */
   readonly #finished = new OldestFirst<CallRecord>();
   #seq = 0;
+  /** The size of the settled calls remembered (`CallRecord.chars` summed). */
+  #settledChars = 0;
   readonly #counts = new Map<DecisionSourceLabel, number>();
 
   /** A service over its dependencies. */
@@ -119,7 +137,7 @@ export class ToolCallService {
       id: req.id, seq: this.#seq++, tool: req.tool, fingerprint, args: parsed.ok ? parsed.value : req.args,
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
-      started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined,
+      started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
     };
     this.#calls.set(req.id, rec);
     if (!parsed.ok) return this.#deny(rec, "invalid-arguments", buildInvalidArgumentsMessage(req.tool, parsed.detail), "invalid_arguments", 400);
@@ -181,12 +199,17 @@ export class ToolCallService {
   }
 
   #forgetOld(): void {
-    const max = this.#d.maxRecords ?? 10_000;
-    while (this.#calls.size >= max) {
+    const max = this.#d.maxRecords ?? DEFAULT_MAX_RECORDS;
+    const maxChars = this.#d.maxRecordChars ?? DEFAULT_MAX_RECORD_CHARS;
+    while (this.#calls.size >= max || this.#settledChars > maxChars) {
       const rec = this.#finished.take();
       if (rec === undefined) return;
       // An entry can be stale: its call already forgotten, or pending again after it settled.
-      if (rec.done && this.#calls.get(rec.id) === rec) this.#calls.delete(rec.id);
+      if (rec.done && this.#calls.get(rec.id) === rec) {
+        this.#calls.delete(rec.id);
+        this.#settledChars -= rec.chars;
+        rec.chars = 0;
+      }
     }
   }
 
@@ -342,6 +365,10 @@ export class ToolCallService {
     rec.response = response;
     rec.done = response.status !== 202;
     rec.first = undefined;
+    // Only a remembered, settled call counts against the budget; one pending again stops counting until it settles.
+    const chars = rec.done && this.#calls.get(rec.id) === rec ? rec.fingerprint.length + resultChars(response) : 0;
+    this.#settledChars += chars - rec.chars;
+    rec.chars = chars;
     if (rec.done && !wasDone) this.#finished.add(rec);
     if (rec.waiters !== undefined) for (const wake of [...rec.waiters]) wake();
     return response;
