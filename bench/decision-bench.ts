@@ -128,19 +128,23 @@ export async function runDecisionSuite(n: number): Promise<void> {
   const record = new SuiteRecord("decision", { iterations: n });
   const small = buildSidecarTree();
   const large = buildEntryTree(50, 10, 20);
-  process.stdout.write(`trees: ${small.root} (sidecar's), ${large.root} (${large.files.length} files, entries ${JSON.stringify(large.kinds)})\n`);
-  const readRows = [...sidecarTreeRows(small, n), ...largeTreeRows(large, n)];
-  printTable("Read-path decisions (resolveRead)", readRows);
-  record.add("Read-path decisions (resolveRead)", readRows);
-  const gate = gateRows(n);
-  printTable("Permission + taint gate (decideToolCall)", gate);
-  record.add("Permission + taint gate (decideToolCall)", gate);
-  const whole = [await wholeCallRow(small, n)];
-  printTable("Whole call in process", whole);
-  record.add("Whole call in process", whole);
-  record.extra["tree"] = { files: large.files.length, entries: large.entries.length, kinds: large.kinds, sampleEntries: large.entries.slice(0, 3) };
-  record.write();
-  for (const root of [small.root, large.root]) rmSync(root, { recursive: true, force: true });
+  try {
+    process.stdout.write(`trees: ${small.root} (sidecar's), ${large.root} (${large.files.length} files, entries ${JSON.stringify(large.kinds)})\n`);
+    const readRows = [...sidecarTreeRows(small, n), ...largeTreeRows(large, n)];
+    printTable("Read-path decisions (resolveRead)", readRows);
+    record.add("Read-path decisions (resolveRead)", readRows);
+    const gate = gateRows(n);
+    printTable("Permission + taint gate (decideToolCall)", gate);
+    record.add("Permission + taint gate (decideToolCall)", gate);
+    const whole = [await wholeCallRow(small, n)];
+    printTable("Whole call in process", whole);
+    record.add("Whole call in process", whole);
+    record.extra["tree"] = { files: large.files.length, entries: large.entries.length, kinds: large.kinds, sampleEntries: large.entries.slice(0, 3) };
+    record.write();
+  } finally {
+    // The trees go whatever happened: a failed check must not leave 10,000 files behind.
+    for (const root of [small.root, large.root]) rmSync(root, { recursive: true, force: true });
+  }
 }
 
 if (import.meta.main) await runDecisionSuite(numberFlag("iterations", 20_000));

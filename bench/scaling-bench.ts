@@ -20,19 +20,22 @@ function readPathRows(): Row[] {
   const rows: Row[] = [];
   for (const n of SIZES) {
     const tree = buildEntryTree(n, 1, 5);
-    // Fewer iterations where one decision costs milliseconds, so the suite stays within minutes.
-    const iterations = n >= 1000 ? 2000 : 20_000;
-    for (const [label, fs] of [["realpath", REAL_FS], ["lexical", LEXICAL_FS]] as const) {
-      const ctx = entryContext(tree, tree.entries, fs);
-      expectDecision(tree.files[0]!, ctx, "allowed");
-      expectDecision(tree.undeclared[0]!, ctx, "not-declared");
-      const granted = (i: number) => resolveRead(tree.files[i % tree.files.length]!, ctx);
-      const refused = (i: number) => resolveRead(tree.undeclared[i % tree.undeclared.length]!, ctx);
-      const kinds = `${tree.kinds.exact} exact, ${tree.kinds.glob} glob, ${tree.kinds.regex} regex`;
-      rows.push({ name: `${n} entries, granted, any file (${label})`, summary: summarize(timeEach(iterations, granted)), perSecond: measureRate(1000, granted), target: fs === REAL_FS ? "p99 ≤ 50 µs" : "", note: kinds });
-      rows.push({ name: `${n} entries, refused, not declared (${label})`, summary: summarize(timeEach(iterations, refused)), perSecond: measureRate(1000, refused), target: fs === REAL_FS ? "p99 ≤ 50 µs" : "", note: "every entry tried" });
+    try {
+      // Fewer iterations where one decision costs milliseconds, so the suite stays within minutes.
+      const iterations = n >= 1000 ? 2000 : 20_000;
+      for (const [label, fs] of [["realpath", REAL_FS], ["lexical", LEXICAL_FS]] as const) {
+        const ctx = entryContext(tree, tree.entries, fs);
+        expectDecision(tree.files[0]!, ctx, "allowed");
+        expectDecision(tree.undeclared[0]!, ctx, "not-declared");
+        const granted = (i: number) => resolveRead(tree.files[i % tree.files.length]!, ctx);
+        const refused = (i: number) => resolveRead(tree.undeclared[i % tree.undeclared.length]!, ctx);
+        const kinds = `${tree.kinds.exact} exact, ${tree.kinds.glob} glob, ${tree.kinds.regex} regex`;
+        rows.push({ name: `${n} entries, granted, any file (${label})`, summary: summarize(timeEach(iterations, granted)), perSecond: measureRate(1000, granted), target: fs === REAL_FS ? "p99 ≤ 50 µs" : "", note: kinds });
+        rows.push({ name: `${n} entries, refused, not declared (${label})`, summary: summarize(timeEach(iterations, refused)), perSecond: measureRate(1000, refused), target: fs === REAL_FS ? "p99 ≤ 50 µs" : "", note: "every entry tried" });
+      }
+    } finally {
+      rmSync(tree.root, { recursive: true, force: true });
     }
-    rmSync(tree.root, { recursive: true, force: true });
   }
   return rows;
 }

@@ -120,16 +120,21 @@ export async function runSidecarSuite(seconds: number, pin: boolean, cpu: number
   if (usePin) execFileSync("taskset", ["-a", "-p", "-c", String(clientCpu), String(process.pid)], { stdio: "ignore" });
   const tree = buildSidecarTree();
   const profileDir = join(tree.root, "profile");
-  const { rows, sidecarCpus } = await overHttp(tree, seconds, groups, usePin ? cpu : undefined, [...sidecarNodeArgs, ...(profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [])]);
-  const title = "Loopback HTTP (the real leviath sidecar process, one event loop, taint tracking and audit on; the floor: an empty fastify route)";
-  printTable(title, rows);
-  record.add(title, rows);
-  record.extra["affinity"] = { sidecar: sidecarCpus, loadGenerator: readCpusAllowed(process.pid) };
-  if (profile) record.extra["profileTop"] = printProfileTop(readdirSync(profileDir).map((f) => join(profileDir, f)));
-  record.write();
-  // The tree (with its audit files and the sidecars' logs) goes, unless it holds the profiles or was asked for.
-  if (profile || keep) process.stdout.write(`kept ${tree.root} (audit-<kind>/, audit-<kind>.log${profile ? ", profile/" : ""})\n`);
-  else rmSync(tree.root, { recursive: true, force: true });
+  let kept = false;
+  try {
+    const { rows, sidecarCpus } = await overHttp(tree, seconds, groups, usePin ? cpu : undefined, [...sidecarNodeArgs, ...(profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [])]);
+    const title = "Loopback HTTP (the real leviath sidecar process, one event loop, taint tracking and audit on; the floor: an empty fastify route)";
+    printTable(title, rows);
+    record.add(title, rows);
+    record.extra["affinity"] = { sidecar: sidecarCpus, loadGenerator: readCpusAllowed(process.pid) };
+    if (profile) record.extra["profileTop"] = printProfileTop(readdirSync(profileDir).map((f) => join(profileDir, f)));
+    record.write();
+    // The tree (with its audit files and the servers' logs) stays when it holds the profiles or was asked for.
+    kept = profile || keep;
+    if (kept) process.stdout.write(`kept ${tree.root} (audit-<kind>/, audit-<kind>.log${profile ? ", profile/" : ""})\n`);
+  } finally {
+    if (!kept) rmSync(tree.root, { recursive: true, force: true });
+  }
 }
 
 if (import.meta.main) {
