@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { startOperator } from "../controller/operator.ts";
+import { startOperator, type BindAddress } from "../controller/operator.ts";
 import { createKubeClient, loadKubeConfig } from "../kube/client.ts";
-import { createLogger, LOG_LEVELS, type LogLevel } from "../log/logger.ts";
+import { createLogger, LOG_LEVELS } from "../log/logger.ts";
 import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
-import { parseCommandArgs } from "./args.ts";
+import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 
 /** `leviath controller --help`. */
@@ -15,8 +15,8 @@ Uses --kubeconfig, else KUBECONFIG, else ~/.kube/config, else the in-cluster ser
 
 Options:
   --kubeconfig FILE                    kubeconfig to use
-  --metrics-bind-address ADDR          serve /metrics on host:port ("0" disables; default 0.0.0.0:8080)
-  --health-probe-bind-address ADDR     serve /healthz and /readyz on host:port ("0" disables; default 0.0.0.0:8081)
+  --metrics-bind-address ADDR          serve /metrics on host:port (":port" on every interface, "0" disables; default 0.0.0.0:8080)
+  --health-probe-bind-address ADDR     serve /healthz and /readyz on host:port (":port" on every interface, "0" disables; default 0.0.0.0:8081)
   --leader-elect                       hold a coordination.k8s.io Lease before reconciling (for replicas > 1)
   --leader-election-namespace NS       namespace of the Lease (default POD_NAMESPACE, else the in-cluster namespace, else default)
   --leader-election-id NAME            name of the Lease (default leviath-operator)
@@ -52,11 +52,10 @@ function seconds(flag: string, value: string | undefined, fallback: number): num
   return n * 1000;
 }
 
-function address(value: string | undefined, fallback: string): string | undefined {
+/** A bind address flag: `host:port`, `:port` for every interface, or `0` for none. */
+function bindAddress(flag: string, value: string | undefined, fallback: string): BindAddress | undefined {
   const v = value ?? fallback;
-  if (v === "0") return undefined;
-  if (!/^[^:]*:\d+$/.test(v)) throw new UsageError(`'${v}' is not host:port`);
-  return v;
+  return v === "0" ? undefined : parseListenAddress(`--${flag}`, v, "0.0.0.0");
 }
 
 /** Run `leviath controller` until SIGTERM or SIGINT; exit status 1 when the lease is lost. */
@@ -67,8 +66,7 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
     return EXIT.ok;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const level = (v["log-level"] ?? "info") as LogLevel;
-  if (!LOG_LEVELS.includes(level)) throw new UsageError(`--log-level: '${level}' is not one of ${LOG_LEVELS.join(", ")}`);
+  const level = parseLogLevel(v["log-level"]);
   const workers = Number(v.workers ?? "4");
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`--workers: '${v.workers}' is not an integer from 1 to 64`);
   const lease = {
@@ -77,8 +75,8 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
     retryPeriodMs: seconds("retry-period", v["retry-period"], 2),
   };
   if (lease.renewDeadlineMs >= lease.leaseDurationMs) throw new UsageError("--renew-deadline must be shorter than --lease-duration");
-  const metricsAddress = address(v["metrics-bind-address"], "0.0.0.0:8080");
-  const probeAddress = address(v["health-probe-bind-address"], "0.0.0.0:8081");
+  const metricsAddress = bindAddress("metrics-bind-address", v["metrics-bind-address"], "0.0.0.0:8080");
+  const probeAddress = bindAddress("health-probe-bind-address", v["health-probe-bind-address"], "0.0.0.0:8081");
 
   const log = createLogger(level);
   const client = createKubeClient(loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]));

@@ -1,9 +1,7 @@
 // `leviath sidecar` flags, checked: addresses (the API only on loopback), mode, intervals, paths.
 import { isIP } from "node:net";
 import { RUN_MODES, type RunMode } from "../api/run-policy.ts";
-import { isLogLevel, LOG_LEVELS, type LogLevel } from "../log/logger.ts";
 import { isSafeRunName } from "../sidecar/audit-writer.ts";
-import type { ListenAddress } from "../sidecar/server.ts";
 import { UsageError } from "./io.ts";
 
 /** The flags `leviath sidecar` accepts. */
@@ -31,15 +29,6 @@ export const SIDECAR_OPTIONS = {
 /** The default API address. */
 export const DEFAULT_LISTEN = "127.0.0.1:8181";
 
-/** `host:port` or `[v6]:port`; the port may be 0 (any free port). */
-export function parseListenAddress(flag: string, text: string): ListenAddress {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text);
-  const host = m?.[1] ?? m?.[2];
-  const port = Number(m?.[3]);
-  if (host === undefined || host === "" || !Number.isInteger(port) || port > 65_535) throw new UsageError(`${flag} '${text}' is not host:port`);
-  return { host, port };
-}
-
 /** The API serves the runtime beside it: loopback only, never a routable address. */
 export function isLoopbackHost(host: string): boolean {
   if (host === "localhost" || host === "::1") return true;
@@ -51,13 +40,6 @@ export function parseMode(text: string | undefined): RunMode | undefined {
   if (text === undefined) return undefined;
   if (!(RUN_MODES as readonly string[]).includes(text)) throw new UsageError(`--mode '${text}' is not one of ${RUN_MODES.join(", ")}`);
   return text as RunMode;
-}
-
-/** A log level flag (default info). */
-export function parseLogLevel(text: string | undefined): LogLevel {
-  if (text === undefined) return "info";
-  if (!isLogLevel(text)) throw new UsageError(`--log-level '${text}' is not one of ${LOG_LEVELS.join(", ")}`);
-  return text;
 }
 
 /** A positive integer flag with a default. */

@@ -15,11 +15,11 @@ import { createRunPolicyFileSource, createStandaloneSource, type PolicySource } 
 import { startRunStatusReporter } from "../sidecar/run-status-reporter.ts";
 import { computePodTarget } from "../sidecar/sandbox-targets.ts";
 import { startSidecarServer, type ListenAddress, type RunningSidecar, type SidecarServerOptions } from "../sidecar/server.ts";
-import { parseCommandArgs } from "./args.ts";
+import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { canonicalWorkdir, homeOf } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import {
-  DEFAULT_LISTEN, isLoopbackHost, parseListenAddress, parseLogLevel, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
+  DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
 } from "./sidecar-options.ts";
 
 /** `leviath sidecar --help`. */

@@ -8,15 +8,21 @@ import type { PodSettings } from "../sandbox/pod-settings.ts";
 import { buildMetricsApp, buildProbeApp } from "./http-apps.ts";
 import { createManager, type Manager } from "./manager.ts";
 
+/** Where a server listens (port 0 picks a free one). */
+export interface BindAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
 /** How to run the operator process. */
 export interface OperatorOptions {
   client: KubeClient;
   settings: PodSettings;
   workers: number;
   log: Logger;
-  /** `host:port`, or undefined to serve nothing. */
-  metricsAddress?: string;
-  probeAddress?: string;
+  /** Where to serve metrics and probes; undefined serves nothing. */
+  metricsAddress?: BindAddress;
+  probeAddress?: BindAddress;
   /** Leader election; undefined runs the controllers at once (a single replica). */
   leaderElection?: Omit<LeaderElectionConfig, "identity"> & { identity?: string };
   /** Called when leadership is lost: the process must stop reconciling (the CLI exits). */
@@ -34,16 +40,10 @@ export interface Operator {
   stop(): Promise<void>;
 }
 
-function splitAddress(address: string): { host: string; port: number } {
-  const i = address.lastIndexOf(":");
-  return { host: address.slice(0, i) || "0.0.0.0", port: Number(address.slice(i + 1)) };
-}
-
-async function listen(app: FastifyInstance, address: string): Promise<string> {
-  const { host, port } = splitAddress(address);
+async function listen(app: FastifyInstance, { host, port }: BindAddress): Promise<string> {
   await app.listen({ host, port });
   const bound = app.server.address();
-  return typeof bound === "object" && bound ? `${host}:${bound.port}` : address;
+  return `${host}:${typeof bound === "object" && bound ? bound.port : port}`;
 }
 
 /** Start caches, servers and (once leading) the controllers. */

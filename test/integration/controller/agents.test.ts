@@ -2,7 +2,7 @@
 // re-evaluating every Agent, an invalid policy keeping the last valid one, Runs waiting for what they lack.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
-import { childrenOf, conditionOf, createAgent, createRun, OURS, readCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
+import { childrenOf, conditionOf, createAgent, createRun, OURS, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
 let op: TestOperator;
@@ -19,12 +19,7 @@ afterAll(async () => {
   if (namespace) await deleteNamespace(namespace);
 });
 
-async function waitForAgent(name: string, check: (a: Custom) => boolean, description: string): Promise<Custom> {
-  return waitFor(async () => {
-    const a = await readCustom("agents", namespace, name);
-    return check(a) ? a : undefined;
-  }, { timeoutMs: 30_000, description });
-}
+const waitForAgent = (name: string, check: (a: Custom) => boolean, description: string): Promise<Custom> => waitForCustom("agents", namespace, name, check, description);
 
 async function applyPolicy(spec: Record<string, unknown>): Promise<void> {
   const { objects } = testCluster();

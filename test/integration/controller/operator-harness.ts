@@ -6,7 +6,7 @@ import { startOperator, type Operator } from "../../../src/controller/operator.t
 import { createKubeClient } from "../../../src/kube/client.ts";
 import { createLogger } from "../../../src/log/logger.ts";
 import { DEFAULT_POD_SETTINGS, type PodSettings } from "../../../src/sandbox/pod-settings.ts";
-import { apiError, testCluster } from "../harness/index.ts";
+import { apiError, testCluster, waitFor } from "../harness/index.ts";
 
 /** An operator running in this process, and every JSON line it logged. */
 export interface TestOperator {
@@ -56,6 +56,14 @@ export async function createRun(namespace: string, name: string, spec: Record<st
 /** Read one of our namespaced objects. */
 export async function readCustom(kind: "agents" | "runs", namespace: string, name: string): Promise<Custom> {
   return (await testCluster().custom.getNamespacedCustomObject({ ...OURS[kind], namespace, name })) as Custom;
+}
+
+/** One of our objects once `check` holds for it (within 30 s). */
+export function waitForCustom(kind: "agents" | "runs", namespace: string, name: string, check: (obj: Custom) => boolean, description: string): Promise<Custom> {
+  return waitFor(async () => {
+    const obj = await readCustom(kind, namespace, name);
+    return check(obj) ? obj : undefined;
+  }, { timeoutMs: 30_000, description });
 }
 
 /** A merge patch of one of our objects (spec or metadata). */

@@ -3,7 +3,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
-import { childrenOf, conditionOf, createAgent, createRun, isGone, patchCustom, readCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
+import { childrenOf, conditionOf, createAgent, createRun, isGone, patchCustom, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
 let op: TestOperator;
@@ -30,12 +30,7 @@ afterAll(async () => {
   if (namespace) await deleteNamespace(namespace);
 });
 
-async function waitForRun(name: string, check: (run: Custom) => boolean, description: string): Promise<Custom> {
-  return waitFor(async () => {
-    const run = await readCustom("runs", namespace, name);
-    return check(run) ? run : undefined;
-  }, { timeoutMs: 30_000, description });
-}
+const waitForRun = (name: string, check: (run: Custom) => boolean, description: string): Promise<Custom> => waitForCustom("runs", namespace, name, check, description);
 
 const expectedChildren = (run: string) => [
   "ConfigMap/" + `${run}-policy`,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient } from "../../../src/kube/client.ts";
 import { buildPath, RESOURCES } from "../../../src/kube/resources.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
-import { childrenOf, conditionOf, createAgent, createRun, OURS, patchCustom, readCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
+import { childrenOf, conditionOf, createAgent, createRun, OURS, patchCustom, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
 let op: TestOperator;
@@ -27,12 +27,7 @@ afterAll(async () => {
   if (namespace) await deleteNamespace(namespace);
 });
 
-async function waitForRun(name: string, check: (run: Custom) => boolean, description: string): Promise<Custom> {
-  return waitFor(async () => {
-    const run = await readCustom("runs", namespace, name);
-    return check(run) ? run : undefined;
-  }, { timeoutMs: 30_000, description });
-}
+const waitForRun = (name: string, check: (run: Custom) => boolean, description: string): Promise<Custom> => waitForCustom("runs", namespace, name, check, description);
 
 async function setPodStatus(name: string, status: V1Pod["status"]): Promise<void> {
   const { core } = testCluster();
