@@ -3,7 +3,7 @@
 // every call id is new (`setupRequest`). Latencies are taken from autocannon's per-response event, which times
 // each request from its write to the end of its response with process.hrtime: its own histogram keeps whole
 // milliseconds only, too coarse for sub-millisecond calls.
-import { createRequire } from "node:module";
+import autocannon from "autocannon";
 
 /** One request to send: a path and a JSON body built per request (ids must be unique). */
 export interface LoadRequest {
@@ -25,32 +25,6 @@ export interface LoadResult {
   readonly perSecond: number;
 }
 
-// autocannon ships no types; this is the part of its API (README, "API") used here.
-interface AutocannonRequest {
-  readonly method: "POST";
-  readonly path: string;
-  readonly headers: Record<string, string>;
-  readonly body?: string;
-  readonly setupRequest: (req: AutocannonRequest) => AutocannonRequest;
-}
-interface AutocannonOptions {
-  readonly url: string;
-  readonly connections: number;
-  readonly duration: number;
-  readonly overallRate?: number;
-  /** True here: autocannon's correction assumes a 1 ms interval whatever the rate, and adds samples never sent. */
-  readonly ignoreCoordinatedOmission?: boolean;
-  readonly requests: readonly AutocannonRequest[];
-}
-interface AutocannonResult {
-  readonly errors: number;
-  readonly timeouts: number;
-}
-interface AutocannonInstance extends PromiseLike<AutocannonResult> {
-  on(event: "response", listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void): this;
-}
-const autocannon = createRequire(import.meta.url)("autocannon") as (opts: AutocannonOptions) => AutocannonInstance;
-
 /** Numbers every request body this process sends, so ids never repeat across runs against one sidecar. */
 let sequence = 0;
 
@@ -61,22 +35,25 @@ interface Collector {
 
 /** One autocannon instance; resolves with its errors, answers and how long it ran. */
 async function runInstance(base: string, req: LoadRequest, collector: Collector, opts: { connections: number; seconds: number; rate?: number }): Promise<{ errors: number; answered: number; seconds: number }> {
-  const request: AutocannonRequest = {
+  const request: autocannon.Request = {
     method: "POST", path: req.path, headers: { "content-type": "application/json" },
     setupRequest: (r) => ({ ...r, body: req.body(sequence++) }),
   };
   let answered = 0;
   const started = performance.now();
-  const instance = autocannon({
-    url: base, connections: opts.connections, duration: opts.seconds, requests: [request],
-    ...(opts.rate === undefined ? {} : { overallRate: opts.rate, ignoreCoordinatedOmission: true }),
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const options: autocannon.Options = {
+      url: base, connections: opts.connections, duration: opts.seconds, requests: [request],
+      // autocannon's correction assumes a 1 ms interval whatever the rate, and adds samples never sent.
+      ...(opts.rate === undefined ? {} : { overallRate: opts.rate, ignoreCoordinatedOmission: true }),
+    };
+    autocannon(options, (err: unknown, res: autocannon.Result) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve(res)))
+      .on("response", (_client, status, _bytes, ms) => {
+        answered++;
+        collector.latenciesMs.push(ms);
+        if (status < 200 || status > 299) collector.non2xx++;
+      });
   });
-  instance.on("response", (_client, status, _bytes, ms) => {
-    answered++;
-    collector.latenciesMs.push(ms);
-    if (status < 200 || status > 299) collector.non2xx++;
-  });
-  const result = await instance;
   return { errors: result.errors, answered, seconds: (performance.now() - started) / 1000 };
 }
 
