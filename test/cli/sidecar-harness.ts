@@ -15,6 +15,8 @@ export interface SidecarProcess {
   stderr(): string;
   /** Sends a signal and resolves with the exit code (or the signal name). */
   stop(signal?: NodeJS.Signals): Promise<number | string | null>;
+  /** Resolves with the exit code (or the signal name) once it exits, sending nothing. */
+  exited(): Promise<number | string | null>;
 }
 
 /** An HTTP answer: status and parsed JSON body. */
@@ -59,6 +61,7 @@ export function startSidecar(args: string[], opts: { env?: Record<string, string
           if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
           return exited;
         },
+        exited: () => exited,
       });
     });
   });
