@@ -21,6 +21,7 @@ export const SIDECAR_OPTIONS = {
   "audit-dir": { type: "string" },
   "reload-interval-ms": { type: "string" },
   "approval-token-file": { type: "string" },
+  "runtime-token-file": { type: "string" },
   shell: { type: "string" },
   kubeconfig: { type: "string" },
   "log-level": { type: "string" },

@@ -1,14 +1,13 @@
-import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { loadAgent } from "../config/load.ts";
 import { createKubeClient, loadKubeConfig, type KubeClient } from "../kube/client.ts";
 import { createPodExec } from "../kube/pod-exec.ts";
 import { componentLogger, createLogger, LOG_LEVELS, type Logger } from "../log/logger.ts";
-import type { LocalApprovals } from "../sidecar/app.ts";
 import { isSafeRunName } from "../sidecar/audit-writer.ts";
 import { startApprovalWatcher } from "../sidecar/cluster-approvals.ts";
+import { probeConfinement, type Confinement } from "../sidecar/local-confinement.ts";
 import { createLocalShell } from "../sidecar/local-shell.ts";
 import { createPodExecShell } from "../sidecar/pod-exec-shell.ts";
 import { createRunPolicyFileSource, createStandaloneSource, type PolicySource } from "../sidecar/policy-sources.ts";
@@ -21,6 +20,7 @@ import { EXIT, UsageError, type CliIo } from "./io.ts";
 import {
   DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
 } from "./sidecar-options.ts";
+import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
 
 /** `leviath sidecar --help`. */
 export const SIDECAR_HELP = `Usage: leviath sidecar --agent FILE [--config FILE] [--policy FILE] [--rules DIR] --workdir DIR [options]
@@ -50,10 +50,17 @@ Serving:
       --run NAME            the run: audit agent_id and directory, the Run resource (default: the agent's name)
       --audit-dir DIR       audit and state root: DIR/<run>/stages/<n>/taint_audit.jsonl, decisions.jsonl,
                             DIR/<run>/state.jsonl (default: $LEVIATH_HOME/runs, else ~/.leviath/runs)
-      --shell KIND          local (a process in the workdir) or pod-exec (the stage's sandbox pod)
+      --shell KIND          local (a confined process in the workdir: own PID and mount namespaces,
+                            read-only root but the workdir and a private /tmp, the audit directory and
+                            token files hidden; needs unshare(1)) or pod-exec (the stage's sandbox pod)
                             (default: pod-exec in a cluster, else local)
+      --runtime-token-file FILE
+                            where the runtime's per-start secret is written (0600; default
+                            DIR/<run>/runtime-token): every request but /v1/healthz and a prompt's
+                            answer needs 'Authorization: Bearer <it>'
       --approval-token-file FILE
-                            standalone: the token that answers prompts (default: a new one, printed)
+                            standalone: the token that answers prompts (default: a new one written to
+                            DIR/<run>/approval-token; its path is printed, never the token)
       --kubeconfig FILE     talk to this cluster (default in a pod: the in-cluster service account)
       --reload-interval-ms N  how often the policy inputs are checked (default 1000)
       --log-level LEVEL     ${LOG_LEVELS.join(", ")} (default info); JSON lines on stderr
@@ -62,7 +69,9 @@ Serving:
 In a cluster (--run-policy with --kubeconfig or KUBERNETES_SERVICE_HOST), prompts are answered with Approval
 resources, and the stage, taint, decision counts and pending approvals are written to the Run's status.
 '~' in read-path entries is LEVIATH_HOME when set (even to an empty string), else your home directory.
-Prints the address it listens on; exits 0 on SIGTERM or SIGINT, 2 when a flag or a policy file is invalid.
+The audit directory and the token files must be outside the workdir and every granted read path (refused
+at start otherwise). Prints the address it listens on and the token files' paths; exits 0 on SIGTERM or
+SIGINT, 2 when a flag or a policy file is invalid.
 `;
 
 type Values = ReturnType<typeof parseCommandArgs<typeof SIDECAR_OPTIONS>>["values"];
@@ -72,6 +81,16 @@ function defaultAuditDir(io: CliIo): string {
   if (leviathHome !== undefined && leviathHome !== "") return join(leviathHome, "runs");
   if (io.homedir === undefined) throw new UsageError("no home directory for the audit files; pass --audit-dir DIR");
   return join(io.homedir, ".leviath", "runs");
+}
+
+/** Creates the audit root and the run's directory (0700) and returns the root's real path. */
+function prepareAuditDir(dir: string, run: string): string {
+  try {
+    mkdirSync(join(dir, run), { recursive: true, mode: 0o700 });
+    return realpathSync.native(dir);
+  } catch (err) {
+    throw new UsageError(`--audit-dir '${dir}' cannot be created: ${(err as Error).message}`);
+  }
 }
 
 function defaultRunName(v: Values, io: CliIo, namespace: string): string {
@@ -96,23 +115,6 @@ function policySource(v: Values, io: CliIo, namespace: string): PolicySource {
   });
 }
 
-function localApprovals(v: Values, io: CliIo, cluster: boolean): LocalApprovals & { printed?: string } {
-  if (cluster) return { mode: "disabled" };
-  const file = v["approval-token-file"];
-  if (file === undefined) {
-    const token = randomBytes(24).toString("hex");
-    return { mode: "token", token, printed: token };
-  }
-  try {
-    const token = readFileSync(resolve(io.cwd, file), "utf8").trim();
-    if (token.length < 16) throw new UsageError(`--approval-token-file '${file}' holds fewer than 16 characters`);
-    return { mode: "token", token };
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`--approval-token-file '${file}' cannot be read`);
-  }
-}
-
 function startCluster(client: KubeClient, sidecar: RunningSidecar, namespace: string, run: string, log: Logger): () => Promise<void> {
   const { service, approvals } = sidecar.deps;
   const watcher = startApprovalWatcher({
@@ -134,7 +136,7 @@ function waitForSignal(): Promise<string> {
   });
 }
 
-function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: KubeClient | undefined; workdir: string; namespace: string; run: string }): SidecarServerOptions["shell"] {
+function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: KubeClient | undefined; workdir: string; namespace: string; run: string; confinement: Confinement }): SidecarServerOptions["shell"] {
   const kind = v.shell ?? (ctx.cluster ? "pod-exec" : "local");
   if (kind !== "local" && kind !== "pod-exec") throw new UsageError(`--shell '${v.shell}' is not local or pod-exec`);
   const client = ctx.client;
@@ -142,9 +144,15 @@ function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: Kub
     if (client === undefined) throw new UsageError("--shell pod-exec needs a cluster (--kubeconfig, or run in a pod)");
     return (policy) => createPodExecShell({ exec: createPodExec(client.config), namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage) });
   }
+  // A command that could outlive its call, see the sidecar or write its audit would undo every guarantee: no
+  // confinement, no local shell.
+  const why = probeConfinement(ctx.confinement);
+  if (why !== undefined) {
+    throw new UsageError(`--shell local needs unshare(1) with PID and mount namespaces (and user namespaces when not root) to confine commands: ${why}`);
+  }
   // Never the sidecar's own environment: commands get a path, a home and a locale, nothing else.
-  const env = { PATH: io.env["PATH"] ?? "/usr/bin:/bin", HOME: io.env["HOME"] ?? ctx.workdir, LANG: "C.UTF-8", TERM: "dumb" };
-  return () => createLocalShell({ workdir: ctx.workdir, env });
+  const env = { PATH: io.env["PATH"] ?? "/usr/bin:/bin", HOME: io.env["HOME"] ?? ctx.workdir, LANG: "C.UTF-8", TERM: "dumb", TMPDIR: "/tmp" };
+  return () => createLocalShell({ workdir: ctx.workdir, env, confinement: ctx.confinement });
 }
 
 function listenFlags(v: Values): { listen: ListenAddress; metricsListen: ListenAddress | undefined } {
@@ -169,15 +177,21 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const workdir = canonicalWorkdir(io, v.workdir);
   const source = policySource(v, io, namespace);
   const run = defaultRunName(v, io, namespace);
-  const approvalsMode = localApprovals(v, io, cluster);
+  const auditDir = prepareAuditDir(resolve(io.cwd, v["audit-dir"] ?? defaultAuditDir(io)), run);
+  const runDir = join(auditDir, run);
+  const approvals = prepareApprovals(io, v["approval-token-file"], runDir, cluster);
+  const runtime = prepareRuntimeToken(io, v["runtime-token-file"], runDir);
+  const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path])];
+  const confinement: Confinement = { base: join(runDir, "shell-root"), workdir, hidden };
+  mkdirSync(confinement.base, { recursive: true, mode: 0o700 });
   const client = cluster ? createKubeClient(loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0])) : undefined;
-  const shell = shellFactory(v, io, { cluster, client, workdir, namespace, run });
+  const shell = shellFactory(v, io, { cluster, client, workdir, namespace, run, confinement });
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const started = await startSidecarServer({
     source, workdir, home: homeOf(io), mode: parseMode(v.mode), runName: run, listen, metricsListen,
-    auditDir: resolve(io.cwd, v["audit-dir"] ?? defaultAuditDir(io)),
+    auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
-    shell, localApprovals: approvalsMode, log,
+    shell, localApprovals: approvals.approvals, log,
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
   if (!started.ok) {
     io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);
@@ -188,7 +202,9 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const stopped = waitForSignal();
   io.stdout(`leviath sidecar listening on ${sidecar.url}\n`);
   if (sidecar.metricsUrl !== undefined) io.stdout(`metrics on ${sidecar.metricsUrl}\n`);
-  if (approvalsMode.printed !== undefined) io.stdout(`approval token: ${approvalsMode.printed}\n`);
+  // Where the secrets are, never the secrets themselves (stdout may be a file anybody reads).
+  io.stdout(`runtime token file: ${runtime.path}\n`);
+  if (approvals.path !== undefined) io.stdout(`approval token file: ${approvals.path}\n`);
   const stopCluster = client !== undefined ? startCluster(client, sidecar, namespace, run, log) : async () => {};
   const signal = await stopped;
   log.info({ signal }, "stopping");

@@ -28,6 +28,9 @@ export const DECISION_SOURCES = [
   "tool_unavailable",
   "invalid_arguments",
   "audit_failed",
+  "client_gave_up",
+  "pending_full",
+  "hard_link",
 ] as const;
 /** A decision-source label value. */
 export type DecisionSourceLabel = (typeof DECISION_SOURCES)[number];

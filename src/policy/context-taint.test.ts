@@ -58,12 +58,15 @@ describe("ContextTaint", () => {
     expect(ctx.level()).toBe("public");
   });
 
-  it("relabelling an entry replaces its label", () => {
+  it("relabelling an entry keeps the higher label: only an eviction lowers it", () => {
     const ctx = new ContextTaint();
-    ctx.label("todo", "k", "private");
-    ctx.label("todo", "k", "public");
-    expect(ctx.level()).toBe("public");
-    expect(ctx.entries()).toEqual([{ region: "todo", entryId: "k", level: "public" }]);
+    ctx.label("todo", "k", "internal");
+    expect(ctx.label("todo", "k", "public")).toBe("internal");
+    expect(ctx.label("todo", "k", "private")).toBe("private");
+    expect(ctx.labelModelWrite("todo", "k")).toBe("private");
+    expect(ctx.entries()).toEqual([{ region: "todo", entryId: "k", level: "private" }]);
+    ctx.evict("todo", "k");
+    expect(ctx.label("todo", "k", "public")).toBe("public");
   });
 
   it("clearing a region removes all its labels", () => {

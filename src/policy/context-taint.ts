@@ -3,7 +3,7 @@
 // label of the entry that left (upstream's index drift, H1, cannot happen). Model-authored writes are
 // labelled at the current context taint, so copying private text and deleting the original cannot
 // launder it (H2). The context taint is the max over live labelled entries, public when there are none.
-import { LEVELS, isLevelAtMost, levelRank } from "./levels.ts";
+import { LEVELS, isLevelAtMost, levelRank, maxLevel } from "./levels.ts";
 import type { Level } from "./levels.ts";
 
 /** One labelled entry, as persisted and restored. */
@@ -33,17 +33,24 @@ export class ContextTaint {
     for (const e of entries) this.label(e.region, e.entryId, e.level);
   }
 
-  /** Labels (or relabels) an entry written by the runtime, e.g. a tool result with its tool's label. */
-  label(region: string, entryId: string, level: Level): void {
+  /**
+   * Labels an entry written by the runtime, e.g. a tool result with its tool's label. An entry that already has
+   * a label keeps the higher of the two: a label goes down only by an eviction of that entry, so re-registering
+   * an id, reporting a result under it or storing a new call there can never launder what it held. Returns the
+   * label the entry now has.
+   */
+  label(region: string, entryId: string, level: Level): Level {
     let labels = this.#regions.get(region);
     if (labels === undefined) {
       labels = { labels: new Map(), counts: [0, 0, 0] };
       this.#regions.set(region, labels);
     }
     const previous = labels.labels.get(entryId);
+    const kept = previous === undefined ? level : maxLevel(previous, level);
     if (previous !== undefined) labels.counts[levelRank(previous)]! -= 1;
-    labels.labels.set(entryId, level);
-    labels.counts[levelRank(level)]! += 1;
+    labels.labels.set(entryId, kept);
+    labels.counts[levelRank(kept)]! += 1;
+    return kept;
   }
 
   /**
@@ -51,9 +58,7 @@ export class ContextTaint {
    * at the current context taint: the model had all of that in view, so its text may carry any of it.
    */
   labelModelWrite(region: string, entryId: string): Level {
-    const level = this.level();
-    this.label(region, entryId, level);
-    return level;
+    return this.label(region, entryId, this.level());
   }
 
   /** Removes an entry's label (eviction, deletion, compaction); false when it had none. */

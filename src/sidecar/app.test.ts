@@ -11,6 +11,9 @@ import type { AuditSink } from "./audit-writer.ts";
 import { PolicyHolder } from "./policy-holder.ts";
 import { RunSession } from "./run-session.ts";
 import type { ShellExecutor } from "./shell.ts";
+
+const RUNTIME_TOKEN = "runtime-runtime-runtime";
+const RUNTIME_AUTH = { authorization: `Bearer ${RUNTIME_TOKEN}` };
 import { ToolCallService } from "./tool-call-service.ts";
 
 // The service through the app (fastify inject): permission prompts and their scopes, retries, refusals of
@@ -60,19 +63,21 @@ function setup(opts: { audit?: AuditSink; local?: LocalApprovals; policy?: RunPo
     policy: () => opened.holder.current(), workdir, fs: { realpath: (p) => realpathSync.native(p) }, session, approvals, audit, metrics, shell, log,
     clock: Date.now, monotonicMs: () => performance.now(), runName: "app",
   });
-  const app = buildSidecarApp({ service, session, approvals, policy: opened.holder, metrics, log, localApprovals: opts.local ?? { mode: "token", token: "t0k3n-t0k3n-t0k3n" }, runName: "app" });
+  const app = buildSidecarApp({ service, session, approvals, policy: opened.holder, metrics, log, localApprovals: opts.local ?? { mode: "token", token: "t0k3n-t0k3n-t0k3n" }, runName: "app",
+    guard: { hosts: new Set(["localhost:80"]), runtimeToken: RUNTIME_TOKEN },
+  });
   apps.push(app);
   const call = async (id: string, tool: string, args: Record<string, unknown>) => {
-    const r = await app.inject({ method: "POST", url: "/v1/tool-calls", payload: { id, tool, args } });
+    const r = await app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/tool-calls", payload: { id, tool, args } });
     return { status: r.statusCode, body: r.json() as Record<string, unknown> & { approval?: { id: string } } };
   };
   const answer = async (approvalId: string, callId: string, decision: string) => {
     const a = await app.inject({ method: "POST", url: `/v1/approvals/${approvalId}`, payload: { decision }, headers: { authorization: "Bearer t0k3n-t0k3n-t0k3n" } });
     expect(a.statusCode).toBe(200);
-    const r = await app.inject({ method: "GET", url: `/v1/tool-calls/${callId}?wait=5` });
+    const r = await app.inject({ headers: RUNTIME_AUTH, method: "GET", url: `/v1/tool-calls/${callId}?wait=5` });
     return { status: r.statusCode, body: r.json() as Record<string, unknown> };
   };
-  const stage = async (name: string) => (await app.inject({ method: "POST", url: "/v1/stage", payload: { stage: name } })).json() as Record<string, unknown>;
+  const stage = async (name: string) => (await app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/stage", payload: { stage: name } })).json() as Record<string, unknown>;
   return { app, call, answer, stage, workdir, commands, metrics };
 }
 
@@ -126,27 +131,27 @@ describe("requests", () => {
     expect(await s.call("a1", "read_file", { path: 42 })).toMatchObject({ status: 400, body: { decision: "deny", code: "invalid-arguments", message: "[error] Invalid arguments for 'read_file': path: Invalid input: expected string, received number" } });
     await s.stage("narrow");
     expect(await s.call("a2", "list_dir", {})).toMatchObject({ status: 403, body: { code: "tool-unavailable", message: "[unavailable] Tool 'list_dir' is not available in stage 'narrow'." } });
-    const big = await s.app.inject({ method: "POST", url: "/v1/tool-calls", payload: { id: "b", tool: "write_file", args: { path: "x", content: "x".repeat(17 * 1024 * 1024) } } });
+    const big = await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/tool-calls", payload: { id: "b", tool: "write_file", args: { path: "x", content: "x".repeat(17 * 1024 * 1024) } } });
     expect(big.statusCode).toBe(413);
     expect(big.json()).toEqual({ decision: "deny", code: "request-too-large", message: "request body exceeded 16 MiB" });
-    const bad = await s.app.inject({ method: "POST", url: "/v1/tool-calls", headers: { "content-type": "application/json" }, payload: "{nope" });
+    const bad = await s.app.inject({ method: "POST", url: "/v1/tool-calls", headers: { ...RUNTIME_AUTH, "content-type": "application/json" }, payload: "{nope" });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ decision: "deny", code: "invalid-request" });
-    expect((await s.app.inject({ method: "POST", url: "/v1/tool-calls", payload: { tool: "shell" } })).json()).toMatchObject({ code: "invalid-request" });
-    expect((await s.app.inject({ method: "GET", url: "/v1/nothing" })).statusCode).toBe(404);
-    expect((await s.app.inject({ method: "POST", url: "/v1/stage", payload: { stage: "nine" } })).statusCode).toBe(404);
+    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/tool-calls", payload: { tool: "shell" } })).json()).toMatchObject({ code: "invalid-request" });
+    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "GET", url: "/v1/nothing" })).statusCode).toBe(404);
+    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/stage", payload: { stage: "nine" } })).statusCode).toBe(404);
   });
 
   it("labels only results of calls decided 'run'", async () => {
     const s = setup();
-    expect((await s.app.inject({ method: "POST", url: "/v1/tool-calls/none/result", payload: {} })).statusCode).toBe(404);
+    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/tool-calls/none/result", payload: {} })).statusCode).toBe(404);
     await s.call("x1", "read_file", { path: "sub" });
-    expect((await s.app.inject({ method: "POST", url: "/v1/tool-calls/x1/result", payload: {} })).json()).toMatchObject({ code: "not-run" });
+    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/tool-calls/x1/result", payload: {} })).json()).toMatchObject({ code: "not-run" });
   });
 
   it("refuses answers over HTTP in a cluster", async () => {
     const s = setup({ local: { mode: "disabled" } });
-    const r = await s.app.inject({ method: "POST", url: "/v1/approvals/tool-x", payload: { decision: "allowOnce" } });
+    const r = await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/approvals/tool-x", payload: { decision: "allowOnce" } });
     expect(r.statusCode).toBe(403);
     expect(r.json()).toMatchObject({ code: "approvals-by-resource" });
   });

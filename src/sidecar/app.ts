@@ -7,6 +7,7 @@ import type { ApprovalBook } from "./approvals.ts";
 import { registerContextRoutes } from "./context-routes.ts";
 import type { Enforcement } from "./enforcement.ts";
 import { MAX_REQUEST_BODY_BYTES } from "./http-schemas.ts";
+import { installRequestGuard, type RequestGuard } from "./request-guard.ts";
 import type { RunSession } from "./run-session.ts";
 import { buildRunStatusSnapshot, type RunStatusSnapshot } from "./run-status.ts";
 import type { ToolCallService } from "./tool-call-service.ts";
@@ -25,6 +26,8 @@ export interface SidecarAppDeps {
   readonly log: Logger;
   readonly localApprovals: LocalApprovals;
   readonly runName: string;
+  /** Who may talk to the API at all (Host, browsers, the runtime secret). */
+  readonly guard: RequestGuard;
 }
 
 /** The snapshot served on `/v1/status` (and written to the Run's status in a cluster). */
@@ -70,6 +73,7 @@ export function buildSidecarApp(deps: SidecarAppDeps): FastifyInstance {
     // A bug must never read as an allow: the client sees a 500 refusal.
     return reply.code(500).send(errorBody("internal-error", "the sidecar failed to decide this request"));
   });
+  installRequestGuard(app, deps.guard);
   app.setNotFoundHandler((req, reply) => reply.code(404).send(errorBody("not-found", `no route ${req.method} ${req.url}`)));
   app.get("/v1/healthz", async () => ({ status: "ok", policy: deps.policy.lastError === undefined ? { ok: true } : { ok: false, error: deps.policy.lastError } }));
   app.get("/v1/status", async () => computeStatus(deps));

@@ -27,10 +27,16 @@ export function buildPermissionInputs(policy: RunPolicy, stage: RunStage): Omit<
   };
 }
 
-/** Whether the stage offers the tool: it does when the stage lists no tools, or lists this one. */
-export function isToolOffered(stage: RunStage, tool: string): boolean {
-  if (stage.availableTools === undefined) return true;
-  return stage.availableTools.includes(tool) || (stage.requiredTools ?? []).includes(tool);
+/** An MCP tool's dispatched name: `sanitize(server + "__" + tool)`, at most 64 bytes of `[A-Za-z0-9_-]`. */
+const MCP_TOOL_NAME = /^[A-Za-z0-9_-]+__[A-Za-z0-9_-]+$/;
+
+/**
+ * Whether the stage offers the tool, by exact name: one its `available_tools`/`required_tools` list, or, when it
+ * lists none, a name the run offers (`offered`) or an MCP-shaped `server__tool` name.
+ */
+export function isToolOffered(stage: RunStage, offered: ReadonlySet<string>, tool: string): boolean {
+  if (stage.availableTools !== undefined) return stage.availableTools.includes(tool) || (stage.requiredTools ?? []).includes(tool);
+  return offered.has(tool) || (tool.length <= 64 && MCP_TOOL_NAME.test(tool));
 }
 
 /** The arguments checked against the tool's schema; tools the runtime executes take any object. */

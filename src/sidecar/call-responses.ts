@@ -83,3 +83,13 @@ export function buildAuditFailedMessage(tool: string): string {
 export function buildStoppingMessage(tool: string): string {
   return `[denied] Tool '${tool}' was not run: the sidecar is stopping.`;
 }
+
+/** `[denied] …`: the client gave up waiting before the sidecar got to the call (it was told the call did not run). */
+export function buildGaveUpMessage(tool: string): string {
+  return `[denied] Tool '${tool}' was not run: its client had stopped waiting for the answer.`;
+}
+
+/** `[denied] …`: too many calls are pending; the call is refused rather than held in memory. */
+export function buildPendingFullMessage(tool: string, maxCalls: number): string {
+  return `[denied] Tool '${tool}' was not run: ${maxCalls} calls are already pending (or their arguments fill the pending budget); settle some and retry.`;
+}

@@ -12,6 +12,8 @@ export type CheckedOpen =
   | { readonly ok: true; readonly fd: number; readonly realPath: string }
   /** The descriptor's real path is not the checked one: the tree changed between the check and the open. */
   | { readonly ok: false; readonly reason: "changed"; readonly realPath: string }
+  /** A regular file with more than one name: its other names may be anywhere, so no check covers it. */
+  | { readonly ok: false; readonly reason: "linked"; readonly links: number }
   | { readonly ok: false; readonly reason: "os"; readonly error: unknown };
 
 /** The path of an open descriptor as the kernel resolved it. */
@@ -30,6 +32,21 @@ function verify(fd: number, expected: string): CheckedOpen {
   if (realPath !== expected) {
     closeSync(fd);
     return { ok: false, reason: "changed", realPath };
+  }
+  // A hard link is the same file under another name, and the kernel cannot say where the others are: a link in
+  // the workdir to an undeclared file would be read, or written through, as if it were a workdir file. So a
+  // regular file with more than one link is never opened, whichever name it is reached by.
+  let links: number;
+  try {
+    const st = fstatSync(fd);
+    links = st.isFile() ? st.nlink : 1;
+  } catch (error) {
+    closeSync(fd);
+    return { ok: false, reason: "os", error };
+  }
+  if (links > 1) {
+    closeSync(fd);
+    return { ok: false, reason: "linked", links };
   }
   return { ok: true, fd, realPath };
 }

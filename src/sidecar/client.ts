@@ -3,6 +3,7 @@
 // is a well-formed allow or run for the same call id ever lets a tool run.
 import { z } from "zod";
 import { buildBodyCapMessage, MAX_BODY_BYTES } from "../policy/size-caps.ts";
+import { DEADLINE_HEADER } from "./http-schemas.ts";
 
 /** Options of {@link createSidecarClient}. */
 export interface SidecarClientOptions {
@@ -11,6 +12,10 @@ export interface SidecarClientOptions {
   /** Per request, headers and body included (default 10 s). A wait adds its own duration. */
   readonly timeoutMs?: number;
   readonly maxResponseBytes?: number;
+  /** The runtime's per-start secret (the runtime token file's contents). */
+  readonly token?: string | undefined;
+  /** Milliseconds since the epoch (the call's deadline is sent with it). */
+  readonly clock?: () => number;
 }
 
 /** What the runtime does with a call. */
@@ -88,11 +93,13 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
   const host = new URL(base).host;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const cap = opts.maxResponseBytes ?? MAX_BODY_BYTES;
+  const clock = opts.clock ?? Date.now;
+  const auth: Record<string, string> = opts.token === undefined ? {} : { authorization: `Bearer ${opts.token}` };
   const exchange = async (id: string, tool: string, path: string, init: RequestInit, extraMs: number): Promise<ClientAnswer> => {
     let status: number;
     let text: string;
     try {
-      const res = await fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs + extraMs) });
+      const res = await fetch(`${base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) }, signal: AbortSignal.timeout(timeoutMs + extraMs) });
       status = res.status;
       text = await readCapped(res, cap, host);
     } catch (err) {
@@ -110,7 +117,8 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
   };
   return {
     callTool: (call) =>
-      exchange(call.id, call.tool, "/v1/tool-calls", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(call) }, 0),
+      // The deadline: a call the sidecar only gets to after this client gave up (and said it did not run) must not run.
+      exchange(call.id, call.tool, "/v1/tool-calls", { method: "POST", headers: { "content-type": "application/json", [DEADLINE_HEADER]: String(clock() + timeoutMs) }, body: JSON.stringify(call) }, 0),
     waitForCall: (id, tool, seconds) => exchange(id, tool, `/v1/tool-calls/${encodeURIComponent(id)}?wait=${seconds}`, { method: "GET" }, seconds * 1000),
   };
 }

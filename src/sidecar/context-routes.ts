@@ -1,19 +1,13 @@
 // The context endpoints (labels are assigned here, never by the caller), the stage, and the prompts: listed
 // for everyone, answered over HTTP only standalone and only with the approval token.
-import { timingSafeEqual } from "node:crypto";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { findStageIndex } from "./enforcement.ts";
 import type { SidecarAppDeps } from "./app.ts";
+import { hasBearer } from "./request-guard.ts";
 import { AnswerBodySchema, ContextEntriesBodySchema, EvictionsBodySchema, formatZodIssue, StageBodySchema } from "./http-schemas.ts";
 
 function invalid(message: string) {
   return { code: "invalid-request", message };
-}
-
-function hasToken(req: FastifyRequest, token: string): boolean {
-  const given = Buffer.from(req.headers.authorization ?? "");
-  const expected = Buffer.from(`Bearer ${token}`);
-  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 /** Registers the context, stage and approval routes. */
@@ -40,8 +34,8 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
     if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
     const labelled = body.data.entries.map((e) => {
       if (e.source === "model") return { region: e.region, id: e.id, level: session.labelModelWrite(e.region, e.id) };
-      session.label(e.region, e.id, "public");
-      return { region: e.region, id: e.id, level: "public" as const };
+      // An input is public, unless the id already holds something higher: that label stays.
+      return { region: e.region, id: e.id, level: session.label(e.region, e.id, "public") };
     });
     taintChanged();
     return { labelled, taint: session.context.level() };
@@ -73,7 +67,7 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
     if (local.mode === "disabled") {
       return reply.code(403).send({ code: "approvals-by-resource", message: "prompts of this run are answered with Approval resources, not over this API" });
     }
-    if (!hasToken(req, local.token)) return reply.code(401).send({ code: "approval-token-required", message: "answering a prompt needs the approval token (Authorization: Bearer <token>)" });
+    if (!hasBearer(req, local.token)) return reply.code(401).send({ code: "approval-token-required", message: "answering a prompt needs the approval token (Authorization: Bearer <token>)" });
     const body = AnswerBodySchema.safeParse(req.body);
     if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
     const approval = deps.approvals.get(req.params.id);

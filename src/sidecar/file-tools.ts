@@ -16,6 +16,8 @@ export type FileTool = (typeof FILE_TOOLS)[number];
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 /** Most paths one `read_files` call may name. */
 export const MAX_READ_FILES = 256;
+/** What one `read_files` call may return in total: one file's worth, however many files it names. */
+export const MAX_READ_FILES_TOTAL_BYTES = MAX_READ_BYTES;
 
 /** Arguments of each file tool, with upstream's names. */
 export const FILE_TOOL_ARGS = {
@@ -35,7 +37,7 @@ export function isFileTool(tool: string): tool is FileTool {
 }
 
 /** Which step refused a path, as a metric label. */
-export type RefusalSource = "read_path" | "workdir" | "path_changed";
+export type RefusalSource = "read_path" | "workdir" | "path_changed" | "hard_link";
 
 /** A refusal of the whole call (HTTP 403). */
 export interface FileRefusal {
@@ -75,6 +77,14 @@ export function findCallRefusal(checks: readonly PathCheck[]): FileRefusal | und
 
 function changedRefusal(request: string): FileRefusal {
   return { code: "path-changed", message: `[error] path '${request}' changed while it was being opened; it was not read`, source: "path_changed" };
+}
+
+function linkedRefusal(request: string, links: number): FileRefusal {
+  return {
+    code: "hard-link",
+    message: `[error] '${request}' is a file with ${links} hard links; files with more than one name are never read or written (their other names may be outside every allowed path)`,
+    source: "hard_link",
+  };
 }
 
 /** A file tool's outcome: a refusal of the whole call, or a result (which may be an error text). */
@@ -124,17 +134,19 @@ function openResolved(check: PathCheck, open: (realPath: string) => CheckedOpen,
     return explainFinalSymlink(path) ?? { kind: "refused", refusal: changedRefusal(check.request) };
   }
   if (opened.reason === "changed") return { kind: "refused", refusal: changedRefusal(check.request) };
+  if (opened.reason === "linked") return { kind: "refused", refusal: linkedRefusal(check.request, opened.links) };
   return { kind: "error", error: opened.error };
 }
 
 type ReadText = { ok: true; text: string } | { ok: false; why: "directory" | string };
 
-function readText(fd: number): ReadText {
+function readText(fd: number, cap = MAX_READ_BYTES): ReadText {
   try {
-    const r = readDescriptor(fd, MAX_READ_BYTES);
+    const r = readDescriptor(fd, cap);
     if (r.ok) return { ok: true, text: r.data.toString("utf8") };
     if (r.reason === "directory") return { ok: false, why: "directory" };
     if (r.reason === "not-regular") return { ok: false, why: "not a regular file" };
+    if (r.reason === "too-large" && cap < MAX_READ_BYTES) return { ok: false, why: `the files of one read_files call may hold ${MAX_READ_FILES_TOTAL_BYTES / 1024 / 1024} MiB together; this one passes what is left (read it on its own)` };
     if (r.reason === "too-large") return { ok: false, why: `file is larger than the ${MAX_READ_BYTES / 1024 / 1024} MiB read limit` };
     return { ok: false, why: "error" in r ? formatOsError(r.error) : r.reason };
   } finally {
@@ -167,14 +179,22 @@ interface Element {
   readonly changed: boolean;
 }
 
-function readFilesElement(check: PathCheck): Element {
+/** The bytes a `read_files` call may still return. */
+interface ReadBudget {
+  left: number;
+}
+
+function readFilesElement(check: PathCheck, budget: ReadBudget): Element {
   const head = `### [${check.request}]\n`;
   if (isNullDevice(check)) return { text: head, ok: true, changed: false };
   const opened = openResolved(check, (p) => openCheckedForRead(p, false));
   if (opened.kind === "refused") return { text: head + opened.refusal.message, ok: false, changed: opened.refusal.source === "path_changed" };
   if (opened.kind === "error") return { text: `${head}[error] Failed to read: ${formatOsError(opened.error)}`, ok: false, changed: false };
-  const text = readText(opened.fd);
-  if (text.ok) return { text: head + text.text, ok: true, changed: false };
+  const text = readText(opened.fd, Math.min(MAX_READ_BYTES, budget.left));
+  if (text.ok) {
+    budget.left -= Buffer.byteLength(text.text, "utf8");
+    return { text: head + text.text, ok: true, changed: false };
+  }
   const why = text.why === "directory" ? "Is a directory (os error 21)" : text.why;
   return { text: `${head}[error] Failed to read: ${why}`, ok: false, changed: false };
 }
@@ -256,7 +276,8 @@ export function executeFileTool(tool: FileTool, args: FileToolArgs[FileTool], ch
     case "edit_file":
       return editFile(first, args as FileToolArgs["edit_file"]);
     case "read_files": {
-      const parts = checks.map(readFilesElement);
+      const budget: ReadBudget = { left: MAX_READ_FILES_TOTAL_BYTES };
+      const parts = checks.map((c) => readFilesElement(c, budget));
       // Nothing was read and a path moved under us: refuse the call, as for a single path.
       const changed = checks.find((_, i) => parts[i]!.changed);
       if (changed !== undefined && parts.every((p) => !p.ok)) return refused(changedRefusal(changed.request));

@@ -8,6 +8,12 @@ export const MAX_REQUEST_BODY_BYTES = 16 * 1024 * 1024;
 /** Longest wait a client may ask for on `GET /v1/tool-calls/{id}?wait=`. */
 export const MAX_WAIT_SECONDS = 300;
 
+/** The header a client gives its deadline in (milliseconds since the epoch): past it, the call does not run. */
+export const DEADLINE_HEADER = "leviath-deadline";
+
+/** A deadline header's value: a time in milliseconds, or absent. */
+export const DeadlineSchema = z.coerce.number().int().positive().optional();
+
 const Name = z.string().min(1).max(256);
 
 /** Where a result lives in the runtime's context. */

@@ -1,9 +1,11 @@
-// Standalone shell: `timeout -s KILL <n> sh -c <command>` in the workdir as a local process in its own process
-// group, with a minimal environment (never the sidecar's own). The command is killed at the timeout by
-// `timeout` itself (so also when the sidecar dies), and by the sidecar, as a group, a little later or when
-// its output passes the 64 MiB buffered-body cap.
+// Standalone shell: `timeout -s KILL <n>` running the command confined (local-confinement.ts: its own PID and
+// mount namespaces, read-only root, the sidecar's files hidden) in the workdir, with a minimal environment
+// (never the sidecar's own). The command is killed at the timeout by `timeout` itself (so also when the sidecar
+// dies), and by the sidecar, as a group, a little later or when its output passes the 64 MiB buffered-body cap;
+// either way its PID namespace ends, and every process it left with it.
 import { spawn } from "node:child_process";
 import { buildBodyCapMessage, MAX_BODY_BYTES } from "../policy/size-caps.ts";
+import { buildConfinedArgv, isRootProcess, type Confinement } from "./local-confinement.ts";
 import type { ShellExecutor, ShellRequest, ShellResult } from "./shell.ts";
 
 /** The peer named in a cap message for a local command. */
@@ -18,6 +20,8 @@ export interface LocalShellOptions {
   /** The command's whole environment. */
   readonly env: Readonly<Record<string, string>>;
   readonly maxOutputBytes?: number;
+  /** How commands are confined; without it they run unconfined (unit tests of this module only). */
+  readonly confinement?: Confinement | undefined;
 }
 
 /** A shell executor running commands as local processes. */
@@ -28,7 +32,8 @@ export function createLocalShell(opts: LocalShellOptions): ShellExecutor {
     run: (req: ShellRequest) =>
       new Promise<ShellResult>((resolve) => {
         const started = Date.now();
-        const argv = ["-s", "KILL", String(req.timeoutSeconds), "/bin/sh", "-c", req.command];
+        const inner = opts.confinement === undefined ? ["/bin/sh", "-c", req.command] : buildConfinedArgv(opts.confinement, req.command, isRootProcess());
+        const argv = ["-s", "KILL", String(req.timeoutSeconds), ...inner];
         const child = spawn("timeout", argv, { cwd: opts.workdir, env: { ...opts.env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const out: Buffer[] = [];
         const err: Buffer[] = [];

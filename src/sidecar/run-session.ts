@@ -71,10 +71,11 @@ export class RunSession {
     this.#record({ op: "grant", key });
   }
 
-  /** Labels an entry the sidecar assigns a level to (a tool result, an input). */
-  label(region: string, id: string, level: Level): void {
-    this.context.label(region, id, level);
-    this.#record({ op: "label", region, id, level });
+  /** Labels an entry the sidecar assigns a level to (a tool result, an input); an existing higher label stays. */
+  label(region: string, id: string, level: Level): Level {
+    const kept = this.context.label(region, id, level);
+    this.#record({ op: "label", region, id, level: kept });
+    return kept;
   }
 
   /** Labels a model-authored entry at the current context taint. */

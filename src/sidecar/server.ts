@@ -2,7 +2,8 @@
 // service into the app, listens on loopback, serves metrics on a separate listener, reloads the policy, and
 // stops cleanly (pending calls refused, records flushed).
 import { createServer, type Server } from "node:http";
-import { realpathSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import type { RunMode } from "../api/run-policy.ts";
 import type { Logger } from "../log/logger.ts";
@@ -13,6 +14,7 @@ import { createAuditWriter } from "./audit-writer.ts";
 import { findStageIndex, type Enforcement } from "./enforcement.ts";
 import { PolicyHolder } from "./policy-holder.ts";
 import type { PolicySource } from "./policy-sources.ts";
+import { computeAllowedHosts, type RequestGuard } from "./request-guard.ts";
 import { RunSession } from "./run-session.ts";
 import type { RunStatusSnapshot } from "./run-status.ts";
 import type { ShellExecutor } from "./shell.ts";
@@ -41,6 +43,10 @@ export interface SidecarServerOptions {
   readonly reloadIntervalMs: number;
   readonly shell: (policy: () => Enforcement) => ShellExecutor;
   readonly localApprovals: LocalApprovals;
+  /** The runtime's per-start secret: every route but the health check and a prompt's answer needs it. */
+  readonly runtimeToken: string;
+  /** Secret files outside the audit directory (token files): no read path may reach them either. */
+  readonly privateFiles?: readonly string[] | undefined;
   readonly log: Logger;
   readonly clock?: () => number;
   readonly syncIntervalMs?: number;
@@ -86,7 +92,11 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   const clock = opts.clock ?? Date.now;
   const log = opts.log;
   const metrics = createSidecarMetrics();
-  const opened = PolicyHolder.open(opts.source, { workdir: opts.workdir, home: opts.home, mode: opts.mode }, {
+  // Made first, so the check below sees the real path (a symlinked --audit-dir into the workdir is caught too).
+  mkdirSync(join(opts.auditDir, opts.runName), { recursive: true, mode: 0o700 });
+  const fs = { realpath: (p: string) => realpathSync.native(p) };
+  const privatePaths = { root: realpathSync.native(opts.auditDir), run: opts.runName, files: opts.privateFiles ?? [], fs };
+  const opened = PolicyHolder.open(opts.source, { workdir: opts.workdir, home: opts.home, mode: opts.mode, privatePaths }, {
     loaded(enf, warnings, initial) {
       for (const w of warnings) log.warn({ policy: opts.source.description }, w);
       if (!initial) log.info({ policy: opts.source.description, agent: enf.runPolicy.agent.key }, "run policy reloaded");
@@ -110,13 +120,19 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
   const policy = () => holder.current();
   const service = new ToolCallService({
-    policy, workdir: realpathSync.native(opts.workdir), fs: { realpath: (p) => realpathSync.native(p) }, session, approvals, audit, metrics,
+    policy, workdir: realpathSync.native(opts.workdir), fs, session, approvals, audit, metrics,
     shell: opts.shell(policy), log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
   });
   metrics.taint(session.context.level(), initial.taint.tracking);
-  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName };
+  const guard: RequestGuard = {
+    hosts: new Set(), runtimeToken: opts.runtimeToken,
+    approvalToken: opts.localApprovals.mode === "token" ? opts.localApprovals.token : undefined,
+  };
+  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName, guard };
   const app = buildSidecarApp(deps);
   await app.listen({ host: opts.listen.host, port: opts.listen.port });
+  // Until this line every request is refused (no Host is accepted yet).
+  for (const h of computeAllowedHosts(opts.listen.host, app.server.address() as AddressInfo)) guard.hosts.add(h);
   const metricsServer = opts.metricsListen ? await startMetricsServer(metrics, opts.metricsListen, log) : undefined;
   holder.watch(opts.reloadIntervalMs);
   const url = urlOf(app.server.address() as AddressInfo);

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from "fastify";
 import type { SidecarAppDeps } from "./app.ts";
 import { buildDeny } from "./call-responses.ts";
-import { formatZodIssue, ResultBodySchema, ToolCallBodySchema, WaitQuerySchema } from "./http-schemas.ts";
+import { DEADLINE_HEADER, DeadlineSchema, formatZodIssue, ResultBodySchema, ToolCallBodySchema, WaitQuerySchema } from "./http-schemas.ts";
 
 /** Registers the tool-call routes. */
 export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDeps): void {
@@ -14,7 +14,12 @@ export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDep
       const r = buildDeny(String(raw.id ?? ""), String(raw.tool ?? ""), "invalid-request", `[error] invalid tool call: ${formatZodIssue(body.error)}`, 400);
       return reply.code(r.status).send(r.body);
     }
-    const r = await deps.service.submit(body.data);
+    const deadline = DeadlineSchema.safeParse(req.headers[DEADLINE_HEADER]);
+    if (!deadline.success) {
+      const r = buildDeny(body.data.id, body.data.tool, "invalid-request", `[error] invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}`, 400);
+      return reply.code(r.status).send(r.body);
+    }
+    const r = await deps.service.submit({ ...body.data, deadline: deadline.data });
     return reply.code(r.status).send(r.body);
   });
 

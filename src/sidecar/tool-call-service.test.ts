@@ -14,7 +14,7 @@ import { ToolCallService } from "./tool-call-service.ts";
 // forgotten first, pending ones never, and the pending-prompt gauge follows every prompt raised and settled.
 const sandbox = { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" };
 
-function setup(maxRecords: number, maxRecordChars?: number) {
+function setup(maxRecords: number, maxRecordChars?: number, maxPendingCalls?: number) {
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), "leviath-calls-")));
   writeFileSync(join(workdir, "a.txt"), "a");
   writeFileSync(join(workdir, "big.txt"), "x".repeat(100_000));
@@ -38,7 +38,7 @@ function setup(maxRecords: number, maxRecordChars?: number) {
     session: new RunSession({ journal: null, entryStage: 0, onJournalError: () => {} }), approvals,
     audit: { gate: () => true, decision: () => true, flush() {}, close() {} }, metrics,
     shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) },
-    log: pino({ level: "silent" }), clock: Date.now, monotonicMs: () => performance.now(), runName: "app", maxRecords, ...(maxRecordChars === undefined ? {} : { maxRecordChars }),
+    log: pino({ level: "silent" }), clock: Date.now, monotonicMs: () => performance.now(), runName: "app", maxRecords, ...(maxRecordChars === undefined ? {} : { maxRecordChars }), ...(maxPendingCalls === undefined ? {} : { maxPendingCalls }),
   });
   // A write asks for the tool's approval (interactive mode): it stays pending. A read in the workdir settles at once.
   const write = async (id: string) => expect((await service.submit({ id, tool: "write_file", args: { path: "b.txt", content: "b" } })).status).toBe(202);
@@ -70,7 +70,7 @@ describe("ToolCallService records", () => {
   });
 
   it("keeps every pending call and counts every prompt with thousands pending, more than the records it keeps", async () => {
-    const s = setup(100);
+    const s = setup(100, undefined, 5000);
     for (const id of ids("w", 2000)) await s.write(id);
     expect(await s.pendingGauge()).toBe(2000);
     for (const id of ids("r", 50)) await s.read(id);
@@ -110,5 +110,16 @@ describe("ToolCallService records", () => {
     for (const id of ids("r", 100, 1)) await s.read(id);
     expect(s.remembered(ids("b", 4))).toEqual(["b1", "b2", "b3"]);
     expect(s.service.get("w0")?.status).toBe(202);
+  });
+
+  it("refuses a call once the pending budget is full, and takes calls again when some settle", async () => {
+    const s = setup(10_000, undefined, 3);
+    for (const id of ids("w", 3)) await s.write(id);
+    const full = await s.service.submit({ id: "w3", tool: "write_file", args: { path: "x", content: "x" } });
+    expect(full).toMatchObject({ status: 503, body: { decision: "deny", code: "pending-full" } });
+    expect(s.service.answer("tool-w0", "deny")).toBe(true);
+    await settle();
+    await s.write("w4");
+    expect(s.service.get("w4")?.status).toBe(202);
   });
 });

@@ -15,11 +15,12 @@ import type { ApprovalBook, ApprovalSettlement } from "./approvals.ts";
 import type { AuditSink } from "./audit-writer.ts";
 import { buildGrantKey, buildPermissionInputs, computeGateSource, computeToolClass, isToolOffered, parseToolArgs, SHELL_TOOLS } from "./call-inputs.ts";
 import {
-  buildAuditFailedMessage, buildDeny, buildInvalidArgumentsMessage, buildStoppingMessage, buildUnavailableMessage, type CallResponse, type EntryRef,
+  buildAuditFailedMessage, buildDeny, buildGaveUpMessage, buildPendingFullMessage, buildInvalidArgumentsMessage, buildStoppingMessage, buildUnavailableMessage, type CallResponse, type EntryRef,
 } from "./call-responses.ts";
 import type { Enforcement } from "./enforcement.ts";
 import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, listRequestedPaths, type FileToolArgs, type PathCheck } from "./file-tools.ts";
 import { OldestFirst } from "./oldest-first.ts";
+import { buildPermissionPrompt } from "./prompt-text.ts";
 import type { RunSession } from "./run-session.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "./shell.ts";
 
@@ -45,6 +46,10 @@ export interface ToolCallServiceDeps {
   readonly maxRecords?: number;
   /** What the settled calls remembered may hold, arguments and results together, in UTF-16 code units (about bytes). */
   readonly maxRecordChars?: number;
+  /** How many calls may be pending (being decided, executed or waiting on a prompt) at once. */
+  readonly maxPendingCalls?: number;
+  /** What the pending calls may hold together (their arguments), in UTF-16 code units. */
+  readonly maxPendingChars?: number;
 }
 
 /** One call as the runtime sends it. */
@@ -53,6 +58,8 @@ export interface ToolCallRequest {
   readonly tool: string;
   readonly args: Record<string, unknown>;
   readonly entry?: EntryRef | undefined;
+  /** Milliseconds since the epoch after which the client no longer waits (and was told the call did not run). */
+  readonly deadline?: number | undefined;
 }
 
 interface CallRecord {
@@ -76,6 +83,8 @@ interface CallRecord {
   waiters: Set<() => void> | undefined;
   /** The size it counts against the remembered budget once settled: its arguments and its result. */
   chars: number;
+  /** The client's deadline for the first answer; cleared once it has one (a prompt). */
+  deadline: number | undefined;
 }
 
 /** The default number of settled calls remembered. */
@@ -90,6 +99,11 @@ function resultChars(response: CallResponse): number {
   return response.body.decision === "allow" ? response.body.result.length : 0;
 }
 
+/** The default number of calls pending at once: far more than a runtime has in flight or waiting on a person. */
+export const DEFAULT_MAX_PENDING_CALLS = 256;
+/** The default budget of the pending calls' arguments: 16 Mi code units (one request body's worth, at most). */
+export const DEFAULT_MAX_PENDING_CHARS = 16 * 1024 * 1024;
+
 /** The default region of a tool result in the runtime's context. */
 export const DEFAULT_RESULT_REGION = "conversation";
 
@@ -102,6 +116,9 @@ export class ToolCallService {
   #seq = 0;
   /** The size of the settled calls remembered (`CallRecord.chars` summed). */
   #settledChars = 0;
+  /** Calls not settled yet, and their fingerprints' size: bounded apart from the settled ones, never forgotten. */
+  #pendingCount = 0;
+  #pendingChars = 0;
   readonly #counts = new Map<DecisionSourceLabel, number>();
 
   /** A service over its dependencies. */
@@ -132,14 +149,20 @@ export class ToolCallService {
       if (existing.first !== undefined) return existing.first;
     }
     this.#forgetOld();
+    const full = this.#pendingFull(fingerprint.length);
     const parsed = parseToolArgs(req.tool, req.args);
     const rec: CallRecord = {
       id: req.id, seq: this.#seq++, tool: req.tool, fingerprint, args: parsed.ok ? parsed.value : req.args,
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
       started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
+      deadline: req.deadline,
     };
     this.#calls.set(req.id, rec);
+    this.#pendingCount++;
+    this.#pendingChars += fingerprint.length;
+    if (full) return this.#deny(rec, "pending-full", buildPendingFullMessage(rec.tool, this.#d.maxPendingCalls ?? DEFAULT_MAX_PENDING_CALLS), "pending_full", 503);
+    if (this.#pastDeadline(rec)) return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
     if (!parsed.ok) return this.#deny(rec, "invalid-arguments", buildInvalidArgumentsMessage(req.tool, parsed.detail), "invalid_arguments", 400);
     const first = this.#advance(rec);
     if (rec.response === undefined) rec.first = first;
@@ -182,8 +205,7 @@ export class ToolCallService {
     if (rec === undefined) return { ok: false, status: 404, message: `no tool call '${id}'` };
     if (rec.response?.body.decision !== "run") return { ok: false, status: 409, message: `tool call '${id}' was not decided 'run'` };
     const where = entry ?? rec.entry;
-    const label = lookupResultLabel(this.#d.policy().resultLabels, rec.tool);
-    this.#d.session.label(where.region, where.id, label);
+    const label = this.#d.session.label(where.region, where.id, lookupResultLabel(this.#d.policy().resultLabels, rec.tool));
     this.#taintChanged();
     return { ok: true, entry: where, label };
   }
@@ -196,6 +218,13 @@ export class ToolCallService {
   /** Refuses every pending call: the sidecar is stopping. */
   stop(): void {
     this.#d.approvals.cancelAll();
+  }
+
+  /** Whether one more pending call of this size would pass the pending budget. */
+  #pendingFull(chars: number): boolean {
+    const max = this.#d.maxPendingCalls ?? DEFAULT_MAX_PENDING_CALLS;
+    const maxChars = this.#d.maxPendingChars ?? DEFAULT_MAX_PENDING_CHARS;
+    return this.#pendingCount >= max || this.#pendingChars + chars > maxChars;
   }
 
   #forgetOld(): void {
@@ -226,7 +255,7 @@ export class ToolCallService {
     const enf = this.#d.policy();
     const rp = enf.runPolicy;
     const { stage } = this.currentStage(enf);
-    if (!isToolOffered(stage, rec.tool)) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
+    if (!isToolOffered(stage, enf.offeredTools, rec.tool)) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
     if (!rec.permissionDone) {
       const grant = this.#d.session.hasGrant(buildGrantKey(rec.tool, rec.args));
       // Permission only: the gate is evaluated (and audited) below, after the read-path check.
@@ -236,8 +265,7 @@ export class ToolCallService {
         return this.#deny(rec, denied ? "permission-denied" : "approval-unavailable", d.message, denied ? "permission_deny" : "approval_unavailable");
       }
       if (d.kind === "ask-permission") {
-        const text = SHELL_TOOLS.has(rec.tool) ? `Allow shell command: ${String(rec.args["command"])}` : `Allow tool '${rec.tool}'?`;
-        return this.#ask(rec, "tool_approval", `tool-${rec.id}`, text, d.prompt.options, d.prompt.timeoutSeconds, undefined);
+        return this.#ask(rec, "tool_approval", `tool-${rec.id}`, buildPermissionPrompt(rec.tool, rec.args), d.prompt.options, d.prompt.timeoutSeconds, undefined);
       }
       rec.permissionDone = true;
     }
@@ -260,7 +288,14 @@ export class ToolCallService {
     return this.#execute(rec, enf, stage, checks);
   }
 
+  /** Whether the client already gave up on the call's first answer (the sidecar was stopped or slow). */
+  #pastDeadline(rec: CallRecord): boolean {
+    return rec.deadline !== undefined && this.#d.clock() > rec.deadline;
+  }
+
   async #execute(rec: CallRecord, enf: Enforcement, stage: RunStage, checks: PathCheck[] | undefined): Promise<CallResponse> {
+    // Checked again right before anything runs: the sidecar may have been stopped (SIGSTOP) since the call came in.
+    if (this.#pastDeadline(rec)) return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
     const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
     if (checks !== undefined && isFileTool(rec.tool)) {
       const outcome = executeFileTool(rec.tool, rec.args as FileToolArgs[typeof rec.tool], checks);
@@ -281,8 +316,7 @@ export class ToolCallService {
   }
 
   #allow(rec: CallRecord, enf: Enforcement, result: string, isError: boolean, shell: { exitCode: number | null; timedOut: boolean } | undefined): CallResponse {
-    const label = lookupResultLabel(enf.resultLabels, rec.tool);
-    this.#d.session.label(rec.entry.region, rec.entry.id, label);
+    const label = this.#d.session.label(rec.entry.region, rec.entry.id, lookupResultLabel(enf.resultLabels, rec.tool));
     this.#taintChanged();
     const body = { id: rec.id, tool: rec.tool, decision: "allow" as const, result, isError, entry: rec.entry, label, taint: this.#d.session.context.level(), ...(shell ? { shell } : {}) };
     return this.#finish(rec, { status: 200, body });
@@ -290,6 +324,8 @@ export class ToolCallService {
 
   #ask(rec: CallRecord, kind: ApprovalKind, id: string, prompt: string, options: readonly string[], timeoutSeconds: number | undefined, pending: PendingGate | undefined): CallResponse {
     const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
+    // The client hears "ask" now and then waits; the deadline of its first request is over.
+    rec.deadline = undefined;
     this.#decided(rec, "ask", kind === "taint_gate" ? "auto_block" : "permission_ask", undefined, seconds);
     const { stage } = this.currentStage();
     const approval = this.#d.approvals.raise({ id, kind, callId: rec.id, tool: rec.tool, stage: stage.name, prompt, options }, timeoutSeconds, (s, waited) => {
@@ -370,6 +406,11 @@ export class ToolCallService {
     this.#settledChars += chars - rec.chars;
     rec.chars = chars;
     if (rec.done && !wasDone) this.#finished.add(rec);
+    if (rec.done !== wasDone) {
+      const sign = rec.done ? -1 : 1;
+      this.#pendingCount += sign;
+      this.#pendingChars += sign * rec.fingerprint.length;
+    }
     if (rec.waiters !== undefined) for (const wake of [...rec.waiters]) wake();
     return response;
   }

@@ -1,6 +1,6 @@
 // Starts the real `leviath sidecar` (bin/leviath) as a child process and talks to it over HTTP on loopback.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, realpathSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repo } from "./run-cli.ts";
@@ -9,7 +9,12 @@ import { repo } from "./run-cli.ts";
 export interface SidecarProcess {
   readonly url: string;
   readonly metricsUrl: string | undefined;
+  /** The approval token (read from the file it printed the path of), standalone. */
   readonly token: string | undefined;
+  /** The runtime token: every request but the health check and a prompt's answer carries it. */
+  readonly runtimeToken: string;
+  readonly runtimeTokenFile: string;
+  readonly approvalTokenFile: string | undefined;
   readonly proc: ChildProcess;
   /** Everything it printed on stderr so far (its JSON log lines). */
   stderr(): string;
@@ -50,12 +55,16 @@ export function startSidecar(args: string[], opts: { env?: Record<string, string
       const url = /listening on (\S+)/.exec(out)?.[1];
       const wantsMetrics = args.includes("--metrics-listen");
       const metricsUrl = /metrics on (\S+)/.exec(out)?.[1];
-      const wantsToken = !args.includes("--run-policy") && !args.includes("--approval-token-file") && !args.includes("--kubeconfig");
-      const token = /approval token: (\S+)/.exec(out)?.[1];
-      if (url === undefined || (wantsMetrics && metricsUrl === undefined) || (wantsToken && token === undefined)) return;
+      const wantsToken = !args.includes("--run-policy") && !args.includes("--kubeconfig");
+      const runtimeTokenFile = /runtime token file: (\S+)\n/.exec(out)?.[1];
+      const approvalTokenFile = /approval token file: (\S+)\n/.exec(out)?.[1];
+      if (url === undefined || runtimeTokenFile === undefined || (wantsMetrics && metricsUrl === undefined) || (wantsToken && approvalTokenFile === undefined)) return;
       clearTimeout(timer);
+      const runtimeToken = readFileSync(runtimeTokenFile, "utf8").trim();
+      const token = approvalTokenFile === undefined ? undefined : readFileSync(approvalTokenFile, "utf8").trim();
+      runtimeTokens.set(url, runtimeToken);
       resolve({
-        url, metricsUrl, token, proc,
+        url, metricsUrl, token, proc, runtimeToken, runtimeTokenFile, approvalTokenFile,
         stderr: () => err,
         stop(signal: NodeJS.Signals = "SIGTERM") {
           if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
@@ -67,15 +76,24 @@ export function startSidecar(args: string[], opts: { env?: Record<string, string
   });
 }
 
-/** POSTs JSON and parses the JSON answer. */
+/** The runtime token of each sidecar started here, by its URL: requests to it carry it, as a runtime's would. */
+const runtimeTokens = new Map<string, string>();
+
+/** The runtime's `Authorization` header for a URL of a sidecar started here (none for other URLs). */
+export function runtimeAuth(url: string): Record<string, string> {
+  for (const [base, token] of runtimeTokens) if (url.startsWith(`${base}/`)) return { authorization: `Bearer ${token}` };
+  return {};
+}
+
+/** POSTs JSON as the runtime (its token unless `headers` sets `authorization`) and parses the JSON answer. */
 export async function post<T = Record<string, unknown>>(url: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer<T>> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...runtimeAuth(url), ...headers }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as T };
 }
 
-/** GETs and parses the JSON answer. */
-export async function get<T = Record<string, unknown>>(url: string): Promise<HttpAnswer<T>> {
-  const res = await fetch(url);
+/** GETs as the runtime and parses the JSON answer. */
+export async function get<T = Record<string, unknown>>(url: string, headers: Record<string, string> = {}): Promise<HttpAnswer<T>> {
+  const res = await fetch(url, { headers: { ...runtimeAuth(url), ...headers } });
   return { status: res.status, body: (await res.json()) as T };
 }
 

@@ -1,5 +1,6 @@
 // The `[read_paths]` findings of `lev validate` (spec §8.5), as data, in generation order. Sorting by
 // severity (stable: errors, then warnings, then notes) is the caller's job.
+import { compileAnchoredRegex, escapeRegexLiteral } from "./regex.ts";
 import { buildGrantStanza, type ReadPathReportResult } from "./report.ts";
 
 /** Finding severities, as `lev validate --json` spells them. */
@@ -30,13 +31,32 @@ function finding(severity: FindingSeverity, code: ReadPathFindingCode, message: 
 }
 
 /**
- * Whether an entry is flagged as very broad. Purely textual: it flags `~`, `~/`, `/`, `glob:**`,
- * `glob:/**`, `regex:/.*` and `regex:/.+`, and not `glob:~/**`, `regex:~/.*`, `glob:/*` or `/home`.
+ * Paths under unrelated roots, none of them anybody's home: a `regex:` entry that matches every one of them can
+ * match any path on this machine, however it is written (`regex:/.*`, `regex:/x|.*`, `regex:/(?s:.)*`).
+ */
+const BROAD_PROBES = ["/etc/shadow", "/root/.ssh/id_ed25519", "/proc/1/environ", "/var/lib/leviath-probe/x", "/"] as const;
+
+/** The home directory a `~` regex is probed with: outside every probe, so `regex:~/.*` is not broad. */
+const PROBE_HOME = "/leviath-probe-home";
+
+function isBroadRegex(body: string): boolean {
+  const absolute = body.startsWith("~") ? escapeRegexLiteral(PROBE_HOME) + body.slice(1) : body;
+  const compiled = compileAnchoredRegex(absolute);
+  // An entry that does not compile is reported as invalid elsewhere.
+  return compiled.ok && BROAD_PROBES.every((p) => compiled.value.matcher.test(p));
+}
+
+/**
+ * Whether an entry is flagged as very broad. Upstream's textual rule flags `~`, `~/`, `/`, `glob:**`,
+ * `glob:/**`, `regex:/.*` and `regex:/.+`, and not `glob:~/**`, `regex:~/.*`, `glob:/*` or `/home`; a `regex:`
+ * entry is also flagged when it matches every path of a set under unrelated roots (`regex:/x|.*`).
  */
 export function isBroadReadPath(entry: string): boolean {
   let text = entry;
+  const regex = text.startsWith("regex:");
   if (text.startsWith("glob:")) text = text.slice("glob:".length);
-  else if (text.startsWith("regex:")) text = text.slice("regex:".length);
+  else if (regex) text = text.slice("regex:".length);
+  if (regex && isBroadRegex(text)) return true;
   text = text.replaceAll("\\", "/");
   const trimmed = text.replace(/\/+$/, "");
   return trimmed === "~" || trimmed === "" || trimmed === "/**" || text.startsWith("**") || text.startsWith("/.*") || trimmed === "/.+";

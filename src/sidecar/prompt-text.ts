@@ -1,0 +1,35 @@
+// The text of a tool-permission prompt: the tool and what it would act on (the command, the paths, the target
+// and arguments), so a person can judge what they approve. Bounded and printable: a model-chosen argument can
+// neither flood the prompt nor hide part of itself behind control characters or a fake line break.
+import { extractTarget } from "../policy/targets.ts";
+import { SHELL_TOOLS } from "./call-inputs.ts";
+import { isFileTool } from "./file-tools.ts";
+
+/** How much of an argument a prompt shows, in characters. */
+export const MAX_PROMPT_ARGUMENT_CHARS = 500;
+
+/** Text shown safely: control characters escaped, cut at `max` characters with the number left out. */
+export function formatPromptArgument(text: string, max = MAX_PROMPT_ARGUMENT_CHARS): string {
+  // JSON escaping shows \n, \t, \u001b... as text; the surrounding quotes are dropped.
+  const escaped = JSON.stringify(text).slice(1, -1).replace(/[\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const chars = [...escaped];
+  if (chars.length <= max) return escaped;
+  return `${chars.slice(0, max).join("")}… (${chars.length - max} more characters)`;
+}
+
+function describeArguments(tool: string, args: Record<string, unknown>): string {
+  if (SHELL_TOOLS.has(tool)) return `command: ${formatPromptArgument(String(args["command"]))}`;
+  if (isFileTool(tool)) {
+    const paths = Array.isArray(args["paths"]) ? (args["paths"] as unknown[]).map(String).join(", ") : String(args["path"] ?? ".");
+    return `${Array.isArray(args["paths"]) ? "paths" : "path"}: ${formatPromptArgument(paths)}`;
+  }
+  const target = extractTarget(tool, args);
+  const json = formatPromptArgument(JSON.stringify(args));
+  return target === undefined ? `arguments: ${json}` : `target: ${formatPromptArgument(target)}; arguments: ${json}`;
+}
+
+/** `Allow tool 'write_file'? path: notes.md`, `Allow shell command: ls -la`. */
+export function buildPermissionPrompt(tool: string, args: Record<string, unknown>): string {
+  if (SHELL_TOOLS.has(tool)) return `Allow shell command: ${formatPromptArgument(String(args["command"]))}`;
+  return `Allow tool '${formatPromptArgument(tool, 100)}'? ${describeArguments(tool, args)}`;
+}

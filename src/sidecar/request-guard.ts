@@ -1,0 +1,55 @@
+// Who may talk to the API at all, checked before any route: only a `Host` the server was started with (a page
+// that rebinds its name to 127.0.0.1 sends its own name), never a browser (`Origin`, `Sec-Fetch-Site`), and,
+// on every route but the health check and the answer to a prompt, the runtime's per-start secret.
+import { timingSafeEqual } from "node:crypto";
+import { isIP } from "node:net";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+
+/** Routes open without the runtime secret: the health probe, and the person's answer (it carries the approval token). */
+const OPEN_ROUTES = new Set(["GET /v1/healthz", "POST /v1/approvals/:id"]);
+/** Listing prompts takes either secret: the runtime's, or the person's who answers them. */
+export const LIST_APPROVALS_ROUTE = "GET /v1/approvals";
+
+/** What the guard checks against. */
+export interface RequestGuard {
+  /** `host:port` values accepted in `Host`, filled in once the server listens (empty: everything refused). */
+  readonly hosts: Set<string>;
+  /** The runtime's secret. */
+  readonly runtimeToken: string;
+  /** The person's secret (standalone), also accepted for listing prompts. */
+  readonly approvalToken?: string | undefined;
+}
+
+/** The `Host` values a server listening on `host:port` accepts: that host, its bound address and `localhost`. */
+export function computeAllowedHosts(listenHost: string, bound: { address: string; port: number }): Set<string> {
+  const form = (h: string) => (isIP(h) === 6 ? `[${h}]` : h);
+  return new Set([listenHost, bound.address, "localhost"].map((h) => `${form(h)}:${bound.port}`));
+}
+
+/** Whether an `Authorization` header carries this bearer secret (compared in constant time). */
+export function hasBearer(req: FastifyRequest, token: string | undefined): boolean {
+  if (token === undefined) return false;
+  const given = Buffer.from(req.headers.authorization ?? "");
+  const expected = Buffer.from(`Bearer ${token}`);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function refuse(reply: FastifyReply, status: number, code: string, message: string) {
+  return reply.code(status).send({ decision: "deny", code, message });
+}
+
+/** Installs the guard on every request of the app. */
+export function installRequestGuard(app: FastifyInstance, guard: RequestGuard): void {
+  app.addHook("onRequest", async (req, reply) => {
+    if (!guard.hosts.has(req.headers.host ?? "")) {
+      return refuse(reply, 403, "host-not-allowed", `Host '${req.headers.host ?? ""}' is not an address this sidecar listens on`);
+    }
+    if (req.headers.origin !== undefined || req.headers["sec-fetch-site"] !== undefined) {
+      return refuse(reply, 403, "browser-request", "requests from a browser are refused (Origin or Sec-Fetch-Site was sent)");
+    }
+    const route = `${req.method} ${req.routeOptions.url ?? ""}`;
+    if (OPEN_ROUTES.has(route)) return undefined;
+    if (hasBearer(req, guard.runtimeToken) || (route === LIST_APPROVALS_ROUTE && hasBearer(req, guard.approvalToken))) return undefined;
+    return refuse(reply, 401, "runtime-token-required", "this API needs the runtime token (Authorization: Bearer <the contents of the runtime token file>)");
+  });
+}
