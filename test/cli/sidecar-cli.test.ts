@@ -76,7 +76,7 @@ describe("leviath sidecar: start-up", () => {
   it("prints where it listens and exits 0 on SIGINT as on SIGTERM", async () => {
     const sc = await startSidecar(["--agent", join(root, "agent.leviath"), "--workdir", work, "--audit-dir", join(root, "audit")], { env: { LEVIATH_HOME: root } });
     expect(sc.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(sc.token).toMatch(/^[0-9a-f]{48}$/);
+    expect(sc.token).toMatch(/^[0-9a-f]{64}$/);
     expect(await sc.stop("SIGINT")).toBe(0);
   });
 });

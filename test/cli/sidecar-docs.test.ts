@@ -24,7 +24,7 @@ function stableLine(line: string): unknown {
   try {
     return stable(JSON.parse(line));
   } catch {
-    return line.replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:PORT").replace(/token: [0-9a-f]{48}/, "token: TOKEN");
+    return line.replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:PORT").replaceAll(env["DEMO"]!, "$DEMO");
   }
 }
 
@@ -37,6 +37,7 @@ const env: Record<string, string> = { ...(process.env as Record<string, string>)
 delete env["LEVIATH_HOME"];
 let sidecar: ReturnType<typeof spawn> | undefined;
 let metricsBase = "";
+let variables = "";
 
 afterAll(async () => {
   if (sidecar === undefined) return;
@@ -53,10 +54,9 @@ function startDocumented(command: string): Promise<string> {
     const timer = setTimeout(() => reject(new Error(`no start: ${out}`)), 20_000);
     sidecar!.stdout!.on("data", (d: Buffer) => {
       out += d.toString();
-      if (!out.includes("approval token:") || !out.endsWith("\n")) return;
+      if (!out.includes("approval token file:") || !out.endsWith("\n")) return;
       clearTimeout(timer);
       env["SIDECAR"] = /listening on (\S+)/.exec(out)![1]!;
-      env["TOKEN"] = /approval token: (\S+)/.exec(out)![1]!;
       metricsBase = /metrics on (http:\/\/[^/]+)/.exec(out)![1]!;
       resolve(out);
     });
@@ -77,10 +77,12 @@ describe("docs/sidecar-api.md walkthrough", () => {
       if (block.body.includes("leviath sidecar")) {
         stdout = await startDocumented(block.body.replace(/\\\n\s*/g, ""));
       } else {
-        const script = block.body.replaceAll("http://127.0.0.1:9090", metricsBase);
+        // The walkthrough's variables are set by one block and used by the next ones: each block runs after it.
+        const script = `${variables}\n${block.body.replaceAll("http://127.0.0.1:9090", metricsBase).replaceAll("SIDECAR=http://127.0.0.1:8181", `SIDECAR=${env["SIDECAR"]}`)}`;
         const r = spawnSync("bash", ["-c", script], { env, encoding: "utf8" });
         expect(r.status, `${block.body}\n${r.stderr}`).toBe(0);
         stdout = r.stdout;
+        if (block.body.startsWith("SIDECAR=")) variables = block.body.replaceAll("SIDECAR=http://127.0.0.1:8181", `SIDECAR=${env["SIDECAR"]}`);
       }
       if (expected === undefined) continue;
       if (expected.lang === "json") expect(stable(JSON.parse(stdout)), block.body).toEqual(stable(JSON.parse(expected.body)));

@@ -17,7 +17,7 @@ function tree(mode: string): string[] {
 describe("killing or hanging the sidecar never produces an allow", () => {
   it("a sidecar killed while a shell call is running is a deny", async () => {
     const sc = await startSidecar(tree("interactive"));
-    const client = createSidecarClient({ baseUrl: sc.url, timeoutMs: 20_000 });
+    const client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 20_000 });
     const pending = client.callTool({ id: "k1", tool: "shell", args: { command: "sleep 5; echo done" } });
     setTimeout(() => sc.proc.kill("SIGKILL"), 300);
     const a = await pending;
@@ -28,7 +28,7 @@ describe("killing or hanging the sidecar never produces an allow", () => {
 
   it("a frozen sidecar is a deny after the client's timeout", async () => {
     const sc = await startSidecar(tree("interactive"));
-    const client = createSidecarClient({ baseUrl: sc.url, timeoutMs: 500 });
+    const client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 500 });
     expect(await client.callTool({ id: "f0", tool: "read_file", args: { path: "notes.md" } })).toMatchObject({ decision: "allow", result: "notes\n" });
     sc.proc.kill("SIGSTOP");
     try {
@@ -42,7 +42,7 @@ describe("killing or hanging the sidecar never produces an allow", () => {
 
   it("a call waiting on a prompt is a deny when the sidecar dies, and when it stops cleanly", async () => {
     let sc = await startSidecar(tree("interactive"));
-    let client = createSidecarClient({ baseUrl: sc.url, timeoutMs: 2000 });
+    let client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 2000 });
     await client.callTool({ id: "p0", tool: "read_file", args: { path: "notes.md" } });
     expect(await client.callTool({ id: "p1", tool: "shell", args: { command: "echo x" } })).toMatchObject({ decision: "ask", approvalId: "gate-p1" });
     const waiting = client.waitForCall("p1", "shell", 30);
@@ -51,7 +51,7 @@ describe("killing or hanging the sidecar never produces an allow", () => {
     await sc.stop();
 
     sc = await startSidecar(tree("interactive"));
-    client = createSidecarClient({ baseUrl: sc.url, timeoutMs: 2000 });
+    client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 2000 });
     await client.callTool({ id: "q0", tool: "read_file", args: { path: "notes.md" } });
     expect(await client.callTool({ id: "q1", tool: "shell", args: { command: "echo x" } })).toMatchObject({ decision: "ask" });
     const stopping = client.waitForCall("q1", "shell", 30);
