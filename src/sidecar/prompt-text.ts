@@ -8,10 +8,14 @@ import { isFileTool } from "./file-tools.ts";
 /** How much of an argument a prompt shows, in characters. */
 export const MAX_PROMPT_ARGUMENT_CHARS = 500;
 
-/** Text shown safely: control characters escaped, cut at `max` characters with the number left out. */
+/** Characters that would move the cursor, erase or reorder what a person reads, and `\` (so an escape is never ambiguous). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it must find
+const UNPRINTABLE = /[\\\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/** Text shown safely: unprintable characters escaped, cut at `max` characters with the number left out. */
 export function formatPromptArgument(text: string, max = MAX_PROMPT_ARGUMENT_CHARS): string {
-  // JSON escaping shows \n, \t, \u001b... as text; the surrounding quotes are dropped.
-  const escaped = JSON.stringify(text).slice(1, -1).replace(/[\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const escaped = text.replace(UNPRINTABLE, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   const chars = [...escaped];
   if (chars.length <= max) return escaped;
   return `${chars.slice(0, max).join("")}… (${chars.length - max} more characters)`;
