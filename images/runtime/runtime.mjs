@@ -3,7 +3,12 @@
 // log. It covers a shell call in each stage's sandbox pod, a granted and a refused read, a private read
 // followed by an outbound call that the taint gate asks about (answered by an Approval object), and
 // submit_output. It then sleeps, so the engine pod stays Running while the test inspects the Run.
+import { readFileSync } from "node:fs";
+
 const base = process.env.LEVIATH_SIDECAR_URL ?? "http://127.0.0.1:7777";
+// The sidecar's per-start secret: written before it listens, read once it is healthy.
+const tokenFile = process.env.LEVIATH_SIDECAR_TOKEN_FILE;
+let token;
 const grantedPath = process.env.E2E_GRANTED_PATH ?? "/data/team-notes/notes.md";
 
 function emit(step, status, body) {
@@ -13,7 +18,10 @@ function emit(step, status, body) {
 async function request(method, path, body) {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers: {
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -46,6 +54,7 @@ async function call(step, id, tool, args) {
 }
 
 emit("healthz", ...Object.values(await waitForSidecar()));
+if (tokenFile !== undefined) token = readFileSync(tokenFile, "utf8").trim();
 const stage0 = process.env.E2E_STAGE0 ?? "survey";
 const stage1 = process.env.E2E_STAGE1 ?? "digest";
 emit("stage0", ...Object.values(await request("POST", "/v1/stage", { stage: stage0 })));

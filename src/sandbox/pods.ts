@@ -21,9 +21,14 @@ export const ENGINE_PATHS = {
   runPolicy: "/etc/leviath/policy",
   serviceAccount: "/var/run/secrets/kubernetes.io/serviceaccount",
   tmp: "/tmp",
+  /** The runtime token (an in-memory emptyDir only the agent and sidecar containers mount, never a sandbox pod). */
+  runtimeSecret: "/run/leviath",
 } as const;
 
-const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/proc", "/sys", "/dev"];
+/** The runtime token's file, written by the sidecar at each start and read by the runtime. */
+export const RUNTIME_TOKEN_FILE = `${ENGINE_PATHS.runtimeSecret}/runtime-token`;
+
+const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", ENGINE_PATHS.runtimeSecret, "/proc", "/sys", "/dev"];
 
 function collides(path: string, taken: string[]): boolean {
   return taken.some((t) => path === t || path.startsWith(`${t}/`) || t.startsWith(`${path}/`));
@@ -89,10 +94,14 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       ...env,
       { name: "LEVIATH_SIDECAR_URL", value: `http://127.0.0.1:${settings.sidecarPort}` },
       { name: "LEVIATH_RUNTIME_CONFIG", value: `${ENGINE_PATHS.runtimeConfig}/${SNAPSHOT_KEY.runtime}` },
+      { name: "LEVIATH_SIDECAR_TOKEN_FILE", value: RUNTIME_TOKEN_FILE },
     ],
     securityContext: buildContainerSecurityContext(),
     resources: settings.resources.agent,
-    volumeMounts: [workspaceMount, { name: "agent-tmp", mountPath: ENGINE_PATHS.tmp }, { name: "runtime-config", mountPath: ENGINE_PATHS.runtimeConfig, readOnly: true }],
+    volumeMounts: [
+      workspaceMount, { name: "agent-tmp", mountPath: ENGINE_PATHS.tmp }, { name: "runtime-config", mountPath: ENGINE_PATHS.runtimeConfig, readOnly: true },
+      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret, readOnly: true },
+    ],
   };
   const sidecar: Container = {
     name: "sidecar",
@@ -104,6 +113,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       "--listen", `127.0.0.1:${settings.sidecarPort}`,
       "--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`,
       "--run", run.name,
+      "--runtime-token-file", RUNTIME_TOKEN_FILE,
     ],
     ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }],
     env,
@@ -112,6 +122,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
     volumeMounts: [
       workspaceMount,
       { name: "sidecar-tmp", mountPath: ENGINE_PATHS.tmp },
+      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
       { name: "run-policy", mountPath: ENGINE_PATHS.runPolicy, readOnly: true },
       { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
       ...readPaths.volumeMounts,
@@ -129,6 +140,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
         { name: "workspace", persistentVolumeClaim: { claimName: workspace.claimName } },
         buildTmpVolume("agent-tmp", settings.tmpSizeLimit),
         buildTmpVolume("sidecar-tmp", settings.tmpSizeLimit),
+        { name: "runtime-secret", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
         { name: "runtime-config", configMap: { name: names.configMap, items: [{ key: SNAPSHOT_KEY.runtime, path: SNAPSHOT_KEY.runtime }] } },
         { name: "run-policy", configMap: { name: names.configMap, items: [{ key: SNAPSHOT_KEY.runPolicy, path: SNAPSHOT_KEY.runPolicy }] } },
         buildTokenVolume(),

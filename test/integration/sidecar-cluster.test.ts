@@ -59,7 +59,7 @@ const readRun = async () => (await testCluster().custom.getNamespacedCustomObjec
 
 describe("leviath sidecar in a cluster", () => {
   it("reports the prompt in the Run's status, applies the Approval, and reports a failed pods/exec as an error result", async () => {
-    const client = createSidecarClient({ baseUrl: sc.url, timeoutMs: 30_000 });
+    const client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
     expect(await client.callTool({ id: "r1", tool: "read_file", args: { path: "notes.md" } })).toMatchObject({ decision: "allow", label: "internal" });
     expect(await client.callTool({ id: "s1", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask", approvalId: "gate-s1" });
     const local = await fetch(`${sc.url}/v1/approvals/gate-s1`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ decision: "allowOnce" }) });
