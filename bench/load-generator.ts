@@ -9,6 +9,8 @@ import autocannon from "autocannon";
 export interface LoadRequest {
   readonly path: string;
   readonly body: (i: number) => string;
+  /** Sent with every request (the runtime token). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** What a run measured. */
@@ -36,7 +38,7 @@ interface Collector {
 /** One autocannon instance; resolves with its errors, answers and how long it ran. */
 async function runInstance(base: string, req: LoadRequest, collector: Collector, opts: { connections: number; seconds: number; rate?: number }): Promise<{ errors: number; answered: number; seconds: number }> {
   const request: autocannon.Request = {
-    method: "POST", path: req.path, headers: { "content-type": "application/json" },
+    method: "POST", path: req.path, headers: { "content-type": "application/json", ...req.headers },
     setupRequest: (r) => ({ ...r, body: req.body(sequence++) }),
   };
   let answered = 0;

@@ -9,6 +9,7 @@ import { ROOT } from "./bench-results.ts";
 export const SUITES = {
   decision: "decision-bench.ts",
   sidecar: "sidecar-bench.ts",
+  "sidecar-memory": "sidecar-memory-bench.ts",
   controller: "controller-bench.ts",
   scaling: "scaling-bench.ts",
 } as const;

@@ -4,7 +4,7 @@
 // Run with: node bench/sidecar-bench.ts [--seconds N] [--cpu N] [--client-cpu N] [--no-pin] [--profile] [--rate-groups N]
 //   [--sidecar-node-args "--trace-gc ..."] [--keep] (keep the tree: audit files and each sidecar's stdout, audit-<kind>.log)
 import { execFileSync, spawn } from "node:child_process";
-import { createWriteStream, readdirSync, rmSync } from "node:fs";
+import { createWriteStream, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { flagValue, numberFlag, readCpusAllowed, ROOT, SuiteRecord } from "./bench-results.ts";
@@ -26,6 +26,8 @@ function hasTaskset(): boolean {
 interface Server {
   readonly url: string;
   readonly pid: number;
+  /** The runtime's `Authorization` header (none for the floor). */
+  readonly auth: Readonly<Record<string, string>>;
   stop(): Promise<void>;
 }
 
@@ -48,11 +50,13 @@ function startServer(which: "sidecar" | "floor", tree: SidecarTree, auditDir: st
     const onData = (d: Buffer) => {
       out += d.toString();
       const url = /listening on (\S+)/.exec(out)?.[1];
-      // The sidecar prints its approval token after its address: it is ready then.
-      if (url === undefined || (which === "sidecar" && !out.includes("approval token"))) return;
+      // The sidecar prints its token files after its address: it is ready then.
+      const tokenFile = /runtime token file: (\S+)\n/.exec(out)?.[1];
+      if (url === undefined || (which === "sidecar" && !out.includes("approval token file"))) return;
       proc.stdout.off("data", onData);
+      const auth: Record<string, string> = tokenFile === undefined ? {} : { authorization: `Bearer ${readFileSync(tokenFile, "utf8").trim()}` };
       // Waiting for the exit lets a CPU profile (--profile) be written.
-      resolve({ url, pid: proc.pid!, stop: () => (proc.kill("SIGTERM"), exited) });
+      resolve({ url, pid: proc.pid!, auth, stop: () => (proc.kill("SIGTERM"), exited) });
     };
     proc.stdout.on("data", onData);
   });
@@ -60,7 +64,7 @@ function startServer(which: "sidecar" | "floor", tree: SidecarTree, auditDir: st
 
 /** The decision the sidecar gives one call of `req`, so a row can never time a different path than it names. */
 async function probeDecision(url: string, req: LoadRequest): Promise<string> {
-  const res = await fetch(`${url}${req.path}`, { method: "POST", headers: { "content-type": "application/json" }, body: req.body(-1) });
+  const res = await fetch(`${url}${req.path}`, { method: "POST", headers: { "content-type": "application/json", ...req.headers }, body: req.body(-1) });
   return `${res.status} ${(JSON.parse(await res.text()) as { decision?: string }).decision}`;
 }
 
@@ -90,19 +94,20 @@ async function overHttp(tree: SidecarTree, seconds: number, groups: number, cpu:
   // http_post with a prompt instead of answering `run`.
   for (const kind of KINDS) {
     const sc = await startServer(kind.server, tree, `audit-${kind.name.split(" ")[0]!.replace(/\W/g, "")}`, cpu, nodeArgs);
+    const req: LoadRequest = { ...kind.req, headers: sc.auth };
     try {
       sidecarCpus = readCpusAllowed(sc.pid);
       process.stdout.write(`${kind.name}: sidecar pid ${sc.pid} on CPUs ${sidecarCpus}; load generator pid ${process.pid} on CPUs ${readCpusAllowed(process.pid)}\n`);
-      const decision = await probeDecision(sc.url, kind.req);
+      const decision = await probeDecision(sc.url, req);
       if (decision !== kind.expect) throw new Error(`bench setup: ${kind.name} answered ${decision}, expected ${kind.expect}`);
-      await runFlatOut(sc.url, kind.req, 8, 2);
+      await runFlatOut(sc.url, req, 8, 2);
       for (const rate of [1000, 5000]) {
-        const r = await runAtRate(sc.url, kind.req, rate, seconds, groups);
+        const r = await runAtRate(sc.url, req, rate, seconds, groups);
         const target = kind.server === "floor" ? "" : rate === 1000 ? "p99 ≤ 500 µs" : "p99 ≤ 2 ms";
         rows.push(rowOf(`${kind.name} at ${rate.toLocaleString("en-US")} calls/s`, r, target, rateNote(groups)));
       }
-      const flat = await runFlatOut(sc.url, kind.req, 16, seconds);
-      const after = await probeDecision(sc.url, kind.req);
+      const flat = await runFlatOut(sc.url, req, 16, seconds);
+      const after = await probeDecision(sc.url, req);
       rows.push(rowOf(`${kind.name}, 16 concurrent, flat out`, flat, kind.server === "floor" ? "" : "≥ 5,000 calls/s", `decision ${after} after the runs`));
     } finally {
       await sc.stop();

@@ -2,6 +2,7 @@
 // then the taint gate; a call runs only if all three allow. File tools and shell are executed here; other
 // tools get `run` and the runtime reports their result, which is labelled here. Prompts wait in the
 // approval book; their answers continue the call where it stopped.
+import { createHash } from "node:crypto";
 import type { ApprovalDecision } from "../api/approval.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ApprovalKind, DecisionSourceLabel, SidecarMetrics } from "../metrics/sidecar-metrics.ts";
@@ -67,8 +68,11 @@ interface CallRecord {
   /** Order of submission: the oldest settled calls are forgotten first. */
   readonly seq: number;
   readonly tool: string;
+  /** A digest of the tool and arguments: a retry must match it; the arguments themselves are dropped once settled. */
   readonly fingerprint: string;
-  readonly args: Record<string, unknown>;
+  /** The length of the tool and arguments as JSON: what the call counts against the budgets. */
+  readonly size: number;
+  args: Record<string, unknown>;
   readonly entry: EntryRef;
   permissionApproved: boolean;
   permissionDone: boolean;
@@ -90,10 +94,11 @@ interface CallRecord {
 /** The default number of settled calls remembered. */
 export const DEFAULT_MAX_RECORDS = 10_000;
 /**
- * The default budget of the settled calls remembered: 64 Mi code units. A `read_file` answer carries the file (up
+ * The default budget of the settled calls remembered: 16 Mi code units (a 256 Mi pod holds the process itself,
+ * about 180 MiB resident, and a call's transient copies besides). A `read_file` answer carries the file (up
  * to the size cap) and a `write_file` call its content, so a count alone would let 10,000 records hold gigabytes.
  */
-export const DEFAULT_MAX_RECORD_CHARS = 64 * 1024 * 1024;
+export const DEFAULT_MAX_RECORD_CHARS = 16 * 1024 * 1024;
 
 function resultChars(response: CallResponse): number {
   return response.body.decision === "allow" ? response.body.result.length : 0;
@@ -103,6 +108,10 @@ function resultChars(response: CallResponse): number {
 export const DEFAULT_MAX_PENDING_CALLS = 256;
 /** The default budget of the pending calls' arguments: 16 Mi code units (one request body's worth, at most). */
 export const DEFAULT_MAX_PENDING_CHARS = 16 * 1024 * 1024;
+
+/** What a settled call's record counts besides its result (its digest and fields), in code units. */
+const SETTLED_RECORD_CHARS = 256;
+const SETTLED_ARGS: Record<string, unknown> = Object.freeze({});
 
 /** The default region of a tool result in the runtime's context. */
 export const DEFAULT_RESULT_REGION = "conversation";
@@ -140,7 +149,8 @@ export class ToolCallService {
 
   /** Decides (and for file tools and shell, executes) one call. A retried id returns the call's current answer. */
   async submit(req: ToolCallRequest): Promise<CallResponse> {
-    const fingerprint = JSON.stringify([req.tool, req.args]);
+    const json = JSON.stringify([req.tool, req.args]);
+    const fingerprint = createHash("sha256").update(json).digest("base64");
     const existing = this.#calls.get(req.id);
     if (existing !== undefined) {
       if (existing.fingerprint !== fingerprint) return buildDeny(req.id, req.tool, "duplicate-call-id", `[error] call id '${req.id}' was already used for another call`, 409);
@@ -149,10 +159,10 @@ export class ToolCallService {
       if (existing.first !== undefined) return existing.first;
     }
     this.#forgetOld();
-    const full = this.#pendingFull(fingerprint.length);
+    const full = this.#pendingFull(json.length);
     const parsed = parseToolArgs(req.tool, req.args);
     const rec: CallRecord = {
-      id: req.id, seq: this.#seq++, tool: req.tool, fingerprint, args: parsed.ok ? parsed.value : req.args,
+      id: req.id, seq: this.#seq++, tool: req.tool, fingerprint, size: json.length, args: parsed.ok ? parsed.value : req.args,
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
       started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
@@ -160,7 +170,7 @@ export class ToolCallService {
     };
     this.#calls.set(req.id, rec);
     this.#pendingCount++;
-    this.#pendingChars += fingerprint.length;
+    this.#pendingChars += json.length;
     if (full) return this.#deny(rec, "pending-full", buildPendingFullMessage(rec.tool, this.#d.maxPendingCalls ?? DEFAULT_MAX_PENDING_CALLS), "pending_full", 503);
     if (this.#pastDeadline(rec)) return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
     if (!parsed.ok) return this.#deny(rec, "invalid-arguments", buildInvalidArgumentsMessage(req.tool, parsed.detail), "invalid_arguments", 400);
@@ -402,15 +412,17 @@ export class ToolCallService {
     rec.done = response.status !== 202;
     rec.first = undefined;
     // Only a remembered, settled call counts against the budget; one pending again stops counting until it settles.
-    const chars = rec.done && this.#calls.get(rec.id) === rec ? rec.fingerprint.length + resultChars(response) : 0;
+    const chars = rec.done && this.#calls.get(rec.id) === rec ? SETTLED_RECORD_CHARS + resultChars(response) : 0;
     this.#settledChars += chars - rec.chars;
     rec.chars = chars;
     if (rec.done && !wasDone) this.#finished.add(rec);
     if (rec.done !== wasDone) {
       const sign = rec.done ? -1 : 1;
       this.#pendingCount += sign;
-      this.#pendingChars += sign * rec.fingerprint.length;
+      this.#pendingChars += sign * rec.size;
     }
+    // A settled call needs its arguments no more (its record keeps the digest for retries): do not hold them.
+    if (rec.done) rec.args = SETTLED_ARGS;
     if (rec.waiters !== undefined) for (const wake of [...rec.waiters]) wake();
     return response;
   }

@@ -19,7 +19,7 @@ describe("npm run bench", () => {
   it("names its suites in --help", () => {
     const r = bench(["--help"]);
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("decision|sidecar|controller|scaling");
+    expect(r.stdout).toContain("decision|sidecar|sidecar-memory|controller|scaling");
   });
 
   it("refuses an unknown suite by name", () => {
