@@ -1,15 +1,16 @@
 // Suite `sidecar-memory` (issue 14, finding 6): the real `leviath sidecar` process driven through the call
 // sequences that used to grow its memory without bound, each in a fresh process, with its peak resident set
-// (VmHWM in /proc/<pid>/status, the kernel's own high-water mark) against the engine pod's 256 Mi sidecar limit.
-// Run with: node bench/sidecar-memory-bench.ts [--pending N] [--rounds N]
+// (VmHWM in /proc/<pid>/status, the kernel's own high-water mark) against the engine pod's sidecar memory limit.
+// Run with: node bench/sidecar-memory-bench.ts [--pending N] [--rounds N] [--sidecar-node-args "--max-old-space-size=..."]
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { numberFlag, ROOT, SuiteRecord } from "./bench-results.ts";
+import { DEFAULT_POD_SETTINGS } from "../src/sandbox/pod-settings.ts";
+import { flagValue, numberFlag, ROOT, SuiteRecord } from "./bench-results.ts";
 import { buildSidecarTree, type SidecarTree } from "./bench-tree.ts";
 
-/** The sidecar container's memory limit in the chart's default resources. */
-const POD_LIMIT_MIB = 256;
+/** The sidecar container's memory limit in the engine pod's default resources, in MiB. */
+const POD_LIMIT_MIB = Number(/^(\d+)Mi$/.exec(String(DEFAULT_POD_SETTINGS.resources.sidecar.limits["memory"]))?.[1] ?? NaN);
 
 interface Sidecar {
   readonly url: string;
@@ -18,8 +19,8 @@ interface Sidecar {
   stop(): Promise<void>;
 }
 
-function startSidecar(tree: SidecarTree, name: string): Promise<Sidecar> {
-  const args = [join(ROOT, "bin/leviath"), "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
+function startSidecar(tree: SidecarTree, name: string, nodeArgs: readonly string[]): Promise<Sidecar> {
+  const args = [...nodeArgs, join(ROOT, "bin/leviath"), "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
     "--workdir", tree.work, "--audit-dir", join(tree.root, `audit-${name}`), "--listen", "127.0.0.1:0", "--log-level", "warn"];
   const proc = spawn(process.execPath, args, { env: { ...process.env, LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
@@ -89,6 +90,14 @@ function sequences(tree: SidecarTree, pending: number, rounds: number): Record<s
       }
       return tally(answers);
     },
+    // Commands printing 60 MB each (under the 64 MiB cap), four at a time: they share one 64 MiB output budget.
+    [`shell printing 60 MB, ${rounds} rounds × 4 concurrent`]: async (sc) => {
+      const answers = [];
+      for (let r = 0; r < rounds; r++) {
+        answers.push(...(await Promise.all(Array.from({ length: 4 }, (_, j) => call(sc, `s${r}-${j}`, "shell", { command: "head -c 60000000 /dev/zero | tr '\\0' x" })))));
+      }
+      return tally(answers);
+    },
     // One 16 MiB file per call, remembered for retries up to the 64 Mi budget of settled answers.
     [`read_file of 16 MiB × ${rounds * 4}, answers remembered`]: async (sc) => {
       const answers = [];
@@ -99,14 +108,14 @@ function sequences(tree: SidecarTree, pending: number, rounds: number): Record<s
 }
 
 /** Runs the suite and writes `bench/results/sidecar-memory.json`. */
-export async function runSidecarMemorySuite(pending: number, rounds: number): Promise<void> {
-  const record = new SuiteRecord("sidecar-memory", { pending, rounds, podLimitMiB: POD_LIMIT_MIB });
+export async function runSidecarMemorySuite(pending: number, rounds: number, nodeArgs: readonly string[]): Promise<void> {
+  const record = new SuiteRecord("sidecar-memory", { pending, rounds, podLimitMiB: POD_LIMIT_MIB, sidecarNodeArgs: nodeArgs });
   const tree = buildSidecarTree();
   try {
     const rows: MemoryRow[] = [];
     let i = 0;
     for (const [name, run] of Object.entries(sequences(tree, pending, rounds))) {
-      const sc = await startSidecar(tree, `m${i++}`);
+      const sc = await startSidecar(tree, `m${i++}`, nodeArgs);
       try {
         const start = rssOf(sc.pid).now;
         const note = await run(sc);
@@ -127,5 +136,5 @@ export async function runSidecarMemorySuite(pending: number, rounds: number): Pr
 }
 
 if (import.meta.main) {
-  await runSidecarMemorySuite(numberFlag("pending", 5000), numberFlag("rounds", 5));
+  await runSidecarMemorySuite(numberFlag("pending", 5000), numberFlag("rounds", 5), flagValue("sidecar-node-args", "").split(" ").filter((a) => a !== ""));
 }

@@ -29,7 +29,9 @@ export const DEFAULT_POD_SETTINGS: PodSettings = {
   runAsUser: 65532,
   resources: {
     agent: { requests: { cpu: "100m", memory: "256Mi" }, limits: { cpu: "2", memory: "2Gi", "ephemeral-storage": "1Gi" } },
-    sidecar: { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1", memory: "256Mi", "ephemeral-storage": "256Mi" } },
+    // 768Mi: the peak resident set under the worst call sequences is about 600 MiB (docs/benchmarks.md,
+    // `npm run bench -- sidecar-memory`); at 256Mi a model could have the sidecar OOM-killed at will.
+    sidecar: { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1", memory: "768Mi", "ephemeral-storage": "256Mi" } },
     sandbox: { requests: { cpu: "100m", memory: "256Mi" }, limits: { cpu: "2", memory: "2Gi", "ephemeral-storage": "1Gi" } },
   },
   tmpSizeLimit: "512Mi",

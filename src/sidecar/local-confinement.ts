@@ -36,7 +36,7 @@ for p in "$@"; do
   elif [ -e "$base/r$p" ]; then mount --bind -o ro /dev/null "$base/r$p"; fi
 done
 cd /
-exec chroot "$base/r" setpriv --bounding-set=-all --inh-caps=-all --no-new-privs /bin/sh -c 'cd "$1" && exec /bin/sh -c "$2"' sh "$workdir" "$command"
+exec chroot "$base/r" setpriv --bounding-set=-all --inh-caps=-all --no-new-privs /bin/sh -c 'cd "$1" && unset OLDPWD && exec /bin/sh -c "$2"' sh "$workdir" "$command"
 `;
 
 /** The argv (after `timeout`) that runs `command` confined. */

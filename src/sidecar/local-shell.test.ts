@@ -7,7 +7,8 @@ import { buildShellResultText, type RunStage } from "./shell.ts";
 
 const stage = { name: "main", sandbox: { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" } } as RunStage;
 const workdir = realpathSync(mkdtempSync(join(tmpdir(), "leviath-shell-")));
-const shell = createLocalShell({ workdir, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ONLY: "this" } });
+const confinement = { base: realpathSync(mkdtempSync(join(tmpdir(), "leviath-shell-base-"))), workdir, hidden: [] };
+const shell = createLocalShell({ workdir, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ONLY: "this" }, confinement });
 
 describe("createLocalShell", () => {
   it("runs in the workdir with only the given environment", async () => {
@@ -25,9 +26,15 @@ describe("createLocalShell", () => {
   });
 
   it("stops a command whose output passes the cap", async () => {
-    const small = createLocalShell({ workdir, env: { PATH: process.env["PATH"] ?? "" }, maxOutputBytes: 1000 });
+    const small = createLocalShell({ workdir, env: { PATH: process.env["PATH"] ?? "" }, maxOutputBytes: 1000, confinement });
     const r = await small.run({ command: "yes", timeoutSeconds: 10, stage });
     expect(r.capped).toBe("response body exceeded 1000 bytes from the local shell");
+  });
+
+  it("shares the output cap between the commands running at once", async () => {
+    const small = createLocalShell({ workdir, env: { PATH: process.env["PATH"] ?? "" }, maxOutputBytes: 100_000, confinement });
+    const [a, b] = await Promise.all([1, 2].map(() => small.run({ command: "head -c 60000 /dev/zero; sleep 1", timeoutSeconds: 10, stage })));
+    expect([a!.capped, b!.capped].filter((c) => c !== undefined)).toHaveLength(1);
   });
 
   it("formats stdout, stderr and a non-zero exit", async () => {

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { buildBodyCapMessage, MAX_BODY_BYTES } from "../policy/size-caps.ts";
 import { buildConfinedArgv, isRootProcess, type Confinement } from "./local-confinement.ts";
-import type { ShellExecutor, ShellRequest, ShellResult } from "./shell.ts";
+import { OutputBudget, type ShellExecutor, type ShellRequest, type ShellResult } from "./shell.ts";
 
 /** The peer named in a cap message for a local command. */
 export const LOCAL_SHELL_PEER = "the local shell";
@@ -20,20 +20,20 @@ export interface LocalShellOptions {
   /** The command's whole environment. */
   readonly env: Readonly<Record<string, string>>;
   readonly maxOutputBytes?: number;
-  /** How commands are confined; without it they run unconfined (unit tests of this module only). */
-  readonly confinement?: Confinement | undefined;
+  /** How commands are confined (there is no unconfined mode). */
+  readonly confinement: Confinement;
 }
 
 /** A shell executor running commands as local processes. */
 export function createLocalShell(opts: LocalShellOptions): ShellExecutor {
   const cap = opts.maxOutputBytes ?? MAX_BODY_BYTES;
+  const shared = new OutputBudget(cap);
   return {
     label: "local",
     run: (req: ShellRequest) =>
       new Promise<ShellResult>((resolve) => {
         const started = Date.now();
-        const inner = opts.confinement === undefined ? ["/bin/sh", "-c", req.command] : buildConfinedArgv(opts.confinement, req.command, isRootProcess());
-        const argv = ["-s", "KILL", String(req.timeoutSeconds), ...inner];
+        const argv = ["-s", "KILL", String(req.timeoutSeconds), ...buildConfinedArgv(opts.confinement, req.command, isRootProcess())];
         const child = spawn("timeout", argv, { cwd: opts.workdir, env: { ...opts.env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const out: Buffer[] = [];
         const err: Buffer[] = [];
@@ -50,7 +50,7 @@ export function createLocalShell(opts: LocalShellOptions): ShellExecutor {
         };
         const take = (into: Buffer[]) => (chunk: Buffer) => {
           if (capped !== undefined) return;
-          if (total + chunk.length > cap) {
+          if (total + chunk.length > cap || !shared.take(chunk.length)) {
             capped = buildBodyCapMessage(LOCAL_SHELL_PEER, cap);
             killGroup();
             return;
@@ -69,6 +69,7 @@ export function createLocalShell(opts: LocalShellOptions): ShellExecutor {
         });
         child.on("close", (code, signal) => {
           clearTimeout(timer);
+          shared.release(total);
           // `timeout -s KILL` kills its whole group, itself included, at the timeout.
           const killed = code === 137 || signal === "SIGKILL";
           if (killed && capped === undefined && Date.now() - started >= req.timeoutSeconds * 1000) timedOut = true;

@@ -6,7 +6,7 @@ import { Writable } from "node:stream";
 import type { V1Status } from "@kubernetes/client-node";
 import type { PodExec } from "../kube/pod-exec.ts";
 import { buildBodyCapMessage, buildStreamFrameCapMessage, MAX_BODY_BYTES, MAX_STREAM_FRAME_BYTES } from "../policy/size-caps.ts";
-import type { RunStage, ShellExecutor, ShellRequest, ShellResult } from "./shell.ts";
+import { OutputBudget, type RunStage, type ShellExecutor, type ShellRequest, type ShellResult } from "./shell.ts";
 
 /** Where a stage's commands run. */
 export type PodTarget = { readonly pod: string; readonly container: string } | { readonly error: string };
@@ -36,6 +36,7 @@ export function parseExecStatus(status: V1Status): { exitCode: number } | { erro
 
 /** A shell executor that runs commands with pods/exec. */
 export function createPodExecShell(opts: PodExecShellOptions): ShellExecutor {
+  const shared = new OutputBudget(MAX_BODY_BYTES);
   const grace = opts.graceSeconds ?? 5;
   return {
     label: "pod_exec",
@@ -52,7 +53,7 @@ export function createPodExecShell(opts: PodExecShellOptions): ShellExecutor {
         write(chunk: Buffer, _enc, done) {
           if (capped === undefined) {
             if (chunk.length > MAX_STREAM_FRAME_BYTES) capped = buildStreamFrameCapMessage(peer);
-            else if (total + chunk.length > MAX_BODY_BYTES) capped = buildBodyCapMessage(peer);
+            else if (total + chunk.length > MAX_BODY_BYTES || !shared.take(chunk.length)) capped = buildBodyCapMessage(peer);
             if (capped !== undefined) drop();
             else {
               total += chunk.length;
@@ -70,6 +71,7 @@ export function createPodExecShell(opts: PodExecShellOptions): ShellExecutor {
           status = parseExecStatus(s);
         });
       } catch (e) {
+        shared.release(total);
         return { exitCode: null, stdout: "", stderr: "", timedOut: false, error: `pods/exec into ${peer} failed: ${(e as Error).message ?? String(e)}` };
       }
       let gaveUp = false;
@@ -88,6 +90,7 @@ export function createPodExecShell(opts: PodExecShellOptions): ShellExecutor {
           const timedOut = gaveUp || (exitCode === 137 && Date.now() - started >= req.timeoutSeconds * 1000);
           const error = capped === undefined && !timedOut && status !== undefined && "error" in status ? status.error : undefined;
           const lost = status === undefined && capped === undefined && !timedOut ? `the exec stream from ${peer} closed without an exit status` : undefined;
+          shared.release(total);
           resolve({ exitCode, stdout, stderr, timedOut, ...(capped ? { capped } : {}), ...(error ?? lost ? { error: (error ?? lost)! } : {}) });
         });
       });

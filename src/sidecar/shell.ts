@@ -51,3 +51,29 @@ export function buildShellResultText(r: ShellResult, timeoutSeconds: number): { 
   if (r.exitCode !== 0) text += note(`[exit code: ${r.exitCode ?? "unknown"}]`);
   return { text, isError: false };
 }
+
+/**
+ * The output all commands running at once may buffer together. Each command is capped on its own (64 MiB), and
+ * the commands of one sidecar share the same cap: concurrent calls cannot multiply what the sidecar holds.
+ */
+export class OutputBudget {
+  readonly cap: number;
+  #used = 0;
+
+  /** A budget of `cap` bytes. */
+  constructor(cap: number) {
+    this.cap = cap;
+  }
+
+  /** Takes `bytes`; false (taking nothing) when that would pass the cap. */
+  take(bytes: number): boolean {
+    if (this.#used + bytes > this.cap) return false;
+    this.#used += bytes;
+    return true;
+  }
+
+  /** Gives back what a finished command took. */
+  release(bytes: number): void {
+    this.#used -= bytes;
+  }
+}
