@@ -27,7 +27,14 @@ base=$1; workdir=$2; command=$3; shift 3
 mount -t tmpfs -o mode=0700 leviath-root "$base"
 mkdir "$base/r"
 mount --rbind / "$base/r"
-findmnt -rno TARGET -R "$base/r" | while read -r mp; do mount -o remount,bind,ro "$mp"; done
+findmnt -rno TARGET -R "$base/r" | while read -r mp; do
+  mount -o remount,bind,ro "$mp" 2>/dev/null && continue
+  # A mount that went away meanwhile needs nothing; any other is covered with an empty read-only one, or we stop.
+  findmnt -rno TARGET --mountpoint "$mp" >/dev/null 2>&1 || continue
+  if [ -d "$mp" ]; then mount -t tmpfs -o ro,mode=0555 leviath-ro "$mp" && continue
+  elif [ -e "$mp" ]; then mount --bind -o ro /dev/null "$mp" && continue; fi
+  echo "cannot make $mp read-only" >&2; exit 1
+done
 mount -t tmpfs -o mode=1777 leviath-tmp "$base/r/tmp"
 mkdir -p "$base/r$workdir"
 mount --bind "$workdir" "$base/r$workdir"
