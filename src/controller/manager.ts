@@ -136,7 +136,7 @@ export function createManager(opts: ManagerOptions): Manager {
   const deps = { cache, writer, policy: policyState };
   const nowIso = () => new Date(opts.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
   const reconcilers = {
-    agent: createAgentReconciler({ ...deps, nowIso }),
+    agent: createAgentReconciler({ ...deps, nowIso, defaultRuntimeImage: opts.settings.defaultRuntimeImage }),
     policy: createPolicyReconciler({ ...deps, nowIso }),
     run: createRunReconciler({ ...deps, settings: opts.settings, nowMs: opts.nowMs }),
   };
