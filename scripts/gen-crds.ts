@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildCrdFiles } from "../src/api/crd-files.ts";
-import { buildValuesSchema, VALUES_SCHEMA_FILE } from "../src/api/values-schema.ts";
+import { buildPolicyKeysFile, buildValuesSchema, POLICY_KEYS_FILE, VALUES_SCHEMA_FILE } from "../src/api/values-schema.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const check = process.argv.includes("--check");
@@ -22,7 +22,7 @@ function current(path: string): string | undefined {
 const stale: string[] = [];
 // The chart's values schema is hand-written except for `policy.spec`, which comes from the policy's zod schema.
 const valuesSchema = { path: VALUES_SCHEMA_FILE, content: buildValuesSchema(current(join(root, VALUES_SCHEMA_FILE)) ?? "") };
-for (const file of [...buildCrdFiles(), valuesSchema]) {
+for (const file of [...buildCrdFiles(), valuesSchema, { path: POLICY_KEYS_FILE, content: buildPolicyKeysFile() }]) {
   const path = join(root, file.path);
   if (current(path) === file.content) continue;
   stale.push(file.path);
