@@ -19,7 +19,7 @@ export interface TestOperator {
 export const TEST_RUNTIME_IMAGE = "r:1";
 
 /** Start the operator in-process against the test cluster (no leader election, no listeners). */
-export async function startTestOperator(settings: Partial<PodSettings> = {}): Promise<TestOperator> {
+export async function startTestOperator(settings: Partial<PodSettings> = {}, options: { approvalTtlMs?: number } = {}): Promise<TestOperator> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -32,6 +32,7 @@ export async function startTestOperator(settings: Partial<PodSettings> = {}): Pr
     settings: { ...DEFAULT_POD_SETTINGS, sidecarImage: "registry.example/leviath:test", defaultRuntimeImage: TEST_RUNTIME_IMAGE, ...settings },
     workers: 4,
     log: createLogger("debug", sink),
+    ...options,
   });
   return { operator, logs, stop: () => operator.stop() };
 }
