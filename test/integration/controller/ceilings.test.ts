@@ -53,7 +53,7 @@ describe("the policy's ceilings", () => {
     ["unattended", { mode: "unattended" }, "spec.mode: 'unattended' is not allowed by the LeviathPolicy (spec.ceilings.runModes: interactive, headless)"],
     ["allowTools", { allowTools: ["shell"] }, "spec.allowTools: launch allows (shell) are not allowed by the LeviathPolicy (spec.ceilings.allowTools is false)"],
   ])("refuse a Run's %s unless the admin allows it, with no pod created", async (what, spec, message) => {
-    await applyPolicy({});
+    await applyPolicy({ ceilings: { allowTools: false } });
     await createAgent(namespace, `for-${what.toLowerCase()}`, {});
     const name = `run-${what.toLowerCase()}`;
     await createRun(namespace, name, { agentRef: { name: `for-${what.toLowerCase()}` }, ...spec });
