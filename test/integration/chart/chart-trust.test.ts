@@ -55,11 +55,15 @@ describe("helm install", () => {
     expect(result.exitCode, result.stderr).toBe(0);
     const agent = JSON.stringify({ apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: "typo", namespace: SANDBOX }, spec: { sandbox: { netwrok: false } } });
     const refused = await waitFor(async () => {
-      const r = await kubectl(["apply", "--validate=false", "-f", "-"], { input: agent, allowFailure: true });
+      // A dry run, so that an early success (before the policy takes effect) stores nothing.
+      const r = await kubectl(["create", "--validate=false", "--dry-run=server", "-f", "-"], { input: agent, allowFailure: true });
       return r.exitCode !== 0 ? r : undefined;
     }, { timeoutMs: 30_000, description: "the chart's admission policy to take effect" });
     expect(refused.stderr).toContain(STRICT_KEYS_POLICY_NAME);
     expect(refused.stderr).toContain("spec.sandbox: unknown key 'netwrok'");
+    const created = await kubectl(["apply", "--validate=false", "-f", "-"], { input: agent, allowFailure: true });
+    expect(created.exitCode).not.toBe(0);
+    expect(created.stderr).toContain("spec.sandbox: unknown key 'netwrok'");
   });
 });
 
@@ -85,12 +89,12 @@ describe("the roles the chart ships", () => {
   });
 
   it.each([
-    ["alice", "edit", [["create", "runs"], ["delete", "runs"], ["create", "agents"], ["get", "runs"]], [["create", "approvals"], ["update", "runs/status"], ["create", "leviathpolicies"]]],
+    ["alice", "edit", [["create", "runs"], ["delete", "runs"], ["create", "agents"], ["get", "runs"]], [["create", "approvals"], ["patch", "runs", "status"], ["create", "leviathpolicies"]]],
     ["bob", "view", [["get", "runs"], ["list", "agents"], ["watch", "approvals"], ["get", "leviathpolicies"]], [["create", "runs"], ["create", "approvals"]]],
     ["carol", "approver", [["create", "approvals"], ["get", "runs"]], [["update", "approvals"], ["delete", "approvals"], ["create", "runs"]]],
   ] as const)("%s (%s) may do what docs/security.md says and reaches no pod", async (user, _role, allowed, refused) => {
     for (const [verb, resource] of allowed) expect(await canI(user, verb, resource), `${user} ${verb} ${resource}`).toBe(true);
-    for (const [verb, resource] of refused) expect(await canI(user, verb, resource), `${user} ${verb} ${resource}`).toBe(false);
+    for (const [verb, resource, sub] of refused as readonly (readonly [string, string, string?])[]) expect(await canI(user, verb, resource, sub), `${user} ${verb} ${resource}`).toBe(false);
     for (const [verb, resource, sub] of POD_ACCESS) expect(await canI(user, verb, resource, sub), `${user} ${verb} ${resource}/${sub}`).toBe(false);
   });
 
