@@ -1,10 +1,12 @@
-// Writes crds/*.yaml and docs/crds.md from the zod schemas (src/api/crd-files.ts).
+// Writes crds/*.yaml, the strict-keys admission policy, docs/crds.md and values.schema.json's policy.spec from the
+// zod schemas (src/api/crd-files.ts, src/api/values-schema.ts).
 // Usage: node scripts/gen-crds.ts            write the files
 //        node scripts/gen-crds.ts --check    exit 1 and name the files that differ, writing nothing
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildCrdFiles } from "../src/api/crd-files.ts";
+import { buildPolicyKeysFile, buildValuesSchema, POLICY_KEYS_FILE, VALUES_SCHEMA_FILE } from "../src/api/values-schema.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const check = process.argv.includes("--check");
@@ -18,7 +20,9 @@ function current(path: string): string | undefined {
 }
 
 const stale: string[] = [];
-for (const file of buildCrdFiles()) {
+// The chart's values schema is hand-written except for `policy.spec`, which comes from the policy's zod schema.
+const valuesSchema = { path: VALUES_SCHEMA_FILE, content: buildValuesSchema(current(join(root, VALUES_SCHEMA_FILE)) ?? "") };
+for (const file of [...buildCrdFiles(), valuesSchema, { path: POLICY_KEYS_FILE, content: buildPolicyKeysFile() }]) {
   const path = join(root, file.path);
   if (current(path) === file.content) continue;
   stale.push(file.path);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ConditionSchema } from "./status.ts";
 
 /**
  * A person's answer to one pending prompt. `allowForStage` applies to tool-permission prompts only; a taint-gate
@@ -17,13 +18,37 @@ export const ApprovalSpecSchema = z.strictObject({
   approvalId: z.string().min(1).max(256).describe("The id of the pending approval, as listed in the Run's status.pendingApprovals."),
   decision: z.enum(APPROVAL_DECISIONS),
   reason: z.string().max(4096).optional().describe("Free text kept with the audit record."),
+  approvedBy: z.string().min(1).max(512).optional()
+    .describe("Who answered: set at admission from the requesting user (a value that differs is refused), never taken on trust."),
 });
 /** The Approval spec. */
 export type ApprovalSpec = z.infer<typeof ApprovalSpecSchema>;
 
-/** The Approval status, written by the sidecar that consumed it. */
+/** Condition types on an Approval, written by the controller. */
+export const APPROVAL_CONDITION = {
+  /** Bound to the Run's uid (owner reference and label), or why not. */
+  bound: "Bound",
+  /** Whether the Run has a pending prompt with this Approval's id. */
+  matched: "Matched",
+} as const;
+
+/** Reasons of the Approval conditions. */
+export const APPROVAL_REASON = {
+  bound: "BoundToRun",
+  runNotFound: "RunNotFound",
+  stale: "PredatesRun",
+  invalid: "InvalidSpec",
+  pending: "PendingPrompt",
+  noPendingPrompt: "NoPendingPrompt",
+  consumed: "Consumed",
+} as const;
+
+/** The Approval status: `consumed*` and `message` written by the sidecar that applied it, conditions by the controller. */
 export const ApprovalStatusSchema = z.strictObject({
   consumed: z.boolean().optional().describe("True once the run's sidecar applied the answer."),
   consumedAt: z.string().optional(),
   message: z.string().max(4096).optional(),
+  conditions: z.array(ConditionSchema).optional(),
 });
+/** The Approval status. */
+export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;

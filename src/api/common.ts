@@ -52,3 +52,8 @@ export const AgentKeySchema = z
 
 /** Values copied verbatim for the agent runtime; the operator never interprets them. */
 export const VerbatimSchema = z.record(z.string(), z.unknown());
+
+/** How a run answers a prompt: a person, nobody (asks expire), yolo (asks waived and recorded), or no prompt lane. */
+export const RUN_MODES = ["interactive", "unattended", "yolo", "headless"] as const;
+/** A run mode. */
+export type RunMode = (typeof RUN_MODES)[number];

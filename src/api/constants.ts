@@ -25,9 +25,17 @@ export const FIELD_MANAGER = "leviath-operator";
 /** Labels and annotations the operator writes. */
 export const LABEL = {
   run: "leviath.dev/run",
+  /** On an Approval: the uid of the Run it is bound to, set by the controller only (the sidecar watches by it). */
+  runUid: "leviath.dev/run-uid",
   agent: "leviath.dev/agent",
   component: "leviath.dev/component",
   sandboxSignature: "leviath.dev/sandbox-signature",
   network: "leviath.dev/network",
   managedBy: "app.kubernetes.io/managed-by",
+} as const;
+
+/** Annotations the operator writes on objects it does not own. */
+export const APPROVAL_ANNOTATION = {
+  /** The ServiceAccount of the sidecar that may mark this Approval consumed (checked at admission). */
+  sidecarServiceAccount: "leviath.dev/sidecar-service-account",
 } as const;

@@ -93,12 +93,14 @@ export const APPROVAL_CRD: CrdDefinition = {
   spec: ApprovalSpecSchema,
   status: ApprovalStatusSchema,
   specRequired: true,
-  listMaps: {},
+  listMaps: conditionsListMap,
   printerColumns: [
     { name: "Run", type: "string", jsonPath: ".spec.runRef.name" },
     { name: "Decision", type: "string", jsonPath: ".spec.decision" },
+    { name: "By", type: "string", jsonPath: ".spec.approvedBy" },
     { name: "Consumed", type: "boolean", jsonPath: ".status.consumed" },
   ],
+  validations: [{ rule: "!has(oldSelf.spec) || self.spec == oldSelf.spec", message: "an Approval's answer cannot be changed; create a new Approval" }],
 };
 
 /** Every CRD the operator serves, in the order they are written to `crds/`. */

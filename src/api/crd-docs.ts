@@ -17,7 +17,7 @@ function typeOf(node: OpenApiSchema): string {
     return `array of ${typeOf(items)}${keys ? ` (map keyed by ${keys.join(", ")})` : ""}`;
   }
   if (type === "object" && node["additionalProperties"]) return `map of ${typeOf(node["additionalProperties"] as OpenApiSchema)}`;
-  if (node["x-kubernetes-preserve-unknown-fields"]) return type === "any" ? "any (verbatim)" : `${type} (verbatim)`;
+  if (node["x-kubernetes-preserve-unknown-fields"] && !node["properties"]) return type === "any" ? "any (verbatim)" : `${type} (verbatim)`;
   return type;
 }
 
@@ -53,8 +53,10 @@ export function buildCrdReference(defs: readonly CrdDefinition[]): string {
     "# Leviath CRD reference",
     "",
     "Generated from the zod schemas in `src/api/` by `scripts/gen-crds.ts`; do not edit by hand.",
-    "Unknown fields are rejected by strict field validation (kubectl's default) and pruned otherwise;",
-    "fields marked verbatim are handed to the agent runtime unchanged.",
+    "An unknown field is refused at admission with its path named, whatever the client asked for (the",
+    "`leviath-strict-keys` ValidatingAdmissionPolicy the chart installs); without that policy the object is",
+    "stored and the controller marks it invalid, naming the key. Fields marked verbatim are handed to the",
+    "agent runtime unchanged.",
     "",
   ];
   for (const def of defs) {

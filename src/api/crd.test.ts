@@ -57,12 +57,16 @@ describe("the generated CRDs", () => {
     expect((conditions["items"] as OpenApiSchema)["required"]).toContain("type");
   });
 
-  it("keeps the runtime's verbatim parts open and the sandbox block closed", () => {
+  it("keeps the runtime's verbatim parts open, and unknown keys of the typed parts stored (not pruned) for admission to refuse", () => {
     const agent = schemaOf(buildCrd(AGENT_CRD)) as { properties: Record<string, OpenApiSchema> };
     const spec = agent.properties["spec"]!["properties"] as Record<string, OpenApiSchema>;
     expect(spec["blueprint"]!["x-kubernetes-preserve-unknown-fields"]).toBe(true);
+    expect(spec["blueprint"]!["properties"]).toBeUndefined();
     expect((spec["agent"]!["properties"] as Record<string, OpenApiSchema>)["runtime"]!["x-kubernetes-preserve-unknown-fields"]).toBe(true);
-    expect(spec["sandbox"]!["x-kubernetes-preserve-unknown-fields"]).toBeUndefined();
+    expect(spec["sandbox"]!["x-kubernetes-preserve-unknown-fields"]).toBe(true);
+    expect(Object.keys(spec["sandbox"]!["properties"] as object)).toContain("network");
+    const status = agent.properties["status"]!;
+    expect(status["x-kubernetes-preserve-unknown-fields"]).toBeUndefined();
   });
 
   it("has a status subresource and the printer columns", () => {

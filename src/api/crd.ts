@@ -50,7 +50,7 @@ function isObject(v: unknown): v is OpenApiSchema {
 
 /**
  * Turn zod's JSON Schema (draft 2020-12) into a structural OpenAPI v3 schema: `additionalProperties: false` is
- * dropped (the API server prunes unknown fields, and strict field validation names them); an open record
+ * dropped (the CRD's subset cannot say it; {@link keepUnknownKeys} and the admission policy take its place); an open record
  * (`z.record(string, unknown)`) or `z.unknown()` preserves unknown fields; `const` becomes a one-value `enum`;
  * zod's safe-integer bounds and unknown formats go.
  */
@@ -85,6 +85,24 @@ function schemaOf(type: z.ZodType): OpenApiSchema {
   return buildStructuralSchema(z.toJSONSchema(type, { io: "input", unrepresentable: "any", reused: "inline" }));
 }
 
+/**
+ * Marks every object node that lists its `properties` (the root, spec and everything below it) with
+ * `x-kubernetes-preserve-unknown-fields`, so the API server stores an unknown key instead of pruning it. Pruning
+ * happens before admission and before the controller sees the object: a misspelled `netwrok` would vanish and
+ * the sandbox would read looser than the file. Kept, the key is refused by the strict-keys admission policy
+ * (admission-policy.ts) and, where that policy is not installed, makes the reconciler's strict zod parse fail.
+ */
+export function keepUnknownKeys(node: OpenApiSchema): OpenApiSchema {
+  const props = node["properties"];
+  if (isObject(props)) {
+    node["x-kubernetes-preserve-unknown-fields"] = true;
+    for (const child of Object.values(props)) if (isObject(child)) keepUnknownKeys(child);
+  }
+  if (isObject(node["items"])) keepUnknownKeys(node["items"]);
+  if (isObject(node["additionalProperties"])) keepUnknownKeys(node["additionalProperties"]);
+  return node;
+}
+
 function markListMap(root: OpenApiSchema, path: string, keys: string[]): void {
   let node: OpenApiSchema | undefined = root;
   for (const segment of path.split(".")) {
@@ -108,9 +126,11 @@ export function buildCrd(def: CrdDefinition): OpenApiSchema {
       apiVersion: { type: "string" },
       kind: { type: "string" },
       metadata: { type: "object" },
-      spec: schemaOf(def.spec),
+      spec: keepUnknownKeys(schemaOf(def.spec)),
       status: schemaOf(def.status),
     },
+    // Unknown keys at the root (`specc:`) are kept too, so the admission policy can name them.
+    "x-kubernetes-preserve-unknown-fields": true,
     ...(def.specRequired ? { required: ["spec"] } : {}),
     ...(def.validations?.length ? { "x-kubernetes-validations": def.validations } : {}),
   };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AgentKeySchema, LevelSchema, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
+import { AgentKeySchema, LevelSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
 
 /** A mount the admin makes reachable to sandboxes (blueprint mounts are intersected with these paths). */
 export const PolicyMountSchema = z.strictObject({
@@ -85,6 +85,24 @@ export const PolicyLimitsSchema = z.strictObject({
   shellTimeoutSeconds: z.number().int().min(1).default(60),
 });
 
+/** Run modes allowed when the policy says nothing: the two in which every `ask` still reaches a person or is refused. */
+export const DEFAULT_RUN_MODES = ["interactive", "headless"] as const;
+
+/**
+ * Ceilings on what the untrusted parties choose: the runtime image an Agent names (the runtime is trusted code:
+ * it holds the granted files and the model credentials), the mode a Run asks for and its launch allows.
+ */
+export const PolicyCeilingsSchema = z.strictObject({
+  runtimeImages: z.array(z.string().min(1).max(512)).default([])
+    .describe("Runtime images an Agent may name (spec.image): an exact reference, a pattern where '*' matches any characters (registry.internal/runtimes/*), or a digest (sha256:...) that the reference must be pinned to. The controller's --runtime-image is always allowed."),
+  runModes: z.array(z.enum(RUN_MODES)).default([...DEFAULT_RUN_MODES])
+    .describe("Modes a Run may use; yolo (asks waived) and unattended (asks expire) are refused unless listed."),
+  allowTools: z.boolean().default(false)
+    .describe("Whether a Run may use spec.allowTools (launch allows that turn ask into allow)."),
+});
+/** The ceilings on Agents' and Runs' choices. */
+export type PolicyCeilings = z.infer<typeof PolicyCeilingsSchema>;
+
 /** The LeviathPolicy spec: everything that is a ceiling or a grant (upstream's config.toml + policy.toml). */
 export const LeviathPolicySpecSchema = z.strictObject({
   sandbox: PolicySandboxSchema.optional(),
@@ -96,6 +114,7 @@ export const LeviathPolicySpecSchema = z.strictObject({
   }),
   taint: TaintPolicySchema.default({ allowlist: [], rules: [], toolOverrides: {} }),
   limits: PolicyLimitsSchema.default({ interactionTimeoutSeconds: 3600, defaultMaxIterations: 50, shellTimeoutSeconds: 60 }),
+  ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false }),
 });
 /** The LeviathPolicy spec as parsed (defaults applied). */
 export type LeviathPolicySpec = z.infer<typeof LeviathPolicySpecSchema>;

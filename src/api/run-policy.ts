@@ -1,11 +1,8 @@
 import { z } from "zod";
-import { PermissionSchema, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
+import { PermissionSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
 import { AllowlistRuleSchema, CelRuleSchema, ToolOverrideSchema } from "./policy.ts";
 
-/** How a run answers a prompt: a person, nobody (asks expire), yolo (asks waived and recorded), or no prompt lane. */
-export const RUN_MODES = ["interactive", "unattended", "yolo", "headless"] as const;
-/** A run mode. */
-export type RunMode = (typeof RUN_MODES)[number];
+export { RUN_MODES, type RunMode } from "./common.ts";
 
 /** A stage's sandbox after the tighten-only merge. */
 export const ResolvedSandboxSchema = z.strictObject({

@@ -32,6 +32,7 @@ export const REASON = {
   valid: "Valid",
   invalidSpec: "InvalidSpec",
   invalidPolicy: "InvalidPolicy",
+  refusedByPolicy: "RefusedByPolicy",
   findings: "FindingsWithErrors",
   resolved: "Resolved",
   agentNotFound: "AgentNotFound",

@@ -119,7 +119,7 @@ function startCluster(client: KubeClient, sidecar: RunningSidecar, namespace: st
   const { service, approvals } = sidecar.deps;
   const watcher = startApprovalWatcher({
     client, namespace, run, log, clock: Date.now,
-    target: { isPending: (id) => approvals.get(id) !== undefined, answer: (id, d, r) => service.answer(id, d, r) },
+    target: { isPending: (id) => approvals.get(id) !== undefined, answer: (id, d, who) => service.answer(id, d, who.reason, who.approvedBy) },
   });
   const reporter = startRunStatusReporter({ client, namespace, run, log, status: () => sidecar.status() });
   return async () => {

@@ -12,6 +12,8 @@ export interface AgentReconcilerDeps {
   writer: ClusterWriter;
   policy: () => PolicyState;
   nowIso: () => string;
+  /** The controller's runtime image (`--runtime-image`), always allowed by the policy's image ceiling. */
+  defaultRuntimeImage?: string | undefined;
 }
 
 type AgentObject = { spec?: unknown; status?: AgentStatus; metadata: { generation?: number } };
@@ -30,6 +32,7 @@ export function createAgentReconciler(deps: AgentReconcilerDeps): (key: string) 
       policy: deps.policy(),
       previous: obj.status,
       now: deps.nowIso(),
+      ...(deps.defaultRuntimeImage ? { defaultRuntimeImage: deps.defaultRuntimeImage } : {}),
     });
     if (!isSameStatus(obj.status, status)) await deps.writer.applyStatus("agent", namespace, name, status);
     return {};

@@ -1,5 +1,6 @@
 import { AgentSpecSchema } from "../api/agent.ts";
 import { CONDITION, REASON, type AgentStatus, type Finding } from "../api/status.ts";
+import { decideImageCeiling } from "../policy/ceilings.ts";
 import { resolveStageSandboxes } from "../policy/sandbox-resolve.ts";
 import { computeAgentFindings, INVALID_BLUEPRINT } from "./agent-findings.ts";
 import { buildConditions, formatFieldPath, type ConditionDecision } from "./conditions.ts";
@@ -15,7 +16,12 @@ export interface AgentStatusInput {
   previous: AgentStatus | undefined;
   /** RFC 3339 now, for condition transitions. */
   now: string;
+  /** The controller's runtime image, always allowed by the image ceiling. */
+  defaultRuntimeImage?: string;
 }
+
+/** The code of the finding that says the policy refuses the Agent's runtime image. */
+export const IMAGE_NOT_ALLOWED = "runtime-image-not-allowed";
 
 function invalid(input: AgentStatusInput, findings: Finding[], reason: string): AgentStatus {
   const decided: ConditionDecision = { type: CONDITION.valid, status: "False", reason, message: findings.map((f) => f.message).join("; ") };
@@ -49,6 +55,8 @@ export function computeAgentStatus(input: AgentStatusInput): AgentStatus {
     return { observedGeneration: input.generation, conditions: buildConditions(input.previous?.conditions, [decided], input.now, input.generation) };
   }
   const { findings, readPaths } = computeAgentFindings(spec, `${input.namespace}/${input.name}`, policy.spec);
+  const refused = decideImageCeiling(policy.spec.ceilings, spec.image, input.defaultRuntimeImage);
+  if (refused) return invalid(input, [{ severity: "error", code: IMAGE_NOT_ALLOWED, message: refused.message }, ...findings], REASON.refusedByPolicy);
   const errors = findings.filter((f) => f.severity === "error");
   if (errors.length > 0) return invalid(input, findings, REASON.invalidSpec);
   const sandboxes = resolveStageSandboxes(spec, policy.spec.sandbox).map(({ stage, sandbox }) => ({

@@ -8,6 +8,8 @@ import { componentLogger, type Logger } from "../log/logger.ts";
 import type { ControllerMetrics, ControllerName } from "../metrics/controller-metrics.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import { createAgentReconciler, createPolicyReconciler } from "./agent-reconciler.ts";
+import { DEFAULT_APPROVAL_TTL_MS } from "./approval-decision.ts";
+import { approvalRunName, createApprovalReconciler } from "./approval-reconciler.ts";
 import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
 import { NotLeaderError, startControllerLoop, type ControllerLoop } from "./controller-loop.ts";
 import { computePolicyState, type GoodPolicy, type PolicyState } from "./policy-state.ts";
@@ -26,6 +28,8 @@ export interface ManagerOptions {
   newId: () => string;
   /** Whether writes are allowed right now (the lease is held); always true without leader election. */
   isLeader: () => boolean;
+  /** How long consumed, orphaned, stale and invalid Approvals are kept (default one hour). */
+  approvalTtlMs?: number;
 }
 
 /** The running controllers: caches, queues and (once leading) workers. */
@@ -51,7 +55,7 @@ export function createManager(opts: ManagerOptions): Manager {
   const log = componentLogger(opts.log, "controller");
   const onError = (res: { plural: string }, err: unknown, retryInMs: number) => log.warn({ err, resource: res.plural, retryInMs }, "watch failed; restarting");
   const informers = new Map<ResourceName, Informer>();
-  for (const name of ["agent", "run", "policy", "runtimeClass"] as const) informers.set(name, createInformer(opts.client, RESOURCES[name], { onError }));
+  for (const name of ["agent", "run", "policy", "runtimeClass", "approval"] as const) informers.set(name, createInformer(opts.client, RESOURCES[name], { onError }));
   for (const name of CHILD_KINDS) {
     informers.set(name, createInformer(opts.client, RESOURCES[name], { labelSelector: `${LABEL.managedBy}=${FIELD_MANAGER}`, onError }));
   }
@@ -103,7 +107,7 @@ export function createManager(opts: ManagerOptions): Manager {
   };
 
   const queues = new Map<ControllerName, WorkQueue>();
-  for (const name of ["agent", "run", "policy"] as const) {
+  for (const name of ["agent", "run", "policy", "approval"] as const) {
     queues.set(name, createWorkQueue(undefined, (depth, added) => {
       opts.metrics.queueDepth(name, depth);
       if (added) opts.metrics.queueAdd(name);
@@ -117,7 +121,12 @@ export function createManager(opts: ManagerOptions): Manager {
     q("agent").add(keyOf(agent));
     for (const run of unpinnedRuns(agent.metadata.namespace)) if ((run as Obj).spec?.agentRef?.name === agent.metadata.name) q("run").add(keyOf(run));
   });
-  inf("run").on((_e, run) => q("run").add(keyOf(run)));
+  inf("run").on((_e, run) => {
+    q("run").add(keyOf(run));
+    // An Approval's binding and match follow its Run (created, re-created, a prompt raised or answered).
+    for (const a of inf("approval").list(run.metadata.namespace)) if (approvalRunName(a) === run.metadata.name) q("approval").add(keyOf(a));
+  });
+  inf("approval").on((_e, approval) => q("approval").add(keyOf(approval)));
   inf("policy").on(() => {
     q("policy").add(CLUSTER_POLICY_NAME);
     for (const agent of inf("agent").list()) q("agent").add(keyOf(agent));
@@ -136,9 +145,10 @@ export function createManager(opts: ManagerOptions): Manager {
   const deps = { cache, writer, policy: policyState };
   const nowIso = () => new Date(opts.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
   const reconcilers = {
-    agent: createAgentReconciler({ ...deps, nowIso }),
+    agent: createAgentReconciler({ ...deps, nowIso, defaultRuntimeImage: opts.settings.defaultRuntimeImage }),
     policy: createPolicyReconciler({ ...deps, nowIso }),
     run: createRunReconciler({ ...deps, settings: opts.settings, nowMs: opts.nowMs }),
+    approval: createApprovalReconciler({ ...deps, nowMs: opts.nowMs, ttlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS }),
   };
   let loops: ControllerLoop[] = [];
 
@@ -156,7 +166,8 @@ export function createManager(opts: ManagerOptions): Manager {
       q("policy").add(CLUSTER_POLICY_NAME);
       for (const agent of inf("agent").list()) q("agent").add(keyOf(agent));
       for (const run of inf("run").list()) q("run").add(keyOf(run));
-      loops = (["agent", "run", "policy"] as const).map((name) => startControllerLoop({
+      for (const approval of inf("approval").list()) q("approval").add(keyOf(approval));
+      loops = (["agent", "run", "policy", "approval"] as const).map((name) => startControllerLoop({
         name, queue: q(name), reconcile: reconcilers[name], workers: name === "policy" ? 1 : opts.workers,
         metrics: opts.metrics, log: opts.log, newId: opts.newId, monotonicMs: opts.monotonicMs,
       }));

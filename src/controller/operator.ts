@@ -27,6 +27,8 @@ export interface OperatorOptions {
   leaderElection?: Omit<LeaderElectionConfig, "identity"> & { identity?: string };
   /** Called when leadership is lost: the process must stop reconciling (the CLI exits). */
   onLostLeadership?: () => void;
+  /** How long consumed, orphaned, stale and invalid Approvals are kept (default one hour). */
+  approvalTtlMs?: number;
 }
 
 /** A running operator. */
@@ -55,6 +57,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
   const manager = createManager({
     client: opts.client, settings: opts.settings, workers: opts.workers, log: opts.log, metrics,
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
+    ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
   });
   const apps: FastifyInstance[] = [];
   const addresses: { metrics?: string; probes?: string } = {};

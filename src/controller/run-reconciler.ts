@@ -8,6 +8,7 @@ import { buildRunChildren } from "../sandbox/run-children.ts";
 import { buildPolicyConfigMap } from "../sandbox/run-objects.ts";
 import { buildRunSnapshot, parseSnapshotData, type RunSnapshot } from "../sandbox/run-snapshot.ts";
 import { computeSandboxPlan } from "../sandbox/sandbox-plan.ts";
+import { decideImageCeiling, decideRunCeilings } from "../policy/ceilings.ts";
 import { computeAgentFindings } from "./agent-findings.ts";
 import { isApplied } from "./applied.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
@@ -92,6 +93,9 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     }
     const policy = computeEffectivePolicy(deps.policy());
     if (!policy) return { blocked: true, phase: "Pending", reason: REASON.invalidPolicy, message: "the LeviathPolicy is invalid and no earlier generation was valid; the Run waits" };
+    // The admin's ceilings on the untrusted parties' choices: refused, the Run waits and no pod is created.
+    const refused = decideRunCeilings(policy.spec.ceilings, spec) ?? decideImageCeiling(policy.spec.ceilings, agentSpec.data.image, deps.settings.defaultRuntimeImage);
+    if (refused) return { blocked: true, phase: "Pending", reason: REASON.refusedByPolicy, message: refused.field === "spec.image" ? `Agent '${spec.agentRef.name}': ${refused.message}` : refused.message };
     const key = `${ref.namespace}/${spec.agentRef.name}`;
     const errors = computeAgentFindings(agentSpec.data, key, policy.spec).findings.filter((f) => f.severity === "error");
     if (errors.length > 0) return { blocked: true, phase: "Pending", reason: REASON.invalidSpec, message: `Agent '${spec.agentRef.name}' is invalid: ${errors[0]!.message}` };

@@ -1,4 +1,5 @@
 import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext } from "@kubernetes/client-node";
+import { DEFAULT_MAX_RESPONSE_BYTES, readBoundedText } from "./bounded-body.ts";
 import { parseApiError } from "./errors.ts";
 
 /** Options of one request. */
@@ -8,6 +9,8 @@ export interface RequestOptions {
   contentType?: string;
   /** Default 30 s: a request never hangs a worker forever while the API server restarts. */
   timeoutMs?: number;
+  /** Cap on the response body (default {@link DEFAULT_MAX_RESPONSE_BYTES}); a larger one is refused, not read. */
+  maxResponseBytes?: number;
 }
 
 /** A thin REST client over the kubeconfig: any path, any verb, any content type, JSON in and out. */
@@ -69,7 +72,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       }
       ctx.setSignal(AbortSignal.timeout(opts.timeoutMs ?? 30_000));
       const res = await http.send(ctx).toPromise();
-      const text = await res.body.text();
+      const text = await readBoundedText(res.body.stream() as ReadableStream<Uint8Array> | null, opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, `${method} ${path}`);
       if (res.httpStatusCode >= 400) throw parseApiError(res.httpStatusCode, text, `${method} ${path}`);
       return (text ? JSON.parse(text) : undefined) as T;
     },

@@ -55,8 +55,9 @@ function controllerUid(obj: KubeObject): string | undefined {
  * watch timeouts, but stops for good on any other error (an API server restart, a refused connection): this
  * wrapper restarts it with capped exponential backoff, resuming from the last resource version.
  */
-export function createInformer<T extends KubeObject>(client: KubeClient, resource: Resource, opts: { labelSelector?: string } & InformerHooks = {}): Informer<T> {
-  const path = buildPath(resource);
+export function createInformer<T extends KubeObject>(client: KubeClient, resource: Resource, opts: { labelSelector?: string; namespace?: string } & InformerHooks = {}): Informer<T> {
+  // One namespace for a client whose Role holds only that namespace (the sidecar); every namespace otherwise.
+  const path = buildPath(resource, opts.namespace);
   const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
   // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
   const listFn = async () => {

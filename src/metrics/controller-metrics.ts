@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { ErrorKind } from "../kube/errors.ts";
 
 /** The controllers, as a closed label set. */
-export type ControllerName = "agent" | "run" | "policy";
+export type ControllerName = "agent" | "run" | "policy" | "approval";
 /** Reconcile outcomes, as controller-runtime labels them. */
 export type ReconcileOutcome = "success" | "error" | "requeue_after";
 /** Write verbs the controller makes, as a closed label set. */
@@ -42,7 +42,7 @@ export function createControllerMetrics(leaseName = "leviath-operator"): Control
   const writes = new Counter({ name: "leviath_api_writes_total", help: "Writes the controller sent to the API server, by verb and kind", labelNames: ["verb", "kind"], registers });
   const master = new Gauge({ name: "leader_election_master_status", help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master", labelNames: ["name"], registers });
   master.set({ name: leaseName }, 0);
-  for (const c of ["agent", "run", "policy"] as const) {
+  for (const c of ["agent", "run", "policy", "approval"] as const) {
     for (const r of ["success", "error", "requeue_after"] as const) total.inc({ controller: c, result: r }, 0);
     errors.inc({ controller: c }, 0);
     depth.set({ name: c }, 0);

@@ -21,7 +21,7 @@ export interface PendingApproval {
 
 /** How a prompt was settled. */
 export type ApprovalSettlement =
-  | { readonly kind: "answer"; readonly decision: ApprovalDecision; readonly reason?: string | undefined }
+  | { readonly kind: "answer"; readonly decision: ApprovalDecision; readonly reason?: string | undefined; readonly approvedBy?: string | undefined }
   | { readonly kind: "expired" }
   | { readonly kind: "cancelled" };
 
@@ -83,8 +83,8 @@ export class ApprovalBook {
   }
 
   /** Answers a pending prompt; false when no such prompt is pending. */
-  answer(id: string, decision: ApprovalDecision, reason?: string): boolean {
-    return this.#finish(id, { kind: "answer", decision, reason });
+  answer(id: string, decision: ApprovalDecision, reason?: string, approvedBy?: string): boolean {
+    return this.#finish(id, { kind: "answer", decision, reason, approvedBy });
   }
 
   /** One pending prompt. */

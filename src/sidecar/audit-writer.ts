@@ -18,6 +18,10 @@ export interface DecisionRecord {
   readonly code?: string;
   /** The paths as requested (never file contents). */
   readonly paths?: readonly string[];
+  /** Who answered the prompt this decision followed (an Approval's admission-set `spec.approvedBy`). */
+  readonly approved_by?: string;
+  /** The reason the answer gave. */
+  readonly approval_reason?: string;
 }
 
 /** Where audit records go; each method reports whether the record is on disk (false: refuse the call). */

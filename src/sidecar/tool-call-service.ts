@@ -65,6 +65,8 @@ export interface ToolCallRequest {
 
 interface CallRecord {
   readonly id: string;
+  /** Who answered its prompt and why (an Approval's spec.approvedBy and reason), for the decision's audit record. */
+  answeredBy?: { readonly approvedBy?: string | undefined; readonly reason?: string | undefined };
   /** Order of submission: the oldest settled calls are forgotten first. */
   readonly seq: number;
   readonly tool: string;
@@ -205,8 +207,8 @@ export class ToolCallService {
   }
 
   /** Answers a pending prompt; false when none has this id. */
-  answer(approvalId: string, decision: ApprovalDecision, reason?: string): boolean {
-    return this.#d.approvals.answer(approvalId, decision, reason);
+  answer(approvalId: string, decision: ApprovalDecision, reason?: string, approvedBy?: string): boolean {
+    return this.#d.approvals.answer(approvalId, decision, reason, approvedBy);
   }
 
   /** Labels the result the runtime reports for a call decided `run`. */
@@ -349,6 +351,7 @@ export class ToolCallService {
 
   async #settled(rec: CallRecord, kind: ApprovalKind, s: ApprovalSettlement, pending: PendingGate | undefined): Promise<void> {
     rec.started = this.#d.monotonicMs();
+    if (s.kind === "answer") rec.answeredBy = { approvedBy: s.approvedBy, reason: s.reason };
     const action = decideSettlement(kind, rec.tool, s, pending, this.#d.clock);
     if (action.kind === "stopping") {
       this.#finish(rec, buildDeny(rec.id, rec.tool, "sidecar-stopping", buildStoppingMessage(rec.tool), 503));
@@ -401,6 +404,8 @@ export class ToolCallService {
     const ok = this.#d.audit.decision(index, {
       timestamp: Math.floor(this.#d.clock() / 1000), agent_id: this.#d.runName, call_id: rec.id, tool_name: rec.tool, stage: stage.name,
       decision, decision_source: source, ...(code === undefined ? {} : { code }), ...(paths === undefined ? {} : { paths }),
+      ...(rec.answeredBy?.approvedBy === undefined ? {} : { approved_by: rec.answeredBy.approvedBy }),
+      ...(rec.answeredBy?.reason === undefined ? {} : { approval_reason: rec.answeredBy.reason }),
     });
     if (!ok) this.#d.metrics.auditWriteError();
     return ok;

@@ -1,8 +1,9 @@
 // The sidecar in cluster mode against the real API server: it reports its part of the Run's status, applies
-// Approval resources to its pending prompts (and marks them consumed), and shells into the stage's sandbox
+// Approval resources to its pending prompts (only those the controller bound to its Run's uid; who approved and
+// why land in the audit record of the decision), marks them consumed, and shells into the stage's sandbox
 // pod with pods/exec. Pods never run here (there is no kubelet), so the exec itself fails, and the test
 // checks that this reaches the runtime as an error result, never a hang or an allow without a run.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
@@ -10,11 +11,16 @@ import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
 import { createSidecarClient } from "../../src/sidecar/client.ts";
 import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "./harness/index.ts";
+import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";
+import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "sidecar-run";
 let namespace = "";
 let sc: SidecarProcess;
+let op: TestOperator;
+let policies: { remove(): Promise<void> } | undefined;
+let auditDir = "";
 
 const policy = RunPolicySchema.parse({
   agent: { key: "x/agent", name: "agent" },
@@ -30,6 +36,9 @@ const policy = RunPolicySchema.parse({
 beforeAll(async () => {
   await installCrds("crds/");
   namespace = await createRestrictedNamespace("sidecar");
+  policies = await installApprovalPolicies();
+  // The controller binds Approvals to the Run's uid; the sidecar only sees bound ones.
+  op = await startTestOperator();
   const { custom, core, kubeconfigPath } = testCluster();
   await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN }, spec: { agentRef: { name: "agent" } } } });
   const pod = computeSandboxPlan(RUN, policy)[0]!.pod;
@@ -47,11 +56,14 @@ beforeAll(async () => {
   mkdirSync(join(root, "work"));
   writeFileSync(join(root, "work", "notes.md"), "notes\n");
   writeFileSync(join(root, "run-policy.json"), JSON.stringify(policy));
+  auditDir = join(root, "audit");
   sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", join(root, "audit")]);
 }, 120_000);
 
 afterAll(async () => {
   if (sc) expect(await sc.stop()).toBe(0);
+  await op?.stop();
+  await policies?.remove();
   if (namespace) await deleteNamespace(namespace);
 });
 
@@ -74,7 +86,7 @@ describe("leviath sidecar in a cluster", () => {
 
     await testCluster().custom.createNamespacedCustomObject({
       ...GROUP, namespace, plural: "approvals",
-      body: { apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name: "ok-s1" }, spec: { runRef: { name: RUN }, approvalId: "gate-s1", decision: "allowOnce" } },
+      body: { apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name: "ok-s1" }, spec: { runRef: { name: RUN }, approvalId: "gate-s1", decision: "allowOnce", reason: "reviewed the command", approvedBy: "mallory" } },
     });
     const done = await client.waitForCall("s1", "shell", 60);
     expect(done).toMatchObject({ decision: "allow", isError: true });
@@ -85,6 +97,11 @@ describe("leviath sidecar in a cluster", () => {
       return a.status?.consumed ? a.status : undefined;
     }, { description: "the Approval consumed" });
     expect(approval.message).toBe("applied: allowOnce");
+    // Who approved comes from the admission request (the forged 'mallory' is replaced), and reaches the audit.
+    const me = await whoAmI();
+    const files = (readdirSync(auditDir, { recursive: true }) as string[]).filter((f) => f.endsWith("decisions.jsonl"));
+    const records = files.flatMap((f) => readFileSync(join(auditDir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>));
+    expect(records.find((r) => r["call_id"] === "s1" && r["decision"] === "allow")).toMatchObject({ approved_by: me, approval_reason: "reviewed the command" });
 
     const after = await waitFor(async () => {
       const status = (await readRun()).status;

@@ -2,7 +2,7 @@
 // re-evaluating every Agent, an invalid policy keeping the last valid one, Runs waiting for what they lack.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
-import { childrenOf, conditionOf, createAgent, createRun, OURS, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
+import { applyPolicy, childrenOf, conditionOf, createAgent, createRun, OURS, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
 let op: TestOperator;
@@ -20,11 +20,6 @@ afterAll(async () => {
 });
 
 const waitForAgent = (name: string, check: (a: Custom) => boolean, description: string): Promise<Custom> => waitForCustom("agents", namespace, name, check, description);
-
-async function applyPolicy(spec: Record<string, unknown>): Promise<void> {
-  const { objects } = testCluster();
-  await objects.patch({ apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec }, undefined, undefined, "leviath-test", true, "application/apply-patch+yaml");
-}
 
 describe("an Agent", () => {
   it("with a regex read path that escapes its anchors reports the finding that names it, and its Runs wait", async () => {

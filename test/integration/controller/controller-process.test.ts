@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
-import { childrenOf, createAgent, createRun, readCustom } from "./operator-harness.ts";
+import { childrenOf, createAgent, createRun, readCustom, TEST_RUNTIME_IMAGE } from "./operator-harness.ts";
 import { startControllerProcess, waitForStarted, type ControllerProcess } from "./process-harness.ts";
 
 let namespace = "";
@@ -41,7 +41,7 @@ describe("the controller process", () => {
       sandbox: { kind: "container", image: "alpine:3", network: false },
       stages: [{ name: "a" }, { name: "b", sandbox: { kind: "container", image: "node:22-slim" } }],
     });
-    const first = start(["--workers", "1"]);
+    const first = start(["--workers", "1", "--runtime-image", TEST_RUNTIME_IMAGE]);
     await waitForStarted(first);
     const started = first.logs.find((l) => l["msg"] === "controller started") as { addresses: { probes: string; metrics: string } };
     expect((await fetch(`http://${started.addresses.probes}/readyz`)).status).toBe(200);
@@ -65,7 +65,7 @@ describe("the controller process", () => {
     const podsAtKill = await count();
     expect(podsAtKill).toBeLessThan(RUNS * 3);
 
-    const second = start(["--workers", "4"]);
+    const second = start(["--workers", "4", "--runtime-image", TEST_RUNTIME_IMAGE]);
     await waitForStarted(second);
     await waitFor(async () => {
       const all = await Promise.all(names.map((n) => childrenOf(namespace, n)));

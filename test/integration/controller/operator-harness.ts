@@ -15,8 +15,11 @@ export interface TestOperator {
   stop(): Promise<void>;
 }
 
+/** The runtime image the test operator runs Agents with by default; the policy's image ceiling always allows it. */
+export const TEST_RUNTIME_IMAGE = "r:1";
+
 /** Start the operator in-process against the test cluster (no leader election, no listeners). */
-export async function startTestOperator(settings: Partial<PodSettings> = {}): Promise<TestOperator> {
+export async function startTestOperator(settings: Partial<PodSettings> = {}, options: { approvalTtlMs?: number } = {}): Promise<TestOperator> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -26,9 +29,10 @@ export async function startTestOperator(settings: Partial<PodSettings> = {}): Pr
   });
   const operator = await startOperator({
     client: createKubeClient(testCluster().kc),
-    settings: { ...DEFAULT_POD_SETTINGS, sidecarImage: "registry.example/leviath:test", ...settings },
+    settings: { ...DEFAULT_POD_SETTINGS, sidecarImage: "registry.example/leviath:test", defaultRuntimeImage: TEST_RUNTIME_IMAGE, ...settings },
     workers: 4,
     log: createLogger("debug", sink),
+    ...options,
   });
   return { operator, logs, stop: () => operator.stop() };
 }
@@ -51,6 +55,12 @@ export async function createAgent(namespace: string, name: string, spec: Record<
 /** Create a Run. */
 export async function createRun(namespace: string, name: string, spec: Record<string, unknown>): Promise<Custom> {
   return (await testCluster().custom.createNamespacedCustomObject({ ...OURS.runs, namespace, body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name }, spec } })) as Custom;
+}
+
+/** Apply the cluster LeviathPolicy (server-side, as the admin would). */
+export async function applyPolicy(spec: Record<string, unknown>): Promise<void> {
+  const { objects } = testCluster();
+  await objects.patch({ apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec }, undefined, undefined, "leviath-test", true, "application/apply-patch+yaml");
 }
 
 /** Read one of our namespaced objects. */

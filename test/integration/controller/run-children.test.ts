@@ -3,7 +3,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
-import { childrenOf, conditionOf, createAgent, createRun, isGone, patchCustom, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
+import { applyPolicy, childrenOf, conditionOf, OURS, createAgent, createRun, isGone, patchCustom, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
 let op: TestOperator;
@@ -22,11 +22,14 @@ const AGENT = {
 beforeAll(async () => {
   await installCrds("crds/");
   namespace = await createRestrictedNamespace("runs");
+  // The Agent names its own runtime images; the default one of the test operator is another.
+  await applyPolicy({ ceilings: { runtimeImages: ["registry.example/runtime:*"] } });
   op = await startTestOperator();
 });
 
 afterAll(async () => {
   await op?.stop();
+  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
   if (namespace) await deleteNamespace(namespace);
 });
 

@@ -1,0 +1,66 @@
+// The Approval controller: binds each Approval to the uid of the Run it names (label, owner reference, the Run's
+// sidecar named for admission), reports on Approvals that answer nothing, and deletes consumed, orphaned, stale and
+// invalid ones after their TTL. The sidecar watches only Approvals bound to its Run's uid.
+import type { ApprovalStatus } from "../api/approval.ts";
+import { API_VERSION, KIND } from "../api/constants.ts";
+import type { RunStatus } from "../api/status.ts";
+import type { KubeObject } from "../kube/objects.ts";
+import { buildChildNames } from "../sandbox/names.ts";
+import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
+import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
+import { buildConditions, isSameStatus } from "./conditions.ts";
+
+/** What the Approval reconciler needs. */
+export interface ApprovalReconcilerDeps {
+  cache: ClusterCache;
+  writer: ClusterWriter;
+  nowMs: () => number;
+  ttlMs: number;
+}
+
+type ApprovalObject = KubeObject & { spec?: { runRef?: { name?: unknown } }; status?: ApprovalStatus };
+type RunObject = KubeObject & { status?: RunStatus };
+
+const createdMs = (obj: KubeObject) => Date.parse(String(obj.metadata.creationTimestamp ?? "")) || 0;
+
+function runInput(run: RunObject | undefined): ApprovalRunInput | undefined {
+  if (!run?.metadata.uid || run.metadata.deletionTimestamp) return undefined;
+  return {
+    name: run.metadata.name,
+    uid: run.metadata.uid,
+    createdMs: createdMs(run),
+    pendingIds: (run.status?.pendingApprovals ?? []).map((p) => p.id),
+    sidecarServiceAccount: buildChildNames(run.metadata.name).serviceAccount,
+  };
+}
+
+/** The name of the Run an Approval names, if its spec says one. */
+export function approvalRunName(obj: KubeObject): string | undefined {
+  const name = (obj as ApprovalObject).spec?.runRef?.name;
+  return typeof name === "string" ? name : undefined;
+}
+
+/** Reconcile one Approval. */
+export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: string) => Promise<ReconcileResult> {
+  return async (key) => {
+    const [namespace, name] = key.split("/") as [string, string];
+    const obj = deps.cache.get("approval", namespace, name) as ApprovalObject | undefined;
+    if (!obj || obj.metadata.deletionTimestamp) return {};
+    const runName = approvalRunName(obj);
+    const run = runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
+    const now = deps.nowMs();
+    const decision = decideApproval({ spec: obj.spec, status: obj.status, createdMs: createdMs(obj), labels: obj.metadata.labels ?? {} }, runInput(run), now, deps.ttlMs);
+    if (decision.deleteAtMs !== undefined && decision.deleteAtMs <= now) {
+      await deps.writer.delete(obj);
+      return {};
+    }
+    if (decision.bind) {
+      const { labels, annotations, ownerReference } = decision.bind;
+      await deps.writer.apply({ apiVersion: API_VERSION, kind: KIND.approval, metadata: { name, namespace, labels, annotations, ownerReferences: [ownerReference] } });
+    }
+    const nowIso = new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const conditions = buildConditions(obj.status?.conditions, decision.conditions, nowIso, obj.metadata.generation ?? 0);
+    if (!isSameStatus(obj.status?.conditions, conditions)) await deps.writer.applyStatus("approval", namespace, name, { conditions });
+    return decision.deleteAtMs !== undefined ? { requeueAfterMs: decision.deleteAtMs - now } : {};
+  };
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { LeviathPolicySpecSchema } from "../api/policy.ts";
+import { decideImageCeiling, decideRunCeilings, isImageAllowedBy } from "./ceilings.ts";
+
+const DIGEST = `sha256:${"a".repeat(64)}`;
+const ceilings = (c: unknown = {}) => LeviathPolicySpecSchema.parse({ ceilings: c }).ceilings;
+
+describe("isImageAllowedBy", () => {
+  it.each([
+    ["registry.internal/runtime:1", "registry.internal/runtime:1", true],
+    ["registry.internal/runtime:1", "registry.internal/runtime:2", false],
+    ["registry.internal/runtimes/*", "registry.internal/runtimes/a:1", true],
+    ["registry.internal/runtimes/*", "registry.internal/other/a:1", false],
+    ["registry.internal/*:stable", "registry.internal/x:stable", true],
+    ["registry.internal/*:stable", "registry.internal/x:latest", false],
+    ["*", "anything/at:all", true],
+    ["a*b*c", "abc", true],
+    ["a*b*c", "ac", false],
+    ["ab*ba", "aba", false],
+    [DIGEST, `registry.internal/runtime@${DIGEST}`, true],
+    [DIGEST, `registry.internal/runtime:${DIGEST}`, false],
+    [DIGEST, "registry.internal/runtime:1", false],
+  ])("%s admits %s: %s", (entry, image, expected) => {
+    expect(isImageAllowedBy(entry, image)).toBe(expected);
+  });
+});
+
+describe("decideImageCeiling", () => {
+  it("always allows the controller's default image and an Agent that names none", () => {
+    expect(decideImageCeiling(ceilings(), "registry.internal/runtime:1", "registry.internal/runtime:1")).toBeUndefined();
+    expect(decideImageCeiling(ceilings(), undefined, undefined)).toBeUndefined();
+  });
+
+  it("refuses any other image unless listed, naming the field and the entry", () => {
+    const refused = decideImageCeiling(ceilings(), "evil.example/runtime:1", "registry.internal/runtime:1");
+    expect(refused).toEqual({
+      field: "spec.image",
+      entry: "spec.ceilings.runtimeImages",
+      message: "spec.image: runtime image 'evil.example/runtime:1' is not allowed by the LeviathPolicy (spec.ceilings.runtimeImages; allowed: registry.internal/runtime:1 (the controller's default))",
+    });
+    expect(decideImageCeiling(ceilings({ runtimeImages: ["evil.example/*"] }), "evil.example/runtime:1", undefined)).toBeUndefined();
+  });
+});
+
+describe("decideRunCeilings", () => {
+  it("refuses yolo and unattended unless the admin allows them", () => {
+    expect(decideRunCeilings(ceilings(), { mode: "interactive", allowTools: [] })).toBeUndefined();
+    expect(decideRunCeilings(ceilings(), { mode: "headless", allowTools: [] })).toBeUndefined();
+    expect(decideRunCeilings(ceilings(), { mode: "yolo", allowTools: [] })?.message)
+      .toBe("spec.mode: 'yolo' is not allowed by the LeviathPolicy (spec.ceilings.runModes: interactive, headless)");
+    expect(decideRunCeilings(ceilings(), { mode: "unattended", allowTools: [] })?.entry).toBe("spec.ceilings.runModes");
+    expect(decideRunCeilings(ceilings({ runModes: ["yolo"] }), { mode: "yolo", allowTools: [] })).toBeUndefined();
+  });
+
+  it("refuses launch allows unless the admin allows them", () => {
+    expect(decideRunCeilings(ceilings(), { mode: "interactive", allowTools: ["shell"] })).toEqual({
+      field: "spec.allowTools",
+      entry: "spec.ceilings.allowTools",
+      message: "spec.allowTools: launch allows (shell) are not allowed by the LeviathPolicy (spec.ceilings.allowTools is false)",
+    });
+    expect(decideRunCeilings(ceilings({ allowTools: true }), { mode: "interactive", allowTools: ["shell"] })).toBeUndefined();
+  });
+});

@@ -1,0 +1,65 @@
+// The admin's ceilings on what the untrusted parties choose (LeviathPolicy spec.ceilings): the runtime image an
+// Agent names, the mode of a Run and its launch allows. Pure: a refusal names the field and the policy entry.
+import type { PolicyCeilings } from "../api/policy.ts";
+import type { RunSpec } from "../api/run.ts";
+
+/** A choice the policy refuses: the field that chose, the policy entry that refuses it, and a message saying both. */
+export interface CeilingRefusal {
+  field: string;
+  entry: string;
+  message: string;
+}
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * Whether one allowlist entry admits an image reference: a digest (`sha256:...`) admits a reference pinned to it
+ * (`...@sha256:...`); otherwise the entry is the whole reference, where each `*` matches any run of characters.
+ * Matched piece by piece, never through a regular expression built from the entry.
+ */
+export function isImageAllowedBy(entry: string, image: string): boolean {
+  if (DIGEST.test(entry)) return image.endsWith(`@${entry}`);
+  const pieces = entry.split("*");
+  if (pieces.length === 1) return entry === image;
+  const first = pieces[0]!;
+  const last = pieces[pieces.length - 1]!;
+  if (!image.startsWith(first) || image.length < first.length + last.length) return false;
+  let at = first.length;
+  for (const piece of pieces.slice(1, -1)) {
+    const found = image.indexOf(piece, at);
+    if (found < 0) return false;
+    at = found + piece.length;
+  }
+  return image.length - last.length >= at && image.endsWith(last);
+}
+
+/** The refusal of an Agent's runtime image, if any: the controller's default image is always allowed. */
+export function decideImageCeiling(ceilings: PolicyCeilings, image: string | undefined, defaultImage: string | undefined): CeilingRefusal | undefined {
+  if (image === undefined || image === defaultImage) return undefined;
+  if (ceilings.runtimeImages.some((entry) => isImageAllowedBy(entry, image))) return undefined;
+  const allowed = [...(defaultImage ? [`${defaultImage} (the controller's default)`] : []), ...ceilings.runtimeImages];
+  return {
+    field: "spec.image",
+    entry: "spec.ceilings.runtimeImages",
+    message: `spec.image: runtime image '${image}' is not allowed by the LeviathPolicy (spec.ceilings.runtimeImages; allowed: ${allowed.length ? allowed.join(", ") : "none"})`,
+  };
+}
+
+/** The refusal of a Run's mode or launch allows, if any. */
+export function decideRunCeilings(ceilings: PolicyCeilings, run: Pick<RunSpec, "mode" | "allowTools">): CeilingRefusal | undefined {
+  if (!ceilings.runModes.includes(run.mode)) {
+    return {
+      field: "spec.mode",
+      entry: "spec.ceilings.runModes",
+      message: `spec.mode: '${run.mode}' is not allowed by the LeviathPolicy (spec.ceilings.runModes: ${ceilings.runModes.join(", ") || "none"})`,
+    };
+  }
+  if (run.allowTools.length > 0 && !ceilings.allowTools) {
+    return {
+      field: "spec.allowTools",
+      entry: "spec.ceilings.allowTools",
+      message: `spec.allowTools: launch allows (${run.allowTools.join(", ")}) are not allowed by the LeviathPolicy (spec.ceilings.allowTools is false)`,
+    };
+  }
+  return undefined;
+}
