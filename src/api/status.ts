@@ -144,8 +144,8 @@ export const PendingApprovalSchema = z.strictObject({
 
 /** Results up to this many bytes (UTF-8) are written inline in `status.result.inline`. */
 export const MAX_INLINE_RESULT_BYTES = 4096;
-/** Results above the inline limit go to a ConfigMap `<run>-result`, up to this many bytes; larger ones are refused. */
-export const MAX_RESULT_BYTES = 512 * 1024;
+/** Results above the inline limit go to a ConfigMap `<run>-result`, up to this many bytes (upstream's answer cap); larger ones are refused. */
+export const MAX_RESULT_BYTES = 256 * 1024;
 
 /** What `submit_output` handed over, once the gate allowed it (written by the sidecar). */
 export const RunResultSchema = z.strictObject({
