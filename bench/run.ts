@@ -11,6 +11,7 @@ export const SUITES = {
   sidecar: "sidecar-bench.ts",
   controller: "controller-bench.ts",
   scaling: "scaling-bench.ts",
+  teardown: "teardown-bench.ts",
 } as const;
 
 type SuiteName = keyof typeof SUITES;

@@ -5,7 +5,7 @@
 //   flow (default)  shell in each stage's sandbox pod, a granted and a refused read, a private read followed by
 //                   an outbound call that the taint gate asks about (answered by an Approval object), the
 //                   credential it was given (a hash, never the value), submit_output; exit 0
-//   fail            exit with `exitCode`, saying why in the termination message
+//   fail, exit      exit with `exitCode` at once (when not 0, saying why in the termination message)
 //   wait            a call that asks for a person nobody sends, waited on until the Run's deadline stops it
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -65,9 +65,8 @@ function readOrNull(path) {
 emit("healthz", ...Object.values(await waitForSidecar()));
 emit("config", 0, { task: config.run?.task, mode: config.run?.mode, stages, scenario: e2e.scenario ?? "flow" });
 
-if (e2e.scenario === "fail") {
-  const message = `e2e: failing on purpose with exit code ${e2e.exitCode}`;
-  writeFileSync("/dev/termination-log", message);
+if (e2e.scenario === "fail" || e2e.scenario === "exit") {
+  if (e2e.exitCode !== 0) writeFileSync("/dev/termination-log", `e2e: failing on purpose with exit code ${e2e.exitCode}`);
   emit("done", e2e.exitCode, {});
   process.exit(e2e.exitCode);
 }
