@@ -1,6 +1,6 @@
 import { AgentSpecSchema } from "../api/agent.ts";
 import { RunSpecSchema, type RunSpec } from "../api/run.ts";
-import { REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import { CONDITION, REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, buildChildNames, type RunRef } from "../sandbox/names.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
@@ -130,8 +130,10 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
   }
 
   /** One desired pod: created when absent, deleted when its spec changed (pods are immutable); a requeue delay while one terminates. */
-  async function syncPod(ref: RunRef, obj: KubeObject): Promise<number | undefined> {
+  async function syncPod(ref: RunRef, obj: KubeObject, live: boolean): Promise<number | undefined> {
     const current = cache.get("pod", ref.namespace, obj.metadata.name) as PodObject | undefined;
+    // An engine pod that ended is the record of the run: never replaced (a new spec would run the agent again).
+    if (!live) return undefined;
     if (current?.metadata.deletionTimestamp) return TERMINATING_RECHECK_MS;
     if (current && current.metadata.annotations?.[ANNOTATION.specHash] === obj.metadata.annotations?.[ANNOTATION.specHash] && isOwnedBy(current, ref.uid)) return undefined;
     if (current) {
@@ -148,11 +150,11 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
    * Everything a pod depends on (its ServiceAccount, the NetworkPolicy that isolates it) is written before any pod;
    * the writes within each step are independent, so they go out together.
    */
-  async function syncChildren(ref: RunRef, desired: KubeObject[]): Promise<number | undefined> {
+  async function syncChildren(ref: RunRef, desired: KubeObject[], live: boolean): Promise<number | undefined> {
     const owned = cache.listOwnedBy(ref.uid);
     const stale = (obj: KubeObject) => !isApplied(obj, owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name));
     await settleAll(desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && stale(o)).map((o) => writer.apply(o)));
-    const requeues = await settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o)));
+    const requeues = await settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live)));
     const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
     await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
     return requeues.find((r) => r !== undefined);
@@ -166,9 +168,12 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     const pods = new Map<string, ObservedPod>();
     for (const obj of cache.listOwnedBy(ref.uid)) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
     // Looked up live, and only until the engine pod exists: afterwards the kubelet holds what it needs.
-    const credentials = !isOver && !pods.has(buildChildNames(name).enginePod)
-      ? await checkCredentials(writer, namespace, snapshot.controller.credentials)
-      : undefined;
+    const kept = run.status?.conditions?.find((c) => c.type === CONDITION.credentialsReady);
+    const credentials = isOver
+      ? undefined
+      : !pods.has(buildChildNames(name).enginePod)
+        ? await checkCredentials(writer, namespace, snapshot.controller.credentials)
+        : kept && { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message };
     const decision = decideRun({
       name, spec: spec, previous: run.status, snapshot, plan, pods,
       hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
@@ -180,7 +185,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     });
     let requeue: number | undefined;
     try {
-      requeue = await syncChildren(ref, desired);
+      requeue = await syncChildren(ref, desired, decision.lifecycle === "active");
     } catch (err) {
       // Say on the Run why it is stuck (a Pod Security refusal, a quota), then let the loop retry with backoff.
       const failed = { ...decision, message: `writing the Run's children failed: ${(err as Error).message}` };
