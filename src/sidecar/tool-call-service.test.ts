@@ -7,6 +7,7 @@ import { RunPolicySchema } from "../api/run-policy.ts";
 import { createSidecarMetrics } from "../metrics/sidecar-metrics.ts";
 import { ApprovalBook } from "./approvals.ts";
 import { PolicyHolder } from "./policy-holder.ts";
+import { createResultSink, type ResultSink } from "./run-result.ts";
 import { RunSession } from "./run-session.ts";
 import { ToolCallService } from "./tool-call-service.ts";
 
@@ -14,7 +15,7 @@ import { ToolCallService } from "./tool-call-service.ts";
 // forgotten first, pending ones never, and the pending-prompt gauge follows every prompt raised and settled.
 const sandbox = { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" };
 
-function setup(maxRecords: number, maxRecordChars?: number) {
+function setup(maxRecords: number, maxRecordChars?: number, extra: { ceiling?: Record<string, "allow" | "ask" | "deny">; result?: ResultSink } = {}) {
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), "leviath-calls-")));
   writeFileSync(join(workdir, "a.txt"), "a");
   writeFileSync(join(workdir, "big.txt"), "x".repeat(100_000));
@@ -23,7 +24,7 @@ function setup(maxRecords: number, maxRecordChars?: number) {
     stages: [{ name: "one", sandbox }],
     entryStage: "one",
     launch: { mode: "interactive", allow: [] },
-    toolPermissions: { blueprint: {}, ceiling: {}, allowBlueprintPermissions: false },
+    toolPermissions: { blueprint: {}, ceiling: extra.ceiling ?? {}, allowBlueprintPermissions: false },
     readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
     taint: { tracking: false, allowlist: [], rules: [], toolOverrides: {} },
     limits: { interactionTimeoutSeconds: 0, shellTimeoutSeconds: 60 },
@@ -39,6 +40,7 @@ function setup(maxRecords: number, maxRecordChars?: number) {
     audit: { gate: () => true, decision: () => true, flush() {}, close() {} }, metrics,
     shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) },
     log: pino({ level: "silent" }), clock: Date.now, monotonicMs: () => performance.now(), runName: "app", maxRecords, ...(maxRecordChars === undefined ? {} : { maxRecordChars }),
+    ...(extra.result ? { result: extra.result } : {}),
   });
   // A write asks for the tool's approval (interactive mode): it stays pending. A read in the workdir settles at once.
   const write = async (id: string) => expect((await service.submit({ id, tool: "write_file", args: { path: "b.txt", content: "b" } })).status).toBe(202);
@@ -110,5 +112,43 @@ describe("ToolCallService records", () => {
     for (const id of ids("r", 100, 1)) await s.read(id);
     expect(s.remembered(ids("b", 4))).toEqual(["b1", "b2", "b3"]);
     expect(s.service.get("w0")?.status).toBe(202);
+  });
+});
+
+// Only an allowed submit_output becomes the Run's result: refused by permission, denied by the person asked, or
+// failing to be stored, nothing is kept and the runtime is never told `run`.
+function withResult(submit: "allow" | "ask" | "deny", failWrites = false) {
+  const result = createResultSink("app-result", async () => {
+    if (failWrites) throw new Error("forbidden");
+  });
+  return setup(100, undefined, { ceiling: { submit_output: submit }, result });
+}
+
+describe("submit_output and the Run's result", () => {
+  it("stores an allowed one before answering run", async () => {
+    const s = withResult("allow");
+    expect((await s.service.submit({ id: "o1", tool: "submit_output", args: { output: "done" } })).body.decision).toBe("run");
+    expect(s.service.result).toMatchObject({ inline: "done", callId: "o1", stage: "one" });
+  });
+
+  it("stores nothing for one refused by permission, or denied by the person asked", async () => {
+    const denied = withResult("deny");
+    expect((await denied.service.submit({ id: "o1", tool: "submit_output", args: { output: "x" } })).body).toMatchObject({ decision: "deny", code: "permission-denied" });
+    expect(denied.service.result).toBeUndefined();
+    const asked = withResult("ask");
+    expect((await asked.service.submit({ id: "o2", tool: "submit_output", args: { output: "x" } })).body.decision).toBe("ask");
+    expect(asked.service.answer("tool-o2", "deny")).toBe(true);
+    await settle();
+    expect(asked.service.get("o2")?.body.decision).toBe("deny");
+    expect(asked.service.result).toBeUndefined();
+  });
+
+  it("refuses (503, never run) when a large output cannot be stored, keeping the earlier result", async () => {
+    const s = withResult("allow", true);
+    expect((await s.service.submit({ id: "o1", tool: "submit_output", args: { output: "small" } })).body.decision).toBe("run");
+    const r = await s.service.submit({ id: "o2", tool: "submit_output", args: { output: "x".repeat(5000) } });
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ decision: "deny", code: "result-not-stored" });
+    expect(s.service.result).toMatchObject({ inline: "small", callId: "o1" });
   });
 });
