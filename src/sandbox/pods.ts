@@ -28,6 +28,13 @@ export const ENGINE_PATHS = {
 
 const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/var/run/leviath", "/proc", "/sys", "/dev"];
 
+/**
+ * PID 1 of a sandbox pod: it sleeps until the sidecar execs commands in, and exits at once on SIGTERM (a bare
+ * `sleep` as PID 1 ignores it, so every teardown would wait out the grace period). Only `sh` and `sleep`, which
+ * the sandbox image needs anyway (commands run as `timeout ... sh -c`).
+ */
+export const SANDBOX_PID1 = ["sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 86400 & wait $!; done"] as const;
+
 /** The agent container's view of the credential Secrets: env sources and file volumes (nothing for any other container). */
 function buildCredentialMounts(credentials: readonly Credential[]): { envFrom: Record<string, unknown>[]; volumes: Volume[]; volumeMounts: NonNullable<Container["volumeMounts"]> } {
   const files = credentials.filter((c) => c.as === "files");
@@ -166,7 +173,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
 }
 
 /**
- * One warm sandbox pod: the resolved image sleeping until the sidecar execs commands into it, with no credentials,
+ * One warm sandbox pod: the resolved image sleeping ({@link SANDBOX_PID1}) until the sidecar execs commands into it, with no credentials,
  * no token, the workspace at the run's path, and only the admin-declared volumes its stages may mount.
  */
 export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, mounts: readonly PolicyMount[], workspace: WorkspaceMount, settings: PodSettings): Pod {
@@ -191,15 +198,14 @@ export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, m
     kind: "Pod",
     metadata: buildChildMeta(run, agent, plan.pod, COMPONENT.sandbox, labels),
     spec: {
-      // Nothing in a sandbox pod needs to shut down cleanly, and `sleep` as PID 1 ignores SIGTERM: a short grace
-      // keeps teardown from waiting out the default 30 s.
+      // Nothing in a sandbox pod needs to shut down cleanly: a short grace bounds a PID 1 that a command replaced.
       ...podSpecBase(settings.runAsUser, settings.sandboxGraceSeconds),
       ...(plan.runtimeClassName ? { runtimeClassName: plan.runtimeClassName } : {}),
       ...sameNode,
       containers: [{
         name: "sandbox",
         image: plan.image ?? "",
-        command: ["sleep", "infinity"],
+        command: [...SANDBOX_PID1],
         workingDir: workspace.mountPath,
         env: [{ name: "HOME", value: "/tmp" }],
         securityContext: buildContainerSecurityContext(),

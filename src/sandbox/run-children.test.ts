@@ -3,6 +3,7 @@ import { LABEL } from "../api/constants.ts";
 import type { KubeObject, Pod } from "./kube-types.ts";
 import { ANNOTATION, buildChildNames } from "./names.ts";
 import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
+import { SANDBOX_PID1 } from "./pods.ts";
 import { buildRunChildren, type RunChildrenInput } from "./run-children.ts";
 import { computeSandboxPlan, hasHostStages } from "./sandbox-plan.ts";
 import { RUN, snapshotOf } from "./test-fixtures.ts";
@@ -177,7 +178,7 @@ describe("buildRunChildren", () => {
     for (const pod of all.filter((p) => p !== engine)) expect(JSON.stringify(pod)).not.toMatch(/model-key|run-key|"tls"/);
   });
 
-  it("lets sandbox pods go at once (PID 1 sleep ignores SIGTERM) and gives the sidecar its grace to flush", () => {
+  it("lets sandbox pods go at once (PID 1 exits on SIGTERM, 1 s grace) and gives the sidecar its grace to flush", () => {
     const all = pods(childrenOf(snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3" } })));
     const engine = all.find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!;
     expect(engine.spec.terminationGracePeriodSeconds).toBe(DEFAULT_POD_SETTINGS.engineGraceSeconds);
@@ -199,7 +200,7 @@ describe("buildRunChildren", () => {
     const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "microvm", image: "alpine:3" } }, { sandbox: { runtimeClasses: { microvm: "kata" } } });
     const sandbox = pods(childrenOf(snapshot)).find((p) => p.metadata.labels?.[LABEL.component] === "sandbox")!;
     expect(sandbox.spec.runtimeClassName).toBe("kata");
-    expect(sandbox.spec.containers[0]!.command).toEqual(["sleep", "infinity"]);
+    expect(sandbox.spec.containers[0]!.command).toEqual([...SANDBOX_PID1]);
   });
 });
 
