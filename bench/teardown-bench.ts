@@ -1,6 +1,6 @@
 // Suite `teardown` (DESIGN.md §7): Run terminal → its last sandbox pod gone, on the real node (kubelet,
 // containerd, runc; test/e2e's harness). The operator runs in this process with the locally built images; each
-// Run has one container sandbox (busybox `sleep infinity` as PID 1, which ignores SIGTERM) and the scripted
+// Run has one container sandbox (busybox, PID 1 as src/sandbox/pods.ts SANDBOX_PID1 makes it) and the scripted
 // runtime, which either exits 0 at once (the Run ends Succeeded by itself) or waits for a prompt until the Run is
 // cancelled. Timed from the first poll that sees the terminal phase to the first that no longer finds the
 // sandbox pod (both every 50 ms, so each figure carries up to 50 ms of polling). Needs root, like test/e2e.
@@ -78,8 +78,11 @@ try {
       };
       await until(allRunning, `${name}'s pods Running`, 120_000, 100);
       // Waiting for its prompt: a live Run, cancelled now.
-      const run = await kube.call<{ spec: Record<string, unknown> }>("GET", runPath);
-      await kube.call("PUT", runPath, { ...run, spec: { ...run.spec, desiredState: "Cancelled" } });
+      // A PUT of the whole object: the status moves under it, so a conflict is read again and retried.
+      await until(async () => {
+        const run = await kube.call<{ spec: Record<string, unknown> }>("GET", runPath);
+        return (await kube.send("PUT", runPath, { ...run, spec: { ...run.spec, desiredState: "Cancelled" } })).status === 200;
+      }, `${name} cancelled`, 30_000, 50);
     }
     let terminalAt = 0;
     await until(async () => {
