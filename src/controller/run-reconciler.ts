@@ -1,6 +1,7 @@
 import { AgentSpecSchema } from "../api/agent.ts";
 import { RunSpecSchema, type RunSpec } from "../api/run.ts";
 import { CONDITION, REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import { isApiStatus } from "../kube/errors.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, buildChildNames, type RunRef } from "../sandbox/names.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
@@ -126,7 +127,13 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
   }
 
   async function writeStatus(run: RunObject, ref: RunRef, status: RunStatus): Promise<void> {
-    if (!isSameStatus(pickControllerFields(run.status), status)) await writer.applyStatus("run", ref.namespace, ref.name, status);
+    if (isSameStatus(pickControllerFields(run.status), status)) return;
+    try {
+      await writer.applyStatus("run", ref.namespace, ref.name, status);
+    } catch (err) {
+      // Deleted while this pass ran (a TTL, a person): there is nothing left to report on.
+      if (!isApiStatus(err, 404)) throw err;
+    }
   }
 
   /** One desired pod: created when absent, deleted when its spec changed (pods are immutable); a requeue delay while one terminates. */
