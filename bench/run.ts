@@ -12,6 +12,7 @@ export const SUITES = {
   "sidecar-memory": "sidecar-memory-bench.ts",
   controller: "controller-bench.ts",
   scaling: "scaling-bench.ts",
+  teardown: "teardown-bench.ts",
 } as const;
 
 type SuiteName = keyof typeof SUITES;

@@ -1,15 +1,25 @@
-// A scripted agent runtime for the e2e suite: no model, a fixed list of tool calls sent to the sidecar at
-// LEVIATH_SIDECAR_URL, each response printed as one JSON line on stdout for the test to read from the pod
-// log. It covers a shell call in each stage's sandbox pod, a granted and a refused read, a private read
-// followed by an outbound call that the taint gate asks about (answered by an Approval object), and
-// submit_output. It then sleeps, so the engine pod stays Running while the test inspects the Run.
-import { readFileSync } from "node:fs";
+// A scripted agent runtime for the e2e suite, written to the runtime contract (docs/runtime.md): no model, a
+// fixed list of tool calls sent to the sidecar at LEVIATH_SIDECAR_URL, each response printed as one JSON line
+// on stdout for the test to read from the pod log. It learns its task, stages and scenario from the file at
+// LEVIATH_RUNTIME_CONFIG (the Run's `spec.runtime.e2e` picks the scenario), and it exits when it is done:
+//   flow (default)  shell in each stage's sandbox pod, a granted and a refused read, a private read followed by
+//                   an outbound call that the taint gate asks about (answered by an Approval object), the
+//                   credential it was given (a hash, never the value), submit_output; exit 0
+//   fail, exit      exit with `exitCode` at once (when not 0, saying why in the termination message)
+//   wait            a call that asks for a person nobody sends, waited on until the Run's deadline stops it
+import { createHash } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
 
 const base = process.env.LEVIATH_SIDECAR_URL ?? "http://127.0.0.1:7777";
 // The sidecar's per-start secret: written before it listens, read once it is healthy.
 const tokenFile = process.env.LEVIATH_SIDECAR_TOKEN_FILE;
 let token;
-const grantedPath = process.env.E2E_GRANTED_PATH ?? "/data/team-notes/notes.md";
+const config = JSON.parse(readFileSync(process.env.LEVIATH_RUNTIME_CONFIG ?? "/etc/leviath/runtime/runtime.json", "utf8"));
+const e2e = config.run?.runtime?.e2e ?? {};
+const stages = (config.agent?.stages ?? []).map((s) => s.name);
+
+// The kubelet stops the engine pod with SIGTERM (a deadline, a cancellation): stop at once.
+process.on("SIGTERM", () => process.exit(143));
 
 function emit(step, status, body) {
   process.stdout.write(`${JSON.stringify({ step, status, body })}\n`);
@@ -53,15 +63,38 @@ async function call(step, id, tool, args) {
   return last;
 }
 
+const sha256 = (text) => createHash("sha256").update(text).digest("hex");
+function readOrNull(path) {
+  try { return readFileSync(path, "utf8"); } catch { return null; }
+}
+
 emit("healthz", ...Object.values(await waitForSidecar()));
 if (tokenFile !== undefined) token = readFileSync(tokenFile, "utf8").trim();
-const stage0 = process.env.E2E_STAGE0 ?? "survey";
-const stage1 = process.env.E2E_STAGE1 ?? "digest";
-emit("stage0", ...Object.values(await request("POST", "/v1/stage", { stage: stage0 })));
-await call("shell-stage0", "sh-0", "shell", { command: "hostname; id -u; grep NoNewPrivs /proc/self/status" });
+emit("config", 0, { task: config.run?.task, mode: config.run?.mode, stages, scenario: e2e.scenario ?? "flow" });
+
+if (e2e.scenario === "fail" || e2e.scenario === "exit") {
+  if (e2e.exitCode !== 0) writeFileSync("/dev/termination-log", `e2e: failing on purpose with exit code ${e2e.exitCode}`);
+  emit("done", e2e.exitCode, {});
+  process.exit(e2e.exitCode);
+}
+
+if (e2e.scenario === "wait") {
+  // Nobody answers this prompt: the call is pending until the Run's deadline stops the pod.
+  await call("wait", "wait-1", e2e.tool ?? "shell", { command: "true" });
+  emit("done", 1, { unexpected: "the prompt was answered" });
+  process.exit(1);
+}
+
+const grantedPath = e2e.grantedPath ?? "/data/team-notes/notes.md";
+emit("credentials", 0, {
+  env: process.env[e2e.credentialEnv ?? "E2E_MODEL_KEY"] === undefined ? null : sha256(process.env[e2e.credentialEnv ?? "E2E_MODEL_KEY"]),
+  file: e2e.credentialFile ? (readOrNull(e2e.credentialFile) === null ? null : sha256(readOrNull(e2e.credentialFile))) : null,
+});
+emit("stage0", ...Object.values(await request("POST", "/v1/stage", { stage: stages[0] })));
+await call("shell-stage0", "sh-0", "shell", { command: "hostname; id -u; grep NoNewPrivs /proc/self/status; env | grep -c E2E_MODEL_KEY; test -e /var/run/leviath && echo present || echo absent" });
 await call("read-granted", "rd-1", "read_file", { path: grantedPath });
 await call("read-refused", "rd-2", "read_file", { path: "/etc/shadow" });
-emit("stage1", ...Object.values(await request("POST", "/v1/stage", { stage: stage1 })));
+emit("stage1", ...Object.values(await request("POST", "/v1/stage", { stage: stages[1] })));
 await call("shell-outbound", "sh-1", "shell", { command: "hostname; echo outbound" });
 const out = await call("submit-output", "out-1", "submit_output", { output: "# digest\nall read\n" });
 if (out.body?.decision === "run") {
@@ -69,5 +102,4 @@ if (out.body?.decision === "run") {
 }
 emit("state", ...Object.values(await request("GET", "/v1/status")));
 emit("done", 0, {});
-// Stay up: the Run stays Running while the test reads its status, audit and metrics.
-setInterval(() => {}, 1 << 30);
+// Done: exit 0, and the engine pod, and with it the Run, completes.

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   BlueprintSecuritySchema,
+  CredentialsSchema,
   SandboxBlockSchema,
   ToolPermissionsSchema,
   VerbatimSchema,
@@ -89,6 +90,7 @@ export const SafeCommandsSchema = z.strictObject({
 export const AgentSpecSchema = z.strictObject({
   /** The agent runtime image: any image that routes its tool calls through the sidecar. */
   image: z.string().min(1).optional(),
+  credentials: CredentialsSchema.optional().describe("Secrets for the agent container of every Run of this Agent (model keys); see docs/security.md."),
   agent: AgentIdentitySchema.default({}),
   sandbox: SandboxBlockSchema.optional(),
   readPaths: ReadPathsDeclarationSchema.optional(),

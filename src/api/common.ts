@@ -57,3 +57,27 @@ export const VerbatimSchema = z.record(z.string(), z.unknown());
 export const RUN_MODES = ["interactive", "unattended", "yolo", "headless"] as const;
 /** A run mode. */
 export type RunMode = (typeof RUN_MODES)[number];
+/** Kubernetes object name (DNS-1123 subdomain). */
+export const ObjectNameSchema = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, "must be a lower-case DNS-1123 name");
+
+/**
+ * A Secret whose keys reach the agent container only (never the sidecar, never a sandbox pod): as environment
+ * variables (`env`, the default) or as files under `/var/run/leviath/credentials/<secretName>/` (`files`). The
+ * Secret must be in the Run's namespace and carry the opt-in label `leviath.dev/credential: "true"`.
+ */
+export const CredentialSchema = z.strictObject({
+  secretName: ObjectNameSchema.describe("A Secret in the Run's namespace labelled `leviath.dev/credential: \"true\"`."),
+  as: z.enum(["env", "files"]).default("env").describe("env: every key becomes an environment variable; files: every key a file."),
+});
+/** One credential reference. */
+export type Credential = z.infer<typeof CredentialSchema>;
+
+/** At most this many credential Secrets per Agent or Run. */
+export const MAX_CREDENTIALS = 16;
+
+/** A list of credential references (Agent or Run). */
+export const CredentialsSchema = z.array(CredentialSchema).max(MAX_CREDENTIALS);

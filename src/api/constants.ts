@@ -32,6 +32,8 @@ export const LABEL = {
   sandboxSignature: "leviath.dev/sandbox-signature",
   network: "leviath.dev/network",
   managedBy: "app.kubernetes.io/managed-by",
+  /** On a Secret: `"true"` lets Agents and Runs of its namespace name it as a credential. */
+  credential: "leviath.dev/credential",
 } as const;
 
 /** Annotations the operator writes on objects it does not own. */
@@ -39,3 +41,5 @@ export const APPROVAL_ANNOTATION = {
   /** The ServiceAccount of the sidecar that may mark this Approval consumed (checked at admission). */
   sidecarServiceAccount: "leviath.dev/sidecar-service-account",
 } as const;
+/** Field manager (and `managed-by` label value) of what the sidecar writes: its part of the Run status, result and audit objects. */
+export const SIDECAR_FIELD_MANAGER = "leviath-sidecar";

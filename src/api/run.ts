@@ -1,13 +1,7 @@
 import { z } from "zod";
-import { VerbatimSchema } from "./common.ts";
+import { CredentialsSchema, ObjectNameSchema, VerbatimSchema } from "./common.ts";
 import { RUN_MODES } from "./run-policy.ts";
 
-/** Kubernetes object name (DNS-1123 subdomain). */
-const ObjectNameSchema = z
-  .string()
-  .min(1)
-  .max(253)
-  .regex(/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, "must be a lower-case DNS-1123 name");
 
 /**
  * Where the run works: one volume mounted at the same absolute path in the engine pod and in every sandbox pod.
@@ -31,7 +25,10 @@ export type Workspace = z.infer<typeof WorkspaceSchema>;
 export const DeadlinesSchema = z.strictObject({
   sandboxReadySeconds: z.number().int().min(1).max(86_400).default(300)
     .describe("How long the sandbox pods may take to become Ready before `onUnavailable` applies."),
+  activeDeadlineSeconds: z.number().int().min(1).max(2_592_000).optional()
+    .describe("Whole-run limit from `status.startedAt` (like a Job's `activeDeadlineSeconds`): past it the Run fails with reason `DeadlineExceeded` and is torn down."),
 });
+
 
 /** What the runner wants the run to be; humans cancel through this, never by editing status. */
 export const DESIRED_STATES = ["Running", "Cancelled"] as const;
@@ -46,6 +43,9 @@ export const RunSpecSchema = z.strictObject({
   allowTools: z.array(z.string().min(1)).default([]).describe("Launch allows (`--allow`): turn `ask` into `allow` for these tools, never lifting `deny`."),
   workspace: WorkspaceSchema.default({ mountPath: "/workspace", size: "1Gi", accessMode: "ReadWriteOnce" }),
   deadlines: DeadlinesSchema.default({ sandboxReadySeconds: 300 }),
+  ttlSecondsAfterFinished: z.number().int().min(0).max(31_536_000).optional()
+    .describe("Delete the Run (and with it every child) this long after it finished; unset: keep it until someone deletes it."),
+  credentials: CredentialsSchema.optional().describe("Secrets for the agent container, added to the Agent's own `credentials`."),
   desiredState: z.enum(DESIRED_STATES).default("Running").describe("Set to Cancelled to stop the run; its record is kept."),
   runtime: VerbatimSchema.optional().describe("Values for the agent runtime (model override, output format, ...), passed verbatim."),
 });

@@ -25,6 +25,10 @@ export const CONDITION = {
   networkIsolated: "NetworkIsolated",
   /** Run: a prompt waits for an Approval. */
   awaitingApproval: "AwaitingApproval",
+  /** Run: every credential Secret it names exists and opted in (`leviath.dev/credential`). */
+  credentialsReady: "CredentialsReady",
+  /** Run: it finished (True), with how: the agent's exit, a deadline, a cancellation. */
+  completed: "Completed",
 } as const;
 
 /** Condition reasons the operator writes (also error-class labels at the edges). */
@@ -48,6 +52,18 @@ export const REASON = {
   pendingApproval: "PendingApproval",
   noPendingApproval: "NoPendingApproval",
   terminal: "RunFinished",
+  credentialsFound: "SecretsFound",
+  noCredentials: "NoCredentials",
+  secretNotFound: "SecretNotFound",
+  secretNotOptedIn: "SecretNotOptedIn",
+  credentialsOnHost: "CredentialsWithHostExecution",
+  agentSucceeded: "AgentSucceeded",
+  agentFailed: "AgentFailed",
+  enginePodFailed: "EnginePodFailed",
+  engineLost: "EnginePodLost",
+  deadlineExceeded: "DeadlineExceeded",
+  cancelled: "Cancelled",
+  running: "Running",
 } as const;
 
 /** One `lev validate` finding, with upstream's codes and messages. */
@@ -127,6 +143,24 @@ export const PendingApprovalSchema = z.strictObject({
   raisedAt: z.string().optional(),
 });
 
+/** Results up to this many bytes (UTF-8) are written inline in `status.result.inline`. */
+export const MAX_INLINE_RESULT_BYTES = 4096;
+/** Results above the inline limit go to a ConfigMap `<run>-result`, up to this many bytes (upstream's answer cap); larger ones are refused. */
+export const MAX_RESULT_BYTES = 256 * 1024;
+
+/** What `submit_output` handed over, once the gate allowed it (written by the sidecar). */
+export const RunResultSchema = z.strictObject({
+  inline: z.string().max(MAX_INLINE_RESULT_BYTES).optional().describe(`The output itself when it is at most ${MAX_INLINE_RESULT_BYTES} bytes.`),
+  configMapName: z.string().optional().describe("The ConfigMap (owned by the Run) whose key `result` holds a larger output."),
+  secretName: z.string().optional(),
+  bytes: z.number().int().min(0).optional().describe("Size of the output in bytes (UTF-8)."),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional().describe("SHA-256 of the output, hex."),
+  callId: z.string().optional().describe("The submit_output call that produced it."),
+  stage: z.string().optional(),
+});
+/** A Run's result reference. */
+export type RunResult = z.infer<typeof RunResultSchema>;
+
 /**
  * The Run status. The controller owns the identity, phase, pods and conditions; the sidecar (field manager
  * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals` and `result`.
@@ -148,7 +182,12 @@ export const RunStatusSchema = z.strictObject({
   taint: z.strictObject({ tracking: z.boolean(), level: z.enum(["public", "internal", "private"]) }).optional(),
   gateDecisions: z.record(z.string(), z.number().int().min(0)).optional(),
   pendingApprovals: z.array(PendingApprovalSchema).max(32).optional(),
-  result: z.strictObject({ configMapName: z.string().optional(), secretName: z.string().optional(), bytes: z.number().int().min(0).optional() }).optional(),
+  result: RunResultSchema.optional(),
+  agentExit: z.strictObject({
+    exitCode: z.number().int(),
+    reason: z.string().max(1024).optional(),
+    message: z.string().max(4096).optional(),
+  }).optional().describe("How the agent container ended (from the kubelet's report)."),
   conditions: z.array(ConditionSchema).optional(),
 });
 /** The Run status. */

@@ -25,6 +25,7 @@ export const SIDECAR_OPTIONS = {
   shell: { type: "string" },
   kubeconfig: { type: "string" },
   "log-level": { type: "string" },
+  "stop-grace-ms": { type: "string" },
 } as const;
 
 /** The default API address. */

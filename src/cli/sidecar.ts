@@ -1,6 +1,7 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
+import { buildChildNames } from "../sandbox/names.ts";
 import { loadAgent } from "../config/load.ts";
 import { createKubeClient, loadKubeConfig, type KubeClient } from "../kube/client.ts";
 import { createPodExec } from "../kube/pod-exec.ts";
@@ -11,6 +12,9 @@ import { probeConfinement, type Confinement } from "../sidecar/local-confinement
 import { createLocalShell } from "../sidecar/local-shell.ts";
 import { createPodExecShell } from "../sidecar/pod-exec-shell.ts";
 import { createRunPolicyFileSource, createStandaloneSource, type PolicySource } from "../sidecar/policy-sources.ts";
+import { AuditChunks } from "../sidecar/audit-chunks.ts";
+import { createClusterRecords } from "../sidecar/cluster-records.ts";
+import { createResultSink } from "../sidecar/run-result.ts";
 import { startRunStatusReporter } from "../sidecar/run-status-reporter.ts";
 import { computePodTarget } from "../sidecar/sandbox-targets.ts";
 import { startSidecarServer, type ListenAddress, type RunningSidecar, type SidecarServerOptions } from "../sidecar/server.ts";
@@ -64,10 +68,14 @@ Serving:
       --kubeconfig FILE     talk to this cluster (default in a pod: the in-cluster service account)
       --reload-interval-ms N  how often the policy inputs are checked (default 1000)
       --log-level LEVEL     ${LOG_LEVELS.join(", ")} (default info); JSON lines on stderr
+      --stop-grace-ms N     on SIGTERM, how long to flush the audit, result and status before exiting anyway
+                            (default 10000; the engine pod passes its grace period less 2 s)
   -h, --help                show this help
 
 In a cluster (--run-policy with --kubeconfig or KUBERNETES_SERVICE_HOST), prompts are answered with Approval
-resources, and the stage, taint, decision counts and pending approvals are written to the Run's status.
+resources; the stage, taint, decision counts, pending approvals and result are written to the Run's status
+(a result over 4096 bytes to the ConfigMap <run>-result); every audit record is also one JSON line on stdout
+under the key "leviath_audit" and is kept in the ConfigMaps <run>-audit-NNN until the Run is deleted.
 '~' in read-path entries is LEVIATH_HOME when set (even to an empty string), else your home directory.
 The audit directory and the token files must be outside the workdir and every granted read path (refused
 at start otherwise). Prints the address it listens on and the token files' paths; exits 0 on SIGTERM or
@@ -115,17 +123,43 @@ function policySource(v: Values, io: CliIo, namespace: string): PolicySource {
   });
 }
 
-function startCluster(client: KubeClient, sidecar: RunningSidecar, namespace: string, run: string, log: Logger): () => Promise<void> {
+/** How often the audit ConfigMaps are brought up to date while the sidecar runs. */
+const AUDIT_FLUSH_MS = 1000;
+
+/** The cluster side of the sidecar's records: audit lines to stdout and the audit ConfigMaps, the result sink. */
+function clusterRecords(client: KubeClient, namespace: string, run: string, io: CliIo): { chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result"> } {
+  const records = createClusterRecords({ client, namespace, run });
+  const chunks = new AuditChunks((index, text) => records.writeAuditChunk(index, text));
+  const stdout = (line: string): boolean => {
+    io.stdout(line);
+    return true;
+  };
+  return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result: createResultSink(buildChildNames(run).result, records.writeResult) } };
+}
+
+function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger }): () => Promise<void> {
+  const { namespace, run, log } = at;
   const { service, approvals } = sidecar.deps;
   const watcher = startApprovalWatcher({
     client, namespace, run, log, clock: Date.now,
     target: { isPending: (id) => approvals.get(id) !== undefined, answer: (id, d, who) => service.answer(id, d, who.reason, who.approvedBy) },
   });
   const reporter = startRunStatusReporter({ client, namespace, run, log, status: () => sidecar.status() });
+  const flushAudit = () => chunks.flush().catch((err: unknown) => log.warn({ err: (err as Error).message }, "audit ConfigMap update failed; retrying"));
+  const timer = setInterval(() => void flushAudit(), AUDIT_FLUSH_MS);
+  timer.unref();
   return async () => {
+    clearInterval(timer);
     watcher.stop();
-    await reporter.stop();
+    // The calls refused by the stop are recorded first, then everything goes out.
+    await sidecar.close();
+    await Promise.all([flushAudit(), reporter.stop()]);
   };
+}
+
+/** Resolves after `ms`, saying so: a stop that overruns its grace must not be killed mid-write by SIGKILL. */
+function graceTimeout(ms: number): Promise<"timeout"> {
+  return new Promise((resolve) => setTimeout(() => resolve("timeout"), ms).unref());
 }
 
 function waitForSignal(): Promise<string> {
@@ -187,7 +221,10 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const client = cluster ? createKubeClient(loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0])) : undefined;
   const shell = shellFactory(v, io, { cluster, client, workdir, namespace, run, confinement });
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
+  const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
+  const records = client !== undefined ? clusterRecords(client, namespace, run, io) : undefined;
   const started = await startSidecarServer({
+    ...records?.options,
     source, workdir, home: homeOf(io), mode: parseMode(v.mode), runName: run, listen, metricsListen,
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
@@ -205,10 +242,16 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   // Where the secrets are, never the secrets themselves (stdout may be a file anybody reads).
   io.stdout(`runtime token file: ${runtime.path}\n`);
   if (approvals.path !== undefined) io.stdout(`approval token file: ${approvals.path}\n`);
-  const stopCluster = client !== undefined ? startCluster(client, sidecar, namespace, run, log) : async () => {};
+  const stopCluster = client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log }) : async () => {};
   const signal = await stopped;
   log.info({ signal }, "stopping");
-  await stopCluster();
-  await sidecar.close();
+  const stop = (async () => {
+    await stopCluster();
+    await sidecar.close();
+  })();
+  if ((await Promise.race([stop, graceTimeout(stopGraceMs)])) === "timeout") {
+    // The kubelet's SIGKILL ends what is still open; the log says what may be missing.
+    log.error({ stopGraceMs, auditPending: records?.chunks.pending ?? false }, "stop overran its grace; exiting with what was flushed");
+  }
   return EXIT.ok;
 }

@@ -15,6 +15,8 @@ export interface ClusterWriter {
   applyStatus(resource: ResourceName, namespace: string | undefined, name: string, status: unknown): Promise<void>;
   /** Read one object from the API server itself (only where a stale cache could make us decide twice). */
   read(resource: ResourceName, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
+  /** Read only an object's metadata from the API server (a Secret's labels, never its data). */
+  readMetadata(resource: ResourceName, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
   /** Create; when the object already exists, read and return the existing one instead. */
   createOrGet(obj: KubeObject): Promise<KubeObject>;
   delete(obj: KubeObject): Promise<void>;

@@ -2,7 +2,7 @@ import { CLUSTER_POLICY_NAME, FIELD_MANAGER, KIND, LABEL } from "../api/constant
 import { TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { createInformer, type Informer } from "../kube/informer.ts";
-import { applyObject, applyStatus, createObject, deleteObject, getObject, type KubeObject } from "../kube/objects.ts";
+import { applyObject, applyStatus, createObject, deleteObject, getObject, getObjectMetadata, type KubeObject } from "../kube/objects.ts";
 import { RESOURCES, resourceOf, type ResourceName } from "../kube/resources.ts";
 import { componentLogger, type Logger } from "../log/logger.ts";
 import type { ControllerMetrics, ControllerName } from "../metrics/controller-metrics.ts";
@@ -89,6 +89,7 @@ export function createManager(opts: ManagerOptions): Manager {
       await applyStatus(opts.client, RESOURCES[res], ns, name, status);
     },
     read: (res, ns, name) => getObject(opts.client, RESOURCES[res], ns, name),
+    readMetadata: (res, ns, name) => getObjectMetadata(opts.client, RESOURCES[res], ns, name),
     async createOrGet(obj) {
       guard();
       opts.metrics.write("create", obj.kind);

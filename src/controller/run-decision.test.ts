@@ -122,4 +122,67 @@ describe("decideRun", () => {
     expect(d.hostExec).toBe(true);
     expect(cond(d, "NetworkIsolated")).toBeUndefined();
   });
+
+  it("ends Succeeded when the agent container exits 0, saying so in Completed", () => {
+    const done: ObservedPod = { phase: "Succeeded", ready: false, agent: { exitCode: 0, reason: "Completed" } };
+    const d = decideRun(observe({ previous: started(), pods: { [engine]: done } }));
+    expect(d.phase).toBe("Succeeded");
+    expect(d.agentExit).toEqual({ exitCode: 0, reason: "Completed" });
+    expect(cond(d, "Completed")).toMatchObject({ status: "True", reason: "AgentSucceeded", message: "the agent container exited with code 0 (Completed)" });
+    expect(d.draining).toBeUndefined();
+  });
+
+  it("ends Failed with the agent's exit code, reason and message, and keeps them once the pod is gone", () => {
+    const exit = { exitCode: 3, reason: "Error", message: "model quota exhausted" };
+    const d = decideRun(observe({ previous: started(), pods: { [sandboxPod]: READY, [engine]: { phase: "Failed", ready: false, agent: exit } } }));
+    expect(d.phase).toBe("Failed");
+    expect(cond(d, "Completed")).toMatchObject({ status: "True", reason: "AgentFailed", message: "the agent container exited with code 3 (Error): model quota exhausted" });
+    expect(d.message).toBe(cond(d, "Completed")!.message);
+    // The sandbox pod still stops: the sidecar identity and the NetworkPolicy stay until it is gone.
+    expect(d.draining).toBe(true);
+    const conditions = d.conditions.map((c) => ({ ...c, lastTransitionTime: iso(T0) }));
+    const later = decideRun(observe({ previous: started({ phase: "Failed", completedAt: d.completedAt!, message: d.message!, conditions, agentExit: exit }), pods: {} }));
+    expect(later.agentExit).toEqual(exit);
+    expect(cond(later, "Completed")).toEqual(cond(d, "Completed"));
+    expect(later.lifecycle).toBe("stopped");
+    expect(later.draining).toBeUndefined();
+  });
+
+  it("ends Failed when the engine pod itself fails (an eviction), naming the pod's reason", () => {
+    const d = decideRun(observe({ previous: started(), pods: { [engine]: { phase: "Failed", ready: false, reason: "Evicted", message: "low on memory" } } }));
+    expect(cond(d, "Completed")).toMatchObject({ reason: "EnginePodFailed", message: "the engine pod failed (Evicted): low on memory" });
+  });
+
+  it("fails with DeadlineExceeded past spec.deadlines.activeDeadlineSeconds, and wakes up at the deadline before", () => {
+    const spec = { deadlines: { activeDeadlineSeconds: 600 } };
+    const live = decideRun(observe({ spec, previous: started(), pods: { [sandboxPod]: READY, [engine]: READY }, at: T0 + 100_000 }));
+    expect(live.phase).toBe("Running");
+    expect(cond(live, "Completed")).toMatchObject({ status: "False", reason: "Running" });
+    expect(live.requeueAfterMs).toBe(500_000);
+    const past = decideRun(observe({ spec, previous: started(), pods: { [sandboxPod]: READY, [engine]: READY }, at: T0 + 600_000 }));
+    expect(past.phase).toBe("Failed");
+    expect(past.lifecycle).toBe("stopped");
+    expect(past.sandboxes).toEqual([]);
+    expect(past.draining).toBe(true);
+    expect(cond(past, "Completed")).toMatchObject({ reason: "DeadlineExceeded", message: expect.stringContaining("activeDeadlineSeconds (600s") });
+  });
+
+  it("holds the engine pod back while a credential Secret is missing, and looks again", () => {
+    const missing = { type: "CredentialsReady", status: "False" as const, reason: "SecretNotFound", message: "credential Secret 'k' not found" };
+    const d = decideRun(observe({ previous: started(), pods: { [sandboxPod]: READY }, credentials: missing }));
+    expect(d.phase).toBe("Pending");
+    expect(d.holdEngine).toBe(true);
+    expect(cond(d, "CredentialsReady")).toEqual(missing);
+    expect(d.requeueAfterMs).toBe(5000);
+  });
+
+  it("never falls back to the engine pod when credentials are in it", () => {
+    const warn = snapshotOf(
+      { image: "r:1", credentials: [{ secretName: "k" }], sandbox: { kind: "gvisor", image: "alpine:3", onUnavailable: "warn" } },
+      { sandbox: { runtimeClasses: { gvisor: "gvisor" } } },
+    );
+    const d = decideRun(observe({ snapshot: warn, plan: computeSandboxPlan(RUN.name, warn.runPolicy), hasRuntimeClass: () => false }));
+    expect(d.phase).toBe("Failed");
+    expect(d.hostExec).toBe(false);
+  });
 });

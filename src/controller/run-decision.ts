@@ -4,12 +4,9 @@ import { buildChildNames } from "../sandbox/names.ts";
 import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
 import { hasHostStages, type SandboxPlan } from "../sandbox/sandbox-plan.ts";
 import type { ConditionDecision } from "./conditions.ts";
+import { buildInFlightCondition, computeRunDeadlineMs, decideCompletion, decideEnginePhase, type ContainerExit, type ObservedPod } from "./run-completion.ts";
 
-/** What the controller sees of one pod. */
-export interface ObservedPod {
-  phase?: string;
-  ready: boolean;
-}
+export type { ObservedPod } from "./run-completion.ts";
 
 /** Everything a Run's next state is decided from. */
 export interface RunObservation {
@@ -20,6 +17,8 @@ export interface RunObservation {
   plan: readonly SandboxPlan[];
   pods: ReadonlyMap<string, ObservedPod>;
   hasRuntimeClass: (name: string) => boolean;
+  /** CredentialsReady as read live from the Secrets (absent: the run names none). */
+  credentials?: ConditionDecision | undefined;
   nowMs: number;
   nowIso: string;
 }
@@ -38,6 +37,11 @@ export interface RunDecision {
   startedAt: string;
   completedAt?: string;
   requeueAfterMs?: number;
+  /** Over, and some pod still stops: keep the sidecar's identity and the NetworkPolicy until it is gone. */
+  draining?: boolean;
+  /** A credential Secret is missing: everything but the engine pod. */
+  holdEngine?: boolean;
+  agentExit?: ContainerExit;
 }
 
 function sandboxState(obs: RunObservation, plan: SandboxPlan, deadlineMs: number): SandboxState {
@@ -50,7 +54,9 @@ function sandboxState(obs: RunObservation, plan: SandboxPlan, deadlineMs: number
   if (!reason && pod?.ready) return { plan, state: "ready" };
   if (!reason && obs.nowMs < deadlineMs) return { plan, state: "waiting" };
   reason ??= `sandbox pod '${plan.pod}' not ready within ${obs.spec.deadlines.sandboxReadySeconds}s`;
-  return { plan, state: plan.onUnavailable === "warn" ? "fallback" : "fatal", reason };
+  // With credentials in the agent container, falling back to it would hand them to the model's commands.
+  const mayFallBack = plan.onUnavailable === "warn" && obs.snapshot.controller.credentials.length === 0;
+  return { plan, state: mayFallBack ? "fallback" : "fatal", reason };
 }
 
 function sandboxCondition(states: SandboxState[], deadlineMs: number): ConditionDecision {
@@ -80,11 +86,18 @@ function networkCondition(states: SandboxState[], policyName: string): Condition
   return { type, status: "True", reason: REASON.networkPolicyApplied, message: `NetworkPolicy '${policyName}' denies all ingress and egress of the sandbox pods (enforced by the cluster's network plugin)` };
 }
 
-function phaseOf(obs: RunObservation, states: SandboxState[], engine: ObservedPod | undefined): RunPhase {
+function isPastDeadline(obs: RunObservation, startedAt: string): boolean {
+  const deadline = computeRunDeadlineMs(obs.spec, startedAt);
+  return deadline !== undefined && obs.nowMs >= deadline;
+}
+
+function phaseOf(obs: RunObservation, states: SandboxState[], engine: ObservedPod | undefined, startedAt: string): RunPhase {
   if (obs.spec.desiredState === "Cancelled") return "Cancelled";
+  const ended = decideEnginePhase(engine);
+  if (ended) return ended;
+  if (isPastDeadline(obs, startedAt)) return "Failed";
   if (states.some((s) => s.state === "fatal")) return "Failed";
-  if (engine?.phase === "Succeeded") return "Succeeded";
-  if (engine?.phase === "Failed") return "Failed";
+  if (obs.credentials?.status === "False") return "Pending";
   const ready = states.every((s) => s.state === "ready" || s.state === "fallback");
   if (!ready || engine?.phase !== "Running") return "Pending";
   return (obs.previous?.pendingApprovals?.length ?? 0) > 0 ? "WaitingInput" : "Running";
@@ -102,7 +115,7 @@ export function decideRun(obs: RunObservation): RunDecision {
   const engine = obs.pods.get(names.enginePod);
   const previousPhase = obs.previous?.phase;
   const states = obs.plan.map((p) => sandboxState(obs, p, deadlineMs));
-  const phase = previousPhase && TERMINAL_PHASES.includes(previousPhase) ? previousPhase : phaseOf(obs, states, engine);
+  const phase = previousPhase && TERMINAL_PHASES.includes(previousPhase) ? previousPhase : phaseOf(obs, states, engine, startedAt);
   const pinned = obs.snapshot.controller;
   const resolved: ConditionDecision = {
     type: CONDITION.policyResolved, status: "True", reason: REASON.resolved,
@@ -122,6 +135,10 @@ export function decideRun(obs: RunObservation): RunDecision {
   if (TERMINAL_PHASES.includes(phase)) return decideTerminal(obs, phase, states, deadlineMs, { resolved, sandboxStatus, startedAt, engine });
   const network = networkCondition(states, names.networkPolicy);
   const waiting = states.some((s) => s.state === "waiting");
+  const wakeAt = [waiting ? deadlineMs : undefined, computeRunDeadlineMs(obs.spec, startedAt)].filter((t): t is number => t !== undefined);
+  // Secrets are not watched: a missing one is looked for again every few seconds.
+  const holdEngine = obs.credentials?.status === "False";
+  if (holdEngine) wakeAt.push(obs.nowMs + CREDENTIAL_RECHECK_MS);
   return {
     phase,
     lifecycle: "active",
@@ -135,11 +152,17 @@ export function decideRun(obs: RunObservation): RunDecision {
       awaiting
         ? { type: CONDITION.awaitingApproval, status: "True", reason: REASON.pendingApproval, message: `${obs.previous?.pendingApprovals?.length} prompt(s) wait for an Approval` }
         : { type: CONDITION.awaitingApproval, status: "False", reason: REASON.noPendingApproval, message: "no prompt is waiting" },
+      ...(obs.credentials ? [obs.credentials] : []),
+      buildInFlightCondition(phase),
     ],
     startedAt,
-    ...(waiting ? { requeueAfterMs: Math.max(1, deadlineMs - obs.nowMs) } : {}),
+    ...(holdEngine ? { holdEngine } : {}),
+    ...(wakeAt.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...wakeAt) - obs.nowMs) } : {}),
   };
 }
+
+/** How often a Run waiting for a credential Secret looks for it again. */
+export const CREDENTIAL_RECHECK_MS = 5000;
 
 function decideTerminal(
   obs: RunObservation, phase: RunPhase, states: SandboxState[], deadlineMs: number,
@@ -153,14 +176,30 @@ function decideTerminal(
     : kept
       ? { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message }
       : { type: CONDITION.sandboxReady, status: "False", reason: REASON.terminal, message: `the run is ${phase}: its sandbox pods are deleted` };
-  const message = obs.previous?.message ?? (sandboxReady.reason === REASON.sandboxUnavailable ? sandboxReady.message : undefined);
+  const keptCompletion = obs.previous?.conditions?.find((c) => c.type === CONDITION.completed && c.status === "True");
+  const completion = wasTerminal
+    ? { condition: keptCompletion ? { type: keptCompletion.type, status: keptCompletion.status, reason: keptCompletion.reason, message: keptCompletion.message } : undefined, agentExit: obs.previous?.agentExit }
+    : decideCompletion({
+        cancelled: phase === "Cancelled", deadlineExceeded: isPastDeadline(obs, ctx.startedAt), spec: obs.spec, engine: ctx.engine,
+        ...(sandboxReady.reason === REASON.sandboxUnavailable ? { sandboxFailure: sandboxReady.message } : {}),
+      });
+  const message = obs.previous?.message ?? completion.condition?.message;
+  const finished = decideEnginePhase(ctx.engine) !== undefined;
+  const enginePod = buildChildNames(obs.name).enginePod;
+  // Pods still stopping (a sandbox pod, an engine pod being deleted): the finished engine pod does not count.
+  const draining = [...obs.pods.entries()].some(([name, pod]) => !(name === enginePod && decideEnginePhase(pod) !== undefined));
   return {
     phase,
-    lifecycle: ctx.engine?.phase === "Succeeded" || ctx.engine?.phase === "Failed" ? "finished" : "stopped",
+    lifecycle: finished ? "finished" : "stopped",
+    ...(draining ? { draining } : {}),
+    ...(completion.agentExit ? { agentExit: completion.agentExit } : {}),
     sandboxes: [],
     hostExec: false,
     sandboxStatus: ctx.sandboxStatus.map((s) => ({ ...s, ready: false })),
-    conditions: [ctx.resolved, sandboxReady, { type: CONDITION.awaitingApproval, status: "False", reason: REASON.terminal, message: `the run is ${phase}` }],
+    conditions: [
+      ctx.resolved, sandboxReady, { type: CONDITION.awaitingApproval, status: "False", reason: REASON.terminal, message: `the run is ${phase}` },
+      ...(completion.condition ? [completion.condition] : []),
+    ],
     ...(message !== undefined ? { message } : {}),
     startedAt: ctx.startedAt,
     completedAt: obs.previous?.completedAt ?? obs.nowIso,

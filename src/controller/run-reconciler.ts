@@ -1,20 +1,23 @@
 import { AgentSpecSchema } from "../api/agent.ts";
 import { RunSpecSchema, type RunSpec } from "../api/run.ts";
-import { REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import { CONDITION, REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import { isApiStatus } from "../kube/errors.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, buildChildNames, type RunRef } from "../sandbox/names.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import { buildRunChildren } from "../sandbox/run-children.ts";
 import { buildPolicyConfigMap } from "../sandbox/run-objects.ts";
 import { buildRunSnapshot, parseSnapshotData, type RunSnapshot } from "../sandbox/run-snapshot.ts";
-import { computeSandboxPlan } from "../sandbox/sandbox-plan.ts";
+import { computeSandboxPlan, hasHostStages } from "../sandbox/sandbox-plan.ts";
 import { decideImageCeiling, decideRunCeilings } from "../policy/ceilings.ts";
 import { computeAgentFindings } from "./agent-findings.ts";
 import { isApplied } from "./applied.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import { formatFieldPath, isSameStatus } from "./conditions.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
-import { decideRun, type ObservedPod } from "./run-decision.ts";
+import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
+import { checkCredentials } from "./run-credentials.ts";
+import { decideRun } from "./run-decision.ts";
 import { buildBlockedRunStatus, buildRunStatus, pickControllerFields } from "./run-status.ts";
 
 /** What the Run reconciler needs. */
@@ -27,7 +30,15 @@ export interface RunReconcilerDeps {
 }
 
 type RunObject = KubeObject & { spec?: unknown; status?: RunStatus; metadata: { uid?: string; generation?: number; deletionTimestamp?: unknown } };
-type PodObject = KubeObject & { status?: { phase?: string; conditions?: { type: string; status: string }[] }; metadata: { uid?: string; deletionTimestamp?: unknown; annotations?: Record<string, string> } };
+type Terminated = { exitCode?: number; reason?: string; message?: string };
+type PodObject = KubeObject & {
+  status?: {
+    phase?: string; reason?: string; message?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { name: string; state?: { terminated?: Terminated } }[];
+  };
+  metadata: { uid?: string; deletionTimestamp?: unknown; annotations?: Record<string, string> };
+};
 
 /** Why a Run has no snapshot yet: it waits (Pending) or can never start (Failed). */
 type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string };
@@ -36,9 +47,20 @@ const TERMINATING_RECHECK_MS = 1000;
 /** What a stopped run loses; its ConfigMap and workspace claim stay until the Run is deleted. */
 const STOPPED_KINDS = new Set(["Pod", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"]);
 
+/** The engine pod's runtime container, whose exit decides the Run's phase. */
+const AGENT_CONTAINER = "agent";
+
 function observePod(pod: PodObject): ObservedPod {
-  const ready = pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-  return { ...(pod.status?.phase ? { phase: pod.status.phase } : {}), ready };
+  const s = pod.status;
+  const ready = s?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+  const t = s?.containerStatuses?.find((c) => c.name === AGENT_CONTAINER)?.state?.terminated;
+  return {
+    ...(s?.phase ? { phase: s.phase } : {}),
+    ready,
+    ...(t?.exitCode !== undefined ? { agent: { exitCode: t.exitCode, ...(t.reason ? { reason: t.reason } : {}), ...(t.message ? { message: t.message } : {}) } } : {}),
+    ...(s?.reason ? { reason: s.reason } : {}),
+    ...(s?.message ? { message: s.message } : {}),
+  };
 }
 
 function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
@@ -109,12 +131,20 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
   }
 
   async function writeStatus(run: RunObject, ref: RunRef, status: RunStatus): Promise<void> {
-    if (!isSameStatus(pickControllerFields(run.status), status)) await writer.applyStatus("run", ref.namespace, ref.name, status);
+    if (isSameStatus(pickControllerFields(run.status), status)) return;
+    try {
+      await writer.applyStatus("run", ref.namespace, ref.name, status);
+    } catch (err) {
+      // Deleted while this pass ran (a TTL, a person): there is nothing left to report on.
+      if (!isApiStatus(err, 404)) throw err;
+    }
   }
 
   /** One desired pod: created when absent, deleted when its spec changed (pods are immutable); a requeue delay while one terminates. */
-  async function syncPod(ref: RunRef, obj: KubeObject): Promise<number | undefined> {
+  async function syncPod(ref: RunRef, obj: KubeObject, live: boolean): Promise<number | undefined> {
     const current = cache.get("pod", ref.namespace, obj.metadata.name) as PodObject | undefined;
+    // An engine pod that ended is the record of the run: never replaced (a new spec would run the agent again).
+    if (!live) return undefined;
     if (current?.metadata.deletionTimestamp) return TERMINATING_RECHECK_MS;
     if (current && current.metadata.annotations?.[ANNOTATION.specHash] === obj.metadata.annotations?.[ANNOTATION.specHash] && isOwnedBy(current, ref.uid)) return undefined;
     if (current) {
@@ -131,14 +161,63 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
    * Everything a pod depends on (its ServiceAccount, the NetworkPolicy that isolates it) is written before any pod;
    * the writes within each step are independent, so they go out together.
    */
-  async function syncChildren(ref: RunRef, desired: KubeObject[]): Promise<number | undefined> {
+  async function syncChildren(ref: RunRef, desired: KubeObject[], live: boolean): Promise<number | undefined> {
     const owned = cache.listOwnedBy(ref.uid);
     const stale = (obj: KubeObject) => !isApplied(obj, owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name));
     await settleAll(desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && stale(o)).map((o) => writer.apply(o)));
-    const requeues = await settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o)));
+    const requeues = await settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live)));
     const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
     await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
     return requeues.find((r) => r !== undefined);
+  }
+
+  /** The part of a pass once the run has its snapshot: decide, write the children, write the status. */
+  async function reconcileResolved(run: RunObject, ref: RunRef, spec: RunSpec, snapshot: RunSnapshot, at: { generation: number; nowIso: string; isOver: boolean }): Promise<ReconcileResult> {
+    const { name, namespace } = ref;
+    const { generation, nowIso, isOver } = at;
+    const plan = computeSandboxPlan(name, snapshot.runPolicy);
+    const pods = new Map<string, ObservedPod>();
+    for (const obj of cache.listOwnedBy(ref.uid)) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
+    // Looked up live, and only until the engine pod exists: afterwards the kubelet holds what it needs.
+    const kept = run.status?.conditions?.find((c) => c.type === CONDITION.credentialsReady);
+    const credentials = isOver
+      ? undefined
+      : !pods.has(buildChildNames(name).enginePod)
+        ? await checkCredentials(writer, namespace, snapshot.controller.credentials)
+        : kept && { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message };
+    const decision = decideRun({
+      name, spec: spec, previous: run.status, snapshot, plan, pods,
+      hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
+      credentials, nowMs: deps.nowMs(), nowIso,
+    });
+    const desired = buildRunChildren({
+      run: ref, snapshot, settings: deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle,
+      ...(decision.draining ? { draining: true } : {}), ...(decision.holdEngine ? { holdEngine: true } : {}),
+    });
+    let requeue: number | undefined;
+    try {
+      requeue = await syncChildren(ref, desired, decision.lifecycle === "active");
+    } catch (err) {
+      // Say on the Run why it is stuck (a Pod Security refusal, a quota), then let the loop retry with backoff.
+      const failed = { ...decision, message: `writing the Run's children failed: ${(err as Error).message}` };
+      await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso)).catch(() => undefined);
+      throw err;
+    }
+    const status = buildRunStatus(name, generation, snapshot, decision, run.status, nowIso);
+    await writeStatus(run, ref, status);
+    const expiry = TERMINAL_PHASES.includes(decision.phase) ? computeTtlExpiryMs(spec, status) : undefined;
+    const after = [requeue, decision.requeueAfterMs, expiry === undefined ? undefined : Math.max(1, expiry - deps.nowMs())].filter((n): n is number => n !== undefined);
+    return after.length ? { requeueAfterMs: Math.min(...after) } : {};
+  }
+
+  /** The snapshot, unless the run cannot go on with it (credentials in a pod where the model's commands run). */
+  async function usableSnapshot(ref: RunRef, spec: RunSpec, status: RunStatus | undefined): Promise<RunSnapshot | Blocked> {
+    const snapshot = await snapshotFor(ref, spec, status);
+    if ("blocked" in snapshot || snapshot.controller.credentials.length === 0 || !hasHostStages(snapshot.runPolicy)) return snapshot;
+    return {
+      blocked: true, phase: "Failed", reason: REASON.credentialsOnHost,
+      message: "credentials reach the agent container, and a stage of kind 'none' runs the model's commands there: give every stage a sandbox or drop the credentials",
+    };
   }
 
   return async (key) => {
@@ -155,7 +234,14 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, "Failed", REASON.invalidSpec, message, nowIso));
       return {};
     }
-    const snapshot = await snapshotFor(ref, parsed.data, run.status);
+    const ttl = computeTtlExpiryMs(parsed.data, run.status);
+    const isOver = run.status?.phase !== undefined && TERMINAL_PHASES.includes(run.status.phase);
+    if (isOver && ttl !== undefined && deps.nowMs() >= ttl) {
+      // ttlSecondsAfterFinished: the Run goes, and garbage collection takes every child with it.
+      await writer.delete(run);
+      return {};
+    }
+    const snapshot = await usableSnapshot(ref, parsed.data, run.status);
     if ("blocked" in snapshot) {
       if (snapshot.phase === "Failed") {
         // A run that can no longer be resolved is over: nothing of it may keep running.
@@ -164,26 +250,6 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, snapshot.phase, snapshot.reason, snapshot.message, nowIso));
       return {};
     }
-    const plan = computeSandboxPlan(name, snapshot.runPolicy);
-    const pods = new Map<string, ObservedPod>();
-    for (const obj of cache.listOwnedBy(ref.uid)) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
-    const decision = decideRun({
-      name, spec: parsed.data, previous: run.status, snapshot, plan, pods,
-      hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
-      nowMs: deps.nowMs(), nowIso,
-    });
-    const desired = buildRunChildren({ run: ref, snapshot, settings: deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle });
-    let requeue: number | undefined;
-    try {
-      requeue = await syncChildren(ref, desired);
-    } catch (err) {
-      // Say on the Run why it is stuck (a Pod Security refusal, a quota), then let the loop retry with backoff.
-      const failed = { ...decision, message: `writing the Run's children failed: ${(err as Error).message}` };
-      await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso)).catch(() => undefined);
-      throw err;
-    }
-    await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, decision, run.status, nowIso));
-    const after = [requeue, decision.requeueAfterMs].filter((n): n is number => n !== undefined);
-    return after.length ? { requeueAfterMs: Math.min(...after) } : {};
+    return reconcileResolved(run, ref, parsed.data, snapshot, { generation, nowIso, isOver });
   };
 }

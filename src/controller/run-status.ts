@@ -7,7 +7,7 @@ import type { RunDecision } from "./run-decision.ts";
 
 /** The status fields the controller owns; the sidecar owns the rest (stage, taint, gate counts, approvals, result). */
 export const CONTROLLER_RUN_FIELDS = [
-  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "readPaths", "sandboxes", "conditions",
+  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "readPaths", "sandboxes", "agentExit", "conditions",
 ] as const satisfies readonly (keyof RunStatus)[];
 
 /** The controller-owned part of a status, for comparing before writing. */
@@ -33,6 +33,7 @@ export function buildRunStatus(name: string, generation: number, snapshot: RunSn
     ...(decision.lifecycle !== "stopped" ? { enginePod: buildChildNames(name).enginePod } : {}),
     ...(readPaths ? { readPaths } : {}),
     sandboxes: decision.sandboxStatus,
+    ...(decision.agentExit ? { agentExit: decision.agentExit } : {}),
     conditions: buildConditions(previous?.conditions, decision.conditions, nowIso, generation),
   };
 }

@@ -7,6 +7,8 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** Default `application/json`; a metadata-only read asks for `PartialObjectMetadata`. */
+  accept?: string;
   /** Default 30 s: a request never hangs a worker forever while the API server restarts. */
   timeoutMs?: number;
   /** Cap on the response body (default {@link DEFAULT_MAX_RESPONSE_BYTES}); a larger one is refused, not read. */
@@ -65,7 +67,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       await kc.applySecurityAuthentication(ctx);
       const dispatcher = reuse(ctx.getDispatcher());
       if (dispatcher) ctx.setDispatcher(dispatcher);
-      ctx.setHeaderParam("Accept", "application/json");
+      ctx.setHeaderParam("Accept", opts.accept ?? "application/json");
       if (opts.body !== undefined) {
         ctx.setHeaderParam("Content-Type", opts.contentType ?? "application/json");
         ctx.setBody(JSON.stringify(opts.body));

@@ -75,3 +75,16 @@ export async function deleteObject(client: KubeClient, res: Resource, namespace:
     throw err;
   }
 }
+
+/** The media type of a metadata-only read: the server sends no `data`, so a Secret's values never reach us. */
+const METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+
+/** Read only the metadata of one object; `undefined` when it does not exist. */
+export async function getObjectMetadata(client: KubeClient, res: Resource, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+  try {
+    return await client.request<KubeObject>("GET", buildPath(res, namespace, name), { accept: METADATA_ONLY });
+  } catch (err) {
+    if (isApiStatus(err, 404)) return undefined;
+    throw err;
+  }
+}

@@ -21,6 +21,7 @@ export const RESOURCES = {
   approval: ours(KIND.approval, PLURAL.approval),
   pod: core("Pod", "pods"),
   configMap: core("ConfigMap", "configmaps"),
+  secret: core("Secret", "secrets"),
   serviceAccount: core("ServiceAccount", "serviceaccounts"),
   pvc: core("PersistentVolumeClaim", "persistentvolumeclaims"),
   role: { group: "rbac.authorization.k8s.io", version: "v1", kind: "Role", plural: "roles", namespaced: true },

@@ -35,6 +35,9 @@ export interface Container {
   args?: string[];
   workingDir?: string;
   env?: Record<string, unknown>[];
+  envFrom?: Record<string, unknown>[];
+  /** `Always` on an init container makes it a native sidecar. */
+  restartPolicy?: "Always";
   securityContext: Record<string, unknown>;
   resources: { requests: Record<string, string>; limits: Record<string, string> };
   volumeMounts: { name: string; mountPath: string; readOnly?: boolean; subPath?: string }[];
@@ -50,7 +53,9 @@ export interface Pod extends KubeObject {
   kind: "Pod";
   spec: {
     containers: Container[];
+    initContainers?: Container[];
     volumes: Volume[];
+    terminationGracePeriodSeconds?: number;
     securityContext: Record<string, unknown>;
     restartPolicy: "Never";
     automountServiceAccountToken: false;

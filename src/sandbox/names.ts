@@ -16,6 +16,9 @@ export const COMPONENT = {
   sidecarIdentity: "sidecar-identity",
   network: "network-policy",
   workspace: "workspace",
+  /** Written by the sidecar (label `managed-by: leviath-sidecar`), never pruned by the controller. */
+  audit: "audit",
+  result: "result",
 } as const;
 
 /** Value of the `leviath.dev/network` label on sandbox pods whose traffic is denied. */
@@ -56,7 +59,19 @@ export function buildChildNames(run: string) {
     enginePod: buildChildName(run, "engine"),
     networkPolicy: buildChildName(run, "isolate"),
     workspace: buildChildName(run, "workspace"),
+    /** Written by the sidecar: a `submit_output` too large for `status.result.inline`. */
+    result: buildChildName(run, "result"),
   };
+}
+
+/** Most audit ConfigMaps per Run (`<run>-audit-000` ...): with {@link AUDIT_CHUNK_BYTES} each, the audit's bound. */
+export const MAX_AUDIT_CHUNKS = 32;
+/** What one audit ConfigMap holds at most (the API server's object limit is 1 MiB). */
+export const AUDIT_CHUNK_BYTES = 768 * 1024;
+
+/** The name of a Run's audit ConfigMap number `index` (zero-padded, so names sort in order). */
+export function buildAuditChunkName(run: string, index: number): string {
+  return buildChildName(run, `audit-${String(index).padStart(3, "0")}`);
 }
 
 /** The name of the warm sandbox pod for one signature. */

@@ -19,6 +19,10 @@ export interface PodSettings {
   resources: { agent: ContainerResources; sidecar: ContainerResources; sandbox: ContainerResources };
   /** Size limit of each writable `/tmp` emptyDir (the root filesystems are read-only). */
   tmpSizeLimit: string;
+  /** The engine pod's grace period: the sidecar's bound to flush its audit and status once the agent exited. */
+  engineGraceSeconds: number;
+  /** The sandbox pods' grace period (they hold nothing to flush). */
+  sandboxGraceSeconds: number;
 }
 
 /** Defaults: upstream's `--memory 2g` for sandboxes, plus the CPU and ephemeral-storage limits upstream lacks. */
@@ -35,6 +39,8 @@ export const DEFAULT_POD_SETTINGS: PodSettings = {
     sandbox: { requests: { cpu: "100m", memory: "256Mi" }, limits: { cpu: "2", memory: "2Gi", "ephemeral-storage": "1Gi" } },
   },
   tmpSizeLimit: "512Mi",
+  engineGraceSeconds: 15,
+  sandboxGraceSeconds: 1,
 };
 
 /** Pod-level security: non-root with a numeric uid, seccomp RuntimeDefault, group-owned volumes. */

@@ -1,5 +1,6 @@
 import { LABEL } from "../api/constants.ts";
 import { computeHash } from "./hash.ts";
+import type { Credential } from "../api/common.ts";
 import type { Container, Pod, Volume } from "./kube-types.ts";
 import { ANNOTATION, buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, NETWORK_NONE, type RunRef } from "./names.ts";
 import { buildContainerSecurityContext, buildPodSecurityContext, buildTmpVolume, type PodSettings } from "./pod-settings.ts";
@@ -18,6 +19,8 @@ export interface WorkspaceMount {
 /** Paths inside the engine pod's containers. */
 export const ENGINE_PATHS = {
   runtimeConfig: "/etc/leviath/runtime",
+  /** `files` credentials: `<credentials>/<secretName>/<key>`, in the agent container only. */
+  credentials: "/var/run/leviath/credentials",
   runPolicy: "/etc/leviath/policy",
   serviceAccount: "/var/run/secrets/kubernetes.io/serviceaccount",
   tmp: "/tmp",
@@ -28,7 +31,25 @@ export const ENGINE_PATHS = {
 /** The runtime token's file, written by the sidecar at each start and read by the runtime. */
 export const RUNTIME_TOKEN_FILE = `${ENGINE_PATHS.runtimeSecret}/runtime-token`;
 
-const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", ENGINE_PATHS.runtimeSecret, "/proc", "/sys", "/dev"];
+const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/var/run/leviath", ENGINE_PATHS.runtimeSecret, "/proc", "/sys", "/dev"];
+
+/**
+ * PID 1 of a sandbox pod: it sleeps until the sidecar execs commands in, and exits at once on SIGTERM (a bare
+ * `sleep` as PID 1 ignores it, so every teardown would wait out the grace period). Only `sh` and `sleep`, which
+ * the sandbox image needs anyway (commands run as `timeout ... sh -c`).
+ */
+export const SANDBOX_PID1 = ["sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 86400 & wait $!; done"] as const;
+
+/** The agent container's view of the credential Secrets: env sources and file volumes (nothing for any other container). */
+function buildCredentialMounts(credentials: readonly Credential[]): { envFrom: Record<string, unknown>[]; volumes: Volume[]; volumeMounts: NonNullable<Container["volumeMounts"]> } {
+  const files = credentials.filter((c) => c.as === "files");
+  return {
+    envFrom: credentials.filter((c) => c.as === "env").map((c) => ({ secretRef: { name: c.secretName } })),
+    // Group-readable only: the pod's fsGroup is the agent's uid, and no other container mounts these.
+    volumes: files.map((c, i) => ({ name: `credential-${i}`, secret: { secretName: c.secretName, defaultMode: 0o440 } })),
+    volumeMounts: files.map((c, i) => ({ name: `credential-${i}`, mountPath: `${ENGINE_PATHS.credentials}/${c.secretName}`, readOnly: true })),
+  };
+}
 
 function collides(path: string, taken: string[]): boolean {
   return taken.some((t) => path === t || path.startsWith(`${t}/`) || t.startsWith(`${path}/`));
@@ -62,8 +83,9 @@ function buildTokenVolume(): Volume {
   };
 }
 
-const podSpecBase = (uid: number) => ({
+const podSpecBase = (uid: number, graceSeconds: number) => ({
   restartPolicy: "Never" as const,
+  terminationGracePeriodSeconds: graceSeconds,
   automountServiceAccountToken: false as const,
   enableServiceLinks: false as const,
   hostNetwork: false as const,
@@ -73,8 +95,11 @@ const podSpecBase = (uid: number) => ({
 });
 
 /**
- * The engine pod: the agent runtime container (no token, no granted read paths) and the `leviath sidecar`
- * container, which alone holds the service-account token, the run policy and the granted read-path volumes.
+ * The engine pod: the agent runtime container (no token, no granted read paths, the run's credentials) and the
+ * `leviath sidecar`, which alone holds the service-account token, the run policy and the granted read-path
+ * volumes. The sidecar is a native sidecar (an init container with `restartPolicy: Always`): it starts first,
+ * and when the agent container exits the kubelet stops it (SIGTERM, then the pod's grace period to flush its
+ * audit and status), so the pod, and with it the Run, completes.
  */
 export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: WorkspaceMount, settings: PodSettings): Pod {
   const names = buildChildNames(run.name);
@@ -86,6 +111,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
     { name: "HOME", value: ENGINE_PATHS.tmp },
   ];
   const workspaceMount = { name: "workspace", mountPath: workspace.mountPath };
+  const credentials = buildCredentialMounts(snapshot.controller.credentials);
   const agentContainer: Container = {
     name: "agent",
     image: snapshot.controller.agent.image,
@@ -96,16 +122,19 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       { name: "LEVIATH_RUNTIME_CONFIG", value: `${ENGINE_PATHS.runtimeConfig}/${SNAPSHOT_KEY.runtime}` },
       { name: "LEVIATH_SIDECAR_TOKEN_FILE", value: RUNTIME_TOKEN_FILE },
     ],
+    ...(credentials.envFrom.length > 0 ? { envFrom: credentials.envFrom } : {}),
     securityContext: buildContainerSecurityContext(),
     resources: settings.resources.agent,
     volumeMounts: [
       workspaceMount, { name: "agent-tmp", mountPath: ENGINE_PATHS.tmp }, { name: "runtime-config", mountPath: ENGINE_PATHS.runtimeConfig, readOnly: true },
       { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret, readOnly: true },
+      ...credentials.volumeMounts,
     ],
   };
   const sidecar: Container = {
     name: "sidecar",
     image: settings.sidecarImage,
+    restartPolicy: "Always",
     command: ["leviath", "sidecar"],
     args: [
       "--run-policy", `${ENGINE_PATHS.runPolicy}/${SNAPSHOT_KEY.runPolicy}`,
@@ -114,6 +143,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       "--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`,
       "--run", run.name,
       "--runtime-token-file", RUNTIME_TOKEN_FILE,
+      "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
     ],
     ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }],
     env,
@@ -133,9 +163,10 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
     kind: "Pod",
     metadata: buildChildMeta(run, agent, names.enginePod, COMPONENT.engine),
     spec: {
-      ...podSpecBase(settings.runAsUser),
+      ...podSpecBase(settings.runAsUser, settings.engineGraceSeconds),
       serviceAccountName: names.serviceAccount,
-      containers: [agentContainer, sidecar],
+      initContainers: [sidecar],
+      containers: [agentContainer],
       volumes: [
         { name: "workspace", persistentVolumeClaim: { claimName: workspace.claimName } },
         buildTmpVolume("agent-tmp", settings.tmpSizeLimit),
@@ -145,13 +176,14 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
         { name: "run-policy", configMap: { name: names.configMap, items: [{ key: SNAPSHOT_KEY.runPolicy, path: SNAPSHOT_KEY.runPolicy }] } },
         buildTokenVolume(),
         ...readPaths.volumes,
+        ...credentials.volumes,
       ],
     },
   });
 }
 
 /**
- * One warm sandbox pod: the resolved image sleeping until the sidecar execs commands into it, with no credentials,
+ * One warm sandbox pod: the resolved image sleeping ({@link SANDBOX_PID1}) until the sidecar execs commands into it, with no credentials,
  * no token, the workspace at the run's path, and only the admin-declared volumes its stages may mount.
  */
 export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, mounts: readonly PolicyMount[], workspace: WorkspaceMount, settings: PodSettings): Pod {
@@ -176,13 +208,14 @@ export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, m
     kind: "Pod",
     metadata: buildChildMeta(run, agent, plan.pod, COMPONENT.sandbox, labels),
     spec: {
-      ...podSpecBase(settings.runAsUser),
+      // Nothing in a sandbox pod needs to shut down cleanly: a short grace bounds a PID 1 that a command replaced.
+      ...podSpecBase(settings.runAsUser, settings.sandboxGraceSeconds),
       ...(plan.runtimeClassName ? { runtimeClassName: plan.runtimeClassName } : {}),
       ...sameNode,
       containers: [{
         name: "sandbox",
         image: plan.image ?? "",
-        command: ["sleep", "infinity"],
+        command: [...SANDBOX_PID1],
         workingDir: workspace.mountPath,
         env: [{ name: "HOME", value: "/tmp" }],
         securityContext: buildContainerSecurityContext(),

@@ -3,6 +3,7 @@ import { LABEL } from "../api/constants.ts";
 import type { KubeObject, Pod } from "./kube-types.ts";
 import { ANNOTATION, buildChildNames } from "./names.ts";
 import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
+import { SANDBOX_PID1 } from "./pods.ts";
 import { buildRunChildren, type RunChildrenInput } from "./run-children.ts";
 import { computeSandboxPlan, hasHostStages } from "./sandbox-plan.ts";
 import { RUN, snapshotOf } from "./test-fixtures.ts";
@@ -96,7 +97,11 @@ describe("buildRunChildren", () => {
       ] } },
     );
     const engine = pods(childrenOf(snapshot)).find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!;
-    const [agent, sidecar] = engine.spec.containers;
+    const [agent] = engine.spec.containers;
+    const [sidecar] = engine.spec.initContainers ?? [];
+    expect(engine.spec.containers).toHaveLength(1);
+    // A native sidecar: it starts first and the pod completes when the agent container exits.
+    expect(sidecar).toMatchObject({ name: "sidecar", restartPolicy: "Always" });
     expect(agent!.volumeMounts.map((m) => m.name).sort()).toEqual(["agent-tmp", "runtime-config", "runtime-secret", "workspace"]);
     // The runtime token's in-memory volume: read-only in the agent, written by the sidecar, never in a sandbox pod.
     expect(agent!.volumeMounts.find((m) => m.name === "runtime-secret")).toEqual({ name: "runtime-secret", mountPath: "/run/leviath", readOnly: true });
@@ -144,6 +149,46 @@ describe("buildRunChildren", () => {
     expect(childrenOf(snapshot, { lifecycle: "finished" }).map((o) => o.kind)).toEqual(["ConfigMap", "PersistentVolumeClaim", "Pod"]);
   });
 
+  it("keeps the sidecar identity and the NetworkPolicy while pods still stop, with no exec rights left", () => {
+    const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3", network: false } });
+    const draining = childrenOf(snapshot, { lifecycle: "stopped", draining: true });
+    expect(draining.map((o) => o.kind)).toEqual(["ConfigMap", "PersistentVolumeClaim", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"]);
+    const role = byKind(draining, "Role")[0] as KubeObject & { rules: { resources: string[] }[] };
+    expect(role.rules.some((r) => r.resources.some((x) => x.startsWith("pods")))).toBe(false);
+  });
+
+  it("holds the engine pod back, and only it, while a credential Secret is missing", () => {
+    const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3" } });
+    const held = pods(childrenOf(snapshot, { holdEngine: true }));
+    expect(held.map((p) => p.metadata.labels?.[LABEL.component])).toEqual(["sandbox"]);
+  });
+
+  it("gives credentials to the agent container only: never the sidecar, never a sandbox pod", () => {
+    const snapshot = snapshotOf(
+      { image: "r:1", sandbox: { kind: "container", image: "alpine:3" }, credentials: [{ secretName: "model-key" }, { secretName: "tls", as: "files" }] },
+      undefined,
+      { credentials: [{ secretName: "run-key", as: "env" }] },
+    );
+    const all = pods(childrenOf(snapshot));
+    const engine = all.find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!;
+    const [agent] = engine.spec.containers;
+    expect(agent!.envFrom).toEqual([{ secretRef: { name: "model-key" } }, { secretRef: { name: "run-key" } }]);
+    expect(agent!.volumeMounts).toContainEqual({ name: "credential-0", mountPath: "/var/run/leviath/credentials/tls", readOnly: true });
+    expect(engine.spec.volumes).toContainEqual({ name: "credential-0", secret: { secretName: "tls", defaultMode: 0o440 } });
+    const sidecar = engine.spec.initContainers![0]!;
+    expect(sidecar.envFrom).toBeUndefined();
+    expect(sidecar.volumeMounts.map((m) => m.name)).not.toContain("credential-0");
+    for (const pod of all.filter((p) => p !== engine)) expect(JSON.stringify(pod)).not.toMatch(/model-key|run-key|"tls"/);
+  });
+
+  it("lets sandbox pods go at once (PID 1 exits on SIGTERM, 1 s grace) and gives the sidecar its grace to flush", () => {
+    const all = pods(childrenOf(snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3" } })));
+    const engine = all.find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!;
+    expect(engine.spec.terminationGracePeriodSeconds).toBe(DEFAULT_POD_SETTINGS.engineGraceSeconds);
+    expect(engine.spec.initContainers![0]!.args).toEqual(expect.arrayContaining(["--stop-grace-ms", String((DEFAULT_POD_SETTINGS.engineGraceSeconds - 2) * 1000)]));
+    for (const pod of all.filter((p) => p !== engine)) expect(pod.spec.terminationGracePeriodSeconds).toBe(1);
+  });
+
   it("is deterministic, and the spec hash follows the pod spec", () => {
     const agent = { image: "r:1", sandbox: { kind: "container" as const, image: "alpine:3" } };
     expect(childrenOf(snapshotOf(agent))).toEqual(childrenOf(snapshotOf(agent)));
@@ -158,7 +203,7 @@ describe("buildRunChildren", () => {
     const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "microvm", image: "alpine:3" } }, { sandbox: { runtimeClasses: { microvm: "kata" } } });
     const sandbox = pods(childrenOf(snapshot)).find((p) => p.metadata.labels?.[LABEL.component] === "sandbox")!;
     expect(sandbox.spec.runtimeClassName).toBe("kata");
-    expect(sandbox.spec.containers[0]!.command).toEqual(["sleep", "infinity"]);
+    expect(sandbox.spec.containers[0]!.command).toEqual([...SANDBOX_PID1]);
   });
 });
 

@@ -4,7 +4,7 @@ import type { PodSettings } from "./pod-settings.ts";
 import { buildEnginePod, buildSandboxPod, type WorkspaceMount } from "./pods.ts";
 import { buildNetworkPolicy, buildPolicyConfigMap, buildRole, buildRoleBinding, buildServiceAccount, buildWorkspaceClaim } from "./run-objects.ts";
 import type { RunSnapshot } from "./run-snapshot.ts";
-import type { SandboxPlan } from "./sandbox-plan.ts";
+import { computeSandboxPlan, type SandboxPlan } from "./sandbox-plan.ts";
 
 /** What the controller decided about the run before building: which sandboxes to keep and where commands may run. */
 export interface RunChildrenInput {
@@ -17,6 +17,13 @@ export interface RunChildrenInput {
   hostExec: boolean;
   /** `active`: everything; `finished`: keep the engine pod that ended by itself; `stopped`: no pods at all. */
   lifecycle: "active" | "finished" | "stopped";
+  /**
+   * Over, but some pod still stops: the sidecar keeps its identity to flush its audit and status, and the
+   * NetworkPolicy stays until the last sandbox pod is gone (a dying pod is never let out).
+   */
+  draining?: boolean;
+  /** Active, but the engine pod must wait (a credential Secret is missing). */
+  holdEngine?: boolean;
 }
 
 /** The workspace every pod of the run mounts. */
@@ -41,6 +48,10 @@ export function buildRunChildren(input: RunChildrenInput): KubeObject[] {
   const out: KubeObject[] = [buildPolicyConfigMap(run, snapshot)];
   if (!ws.claimName) out.push(buildWorkspaceClaim(run, agent, ws));
   if (input.lifecycle !== "active") {
+    if (input.draining) {
+      out.push(buildServiceAccount(run, agent), buildRole(run, agent, []), buildRoleBinding(run, agent));
+      if (computeSandboxPlan(run.name, snapshot.runPolicy).some((s) => !s.network)) out.push(buildNetworkPolicy(run, agent));
+    }
     if (input.lifecycle === "finished") out.push(buildEnginePod(run, snapshot, workspace, settings));
     return out;
   }
@@ -49,6 +60,6 @@ export function buildRunChildren(input: RunChildrenInput): KubeObject[] {
   out.push(buildServiceAccount(run, agent), buildRole(run, agent, execTargets), buildRoleBinding(run, agent));
   if (input.sandboxes.some((s) => !s.network)) out.push(buildNetworkPolicy(run, agent));
   const pods: Pod[] = input.sandboxes.map((s) => buildSandboxPod(run, agent, s, snapshot.controller.sandboxMounts, workspace, settings));
-  out.push(...pods, engine);
+  out.push(...pods, ...(input.holdEngine ? [] : [engine]));
   return out;
 }

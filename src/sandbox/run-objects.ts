@@ -1,7 +1,7 @@
 import { GROUP, LABEL } from "../api/constants.ts";
 import { PLURAL } from "../api/crd-definitions.ts";
 import type { KubeObject } from "./kube-types.ts";
-import { buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, NETWORK_NONE, type RunRef } from "./names.ts";
+import { buildAuditChunkName, buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, MAX_AUDIT_CHUNKS, NETWORK_NONE, type RunRef } from "./names.ts";
 import { buildSnapshotData, type RunSnapshot } from "./run-snapshot.ts";
 
 /** The immutable ConfigMap that pins a run: its resolved policy (sidecar), blueprint (runtime) and generations. */
@@ -18,7 +18,9 @@ export function buildServiceAccount(run: RunRef, agent: string): KubeObject {
 
 /**
  * What the sidecar may do: exec into exactly this run's pods (named, never all pods), read and report on its own
- * Run, and read Approvals. A rule with no pod names is left out, since an empty `resourceNames` means every pod.
+ * Run, read Approvals, and write its result and audit ConfigMaps. A rule with no pod names is left out, since an
+ * empty `resourceNames` means every pod. `create` cannot be limited by name in Kubernetes RBAC, so the sidecar
+ * may create ConfigMaps of any name; it can read or change only its own (docs/security.md).
  */
 export function buildRole(run: RunRef, agent: string, execTargets: readonly string[]): KubeObject {
   const pods = [...execTargets].sort();
@@ -31,6 +33,9 @@ export function buildRole(run: RunRef, agent: string, execTargets: readonly stri
   rules.push({ apiGroups: [GROUP], resources: [`${PLURAL.run}/status`], verbs: ["get", "patch"], resourceNames: [run.name] });
   rules.push({ apiGroups: [GROUP], resources: [PLURAL.approval], verbs: ["get", "list", "watch"] });
   rules.push({ apiGroups: [GROUP], resources: [`${PLURAL.approval}/status`], verbs: ["patch"] });
+  const own = [buildChildNames(run.name).result, ...Array.from({ length: MAX_AUDIT_CHUNKS }, (_, i) => buildAuditChunkName(run.name, i))];
+  rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["create"] });
+  rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "patch"], resourceNames: own });
   const meta = buildChildMeta(run, agent, buildChildNames(run.name).role, COMPONENT.sidecarIdentity);
   return { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: meta, rules };
 }

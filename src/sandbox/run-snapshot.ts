@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AgentSpec } from "../api/agent.ts";
-import { VerbatimSchema } from "../api/common.ts";
+import { CredentialsSchema, VerbatimSchema, type Credential } from "../api/common.ts";
 import { EMPTY_POLICY, PolicyMountSchema, type LeviathPolicySpec } from "../api/policy.ts";
 import { WorkspaceSchema, type RunSpec } from "../api/run.ts";
 import { RUN_MODES, RunPolicySchema, type RunPolicy } from "../api/run-policy.ts";
@@ -19,6 +19,8 @@ export const ControllerSnapshotSchema = z.strictObject({
   readPathVolumes: z.array(PolicyMountSchema),
   /** The workspace as requested at start: a claim is immutable, so later edits of the Run do not move it. */
   workspace: WorkspaceSchema,
+  /** The credential Secrets of the Agent and the Run (Run entries win on the same Secret), pinned at start. */
+  credentials: CredentialsSchema.default([]),
 });
 
 /** What the agent runtime reads: the blueprint as written and the run's request. */
@@ -49,6 +51,13 @@ export interface SnapshotInput {
 
 /** A snapshot, or why none can be made (a terminal condition of the Run). */
 export type SnapshotResult = { ok: true; value: RunSnapshot } | { ok: false; reason: "NoRuntimeImage"; message: string };
+
+/** The Agent's credentials, then the Run's; one entry per Secret, the Run's choice of `as` winning. */
+export function mergeCredentials(agent: readonly Credential[], run: readonly Credential[]): Credential[] {
+  const bySecret = new Map<string, Credential>();
+  for (const c of [...agent, ...run]) bySecret.set(c.secretName, c);
+  return [...bySecret.values()];
+}
 
 /** Resolve the run once: the run policy and everything else the Run's children are built from. */
 export function buildRunSnapshot(input: SnapshotInput): SnapshotResult {
@@ -86,6 +95,7 @@ export function buildRunSnapshot(input: SnapshotInput): SnapshotResult {
         sandboxMounts: (policySpec.sandbox?.mounts ?? []).filter((m) => usedMounts.has(m.path) && m.volume !== undefined),
         readPathVolumes: computeReadPathVolumes(policySpec.readPaths.volumes ?? [], grants),
         workspace: run.workspace,
+        credentials: mergeCredentials(agent.spec.credentials ?? [], run.credentials ?? []),
       },
     },
   };

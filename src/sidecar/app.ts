@@ -44,6 +44,7 @@ export function computeStatus(deps: SidecarAppDeps): RunStatusSnapshot {
     counts: deps.service.decisionCounts,
     pending: deps.approvals.list(),
     policyError: deps.policy.lastError,
+    result: deps.service.result,
   });
 }
 

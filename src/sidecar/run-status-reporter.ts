@@ -1,14 +1,11 @@
 // In a cluster, the sidecar owns part of its Run's status (field manager `leviath-sidecar`): the stage, the
-// taint, the decision counts by source and the pending approvals (at most 32). Written by server-side apply
+// taint, the decision counts by source, the pending approvals (at most 32) and the result reference. Written by server-side apply
 // on the status subresource, only when it changed.
-import { API_VERSION, KIND } from "../api/constants.ts";
+import { API_VERSION, KIND, SIDECAR_FIELD_MANAGER } from "../api/constants.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { buildPath, RESOURCES } from "../kube/resources.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RunStatusSnapshot } from "./run-status.ts";
-
-/** The field manager of the sidecar's part of a Run's status. */
-export const SIDECAR_FIELD_MANAGER = "leviath-sidecar";
 
 /** The status fields the sidecar owns, from a snapshot. */
 export function buildRunStatusPatch(snap: RunStatusSnapshot): Record<string, unknown> {
@@ -19,6 +16,7 @@ export function buildRunStatusPatch(snap: RunStatusSnapshot): Record<string, unk
     pendingApprovals: snap.pendingApprovals.map((a) => ({
       id: a.id, kind: a.kind, tool: a.tool, stage: a.stage, prompt: a.prompt.slice(0, 4096), raisedAt: a.raisedAt,
     })),
+    ...(snap.result !== undefined ? { result: snap.result } : {}),
   };
 }
 

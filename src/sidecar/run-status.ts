@@ -2,6 +2,7 @@
 // approvals (bounded, as the Run's status holds at most 32). Served on `/v1/status` and, in a cluster,
 // written to the Run's status.
 import type { RunMode } from "../api/run-policy.ts";
+import type { RunResult } from "../api/status.ts";
 import type { Level } from "../policy/levels.ts";
 import type { PendingApproval } from "./approvals.ts";
 
@@ -20,6 +21,8 @@ export interface RunStatusSnapshot {
   /** How many more are pending beyond those listed. */
   readonly pendingApprovalsOmitted: number;
   readonly policy: { readonly ok: boolean; readonly error?: string };
+  /** What an allowed `submit_output` handed over (inline, or where it is). */
+  readonly result?: RunResult;
 }
 
 /** Inputs of a snapshot. */
@@ -33,6 +36,7 @@ export interface StatusInputs {
   readonly counts: ReadonlyMap<string, number>;
   readonly pending: readonly PendingApproval[];
   readonly policyError: string | undefined;
+  readonly result?: RunResult | undefined;
 }
 
 /** Builds the snapshot; decision counts are sorted by source so equal states serialise equally. */
@@ -48,5 +52,6 @@ export function buildRunStatusSnapshot(i: StatusInputs): RunStatusSnapshot {
     pendingApprovals: i.pending.slice(0, MAX_REPORTED_APPROVALS),
     pendingApprovalsOmitted: Math.max(0, i.pending.length - MAX_REPORTED_APPROVALS),
     policy: i.policyError === undefined ? { ok: true } : { ok: false, error: i.policyError },
+    ...(i.result !== undefined ? { result: i.result } : {}),
   };
 }

@@ -10,11 +10,13 @@ import type { Logger } from "../log/logger.ts";
 import { createSidecarMetrics, type SidecarMetrics } from "../metrics/sidecar-metrics.ts";
 import { ApprovalBook } from "./approvals.ts";
 import { buildSidecarApp, computeStatus, type LocalApprovals, type SidecarAppDeps } from "./app.ts";
+import { createAuditTee, type AuditLineSink } from "./audit-tee.ts";
 import { createAuditWriter } from "./audit-writer.ts";
 import { findStageIndex, type Enforcement } from "./enforcement.ts";
 import { PolicyHolder } from "./policy-holder.ts";
 import type { PolicySource } from "./policy-sources.ts";
 import { computeAllowedHosts, type RequestGuard } from "./request-guard.ts";
+import type { ResultSink } from "./run-result.ts";
 import { RunSession } from "./run-session.ts";
 import type { RunStatusSnapshot } from "./run-status.ts";
 import type { ShellExecutor } from "./shell.ts";
@@ -50,6 +52,10 @@ export interface SidecarServerOptions {
   readonly log: Logger;
   readonly clock?: () => number;
   readonly syncIntervalMs?: number;
+  /** Where each audit record goes besides the files (stdout, the Run's audit ConfigMaps). */
+  readonly auditOutputs?: readonly AuditLineSink[];
+  /** Where an allowed `submit_output` is stored (in a cluster: the Run's status and result ConfigMap). */
+  readonly result?: ResultSink;
 }
 
 /** A started sidecar. */
@@ -116,12 +122,14 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
     restored, journal, entryStage: Math.max(0, findStageIndex(initial, initial.entryStage)),
     onJournalError: (op) => log.error({ op: op.op }, "could not persist sidecar state"),
   });
-  const audit = createAuditWriter(opts.auditDir, opts.runName, (err) => log.error({ err }, "audit write failed"), opts.syncIntervalMs);
+  const files = createAuditWriter(opts.auditDir, opts.runName, (err) => log.error({ err }, "audit write failed"), opts.syncIntervalMs);
+  const audit = opts.auditOutputs?.length ? createAuditTee(files, opts.runName, opts.auditOutputs) : files;
   const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
   const policy = () => holder.current();
   const service = new ToolCallService({
     policy, workdir: realpathSync.native(opts.workdir), fs, session, approvals, audit, metrics,
     shell: opts.shell(policy), log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
+    ...(opts.result ? { result: opts.result } : {}),
   });
   metrics.taint(session.context.level(), initial.taint.tracking);
   const guard: RequestGuard = {

@@ -7,6 +7,7 @@ import { RunPolicySchema } from "../api/run-policy.ts";
 import { createSidecarMetrics } from "../metrics/sidecar-metrics.ts";
 import { ApprovalBook } from "./approvals.ts";
 import { PolicyHolder } from "./policy-holder.ts";
+import { createResultSink, type ResultSink } from "./run-result.ts";
 import { RunSession } from "./run-session.ts";
 import { ToolCallService } from "./tool-call-service.ts";
 
@@ -14,7 +15,7 @@ import { ToolCallService } from "./tool-call-service.ts";
 // forgotten first, pending ones never, and the pending-prompt gauge follows every prompt raised and settled.
 const sandbox = { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" };
 
-function setup(maxRecords: number, maxRecordChars?: number, maxPendingCalls?: number) {
+function setup(maxRecords: number, maxRecordChars?: number, extra: { maxPendingCalls?: number; ceiling?: Record<string, "allow" | "ask" | "deny">; result?: ResultSink } = {}) {
   const workdir = realpathSync(mkdtempSync(join(tmpdir(), "leviath-calls-")));
   writeFileSync(join(workdir, "a.txt"), "a");
   writeFileSync(join(workdir, "big.txt"), "x".repeat(100_000));
@@ -23,7 +24,7 @@ function setup(maxRecords: number, maxRecordChars?: number, maxPendingCalls?: nu
     stages: [{ name: "one", sandbox }],
     entryStage: "one",
     launch: { mode: "interactive", allow: [] },
-    toolPermissions: { blueprint: {}, ceiling: {}, allowBlueprintPermissions: false },
+    toolPermissions: { blueprint: {}, ceiling: extra.ceiling ?? {}, allowBlueprintPermissions: false },
     readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
     taint: { tracking: false, allowlist: [], rules: [], toolOverrides: {} },
     limits: { interactionTimeoutSeconds: 0, shellTimeoutSeconds: 60 },
@@ -38,7 +39,9 @@ function setup(maxRecords: number, maxRecordChars?: number, maxPendingCalls?: nu
     session: new RunSession({ journal: null, entryStage: 0, onJournalError: () => {} }), approvals,
     audit: { gate: () => true, decision: () => true, flush() {}, close() {} }, metrics,
     shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) },
-    log: pino({ level: "silent" }), clock: Date.now, monotonicMs: () => performance.now(), runName: "app", maxRecords, ...(maxRecordChars === undefined ? {} : { maxRecordChars }), ...(maxPendingCalls === undefined ? {} : { maxPendingCalls }),
+    log: pino({ level: "silent" }), clock: Date.now, monotonicMs: () => performance.now(), runName: "app", maxRecords, ...(maxRecordChars === undefined ? {} : { maxRecordChars }),
+    ...(extra.maxPendingCalls === undefined ? {} : { maxPendingCalls: extra.maxPendingCalls }),
+    ...(extra.result ? { result: extra.result } : {}),
   });
   // A write asks for the tool's approval (interactive mode): it stays pending. A read in the workdir settles at once.
   const write = async (id: string) => expect((await service.submit({ id, tool: "write_file", args: { path: "b.txt", content: "b" } })).status).toBe(202);
@@ -70,7 +73,7 @@ describe("ToolCallService records", () => {
   });
 
   it("keeps every pending call and counts every prompt with thousands pending, more than the records it keeps", async () => {
-    const s = setup(100, undefined, 5000);
+    const s = setup(100, undefined, { maxPendingCalls: 5000 });
     for (const id of ids("w", 2000)) await s.write(id);
     expect(await s.pendingGauge()).toBe(2000);
     for (const id of ids("r", 50)) await s.read(id);
@@ -113,7 +116,7 @@ describe("ToolCallService records", () => {
   });
 
   it("refuses a call once the pending budget is full, and takes calls again when some settle", async () => {
-    const s = setup(10_000, undefined, 3);
+    const s = setup(10_000, undefined, { maxPendingCalls: 3 });
     for (const id of ids("w", 3)) await s.write(id);
     const full = await s.service.submit({ id: "w3", tool: "write_file", args: { path: "x", content: "x" } });
     expect(full).toMatchObject({ status: 503, body: { decision: "deny", code: "pending-full" } });
@@ -121,5 +124,43 @@ describe("ToolCallService records", () => {
     await settle();
     await s.write("w4");
     expect(s.service.get("w4")?.status).toBe(202);
+  });
+});
+
+// Only an allowed submit_output becomes the Run's result: refused by permission, denied by the person asked, or
+// failing to be stored, nothing is kept and the runtime is never told `run`.
+function withResult(submit: "allow" | "ask" | "deny", failWrites = false) {
+  const result = createResultSink("app-result", async () => {
+    if (failWrites) throw new Error("forbidden");
+  });
+  return setup(100, undefined, { ceiling: { submit_output: submit }, result });
+}
+
+describe("submit_output and the Run's result", () => {
+  it("stores an allowed one before answering run", async () => {
+    const s = withResult("allow");
+    expect((await s.service.submit({ id: "o1", tool: "submit_output", args: { output: "done" } })).body.decision).toBe("run");
+    expect(s.service.result).toMatchObject({ inline: "done", callId: "o1", stage: "one" });
+  });
+
+  it("stores nothing for one refused by permission, or denied by the person asked", async () => {
+    const denied = withResult("deny");
+    expect((await denied.service.submit({ id: "o1", tool: "submit_output", args: { output: "x" } })).body).toMatchObject({ decision: "deny", code: "permission-denied" });
+    expect(denied.service.result).toBeUndefined();
+    const asked = withResult("ask");
+    expect((await asked.service.submit({ id: "o2", tool: "submit_output", args: { output: "x" } })).body.decision).toBe("ask");
+    expect(asked.service.answer("tool-o2", "deny")).toBe(true);
+    await settle();
+    expect(asked.service.get("o2")?.body.decision).toBe("deny");
+    expect(asked.service.result).toBeUndefined();
+  });
+
+  it("refuses (503, never run) when a large output cannot be stored, keeping the earlier result", async () => {
+    const s = withResult("allow", true);
+    expect((await s.service.submit({ id: "o1", tool: "submit_output", args: { output: "small" } })).body.decision).toBe("run");
+    const r = await s.service.submit({ id: "o2", tool: "submit_output", args: { output: "x".repeat(5000) } });
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ decision: "deny", code: "result-not-stored" });
+    expect(s.service.result).toMatchObject({ inline: "small", callId: "o1" });
   });
 });

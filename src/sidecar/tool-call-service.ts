@@ -4,6 +4,7 @@
 // approval book; their answers continue the call where it stopped.
 import { createHash } from "node:crypto";
 import type { ApprovalDecision } from "../api/approval.ts";
+import type { RunResult } from "../api/status.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ApprovalKind, DecisionSourceLabel, SidecarMetrics } from "../metrics/sidecar-metrics.ts";
 import { lookupResultLabel } from "../policy/classification.ts";
@@ -23,6 +24,7 @@ import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, listReque
 import { OldestFirst } from "./oldest-first.ts";
 import { buildPermissionPrompt } from "./prompt-text.ts";
 import type { RunSession } from "./run-session.ts";
+import { checkResultSize, extractOutput, RESULT_TOOL, type ResultSink } from "./run-result.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "./shell.ts";
 
 /** What the service needs from the outside world. */
@@ -43,6 +45,8 @@ export interface ToolCallServiceDeps {
   readonly monotonicMs: () => number;
   /** The run's name: the audit's `agent_id`. */
   readonly runName: string;
+  /** Where an allowed `submit_output` is stored as the Run's result (absent: nowhere, as before). */
+  readonly result?: ResultSink;
   /** Settled calls remembered for retries and waits (oldest forgotten first). */
   readonly maxRecords?: number;
   /** What the settled calls remembered may hold, arguments and results together, in UTF-16 code units (about bytes). */
@@ -137,6 +141,11 @@ export class ToolCallService {
     this.#d = deps;
   }
 
+  /** The Run's result, once an allowed `submit_output` was stored. */
+  get result(): RunResult | undefined {
+    return this.#d.result?.current();
+  }
+
   /** Counts of decisions by source since the sidecar started. */
   get decisionCounts(): ReadonlyMap<DecisionSourceLabel, number> {
     return this.#counts;
@@ -176,6 +185,8 @@ export class ToolCallService {
     if (full) return this.#deny(rec, "pending-full", buildPendingFullMessage(rec.tool, this.#d.maxPendingCalls ?? DEFAULT_MAX_PENDING_CALLS), "pending_full", 503);
     if (this.#pastDeadline(rec)) return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
     if (!parsed.ok) return this.#deny(rec, "invalid-arguments", buildInvalidArgumentsMessage(req.tool, parsed.detail), "invalid_arguments", 400);
+    const tooLarge = checkResultSize(req.tool, parsed.value);
+    if (tooLarge !== undefined) return this.#deny(rec, "result-too-large", tooLarge, "invalid_arguments", 400);
     const first = this.#advance(rec);
     if (rec.response === undefined) rec.first = first;
     return first;
@@ -322,6 +333,14 @@ export class ToolCallService {
       this.#d.metrics.shell(this.#d.shell.label, computeShellOutcome(r));
       const text = buildShellResultText(r, timeoutSeconds);
       return this.#allow(rec, enf, text.text, text.isError, { exitCode: r.exitCode, timedOut: r.timedOut });
+    }
+    if (rec.tool === RESULT_TOOL && this.#d.result !== undefined) {
+      // Stored before the runtime hears `run`: an answer it was told was handed over is on record.
+      const stored = await this.#d.result.store({ output: extractOutput(rec.args), callId: rec.id, stage: stage.name });
+      if (!stored.ok) {
+        this.#d.log.error({ callId: rec.id, err: stored.message }, "result could not be stored");
+        return this.#deny(rec, "result-not-stored", `[error] Tool '${rec.tool}' was not run: its output could not be stored.`, "audit_failed", 503);
+      }
     }
     const target = extractTarget(rec.tool, rec.args);
     return this.#finish(rec, { status: 200, body: { id: rec.id, tool: rec.tool, decision: "run", ...(target === undefined ? {} : { target }) } });

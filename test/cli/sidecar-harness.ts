@@ -18,6 +18,8 @@ export interface SidecarProcess {
   readonly proc: ChildProcess;
   /** Everything it printed on stderr so far (its JSON log lines). */
   stderr(): string;
+  /** Everything it printed on stdout so far (its address; in a cluster, its audit lines). */
+  stdout(): string;
   /** Sends a signal and resolves with the exit code (or the signal name). */
   stop(signal?: NodeJS.Signals): Promise<number | string | null>;
   /** Resolves with the exit code (or the signal name) once it exits, sending nothing. */
@@ -50,8 +52,8 @@ export function startSidecar(args: string[], opts: { env?: Record<string, string
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sidecar did not start:\n${out}\n${err}`)), 20_000);
     void exited.then((code) => reject(new Error(`sidecar exited (${code}) before listening:\n${out}\n${err}`)));
-    proc.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
+    proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    proc.stdout.on("data", () => {
       const url = /listening on (\S+)/.exec(out)?.[1];
       const wantsMetrics = args.includes("--metrics-listen");
       const metricsUrl = /metrics on (\S+)/.exec(out)?.[1];
@@ -66,6 +68,7 @@ export function startSidecar(args: string[], opts: { env?: Record<string, string
       resolve({
         url, metricsUrl, token, proc, runtimeToken, runtimeTokenFile, approvalTokenFile,
         stderr: () => err,
+        stdout: () => out,
         stop(signal: NodeJS.Signals = "SIGTERM") {
           if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
           return exited;

@@ -1,9 +1,13 @@
-// The Run flow on the real node (issue 8, steps 1-6): the chart installed with real helm, a policy granting a
-// volume-backed read path, an Agent with two stages of different sandbox settings and a Run; the engine pod
-// (scripted runtime + sidecar) and both sandbox pods run; the runtime drives the sidecar through grants,
-// refusals, shell in the sandbox pods (pods/exec), a gate prompt answered by an Approval made with kubectl,
-// and submit_output; then the Run's status, the audit file and the metrics scraped over the pod network;
-// deleting the Run takes every child with it.
+// The Run flow on the real node: the chart installed with real helm, a policy granting a volume-backed read
+// path, an Agent with two stages of different sandbox settings and a Run with credential Secrets; the engine
+// pod (scripted runtime + native sidecar) and both sandbox pods run; the credentials reach the agent container
+// and no sandbox pod (checked from inside); the runtime drives the sidecar through grants, refusals, shell in
+// the sandbox pods (pods/exec), gate prompts answered by Approvals made with kubectl, and submit_output, then
+// exits; the Run goes to Succeeded by itself, its result readable from the Run, its sandbox pods, Role and
+// NetworkPolicy gone, its full audit readable with one kubectl command. A Run whose agent exits 3 ends Failed
+// with the code in its condition; a Run past its deadline ends Failed/DeadlineExceeded and is torn down.
+// Deleting a Run takes every child with it.
+import { createHash } from "node:crypto";
 import { mkdtempSync, chmodSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,10 +24,24 @@ const RELEASE = "leviath";
 const AGENT = "e2e-agent";
 const RUN = "e2e-run";
 const ALL_ZERO = "0000000000000000";
+const SMALL_AGENT = "e2e-small";
+const FAIL_RUN = "e2e-fail";
+const DEADLINE_RUN = "e2e-deadline";
 const CHILD_LABEL = `leviath.dev/run=${RUN}`;
+const MODEL_KEY = "sk-e2e-model-key-value";
+const FILE_TOKEN = "file-token-value";
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 type Line = { step: string; status: number; body: Record<string, unknown> };
-type RunObject = { status?: { phase?: string; taint?: { level?: string }; gateDecisions?: Record<string, number>; pendingApprovals?: { id: string }[]; sandboxes?: unknown[] } };
+type Condition = { type: string; status: string; reason: string; message: string };
+type RunObject = {
+  status?: {
+    phase?: string; taint?: { level?: string }; gateDecisions?: Record<string, number>; pendingApprovals?: { id: string }[]; sandboxes?: unknown[];
+    result?: { inline?: string; bytes?: number; sha256?: string; callId?: string }; agentExit?: { exitCode: number; reason?: string; message?: string };
+    conditions?: Condition[];
+  };
+};
+const conditionOf = (run: RunObject, type: string) => run.status?.conditions?.find((c) => c.type === type);
 
 /** image ref → chart values `{repository, tag}` */
 function imageValues(ref: string): { repository: string; tag: string } {
@@ -35,8 +53,8 @@ async function getJson<T>(args: string[]): Promise<T> {
   return JSON.parse((await kubectl([...args, "-o", "json"])).stdout) as T;
 }
 
-async function runtimeLines(): Promise<Line[]> {
-  const r = await kubectl(["logs", "-n", NS, `${RUN}-engine`, "-c", "agent"], { allowFailure: true });
+async function runtimeLines(run = RUN): Promise<Line[]> {
+  const r = await kubectl(["logs", "-n", NS, `${run}-engine`, "-c", "agent"], { allowFailure: true });
   return r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Line);
 }
 
@@ -56,6 +74,14 @@ describe("the Run flow on the real node", () => {
   const runtime = node.images["leviath-runtime"];
   const sandbox = node.images.sandbox!;
   let workspaceDir = "";
+  const workspaceVolume = (run: string) => ({
+    apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${run}-workspace` },
+    spec: {
+      capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "",
+      hostPath: { path: workspaceDir, type: "Directory" },
+      claimRef: { namespace: NS, name: `${run}-workspace` },
+    },
+  });
   let sandboxPods: { name: string; network: string; ip: string }[] = [];
   let lines: Line[] = [];
 
@@ -67,9 +93,9 @@ describe("the Run flow on the real node", () => {
 
   afterAll(async () => {
     process.stderr.write(`[e2e run-flow] timings (s since start): ${JSON.stringify(timings)}\n`);
-    await kubectl(["delete", "run", RUN, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
+    await kubectl(["delete", "run", RUN, FAIL_RUN, DEADLINE_RUN, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await helm(["uninstall", RELEASE, "-n", SYSTEM_NS, "--wait", "--timeout", "60s"], { allowFailure: true, timeoutMs: 90_000 });
-    await kubectl(["delete", "pv", `${RUN}-workspace`, "--ignore-not-found", "--wait=false"], { allowFailure: true });
+    for (const run of [RUN, FAIL_RUN, DEADLINE_RUN]) await kubectl(["delete", "pv", `${run}-workspace`, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     if (workspaceDir) rmSync(workspaceDir, { recursive: true, force: true });
   });
 
@@ -103,14 +129,16 @@ describe("the Run flow on the real node", () => {
   it("runs the engine pod and one sandbox pod per stage sandbox", async () => {
     const objects = [
       { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "team-notes", namespace: NS }, data: { "notes.md": "team notes: ship it\n" } },
+      // Opted in by the label: only such Secrets can be named as credentials (docs/security.md).
       {
-        apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${RUN}-workspace` },
-        spec: {
-          capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "",
-          hostPath: { path: workspaceDir, type: "Directory" },
-          claimRef: { namespace: NS, name: `${RUN}-workspace` },
-        },
+        apiVersion: "v1", kind: "Secret", metadata: { name: "e2e-model-key", namespace: NS, labels: { "leviath.dev/credential": "true" } },
+        stringData: { E2E_MODEL_KEY: MODEL_KEY },
       },
+      {
+        apiVersion: "v1", kind: "Secret", metadata: { name: "e2e-files", namespace: NS, labels: { "leviath.dev/credential": "true" } },
+        stringData: { token: FILE_TOKEN },
+      },
+      workspaceVolume(RUN),
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT, namespace: NS },
         spec: {
@@ -126,7 +154,11 @@ describe("the Run flow on the real node", () => {
       },
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN, namespace: NS },
-        spec: { agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 } },
+        spec: {
+          agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 },
+          credentials: [{ secretName: "e2e-model-key" }, { secretName: "e2e-files", as: "files" }],
+          runtime: { e2e: { credentialFile: "/var/run/leviath/credentials/e2e-files/token" } },
+        },
       },
     ];
     await kubectl(["apply", "-f", "-"], { input: objects.map((o) => stringify(o)).join("---\n") });
@@ -160,18 +192,30 @@ describe("the Run flow on the real node", () => {
       const route = await execInPod(NS, pod.name, "ip route; ip route get 198.51.100.7 2>&1; true", "sandbox");
       expect(route.stdout).not.toMatch(/^default /m);
       expect(route.stdout).toMatch(/Network is unreachable/);
+      // No credential in a sandbox pod: not in the environment of its processes, not as a file, not mounted.
+      const creds = await execInPod(NS, pod.name, "cat /proc/1/environ | tr '\\0' '\\n' | grep -c E2E_MODEL_KEY; test -e /var/run/leviath && echo present || echo absent; grep -c credentials /proc/self/mounts; grep -rl " + FILE_TOKEN + " /tmp /workspace 2>/dev/null | wc -l", "sandbox");
+      expect(creds.stdout.split("\n").map((l) => l.trim())).toEqual(["0", "absent", "0", "0", ""]);
     }
     expect(sandboxPods.map((p) => p.network).sort()).toContain("none");
     const isolate = await kubectl(["get", "networkpolicy", `${RUN}-isolate`, "-n", NS], { allowFailure: true });
     expect(isolate.exitCode, isolate.stderr).toBe(0);
+    // The sidecar holds no credential either (its environment is its own).
+    const sidecarEnv = await execInPod(NS, `${RUN}-engine`, "cat /proc/1/environ | tr '\\0' '\\n' | grep -c E2E_MODEL_KEY; test -e /var/run/leviath && echo present || echo absent", "sidecar");
+    expect(sidecarEnv.stdout.split("\n").slice(0, 2)).toEqual(["0", "absent"]);
   });
 
-  it("drives the scripted runtime through the sidecar, answering the gate with kubectl-made Approvals", async () => {
+  it("drives the scripted runtime through the sidecar, answering the gate with kubectl-made Approvals, until it exits", async () => {
     const answered = new Set<string>();
+    let scraped = false;
     lines = await waitFor(async () => {
       const run = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
       for (const p of run.status?.pendingApprovals ?? []) {
         if (answered.has(p.id)) continue;
+        if (p.id === "gate-out-1" && !scraped) {
+          // The last prompt: while the engine pod still runs, its metrics over the pod network.
+          await checkMetrics();
+          scraped = true;
+        }
         const approval = {
           apiVersion: "leviath.dev/v1alpha1", kind: "Approval",
           metadata: { name: `e2e-${answered.size}`, namespace: NS },
@@ -185,20 +229,27 @@ describe("the Run flow on the real node", () => {
       return got.some((l) => l.step === "done") ? got : undefined;
     }, { timeoutMs: 150_000, intervalMs: 1000, description: "the runtime's 'done' line" });
     mark("runtimeDone");
+    expect(scraped).toBe(true);
     process.stderr.write(`[e2e run-flow] runtime:\n${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
     const step = (name: string): Line => {
       const l = lines.find((x) => x.step === name);
       if (!l) throw new Error(`no '${name}' line`);
       return l;
     };
+    expect(step("config").body).toMatchObject({ task: "e2e", mode: "interactive", stages: ["survey", "digest"], scenario: "flow" });
+    // The credentials reached the agent container (the runtime reports their hashes, never the values).
+    expect(step("credentials").body).toEqual({ env: sha256(MODEL_KEY), file: sha256(FILE_TOKEN) });
     const sh0 = step("shell-stage0");
     expect(sh0.status).toBe(200);
     expect(sh0.body.decision).toBe("allow");
     const sh0Out = String(sh0.body.result).split("\n");
-    // Executed in the stage's sandbox pod (its hostname is the pod name), as 65532, with NoNewPrivs.
+    // Executed in the stage's sandbox pod (its hostname is the pod name), as 65532, with NoNewPrivs, and with
+    // no credential in its environment or on its filesystem.
     expect(sandboxPods.map((p) => p.name)).toContain(sh0Out[0]);
     expect(sh0Out[1]).toBe("65532");
     expect(sh0Out[2]).toMatch(/NoNewPrivs:\s+1/);
+    expect(sh0Out[3]).toBe("0");
+    expect(sh0Out[4]).toBe("absent");
     expect(step("read-granted")).toMatchObject({ status: 200, body: { decision: "allow", result: "team notes: ship it\n", label: "private" } });
     expect(step("read-refused")).toMatchObject({ status: 403, body: { decision: "deny" } });
     const asked = step("shell-outbound");
@@ -218,34 +269,123 @@ describe("the Run flow on the real node", () => {
     expect([...answered].sort()).toEqual(["gate-out-1", "gate-sh-1"]);
   });
 
-  it("reports the Run's status, the audit file and the sidecar metrics over the pod network", async () => {
-    const run = await waitFor(async () => {
-      const r = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
-      return (r.status?.gateDecisions?.user_allow_once ?? 0) >= 1 && (r.status?.pendingApprovals ?? []).length === 0 ? r : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 500, description: "the Run status with the approval counted" });
-    process.stderr.write(`[e2e run-flow] run status: ${JSON.stringify(run.status)}\n`);
-    expect(run.status?.phase).toBe("Running");
-    expect(run.status?.taint?.level).toBe("private");
-    expect(run.status?.gateDecisions).toMatchObject({ read_path: 1, user_allow_once: 2 });
-    expect(run.status?.gateDecisions?.auto_block ?? 0).toBeGreaterThanOrEqual(2);
-
-    const audit = await execInPod(NS, `${RUN}-engine`, `cat /tmp/.leviath/runs/${RUN}/stages/*/taint_audit.jsonl /tmp/.leviath/runs/${RUN}/stages/*/decisions.jsonl`, "sidecar");
-    process.stderr.write(`[e2e run-flow] audit:\n${audit.stdout}${audit.stderr}\n`);
-    const records = audit.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
-    // upstream's taint_audit records: the gate's block and the person's allow-once, for both outbound calls
-    expect(records).toContainEqual(expect.objectContaining({ tool_name: "submit_output", allowed: true, decision_source: "UserAllowOnce" }));
-    expect(records).toContainEqual(expect.objectContaining({ tool_name: "shell", allowed: false, decision_source: "AutoBlock" }));
-    // decisions.jsonl: the refused read with its code and path
-    expect(records).toContainEqual(expect.objectContaining({ call_id: "rd-2", decision: "deny", decision_source: "read_path", code: "not-declared" }));
-
+  async function checkMetrics(): Promise<void> {
     const engine = await getJson<{ status?: { podIP?: string } }>(["get", "pod", `${RUN}-engine`, "-n", NS]);
     const res = await fetch(`http://${engine.status?.podIP}:9090/metrics`);
     expect(res.status).toBe(200);
     const metrics = await res.text();
     expect(metrics).toMatch(/^leviath_sidecar_\w+/m);
     expect(metrics).toMatch(/leviath_sidecar_shell_commands_total\{[^}]*\} [1-9]/);
-    mark("statusChecked");
+    mark("metricsScraped");
+  }
+
+  it("goes to Succeeded by itself, with its result on the Run and its sandbox pods, Role and NetworkPolicy gone", async () => {
+    const run = await waitFor(async () => {
+      const r = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
+      return r.status?.phase === "Succeeded" ? r : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500, description: "the Run Succeeded" });
+    mark("succeeded");
+    process.stderr.write(`[e2e run-flow] run status: ${JSON.stringify(run.status)}\n`);
+    expect(run.status?.agentExit).toMatchObject({ exitCode: 0 });
+    expect(conditionOf(run, "Completed")).toMatchObject({ status: "True", reason: "AgentSucceeded" });
+    expect(run.status?.taint?.level).toBe("private");
+    expect(run.status?.gateDecisions).toMatchObject({ read_path: 1, user_allow_once: 2 });
+    expect(run.status?.gateDecisions?.auto_block ?? 0).toBeGreaterThanOrEqual(2);
+    expect(run.status?.pendingApprovals ?? []).toEqual([]);
+    // The result, as docs/runtime.md says to read it.
+    const result = await kubectl(["get", "run", RUN, "-n", NS, "-o", "jsonpath={.status.result.inline}"]);
+    expect(result.stdout).toBe("# digest\nall read\n");
+    expect(run.status?.result).toMatchObject({ bytes: 18, sha256: sha256("# digest\nall read\n"), callId: "out-1" });
+    await waitFor(async () => {
+      const left = await getJson<{ items: { kind: string; metadata: { name: string } }[] }>(["get", "pods,roles,rolebindings,networkpolicies,serviceaccounts", "-n", NS, "-l", CHILD_LABEL]);
+      return left.items.length === 1 && left.items[0]!.metadata.name === `${RUN}-engine`;
+    }, { timeoutMs: 30_000, intervalMs: 250, description: "sandbox pods, Role, RoleBinding, ServiceAccount and NetworkPolicy gone" });
+    mark("tornDown");
+    const engine = await getJson<{ status?: { phase?: string } }>(["get", "pod", `${RUN}-engine`, "-n", NS]);
+    expect(engine.status?.phase).toBe("Succeeded");
   });
+
+  it("keeps its full audit readable with one command after the pod ended, and on the sidecar's stdout", async () => {
+    // docs/operations.md: the audit ConfigMaps, in order.
+    const text = (await kubectl(["get", "configmap", "-n", NS, "-l", `${CHILD_LABEL},leviath.dev/component=audit`,
+      "-o", "jsonpath={range .items[*]}{.data.audit\\.jsonl}{end}"])).stdout;
+    type AuditLine = { leviath_audit: { run: string; file: string; record: Record<string, unknown> } };
+    const parsed = text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as AuditLine);
+    process.stderr.write(`[e2e run-flow] audit: ${parsed.length} records\n`);
+    const records = parsed.map((l) => l.leviath_audit.record);
+    expect(parsed.every((l) => l.leviath_audit.run === RUN)).toBe(true);
+    // upstream's taint_audit records: the gate's block and the person's allow-once, for both outbound calls
+    expect(records).toContainEqual(expect.objectContaining({ tool_name: "submit_output", allowed: true, decision_source: "UserAllowOnce" }));
+    expect(records).toContainEqual(expect.objectContaining({ tool_name: "shell", allowed: false, decision_source: "AutoBlock" }));
+    // decisions.jsonl: the refused read with its code and path, and every call's decision
+    expect(records).toContainEqual(expect.objectContaining({ call_id: "rd-2", decision: "deny", decision_source: "read_path", code: "not-declared" }));
+    for (const id of ["sh-0", "rd-1", "rd-2", "sh-1", "out-1"]) expect(records.some((r) => r["call_id"] === id)).toBe(true);
+    expect([...new Set(parsed.map((l) => l.leviath_audit.file))]).toEqual(expect.arrayContaining(["stages/0/decisions.jsonl", "stages/1/taint_audit.jsonl", "stages/1/decisions.jsonl"]));
+    // The same lines on the sidecar's stdout, for the cluster's log pipeline.
+    const logs = (await kubectl(["logs", "-n", NS, `${RUN}-engine`, "-c", "sidecar"])).stdout;
+    const logged = logs.split("\n").filter((l) => l.startsWith('{"leviath_audit"'));
+    expect(logged).toEqual(text.split("\n").filter((l) => l.startsWith("{")));
+  });
+
+  it("ends Failed with the agent's exit code, reason and message when the agent exits non-zero, and is torn down", async () => {
+    await kubectl(["apply", "-f", "-"], { input: [workspaceVolume(FAIL_RUN), smallAgent(), {
+      apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: FAIL_RUN, namespace: NS },
+      spec: { agentRef: { name: SMALL_AGENT }, task: "fail", runtime: { e2e: { scenario: "fail", exitCode: 3 } } },
+    }].map((o) => stringify(o)).join("---\n") });
+    const run = await waitFor(async () => {
+      const r = await getJson<RunObject>(["get", "run", FAIL_RUN, "-n", NS]);
+      return r.status?.phase === "Failed" ? r : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 500, description: "the failing Run Failed" });
+    mark("failRunFailed");
+    expect(run.status?.agentExit).toEqual({ exitCode: 3, reason: "Error", message: "e2e: failing on purpose with exit code 3" });
+    expect(conditionOf(run, "Completed")).toMatchObject({
+      status: "True", reason: "AgentFailed", message: "the agent container exited with code 3 (Error): e2e: failing on purpose with exit code 3",
+    });
+    await waitForNoSandboxPods(FAIL_RUN);
+  });
+
+  it("ends Failed with DeadlineExceeded past spec.deadlines.activeDeadlineSeconds, and is torn down", async () => {
+    await kubectl(["apply", "-f", "-"], { input: [workspaceVolume(DEADLINE_RUN), {
+      apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: DEADLINE_RUN, namespace: NS },
+      spec: { agentRef: { name: SMALL_AGENT }, task: "wait", deadlines: { activeDeadlineSeconds: 30 }, runtime: { e2e: { scenario: "wait", tool: "send_email" } } },
+    }].map((o) => stringify(o)).join("---\n") });
+    // Waiting for a person nobody sends: the prompt is on the Run while it runs.
+    await waitFor(async () => ((await getJson<RunObject>(["get", "run", DEADLINE_RUN, "-n", NS])).status?.pendingApprovals ?? []).length === 1,
+      { timeoutMs: 60_000, intervalMs: 500, description: "the deadline Run waiting for an approval" });
+    const run = await waitFor(async () => {
+      const r = await getJson<RunObject>(["get", "run", DEADLINE_RUN, "-n", NS]);
+      return r.status?.phase === "Failed" ? r : undefined;
+    }, { timeoutMs: 90_000, intervalMs: 500, description: "the deadline Run Failed" });
+    mark("deadlineRunFailed");
+    expect(conditionOf(run, "Completed")).toMatchObject({ status: "True", reason: "DeadlineExceeded" });
+    expect(run.status?.agentExit).toBeUndefined();
+    await waitFor(async () => {
+      const left = await getJson<{ items: unknown[] }>(["get", "pods,roles,rolebindings", "-n", NS, "-l", `leviath.dev/run=${DEADLINE_RUN}`]);
+      return left.items.length === 0;
+    }, { timeoutMs: 60_000, intervalMs: 250, description: "every pod of the deadline Run gone (the engine pod too)" });
+    // The sidecar flushed its audit on the way out: the pending prompt's refusal is in it.
+    const text = (await kubectl(["get", "configmap", "-n", NS, "-l", `leviath.dev/run=${DEADLINE_RUN},leviath.dev/component=audit`,
+      "-o", "jsonpath={range .items[*]}{.data.audit\\.jsonl}{end}"])).stdout;
+    expect(text).toMatch(/"call_id":"wait-1"/);
+  });
+
+  async function waitForNoSandboxPods(run: string): Promise<void> {
+    await waitFor(async () => {
+      const left = await getJson<{ items: unknown[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${run},leviath.dev/component=sandbox`]);
+      return left.items.length === 0;
+    }, { timeoutMs: 30_000, intervalMs: 250, description: `the sandbox pods of ${run} gone` });
+  }
+
+  function smallAgent(): Record<string, unknown> {
+    return {
+      apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: SMALL_AGENT, namespace: NS },
+      spec: {
+        agent: { name: SMALL_AGENT, version: "1.0.0", description: "e2e small" },
+        sandbox: { kind: "container", image: sandbox, network: true, onUnavailable: "error" },
+        stages: [{ name: "main" }],
+      },
+    };
+  }
 
   it("deletes every child with the Run", async () => {
     await kubectl(["delete", "run", RUN, "-n", NS, "--wait=false"]);
@@ -254,7 +394,7 @@ describe("the Run flow on the real node", () => {
       const left = await getJson<{ items: unknown[] }>(["get", kinds, "-n", NS, "-l", CHILD_LABEL]);
       const run = await kubectl(["get", "run", RUN, "-n", NS], { allowFailure: true });
       return left.items.length === 0 && run.exitCode !== 0;
-    }, { timeoutMs: 120_000, intervalMs: 1000, description: "every child of the Run gone" });
+    }, { timeoutMs: 120_000, intervalMs: 1000, description: "every child of the Run gone (the sidecar's result and audit ConfigMaps too)" });
     mark("childrenGone");
   });
 });

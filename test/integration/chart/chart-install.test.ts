@@ -58,7 +58,7 @@ describe("helm install", () => {
     expect(policy.spec.security.taintTracking).toBe(true);
   });
 
-  it("grants the ServiceAccount writes only in its namespaces, reads cluster-wide, and no secrets", async () => {
+  it("grants the ServiceAccount writes only in its namespaces, reads cluster-wide, and of secrets only get where it writes", async () => {
     for (const ns of [SANDBOX, team]) {
       expect(await canI(["create", "pods", "-n", ns]), ns).toBe("yes");
       expect(await canI(["patch", "runs.leviath.dev", "--subresource=status", "-n", ns]), ns).toBe("yes");
@@ -68,7 +68,11 @@ describe("helm install", () => {
     expect(await canI(["create", "pods/exec", "-n", outside])).toBe("no");
     expect(await canI(["patch", "agents.leviath.dev", "--subresource=status", "-n", outside])).toBe("no");
     expect(await canI(["list", "pods", "--all-namespaces"])).toBe("yes");
-    expect(await canI(["get", "secrets", "-n", SANDBOX])).toBe("no");
+    // Credential Secrets are checked by a metadata-only get; never listed, watched or read elsewhere.
+    expect(await canI(["get", "secrets", "-n", SANDBOX])).toBe("yes");
+    expect(await canI(["list", "secrets", "-n", SANDBOX])).toBe("no");
+    expect(await canI(["watch", "secrets", "-n", SANDBOX])).toBe("no");
+    expect(await canI(["get", "secrets", "-n", outside])).toBe("no");
     expect(await canI(["delete", "leviathpolicies.leviath.dev/cluster"])).toBe("no");
     expect(await canI(["update", "leases/leviath-operator", "-n", release])).toBe("yes");
     expect(await canI(["update", "leases/other", "-n", release])).toBe("no");

@@ -67,23 +67,26 @@ describe("helm template with the default values", () => {
     for (const kind of ["ServiceMonitor", "PodMonitor", "PrometheusRule", "ConfigMap"]) expect(ms.filter((m) => m.kind === kind)).toEqual([]);
   });
 
-  it("grants writes only in the sandbox namespace, reads what the informers watch, and never touches secrets", async () => {
+  it("grants writes only in the sandbox namespace, reads what the informers watch, and of secrets only get (credential metadata) where it writes", async () => {
     const ms = parseManifests(await renderChart("leviath-operator", NS));
     const read = rulesOf(findManifest(ms, "ClusterRole", "leviath-operator-read"));
     const write = rulesOf(findManifest(ms, "ClusterRole", "leviath-operator-write"));
     const writeBindings = ms.filter((m) => m.metadata.name === "leviath-operator-write" && m.kind !== "ClusterRole");
     expect(writeBindings.map((b) => `${b.kind}/${b.metadata.namespace}`)).toEqual(["RoleBinding/leviath-sandbox"]);
     for (const [name, res] of Object.entries(RESOURCES)) {
-      if (name === "lease" || name === "approval") continue;
+      // Leases are the leader's, Approvals the sidecar's, Secrets are read one by one (metadata), never watched.
+      if (name === "lease" || name === "approval" || name === "secret") continue;
       for (const verb of ["list", "watch"]) expect(allows(read, res.group, res.plural, verb), `${verb} ${res.plural}`).toBe(true);
     }
     const every = ms.filter((m) => m.kind === "ClusterRole" || m.kind === "Role").flatMap(rulesOf);
     for (const r of every) {
       expect([...r.verbs, ...r.resources, ...r.apiGroups]).not.toContain("*");
-      expect(r.resources).not.toContain("secrets");
+      if (r.resources.includes("secrets")) expect({ resources: r.resources, verbs: r.verbs }).toEqual({ resources: ["secrets"], verbs: ["get"] });
       expect(r.verbs).not.toContain("escalate");
       expect(r.verbs).not.toContain("bind");
     }
+    expect(read.some((r) => r.resources.includes("secrets"))).toBe(false);
+    expect(allows(write, "", "secrets", "get")).toBe(true);
     // Kubernetes lets the controller create the per-Run sidecar Role only with permissions it holds there.
     const sidecarRole = buildRole({ name: "r", namespace: "leviath-sandbox", uid: "u" }, "a", ["r-engine", "r-sbx-1"]) as unknown as { rules: Rule[] };
     for (const rule of sidecarRole.rules) {
