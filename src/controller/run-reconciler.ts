@@ -1,6 +1,6 @@
 import { AgentSpecSchema } from "../api/agent.ts";
 import { RunSpecSchema, type RunSpec } from "../api/run.ts";
-import { REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import { REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunStatus } from "../api/status.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, buildChildNames, type RunRef } from "../sandbox/names.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
@@ -12,6 +12,7 @@ import { computeAgentFindings } from "./agent-findings.ts";
 import { isApplied } from "./applied.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import { formatFieldPath, isSameStatus } from "./conditions.ts";
+import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 import { decideRun, type ObservedPod } from "./run-decision.ts";
 import { buildBlockedRunStatus, buildRunStatus, pickControllerFields } from "./run-status.ts";
@@ -23,6 +24,8 @@ export interface RunReconcilerDeps {
   policy: () => PolicyState;
   settings: PodSettings;
   nowMs: () => number;
+  /** The NetworkPolicy probe's last finding (NetworkIsolated, and `onUnverified: refuse`). */
+  networkEnforcement?: () => NetworkEnforcementStatus;
 }
 
 type RunObject = KubeObject & { spec?: unknown; status?: RunStatus; metadata: { uid?: string; generation?: number; deletionTimestamp?: unknown } };
@@ -32,6 +35,8 @@ type PodObject = KubeObject & { status?: { phase?: string; conditions?: { type: 
 type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string };
 
 const TERMINATING_RECHECK_MS = 1000;
+/** A Run refused for unverified enforcement looks again this often (a probe result also requeues it). */
+const NETWORK_REFUSAL_RECHECK_MS = 60_000;
 /** What a stopped run loses; its ConfigMap and workspace claim stay until the Run is deleted. */
 const STOPPED_KINDS = new Set(["Pod", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"]);
 
@@ -137,6 +142,12 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     return requeues.find((r) => r !== undefined);
   }
 
+  /** Why a Run may not start yet under `onUnverified: refuse` (undefined: it may). */
+  function networkRefusal(run: RunObject, plan: ReturnType<typeof computeSandboxPlan>, hasPods: boolean, enforcement: NetworkEnforcementStatus): string | undefined {
+    const started = hasPods || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending");
+    return decideNetworkRefusal({ plan, started, enforcement, spec: computeEffectivePolicy(deps.policy())?.spec.networkEnforcement });
+  }
+
   return async (key) => {
     const [namespace, name] = key.split("/") as [string, string];
     const run = cache.get("run", namespace, name) as RunObject | undefined;
@@ -162,11 +173,19 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     }
     const plan = computeSandboxPlan(name, snapshot.runPolicy);
     const pods = new Map<string, ObservedPod>();
-    for (const obj of cache.listOwnedBy(ref.uid)) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
+    const ownedNow = cache.listOwnedBy(ref.uid);
+    for (const obj of ownedNow) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
+    const networkEnforcement = deps.networkEnforcement?.() ?? ENFORCEMENT_UNCHECKED;
+    const refusal = networkRefusal(run, plan, pods.size > 0, networkEnforcement);
+    if (refusal) {
+      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, "Pending", REASON.networkNotVerified, refusal, nowIso));
+      return { requeueAfterMs: NETWORK_REFUSAL_RECHECK_MS };
+    }
     const decision = decideRun({
       name, spec: parsed.data, previous: run.status, snapshot, plan, pods,
       hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
       nowMs: deps.nowMs(), nowIso,
+      networkPolicyMissing: !ownedNow.some((o) => o.kind === "NetworkPolicy"), networkEnforcement,
     });
     const desired = buildRunChildren({ run: ref, snapshot, settings: deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle });
     let requeue: number | undefined;

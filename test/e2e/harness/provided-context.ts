@@ -11,6 +11,8 @@ export type NodeInfo = {
   /** Image references by name: `pause`, `sandbox`, and any other image scripts/build-images made. */
   images: Record<string, string>;
   network: PodNetwork;
+  /** kube-router's firewall enforces NetworkPolicy on this node. */
+  networkPolicy: boolean;
 };
 
 declare module "vitest" {
