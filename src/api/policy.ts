@@ -94,6 +94,8 @@ export const NetworkEnforcementSchema = z.strictObject({
   namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a namespace name").max(63).optional()
     .describe("Namespace the probe pods run in (one the controller may create pods and NetworkPolicies in, enforcing Pod Security restricted). Required with verify."),
   intervalSeconds: z.number().int().min(60).max(604_800).default(3600).describe("How often the probe runs again."),
+  probeTimeoutSeconds: z.number().int().min(5).max(600).default(120)
+    .describe("How long the probe pods may take to run (server) and to finish (clients) before the result is Unknown."),
   onUnverified: z.enum(["warn", "refuse"]).default("warn")
     .describe("While enforcement is not verified: warn (Runs start; their NetworkIsolated condition says so) or refuse (network = false Runs wait, Pending)."),
 }).refine((v) => !v.verify || v.namespace !== undefined, { message: "verify needs a namespace for the probe pods", path: ["namespace"] });

@@ -19,8 +19,6 @@ export interface NetworkVerifierDeps {
   metrics: ControllerMetrics;
   /** Called when the state changed: the policy's status and the live Runs' conditions follow it. */
   onChange: () => void;
-  /** How long the probe pods may take (each phase); default 120 s. */
-  probeTimeoutMs?: number;
   /** How often the verifier looks at the policy; default 5 s. */
   tickMs?: number;
 }
@@ -49,7 +47,6 @@ function isoSeconds(ms: number): string {
  * start, when that section changes, and every `intervalSeconds`; the probe objects are deleted afterwards.
  */
 export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifier {
-  const timeoutMs = deps.probeTimeoutMs ?? 120_000;
   let current: NetworkEnforcementStatus = ENFORCEMENT_UNCHECKED;
   let lastKey = "";
   let lastRunMs = 0;
@@ -66,7 +63,7 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
     if (changed) deps.onChange();
   };
 
-  async function waitForPods(namespace: string, names: string[], done: (pod: PodObject | undefined) => boolean): Promise<(PodObject | undefined)[]> {
+  async function waitForPods(namespace: string, names: string[], timeoutMs: number, done: (pod: PodObject | undefined) => boolean): Promise<(PodObject | undefined)[]> {
     const deadline = deps.nowMs() + timeoutMs;
     for (;;) {
       const pods = await Promise.all(names.map((n) => deps.writer.read("pod", namespace, n) as Promise<PodObject | undefined>));
@@ -82,12 +79,13 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
     const id = deps.newId().replace(/[^0-9a-f]/g, "").slice(0, 10);
     const names = buildProbeNames(id);
     const ns = spec.namespace;
+    const timeoutMs = spec.probeTimeoutSeconds * 1000;
     const created: { kind: "pod" | "networkPolicy"; name: string }[] = [];
     const pod = (role: ProbeRole, target?: string, nodeName?: string) => buildProbePod({ id, namespace: ns, role, settings: deps.settings, ...(target ? { target } : {}), ...(nodeName ? { nodeName } : {}) });
     try {
       await deps.writer.apply(pod("server"));
       created.push({ kind: "pod", name: names.server });
-      const [server] = await waitForPods(ns, [names.server], (p) => p?.status?.phase === "Running" && Boolean(p.status.podIP));
+      const [server] = await waitForPods(ns, [names.server], timeoutMs, (p) => p?.status?.phase === "Running" && Boolean(p.status.podIP));
       if (!server?.status?.podIP || server.status.phase !== "Running") {
         return { state: "Unknown", message: `the probe server pod '${ns}/${names.server}' did not run within ${timeoutMs / 1000}s (no schedulable node, or its image cannot be run)`, checkedAt: isoSeconds(deps.nowMs()) };
       }
@@ -99,7 +97,7 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
         await deps.writer.apply(pod(role, server.status!.podIP, node));
         created.push({ kind: "pod", name: names[role] });
       }));
-      const [open, closed] = await waitForPods(ns, [names.open, names.closed], (p) => outcome(p) !== "pending");
+      const [open, closed] = await waitForPods(ns, [names.open, names.closed], timeoutMs, (p) => outcome(p) !== "pending");
       const verdict = decideProbeVerdict(outcome(open), outcome(closed));
       return { ...verdict, checkedAt: isoSeconds(deps.nowMs()), ...(node ? { node } : {}) };
     } finally {

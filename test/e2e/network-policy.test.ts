@@ -70,6 +70,8 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
           sandbox: { kind: "container", image: sandbox, onUnavailable: "error" },
           security: { taintTracking: true },
           toolPermissions: { shell: "allow", submit_output: "allow" },
+          // The operator's own check: network = false Runs wait until its probe has seen a deny-all policy drop packets.
+          networkEnforcement: { verify: true, namespace: NS, onUnverified: "refuse", probeTimeoutSeconds: 120 },
         },
       },
     };
@@ -120,6 +122,23 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     await helm(["uninstall", RELEASE, "-n", SYSTEM_NS, "--wait", "--timeout", "60s"], { allowFailure: true, timeoutMs: 90_000 });
     await tcp?.close();
     await dns?.close();
+  });
+
+  it("the operator's probe verified enforcement on this node before the Run started", async () => {
+    const policy = await getJson<{ status?: { networkEnforcement?: { state: string; message: string; node?: string; checkedAt?: string } } }>(["get", "leviathpolicy", "cluster"]);
+    expect(policy.status?.networkEnforcement).toMatchObject({ state: "Verified", node: node.name });
+    expect(policy.status?.networkEnforcement?.message).toBe("a probe pod under a deny-all NetworkPolicy was refused while its twin without one connected");
+    const run = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
+    const isolated = run.status?.conditions?.find((c) => c.type === "NetworkIsolated");
+    expect(isolated).toMatchObject({ status: "True", reason: "NetworkPolicyEnforced" });
+    expect(isolated?.message).toContain(`enforcement verified on this cluster at ${policy.status?.networkEnforcement?.checkedAt}`);
+    // The probe's pods and policy are gone again.
+    const left = await getJson<{ items: unknown[] }>(["get", "pods,networkpolicies", "-n", NS, "-l", "leviath.dev/network-probe"]);
+    expect(left.items).toEqual([]);
+    const controller = await getJson<PodList>(["get", "pods", "-n", SYSTEM_NS]);
+    const metrics = await (await fetch(`http://${controller.items[0]?.status?.podIP}:8080/metrics`)).text();
+    expect(metrics).toMatch(/^leviath_network_enforcement\{state="Verified"\} 1$/m);
+    expect(metrics).toMatch(/^leviath_network_probes_total\{result="Verified"\} [1-9]/m);
   });
 
   it("the network = true sandbox pod reaches a pod, the API server's Service, the node and a resolver", async () => {
