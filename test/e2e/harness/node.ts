@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { SERVICE_CIDR } from "../../integration/harness/component-args.ts";
-import { REPO_ROOT } from "../../integration/harness/control-plane.ts";
+import { findBinary, REPO_ROOT } from "../../integration/harness/control-plane.ts";
+import { KUBELET_CLIENT_USER } from "../../integration/harness/generate-certificates.ts";
 import type { ControlPlane } from "../../integration/harness/control-plane.ts";
 import { freePorts, probe } from "../../integration/harness/loopback.ts";
 import type { TlsClient } from "../../integration/harness/loopback.ts";
@@ -62,6 +63,8 @@ export type Node = {
   network: PodNetwork;
   /** Whether kube-router's firewall enforces NetworkPolicy on this node. */
   networkPolicy: boolean;
+  /** The kubelet's HTTPS port on 127.0.0.1 (client certificates or tokens; no anonymous access). */
+  kubeletPort: number;
   /** Runs `ctr` against this node's containerd (namespace k8s.io). */
   ctr: (args: string[]) => Promise<string>;
   stop: () => Promise<void>;
@@ -186,6 +189,9 @@ export async function startNode(controlPlane: ControlPlane, opts: NodeOptions = 
     await waitUntil(scheduler, deadline, async () => (await probe(`https://127.0.0.1:${ports.scheduler}/healthz`, adminTls)).status === 200);
     log(`kube-scheduler ready (${seconds(started)})`);
 
+    // The kubelet authorizes every request with a SubjectAccessReview: the API server's client identity
+    // needs kubelet-API rights (kubeadm binds the same role).
+    await bindApiServerToKubelets(controlPlane);
     const kubeletConfig = join(dataDir, "kubelet.yaml");
     await writeFile(kubeletConfig, buildKubeletConfig(layout, ports, ca.cert));
     const kubeletArgs = buildKubeletArgs(layout, kubeletConfig, kubeletKubeconfig, NODE_NAME, network.gateway);
@@ -205,7 +211,7 @@ export async function startNode(controlPlane: ControlPlane, opts: NodeOptions = 
     }
 
     const images = Object.fromEntries(Object.values(builtImages).map((i: BuiltImage) => [i.name, i.ref]));
-    return { name: NODE_NAME, dataDir, containerdSocket: layout.containerdSocket, cgroupRoot: layout.cgroupRoot, images, network, networkPolicy, ctr, stop };
+    return { name: NODE_NAME, dataDir, containerdSocket: layout.containerdSocket, cgroupRoot: layout.cgroupRoot, images, network, networkPolicy, kubeletPort: ports.kubelet, ctr, stop };
   } catch (error) {
     keepDataDir = true;
     const tails = components.map((c) => `--- ${c.name} (${c.logPath}), last lines:\n${logTail(c.logPath)}`).join("\n");
@@ -213,6 +219,24 @@ export async function startNode(controlPlane: ControlPlane, opts: NodeOptions = 
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`node failed to start: ${reason}\ndata dir and logs kept in ${dataDir}\n${tails}`, { cause: error });
   }
+}
+
+/** `system:kubelet-api-admin` for the API server's kubelet client identity, in this control plane. */
+async function bindApiServerToKubelets(controlPlane: ControlPlane): Promise<void> {
+  const binding = {
+    apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding",
+    metadata: { name: "leviath-apiserver-kubelet-client" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:kubelet-api-admin" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: KUBELET_CLIENT_USER }],
+  };
+  const kubectl = findBinary("kubectl", controlPlane.binDir);
+  if (!kubectl) throw new Error(`no kubectl in ${controlPlane.binDir}`);
+  const child = execFile(kubectl, ["--kubeconfig", controlPlane.kubeconfigPath, "apply", "--server-side", "-f", "-"]);
+  child.stdin?.end(JSON.stringify(binding));
+  await new Promise<void>((resolve, reject) => {
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`kubectl apply of the kubelet-client binding exited ${code}`))));
+    child.once("error", reject);
+  });
 }
 
 /** The required images and those asked for (all when `names` is undefined); a name that was not built is an error. */

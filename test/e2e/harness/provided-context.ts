@@ -13,6 +13,8 @@ export type NodeInfo = {
   network: PodNetwork;
   /** kube-router's firewall enforces NetworkPolicy on this node. */
   networkPolicy: boolean;
+  /** The kubelet's HTTPS port on 127.0.0.1. */
+  kubeletPort: number;
 };
 
 declare module "vitest" {
