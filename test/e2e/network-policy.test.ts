@@ -5,6 +5,9 @@
 // no resolver, while the open one of the same Run reaches each of them (so a refusal is the data plane's,
 // not a missing server's); the engine pod's sidecar still reaches the API server and execs into both; a
 // NetworkPolicy deleted mid-Run comes back, enforced again, and the Run's condition says what happened.
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { helm, kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
@@ -13,7 +16,6 @@ import { firstHost } from "./harness/node.ts";
 import { listenDns, listenTcp, type Listener } from "./harness/node-listeners.ts";
 import { buildSandboxPod, execInPod, runPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
-import { join } from "node:path";
 
 const node = inject("node");
 const NS = "leviath-sandbox";
@@ -56,10 +58,13 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
   let serverIp = "";
   let tcp: Listener | undefined;
   let dns: Listener | undefined;
+  let workspaceDir = "";
 
   beforeAll(async () => {
     if (!node.networkPolicy) throw new Error("the e2e node was started without its NetworkPolicy data plane");
     if (!operator || !runtime) throw new Error("no leviath-operator/leviath-runtime image: run 'bash scripts/build-images'");
+    workspaceDir = mkdtempSync(join(tmpdir(), "leviath-e2e-netpol-"));
+    chmodSync(workspaceDir, 0o777);
     tcp = await listenTcp(gateway, "hello-from-the-node");
     dns = await listenDns(gateway, DNS_NAME, DNS_ADDRESS);
     const values = {
@@ -98,7 +103,16 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
       },
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN, namespace: NS },
-        spec: { agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 }, workspace: { emptyDir: {} } },
+        spec: { agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 } },
+      },
+      {
+        // No dynamic provisioner here: a hostPath volume pre-bound to the claim the operator makes.
+        apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${RUN}-workspace` },
+        spec: {
+          capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "",
+          hostPath: { path: workspaceDir, type: "Directory" },
+          claimRef: { namespace: NS, name: `${RUN}-workspace` },
+        },
       },
     ];
     await kubectl(["apply", "-f", "-"], { input: objects.map((o) => stringify(o)).join("---\n") });
@@ -120,8 +134,10 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     await kubectl(["delete", "run", RUN, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await kubectl(["delete", "pod", SERVER, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await helm(["uninstall", RELEASE, "-n", SYSTEM_NS, "--wait", "--timeout", "60s"], { allowFailure: true, timeoutMs: 90_000 });
+    await kubectl(["delete", "pv", `${RUN}-workspace`, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await tcp?.close();
     await dns?.close();
+    if (workspaceDir) rmSync(workspaceDir, { recursive: true, force: true });
   });
 
   it("the operator's probe verified enforcement on this node before the Run started", async () => {
