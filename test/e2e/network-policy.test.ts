@@ -41,6 +41,15 @@ function imageValues(ref: string): { repository: string; tag: string } {
   return { repository: ref.slice(0, at), tag: ref.slice(at + 1) };
 }
 
+/**
+ * The body of `GET /index.html` from `host:8080`, or `refused`: over busybox `nc` (its static `wget` dies with
+ * SIGSEGV resolving even a numeric address in these pods, which would pass for a refusal).
+ */
+async function httpFrom(pod: string, host: string): Promise<string> {
+  const r = await execInPod(NS, pod, `if printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${host} 8080 >/tmp/http.out 2>&1; then sed -n '$p' /tmp/http.out; else echo refused; fi`);
+  return r.stdout.trim() || `(nothing: exit ${r.exitCode}, ${r.stderr.trim()})`;
+}
+
 /** `connected` when a TCP connection (and the server's first line) got through within 3 s, else `refused`. */
 async function tcpFrom(pod: string, host: string, port: number): Promise<string> {
   const r = await execInPod(NS, pod, `if nc -w 3 ${host} ${port} </dev/null >/tmp/nc.out 2>&1; then echo connected; cat /tmp/nc.out; else echo refused; fi`);
@@ -158,8 +167,7 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
   });
 
   it("the network = true sandbox pod reaches a pod, the API server's Service, the node and a resolver", async () => {
-    const page = await execInPod(NS, open, `wget -q -T 3 -O - http://${serverIp}:8080/index.html`);
-    expect(page.stdout.trim(), page.stderr).toBe("served");
+    expect(await httpFrom(open, serverIp)).toBe("served");
     expect(await tcpFrom(open, apiService, 443)).toBe("connected");
     expect(await tcpFrom(open, gateway, tcp!.port)).toBe("connected\nhello-from-the-node");
     const lookup = await execInPod(NS, open, `nslookup ${DNS_NAME} ${gateway}`);
@@ -167,26 +175,21 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
   });
 
   it("the network = false sandbox pod reaches none of them, and nothing reaches it", async () => {
-    const page = await execInPod(NS, closed, `wget -q -T 3 -O - http://${serverIp}:8080/index.html`);
-    expect(page.exitCode).not.toBe(0);
-    expect(page.stdout).not.toContain("served");
+    expect(await httpFrom(closed, serverIp)).toBe("refused");
     // The `kubernetes` Service: the API server, as every pod sees it (its DNAT to loopback is on this node).
     expect(await tcpFrom(closed, apiService, 443)).toBe("refused");
     expect(await tcpFrom(closed, gateway, tcp!.port)).toBe("refused");
     const lookup = await execInPod(NS, closed, `nslookup ${DNS_NAME} ${gateway}`);
-    expect(lookup.exitCode).not.toBe(0);
+    // busybox nslookup exits 1 after "connection timed out; no servers could be reached" (not a crash: 139).
+    expect(lookup.exitCode, lookup.stdout + lookup.stderr).toBe(1);
     expect(lookup.stdout).not.toContain(DNS_ADDRESS);
-    const resolvConf = await execInPod(NS, closed, "cat /etc/resolv.conf");
-    expect(resolvConf.stdout).not.toMatch(/^nameserver/m);
     // Ingress is denied too: a server in the closed pod is out of the open pod's reach.
     const serve = await execInPod(NS, closed, "echo inside > /tmp/index.html && httpd -p 8080 -h /tmp");
     expect(serve.exitCode, serve.stderr).toBe(0);
     const closedIp = (await getJson<{ status?: { podIP?: string } }>(["get", "pod", closed, "-n", NS])).status?.podIP ?? "";
-    const inbound = await execInPod(NS, open, `wget -q -T 3 -O - http://${closedIp}:8080/index.html`);
-    expect(inbound.exitCode).not.toBe(0);
+    expect(await httpFrom(open, closedIp)).toBe("refused");
     // Loopback inside the pod still works (as with `--network none`).
-    const local = await execInPod(NS, closed, "wget -q -T 3 -O - http://127.0.0.1:8080/index.html");
-    expect(local.stdout.trim()).toBe("inside");
+    expect(await httpFrom(closed, "127.0.0.1")).toBe("inside");
   });
 
   it("the engine pod's sidecar still reaches the API server and execs into both sandbox pods", async () => {
