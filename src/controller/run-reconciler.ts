@@ -1,6 +1,6 @@
 import { AgentSpecSchema } from "../api/agent.ts";
 import { RunSpecSchema, type RunSpec } from "../api/run.ts";
-import { REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunStatus } from "../api/status.ts";
+import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunStatus } from "../api/status.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, buildChildNames, type RunRef } from "../sandbox/names.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
@@ -142,6 +142,16 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     return requeues.find((r) => r !== undefined);
   }
 
+  /**
+   * Whether the Run's NetworkPolicy, applied on an earlier pass (its condition was True), is gone: absent from
+   * the cache and, asked live so that a cache still catching up is not taken for a deletion, from the server.
+   */
+  async function isNetworkPolicyGone(ref: RunRef, owned: readonly KubeObject[], previous: RunStatus | undefined): Promise<boolean> {
+    if (owned.some((o) => o.kind === "NetworkPolicy")) return false;
+    if (previous?.conditions?.find((c) => c.type === CONDITION.networkIsolated)?.status !== "True") return false;
+    return (await writer.read("networkPolicy", ref.namespace, buildChildNames(ref.name).networkPolicy)) === undefined;
+  }
+
   /** Why a Run may not start yet under `onUnverified: refuse` (undefined: it may). */
   function networkRefusal(run: RunObject, plan: ReturnType<typeof computeSandboxPlan>, hasPods: boolean, enforcement: NetworkEnforcementStatus): string | undefined {
     const started = hasPods || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending");
@@ -185,7 +195,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       name, spec: parsed.data, previous: run.status, snapshot, plan, pods,
       hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
       nowMs: deps.nowMs(), nowIso,
-      networkPolicyMissing: !ownedNow.some((o) => o.kind === "NetworkPolicy"), networkEnforcement,
+      networkPolicyMissing: await isNetworkPolicyGone(ref, ownedNow, run.status), networkEnforcement,
     });
     const desired = buildRunChildren({ run: ref, snapshot, settings: deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle });
     let requeue: number | undefined;

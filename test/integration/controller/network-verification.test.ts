@@ -70,4 +70,19 @@ describe("the NetworkPolicy enforcement probe on a cluster where no pod runs", (
     expect(conditionOf(run, "NetworkIsolated")?.message).toMatch(/applied, enforcement not verified: /);
     expect((await childrenOf(namespace, "refused")).some((c) => c.ref.startsWith("Pod/refused-sbx-"))).toBe(true);
   });
+
+  it("re-creates a NetworkPolicy deleted mid-Run and says so in NetworkIsolated, once", async () => {
+    const { objects } = testCluster();
+    const ref = { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name: "refused-isolate", namespace } };
+    const before = await objects.read(ref);
+    await objects.delete(ref);
+    const after = await waitFor(async () => {
+      const np = await objects.read(ref).catch(() => undefined);
+      return np && np.metadata?.uid !== before.metadata?.uid ? np : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 200, description: "the NetworkPolicy re-created" });
+    expect(after.metadata?.uid).not.toBe(before.metadata?.uid);
+    const run = await waitForCustom("runs", namespace, "refused", (r) => conditionOf(r, "NetworkIsolated")?.reason === "NetworkPolicyRestored", "NetworkIsolated to say it was restored");
+    expect(conditionOf(run, "NetworkIsolated")).toMatchObject({ status: "True" });
+    expect(conditionOf(run, "NetworkIsolated")?.message).toMatch(/^NetworkPolicy 'refused-isolate' was missing and was re-created at \d{4}-\d\d-\d\dT[\d:]+Z \(the sandbox pods were not isolated in between\); applied, enforcement not verified: /);
+  });
 });
