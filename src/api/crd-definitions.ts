@@ -4,7 +4,7 @@ import { CLUSTER_POLICY_NAME, GROUP, KIND, VERSION } from "./constants.ts";
 import type { CrdDefinition } from "./crd.ts";
 import { LeviathPolicySpecSchema } from "./policy.ts";
 import { RunSpecSchema } from "./run.ts";
-import { AgentStatusSchema, ConditionSchema, RunStatusSchema } from "./status.ts";
+import { AgentStatusSchema, ConditionSchema, NetworkEnforcementStatusSchema, RunStatusSchema } from "./status.ts";
 import { z } from "zod";
 
 const common = { group: GROUP, version: VERSION, categories: ["leviath"] };
@@ -60,6 +60,7 @@ export const RUN_CRD: CrdDefinition = {
 const PolicyStatusSchema = z.strictObject({
   observedGeneration: z.number().int().min(0).optional(),
   conditions: z.array(ConditionSchema).optional(),
+  networkEnforcement: NetworkEnforcementStatusSchema.optional(),
 });
 
 /** The LeviathPolicy CRD: the cluster admin's grants and floors (upstream config.toml + policy.toml). */

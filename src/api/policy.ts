@@ -103,6 +103,23 @@ export const PolicyCeilingsSchema = z.strictObject({
 /** The ceilings on Agents' and Runs' choices. */
 export type PolicyCeilings = z.infer<typeof PolicyCeilingsSchema>;
 
+/**
+ * Whether the operator checks that the cluster enforces NetworkPolicy (a probe pod pair under a deny-all
+ * policy, run by the controller) and what a `network = false` Run does while that is not verified.
+ */
+export const NetworkEnforcementSchema = z.strictObject({
+  verify: z.boolean().default(false).describe("Run the probe: at controller start, on every change of this section, and every intervalSeconds."),
+  namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a namespace name").max(63).optional()
+    .describe("Namespace the probe pods run in (one the controller may create pods and NetworkPolicies in, enforcing Pod Security restricted). Required with verify."),
+  intervalSeconds: z.number().int().min(60).max(604_800).default(3600).describe("How often the probe runs again."),
+  probeTimeoutSeconds: z.number().int().min(5).max(600).default(120)
+    .describe("How long the probe pods may take to run (server) and to finish (clients) before the result is Unknown."),
+  onUnverified: z.enum(["warn", "refuse"]).default("warn")
+    .describe("While enforcement is not verified: warn (Runs start; their NetworkIsolated condition says so) or refuse (network = false Runs wait, Pending)."),
+}).refine((v) => !v.verify || v.namespace !== undefined, { message: "verify needs a namespace for the probe pods", path: ["namespace"] });
+/** The NetworkPolicy enforcement check, as parsed. */
+export type NetworkEnforcementSpec = z.infer<typeof NetworkEnforcementSchema>;
+
 /** The LeviathPolicy spec: everything that is a ceiling or a grant (upstream's config.toml + policy.toml). */
 export const LeviathPolicySpecSchema = z.strictObject({
   sandbox: PolicySandboxSchema.optional(),
@@ -115,6 +132,7 @@ export const LeviathPolicySpecSchema = z.strictObject({
   taint: TaintPolicySchema.default({ allowlist: [], rules: [], toolOverrides: {} }),
   limits: PolicyLimitsSchema.default({ interactionTimeoutSeconds: 3600, defaultMaxIterations: 50, shellTimeoutSeconds: 60 }),
   ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false }),
+  networkEnforcement: NetworkEnforcementSchema.optional(),
 });
 /** The LeviathPolicy spec as parsed (defaults applied). */
 export type LeviathPolicySpec = z.infer<typeof LeviathPolicySpecSchema>;

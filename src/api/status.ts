@@ -48,6 +48,10 @@ export const REASON = {
   sandboxUnavailable: "SandboxUnavailable",
   fellBackToHost: "FellBackToHost",
   networkPolicyApplied: "NetworkPolicyApplied",
+  networkPolicyEnforced: "NetworkPolicyEnforced",
+  networkPolicyRestored: "NetworkPolicyRestored",
+  networkNotEnforced: "NetworkNotEnforced",
+  networkNotVerified: "NetworkEnforcementNotVerified",
   networkOpen: "NetworkAllowed",
   pendingApproval: "PendingApproval",
   noPendingApproval: "NoPendingApproval",
@@ -65,6 +69,17 @@ export const REASON = {
   cancelled: "Cancelled",
   running: "Running",
 } as const;
+
+/** What the operator's NetworkPolicy probe found (LeviathPolicy `status.networkEnforcement`). */
+export const NetworkEnforcementStatusSchema = z.strictObject({
+  state: z.enum(["Verified", "NotEnforced", "Unknown"])
+    .describe("Verified: a probe pod under a deny-all policy was refused while its twin without one connected; NotEnforced: both connected; Unknown: no conclusive probe."),
+  message: z.string().max(4096),
+  checkedAt: z.string().optional().describe("RFC 3339 time the last probe ended."),
+  node: z.string().optional().describe("The node the probe pods ran on."),
+});
+/** The probe's finding. */
+export type NetworkEnforcementStatus = z.infer<typeof NetworkEnforcementStatusSchema>;
 
 /** One `lev validate` finding, with upstream's codes and messages. */
 export const FindingSchema = z.strictObject({

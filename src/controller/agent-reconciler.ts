@@ -1,6 +1,6 @@
 import { CLUSTER_POLICY_NAME } from "../api/constants.ts";
 import { CONDITION, REASON } from "../api/status.ts";
-import type { AgentStatus } from "../api/status.ts";
+import type { AgentStatus, NetworkEnforcementStatus } from "../api/status.ts";
 import { computeAgentStatus } from "./agent-status.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import { buildConditions, isSameStatus } from "./conditions.ts";
@@ -14,6 +14,8 @@ export interface AgentReconcilerDeps {
   nowIso: () => string;
   /** The controller's runtime image (`--runtime-image`), always allowed by the policy's image ceiling. */
   defaultRuntimeImage?: string | undefined;
+  /** The NetworkPolicy probe's last finding, reported on the policy's status. */
+  networkEnforcement?: () => NetworkEnforcementStatus;
 }
 
 type AgentObject = { spec?: unknown; status?: AgentStatus; metadata: { generation?: number } };
@@ -49,7 +51,12 @@ export function createPolicyReconciler(deps: AgentReconcilerDeps): (key: string)
     const decided = state.kind === "invalid"
       ? { type: CONDITION.valid, status: "False" as const, reason: REASON.invalidSpec, message: `${state.message}; ${state.lastGood ? `generation ${state.lastGood.generation} stays in force` : "no valid generation: new Runs wait"}` }
       : { type: CONDITION.valid, status: "True" as const, reason: REASON.valid, message: "in force for new Runs" };
-    const status = { observedGeneration: generation, conditions: buildConditions(obj.status?.conditions, [decided], deps.nowIso(), generation) };
+    const enforcement = deps.networkEnforcement?.();
+    const status = {
+      observedGeneration: generation,
+      conditions: buildConditions(obj.status?.conditions, [decided], deps.nowIso(), generation),
+      ...(enforcement ? { networkEnforcement: enforcement } : {}),
+    };
     if (!isSameStatus(obj.status, status)) await deps.writer.applyStatus("policy", undefined, CLUSTER_POLICY_NAME, status);
     return {};
   };

@@ -14,6 +14,7 @@ import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
 import { NotLeaderError, startControllerLoop, type ControllerLoop } from "./controller-loop.ts";
 import { computePolicyState, type GoodPolicy, type PolicyState } from "./policy-state.ts";
 import { createRunReconciler } from "./run-reconciler.ts";
+import { createNetworkVerifier } from "./network-verification.ts";
 import { createWorkQueue, type WorkQueue } from "./work-queue.ts";
 
 /** Everything the manager is built from; the clock, ids and leadership come in from the composition root. */
@@ -143,7 +144,14 @@ export function createManager(opts: ManagerOptions): Manager {
     });
   }
 
-  const deps = { cache, writer, policy: policyState };
+  const verifier = createNetworkVerifier({
+    writer, policy: policyState, settings: opts.settings, nowMs: opts.nowMs, newId: opts.newId, log: opts.log, metrics: opts.metrics,
+    onChange: () => {
+      q("policy").add(CLUSTER_POLICY_NAME);
+      for (const run of liveRuns()) q("run").add(keyOf(run));
+    },
+  });
+  const deps = { cache, writer, policy: policyState, networkEnforcement: () => verifier.state() };
   const nowIso = () => new Date(opts.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
   const reconcilers = {
     agent: createAgentReconciler({ ...deps, nowIso, defaultRuntimeImage: opts.settings.defaultRuntimeImage }),
@@ -172,9 +180,11 @@ export function createManager(opts: ManagerOptions): Manager {
         name, queue: q(name), reconcile: reconcilers[name], workers: name === "policy" ? 1 : opts.workers,
         metrics: opts.metrics, log: opts.log, newId: opts.newId, monotonicMs: opts.monotonicMs,
       }));
+      verifier.start();
       log.info({ workers: opts.workers }, "workers started");
     },
     async stop() {
+      await verifier.stop();
       await Promise.all(loops.map((l) => l.stop()));
       for (const queue of queues.values()) queue.shutDown();
       await Promise.all([...informers.values()].map((i) => i.stop()));

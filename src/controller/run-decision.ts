@@ -1,10 +1,11 @@
 import type { RunSpec } from "../api/run.ts";
-import { CONDITION, REASON, TERMINAL_PHASES, type RunPhase, type RunStatus } from "../api/status.ts";
+import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunPhase, type RunStatus } from "../api/status.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
 import { hasHostStages, type SandboxPlan } from "../sandbox/sandbox-plan.ts";
 import type { ConditionDecision } from "./conditions.ts";
 import { buildInFlightCondition, computeRunDeadlineMs, decideCompletion, decideEnginePhase, type ContainerExit, type ObservedPod } from "./run-completion.ts";
+import { decideNetworkCondition, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 
 export type { ObservedPod } from "./run-completion.ts";
 
@@ -21,6 +22,10 @@ export interface RunObservation {
   credentials?: ConditionDecision | undefined;
   nowMs: number;
   nowIso: string;
+  /** The Run's NetworkPolicy is not in the cache (it is re-applied this pass). */
+  networkPolicyMissing?: boolean;
+  /** What the operator's probe found of the cluster's NetworkPolicy enforcement. */
+  networkEnforcement?: NetworkEnforcementStatus;
 }
 
 type SandboxState = { plan: SandboxPlan; state: "ready" | "waiting" | "fallback" | "fatal"; reason?: string };
@@ -77,13 +82,17 @@ function sandboxCondition(states: SandboxState[], deadlineMs: number): Condition
   return { type, status: "True", reason: REASON.ready, message: `${states.length} sandbox pod${states.length > 1 ? "s" : ""} Ready` };
 }
 
-function networkCondition(states: SandboxState[], policyName: string): ConditionDecision | undefined {
+function networkCondition(obs: RunObservation, states: SandboxState[], policyName: string): ConditionDecision | undefined {
   const closed = states.filter((s) => !s.plan.network);
-  if (closed.length === 0) return undefined;
-  const type = CONDITION.networkIsolated;
-  const open = closed.filter((s) => s.state === "fallback");
-  if (open.length) return { type, status: "False", reason: REASON.fellBackToHost, message: `stages ${open.flatMap((s) => s.plan.stages).join(", ")} run in the engine pod, which has network access` };
-  return { type, status: "True", reason: REASON.networkPolicyApplied, message: `NetworkPolicy '${policyName}' denies all ingress and egress of the sandbox pods (enforced by the cluster's network plugin)` };
+  return decideNetworkCondition({
+    policyName,
+    closedStages: closed.flatMap((s) => s.plan.stages),
+    fallbackStages: closed.filter((s) => s.state === "fallback").flatMap((s) => s.plan.stages),
+    policyMissing: obs.networkPolicyMissing ?? false,
+    enforcement: obs.networkEnforcement ?? ENFORCEMENT_UNCHECKED,
+    previous: obs.previous?.conditions?.find((c) => c.type === CONDITION.networkIsolated),
+    nowIso: obs.nowIso,
+  });
 }
 
 function isPastDeadline(obs: RunObservation, startedAt: string): boolean {
@@ -133,7 +142,7 @@ export function decideRun(obs: RunObservation): RunDecision {
     ...(s.reason !== undefined ? { unavailableReason: s.reason } : {}),
   }));
   if (TERMINAL_PHASES.includes(phase)) return decideTerminal(obs, phase, states, deadlineMs, { resolved, sandboxStatus, startedAt, engine });
-  const network = networkCondition(states, names.networkPolicy);
+  const network = networkCondition(obs, states, names.networkPolicy);
   const waiting = states.some((s) => s.state === "waiting");
   const wakeAt = [waiting ? deadlineMs : undefined, computeRunDeadlineMs(obs.spec, startedAt)].filter((t): t is number => t !== undefined);
   // Secrets are not watched: a missing one is looked for again every few seconds.

@@ -1,6 +1,6 @@
 import { AgentSpecSchema } from "../api/agent.ts";
 import { RunSpecSchema, type RunSpec } from "../api/run.ts";
-import { CONDITION, REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunStatus } from "../api/status.ts";
 import { isApiStatus } from "../kube/errors.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, buildChildNames, type RunRef } from "../sandbox/names.ts";
@@ -14,6 +14,7 @@ import { computeAgentFindings } from "./agent-findings.ts";
 import { isApplied } from "./applied.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import { formatFieldPath, isSameStatus } from "./conditions.ts";
+import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
 import { checkCredentials } from "./run-credentials.ts";
@@ -27,6 +28,8 @@ export interface RunReconcilerDeps {
   policy: () => PolicyState;
   settings: PodSettings;
   nowMs: () => number;
+  /** The NetworkPolicy probe's last finding (NetworkIsolated, and `onUnverified: refuse`). */
+  networkEnforcement?: () => NetworkEnforcementStatus;
 }
 
 type RunObject = KubeObject & { spec?: unknown; status?: RunStatus; metadata: { uid?: string; generation?: number; deletionTimestamp?: unknown } };
@@ -44,6 +47,8 @@ type PodObject = KubeObject & {
 type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string };
 
 const TERMINATING_RECHECK_MS = 1000;
+/** A Run refused for unverified enforcement looks again this often (a probe result also requeues it). */
+const NETWORK_REFUSAL_RECHECK_MS = 60_000;
 /** What a stopped run loses; its ConfigMap and workspace claim stay until the Run is deleted. */
 const STOPPED_KINDS = new Set(["Pod", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"]);
 
@@ -177,7 +182,14 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     const { generation, nowIso, isOver } = at;
     const plan = computeSandboxPlan(name, snapshot.runPolicy);
     const pods = new Map<string, ObservedPod>();
-    for (const obj of cache.listOwnedBy(ref.uid)) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
+    const ownedNow = cache.listOwnedBy(ref.uid);
+    for (const obj of ownedNow) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
+    const networkEnforcement = deps.networkEnforcement?.() ?? ENFORCEMENT_UNCHECKED;
+    const refusal = networkRefusal(run, plan, pods.size > 0, networkEnforcement);
+    if (refusal) {
+      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, "Pending", REASON.networkNotVerified, refusal, nowIso));
+      return { requeueAfterMs: NETWORK_REFUSAL_RECHECK_MS };
+    }
     // Looked up live, and only until the engine pod exists: afterwards the kubelet holds what it needs.
     const kept = run.status?.conditions?.find((c) => c.type === CONDITION.credentialsReady);
     const credentials = isOver
@@ -189,6 +201,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       name, spec: spec, previous: run.status, snapshot, plan, pods,
       hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
       credentials, nowMs: deps.nowMs(), nowIso,
+      networkPolicyMissing: await isNetworkPolicyGone(ref, ownedNow, run.status), networkEnforcement,
     });
     const desired = buildRunChildren({
       run: ref, snapshot, settings: deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle,
@@ -218,6 +231,22 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       blocked: true, phase: "Failed", reason: REASON.credentialsOnHost,
       message: "credentials reach the agent container, and a stage of kind 'none' runs the model's commands there: give every stage a sandbox or drop the credentials",
     };
+  }
+
+  /**
+   * Whether the Run's NetworkPolicy, applied on an earlier pass (its condition was True), is gone: absent from
+   * the cache and, asked live so that a cache still catching up is not taken for a deletion, from the server.
+   */
+  async function isNetworkPolicyGone(ref: RunRef, owned: readonly KubeObject[], previous: RunStatus | undefined): Promise<boolean> {
+    if (owned.some((o) => o.kind === "NetworkPolicy")) return false;
+    if (previous?.conditions?.find((c) => c.type === CONDITION.networkIsolated)?.status !== "True") return false;
+    return (await writer.read("networkPolicy", ref.namespace, buildChildNames(ref.name).networkPolicy)) === undefined;
+  }
+
+  /** Why a Run may not start yet under `onUnverified: refuse` (undefined: it may). */
+  function networkRefusal(run: RunObject, plan: ReturnType<typeof computeSandboxPlan>, hasPods: boolean, enforcement: NetworkEnforcementStatus): string | undefined {
+    const started = hasPods || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending");
+    return decideNetworkRefusal({ plan, started, enforcement, spec: computeEffectivePolicy(deps.policy())?.spec.networkEnforcement });
   }
 
   return async (key) => {

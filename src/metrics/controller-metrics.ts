@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { NetworkEnforcementStatus } from "../api/status.ts";
 import type { ErrorKind } from "../kube/errors.ts";
 
 /** The controllers, as a closed label set. */
@@ -19,7 +20,15 @@ export interface ControllerMetrics {
   activeWorkers(controller: ControllerName, delta: number): void;
   write(verb: WriteVerb, kind: string): void;
   leader(isLeader: boolean): void;
+  /** One NetworkPolicy enforcement probe finished with this result. */
+  networkProbe(result: NetworkEnforcementState): void;
+  /** The operator's current view of NetworkPolicy enforcement (1 for the state it is in, 0 for the others). */
+  networkEnforcement(state: NetworkEnforcementState): void;
 }
+
+/** What the NetworkPolicy probe concluded, as a closed label set (the status field's values). */
+type NetworkEnforcementState = NetworkEnforcementStatus["state"];
+const ENFORCEMENT_STATES: readonly NetworkEnforcementState[] = ["Verified", "NotEnforced", "Unknown"];
 
 /** Create the registry and every metric (process metrics included). */
 export function createControllerMetrics(leaseName = "leviath-operator"): ControllerMetrics {
@@ -42,6 +51,12 @@ export function createControllerMetrics(leaseName = "leviath-operator"): Control
   const writes = new Counter({ name: "leviath_api_writes_total", help: "Writes the controller sent to the API server, by verb and kind", labelNames: ["verb", "kind"], registers });
   const master = new Gauge({ name: "leader_election_master_status", help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master", labelNames: ["name"], registers });
   master.set({ name: leaseName }, 0);
+  const probes = new Counter({ name: "leviath_network_probes_total", help: "NetworkPolicy enforcement probes the controller ran, by result (Verified, NotEnforced, Unknown)", labelNames: ["result"], registers });
+  const enforcement = new Gauge({ name: "leviath_network_enforcement", help: "The controller's view of NetworkPolicy enforcement on this cluster: 1 for the current state (Verified, NotEnforced, Unknown), 0 for the others", labelNames: ["state"], registers });
+  for (const s of ENFORCEMENT_STATES) {
+    probes.inc({ result: s }, 0);
+    enforcement.set({ state: s }, s === "Unknown" ? 1 : 0);
+  }
   for (const c of ["agent", "run", "policy", "approval"] as const) {
     for (const r of ["success", "error", "requeue_after"] as const) total.inc({ controller: c, result: r }, 0);
     errors.inc({ controller: c }, 0);
@@ -63,5 +78,9 @@ export function createControllerMetrics(leaseName = "leviath-operator"): Control
     activeWorkers: (controller, delta) => workers.inc({ controller }, delta),
     write: (verb, kind) => writes.inc({ verb, kind }),
     leader: (isLeader) => master.set({ name: leaseName }, isLeader ? 1 : 0),
+    networkProbe: (result) => probes.inc({ result }),
+    networkEnforcement(state) {
+      for (const s of ENFORCEMENT_STATES) enforcement.set({ state: s }, s === state ? 1 : 0);
+    },
   };
 }

@@ -1,6 +1,6 @@
 // Global setup of the vitest "e2e" project: makes sure the packages, binaries and images exist (each
 // script is idempotent and fast when nothing is missing), then starts one control plane and one real node
-// for the whole run. Tests read them through inject("kubeconfig" | "binDir" | "node").
+// for the whole run, its NetworkPolicy enforced by kube-router's firewall. Tests read them through inject("kubeconfig" | "binDir" | "node").
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -9,7 +9,7 @@ import { startNode } from "./harness/node.ts";
 import type {} from "./harness/provided-context.ts";
 
 /** The scripts that prepare a machine for the node, in order; each prints its progress on stderr. */
-export const SETUP_SCRIPTS = ["node-packages", "control-plane-bin", "node-bin", "build-images"] as const;
+export const SETUP_SCRIPTS = ["node-packages", "control-plane-bin", "node-bin", "netpol-bin", "build-images"] as const;
 
 /** Prepares the machine, starts the control plane and the node, and returns their teardown. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -24,14 +24,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const controlPlane = await startControlPlane();
   let node;
   try {
-    node = await startNode(controlPlane);
+    node = await startNode(controlPlane, { networkPolicy: true });
   } catch (error) {
     await controlPlane.stop();
     throw error;
   }
   project.provide("kubeconfig", controlPlane.kubeconfigPath);
   project.provide("binDir", controlPlane.binDir);
-  project.provide("node", { name: node.name, dataDir: node.dataDir, cgroupRoot: node.cgroupRoot, images: node.images, network: node.network });
+  project.provide("node", { name: node.name, dataDir: node.dataDir, cgroupRoot: node.cgroupRoot, images: node.images, network: node.network, networkPolicy: node.networkPolicy, kubeletPort: node.kubeletPort });
   return async () => {
     await node.stop();
     await controlPlane.stop();

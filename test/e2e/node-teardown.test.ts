@@ -23,13 +23,16 @@ type Started = {
   sandboxImage: string;
 };
 
-/** A child process that starts a control plane and a node, reports them as one JSON line, and stops both on "stop". */
+/**
+ * A child process that starts a control plane and a node (importing only the pause and sandbox images the
+ * test runs), reports them as one JSON line, and stops both on "stop".
+ */
 async function startChild(): Promise<Started> {
   const script = `
     import { startControlPlane } from ${JSON.stringify(CONTROL_PLANE)};
     import { startNode } from ${JSON.stringify(NODE)};
     const cp = await startControlPlane({ log: () => {} });
-    const node = await startNode(cp, { log: () => {}, keepDataDir: false });
+    const node = await startNode(cp, { log: () => {}, keepDataDir: false, images: [] });
     console.log(JSON.stringify({ kubeconfig: cp.kubeconfigPath, binDir: cp.binDir, dataDir: node.dataDir,
       cgroupRoot: node.cgroupRoot, bridge: node.network.bridge, sandboxImage: node.images.sandbox }));
     process.stdin.setEncoding("utf8").on("data", async () => {

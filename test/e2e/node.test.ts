@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createRestrictedNamespace, deleteNamespace, POD_SECURITY_ENFORCE_LABEL, testCluster, waitFor } from "../integration/harness/index.ts";
 import { DEFAULT_POD_SETTINGS } from "../../src/sandbox/pod-settings.ts";
+import { isPodFirewalled } from "./harness/network-policy.ts";
 import { firstHost } from "./harness/node.ts";
 import { buildSandboxPod, execInPod, runPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
@@ -113,7 +114,7 @@ describe("a sandbox pod on the real node", () => {
     expect(body).toBe("served-from-the-sandbox\n");
   });
 
-  it("under a deny-all NetworkPolicy: no route out exists, and the bridge CNI does not enforce the policy", async () => {
+  it("under a deny-all NetworkPolicy: no route out exists, and the policy drops its packets", async () => {
     const labels = { "leviath.e2e/network": "none" };
     await testCluster().objects.create({
       apiVersion: "networking.k8s.io/v1",
@@ -135,11 +136,14 @@ describe("a sandbox pod on the real node", () => {
     expect(outside.exitCode).not.toBe(0);
     expect(outside.stderr).toMatch(/unreachable/i);
 
-    // What does not hold: Debian's bridge plugin has no NetworkPolicy controller, so the deny-all policy
-    // is stored but not enforced. Egress to the API server forward on this node still connects. When a
-    // policy-enforcing CNI replaces the bridge, this expectation flips (see docs/real-node.md).
+    // And the policy is enforced (kube-router's firewall, once it has programmed the pod): egress to the
+    // API server forward on this node, which every other pod reaches, is refused. network-policy.test.ts
+    // checks the rest from inside the operator's own pods.
+    await waitFor(() => isPodFirewalled(namespace, "no-network"), { timeoutMs: 60_000, intervalMs: 500, description: "kube-router to program the pod" });
     const apiService = firstHost(node.network.serviceCidr);
-    const egress = await execInPod(namespace, "no-network", `nc -w 3 ${apiService} 443 </dev/null && echo connected`);
-    expect(egress.stdout.trim()).toBe("connected");
+    const egress = await execInPod(namespace, "no-network", `nc -w 3 ${apiService} 443 </dev/null && echo connected || echo refused`);
+    expect(egress.stdout.trim()).toBe("refused");
+    const control = await execInPod(namespace, "served", `nc -w 3 ${apiService} 443 </dev/null && echo connected || echo refused`);
+    expect(control.stdout.trim()).toBe("connected");
   });
 });

@@ -4,6 +4,7 @@
 export { firstHost, NODE_NAME, nodeBinDir, POD_SUBNET_PREFIX, startNode } from "./node.ts";
 export type { Node, NodeOptions } from "./node.ts";
 export type { PodNetwork } from "./node-config.ts";
+export { isPodFirewalled, KUBE_ROUTER_FORWARD_CHAIN, NETPOL_LOCK, netpolBinary } from "./network-policy.ts";
 export { imagesDir, readBuiltImages, REQUIRED_IMAGES } from "./node-images.ts";
 export type { BuiltImage } from "./node-images.ts";
 export { buildSandboxPod, execInPod, runPod } from "./sandbox-pod.ts";

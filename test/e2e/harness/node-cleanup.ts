@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
+import { NETPOL_CLEANUP, NETPOL_LOCK } from "./network-policy.ts";
 
 /** What one node leaves on the machine outside its processes, for {@link cleanUpNode} and its watchdog. */
 export type NodeResources = {
@@ -12,6 +13,8 @@ export type NodeResources = {
   /** The CNI network name (its cache entries in /var/lib/cni are named after it). */
   cniNetwork: string;
   keepDataDir: boolean;
+  /** This node ran kube-router's firewall: its chains and ipsets go too (unless another node holds the lock by then). */
+  networkPolicy: boolean;
 };
 
 // Tears a node down in the order that leaves nothing behind, and never touches what is not ours:
@@ -20,9 +23,10 @@ export type NodeResources = {
 //  2. the network namespaces those processes were in (containerd 1.6 bind-mounts them in /var/run/netns);
 //  3. every mount under the data dir (container root fs overlays, tmpfs of secret/projected volumes),
 //     deepest first; 4. our cgroups, bottom up; 5. the NAT chain and the bridge; 6. our CNI cache entries;
-//  7. the data dir, unless kept. `$0` is the data dir, then the fields of NodeResources in order.
+//  7. kube-router's chains and ipsets, if this node ran it and no other node took the lock since; 8. the
+//  data dir, unless kept. `$0` is the data dir, then the fields of NodeResources in order.
 const CLEANUP = `
-dir="$0"; cgroot="$1"; sock="$2"; bridge="$3"; chain="$4"; cninet="$5"; keep="$6"
+dir="$0"; cgroot="$1"; sock="$2"; bridge="$3"; chain="$4"; cninet="$5"; keep="$6"; netpol="$7"
 [ -n "$cgroot" ] && [ "$cgroot" != / ] || exit 2
 cg_dirs() { for h in /sys/fs/cgroup/*/; do [ -d "$h\${cgroot#/}" ] && echo "$h\${cgroot#/}"; done; }
 cg_pids() { for d in $(cg_dirs); do find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null; done | sort -u; }
@@ -71,17 +75,20 @@ rm -f /var/lib/cni/results/"$cninet"-* 2>/dev/null
 for id in $(grep -h "returns sandbox id" "$dir/containerd.log" 2>/dev/null | grep -oE '[0-9a-f]{64}' | sort -u); do
   rm -f /var/lib/cni/results/*-"$id"-* 2>/dev/null
 done
+if [ "$netpol" = netpol ]; then
+  flock -n ${NETPOL_LOCK} bash -c "$NETPOL_CLEANUP" 2>/dev/null
+fi
 [ "$keep" = keep ] || rm -rf -- "$dir"
 exit 0
 `;
 
 function cleanupArgs(r: NodeResources): string[] {
-  return [r.dataDir, r.cgroupRoot, r.containerdSocket, r.bridge, r.natChain, r.cniNetwork, r.keepDataDir ? "keep" : "remove"];
+  return [r.dataDir, r.cgroupRoot, r.containerdSocket, r.bridge, r.natChain, r.cniNetwork, r.keepDataDir ? "keep" : "remove", r.networkPolicy ? "netpol" : ""];
 }
 
 /** Runs the teardown synchronously (processes already signalled or not: it kills what is left). */
 export function cleanUpNode(resources: NodeResources): void {
-  execFileSync("bash", ["-c", CLEANUP, ...cleanupArgs(resources)], { stdio: "ignore", timeout: 60_000 });
+  execFileSync("bash", ["-c", CLEANUP, ...cleanupArgs(resources)], { stdio: "ignore", timeout: 60_000, env: { ...process.env, NETPOL_CLEANUP } });
 }
 
 /**
@@ -100,7 +107,7 @@ exec bash -c "$CLEANUP_SCRIPT" "$@"
   const child = spawn("bash", ["-c", script, "watchdog", String(process.pid), ...cleanupArgs(resources)], {
     detached: true,
     stdio: "ignore",
-    env: { ...process.env, CLEANUP_SCRIPT: CLEANUP },
+    env: { ...process.env, CLEANUP_SCRIPT: CLEANUP, NETPOL_CLEANUP },
   });
   child.unref();
   return child.pid;

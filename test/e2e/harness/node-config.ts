@@ -128,8 +128,9 @@ export const DEFAULT_SIZING: NodeSizing = { systemReservedCpu: "500m", systemRes
 
 /**
  * The kubelet's configuration for this machine: cgroup v1 accepted explicitly (`failCgroupV1: false`),
- * the cgroupfs driver under our own cgroup root, no swap check, loopback-only server with anonymous
- * access (the test API server has no kubelet client certificate; see docs/real-node.md), eviction
+ * the cgroupfs driver under our own cgroup root, no swap check, loopback-only server that authenticates
+ * every request (client certificates of the control plane's CA, bearer tokens through the API server) and
+ * authorizes it with a SubjectAccessReview (no anonymous access), eviction
  * thresholds in absolute sizes (a percentage of a 250 GB disk would evict with 40 GB free), image garbage
  * collection off (our images cannot be pulled back), and nothing written outside the data dir.
  */
@@ -142,8 +143,8 @@ export function buildKubeletConfig(layout: NodeLayout, ports: NodePorts, caFile:
     readOnlyPort: 0,
     healthzBindAddress: "127.0.0.1",
     healthzPort: ports.kubeletHealthz,
-    authentication: { anonymous: { enabled: true }, webhook: { enabled: false }, x509: { clientCAFile: caFile } },
-    authorization: { mode: "AlwaysAllow" },
+    authentication: { anonymous: { enabled: false }, webhook: { enabled: true, cacheTTL: "30s" }, x509: { clientCAFile: caFile } },
+    authorization: { mode: "Webhook", webhook: { cacheAuthorizedTTL: "30s", cacheUnauthorizedTTL: "5s" } },
     containerRuntimeEndpoint: `unix://${layout.containerdSocket}`,
     imageServiceEndpoint: `unix://${layout.containerdSocket}`,
     cgroupDriver: "cgroupfs",

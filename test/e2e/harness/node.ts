@@ -5,20 +5,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { SERVICE_CIDR } from "../../integration/harness/component-args.ts";
-import { REPO_ROOT } from "../../integration/harness/control-plane.ts";
+import { findBinary, REPO_ROOT } from "../../integration/harness/control-plane.ts";
+import { KUBELET_CLIENT_USER } from "../../integration/harness/generate-certificates.ts";
 import type { ControlPlane } from "../../integration/harness/control-plane.ts";
 import { freePorts, probe } from "../../integration/harness/loopback.ts";
 import type { TlsClient } from "../../integration/harness/loopback.ts";
 import { logTail, startComponent, stopComponent } from "../../integration/harness/processes.ts";
 import type { Component } from "../../integration/harness/processes.ts";
 import { issueClientCertificate } from "./issue-client-certificate.ts";
+import { netpolBinary, startNetworkPolicyDataPlane } from "./network-policy.ts";
 import { cleanUpNode, startNodeWatchdog } from "./node-cleanup.ts";
 import type { NodeResources } from "./node-cleanup.ts";
 import {
   buildClientKubeconfig, buildCniConfig, buildContainerdConfig, buildKubeletArgs, buildKubeletConfig, buildSchedulerArgs,
 } from "./node-config.ts";
 import type { NodeLayout, NodePorts, PodNetwork } from "./node-config.ts";
-import { importImages, requireBuiltImages } from "./node-images.ts";
+import { importImages, REQUIRED_IMAGES, requireBuiltImages } from "./node-images.ts";
 import type { BuiltImage } from "./node-images.ts";
 import { waitForNodeReady } from "./wait-for-node-ready.ts";
 
@@ -39,6 +41,13 @@ export type NodeOptions = {
   keepDataDir?: boolean;
   /** How long the start may take until the node is Ready; default 180 s. */
   startTimeoutMs?: number;
+  /**
+   * Enforce NetworkPolicy with kube-router's firewall (scripts/netpol-bin); default off. One enforcing
+   * node per machine: a second waits for the first to stop (see network-policy.ts).
+   */
+  networkPolicy?: boolean;
+  /** The images to import, by name (`pause` and `sandbox` always); default every image scripts/build-images made. */
+  images?: readonly string[];
   log?: (line: string) => void;
 };
 
@@ -52,6 +61,10 @@ export type Node = {
   /** Image references by name (`pause`, `sandbox`, and any other image scripts/build-images made), all imported. */
   images: Record<string, string>;
   network: PodNetwork;
+  /** Whether kube-router's firewall enforces NetworkPolicy on this node. */
+  networkPolicy: boolean;
+  /** The kubelet's HTTPS port on 127.0.0.1 (client certificates or tokens; no anonymous access). */
+  kubeletPort: number;
   /** Runs `ctr` against this node's containerd (namespace k8s.io). */
   ctr: (args: string[]) => Promise<string>;
   stop: () => Promise<void>;
@@ -99,7 +112,9 @@ function requireTools(): Tools {
 export async function startNode(controlPlane: ControlPlane, opts: NodeOptions = {}): Promise<Node> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`[node] ${line}\n`));
   const tools = requireTools();
-  const builtImages = requireBuiltImages();
+  const networkPolicy = opts.networkPolicy ?? false;
+  const kubeRouter = networkPolicy ? netpolBinary() : undefined;
+  const builtImages = pickImages(requireBuiltImages(), opts.images);
   const started = performance.now();
   const deadline = Date.now() + (opts.startTimeoutMs ?? 180_000);
   const dataDir = await mkdtemp(join(tmpdir(), "leviath-node-"));
@@ -110,7 +125,7 @@ export async function startNode(controlPlane: ControlPlane, opts: NodeOptions = 
   let keepDataDir = opts.keepDataDir ?? process.env.LEVIATH_KEEP_NODE === "1";
   const resources: NodeResources = {
     dataDir, cgroupRoot: layout.cgroupRoot, containerdSocket: layout.containerdSocket, bridge: network.bridge,
-    natChain: `LEVIATH-${suffix.toUpperCase()}`, cniNetwork: network.name, keepDataDir,
+    natChain: `LEVIATH-${suffix.toUpperCase()}`, cniNetwork: network.name, keepDataDir, networkPolicy,
   };
   const watchdog = startNodeWatchdog(resources);
   const components: Component[] = [];
@@ -174,6 +189,9 @@ export async function startNode(controlPlane: ControlPlane, opts: NodeOptions = 
     await waitUntil(scheduler, deadline, async () => (await probe(`https://127.0.0.1:${ports.scheduler}/healthz`, adminTls)).status === 200);
     log(`kube-scheduler ready (${seconds(started)})`);
 
+    // The kubelet authorizes every request with a SubjectAccessReview: the API server's client identity
+    // needs kubelet-API rights (kubeadm binds the same role).
+    await bindApiServerToKubelets(controlPlane);
     const kubeletConfig = join(dataDir, "kubelet.yaml");
     await writeFile(kubeletConfig, buildKubeletConfig(layout, ports, ca.cert));
     const kubeletArgs = buildKubeletArgs(layout, kubeletConfig, kubeletKubeconfig, NODE_NAME, network.gateway);
@@ -183,9 +201,17 @@ export async function startNode(controlPlane: ControlPlane, opts: NodeOptions = 
     log(`kubelet healthy (${seconds(started)})`);
     await waitForNodeReady(controlPlane.server, adminTls, NODE_NAME, deadline, () => kubelet.exit);
     log(`node ${NODE_NAME} Ready in ${seconds(started)}; logs in ${dataDir}`);
+    if (kubeRouter) {
+      const [healthPort] = await freePorts(1);
+      components.push(await startNetworkPolicyDataPlane({
+        binary: kubeRouter, kubeconfig: controlPlane.kubeconfigPath, nodeName: NODE_NAME, network, healthPort: healthPort!,
+        dataDir, env, deadline: Date.now() + 600_000, log,
+      }));
+      log(`kube-router's firewall enforces NetworkPolicy (${seconds(started)})`);
+    }
 
     const images = Object.fromEntries(Object.values(builtImages).map((i: BuiltImage) => [i.name, i.ref]));
-    return { name: NODE_NAME, dataDir, containerdSocket: layout.containerdSocket, cgroupRoot: layout.cgroupRoot, images, network, ctr, stop };
+    return { name: NODE_NAME, dataDir, containerdSocket: layout.containerdSocket, cgroupRoot: layout.cgroupRoot, images, network, networkPolicy, kubeletPort: ports.kubelet, ctr, stop };
   } catch (error) {
     keepDataDir = true;
     const tails = components.map((c) => `--- ${c.name} (${c.logPath}), last lines:\n${logTail(c.logPath)}`).join("\n");
@@ -193,6 +219,33 @@ export async function startNode(controlPlane: ControlPlane, opts: NodeOptions = 
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`node failed to start: ${reason}\ndata dir and logs kept in ${dataDir}\n${tails}`, { cause: error });
   }
+}
+
+/** `system:kubelet-api-admin` for the API server's kubelet client identity, in this control plane. */
+async function bindApiServerToKubelets(controlPlane: ControlPlane): Promise<void> {
+  const binding = {
+    apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding",
+    metadata: { name: "leviath-apiserver-kubelet-client" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:kubelet-api-admin" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: KUBELET_CLIENT_USER }],
+  };
+  const kubectl = findBinary("kubectl", controlPlane.binDir);
+  if (!kubectl) throw new Error(`no kubectl in ${controlPlane.binDir}`);
+  const child = execFile(kubectl, ["--kubeconfig", controlPlane.kubeconfigPath, "apply", "--server-side", "-f", "-"]);
+  child.stdin?.end(JSON.stringify(binding));
+  await new Promise<void>((resolve, reject) => {
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`kubectl apply of the kubelet-client binding exited ${code}`))));
+    child.once("error", reject);
+  });
+}
+
+/** The required images and those asked for (all when `names` is undefined); a name that was not built is an error. */
+function pickImages(built: Record<string, BuiltImage>, names: readonly string[] | undefined): Record<string, BuiltImage> {
+  if (names === undefined) return built;
+  const wanted = new Set<string>([...REQUIRED_IMAGES, ...names]);
+  const missing = [...wanted].filter((n) => !built[n]);
+  if (missing.length > 0) throw new Error(`no ${missing.join(", ")} image: run 'bash scripts/build-images' (as root)`);
+  return Object.fromEntries(Object.entries(built).filter(([name]) => wanted.has(name)));
 }
 
 function nodeLayout(dataDir: string, suffix: string): NodeLayout {

@@ -11,6 +11,10 @@ export type NodeInfo = {
   /** Image references by name: `pause`, `sandbox`, and any other image scripts/build-images made. */
   images: Record<string, string>;
   network: PodNetwork;
+  /** kube-router's firewall enforces NetworkPolicy on this node. */
+  networkPolicy: boolean;
+  /** The kubelet's HTTPS port on 127.0.0.1. */
+  kubeletPort: number;
 };
 
 declare module "vitest" {

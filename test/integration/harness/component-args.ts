@@ -65,6 +65,9 @@ export function buildApiServerArgs(certDir: string, certs: Certificates, ports: 
     `--tls-cert-file=${certs.serverCert}`,
     `--tls-private-key-file=${certs.serverKey}`,
     `--client-ca-file=${certs.caCert}`,
+    // How it authenticates to a kubelet (the real node's kubelet allows no anonymous request).
+    `--kubelet-client-certificate=${certs.kubeletClientCert}`,
+    `--kubelet-client-key=${certs.kubeletClientKey}`,
     "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
     `--service-account-key-file=${certs.serviceAccountPub}`,
     `--service-account-signing-key-file=${certs.serviceAccountKey}`,

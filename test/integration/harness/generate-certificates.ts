@@ -15,7 +15,13 @@ export type Certificates = {
   adminKey: string;
   serviceAccountKey: string;
   serviceAccountPub: string;
+  /** The API server's client certificate towards kubelets (exec, logs, port-forward). */
+  kubeletClientCert: string;
+  kubeletClientKey: string;
 };
+
+/** Who the API server is to a kubelet; the node harness binds it to `system:kubelet-api-admin`, as kubeadm does. */
+export const KUBELET_CLIENT_USER = "kube-apiserver-kubelet-client";
 
 /** The identity of the generated admin client certificate (system:masters bypasses RBAC, as kubeadm's admin does). */
 export const ADMIN_USER = "leviath-admin";
@@ -24,7 +30,8 @@ const CA_EXTENSIONS = ["basicConstraints=critical,CA:TRUE", "keyUsage=critical,k
 
 /**
  * Generates a throwaway CA, the API server's serving certificate (127.0.0.1, localhost and the in-cluster
- * names), an admin client certificate in system:masters and the service-account signing key pair, with
+ * names), an admin client certificate in system:masters, the API server's client certificate for kubelets
+ * and the service-account signing key pair, with
  * the openssl CLI (Node's crypto can parse certificates but not issue them).
  */
 export async function generateCertificates(dir: string): Promise<Certificates> {
@@ -38,6 +45,8 @@ export async function generateCertificates(dir: string): Promise<Certificates> {
     adminKey: p("admin.key"),
     serviceAccountKey: p("sa.key"),
     serviceAccountPub: p("sa.pub"),
+    kubeletClientCert: p("apiserver-kubelet-client.crt"),
+    kubeletClientKey: p("apiserver-kubelet-client.key"),
   };
   await openssl(["version"]).catch((error: unknown) => {
     throw new Error(`the control-plane harness needs the openssl CLI to issue certificates (apt-get install openssl): ${String(error)}`);
@@ -48,6 +57,7 @@ export async function generateCertificates(dir: string): Promise<Certificates> {
     ecKey(certs.caKey),
     ecKey(certs.serverKey),
     ecKey(certs.adminKey),
+    ecKey(certs.kubeletClientKey),
     openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", certs.serviceAccountKey]),
   ]);
   await openssl(["pkey", "-in", certs.serviceAccountKey, "-pubout", "-out", certs.serviceAccountPub]);
@@ -65,6 +75,9 @@ export async function generateCertificates(dir: string): Promise<Certificates> {
       `subjectAltName=${serverNames.join(",")}`, "extendedKeyUsage=serverAuth",
     ]),
     issue(dir, certs, "admin", 2, `/O=system:masters/CN=${ADMIN_USER}`, certs.adminKey, certs.adminCert, [
+      "extendedKeyUsage=clientAuth",
+    ]),
+    issue(dir, certs, "apiserver-kubelet-client", 3, `/CN=${KUBELET_CLIENT_USER}`, certs.kubeletClientKey, certs.kubeletClientCert, [
       "extendedKeyUsage=clientAuth",
     ]),
   ]);

@@ -1,0 +1,88 @@
+import { FIELD_MANAGER, LABEL } from "../api/constants.ts";
+import type { KubeObject, ObjectMeta } from "./kube-types.ts";
+import { buildContainerSecurityContext, buildPodSecurityContext, buildTmpVolume, type PodSettings } from "./pod-settings.ts";
+
+/** The probe's roles: a TCP server, a client no policy selects (the control) and one under a deny-all policy. */
+export type ProbeRole = "server" | "open" | "closed";
+
+/** Label on every probe object; its value is the probe's id, so one probe's policy selects only its own pod. */
+export const PROBE_LABEL = "leviath.dev/network-probe";
+/** Label naming the role of a probe pod. */
+export const PROBE_ROLE_LABEL = "leviath.dev/network-probe-role";
+/** The port the probe server listens on (unprivileged: the pods run as non-root with no capabilities). */
+export const PROBE_PORT = 8080;
+/** How long a client waits before it connects: a data plane programs a new pod's rules shortly after it starts. */
+export const PROBE_CLIENT_DELAY_MS = 5000;
+/** A probe pod that outlives a crashed controller still ends. */
+const PROBE_DEADLINE_SECONDS = 300;
+
+const SERVER_SCRIPT = `require("node:net").createServer((s) => s.end("ok")).listen(${PROBE_PORT})`;
+// Exit 0: connected; 1: refused, reset, unreachable or no answer within 3 s.
+const CLIENT_SCRIPT = `setTimeout(() => { const s = require("node:net").connect(${PROBE_PORT}, process.env.PROBE_TARGET);
+s.setTimeout(3000, () => process.exit(1)); s.on("connect", () => process.exit(0)); s.on("error", () => process.exit(1)); }, ${PROBE_CLIENT_DELAY_MS})`;
+
+/** The names of one probe's objects. */
+export function buildProbeNames(id: string): Record<ProbeRole | "policy", string> {
+  return { server: `leviath-netprobe-${id}-server`, open: `leviath-netprobe-${id}-open`, closed: `leviath-netprobe-${id}-closed`, policy: `leviath-netprobe-${id}-deny` };
+}
+
+function probeMeta(name: string, namespace: string, id: string, role?: ProbeRole): ObjectMeta {
+  return {
+    name, namespace,
+    labels: { [LABEL.managedBy]: FIELD_MANAGER, [PROBE_LABEL]: id, ...(role ? { [PROBE_ROLE_LABEL]: role } : {}) },
+  };
+}
+
+/**
+ * One probe pod: the operator's own image (it has `node`), the sandbox pods' restricted settings, no
+ * service-account token, never restarted. Clients get the server's address in `PROBE_TARGET`.
+ */
+export function buildProbePod(opts: { id: string; namespace: string; role: ProbeRole; settings: PodSettings; target?: string; nodeName?: string }): KubeObject {
+  const names = buildProbeNames(opts.id);
+  const script = opts.role === "server" ? SERVER_SCRIPT : CLIENT_SCRIPT;
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: probeMeta(names[opts.role], opts.namespace, opts.id, opts.role),
+    spec: {
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      restartPolicy: "Never",
+      terminationGracePeriodSeconds: 0,
+      activeDeadlineSeconds: PROBE_DEADLINE_SECONDS,
+      ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
+      securityContext: buildPodSecurityContext(opts.settings.runAsUser),
+      containers: [{
+        name: "probe",
+        image: opts.settings.sidecarImage,
+        command: ["node", "-e", script],
+        ...(opts.target ? { env: [{ name: "PROBE_TARGET", value: opts.target }] } : {}),
+        securityContext: buildContainerSecurityContext(),
+        resources: { requests: { cpu: "10m", memory: "32Mi" }, limits: { cpu: "200m", memory: "128Mi", "ephemeral-storage": "16Mi" } },
+        volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+      }],
+      volumes: [buildTmpVolume("tmp", "16Mi")],
+    },
+  };
+}
+
+/** The deny-all (ingress and egress) policy over the `closed` client of one probe, as a Run's `network = false`. */
+export function buildProbePolicy(id: string, namespace: string): KubeObject {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: probeMeta(buildProbeNames(id).policy, namespace, id),
+    spec: { podSelector: { matchLabels: { [PROBE_LABEL]: id, [PROBE_ROLE_LABEL]: "closed" } }, policyTypes: ["Ingress", "Egress"] },
+  };
+}
+
+/** How a client pod ended: connected (exit 0), refused (exit non-zero), or not (yet) run. */
+export type ProbeOutcome = "connected" | "refused" | "pending";
+
+/** The verdict of one probe from its two clients. */
+export function decideProbeVerdict(open: ProbeOutcome, closed: ProbeOutcome): { state: "Verified" | "NotEnforced" | "Unknown"; message: string } {
+  if (open === "pending" || closed === "pending") return { state: "Unknown", message: "the probe pods did not finish in time (no schedulable node, or the image cannot be run)" };
+  if (open === "refused") return { state: "Unknown", message: "inconclusive: the probe client without a policy could not reach the probe server either" };
+  if (closed === "connected") return { state: "NotEnforced", message: "a probe pod under a deny-all NetworkPolicy connected to another pod: the network plugin ignores NetworkPolicy" };
+  return { state: "Verified", message: "a probe pod under a deny-all NetworkPolicy was refused while its twin without one connected" };
+}

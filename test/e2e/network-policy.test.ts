@@ -1,0 +1,240 @@
+// `network = false`, proven on the real node (issue 15): kube-router's firewall enforces NetworkPolicy here
+// (test/e2e/harness/network-policy.ts), the operator is installed with real helm and makes the pods itself
+// (an Agent with a `network: false` and a `network: true` stage, one Run), and every claim is checked from
+// inside those running pods: the closed one reaches no pod, no Service, not the node, not the API server and
+// no resolver, while the open one of the same Run reaches each of them (so a refusal is the data plane's,
+// not a missing server's); the engine pod's sidecar still reaches the API server and execs into both; a
+// NetworkPolicy deleted mid-Run comes back, enforced again, and the Run's condition says what happened.
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { helm, kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
+import { isPodFirewalled } from "./harness/network-policy.ts";
+import { firstHost } from "./harness/node.ts";
+import { listenDns, listenTcp, type Listener } from "./harness/node-listeners.ts";
+import { buildSandboxPod, execInPod, runPod } from "./harness/sandbox-pod.ts";
+import type {} from "./harness/provided-context.ts";
+
+const node = inject("node");
+const NS = "leviath-sandbox";
+const SYSTEM_NS = "leviath-system";
+const RELEASE = "leviath";
+const AGENT = "netpol-agent";
+const RUN = "netpol-run";
+const SERVER = "netpol-echo";
+const DNS_NAME = "probe.leviath.test";
+const DNS_ADDRESS = "192.0.2.10";
+
+type PodList = { items: { metadata: { name: string; uid?: string; labels?: Record<string, string> }; status?: { phase?: string; podIP?: string } }[] };
+type Condition = { type: string; status: string; reason: string; message: string };
+type RunObject = { status?: { phase?: string; conditions?: Condition[]; gateDecisions?: Record<string, number> } };
+type Line = { step: string; status: number; body: Record<string, unknown> };
+
+async function getJson<T>(args: string[]): Promise<T> {
+  return JSON.parse((await kubectl([...args, "-o", "json"])).stdout) as T;
+}
+
+function imageValues(ref: string): { repository: string; tag: string } {
+  const at = ref.lastIndexOf(":");
+  return { repository: ref.slice(0, at), tag: ref.slice(at + 1) };
+}
+
+/**
+ * The body of `GET /index.html` from `host:8080`, or `refused`: over busybox `nc` (its static `wget` dies with
+ * SIGSEGV resolving even a numeric address in these pods, which would pass for a refusal).
+ */
+async function httpFrom(pod: string, host: string): Promise<string> {
+  const r = await execInPod(NS, pod, `if printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${host} 8080 >/tmp/http.out 2>&1; then sed -n '$p' /tmp/http.out; else echo refused; fi`);
+  return r.stdout.trim() || `(nothing: exit ${r.exitCode}, ${r.stderr.trim()})`;
+}
+
+/** `connected` when a TCP connection (and the server's first line) got through within 3 s, else `refused`. */
+async function tcpFrom(pod: string, host: string, port: number): Promise<string> {
+  const r = await execInPod(NS, pod, `if nc -w 3 ${host} ${port} </dev/null >/tmp/nc.out 2>&1; then echo connected; cat /tmp/nc.out; else echo refused; fi`);
+  return r.stdout.trim();
+}
+
+describe("network = false on a node that enforces NetworkPolicy", () => {
+  const operator = node.images["leviath-operator"];
+  const runtime = node.images["leviath-runtime"];
+  const sandbox = node.images.sandbox!;
+  const gateway = node.network.gateway;
+  const apiService = firstHost(node.network.serviceCidr);
+  let closed = "";
+  let open = "";
+  let serverIp = "";
+  let tcp: Listener | undefined;
+  let dns: Listener | undefined;
+  let workspaceDir = "";
+
+  beforeAll(async () => {
+    if (!node.networkPolicy) throw new Error("the e2e node was started without its NetworkPolicy data plane");
+    if (!operator || !runtime) throw new Error("no leviath-operator/leviath-runtime image: run 'bash scripts/build-images'");
+    workspaceDir = mkdtempSync(join(tmpdir(), "leviath-e2e-netpol-"));
+    chmodSync(workspaceDir, 0o777);
+    tcp = await listenTcp(gateway, "hello-from-the-node");
+    dns = await listenDns(gateway, DNS_NAME, DNS_ADDRESS);
+    const values = {
+      image: { ...imageValues(operator), pullPolicy: "Never" },
+      controller: { replicas: 1, runtimeImage: runtime, podDisruptionBudget: { enabled: false } },
+      policy: {
+        spec: {
+          sandbox: { kind: "container", image: sandbox, onUnavailable: "error" },
+          security: { taintTracking: true },
+          toolPermissions: { shell: "allow", submit_output: "allow" },
+          // The operator's own check: network = false Runs wait until its probe has seen a deny-all policy drop packets.
+          networkEnforcement: { verify: true, namespace: NS, onUnverified: "refuse", probeTimeoutSeconds: 120 },
+        },
+      },
+    };
+    await helm(["install", RELEASE, join(REPO_ROOT, "charts/leviath-operator"), "-n", SYSTEM_NS, "--create-namespace", "-f", "-"],
+      { input: stringify(values), timeoutMs: 120_000 });
+    // A test server in its own pod (busybox httpd on 8080), outside the Run.
+    const server = await runPod(buildSandboxPod({ name: SERVER, namespace: NS, image: sandbox, labels: { "leviath.e2e/role": "server" } }));
+    serverIp = server.status?.podIP ?? "";
+    const served = await execInPod(NS, SERVER, "echo served > /tmp/index.html && httpd -p 8080 -h /tmp");
+    expect(served.exitCode, served.stderr).toBe(0);
+
+    const objects = [
+      {
+        apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT, namespace: NS },
+        spec: {
+          agent: { name: AGENT, version: "1.0.0", description: "e2e network", entryStage: "survey" },
+          sandbox: { kind: "container", image: sandbox, network: false, onUnavailable: "error" },
+          toolPermissions: { shell: "allow", submit_output: "allow" },
+          stages: [
+            { name: "survey", availableTools: ["read_file", "shell"], runtime: { mode: "autonomous", transitions: { digest: { hint: "done" } } } },
+            { name: "digest", sandbox: { kind: "container", image: sandbox, network: true }, availableTools: ["shell", "submit_output"], runtime: { mode: "output", transitions: {} } },
+          ],
+        },
+      },
+      {
+        apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN, namespace: NS },
+        spec: { agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 } },
+      },
+      {
+        // No dynamic provisioner here: a hostPath volume pre-bound to the claim the operator makes.
+        apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${RUN}-workspace` },
+        spec: {
+          capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "",
+          hostPath: { path: workspaceDir, type: "Directory" },
+          claimRef: { namespace: NS, name: `${RUN}-workspace` },
+        },
+      },
+    ];
+    await kubectl(["apply", "-f", "-"], { input: objects.map((o) => stringify(o)).join("---\n") });
+    const pods = await waitFor(async () => {
+      const list = await getJson<PodList>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${RUN}`]);
+      return list.items.length === 3 && list.items.every((p) => p.status?.phase === "Running") ? list.items : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 1000, description: "engine + 2 sandbox pods Running" });
+    const sandboxes = pods.filter((p) => p.metadata.name.startsWith(`${RUN}-sbx-`));
+    closed = sandboxes.find((p) => p.metadata.labels?.["leviath.dev/network"] === "none")?.metadata.name ?? "";
+    open = sandboxes.find((p) => p.metadata.labels?.["leviath.dev/network"] === undefined)?.metadata.name ?? "";
+    expect(closed && open, JSON.stringify(sandboxes.map((p) => p.metadata))).toBeTruthy();
+    // A pod is enforced once kube-router has its chain; until then it is as open as any other.
+    for (const pod of [closed, open, SERVER]) {
+      await waitFor(() => isPodFirewalled(NS, pod), { timeoutMs: 60_000, intervalMs: 500, description: `kube-router to program ${pod}` });
+    }
+  });
+
+  afterAll(async () => {
+    await kubectl(["delete", "run", RUN, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
+    await kubectl(["delete", "pod", SERVER, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
+    await helm(["uninstall", RELEASE, "-n", SYSTEM_NS, "--wait", "--timeout", "60s"], { allowFailure: true, timeoutMs: 90_000 });
+    await kubectl(["delete", "pv", `${RUN}-workspace`, "--ignore-not-found", "--wait=false"], { allowFailure: true });
+    await tcp?.close();
+    await dns?.close();
+    if (workspaceDir) rmSync(workspaceDir, { recursive: true, force: true });
+  });
+
+  it("the operator's probe verified enforcement on this node before the Run started", async () => {
+    const policy = await getJson<{ status?: { networkEnforcement?: { state: string; message: string; node?: string; checkedAt?: string } } }>(["get", "leviathpolicy", "cluster"]);
+    expect(policy.status?.networkEnforcement).toMatchObject({ state: "Verified", node: node.name });
+    expect(policy.status?.networkEnforcement?.message).toBe("a probe pod under a deny-all NetworkPolicy was refused while its twin without one connected");
+    const run = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
+    const isolated = run.status?.conditions?.find((c) => c.type === "NetworkIsolated");
+    expect(isolated).toMatchObject({ status: "True", reason: "NetworkPolicyEnforced" });
+    expect(isolated?.message).toContain(`enforcement verified on this cluster at ${policy.status?.networkEnforcement?.checkedAt}`);
+    // The probe's pods and policy are gone again.
+    const left = await getJson<{ items: unknown[] }>(["get", "pods,networkpolicies", "-n", NS, "-l", "leviath.dev/network-probe"]);
+    expect(left.items).toEqual([]);
+    const controller = await getJson<PodList>(["get", "pods", "-n", SYSTEM_NS]);
+    const metrics = await (await fetch(`http://${controller.items[0]?.status?.podIP}:8080/metrics`)).text();
+    expect(metrics).toMatch(/^leviath_network_enforcement\{state="Verified"\} 1$/m);
+    expect(metrics).toMatch(/^leviath_network_probes_total\{result="Verified"\} [1-9]/m);
+  });
+
+  it("the network = true sandbox pod reaches a pod, the API server's Service, the node and a resolver", async () => {
+    expect(await httpFrom(open, serverIp)).toBe("served");
+    expect(await tcpFrom(open, apiService, 443)).toBe("connected");
+    expect(await tcpFrom(open, gateway, tcp!.port)).toBe("connected\nhello-from-the-node");
+    const lookup = await execInPod(NS, open, `nslookup ${DNS_NAME} ${gateway}`);
+    expect(lookup.stdout, lookup.stderr).toContain(DNS_ADDRESS);
+  });
+
+  it("the network = false sandbox pod reaches none of them, and nothing reaches it", async () => {
+    expect(await httpFrom(closed, serverIp)).toBe("refused");
+    // The `kubernetes` Service: the API server, as every pod sees it (its DNAT to loopback is on this node).
+    expect(await tcpFrom(closed, apiService, 443)).toBe("refused");
+    expect(await tcpFrom(closed, gateway, tcp!.port)).toBe("refused");
+    const lookup = await execInPod(NS, closed, `nslookup ${DNS_NAME} ${gateway}`);
+    // busybox nslookup exits 1 after "connection timed out; no servers could be reached" (not a crash: 139).
+    expect(lookup.exitCode, lookup.stdout + lookup.stderr).toBe(1);
+    expect(lookup.stdout).not.toContain(DNS_ADDRESS);
+    // Ingress is denied too: a server in the closed pod is out of the open pod's reach.
+    const serve = await execInPod(NS, closed, "echo inside > /tmp/index.html && httpd -p 8080 -h /tmp");
+    expect(serve.exitCode, serve.stderr).toBe(0);
+    const closedIp = (await getJson<{ status?: { podIP?: string } }>(["get", "pod", closed, "-n", NS])).status?.podIP ?? "";
+    expect(await httpFrom(open, closedIp)).toBe("refused");
+    // Loopback inside the pod still works (as with `--network none`).
+    expect(await httpFrom(closed, "127.0.0.1")).toBe("inside");
+  });
+
+  it("the engine pod's sidecar still reaches the API server and execs into both sandbox pods", async () => {
+    const lines = await waitFor(async () => {
+      const r = await kubectl(["logs", "-n", NS, `${RUN}-engine`, "-c", "agent"], { allowFailure: true });
+      const got = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Line);
+      return got.some((l) => l.step === "done") ? got : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 1000, description: "the runtime's 'done' line" });
+    const shell0 = lines.find((l) => l.step === "shell-stage0");
+    const shell1 = lines.find((l) => l.step === "shell-outbound");
+    expect(shell0).toMatchObject({ status: 200, body: { decision: "allow" } });
+    expect(shell1).toMatchObject({ status: 200, body: { decision: "allow" } });
+    // pods/exec from the sidecar: the network = false stage's shell ran in the closed pod, the other in the open one.
+    expect(String(shell0!.body.result).split("\n")[0]).toBe(closed);
+    expect(String(shell1!.body.result).split("\n")[0]).toBe(open);
+    // The sidecar's status reports reached the API server (it writes the Run's decision counts).
+    const run = await waitFor(async () => {
+      const r = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
+      return Object.keys(r.status?.gateDecisions ?? {}).length > 0 ? r : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 500, description: "the sidecar's decision counts on the Run" });
+    expect(run.status?.phase).toBe("Running");
+  });
+
+  it("a NetworkPolicy deleted mid-Run is put back, enforced again, and the condition says so", async () => {
+    const policy = `${RUN}-isolate`;
+    const before = await getJson<{ metadata: { uid: string } }>(["get", "networkpolicy", policy, "-n", NS]);
+    await kubectl(["delete", "networkpolicy", policy, "-n", NS]);
+    const after = await waitFor(async () => {
+      const r = await kubectl(["get", "networkpolicy", policy, "-n", NS, "-o", "json"], { allowFailure: true });
+      if (r.exitCode !== 0) return undefined;
+      const np = JSON.parse(r.stdout) as { metadata: { uid: string } };
+      return np.metadata.uid !== before.metadata.uid ? np : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500, description: "the controller to re-create the NetworkPolicy" });
+    expect(after.metadata.uid).not.toBe(before.metadata.uid);
+    const condition = await waitFor(async () => {
+      const r = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
+      const c = r.status?.conditions?.find((x) => x.type === "NetworkIsolated");
+      return c?.reason === "NetworkPolicyRestored" ? c : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 500, description: "NetworkIsolated to say the policy was restored" });
+    expect(condition.status).toBe("True");
+    expect(condition.message).toMatch(new RegExp(`NetworkPolicy '${policy}' was missing and was re-created`));
+    // Enforced again: kube-router picks the new object up from its watch.
+    await waitFor(async () => (await tcpFrom(closed, gateway, tcp!.port)) === "refused" ? true : undefined,
+      { timeoutMs: 30_000, intervalMs: 1000, description: "the re-created policy to be enforced" });
+    expect(await tcpFrom(closed, apiService, 443)).toBe("refused");
+    expect(await tcpFrom(open, gateway, tcp!.port)).toBe("connected\nhello-from-the-node");
+  });
+});
