@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { helm, kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
+import { getJson, imageValues } from "./harness/kube-json.ts";
 import { isPodFirewalled } from "./harness/network-policy.ts";
 import { firstHost } from "./harness/node.ts";
 import { listenDns, listenTcp, type Listener } from "./harness/node-listeners.ts";
@@ -31,15 +32,6 @@ type PodList = { items: { metadata: { name: string; uid?: string; labels?: Recor
 type Condition = { type: string; status: string; reason: string; message: string };
 type RunObject = { status?: { phase?: string; conditions?: Condition[]; gateDecisions?: Record<string, number> } };
 type Line = { step: string; status: number; body: Record<string, unknown> };
-
-async function getJson<T>(args: string[]): Promise<T> {
-  return JSON.parse((await kubectl([...args, "-o", "json"])).stdout) as T;
-}
-
-function imageValues(ref: string): { repository: string; tag: string } {
-  const at = ref.lastIndexOf(":");
-  return { repository: ref.slice(0, at), tag: ref.slice(at + 1) };
-}
 
 /**
  * The body of `GET /index.html` from `host:8080`, or `refused`: over busybox `nc` (its static `wget` dies with

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { helm, kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
+import { getJson, imageValues } from "./harness/kube-json.ts";
 import { execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
 
@@ -42,16 +43,6 @@ type RunObject = {
   };
 };
 const conditionOf = (run: RunObject, type: string) => run.status?.conditions?.find((c) => c.type === type);
-
-/** image ref → chart values `{repository, tag}` */
-function imageValues(ref: string): { repository: string; tag: string } {
-  const at = ref.lastIndexOf(":");
-  return { repository: ref.slice(0, at), tag: ref.slice(at + 1) };
-}
-
-async function getJson<T>(args: string[]): Promise<T> {
-  return JSON.parse((await kubectl([...args, "-o", "json"])).stdout) as T;
-}
 
 async function runtimeLines(run = RUN): Promise<Line[]> {
   const r = await kubectl(["logs", "-n", NS, `${run}-engine`, "-c", "agent"], { allowFailure: true });
