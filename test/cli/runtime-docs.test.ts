@@ -32,7 +32,7 @@ describe("the minimal runtime of docs/runtime.md", () => {
     writeFileSync(join(root, "minimal-runtime.mjs"), code);
     sc = await startSidecar(["--agent", join(root, "agent.leviath"), "--workdir", join(root, "work"), "--audit-dir", join(root, "audit"), "--run", "mini"]);
     const r = spawnSync(process.execPath, [join(root, "minimal-runtime.mjs")], {
-      env: { ...process.env, LEVIATH_SIDECAR_URL: sc.url, LEVIATH_RUNTIME_CONFIG: join(root, "runtime.json") }, encoding: "utf8", timeout: 60_000,
+      env: { ...process.env, LEVIATH_SIDECAR_URL: sc.url, LEVIATH_SIDECAR_TOKEN_FILE: sc.runtimeTokenFile, LEVIATH_RUNTIME_CONFIG: join(root, "runtime.json") }, encoding: "utf8", timeout: 60_000,
     });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
