@@ -22,6 +22,10 @@ export interface DecisionRecord {
   readonly approved_by?: string;
   /** The reason the answer gave. */
   readonly approval_reason?: string;
+  /** On the record of an "allow for this run" approval: what a restart may restore from the state journal. */
+  readonly grant_scope?: "run";
+  /** SHA-256 (hex) of the permission key the approval covers (never the command itself). */
+  readonly grant_key_sha256?: string;
 }
 
 /** Where audit records go; each method reports whether the record is on disk (false: refuse the call). */

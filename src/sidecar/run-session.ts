@@ -19,7 +19,7 @@ export class RunSession {
   constructor(opts: { restored?: RestoredState | undefined; journal: StateJournal | null; entryStage: number; onJournalError: (op: StateOp) => void }) {
     this.context = new ContextTaint(opts.restored?.entries ?? []);
     this.#raises = new Set(opts.restored?.raises ?? []);
-    this.#runGrants = new Set(opts.restored?.grants ?? []);
+    this.#runGrants = new Set((opts.restored?.grants ?? []).map((g) => g.key));
     this.#stageIndex = opts.restored?.stageIndex ?? opts.entryStage;
     this.#journal = opts.journal;
     this.#onJournalError = opts.onJournalError;
@@ -60,15 +60,18 @@ export class RunSession {
     return this.#runGrants.has(key) || this.#stageGrants.has(key);
   }
 
-  /** Remembers an approval for the stage or for the run (the latter survives a restart). */
-  grant(key: string, scope: "stage" | "run"): void {
+  /**
+   * Remembers an approval for the stage or for the run. A run grant survives a restart only with the audited
+   * decision record of call `callId` (written before this, see state-journal.ts).
+   */
+  grant(key: string, scope: "stage" | "run", callId: string): void {
     if (scope === "stage") {
       this.#stageGrants.add(key);
       return;
     }
     if (this.#runGrants.has(key)) return;
     this.#runGrants.add(key);
-    this.#record({ op: "grant", key });
+    this.#record({ op: "grant", key, call: callId });
   }
 
   /** Labels an entry the sidecar assigns a level to (a tool result, an input); an existing higher label stays. */

@@ -118,6 +118,10 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   const initial = holder.current().runPolicy;
   const { journal, restored } = openStateJournal(opts.auditDir, opts.runName, opts.syncIntervalMs);
   if (restored.skipped > 0) log.warn({ skipped: restored.skipped }, "state journal had unreadable lines");
+  const dropped = restored.dropped ?? { raise: 0, grant: 0 };
+  if (dropped.raise + dropped.grant > 0) {
+    log.warn({ dropped }, `state journal: dropped ${dropped.grant} grant and ${dropped.raise} raise line(s) that no audited decision made`);
+  }
   const session = new RunSession({
     restored, journal, entryStage: Math.max(0, findStageIndex(initial, initial.entryStage)),
     onJournalError: (op) => log.error({ op: op.op }, "could not persist sidecar state"),

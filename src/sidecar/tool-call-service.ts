@@ -26,6 +26,7 @@ import { buildPermissionPrompt } from "./prompt-text.ts";
 import type { RunSession } from "./run-session.ts";
 import { checkResultSize, extractOutput, RESULT_TOOL, type ResultSink } from "./run-result.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "./shell.ts";
+import { buildGrantAuditFields } from "./state-journal.ts";
 
 /** What the service needs from the outside world. */
 export interface ToolCallServiceDeps {
@@ -377,7 +378,13 @@ export class ToolCallService {
       return;
     }
     if (action.kind === "permission-granted") {
-      if (action.scope !== "once") this.#d.session.grant(buildGrantKey(rec.tool, rec.args), action.scope);
+      const key = buildGrantKey(rec.tool, rec.args);
+      // The approval is on record before the journal keeps it: a restart honours only an audited grant.
+      if (action.scope === "run" && !this.#auditRunGrant(rec, key)) {
+        this.#auditFailed(rec);
+        return;
+      }
+      if (action.scope !== "once") this.#d.session.grant(key, action.scope, rec.id);
       rec.permissionApproved = true;
       await this.#advance(rec);
       return;
@@ -394,6 +401,17 @@ export class ToolCallService {
     rec.gateDone = true;
     rec.gateSource = action.source;
     await this.#advance(rec);
+  }
+
+  #auditRunGrant(rec: CallRecord, key: string): boolean {
+    const { index, stage } = this.currentStage();
+    const ok = this.#d.audit.decision(index, {
+      timestamp: Math.floor(this.#d.clock() / 1000), agent_id: this.#d.runName, call_id: rec.id, tool_name: rec.tool, stage: stage.name,
+      decision: "allow", decision_source: "user_approved", ...buildGrantAuditFields(key),
+      ...(rec.answeredBy?.approvedBy === undefined ? {} : { approved_by: rec.answeredBy.approvedBy }),
+    });
+    if (!ok) this.#d.metrics.auditWriteError();
+    return ok;
   }
 
   #auditGate(events: Parameters<AuditSink["gate"]>[1]): boolean {

@@ -1,11 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSidecarClient } from "../../src/sidecar/client.ts";
 import { repo } from "./run-cli.ts";
-import { callTool, makeTempDir, parseJsonLines, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+import { answerAndWait, callTool, makeTempDir, parseJsonLines, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // The sidecar against its own agent (issue 14, findings 1, 2, 4 and 7): what the model's commands, the
 // processes they leave behind and a web page can do to the real sidecar, over real HTTP on real files.
@@ -149,6 +149,33 @@ describe("finding 2: the audit and the state journal are out of the agent's reac
       // No forged raise or grant took effect: http_post under an internal context still goes to the gate.
       expect((await callTool(sc, "http_post", { url: "https://x.example/", body: "notes" })).body).toMatchObject({ decision: "ask" });
       expect(parseJsonLines(readFileSync(audit, "utf8")).length).toBeGreaterThanOrEqual(2);
+    } finally {
+      expect(await sc.stop()).toBe(0);
+    }
+  });
+
+  it("a journal line written from outside the agent grants nothing after a restart; an audited allow-for-run does", async () => {
+    const t = makeTree("outside");
+    writeFileSync(join(t.dir, "config.toml"), "[tool_permissions]\nshell = 'allow'\nhttp_post = 'ask'\nwrite_file = 'ask'\n");
+    const journal = join(t.audit, "outside", "state.jsonl");
+    let sc = await startSidecar(t.args);
+    try {
+      expect((await callTool(sc, "write_file", { path: "a.txt", content: "a\n" }, "w1")).body).toMatchObject({ decision: "ask", approval: { id: "tool-w1" } });
+      expect((await answerAndWait(sc, "tool-w1", "w1", "allowForRun")).body).toMatchObject({ decision: "allow" });
+    } finally {
+      expect(await sc.stop()).toBe(0);
+    }
+    // A party that can write the audit directory (not the agent) appends grants: bare, on the genuine call's
+    // id, and a session raise no gate answer made.
+    appendFileSync(journal, ['{"op":"grant","key":"http_post"}', '{"op":"grant","key":"http_post","call":"w1"}', '{"op":"raise","tool":"http_post"}'].join("\n") + "\n");
+    sc = await startSidecar(t.args);
+    try {
+      expect(sc.stderr()).toContain("state journal: dropped 2 grant and 1 raise line(s) that no audited decision made");
+      // The genuine approval survived the restart: write_file runs without asking.
+      expect((await callTool(sc, "write_file", { path: "b.txt", content: "b\n" }, "w2")).body).toMatchObject({ decision: "allow" });
+      // The forged grant did not: http_post still asks a person.
+      expect((await callTool(sc, "http_post", { url: "https://x.example/", body: "b" }, "h1")).body).toMatchObject({ decision: "ask", approval: { id: "tool-h1", kind: "tool_approval" } });
+      expect(readFileSync(journal, "utf8")).not.toContain("http_post");
     } finally {
       expect(await sc.stop()).toBe(0);
     }
