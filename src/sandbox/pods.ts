@@ -2,7 +2,7 @@ import { LABEL } from "../api/constants.ts";
 import { computeHash } from "./hash.ts";
 import type { Container, Pod, Volume } from "./kube-types.ts";
 import { ANNOTATION, buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, NETWORK_NONE, type RunRef } from "./names.ts";
-import { buildContainerSecurityContext, buildPodSecurityContext, buildTmpVolume, type PodSettings } from "./pod-settings.ts";
+import { buildContainerSecurityContext, buildPodSecurityContext, buildTmpVolume, SIDECAR_MEMORY_ENV, type PodSettings } from "./pod-settings.ts";
 import type { PolicyMount } from "./read-path-volumes.ts";
 import type { SandboxPlan } from "./sandbox-plan.ts";
 import { SNAPSHOT_KEY, type RunSnapshot } from "./run-snapshot.ts";
@@ -116,7 +116,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       "--runtime-token-file", RUNTIME_TOKEN_FILE,
     ],
     ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }],
-    env,
+    env: [...env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
     securityContext: buildContainerSecurityContext(),
     resources: settings.resources.sidecar,
     volumeMounts: [

@@ -58,7 +58,7 @@ describe("createPodExecShell", () => {
     expect(r).toMatchObject({ capped: "stream frame exceeded 8 MiB from pod/run-1-sbx-abc", stdout: "" });
     const frames: ["out", Buffer][] = Array.from({ length: 3 }, () => ["out", Buffer.alloc(8 * 1024 * 1024, 0x61)]);
     const body = await createPodExecShell({ exec: fakeExec({ frames, hang: true }), namespace: "team", target }).run({ command: "yes", timeoutSeconds: 30, stage });
-    expect(body.capped).toBe("response body exceeded 16 MiB from pod/run-1-sbx-abc");
+    expect(body.capped).toBe("response body exceeded 8 MiB from pod/run-1-sbx-abc");
   });
 
   it("gives up after the timeout plus grace when the stream never ends, and reports a failed exec", async () => {

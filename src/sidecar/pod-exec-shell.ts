@@ -1,7 +1,7 @@
 // Cluster shell: the command is exec'd into the current stage's sandbox pod (the engine pod's agent container
 // for a stage of kind `none`) as `timeout -s KILL <n> sh -c <command>`, so the timeout is enforced inside the
 // sandbox even if the sidecar goes away; the sidecar also gives up a few seconds later. Output read from the
-// API server is held to the seed's 8 MiB per frame and to the sidecar's 16 MiB of output in flight (shared by all
+// API server is held to the seed's 8 MiB per frame and to the sidecar's 8 MiB of output in flight (shared by all
 // running commands; `MAX_SHELL_OUTPUT_BYTES`), and the exec is dropped past them.
 import { Writable } from "node:stream";
 import type { V1Status } from "@kubernetes/client-node";
