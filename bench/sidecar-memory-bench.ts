@@ -1,11 +1,15 @@
 // Suite `sidecar-memory` (issue 14, finding 6): the real `leviath sidecar` process driven through the call
 // sequences that used to grow its memory without bound, each in a fresh process, with its peak resident set
 // (VmHWM in /proc/<pid>/status, the kernel's own high-water mark) against the engine pod's sidecar memory limit.
-// Run with: node bench/sidecar-memory-bench.ts [--pending N] [--rounds N] [--sidecar-node-args "--max-old-space-size=..."]
-import { spawn } from "node:child_process";
+// The sidecar runs with the memory environment its container gets (SIDECAR_MEMORY_ENV: V8 flags, glibc's mmap threshold) and, unless `--standalone`, with
+// the Kubernetes client preloaded, as the in-cluster sidecar has it (the standalone one never loads it).
+// It runs the compiled CLI the image ships (dist/main.js, built first with tsconfig.build.json); `--source` runs
+// the TypeScript sources instead, whose type stripping adds about 30 MiB to the resident set.
+// Run with: node bench/sidecar-memory-bench.ts [--pending N] [--rounds N] [--standalone] [--source] [--sidecar-node-args "--max-old-space-size=..."]
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_POD_SETTINGS } from "../src/sandbox/pod-settings.ts";
+import { DEFAULT_POD_SETTINGS, SIDECAR_MEMORY_ENV, SIDECAR_NODE_OPTIONS } from "../src/sandbox/pod-settings.ts";
 import { flagValue, numberFlag, ROOT, SuiteRecord } from "./bench-results.ts";
 import { buildSidecarTree, type SidecarTree } from "./bench-tree.ts";
 
@@ -19,10 +23,14 @@ interface Sidecar {
   stop(): Promise<void>;
 }
 
+/** The CLI the sidecar runs from: the sources through bin/leviath, or the compiled CLI the image ships. */
+const FROM_SOURCE = process.argv.includes("--source");
+const ENTRY = join(ROOT, FROM_SOURCE ? "bin/leviath" : "dist/main.js");
+
 function startSidecar(tree: SidecarTree, name: string, nodeArgs: readonly string[]): Promise<Sidecar> {
-  const args = [...nodeArgs, join(ROOT, "bin/leviath"), "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
+  const args = [...nodeArgs, ENTRY, "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
     "--workdir", tree.work, "--audit-dir", join(tree.root, `audit-${name}`), "--listen", "127.0.0.1:0", "--log-level", "warn"];
-  const proc = spawn(process.execPath, args, { env: { ...process.env, LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, MALLOC_MMAP_THRESHOLD_: SIDECAR_MEMORY_ENV["MALLOC_MMAP_THRESHOLD_"], LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   let out = "";
   return new Promise((resolve, reject) => {
@@ -72,6 +80,9 @@ function sequences(tree: SidecarTree, pending: number, rounds: number): Record<s
   mkdirSync(big, { recursive: true });
   const names = Array.from({ length: 8 }, (_, i) => `f${i}.txt`);
   for (const n of names) writeFileSync(join(big, n), "x".repeat(16 * 1024 * 1024));
+  // Eight files filling the 8 MiB total of one read_files call exactly.
+  const parts = names.map((n) => `part-${n}`);
+  for (const n of parts) writeFileSync(join(big, n), "z".repeat(1024 * 1024));
   const content = "y".repeat(64 * 1024);
   return {
     // write_file asks for approval in interactive mode: every call stays pending, with 64 KiB of arguments.
@@ -82,15 +93,15 @@ function sequences(tree: SidecarTree, pending: number, rounds: number): Record<s
       }
       return tally(answers);
     },
-    // Eight files at the 16 MiB per-file cap in one read_files call, again and again, four at a time.
-    [`read_files of 8 × 16 MiB, ${rounds} rounds × 4 concurrent`]: async (sc) => {
+    // Eight files filling the 8 MiB total of one read_files call, again and again, four at a time.
+    [`read_files of 8 × 1 MiB (its 8 MiB total), ${rounds} rounds × 4 concurrent`]: async (sc) => {
       const answers = [];
       for (let r = 0; r < rounds; r++) {
-        answers.push(...(await Promise.all(Array.from({ length: 4 }, (_, j) => call(sc, `m${r}-${j}`, "read_files", { paths: names.map((n) => `big/${n}`) })))));
+        answers.push(...(await Promise.all(Array.from({ length: 4 }, (_, j) => call(sc, `m${r}-${j}`, "read_files", { paths: parts.map((n) => `big/${n}`) })))));
       }
       return tally(answers);
     },
-    // Commands printing 60 MB each (under the 64 MiB cap), four at a time: they share one 64 MiB output budget.
+    // Commands printing 60 MB each (under the seed's 64 MiB cap), four at a time: they share 8 MiB of output in flight.
     [`shell printing 60 MB, ${rounds} rounds × 4 concurrent`]: async (sc) => {
       const answers = [];
       for (let r = 0; r < rounds; r++) {
@@ -109,7 +120,8 @@ function sequences(tree: SidecarTree, pending: number, rounds: number): Record<s
 
 /** Runs the suite and writes `bench/results/sidecar-memory.json`. */
 export async function runSidecarMemorySuite(pending: number, rounds: number, nodeArgs: readonly string[]): Promise<void> {
-  const record = new SuiteRecord("sidecar-memory", { pending, rounds, podLimitMiB: POD_LIMIT_MIB, sidecarNodeArgs: nodeArgs });
+  const record = new SuiteRecord("sidecar-memory", { pending, rounds, podLimitMiB: POD_LIMIT_MIB, sidecarNodeArgs: nodeArgs, entry: ENTRY.slice(ROOT.length) });
+  if (!FROM_SOURCE) execFileSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "tsconfig.build.json")], { stdio: "inherit" });
   const tree = buildSidecarTree();
   try {
     const rows: MemoryRow[] = [];
@@ -135,6 +147,11 @@ export async function runSidecarMemorySuite(pending: number, rounds: number, nod
   }
 }
 
+/** The in-cluster sidecar's footprint at start: the Kubernetes client it loads for its watch and status. */
+const CLUSTER_PRELOAD = "--import=@kubernetes/client-node";
+
 if (import.meta.main) {
-  await runSidecarMemorySuite(numberFlag("pending", 5000), numberFlag("rounds", 5), flagValue("sidecar-node-args", "").split(" ").filter((a) => a !== ""));
+  const v8 = flagValue("sidecar-node-args", SIDECAR_NODE_OPTIONS).split(" ").filter((a) => a !== "");
+  const nodeArgs = process.argv.includes("--standalone") ? v8 : [...v8, CLUSTER_PRELOAD];
+  await runSidecarMemorySuite(numberFlag("pending", 5000), numberFlag("rounds", 5), nodeArgs);
 }

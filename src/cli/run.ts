@@ -1,10 +1,4 @@
-import { CONTROLLER_HELP, runController } from "./controller.ts";
-import { IMPORT_HELP, runImport } from "./import.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
-import { PATHS_HELP, runPaths } from "./paths.ts";
-import { POLICY_HELP, runPolicy } from "./policy.ts";
-import { runSidecar, SIDECAR_HELP } from "./sidecar.ts";
-import { runValidate, VALIDATE_HELP } from "./validate.ts";
 
 /** `leviath --help`. */
 export const TOP_HELP = `Usage: leviath <command> [options]
@@ -27,13 +21,15 @@ Run 'leviath <command> --help' for a command's options.
 
 type Command = { help: string; run: (argv: string[], io: CliIo) => number | Promise<number> };
 
-const COMMANDS: Record<string, Command> = {
-  validate: { help: VALIDATE_HELP, run: runValidate },
-  paths: { help: PATHS_HELP, run: runPaths },
-  policy: { help: POLICY_HELP, run: runPolicy },
-  import: { help: IMPORT_HELP, run: runImport },
-  controller: { help: CONTROLLER_HELP, run: runController },
-  sidecar: { help: SIDECAR_HELP, run: runSidecar },
+// Each command is imported only when it runs: the sidecar in its 256 Mi pod must not carry the controller, the
+// importer or the Kubernetes client it never uses (about 60 MiB resident, measured in docs/benchmarks.md).
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  validate: async () => import("./validate.ts").then((m) => ({ help: m.VALIDATE_HELP, run: m.runValidate })),
+  paths: async () => import("./paths.ts").then((m) => ({ help: m.PATHS_HELP, run: m.runPaths })),
+  policy: async () => import("./policy.ts").then((m) => ({ help: m.POLICY_HELP, run: m.runPolicy })),
+  import: async () => import("./import.ts").then((m) => ({ help: m.IMPORT_HELP, run: m.runImport })),
+  controller: async () => import("./controller.ts").then((m) => ({ help: m.CONTROLLER_HELP, run: m.runController })),
+  sidecar: async () => import("./sidecar.ts").then((m) => ({ help: m.SIDECAR_HELP, run: m.runSidecar })),
 };
 
 /** Run the CLI; returns the exit status. Errors in user input never escape as stack traces. */
@@ -43,11 +39,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.stdout(TOP_HELP);
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
-  const command = COMMANDS[name];
-  if (!command) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) {
     io.stderr(`leviath: unknown command '${name}'\n\n${TOP_HELP}`);
     return EXIT.usage;
   }
+  const command = await load();
   try {
     return await command.run(rest, io);
   } catch (err) {

@@ -3,8 +3,8 @@ import { join, resolve } from "node:path";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import { loadAgent } from "../config/load.ts";
-import { createKubeClient, loadKubeConfig, type KubeClient } from "../kube/client.ts";
-import { createPodExec } from "../kube/pod-exec.ts";
+import type { KubeClient } from "../kube/client.ts";
+import type { createPodExec } from "../kube/pod-exec.ts";
 import { componentLogger, createLogger, LOG_LEVELS, type Logger } from "../log/logger.ts";
 import { isSafeRunName } from "../sidecar/audit-writer.ts";
 import { startApprovalWatcher } from "../sidecar/cluster-approvals.ts";
@@ -170,13 +170,13 @@ function waitForSignal(): Promise<string> {
   });
 }
 
-function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: KubeClient | undefined; workdir: string; namespace: string; run: string; confinement: Confinement }): SidecarServerOptions["shell"] {
+function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: KubeClient | undefined; podExec: typeof createPodExec | undefined; workdir: string; namespace: string; run: string; confinement: Confinement }): SidecarServerOptions["shell"] {
   const kind = v.shell ?? (ctx.cluster ? "pod-exec" : "local");
   if (kind !== "local" && kind !== "pod-exec") throw new UsageError(`--shell '${v.shell}' is not local or pod-exec`);
-  const client = ctx.client;
+  const { client, podExec } = ctx;
   if (kind === "pod-exec") {
-    if (client === undefined) throw new UsageError("--shell pod-exec needs a cluster (--kubeconfig, or run in a pod)");
-    return (policy) => createPodExecShell({ exec: createPodExec(client.config), namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage) });
+    if (client === undefined || podExec === undefined) throw new UsageError("--shell pod-exec needs a cluster (--kubeconfig, or run in a pod)");
+    return (policy) => createPodExecShell({ exec: podExec(client.config), namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage) });
   }
   // A command that could outlive its call, see the sidecar or write its audit would undo every guarantee: no
   // confinement, no local shell.
@@ -218,8 +218,10 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path])];
   const confinement: Confinement = { base: join(runDir, "shell-root"), workdir, hidden };
   mkdirSync(confinement.base, { recursive: true, mode: 0o700 });
-  const client = cluster ? createKubeClient(loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0])) : undefined;
-  const shell = shellFactory(v, io, { cluster, client, workdir, namespace, run, confinement });
+  // The Kubernetes client (about 60 MiB resident) is loaded only in a cluster: never in the standalone sidecar.
+  const kube = cluster ? await Promise.all([import("../kube/client.ts"), import("../kube/pod-exec.ts")]) : undefined;
+  const client = kube?.[0].createKubeClient(kube[0].loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]));
+  const shell = shellFactory(v, io, { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, confinement });
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
   const records = client !== undefined ? clusterRecords(client, namespace, run, io) : undefined;

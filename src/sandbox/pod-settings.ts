@@ -25,6 +25,24 @@ export interface PodSettings {
   sandboxGraceSeconds: number;
 }
 
+/**
+ * V8's limits for the sidecar container (its `NODE_OPTIONS`): a small young generation and an old space well
+ * under the pod limit make V8 collect before the cgroup would kill the process; the sidecar's own budgets
+ * (pending calls, remembered answers, reads, command output) keep what is live below them.
+ */
+export const SIDECAR_NODE_OPTIONS = "--max-old-space-size=128 --max-semi-space-size=1";
+
+/**
+ * The sidecar container's environment for memory. Besides the V8 flags, glibc's mmap threshold is held at its
+ * 128 KiB default: otherwise freeing one large buffer raises it, later file buffers come from the heap arena,
+ * and freed memory stays resident (8 files of 1 MiB per `read_files`, 4 at once: 275 MiB peak, 212 with it).
+ * The `sidecar-memory` bench runs the sidecar with this same environment.
+ */
+export const SIDECAR_MEMORY_ENV: Readonly<Record<string, string>> = {
+  NODE_OPTIONS: SIDECAR_NODE_OPTIONS,
+  MALLOC_MMAP_THRESHOLD_: "131072",
+};
+
 /** Defaults: upstream's `--memory 2g` for sandboxes, plus the CPU and ephemeral-storage limits upstream lacks. */
 export const DEFAULT_POD_SETTINGS: PodSettings = {
   sidecarImage: "ghcr.io/leviath/leviath-operator:0.1.0",
@@ -33,9 +51,9 @@ export const DEFAULT_POD_SETTINGS: PodSettings = {
   runAsUser: 65532,
   resources: {
     agent: { requests: { cpu: "100m", memory: "256Mi" }, limits: { cpu: "2", memory: "2Gi", "ephemeral-storage": "1Gi" } },
-    // 768Mi: the peak resident set under the worst call sequences is about 600 MiB (docs/benchmarks.md,
-    // `npm run bench -- sidecar-memory`); at 256Mi a model could have the sidecar OOM-killed at will.
-    sidecar: { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1", memory: "768Mi", "ephemeral-storage": "256Mi" } },
+    // DESIGN.md §7: the sidecar's peak resident set under the worst call sequences stays below 256Mi (with
+    // SIDECAR_MEMORY_ENV; docs/benchmarks.md, `npm run bench -- sidecar-memory`), refusing rather than growing.
+    sidecar: { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "1", memory: "256Mi", "ephemeral-storage": "256Mi" } },
     sandbox: { requests: { cpu: "100m", memory: "256Mi" }, limits: { cpu: "2", memory: "2Gi", "ephemeral-storage": "1Gi" } },
   },
   tmpSizeLimit: "512Mi",

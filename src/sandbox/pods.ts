@@ -3,7 +3,7 @@ import { computeHash } from "./hash.ts";
 import type { Credential } from "../api/common.ts";
 import type { Container, Pod, Volume } from "./kube-types.ts";
 import { ANNOTATION, buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, NETWORK_NONE, type RunRef } from "./names.ts";
-import { buildContainerSecurityContext, buildPodSecurityContext, buildTmpVolume, type PodSettings } from "./pod-settings.ts";
+import { buildContainerSecurityContext, buildPodSecurityContext, buildTmpVolume, SIDECAR_MEMORY_ENV, type PodSettings } from "./pod-settings.ts";
 import type { PolicyMount } from "./read-path-volumes.ts";
 import type { SandboxPlan } from "./sandbox-plan.ts";
 import { SNAPSHOT_KEY, type RunSnapshot } from "./run-snapshot.ts";
@@ -146,7 +146,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
     ],
     ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }],
-    env,
+    env: [...env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
     securityContext: buildContainerSecurityContext(),
     resources: settings.resources.sidecar,
     volumeMounts: [

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LABEL } from "../api/constants.ts";
 import type { KubeObject, Pod } from "./kube-types.ts";
 import { ANNOTATION, buildChildNames } from "./names.ts";
-import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
+import { DEFAULT_POD_SETTINGS, SIDECAR_NODE_OPTIONS } from "./pod-settings.ts";
 import { SANDBOX_PID1 } from "./pods.ts";
 import { buildRunChildren, type RunChildrenInput } from "./run-children.ts";
 import { computeSandboxPlan, hasHostStages } from "./sandbox-plan.ts";
@@ -114,6 +114,16 @@ describe("buildRunChildren", () => {
     const sandbox = pods(childrenOf(snapshot)).find((p) => p.metadata.labels?.[LABEL.component] === "sandbox")!;
     expect(sandbox.spec.volumes.map((v) => v.name)).toEqual(["workspace", "tmp"]);
     expect(sandbox.spec.serviceAccountName).toBeUndefined();
+  });
+
+  it("holds the sidecar to 256Mi with V8 limits below it (DESIGN.md §7), and only the sidecar", () => {
+    const engine = pods(childrenOf(snapshotOf({ image: "r:1" }))).find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!;
+    const [agent, sidecar] = engine.spec.containers;
+    expect(sidecar!.resources.limits["memory"]).toBe("256Mi");
+    expect(sidecar!.env).toContainEqual({ name: "NODE_OPTIONS", value: SIDECAR_NODE_OPTIONS });
+    expect(sidecar!.env).toContainEqual({ name: "MALLOC_MMAP_THRESHOLD_", value: "131072" });
+    expect(Number(/--max-old-space-size=(\d+)/.exec(SIDECAR_NODE_OPTIONS)?.[1])).toBeLessThan(256);
+    expect((agent!.env ?? []).map((e) => e.name)).not.toContain("NODE_OPTIONS");
   });
 
   it("mounts the workspace at the same path in every pod", () => {

@@ -16,8 +16,12 @@ export type FileTool = (typeof FILE_TOOLS)[number];
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 /** Most paths one `read_files` call may name. */
 export const MAX_READ_FILES = 256;
-/** What one `read_files` call may return in total: one file's worth, however many files it names. */
-export const MAX_READ_FILES_TOTAL_BYTES = MAX_READ_BYTES;
+/**
+ * What one `read_files` call may return in total, however many files it names: 8 MiB, half a `read_file`,
+ * because its answer is built from one more copy (the files joined) and the sidecar lives in 256 Mi
+ * (docs/benchmarks.md, `sidecar-memory`).
+ */
+export const MAX_READ_FILES_TOTAL_BYTES = 8 * 1024 * 1024;
 
 /** Arguments of each file tool, with upstream's names. */
 export const FILE_TOOL_ARGS = {

@@ -4,9 +4,9 @@
 // dies), and by the sidecar, as a group, a little later or when its output passes the 64 MiB buffered-body cap;
 // either way its PID namespace ends, and every process it left with it.
 import { spawn } from "node:child_process";
-import { buildBodyCapMessage, MAX_BODY_BYTES } from "../policy/size-caps.ts";
+import { buildBodyCapMessage } from "../policy/size-caps.ts";
 import { buildConfinedArgv, isRootProcess, type Confinement } from "./local-confinement.ts";
-import { OutputBudget, type ShellExecutor, type ShellRequest, type ShellResult } from "./shell.ts";
+import { MAX_SHELL_OUTPUT_BYTES, OutputBudget, type ShellExecutor, type ShellRequest, type ShellResult } from "./shell.ts";
 
 /** The peer named in a cap message for a local command. */
 export const LOCAL_SHELL_PEER = "the local shell";
@@ -26,7 +26,7 @@ export interface LocalShellOptions {
 
 /** A shell executor running commands as local processes. */
 export function createLocalShell(opts: LocalShellOptions): ShellExecutor {
-  const cap = opts.maxOutputBytes ?? MAX_BODY_BYTES;
+  const cap = opts.maxOutputBytes ?? MAX_SHELL_OUTPUT_BYTES;
   const shared = new OutputBudget(cap);
   return {
     label: "local",
@@ -53,6 +53,10 @@ export function createLocalShell(opts: LocalShellOptions): ShellExecutor {
           if (total + chunk.length > cap || !shared.take(chunk.length)) {
             capped = buildBodyCapMessage(LOCAL_SHELL_PEER, cap);
             killGroup();
+            // Read no more: what is still in the pipes would be allocated as chunks only to be dropped, up to
+            // tens of MiB of garbage per command before V8 next collects (docs/benchmarks.md, `sidecar-memory`).
+            child.stdout.destroy();
+            child.stderr.destroy();
             return;
           }
           total += chunk.length;

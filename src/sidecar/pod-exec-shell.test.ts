@@ -51,14 +51,14 @@ describe("createPodExecShell", () => {
     expect(parseExecStatus({ status: "Failure", message: "container not found" })).toEqual({ error: "container not found" });
   });
 
-  it("drops the exec past the seed's frame and body caps", async () => {
+  it("drops the exec past the seed's frame cap and the sidecar's output budget", async () => {
     const big = Buffer.alloc(8 * 1024 * 1024 + 1, 0x61);
     const shell = createPodExecShell({ exec: fakeExec({ frames: [["out", big]], hang: true }), namespace: "team", target });
     const r = await shell.run({ command: "yes", timeoutSeconds: 30, stage });
     expect(r).toMatchObject({ capped: "stream frame exceeded 8 MiB from pod/run-1-sbx-abc", stdout: "" });
-    const frames: ["out", Buffer][] = Array.from({ length: 9 }, () => ["out", Buffer.alloc(8 * 1024 * 1024, 0x61)]);
+    const frames: ["out", Buffer][] = Array.from({ length: 3 }, () => ["out", Buffer.alloc(8 * 1024 * 1024, 0x61)]);
     const body = await createPodExecShell({ exec: fakeExec({ frames, hang: true }), namespace: "team", target }).run({ command: "yes", timeoutSeconds: 30, stage });
-    expect(body.capped).toBe("response body exceeded 64 MiB from pod/run-1-sbx-abc");
+    expect(body.capped).toBe("response body exceeded 8 MiB from pod/run-1-sbx-abc");
   });
 
   it("gives up after the timeout plus grace when the stream never ends, and reports a failed exec", async () => {

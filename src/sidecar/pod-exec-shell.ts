@@ -1,12 +1,13 @@
 // Cluster shell: the command is exec'd into the current stage's sandbox pod (the engine pod's agent container
 // for a stage of kind `none`) as `timeout -s KILL <n> sh -c <command>`, so the timeout is enforced inside the
 // sandbox even if the sidecar goes away; the sidecar also gives up a few seconds later. Output read from the
-// API server is held to the seed's caps (8 MiB per frame, 64 MiB in all) and the exec is dropped past them.
+// API server is held to the seed's 8 MiB per frame and to the sidecar's 8 MiB of output in flight (shared by all
+// running commands; `MAX_SHELL_OUTPUT_BYTES`), and the exec is dropped past them.
 import { Writable } from "node:stream";
 import type { V1Status } from "@kubernetes/client-node";
 import type { PodExec } from "../kube/pod-exec.ts";
-import { buildBodyCapMessage, buildStreamFrameCapMessage, MAX_BODY_BYTES, MAX_STREAM_FRAME_BYTES } from "../policy/size-caps.ts";
-import { OutputBudget, type RunStage, type ShellExecutor, type ShellRequest, type ShellResult } from "./shell.ts";
+import { buildBodyCapMessage, buildStreamFrameCapMessage, MAX_STREAM_FRAME_BYTES } from "../policy/size-caps.ts";
+import { MAX_SHELL_OUTPUT_BYTES, OutputBudget, type RunStage, type ShellExecutor, type ShellRequest, type ShellResult } from "./shell.ts";
 
 /** Where a stage's commands run. */
 export type PodTarget = { readonly pod: string; readonly container: string } | { readonly error: string };
@@ -36,7 +37,7 @@ export function parseExecStatus(status: V1Status): { exitCode: number } | { erro
 
 /** A shell executor that runs commands with pods/exec. */
 export function createPodExecShell(opts: PodExecShellOptions): ShellExecutor {
-  const shared = new OutputBudget(MAX_BODY_BYTES);
+  const shared = new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
   const grace = opts.graceSeconds ?? 5;
   return {
     label: "pod_exec",
@@ -53,7 +54,7 @@ export function createPodExecShell(opts: PodExecShellOptions): ShellExecutor {
         write(chunk: Buffer, _enc, done) {
           if (capped === undefined) {
             if (chunk.length > MAX_STREAM_FRAME_BYTES) capped = buildStreamFrameCapMessage(peer);
-            else if (total + chunk.length > MAX_BODY_BYTES || !shared.take(chunk.length)) capped = buildBodyCapMessage(peer);
+            else if (!shared.take(chunk.length)) capped = buildBodyCapMessage(peer, shared.cap);
             if (capped !== undefined) drop();
             else {
               total += chunk.length;

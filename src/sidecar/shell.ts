@@ -53,6 +53,13 @@ export function buildShellResultText(r: ShellResult, timeoutSeconds: number): { 
 }
 
 /**
+ * The output all of the sidecar's running commands may hold together: 8 MiB. A command's
+ * output is copied several times on its way out (chunks, text, the JSON answer, the socket), so the seed's 64 MiB
+ * per command would pass the sidecar's 256 Mi pod limit on its own (docs/benchmarks.md, `sidecar-memory`).
+ */
+export const MAX_SHELL_OUTPUT_BYTES = 8 * 1024 * 1024;
+
+/**
  * The output all commands running at once may buffer together. Each command is capped on its own (64 MiB), and
  * the commands of one sidecar share the same cap: concurrent calls cannot multiply what the sidecar holds.
  */

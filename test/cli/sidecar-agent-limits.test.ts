@@ -85,7 +85,7 @@ describe("finding 6: memory is bounded under any sequence of calls", () => {
   beforeAll(async () => {
     const t = makeTree("memory");
     work = t.work;
-    for (const n of ["a", "b"]) writeFileSync(join(work, `${n}.txt`), n.repeat(10 * 1024 * 1024));
+    for (const n of ["a", "b"]) writeFileSync(join(work, `${n}.txt`), n.repeat(5 * 1024 * 1024));
     sc = await startSidecar(t.args);
   });
   afterAll(async () => {
@@ -96,9 +96,9 @@ describe("finding 6: memory is bounded under any sequence of calls", () => {
     const r = await callTool(sc, "read_files", { paths: ["a.txt", "b.txt"] });
     expect(r.body.decision).toBe("allow");
     const result = r.body.result!;
-    expect(result.length).toBeLessThan(11 * 1024 * 1024);
+    expect(result.length).toBeLessThan(6 * 1024 * 1024);
     expect(result).toContain("### [a.txt]\naaaa");
-    expect(result).toContain("### [b.txt]\n[error] Failed to read: the files of one read_files call may hold 16 MiB together");
+    expect(result).toContain("### [b.txt]\n[error] Failed to read: the files of one read_files call may hold 8 MiB together");
   });
 
   it("refuses a call once 256 are pending, with a clear message", async () => {
