@@ -24,14 +24,17 @@ export const ENGINE_PATHS = {
   runPolicy: "/etc/leviath/policy",
   serviceAccount: "/var/run/secrets/kubernetes.io/serviceaccount",
   tmp: "/tmp",
-  /** The runtime token (an in-memory emptyDir only the agent and sidecar containers mount, never a sandbox pod). */
-  runtimeSecret: "/run/leviath",
+  /**
+   * The runtime token (an in-memory emptyDir only the agent and sidecar containers mount, never a sandbox pod).
+   * Not under /run/leviath: /var/run is /run in Debian-based images, so credentials would be mounted inside it.
+   */
+  runtimeSecret: "/run/leviath-runtime",
 } as const;
 
 /** The runtime token's file, written by the sidecar at each start and read by the runtime. */
 export const RUNTIME_TOKEN_FILE = `${ENGINE_PATHS.runtimeSecret}/runtime-token`;
 
-const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/var/run/leviath", ENGINE_PATHS.runtimeSecret, "/proc", "/sys", "/dev"];
+const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/var/run/leviath", "/run/leviath", ENGINE_PATHS.runtimeSecret, "/proc", "/sys", "/dev"];
 
 /**
  * PID 1 of a sandbox pod: it sleeps until the sidecar execs commands in, and exits at once on SIGTERM (a bare

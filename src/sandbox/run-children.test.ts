@@ -104,7 +104,7 @@ describe("buildRunChildren", () => {
     expect(sidecar).toMatchObject({ name: "sidecar", restartPolicy: "Always" });
     expect(agent!.volumeMounts.map((m) => m.name).sort()).toEqual(["agent-tmp", "runtime-config", "runtime-secret", "workspace"]);
     // The runtime token's in-memory volume: read-only in the agent, written by the sidecar, never in a sandbox pod.
-    expect(agent!.volumeMounts.find((m) => m.name === "runtime-secret")).toEqual({ name: "runtime-secret", mountPath: "/run/leviath", readOnly: true });
+    expect(agent!.volumeMounts.find((m) => m.name === "runtime-secret")).toEqual({ name: "runtime-secret", mountPath: "/run/leviath-runtime", readOnly: true });
     expect(engine.spec.volumes.find((v) => v.name === "runtime-secret")).toEqual({ name: "runtime-secret", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } });
     expect(sidecar!.volumeMounts.map((m) => m.mountPath)).toEqual(expect.arrayContaining(["/var/run/secrets/kubernetes.io/serviceaccount", "/shared/design"]));
     expect(sidecar!.volumeMounts.map((m) => m.mountPath)).not.toContain("/shared/finance");
