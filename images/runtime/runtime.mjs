@@ -6,6 +6,7 @@
 //                   an outbound call that the taint gate asks about (answered by an Approval object), the
 //                   credential it was given (a hash, never the value), submit_output; exit 0
 //   fail, exit      exit with `exitCode` at once (when not 0, saying why in the termination message)
+//   (flow) holdTool a call of that tool before submit_output, which waits for a person (an Approval)
 //   wait            a call that asks for a person nobody sends, waited on until the Run's deadline stops it
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -96,6 +97,9 @@ await call("read-granted", "rd-1", "read_file", { path: grantedPath });
 await call("read-refused", "rd-2", "read_file", { path: "/etc/shadow" });
 emit("stage1", ...Object.values(await request("POST", "/v1/stage", { stage: stages[1] })));
 await call("shell-outbound", "sh-1", "shell", { command: "hostname; echo outbound" });
+// `holdTool`: a call the policy asks a person about, so the Run stays in progress (waiting for that person)
+// while a test looks at it; it goes on once an Approval answers, or ends when the Run is stopped.
+if (e2e.holdTool) await call("hold", "hold-1", e2e.holdTool, { to: "ops@example.com", body: "waiting for a person" });
 const out = await call("submit-output", "out-1", "submit_output", { output: "# digest\nall read\n" });
 if (out.body?.decision === "run") {
   emit("submit-output:result", ...Object.values(await request("POST", "/v1/tool-calls/out-1/result", {})));

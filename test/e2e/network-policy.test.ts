@@ -95,16 +95,17 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
         spec: {
           agent: { name: AGENT, version: "1.0.0", description: "e2e network", entryStage: "survey" },
           sandbox: { kind: "container", image: sandbox, network: false, onUnavailable: "error" },
-          toolPermissions: { shell: "allow", submit_output: "allow" },
+          toolPermissions: { shell: "allow", submit_output: "allow", send_email: "ask" },
           stages: [
             { name: "survey", availableTools: ["read_file", "shell"], runtime: { mode: "autonomous", transitions: { digest: { hint: "done" } } } },
-            { name: "digest", sandbox: { kind: "container", image: sandbox, network: true }, availableTools: ["shell", "submit_output"], runtime: { mode: "output", transitions: {} } },
+            { name: "digest", sandbox: { kind: "container", image: sandbox, network: true }, availableTools: ["shell", "send_email", "submit_output"], runtime: { mode: "output", transitions: {} } },
           ],
         },
       },
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN, namespace: NS },
-        spec: { agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 } },
+        // The runtime's flow, then a send_email that waits for a person: the Run stays in progress while the tests look.
+        spec: { agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 }, runtime: { e2e: { holdTool: "send_email" } } },
       },
       {
         // No dynamic provisioner here: a hostPath volume pre-bound to the claim the operator makes.
@@ -188,8 +189,8 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     const lines = await waitFor(async () => {
       const r = await kubectl(["logs", "-n", NS, `${RUN}-engine`, "-c", "agent"], { allowFailure: true });
       const got = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Line);
-      return got.some((l) => l.step === "done") ? got : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 1000, description: "the runtime's 'done' line" });
+      return got.some((l) => l.step === "hold") ? got : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 1000, description: "the runtime's held call (after both shells)" });
     const shell0 = lines.find((l) => l.step === "shell-stage0");
     const shell1 = lines.find((l) => l.step === "shell-outbound");
     expect(shell0).toMatchObject({ status: 200, body: { decision: "allow" } });

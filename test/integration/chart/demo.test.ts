@@ -24,7 +24,7 @@ describe("scripts/demo --once", () => {
     expect(agent).toEqual(["notes-digest", "true", "1/2", "read-paths-not-granted,read-paths-declared,tool-permission-clamped"]);
     const [runHeader, run] = table("RUN ");
     expect(runHeader).toEqual(["RUN", "PHASE", "POLICY", "CONDITIONS"]);
-    expect(run).toEqual(["digest-docs", "Pending", "1", "Resolved,WaitingForPods,NetworkPolicyApplied,NoPendingApproval"]);
+    expect(run).toEqual(["digest-docs", "Pending", "1", "Resolved,WaitingForPods,NetworkPolicyApplied,NoPendingApproval,Running"]);
     expect(stdout).toMatch(/^run\.leviath\.dev\/digest-docs\s+notes-digest\s+Pending/m);
     expect(stdout).toMatch(/^networkpolicy\.networking\.k8s\.io\/digest-docs-isolate\s/m);
     expect(stdout).toMatch(/^pod\/digest-docs-engine\s+0\/2\s+Pending/m);

@@ -87,16 +87,15 @@ describe("a Run", () => {
   it("is not written again by a second reconcile", async () => {
     const before = await childrenOf(namespace, "digest-1");
     const runBefore = await readCustom("runs", namespace, "digest-1");
-    const writes = async () => (await op.operator.metrics.registry.getSingleMetric("leviath_api_writes_total")!.get()).values.reduce((n, v) => n + v.value, 0);
     const reconciles = async () => (await op.operator.metrics.registry.getSingleMetric("controller_runtime_reconcile_total")!.get()).values
       .filter((v) => v.labels["controller"] === "run").reduce((n, v) => n + v.value, 0);
-    const writesBefore = await writes();
     const passesBefore = await reconciles();
     // A label change is an event on the Run, so the controller reconciles it again with nothing to do.
     await patchCustom("runs", namespace, "digest-1", { metadata: { labels: { touched: "yes" } } });
     await waitFor(async () => (await reconciles()) > passesBefore, { description: "another reconcile of the Run" });
     await new Promise((r) => setTimeout(r, 500));
-    expect(await writes()).toBe(writesBefore);
+    // Not the operator's write counter: it also counts writes for objects other test files leave in other
+    // namespaces (the operator watches them all). Every object of this Run keeps its resourceVersion instead.
     const after = await childrenOf(namespace, "digest-1");
     expect(after.map((c) => [c.ref, c.obj.metadata?.resourceVersion])).toEqual(before.map((c) => [c.ref, c.obj.metadata?.resourceVersion]));
     expect((await readCustom("runs", namespace, "digest-1")).status).toEqual(runBefore.status);

@@ -6,19 +6,19 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "../harness/index.ts";
-import { childrenOf, conditionOf, createAgent, createRun, isGone, readCustom, startTestOperator, waitForCustom, type Custom, type TestOperator } from "./operator-harness.ts";
+import { childrenOf, conditionOf, createAgent, createRun, isGone, readCustom, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
 let op: TestOperator;
 
-const SANDBOXED = { image: "registry.example/runtime:1", sandbox: { kind: "container", image: "debian:bookworm-slim", network: false }, stages: [{ name: "main" }] };
+const SANDBOXED = { image: TEST_RUNTIME_IMAGE, sandbox: { kind: "container", image: "debian:bookworm-slim", network: false }, stages: [{ name: "main" }] };
 
 beforeAll(async () => {
   await installCrds("crds/");
   namespace = await createRestrictedNamespace("lifecycle");
   op = await startTestOperator();
   await createAgent(namespace, "boxed", SANDBOXED);
-  await createAgent(namespace, "host", { image: "registry.example/runtime:1", sandbox: { kind: "none" }, stages: [{ name: "main" }] });
+  await createAgent(namespace, "host", { image: TEST_RUNTIME_IMAGE, sandbox: { kind: "none" }, stages: [{ name: "main" }] });
 });
 
 afterAll(async () => {
