@@ -118,7 +118,8 @@ describe("buildRunChildren", () => {
 
   it("holds the sidecar to 256Mi with V8 limits below it (DESIGN.md §7), and only the sidecar", () => {
     const engine = pods(childrenOf(snapshotOf({ image: "r:1" }))).find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!;
-    const [agent, sidecar] = engine.spec.containers;
+    const [agent] = engine.spec.containers;
+    const [sidecar] = engine.spec.initContainers ?? [];
     expect(sidecar!.resources.limits["memory"]).toBe("256Mi");
     expect(sidecar!.env).toContainEqual({ name: "NODE_OPTIONS", value: SIDECAR_NODE_OPTIONS });
     expect(sidecar!.env).toContainEqual({ name: "MALLOC_MMAP_THRESHOLD_", value: "131072" });
