@@ -373,6 +373,8 @@ describe("the Run flow on the real node", () => {
       spec: {
         agent: { name: SMALL_AGENT, version: "1.0.0", description: "e2e small" },
         sandbox: { kind: "container", image: sandbox, network: true, onUnavailable: "error" },
+        // Spelled out, so the stage offers it (a name nobody names is [unavailable]); asked, so it waits for a person.
+        toolPermissions: { send_email: "ask" },
         stages: [{ name: "main" }],
       },
     };
