@@ -5,6 +5,7 @@ import { startLeaderElection, type LeaderElectionConfig, type LeaderElector } fr
 import { componentLogger, type Logger } from "../log/logger.ts";
 import { createControllerMetrics, type ControllerMetrics } from "../metrics/controller-metrics.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
+import { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "./admission/webhook-server.ts";
 import { buildMetricsApp, buildProbeApp } from "./http-apps.ts";
 import { createManager, type Manager } from "./manager.ts";
 
@@ -29,6 +30,8 @@ export interface OperatorOptions {
   onLostLeadership?: () => void;
   /** How long consumed, orphaned, stale and invalid Approvals are kept (default one hour). */
   approvalTtlMs?: number;
+  /** The validating webhook (served by every replica, leader or not); undefined serves none. */
+  webhook?: WebhookServerOptions;
 }
 
 /** A running operator. */
@@ -36,7 +39,9 @@ export interface Operator {
   readonly manager: Manager;
   readonly metrics: ControllerMetrics;
   /** The bound `host:port` of the metrics and probe servers (port 0 picks a free one). */
-  readonly addresses: { metrics?: string; probes?: string };
+  readonly addresses: { metrics?: string; probes?: string; webhook?: string };
+  /** The validating webhook, when served. */
+  readonly webhook?: WebhookServer;
   isLeader(): boolean;
   /** Graceful shutdown: stop workers, release the lease, close servers and watches. */
   stop(): Promise<void>;
@@ -60,7 +65,9 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
     ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
   });
   const apps: FastifyInstance[] = [];
-  const addresses: { metrics?: string; probes?: string } = {};
+  const addresses: { metrics?: string; probes?: string; webhook?: string } = {};
+  const webhook = opts.webhook ? await startWebhookServer(opts.webhook, { client: opts.client, log: componentLogger(opts.log, "webhook"), nowMs: () => Date.now() }) : undefined;
+  if (webhook) addresses.webhook = webhook.address;
   if (opts.metricsAddress) {
     const app = buildMetricsApp(metrics.registry);
     apps.push(app);
@@ -99,6 +106,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
     manager,
     metrics,
     addresses,
+    ...(webhook ? { webhook } : {}),
     isLeader,
     async stop() {
       await manager.stop();
@@ -107,7 +115,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
         metrics.leader(false);
         log.info("released the lease");
       }
-      await Promise.all(apps.map((a) => a.close()));
+      await Promise.all([...apps.map((a) => a.close()), webhook?.stop()]);
     },
   };
 }

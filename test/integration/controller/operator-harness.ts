@@ -2,7 +2,7 @@
 // log lines kept for assertions, and small readers for our objects.
 import { Writable } from "node:stream";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { startOperator, type Operator } from "../../../src/controller/operator.ts";
+import { startOperator, type Operator, type OperatorOptions } from "../../../src/controller/operator.ts";
 import { createKubeClient } from "../../../src/kube/client.ts";
 import { createLogger } from "../../../src/log/logger.ts";
 import { DEFAULT_POD_SETTINGS, type PodSettings } from "../../../src/sandbox/pod-settings.ts";
@@ -19,7 +19,7 @@ export interface TestOperator {
 export const TEST_RUNTIME_IMAGE = "r:1";
 
 /** Start the operator in-process against the test cluster (no leader election, no listeners). */
-export async function startTestOperator(settings: Partial<PodSettings> = {}, options: { approvalTtlMs?: number } = {}): Promise<TestOperator> {
+export async function startTestOperator(settings: Partial<PodSettings> = {}, options: Pick<OperatorOptions, "approvalTtlMs" | "webhook"> = {}): Promise<TestOperator> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
