@@ -1,11 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { DEFAULT_APPROVAL_TTL_MS } from "../controller/approval-decision.ts";
 import { startOperator, type BindAddress } from "../controller/operator.ts";
 import { createKubeClient, loadKubeConfig } from "../kube/client.ts";
 import { createLogger, LOG_LEVELS } from "../log/logger.ts";
 import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
+import { parseWebhookOptions, WEBHOOK_HELP, WEBHOOK_OPTIONS } from "./webhook-options.ts";
 
 /** `leviath controller --help`. */
 export const CONTROLLER_HELP = `Usage: leviath controller [options]
@@ -26,8 +28,11 @@ Options:
   --workers N                          concurrent reconciles per controller (default 4)
   --sidecar-image IMAGE                image of the leviath sidecar container (default ${DEFAULT_POD_SETTINGS.sidecarImage})
   --runtime-image IMAGE                runtime image for Agents that name none (default: such Runs wait)
+  --approval-ttl SECONDS               the controller deletes an Approval this long after its sidecar consumed it, or after
+                                       its creation when it names no Run, an earlier Run, or is invalid; any other goes
+                                       with its Run (default ${DEFAULT_APPROVAL_TTL_MS / 1000})
   --log-level LEVEL                    ${LOG_LEVELS.join(", ")} (default info)
-`;
+${WEBHOOK_HELP}`;
 
 const OPTIONS = {
   kubeconfig: { type: "string" },
@@ -42,7 +47,9 @@ const OPTIONS = {
   workers: { type: "string" },
   "sidecar-image": { type: "string" },
   "runtime-image": { type: "string" },
+  "approval-ttl": { type: "string" },
   "log-level": { type: "string" },
+  ...WEBHOOK_OPTIONS,
 } as const;
 
 function seconds(flag: string, value: string | undefined, fallback: number): number {
@@ -77,6 +84,8 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
   if (lease.renewDeadlineMs >= lease.leaseDurationMs) throw new UsageError("--renew-deadline must be shorter than --lease-duration");
   const metricsAddress = bindAddress("metrics-bind-address", v["metrics-bind-address"], "0.0.0.0:8080");
   const probeAddress = bindAddress("health-probe-bind-address", v["health-probe-bind-address"], "0.0.0.0:8081");
+  const approvalTtlMs = seconds("approval-ttl", v["approval-ttl"], DEFAULT_APPROVAL_TTL_MS / 1000);
+  const webhook = parseWebhookOptions(v);
 
   const log = createLogger(level);
   const client = createKubeClient(loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]));
@@ -91,6 +100,8 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
     settings: { ...DEFAULT_POD_SETTINGS, ...(v["sidecar-image"] ? { sidecarImage: v["sidecar-image"] } : {}), ...(v["runtime-image"] ? { defaultRuntimeImage: v["runtime-image"] } : {}) },
     ...(metricsAddress ? { metricsAddress } : {}),
     ...(probeAddress ? { probeAddress } : {}),
+    ...(webhook ? { webhook } : {}),
+    approvalTtlMs,
     ...(v["leader-elect"]
       ? { leaderElection: { namespace, name: v["leader-election-id"] ?? "leviath-operator", identity: `${io.env["HOSTNAME"] ?? hostname()}_${randomBytes(4).toString("hex")}`, ...lease } }
       : {}),

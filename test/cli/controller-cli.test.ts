@@ -8,9 +8,23 @@ describe("leviath controller flags", () => {
     [["--health-probe-bind-address", "0.0.0.0:70000"], "--health-probe-bind-address '0.0.0.0:70000' is not host:port"],
     [["--log-level", "loud"], "--log-level 'loud' is not one of"],
     [["--workers", "0"], "--workers: '0' is not an integer from 1 to 64"],
+    [["--approval-ttl", "soon"], "--approval-ttl: 'soon' is not a positive number of seconds"],
+    [["--webhook-secret", "ns/tls"], "--webhook-secret needs --webhook-bind-address"],
+    [["--webhook-bind-address", ":9443"], "--webhook-secret '' is not NAMESPACE/NAME"],
+    [["--webhook-bind-address", ":9443", "--webhook-secret", "ns/tls"], "--webhook-hosts: the serving certificate needs at least one DNS name or IP"],
+    [["--webhook-bind-address", ":9443", "--webhook-secret", "ns/tls", "--webhook-cert-dir", "/tls"], "--webhook-cert-dir and --webhook-secret exclude each other"],
   ])("refuses %j", (args, message) => {
     const r = leviath(["controller", "--kubeconfig", "/nonexistent/kubeconfig", ...args]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(message);
+  });
+});
+
+describe("leviath controller --help", () => {
+  it("lists the webhook's flags and the Approval TTL with its default", () => {
+    const r = leviath(["controller", "--help"]);
+    expect(r.status).toBe(0);
+    for (const flag of ["--webhook-bind-address", "--webhook-cert-dir", "--webhook-secret", "--webhook-configuration", "--webhook-hosts"]) expect(r.stdout).toContain(flag);
+    expect(r.stdout).toMatch(/--approval-ttl SECONDS[\s\S]*\(default 3600\)/);
   });
 });

@@ -15,6 +15,7 @@ import { KubeApiError } from "../../../src/kube/errors.ts";
 import { freePorts } from "../harness/loopback.ts";
 import { createRestrictedNamespace, deleteNamespace, helm, installCrds, kubectl, testCluster, uniqueName, waitFor } from "../harness/index.ts";
 import { startTestOperator, type TestOperator } from "../controller/operator-harness.ts";
+import { findManifest, parseManifests, renderChart, type Manifest } from "../chart/chart-harness.ts";
 
 const API = "leviath.dev/v1alpha1";
 const SECRET = "leviath-webhook-tls";
@@ -28,22 +29,23 @@ const agent = (name: string, spec: Record<string, unknown>) => ({ apiVersion: AP
 const badAgent = (name: string) => agent(name, { readPaths: { allow: ["/data/ok", BAD_REGEX] } });
 const badPolicy = { apiVersion: API, kind: "LeviathPolicy", metadata: { name: "cluster" }, spec: { taint: { rules: [{ name: "good", expression: "tool == 'x'" }, { name: "broken", expression: "tool ==" }] } } };
 
+const RELEASE = "lev";
+let chart: Manifest[] = [];
+
+/** The chart's ValidatingWebhookConfiguration, reached on loopback instead of through its Service. */
 function webhookConfiguration(): Record<string, unknown> {
+  const rendered = findManifest(chart, "ValidatingWebhookConfiguration");
+  const hooks = rendered["webhooks"] as Record<string, unknown>[];
+  expect(hooks.map((h) => [h["name"], h["failurePolicy"]])).toEqual([[WEBHOOK_NAME, "Fail"]]);
   return {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingWebhookConfiguration",
+    ...rendered,
     metadata: { name: configuration },
-    webhooks: [{
-      name: WEBHOOK_NAME,
+    webhooks: hooks.map((h) => ({
+      ...h,
       clientConfig: { url: `https://127.0.0.1:${port}${WEBHOOK_PATH}` },
-      rules: [{ apiGroups: ["leviath.dev"], apiVersions: ["v1alpha1"], operations: ["CREATE", "UPDATE"], resources: ["agents", "runs", "leviathpolicies", "approvals"], scope: "*" }],
       // Only this file's namespace (and the cluster-scoped policy, which namespaceSelector does not filter).
       namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } },
-      failurePolicy: "Fail",
-      sideEffects: "None",
-      admissionReviewVersions: ["v1"],
-      timeoutSeconds: 5,
-    }],
+    })),
   };
 }
 
@@ -77,6 +79,7 @@ beforeAll(async () => {
   namespace = await createRestrictedNamespace("webhook");
   configuration = uniqueName("leviath-webhook-test");
   [port] = await freePorts(1) as [number];
+  chart = parseManifests(await renderChart(RELEASE, namespace, ["--set", "admission.webhook.enabled=true", "--show-only", "templates/webhook.yaml"]));
   await kubectl(["apply", "-f", "-"], { input: JSON.stringify(webhookConfiguration()) });
   op = await startOperator();
   await waitForWebhook();
@@ -85,6 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await op?.stop();
   if (configuration) await kubectl(["delete", "validatingwebhookconfiguration", configuration, "--ignore-not-found"], { allowFailure: true });
+  await kubectl(["delete", "clusterrole,clusterrolebinding", `${RELEASE}-leviath-operator-webhook-ca`, "--ignore-not-found"], { allowFailure: true });
   if (namespace) await deleteNamespace(namespace);
 });
 
@@ -97,6 +101,17 @@ describe("the validating webhook", () => {
     expect(served.verify(new X509Certificate(caBundle).publicKey)).toBe(true);
     expect(served.checkIP("127.0.0.1")).toBe("127.0.0.1");
     expect(secret.cert).toBe(op!.operator.webhook!.servingCertificate());
+  });
+
+  it("the chart lets the operator's ServiceAccount keep exactly its Secret and its configuration", async () => {
+    const rbac = chart.filter((m) => m.kind.startsWith("Role") || m.kind.startsWith("ClusterRole"));
+    await kubectl(["apply", "-f", "-"], { input: rbac.map((m) => JSON.stringify(m)).join("\n---\n") });
+    const as = `system:serviceaccount:${namespace}:${RELEASE}-leviath-operator`;
+    const canI = async (...args: string[]) => (await kubectl(["auth", "can-i", ...args, "--as", as], { allowFailure: true })).stdout.trim();
+    expect(await canI("update", `secret/${RELEASE}-leviath-operator-webhook-tls`, "-n", namespace)).toBe("yes");
+    expect(await canI("get", "secret/some-other", "-n", namespace)).toBe("no");
+    expect(await canI("update", `validatingwebhookconfiguration/${RELEASE}-leviath-operator-specs`)).toBe("yes");
+    expect(await canI("update", "validatingwebhookconfiguration/someone-elses")).toBe("no");
   });
 
   it("refuses kubectl apply --validate=false of an Agent whose read-path entry does not parse, naming the entry", async () => {
