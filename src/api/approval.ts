@@ -52,3 +52,23 @@ export const ApprovalStatusSchema = z.strictObject({
 });
 /** The Approval status. */
 export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
+
+/**
+ * One answer in a Run's approval relay (the ConfigMap `<run>-approvals`, key `a-<Approval uid>`): what the Approval
+ * controller read from an Approval bound to that Run, so the Run's sidecar never needs to read Approvals itself.
+ */
+export const ApprovalRelayEntrySchema = z.strictObject({
+  approval: z.string().min(1).max(253).describe("The Approval's name, whose status the sidecar marks consumed."),
+  approvalId: ApprovalSpecSchema.shape.approvalId,
+  decision: ApprovalSpecSchema.shape.decision,
+  reason: ApprovalSpecSchema.shape.reason,
+  approvedBy: ApprovalSpecSchema.shape.approvedBy,
+});
+/** An answer as relayed. */
+export type ApprovalRelayEntry = z.infer<typeof ApprovalRelayEntrySchema>;
+
+/** The relay ConfigMap's keys: the Run uid it was written for, and the prefix of each answer's key. */
+export const APPROVAL_RELAY_KEY = { runUid: "run-uid", answerPrefix: "a-" } as const;
+
+/** Most answers one relay holds (as many as a Run may have prompts pending). */
+export const MAX_RELAYED_ANSWERS = 32;

@@ -1,10 +1,12 @@
 // The Approval controller: binds each Approval to the uid of the Run it names (label, owner reference, the Run's
 // sidecar named for admission), reports on Approvals that answer nothing, and deletes consumed, orphaned, stale and
-// invalid ones after their TTL. The sidecar watches only Approvals bound to its Run's uid.
+// invalid ones after their TTL. It relays the answers bound to a Run into that Run's `<run>-approvals` ConfigMap,
+// the only copy the Run's sidecar may read (its Role names that ConfigMap; it cannot read Approvals).
 import type { ApprovalStatus } from "../api/approval.ts";
-import { API_VERSION, KIND } from "../api/constants.ts";
+import { API_VERSION, KIND, LABEL } from "../api/constants.ts";
 import type { RunStatus } from "../api/status.ts";
 import type { KubeObject } from "../kube/objects.ts";
+import { buildApprovalRelay } from "../sandbox/approval-relay.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
@@ -19,7 +21,7 @@ export interface ApprovalReconcilerDeps {
 }
 
 type ApprovalObject = KubeObject & { spec?: { runRef?: { name?: unknown } }; status?: ApprovalStatus };
-type RunObject = KubeObject & { status?: RunStatus };
+type RunObject = KubeObject & { spec?: { agentRef?: { name?: unknown } }; status?: RunStatus };
 
 const createdMs = (obj: KubeObject) => Date.parse(String(obj.metadata.creationTimestamp ?? "")) || 0;
 
@@ -38,6 +40,18 @@ function runInput(run: RunObject | undefined): ApprovalRunInput | undefined {
 export function approvalRunName(obj: KubeObject): string | undefined {
   const name = (obj as ApprovalObject).spec?.runRef?.name;
   return typeof name === "string" ? name : undefined;
+}
+
+/** Rewrite the Run's relay when the answers bound to it differ from what it holds. */
+async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promise<void> {
+  const { name, namespace, uid } = run.metadata;
+  if (!namespace || !uid) return;
+  const agent = typeof run.spec?.agentRef?.name === "string" ? run.spec.agentRef.name : "";
+  const approvals = deps.cache.list("approval", namespace).filter((a) => approvalRunName(a) === name);
+  const desired = buildApprovalRelay({ name, namespace, uid }, agent, approvals);
+  const current = deps.cache.get("configMap", namespace, desired.metadata.name) as (KubeObject & { data?: unknown }) | undefined;
+  if (current && isSameStatus(current.data, (desired as { data?: unknown }).data)) return;
+  await deps.writer.apply(desired);
 }
 
 /** Reconcile one Approval. */
@@ -61,6 +75,8 @@ export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: st
     const nowIso = new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
     const conditions = buildConditions(obj.status?.conditions, decision.conditions, nowIso, obj.metadata.generation ?? 0);
     if (!isSameStatus(obj.status?.conditions, conditions)) await deps.writer.applyStatus("approval", namespace, name, { conditions });
+    // Bound now or before: the relay follows (the Approval's new labels bring it back through the cache).
+    if (run && !decision.bind && obj.metadata.labels?.[LABEL.runUid] === run.metadata.uid) await relayAnswers(deps, run);
     return decision.deleteAtMs !== undefined ? { requeueAfterMs: decision.deleteAtMs - now } : {};
   };
 }

@@ -55,17 +55,17 @@ function controllerUid(obj: KubeObject): string | undefined {
  * watch timeouts, but stops for good on any other error (an API server restart, a refused connection): this
  * wrapper restarts it with capped exponential backoff, resuming from the last resource version.
  */
-export function createInformer<T extends KubeObject>(client: KubeClient, resource: Resource, opts: { labelSelector?: string; namespace?: string } & InformerHooks = {}): Informer<T> {
+export function createInformer<T extends KubeObject>(client: KubeClient, resource: Resource, opts: { labelSelector?: string; fieldSelector?: string; namespace?: string } & InformerHooks = {}): Informer<T> {
   // One namespace for a client whose Role holds only that namespace (the sidecar); every namespace otherwise.
   const path = buildPath(resource, opts.namespace);
   const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
   // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
   const listFn = async () => {
-    const list = await client.request<KubernetesListObject<T>>("GET", path, { query: { labelSelector: opts.labelSelector }, timeoutMs: 120_000 });
+    const list = await client.request<KubernetesListObject<T>>("GET", path, { query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }, timeoutMs: 120_000 });
     for (const item of list.items) stripManagedFields(Object.assign(item, { apiVersion, kind: resource.kind }));
     return list;
   };
-  const lw = new ListWatch<T>(path, new StrippingWatch(client.config), listFn, false, opts.labelSelector);
+  const lw = new ListWatch<T>(path, new StrippingWatch(client.config), listFn, false, opts.labelSelector, opts.fieldSelector);
   const owned = new Map<string, Map<string, T>>();
   const ownerOf = new Map<string, string>();
   const listeners: ((event: InformerEvent, obj: T) => void)[] = [];

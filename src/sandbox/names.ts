@@ -19,6 +19,8 @@ export const COMPONENT = {
   /** Written by the sidecar (label `managed-by: leviath-sidecar`), never pruned by the controller. */
   audit: "audit",
   result: "result",
+  /** The answers the Approval controller relays to the sidecar (which may read nothing else of the Approvals). */
+  approvals: "approvals",
 } as const;
 
 /** Value of the `leviath.dev/network` label on sandbox pods whose traffic is denied. */
@@ -61,6 +63,7 @@ export function buildChildNames(run: string) {
     workspace: buildChildName(run, "workspace"),
     /** Written by the sidecar: a `submit_output` too large for `status.result.inline`. */
     result: buildChildName(run, "result"),
+    approvals: buildChildName(run, "approvals"),
   };
 }
 

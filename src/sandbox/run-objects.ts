@@ -18,7 +18,9 @@ export function buildServiceAccount(run: RunRef, agent: string): KubeObject {
 
 /**
  * What the sidecar may do: exec into exactly this run's pods (named, never all pods), read and report on its own
- * Run, read Approvals, and write its result and audit ConfigMaps. A rule with no pod names is left out, since an
+ * Run, read the answers the Approval controller relays to it (its `<run>-approvals` ConfigMap, never the Approvals
+ * themselves), mark the Approvals it applied consumed (admission lets it do so only for those bound to its Run),
+ * and write its result and audit ConfigMaps. A rule with no pod names is left out, since an
  * empty `resourceNames` means every pod. `create` cannot be limited by name in Kubernetes RBAC, so the sidecar
  * may create ConfigMaps of any name; it can read or change only its own (docs/security.md).
  */
@@ -31,7 +33,8 @@ export function buildRole(run: RunRef, agent: string, execTargets: readonly stri
   }
   rules.push({ apiGroups: [GROUP], resources: [PLURAL.run], verbs: ["get"], resourceNames: [run.name] });
   rules.push({ apiGroups: [GROUP], resources: [`${PLURAL.run}/status`], verbs: ["get", "patch"], resourceNames: [run.name] });
-  rules.push({ apiGroups: [GROUP], resources: [PLURAL.approval], verbs: ["get", "list", "watch"] });
+  // list and watch by name: the sidecar's watch carries fieldSelector=metadata.name=<run>-approvals.
+  rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"], resourceNames: [buildChildNames(run.name).approvals] });
   rules.push({ apiGroups: [GROUP], resources: [`${PLURAL.approval}/status`], verbs: ["patch"] });
   const own = [buildChildNames(run.name).result, ...Array.from({ length: MAX_AUDIT_CHUNKS }, (_, i) => buildAuditChunkName(run.name, i))];
   rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["create"] });
