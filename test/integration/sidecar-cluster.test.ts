@@ -3,16 +3,15 @@
 // why land in the audit record of the decision), marks them consumed, and shells into the stage's sandbox
 // pod with pods/exec. Pods never run here (there is no kubelet), so the exec itself fails, and the test
 // checks that this reaches the runtime as an error result, never a hang or an allow without a run.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunPolicySchema } from "../../src/api/run-policy.ts";
-import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
 import { createSidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "./harness/index.ts";
 import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";
 import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
+import { createSandboxPod, readDecisionRecords, SIDECAR_RUN_POLICY, waitForConsumed } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "sidecar-run";
@@ -22,16 +21,7 @@ let op: TestOperator;
 let policies: { remove(): Promise<void> } | undefined;
 let auditDir = "";
 
-const policy = RunPolicySchema.parse({
-  agent: { key: "x/agent", name: "agent" },
-  stages: [{ name: "main", sandbox: { kind: "container", image: "busybox:1", network: false, mounts: [], persist: false, onUnavailable: "error", source: "blueprint" } }],
-  entryStage: "main",
-  launch: { mode: "interactive", allow: [] },
-  toolPermissions: { blueprint: {}, ceiling: { shell: "allow" }, allowBlueprintPermissions: false },
-  readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
-  taint: { tracking: true, allowlist: [], rules: [], toolOverrides: {} },
-  limits: { interactionTimeoutSeconds: 3600, shellTimeoutSeconds: 10 },
-});
+const policy = SIDECAR_RUN_POLICY;
 
 beforeAll(async () => {
   await installCrds("crds/");
@@ -39,19 +29,9 @@ beforeAll(async () => {
   policies = await installApprovalPolicies();
   // The controller binds Approvals to the Run's uid; the sidecar only sees bound ones.
   op = await startTestOperator();
-  const { custom, core, kubeconfigPath } = testCluster();
+  const { custom, kubeconfigPath } = testCluster();
   await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN }, spec: { agentRef: { name: "agent" } } } });
-  const pod = computeSandboxPlan(RUN, policy)[0]!.pod;
-  await core.createNamespacedPod({
-    namespace,
-    body: {
-      metadata: { name: pod },
-      spec: {
-        securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } },
-        containers: [{ name: "sandbox", image: "busybox:1", command: ["sleep", "infinity"], securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
-      },
-    },
-  });
+  await createSandboxPod(namespace, RUN);
   const root = makeTempDir("leviath-sidecar-cluster-");
   mkdirSync(join(root, "work"));
   writeFileSync(join(root, "work", "notes.md"), "notes\n");
@@ -92,15 +72,11 @@ describe("leviath sidecar in a cluster", () => {
     expect(done).toMatchObject({ decision: "allow", isError: true });
     expect(done.decision === "allow" && done.result).toMatch(/^\[error\] pods\/exec into pod\/sidecar-run-sbx-[0-9a-f]{16} failed: /);
 
-    const approval = await waitFor(async () => {
-      const a = (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", name: "ok-s1" })) as { status?: { consumed?: boolean; message?: string } };
-      return a.status?.consumed ? a.status : undefined;
-    }, { description: "the Approval consumed" });
+    const approval = await waitForConsumed(namespace, "ok-s1");
     expect(approval.message).toBe("applied: allowOnce");
     // Who approved comes from the admission request (the forged 'mallory' is replaced), and reaches the audit.
     const me = await whoAmI();
-    const files = (readdirSync(auditDir, { recursive: true }) as string[]).filter((f) => f.endsWith("decisions.jsonl"));
-    const records = files.flatMap((f) => readFileSync(join(auditDir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>));
+    const records = readDecisionRecords(auditDir);
     expect(records.find((r) => r["call_id"] === "s1" && r["decision"] === "allow")).toMatchObject({ approved_by: me, approval_reason: "reviewed the command" });
 
     const after = await waitFor(async () => {

@@ -1,17 +1,18 @@
 // In a cluster, people answer prompts with Approval resources (a separate kind, so RBAC can grant "may
-// approve" without "may edit runs"). The controller binds each Approval to the uid of the Run it names; the
-// sidecar watches only the Approvals bound to its own Run's uid (a label selector on one namespace, not a
-// namespace-wide LIST loop), applies those naming a pending prompt, and marks each one consumed.
-import { ApprovalSpecSchema, type ApprovalDecision } from "../../api/approval.ts";
-import { LABEL } from "../../api/constants.ts";
+// approve" without "may edit runs"). The sidecar never reads them: the Approval controller binds each to the uid of
+// the Run it names and relays the answers bound to this Run into the ConfigMap `<run>-approvals`, the one object of
+// that kind the sidecar's Role lets it get and watch (by name). The sidecar applies those naming a pending prompt
+// and marks each Approval consumed (admission lets it write the status only of Approvals bound to its Run).
+import { APPROVAL_RELAY_KEY, ApprovalRelayEntrySchema, type ApprovalDecision, type ApprovalRelayEntry } from "../../api/approval.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { createInformer } from "../../kube/informer.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import type { Logger } from "../../log/logger.ts";
+import { buildChildNames } from "../../sandbox/names.ts";
 
-/** An Approval as watched. */
-type ApprovalObject = KubeObject & { spec?: unknown; status?: { consumed?: boolean } };
+/** The relay ConfigMap as watched. */
+type RelayObject = KubeObject & { data?: Record<string, string> };
 
 /** Who answered and why, as the audit record of the answered decision keeps them. */
 export interface ApprovalAnswerer {
@@ -46,20 +47,36 @@ async function markConsumed(opts: ApprovalWatcherOptions, name: string, message:
 }
 
 /**
- * Applies one Approval bound to this Run, at most once per uid: the answer settles its prompt (or the Approval
- * names none pending), then it is marked consumed with what happened.
+ * Applies one relayed answer, at most once per Approval uid: the answer settles its prompt (or the Approval names
+ * none pending), then the Approval is marked consumed with what happened.
  */
-export async function applyApproval(opts: ApprovalWatcherOptions, item: ApprovalObject, handled: Set<string>): Promise<boolean> {
-  const uid = item.metadata.uid ?? item.metadata.name;
-  if (item.status?.consumed === true || handled.has(uid)) return false;
-  const spec = ApprovalSpecSchema.safeParse(item.spec);
-  if (!spec.success || spec.data.runRef.name !== opts.run) return false;
-  handled.add(uid);
-  const { approvalId, decision, reason, approvedBy } = spec.data;
+export async function applyApproval(opts: ApprovalWatcherOptions, approvalUid: string, entry: ApprovalRelayEntry, handled: Set<string>): Promise<boolean> {
+  if (handled.has(approvalUid)) return false;
+  handled.add(approvalUid);
+  const { approval, approvalId, decision, reason, approvedBy } = entry;
   const ok = opts.target.isPending(approvalId) && opts.target.answer(approvalId, decision, { approvedBy, reason });
-  opts.log.info({ approval: item.metadata.name, approvalId, decision, approvedBy, applied: ok }, "approval resource seen");
-  await markConsumed(opts, item.metadata.name, ok ? `applied: ${decision}` : `no pending prompt '${approvalId}' (already answered or expired)`);
+  opts.log.info({ approval, approvalId, decision, approvedBy, applied: ok }, "approval resource seen");
+  await markConsumed(opts, approval, ok ? `applied: ${decision}` : `no pending prompt '${approvalId}' (already answered or expired)`);
   return ok;
+}
+
+/** The answers of a relay written for this Run's uid (one left by an earlier Run of this name holds none). */
+export function parseRelay(relay: RelayObject, runUid: string): [string, ApprovalRelayEntry][] {
+  const data = relay.data ?? {};
+  if (data[APPROVAL_RELAY_KEY.runUid] !== runUid) return [];
+  const out: [string, ApprovalRelayEntry][] = [];
+  for (const [key, text] of Object.entries(data)) {
+    if (!key.startsWith(APPROVAL_RELAY_KEY.answerPrefix)) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      continue;
+    }
+    const entry = ApprovalRelayEntrySchema.safeParse(parsed);
+    if (entry.success) out.push([key.slice(APPROVAL_RELAY_KEY.answerPrefix.length), entry.data]);
+  }
+  return out;
 }
 
 /** The Run's uid, read once (the Role lets the sidecar get its own Run by name). */
@@ -69,7 +86,7 @@ async function readRunUid(opts: ApprovalWatcherOptions): Promise<string> {
   return run.metadata.uid;
 }
 
-/** Watches this Run's Approvals until stopped; API errors are logged and the watch restarts by itself. */
+/** Watches this Run's relayed answers until stopped; API errors are logged and the watch restarts by itself. */
 export function startApprovalWatcher(opts: ApprovalWatcherOptions): { stop(): void } {
   let stopped = false;
   let stopInformer: (() => Promise<void>) | undefined;
@@ -78,14 +95,17 @@ export function startApprovalWatcher(opts: ApprovalWatcherOptions): { stop(): vo
   const begin = async () => {
     const uid = await readRunUid(opts);
     if (stopped) return;
-    const informer = createInformer<ApprovalObject>(opts.client, RESOURCES.approval, {
+    // A watch of one object by name: RBAC authorizes it against the Role's resourceNames.
+    const informer = createInformer<RelayObject>(opts.client, RESOURCES.configMap, {
       namespace: opts.namespace,
-      labelSelector: `${LABEL.runUid}=${uid}`,
-      onError: (_res, err, retryInMs) => opts.log.warn({ err: (err as Error).message, retryInMs }, "watching Approvals failed; restarting"),
+      fieldSelector: `metadata.name=${buildChildNames(opts.run).approvals}`,
+      onError: (_res, err, retryInMs) => opts.log.warn({ err: (err as Error).message, retryInMs }, "watching the approval relay failed; restarting"),
     });
-    informer.on((event, item) => {
+    informer.on((event, relay) => {
       if (event === "delete") return;
-      applyApproval(opts, item, handled).catch((err: unknown) => opts.log.warn({ err: (err as Error).message, approval: item.metadata.name }, "applying an Approval failed"));
+      for (const [approvalUid, entry] of parseRelay(relay, uid)) {
+        applyApproval(opts, approvalUid, entry, handled).catch((err: unknown) => opts.log.warn({ err: (err as Error).message, approval: entry.approval }, "applying an Approval failed"));
+      }
     });
     stopInformer = () => informer.stop();
     await informer.start();

@@ -1,0 +1,128 @@
+// The sidecar's reach over Approvals, as its own ServiceAccount against the real API server: its per-Run Role
+// (built by the controller's buildRole) lets it read no Approval at all, another Run's relay neither, only its own
+// Run's `<run>-approvals` ConfigMap by name, where the Approval controller relays the answers bound to that Run.
+// An approval still works end to end with that Role, and the approver and reason reach the audit record.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKubeClient, loadKubeConfig } from "../../src/kube/client.ts";
+import { KubeApiError } from "../../src/kube/errors.ts";
+import { buildChildNames } from "../../src/sandbox/names.ts";
+import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
+import { createSidecarClient } from "../../src/sidecar/http/client.ts";
+import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
+import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";
+import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
+import { createSandboxPod, readDecisionRecords, SIDECAR_RUN_POLICY, waitForConsumed } from "./sidecar-fixtures.ts";
+
+const GROUP = { group: "leviath.dev", version: "v1alpha1" };
+const RUN = "scoped-run";
+const OTHER = "other-run";
+let namespace = "";
+let sc: SidecarProcess | undefined;
+let op: TestOperator;
+let policies: { remove(): Promise<void> } | undefined;
+let root = "";
+let sidecarKubeconfig = "";
+
+const policy = SIDECAR_RUN_POLICY;
+
+const approval = (name: string, run: string, approvalId: string, reason: string) => ({
+  apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name }, spec: { runRef: { name: run }, approvalId, decision: "allowOnce", reason },
+});
+
+/** A kubeconfig that authenticates as the Run's sidecar ServiceAccount (a TokenRequest token), nothing else. */
+async function writeSidecarKubeconfig(uid: string): Promise<string> {
+  const sa = buildChildNames(RUN).serviceAccount;
+  const token = (await kubectl(["create", "token", sa, "-n", namespace, "--duration=1h"])).stdout.trim();
+  const cluster = testCluster().kc.getCurrentCluster()!;
+  const ca = cluster.caData ?? readFileSync(cluster.caFile!).toString("base64");
+  const file = join(root, `sidecar-${uid}.kubeconfig`);
+  writeFileSync(file, JSON.stringify({
+    apiVersion: "v1", kind: "Config", "current-context": "sidecar",
+    clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": ca } }],
+    users: [{ name: "sidecar", user: { token } }],
+    contexts: [{ name: "sidecar", context: { cluster: "c", user: "sidecar", namespace } }],
+  }), { mode: 0o600 });
+  return file;
+}
+
+beforeAll(async () => {
+  await installCrds("crds/");
+  namespace = await createRestrictedNamespace("scope");
+  policies = await installApprovalPolicies();
+  op = await startTestOperator();
+  const { custom } = testCluster();
+  const runs = [];
+  for (const name of [RUN, OTHER]) {
+    runs.push(await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name }, spec: { agentRef: { name: "agent" } } } }) as { metadata: { uid: string } });
+  }
+  // The sidecar's identity exactly as the controller builds it for a Run (the Agent is missing here, so the
+  // controller itself creates no children).
+  const ref = { name: RUN, namespace, uid: runs[0]!.metadata.uid };
+  const pod = await createSandboxPod(namespace, RUN);
+  const identity = [buildServiceAccount(ref, "agent"), buildRole(ref, "agent", [pod]), buildRoleBinding(ref, "agent")];
+  await kubectl(["apply", "-n", namespace, "-f", "-"], { input: identity.map((o) => JSON.stringify(o)).join("\n---\n") });
+  root = makeTempDir("leviath-sidecar-scope-");
+  sidecarKubeconfig = await writeSidecarKubeconfig(ref.uid);
+}, 120_000);
+
+afterAll(async () => {
+  if (sc) expect(await sc.stop()).toBe(0);
+  await op?.stop();
+  await policies?.remove();
+  if (namespace) await deleteNamespace(namespace);
+});
+
+const denied = async (p: Promise<unknown>) => {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(KubeApiError);
+  return (err as KubeApiError).code;
+};
+
+describe("the sidecar's Role and Approvals", () => {
+  it("cannot list, watch or get any Approval, nor another Run's relay; it can watch its own relay by name", async () => {
+    await testCluster().custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", body: approval("for-other", OTHER, "gate-x", "not yours") });
+    const relay = await waitFor(async () => {
+      const cms = await testCluster().core.listNamespacedConfigMap({ namespace });
+      return cms.items.find((c) => c.metadata?.name === buildChildNames(OTHER).approvals);
+    }, { description: "the other Run's relay" });
+    expect(Object.values(relay.data ?? {}).join()).toContain("not yours");
+
+    const client = createKubeClient(loadKubeConfig(sidecarKubeconfig));
+    const approvals = `/apis/leviath.dev/v1alpha1/namespaces/${namespace}/approvals`;
+    expect(await denied(client.request("GET", approvals))).toBe(403);
+    expect(await denied(client.request("GET", `${approvals}/for-other`))).toBe(403);
+    expect(await denied(client.request("GET", approvals, { query: { watch: "true", labelSelector: "leviath.dev/run-uid" }, timeoutMs: 5000 }))).toBe(403);
+    expect(await denied(client.request("GET", `/api/v1/namespaces/${namespace}/configmaps/${buildChildNames(OTHER).approvals}`))).toBe(403);
+    expect(await denied(client.request("GET", `/api/v1/namespaces/${namespace}/configmaps`))).toBe(403);
+    const own = await client.request<{ items: unknown[] }>("GET", `/api/v1/namespaces/${namespace}/configmaps`, { query: { fieldSelector: `metadata.name=${buildChildNames(RUN).approvals}` } });
+    expect(own.items).toEqual([]);
+  });
+
+  it("an approval still works end to end with that Role: applied, consumed, approver and reason in the audit", async () => {
+    mkdirSync(join(root, "work"));
+    writeFileSync(join(root, "work", "notes.md"), "notes\n");
+    writeFileSync(join(root, "run-policy.json"), JSON.stringify(policy));
+    const auditDir = join(root, "audit");
+    sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", sidecarKubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir]);
+    const client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
+    expect(await client.callTool({ id: "r1", tool: "read_file", args: { path: "notes.md" } })).toMatchObject({ decision: "allow" });
+    const readRun = async () => (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", name: RUN })) as { status?: Record<string, unknown> };
+    expect(await client.callTool({ id: "s1", tool: "shell", args: { command: "true" } })).toMatchObject({ decision: "ask", approvalId: "gate-s1" });
+    await waitFor(async () => ((await readRun()).status?.["pendingApprovals"] as { id: string }[] | undefined)?.[0]?.id === "gate-s1" || undefined, { description: "the prompt in the Run's status" });
+
+    await testCluster().custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", body: approval("ok-s1", RUN, "gate-s1", "reviewed the command") });
+    const done = await client.waitForCall("s1", "shell", 60);
+    expect(done).toMatchObject({ decision: "allow" });
+    const consumed = await waitForConsumed(namespace, "ok-s1");
+    expect(consumed.message).toBe("applied: allowOnce");
+    const me = await whoAmI();
+    const records = readDecisionRecords(auditDir);
+    expect(records.find((r) => r["call_id"] === "s1" && r["decision"] === "allow")).toMatchObject({ approved_by: me, approval_reason: "reviewed the command" });
+    // The other Run's answer never reached this sidecar: its Approval stays unconsumed.
+    const other = (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", name: "for-other" })) as { status?: { consumed?: boolean } };
+    expect(other.status?.consumed).not.toBe(true);
+  });
+});

@@ -1,0 +1,49 @@
+// What the cluster-mode sidecar tests share: a run policy whose shell call is gated (taint after a read), and the
+// stage's sandbox pod (it never runs here: there is no kubelet).
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { RunPolicySchema } from "../../src/api/run-policy.ts";
+import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
+import { testCluster, waitFor } from "./harness/index.ts";
+
+/** One container stage; shell allowed by permission, so the taint gate is what asks. */
+export const SIDECAR_RUN_POLICY = RunPolicySchema.parse({
+  agent: { key: "x/agent", name: "agent" },
+  stages: [{ name: "main", sandbox: { kind: "container", image: "busybox:1", network: false, mounts: [], persist: false, onUnavailable: "error", source: "blueprint" } }],
+  entryStage: "main",
+  launch: { mode: "interactive", allow: [] },
+  toolPermissions: { blueprint: {}, ceiling: { shell: "allow" }, allowBlueprintPermissions: false },
+  readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
+  taint: { tracking: true, allowlist: [], rules: [], toolOverrides: {} },
+  limits: { interactionTimeoutSeconds: 3600, shellTimeoutSeconds: 10 },
+});
+
+/** Create the Run's sandbox pod as the plan names it; returns its name. */
+export async function createSandboxPod(namespace: string, run: string): Promise<string> {
+  const pod = computeSandboxPlan(run, SIDECAR_RUN_POLICY)[0]!.pod;
+  await testCluster().core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name: pod },
+      spec: {
+        securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } },
+        containers: [{ name: "sandbox", image: "busybox:1", command: ["sleep", "infinity"], securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
+      },
+    },
+  });
+  return pod;
+}
+
+/** The status of Approval `name` once its sidecar marked it consumed. */
+export function waitForConsumed(namespace: string, name: string): Promise<{ consumed?: boolean; message?: string }> {
+  return waitFor(async () => {
+    const a = (await testCluster().custom.getNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "approvals", name })) as { status?: { consumed?: boolean; message?: string } };
+    return a.status?.consumed ? a.status : undefined;
+  }, { description: `Approval ${name} consumed` });
+}
+
+/** Every record of the run's `decisions.jsonl` files under `auditDir`. */
+export function readDecisionRecords(auditDir: string): Record<string, unknown>[] {
+  const files = (readdirSync(auditDir, { recursive: true }) as string[]).filter((f) => f.endsWith("decisions.jsonl"));
+  return files.flatMap((f) => readFileSync(join(auditDir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>));
+}
