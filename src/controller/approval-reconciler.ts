@@ -7,7 +7,7 @@ import { API_VERSION, KIND, LABEL } from "../api/constants.ts";
 import type { RunStatus } from "../api/status.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { buildApprovalRelay } from "../sandbox/approval-relay.ts";
-import { buildChildNames } from "../sandbox/names.ts";
+import { buildChildNames, COMPONENT } from "../sandbox/names.ts";
 import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import { buildConditions, isSameStatus } from "./conditions.ts";
@@ -54,12 +54,26 @@ async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promi
   await deps.writer.apply(desired);
 }
 
+/** An Approval deleted (or being deleted) leaves every relay that still holds it: a retracted answer never applies. */
+async function dropFromRelays(deps: ApprovalReconcilerDeps, namespace: string, name: string): Promise<void> {
+  for (const cm of deps.cache.list("configMap", namespace) as (KubeObject & { data?: Record<string, string> })[]) {
+    if (cm.metadata.labels?.[LABEL.component] !== COMPONENT.approvals) continue;
+    const holds = Object.values(cm.data ?? {}).some((text) => text.includes(`"approval":${JSON.stringify(name)}`));
+    const runName = cm.metadata.ownerReferences?.[0]?.name;
+    const run = holds && runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
+    if (run) await relayAnswers(deps, run);
+  }
+}
+
 /** Reconcile one Approval. */
 export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: string) => Promise<ReconcileResult> {
   return async (key) => {
     const [namespace, name] = key.split("/") as [string, string];
     const obj = deps.cache.get("approval", namespace, name) as ApprovalObject | undefined;
-    if (!obj || obj.metadata.deletionTimestamp) return {};
+    if (!obj || obj.metadata.deletionTimestamp) {
+      await dropFromRelays(deps, namespace, name);
+      return {};
+    }
     const runName = approvalRunName(obj);
     const run = runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
     const now = deps.nowMs();

@@ -101,6 +101,16 @@ describe("the sidecar's Role and Approvals", () => {
     expect(own.items).toEqual([]);
   });
 
+  it("a deleted Approval leaves its Run's relay (a retracted answer never applies)", async () => {
+    const { custom, core } = testCluster();
+    await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", body: approval("retracted", OTHER, "gate-y", "changed my mind") });
+    const relayHolds = async (text: string) => Object.values((await core.readNamespacedConfigMap({ name: buildChildNames(OTHER).approvals, namespace })).data ?? {}).join().includes(text);
+    await waitFor(async () => (await relayHolds("changed my mind")) || undefined, { description: "the answer relayed" });
+    await custom.deleteNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", name: "retracted" });
+    await waitFor(async () => !(await relayHolds("changed my mind")) || undefined, { description: "the answer gone from the relay" });
+    expect(await relayHolds("not yours")).toBe(true);
+  });
+
   it("an approval still works end to end with that Role: applied, consumed, approver and reason in the audit", async () => {
     mkdirSync(join(root, "work"));
     writeFileSync(join(root, "work", "notes.md"), "notes\n");
