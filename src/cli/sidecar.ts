@@ -1,5 +1,5 @@
-import { mkdirSync, realpathSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import { loadAgent } from "../config/load.ts";
@@ -107,6 +107,17 @@ function defaultRunName(v: Values, io: CliIo, namespace: string): string {
   if (v.agent === undefined) throw new UsageError("--run NAME is required with --run-policy");
   const agent = loadAgent(resolve(io.cwd, v.agent), namespace);
   return agent.ok && isSafeRunName(agent.value.name) ? agent.value.name : "standalone";
+}
+
+/** The blueprint's own directory (`blueprint:` seeds): the `--agent` directory, or the agent file's; none in a cluster. */
+function blueprintRootOf(v: Values, io: CliIo): string | undefined {
+  if (v.agent === undefined) return undefined;
+  const path = resolve(io.cwd, v.agent);
+  try {
+    return realpathSync.native(statSync(path).isDirectory() ? path : dirname(path));
+  } catch {
+    return undefined;
+  }
 }
 
 function policySource(v: Values, io: CliIo, namespace: string): PolicySource {
@@ -247,7 +258,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const started = await startSidecarServer({
     ...records?.options,
     source, workdir, home: homeOf(io), mode: parseMode(v.mode), runName: run, listen, metricsListen,
-    auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1),
+    auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));

@@ -55,6 +55,8 @@ export interface SidecarServerOptions {
   readonly syncIntervalMs?: number;
   /** Where each audit record goes besides the files (stdout, the Run's audit ConfigMaps). */
   readonly auditOutputs?: readonly AuditLineSink[];
+  /** The blueprint's own directory (`blueprint:` seeds), canonical; standalone only. */
+  readonly blueprintRoot?: string | undefined;
   /** Where an allowed `submit_output` is stored (in a cluster: the Run's status and result ConfigMap). */
   readonly result?: ResultSink;
 }
@@ -154,7 +156,8 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
     hosts: new Set(), runtimeToken: opts.runtimeToken,
     approvalToken: opts.localApprovals.mode === "token" ? opts.localApprovals.token : undefined,
   };
-  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName, guard };
+  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName, guard,
+    seeds: { workdir: realpathSync.native(opts.workdir), blueprintRoot: opts.blueprintRoot, fs } };
   const app = buildSidecarApp(deps);
   await app.listen({ host: opts.listen.host, port: opts.listen.port });
   // Until this line every request is refused (no Host is accepted yet).
