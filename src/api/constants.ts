@@ -43,3 +43,9 @@ export const APPROVAL_ANNOTATION = {
 } as const;
 /** Field manager (and `managed-by` label value) of what the sidecar writes: its part of the Run status, result and audit objects. */
 export const SIDECAR_FIELD_MANAGER = "leviath-sidecar";
+
+/** Annotations a person sets on a Run (admission decides who may: the chart's `<release>-resume` policy). */
+export const RUN_ANNOTATION = {
+  /** Resume the Run: a new value asks the controller to re-resolve its read-path grants against the current policy. */
+  resume: "leviath.dev/resume",
+} as const;

@@ -52,6 +52,8 @@ export const RunPolicySchema = z.strictObject({
     declared: z.array(z.string()),
     granted: z.array(z.string()),
     allowBlueprintReadPaths: z.boolean(),
+    /** Set on a resumed run's snapshot: the grants were re-resolved (the `sequence`-th time) against this policy generation. */
+    resumed: z.strictObject({ sequence: z.number().int().min(1), policyGeneration: z.number().int().min(0).optional() }).optional(),
   }),
   taint: z.strictObject({
     tracking: z.boolean(),

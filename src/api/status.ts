@@ -176,6 +176,28 @@ export const RunResultSchema = z.strictObject({
 /** A Run's result reference. */
 export type RunResult = z.infer<typeof RunResultSchema>;
 
+/** How the controller answered the last `leviath.dev/resume` request of a Run. */
+export const RESUME_OUTCOMES = ["Resumed", "Unchanged", "Refused"] as const;
+
+/**
+ * A Run's resume record (owned by the controller): the answer to the last `leviath.dev/resume` value, and the
+ * run-policy snapshot in force, which only a `Resumed` answer moves on.
+ */
+export const RunResumeStatusSchema = z.strictObject({
+  token: z.string().max(253).describe("The `leviath.dev/resume` value this answers."),
+  outcome: z.enum(RESUME_OUTCOMES).describe("Resumed: a new snapshot with re-resolved grants; Unchanged: the grants were already those; Refused: see message."),
+  message: z.string().max(4096),
+  at: z.string().describe("RFC 3339 time of the answer."),
+  sequence: z.number().int().min(0).describe("How many re-resolved snapshots the run has had (0: only the one pinned at start)."),
+  snapshot: z.string().optional().describe("The immutable ConfigMap whose `run-policy.json` the sidecar enforces (absent: `<run>-policy`, pinned at start)."),
+  snapshotSha256: z.string().regex(/^[0-9a-f]{64}$/).optional().describe("SHA-256 of that `run-policy.json`; the sidecar refuses a snapshot that does not match."),
+  policyGeneration: z.number().int().min(0).optional().describe("The LeviathPolicy generation the grants were re-resolved against."),
+  added: z.array(z.string()).max(256).optional().describe("Grant entries the last resume added."),
+  removed: z.array(z.string()).max(256).optional().describe("Grant entries the last resume removed (the policy no longer grants them)."),
+});
+/** A Run's resume record. */
+export type RunResumeStatus = z.infer<typeof RunResumeStatusSchema>;
+
 /**
  * The Run status. The controller owns the identity, phase, pods and conditions; the sidecar (field manager
  * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals` and `result`.
@@ -203,6 +225,7 @@ export const RunStatusSchema = z.strictObject({
     reason: z.string().max(1024).optional(),
     message: z.string().max(4096).optional(),
   }).optional().describe("How the agent container ended (from the kubelet's report)."),
+  resume: RunResumeStatusSchema.optional().describe("The last resume request's answer and the run-policy snapshot in force (docs/controller.md, Resuming a Run)."),
   conditions: z.array(ConditionSchema).optional(),
 });
 /** The Run status. */

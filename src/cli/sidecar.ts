@@ -1,5 +1,5 @@
-import { mkdirSync, realpathSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import { loadAgent } from "../config/load.ts";
@@ -15,6 +15,7 @@ import { createRunPolicyFileSource, createStandaloneSource, type PolicySource } 
 import { AuditChunks } from "../sidecar/storage/audit-chunks.ts";
 import { createClusterRecords } from "../sidecar/cluster/cluster-records.ts";
 import { createResultSink } from "../sidecar/core/run-result.ts";
+import { createResumableSource, startResumeWatcher } from "../sidecar/cluster/resumed-snapshot.ts";
 import { startRunStatusReporter } from "../sidecar/cluster/run-status-reporter.ts";
 import { computePodTarget } from "../sidecar/executors/sandbox-targets.ts";
 import { startSidecarServer, type ListenAddress, type RunningSidecar, type SidecarServerOptions } from "../sidecar/server.ts";
@@ -108,6 +109,17 @@ function defaultRunName(v: Values, io: CliIo, namespace: string): string {
   return agent.ok && isSafeRunName(agent.value.name) ? agent.value.name : "standalone";
 }
 
+/** The blueprint's own directory (`blueprint:` seeds): the `--agent` directory, or the agent file's; none in a cluster. */
+function blueprintRootOf(v: Values, io: CliIo): string | undefined {
+  if (v.agent === undefined) return undefined;
+  const path = resolve(io.cwd, v.agent);
+  try {
+    return realpathSync.native(statSync(path).isDirectory() ? path : dirname(path));
+  } catch {
+    return undefined;
+  }
+}
+
 function policySource(v: Values, io: CliIo, namespace: string): PolicySource {
   const abs = (p: string | undefined) => (p === undefined ? undefined : resolve(io.cwd, p));
   if (v["run-policy"] !== undefined) {
@@ -121,6 +133,16 @@ function policySource(v: Values, io: CliIo, namespace: string): PolicySource {
     agent: abs(v.agent)!, config: abs(v.config), policy: abs(v.policy), rules: abs(v.rules), namespace,
     mode: parseMode(v.mode) ?? "interactive", allow: v.allow ?? [],
   });
+}
+
+type Resumable = ReturnType<typeof createResumableSource>;
+
+/** The policy source; in a cluster the run policy may be resumed (status.resume), and then enforces the re-resolved snapshot. */
+function policySources(v: Values, io: CliIo, namespace: string, cluster: boolean): { source: PolicySource; resumable: Resumable | undefined } {
+  const base = policySource(v, io, namespace);
+  if (!cluster || v["run-policy"] === undefined) return { source: base, resumable: undefined };
+  const resumable = createResumableSource(base);
+  return { source: resumable.source, resumable };
 }
 
 /** How often the audit ConfigMaps are brought up to date while the sidecar runs. */
@@ -137,8 +159,15 @@ function clusterRecords(client: KubeClient, namespace: string, run: string, io: 
   return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result: createResultSink(buildChildNames(run).result, records.writeResult) } };
 }
 
-function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger }): () => Promise<void> {
-  const { namespace, run, log } = at;
+function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger; resumable: Resumable | undefined }): () => Promise<void> {
+  const { namespace, run, log, resumable } = at;
+  const resume = resumable === undefined ? undefined : startResumeWatcher({
+    client, namespace, run, log, current: () => resumable.offered()?.sha256,
+    switchTo: (snapshot) => {
+      resumable.offer(snapshot);
+      if (sidecar.reloadPolicy() === "failed") log.error({ snapshot: snapshot.name }, "resumed snapshot refused; the policy in force stays");
+    },
+  });
   const { service, approvals } = sidecar.deps;
   const watcher = startApprovalWatcher({
     client, namespace, run, log, clock: Date.now,
@@ -151,6 +180,7 @@ function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: Audit
   return async () => {
     clearInterval(timer);
     watcher.stop();
+    resume?.stop();
     // The calls refused by the stop are recorded first, then everything goes out.
     await sidecar.close();
     await Promise.all([flushAudit(), reporter.stop()]);
@@ -209,7 +239,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const namespace = v.namespace ?? io.env["LEVIATH_NAMESPACE"] ?? DEFAULT_NAMESPACE;
   const cluster = v.kubeconfig !== undefined || (v["run-policy"] !== undefined && io.env["KUBERNETES_SERVICE_HOST"] !== undefined);
   const workdir = canonicalWorkdir(io, v.workdir);
-  const source = policySource(v, io, namespace);
+  const { source, resumable } = policySources(v, io, namespace, cluster);
   const run = defaultRunName(v, io, namespace);
   const auditDir = prepareAuditDir(resolve(io.cwd, v["audit-dir"] ?? defaultAuditDir(io)), run);
   const runDir = join(auditDir, run);
@@ -228,7 +258,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const started = await startSidecarServer({
     ...records?.options,
     source, workdir, home: homeOf(io), mode: parseMode(v.mode), runName: run, listen, metricsListen,
-    auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1),
+    auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
@@ -244,7 +274,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   // Where the secrets are, never the secrets themselves (stdout may be a file anybody reads).
   io.stdout(`runtime token file: ${runtime.path}\n`);
   if (approvals.path !== undefined) io.stdout(`approval token file: ${approvals.path}\n`);
-  const stopCluster = client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log }) : async () => {};
+  const stopCluster = client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable }) : async () => {};
   const signal = await stopped;
   log.info({ signal }, "stopping");
   const stop = (async () => {

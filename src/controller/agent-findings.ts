@@ -2,15 +2,11 @@ import type { AgentSpec } from "../api/agent.ts";
 import type { LeviathPolicySpec } from "../api/policy.ts";
 import type { Finding, ReadPathCounts } from "../api/status.ts";
 import { computeAgentFindings as computeValidateFindings } from "../policy/agent-findings.ts";
+import { computeAgentGrants } from "../policy/run-policy.ts";
 import { buildReadPathReport, validateEntrySyntax, VALIDATION_CONTEXT } from "../policy/read-paths/index.ts";
 
 /** The code of a finding that makes the blueprint unusable (a parse failure upstream). */
 export const INVALID_BLUEPRINT = "invalid-blueprint";
-
-/** The grant list that applies to one Agent: global plus its own, keyed by `namespace/name`. */
-export function computeAgentGrants(policy: LeviathPolicySpec, key: string): string[] {
-  return [...policy.readPaths.global, ...(policy.readPaths.perAgent[key] ?? [])];
-}
 
 /**
  * The `lev validate` findings of a parsed Agent against a policy, and its read-path counts: a declared entry that

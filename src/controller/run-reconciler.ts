@@ -19,6 +19,7 @@ import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
 import { checkCredentials } from "./run-credentials.ts";
 import { decideRun } from "./run-decision.ts";
+import { resolveResume } from "./run-resume.ts";
 import { buildBlockedRunStatus, buildRunStatus, pickControllerFields } from "./run-status.ts";
 
 /** What the Run reconciler needs. */
@@ -190,6 +191,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, "Pending", REASON.networkNotVerified, refusal, nowIso));
       return { requeueAfterMs: NETWORK_REFUSAL_RECHECK_MS };
     }
+    const resumed = await resolveResume({ cache, writer, policy: deps.policy }, { ref, annotations: run.metadata.annotations, status: run.status, snapshot, nowIso });
     // Looked up live, and only until the engine pod exists: afterwards the kubelet holds what it needs.
     const kept = run.status?.conditions?.find((c) => c.type === CONDITION.credentialsReady);
     const credentials = isOver
@@ -213,10 +215,10 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     } catch (err) {
       // Say on the Run why it is stuck (a Pod Security refusal, a quota), then let the loop retry with backoff.
       const failed = { ...decision, message: `writing the Run's children failed: ${(err as Error).message}` };
-      await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso)).catch(() => undefined);
+      await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso, resumed)).catch(() => undefined);
       throw err;
     }
-    const status = buildRunStatus(name, generation, snapshot, decision, run.status, nowIso);
+    const status = buildRunStatus(name, generation, snapshot, decision, run.status, nowIso, resumed);
     await writeStatus(run, ref, status);
     const expiry = TERMINAL_PHASES.includes(decision.phase) ? computeTtlExpiryMs(spec, status) : undefined;
     const after = [requeue, decision.requeueAfterMs, expiry === undefined ? undefined : Math.max(1, expiry - deps.nowMs())].filter((n): n is number => n !== undefined);

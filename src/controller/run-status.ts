@@ -1,13 +1,20 @@
-import { CONDITION, type RunPhase, type RunStatus } from "../api/status.ts";
+import type { RunPolicy } from "../api/run-policy.ts";
+import { CONDITION, type RunPhase, type RunResumeStatus, type RunStatus } from "../api/status.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
 import { computeReadPathCounts } from "./agent-findings.ts";
 import { buildConditions, type ConditionDecision } from "./conditions.ts";
 import type { RunDecision } from "./run-decision.ts";
 
+/** A resume's part of the status: the record to write, and the read paths in force when a resume moved them. */
+export interface Resumed {
+  record: RunResumeStatus | undefined;
+  readPaths?: RunPolicy["readPaths"] | undefined;
+}
+
 /** The status fields the controller owns; the sidecar owns the rest (stage, taint, gate counts, approvals, result). */
 export const CONTROLLER_RUN_FIELDS = [
-  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "readPaths", "sandboxes", "agentExit", "conditions",
+  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "readPaths", "sandboxes", "agentExit", "resume", "conditions",
 ] as const satisfies readonly (keyof RunStatus)[];
 
 /** The controller-owned part of a status, for comparing before writing. */
@@ -18,9 +25,10 @@ export function pickControllerFields(status: RunStatus | undefined): Partial<Run
 }
 
 /** The status of a Run that has its snapshot: what the decision says, plus the pinned identity. */
-export function buildRunStatus(name: string, generation: number, snapshot: RunSnapshot, decision: RunDecision, previous: RunStatus | undefined, nowIso: string): RunStatus {
+export function buildRunStatus(name: string, generation: number, snapshot: RunSnapshot, decision: RunDecision, previous: RunStatus | undefined, nowIso: string, resumed?: Resumed): RunStatus {
   const pinned = snapshot.controller;
-  const rp = snapshot.runPolicy.readPaths;
+  // After a resume the counts are those of the grants in force, as upstream refreshes meta.json's.
+  const rp = resumed?.readPaths ?? snapshot.runPolicy.readPaths;
   const readPaths = computeReadPathCounts(snapshot.runPolicy.agent.key, rp.declared, rp.granted, rp.allowBlueprintReadPaths);
   return {
     observedGeneration: generation,
@@ -34,6 +42,7 @@ export function buildRunStatus(name: string, generation: number, snapshot: RunSn
     ...(readPaths ? { readPaths } : {}),
     sandboxes: decision.sandboxStatus,
     ...(decision.agentExit ? { agentExit: decision.agentExit } : {}),
+    ...(resumed?.record ? { resume: resumed.record } : {}),
     conditions: buildConditions(previous?.conditions, decision.conditions, nowIso, generation),
   };
 }
@@ -53,6 +62,7 @@ export function buildBlockedRunStatus(generation: number, previous: RunStatus | 
     ...(previous?.policy ? { policy: previous.policy } : {}),
     ...(previous?.startedAt ? { startedAt: previous.startedAt } : {}),
     ...(phase === "Failed" ? { completedAt: previous?.completedAt ?? nowIso } : {}),
+    ...(previous?.resume ? { resume: previous.resume } : {}),
     conditions: buildConditions(previous?.conditions, [decided], nowIso, generation),
   };
 }

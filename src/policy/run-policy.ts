@@ -17,6 +17,11 @@ export interface RunLaunch {
   policyGeneration?: number;
 }
 
+/** The grant list that applies to one Agent: global plus its own, keyed by `namespace/name`. */
+export function computeAgentGrants(policy: LeviathPolicySpec, key: string): string[] {
+  return [...policy.readPaths.global, ...(policy.readPaths.perAgent[key] ?? [])];
+}
+
 /**
  * Resolve what one run enforces: the blueprint tightened by the admin's policy. Grants are looked up by the
  * Agent's `namespace/name` only; read paths stay declared-and-granted lists the sidecar compiles itself.
@@ -42,7 +47,7 @@ export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: Levia
     },
     readPaths: {
       declared: spec.readPaths?.allow ?? [],
-      granted: [...policy.readPaths.global, ...(policy.readPaths.perAgent[id.key] ?? [])],
+      granted: computeAgentGrants(policy, id.key),
       allowBlueprintReadPaths: policy.readPaths.allowBlueprintReadPaths,
     },
     taint: {

@@ -2,6 +2,7 @@ import { GROUP, LABEL } from "../api/constants.ts";
 import { PLURAL } from "../api/crd-definitions.ts";
 import type { KubeObject } from "./kube-types.ts";
 import { buildAuditChunkName, buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, MAX_AUDIT_CHUNKS, NETWORK_NONE, type RunRef } from "./names.ts";
+import { listResumeSnapshotNames } from "./run-resume.ts";
 import { buildSnapshotData, type RunSnapshot } from "./run-snapshot.ts";
 
 /** The immutable ConfigMap that pins a run: its resolved policy (sidecar), blueprint (runtime) and generations. */
@@ -39,6 +40,8 @@ export function buildRole(run: RunRef, agent: string, execTargets: readonly stri
   const own = [buildChildNames(run.name).result, ...Array.from({ length: MAX_AUDIT_CHUNKS }, (_, i) => buildAuditChunkName(run.name, i))];
   rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["create"] });
   rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "patch"], resourceNames: own });
+  // The snapshots a resume may write (read only: the controller writes them, the sidecar switches to them).
+  rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: listResumeSnapshotNames(run.name) });
   const meta = buildChildMeta(run, agent, buildChildNames(run.name).role, COMPONENT.sidecarIdentity);
   return { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: meta, rules };
 }

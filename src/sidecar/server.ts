@@ -13,7 +13,8 @@ import { buildSidecarApp, computeStatus, type LocalApprovals, type SidecarAppDep
 import { createAuditTee, type AuditLineSink } from "./storage/audit-tee.ts";
 import { createAuditWriter } from "./storage/audit-writer.ts";
 import { findStageIndex, type Enforcement } from "./core/enforcement.ts";
-import { PolicyHolder } from "./core/policy-holder.ts";
+import { buildResumeRecord } from "./core/resume-audit.ts";
+import { PolicyHolder, type ReloadResult } from "./core/policy-holder.ts";
 import type { PolicySource } from "./cluster/policy-sources.ts";
 import { computeAllowedHosts, type RequestGuard } from "./http/request-guard.ts";
 import type { ResultSink } from "./core/run-result.ts";
@@ -54,6 +55,8 @@ export interface SidecarServerOptions {
   readonly syncIntervalMs?: number;
   /** Where each audit record goes besides the files (stdout, the Run's audit ConfigMaps). */
   readonly auditOutputs?: readonly AuditLineSink[];
+  /** The blueprint's own directory (`blueprint:` seeds), canonical; standalone only. */
+  readonly blueprintRoot?: string | undefined;
   /** Where an allowed `submit_output` is stored (in a cluster: the Run's status and result ConfigMap). */
   readonly result?: ResultSink;
 }
@@ -65,6 +68,8 @@ export interface RunningSidecar {
   readonly deps: SidecarAppDeps;
   readonly metrics: SidecarMetrics;
   status(): RunStatusSnapshot;
+  /** Loads the policy source again now when it changed (a resumed snapshot), as the periodic check would. */
+  reloadPolicy(): ReloadResult;
   close(): Promise<void>;
 }
 
@@ -102,10 +107,13 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   mkdirSync(join(opts.auditDir, opts.runName), { recursive: true, mode: 0o700 });
   const fs = { realpath: (p: string) => realpathSync.native(p) };
   const privatePaths = { root: realpathSync.native(opts.auditDir), run: opts.runName, files: opts.privateFiles ?? [], fs };
+  // Set once the audit exists: a reload onto a resumed snapshot is recorded there (core/resume-audit.ts).
+  const after: { reloaded?: (enf: Enforcement) => void } = {};
   const opened = PolicyHolder.open(opts.source, { workdir: opts.workdir, home: opts.home, mode: opts.mode, privatePaths }, {
     loaded(enf, warnings, initial) {
       for (const w of warnings) log.warn({ policy: opts.source.description }, w);
       if (!initial) log.info({ policy: opts.source.description, agent: enf.runPolicy.agent.key }, "run policy reloaded");
+      if (!initial) after.reloaded?.(enf);
       metrics.policyReload(true, Math.floor(clock() / 1000));
     },
     failed(error) {
@@ -128,6 +136,14 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   });
   const files = createAuditWriter(opts.auditDir, opts.runName, (err) => log.error({ err }, "audit write failed"), opts.syncIntervalMs);
   const audit = opts.auditOutputs?.length ? createAuditTee(files, opts.runName, opts.auditOutputs) : files;
+  let inForce = initial;
+  after.reloaded = (enf) => {
+    const record = buildResumeRecord(inForce, enf.runPolicy, { timestamp: Math.floor(clock() / 1000), agentId: opts.runName, stage: inForce.stages[session.stageIndex]?.name ?? inForce.entryStage });
+    inForce = enf.runPolicy;
+    if (record === undefined) return;
+    log.info({ resume: record.read_paths_resumed }, "switched to the resumed run's re-resolved read-path grants");
+    audit.decision(session.stageIndex, record);
+  };
   const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
   const policy = () => holder.current();
   const service = new ToolCallService({
@@ -140,7 +156,8 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
     hosts: new Set(), runtimeToken: opts.runtimeToken,
     approvalToken: opts.localApprovals.mode === "token" ? opts.localApprovals.token : undefined,
   };
-  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName, guard };
+  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName, guard,
+    seeds: { workdir: realpathSync.native(opts.workdir), blueprintRoot: opts.blueprintRoot, fs } };
   const app = buildSidecarApp(deps);
   await app.listen({ host: opts.listen.host, port: opts.listen.port });
   // Until this line every request is refused (no Host is accepted yet).
@@ -155,6 +172,7 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
     sidecar: {
       url, metricsUrl, deps, metrics,
       status: () => computeStatus(deps),
+      reloadPolicy: () => holder.check(),
       close() {
         closing ??= (async () => {
           holder.stop();

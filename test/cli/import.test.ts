@@ -14,6 +14,17 @@ describe("leviath import", () => {
     expect(obj.spec.readPaths).toEqual({ allow: ["glob:~/team-notes/**"] });
   });
 
+  it("carries the blueprint's seeds across, agent- and stage-level, as written (the sidecar's /v1/seeds fences them)", () => {
+    const r = leviath(["import", repo("test/fixtures/agents/seeded/agent.leviath"), "--namespace", "team-a"]);
+    expect(r.status, r.stderr).toBe(0);
+    const obj = parse(r.stdout);
+    expect(obj.spec.blueprint.context.regions).toEqual({
+      notes: { kind: "pinned", seed: { files: ["notes.md", "blueprint:prompts/intro.md"] } },
+      docs: { seed: { glob: "docs/*.md" } },
+    });
+    expect(obj.spec.stages[0].runtime.context.regions.s.seed).toEqual({ rhai: "seed.rhai" });
+  });
+
   it("prints a LeviathPolicy for config.toml and policy.toml, keying grants by namespace/name", () => {
     const r = leviath(["import", repo("test/fixtures/config/config.toml"), repo("test/fixtures/config/policy.toml"), "-n", "team-a"]);
     expect(r.status).toBe(0);

@@ -20,3 +20,5 @@ export { buildGrantStanza, buildReadPathReport, computeSamplePath, GRANT_STATUS_
 export type { GrantStatus, ReadPathReport, ReadPathReportEntry, ReadPathReportInput, ReadPathReportResult } from "./report.ts";
 export { computeReadPathFindings, isBroadReadPath, renderFinding } from "./lint.ts";
 export type { FindingSeverity, ReadPathFinding, ReadPathFindingCode, ReadPathLintInput } from "./lint.ts";
+export { BLUEPRINT_SEED_PREFIX, buildSeedOutsideMessage, resolveBlueprintSeedPath, resolveSeedPath } from "./seed.ts";
+export type { SeedOrigin, SeedPathResolution } from "./seed.ts";

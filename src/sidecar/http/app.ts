@@ -11,7 +11,9 @@ import { installRequestGuard, type RequestGuard } from "./request-guard.ts";
 import type { RunSession } from "../core/run-session.ts";
 import { buildRunStatusSnapshot, type RunStatusSnapshot } from "../core/run-status.ts";
 import type { ToolCallService } from "../core/tool-call-service.ts";
+import { registerSeedRoutes } from "./seed-routes.ts";
 import { registerToolCallRoutes } from "./tool-call-routes.ts";
+import type { PathFs } from "../../policy/read-paths/index.ts";
 
 /** Who may answer prompts over HTTP: a bearer token (standalone), or nobody (a cluster answers with Approvals). */
 export type LocalApprovals = { readonly mode: "token"; readonly token: string } | { readonly mode: "disabled" };
@@ -28,6 +30,8 @@ export interface SidecarAppDeps {
   readonly runName: string;
   /** Who may talk to the API at all (Host, browsers, the runtime secret). */
   readonly guard: RequestGuard;
+  /** Where seeds are read from (`POST /v1/seeds`): the canonical workdir and the blueprint's directory. */
+  readonly seeds?: { readonly workdir: string; readonly blueprintRoot: string | undefined; readonly fs: PathFs };
 }
 
 /** The snapshot served on `/v1/status` (and written to the Run's status in a cluster). */
@@ -80,5 +84,6 @@ export function buildSidecarApp(deps: SidecarAppDeps): FastifyInstance {
   app.get("/v1/status", async () => computeStatus(deps));
   registerToolCallRoutes(app, deps);
   registerContextRoutes(app, deps);
+  registerSeedRoutes(app, deps);
   return app;
 }

@@ -13,7 +13,8 @@ export interface DecisionRecord {
   readonly call_id: string;
   readonly tool_name: string;
   readonly stage: string;
-  readonly decision: "allow" | "deny" | "ask";
+  /** `resume`: not a tool call, the switch to a resumed run's re-resolved grants (`read_paths_resumed`). */
+  readonly decision: "allow" | "deny" | "ask" | "resume";
   readonly decision_source: string;
   readonly code?: string;
   /** The paths as requested (never file contents). */
@@ -26,6 +27,14 @@ export interface DecisionRecord {
   readonly grant_scope?: "run";
   /** SHA-256 (hex) of the permission key the approval covers (never the command itself). */
   readonly grant_key_sha256?: string;
+  /** On a `resume` record: what the re-resolution changed and against which policy generation. */
+  readonly read_paths_resumed?: {
+    readonly sequence: number;
+    readonly policy_generation?: number;
+    readonly added: readonly string[];
+    readonly removed: readonly string[];
+    readonly allow_blueprint_read_paths: boolean;
+  };
 }
 
 /** Where audit records go; each method reports whether the record is on disk (false: refuse the call). */

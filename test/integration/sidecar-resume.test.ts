@@ -1,0 +1,106 @@
+// A resumed Run's sidecar, as a real process against the real API server and the operator: a read outside the
+// workdir is refused, the admin grants it, someone resumes the Run, and the same sidecar (no restart) switches to
+// the re-resolved snapshot: the read is allowed (Private, as a granted read is), the taint, the pending prompt and
+// the audit carry on, and the audit records the switch with what was added and the policy generation. A status
+// that points the sidecar at a snapshot loosening anything but the grants is refused and the policy stays.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
+import { createSidecarClient, type SidecarClient } from "../../src/sidecar/http/client.ts";
+import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
+import { applyPolicy, createAgent, createRun, OURS, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator } from "./controller/operator-harness.ts";
+
+const RUN = "long-read";
+let namespace = "";
+let sc: SidecarProcess;
+let op: TestOperator;
+let client: SidecarClient;
+let root = "";
+let shared = "";
+let auditDir = "";
+
+const decisions = () => (readdirSync(auditDir, { recursive: true }) as string[]).filter((f) => f.endsWith("decisions.jsonl"))
+  .flatMap((f) => readFileSync(join(auditDir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>));
+const resumeOf = (r: Custom) => r.status?.resume as { token: string; outcome: string; snapshot?: string; snapshotSha256?: string; policyGeneration?: number } | undefined;
+const generation = async () => ((await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as { metadata: { generation: number } }).metadata.generation;
+
+beforeAll(async () => {
+  await installCrds("crds/");
+  namespace = await createRestrictedNamespace("resume-sidecar");
+  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
+  root = makeTempDir("leviath-resume-");
+  shared = join(root, "shared");
+  mkdirSync(join(root, "work"));
+  mkdirSync(shared);
+  writeFileSync(join(root, "work", "notes.md"), "notes\n");
+  writeFileSync(join(shared, "design.md"), "the design\n");
+  await applyPolicy({ toolPermissions: { shell: "ask" }, security: { taintTracking: true } });
+  op = await startTestOperator();
+  await createAgent(namespace, "reader", { image: TEST_RUNTIME_IMAGE, sandbox: { kind: "none" }, stages: [{ name: "main" }], readPaths: { allow: [shared] } });
+  await createRun(namespace, RUN, { agentRef: { name: "reader" } });
+  // What the kubelet would mount: the run policy the controller pinned.
+  await waitForCustom("runs", namespace, RUN, (r) => r.status?.agent !== undefined, "the Run pinned");
+  const pinned = await testCluster().core.readNamespacedConfigMap({ name: `${RUN}-policy`, namespace });
+  writeFileSync(join(root, "run-policy.json"), pinned.data!["run-policy.json"]!);
+  auditDir = join(root, "audit");
+  sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", testCluster().kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", auditDir]);
+  client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
+}, 120_000);
+
+afterAll(async () => {
+  if (sc) expect(await sc.stop()).toBe(0);
+  await op?.stop();
+  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
+  if (namespace) await deleteNamespace(namespace);
+});
+
+describe("a resumed Run's sidecar", () => {
+  it("switches to the re-resolved grants in place: the refused read is allowed, taint, prompt and audit carry on", async () => {
+    const path = join(shared, "design.md");
+    expect(await client.callTool({ id: "inside", tool: "read_file", args: { path: "notes.md" }, entry: { region: "files", id: "notes" } })).toMatchObject({ decision: "allow", label: "internal", taint: "internal" });
+    expect(await client.callTool({ id: "before", tool: "read_file", args: { path } })).toMatchObject({ decision: "deny", code: "not-granted" });
+    expect(await client.callTool({ id: "held", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask" });
+    await waitForCustom("runs", namespace, RUN, (r) => (r.status?.gateDecisions as Record<string, number> | undefined)?.["read_path"] === 1, "the refused read reported");
+
+    await applyPolicy({ toolPermissions: { shell: "allow" }, security: { taintTracking: true }, readPaths: { perAgent: { [`${namespace}/reader`]: [shared] } } });
+    await kubectl(["annotate", "run", RUN, "-n", namespace, "leviath.dev/resume=after-grant", "--overwrite"]);
+    const resumed = resumeOf(await waitForCustom("runs", namespace, RUN, (r) => resumeOf(r)?.token === "after-grant", "the resume answered"))!;
+    expect(resumed).toMatchObject({ outcome: "Resumed", snapshot: `${RUN}-policy-r01`, policyGeneration: await generation() });
+
+    await waitFor(async () => (sc.stderr().includes("switched to the resumed run's re-resolved read-path grants") ? true : undefined), { timeoutMs: 30_000, description: "the sidecar to switch to the resumed snapshot" });
+    // The context kept its labels across the switch.
+    const taint = await fetch(`${sc.url}/v1/context/taint`, { headers: { authorization: `Bearer ${sc.runtimeToken}` } });
+    expect(await taint.json()).toMatchObject({ tracking: true, level: "internal", regions: [{ region: "files", level: "internal" }] });
+    const after = await client.callTool({ id: "after-1", tool: "read_file", args: { path } });
+    expect(after).toMatchObject({ decision: "allow", label: "private", result: expect.stringContaining("the design") });
+    // The prompt raised before the resume still waits (the resume did not take the loosened shell permission).
+    const approvals = await fetch(`${sc.url}/v1/approvals`, { headers: { authorization: `Bearer ${sc.runtimeToken}` } });
+    expect(((await approvals.json()) as { approvals: { callId: string }[] }).approvals.map((a) => a.callId)).toEqual(["held"]);
+    expect(await client.callTool({ id: "again", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask" });
+
+    const records = decisions();
+    const refused = records.findIndex((r) => r["call_id"] === "before");
+    const switched = records.findIndex((r) => r["decision"] === "resume");
+    expect(refused).toBeGreaterThanOrEqual(0);
+    expect(switched).toBeGreaterThan(refused);
+    expect(records[switched]).toMatchObject({
+      call_id: "resume-1", tool_name: "read_paths", decision_source: "read_path_resume", code: "grants-reresolved", agent_id: RUN, stage: "main",
+      read_paths_resumed: { sequence: 1, policy_generation: resumed.policyGeneration, added: [shared], removed: [], allow_blueprint_read_paths: false },
+    });
+    expect(records.some((r) => r["call_id"] === "after-1" && r["decision"] === "allow")).toBe(true);
+  });
+
+  it("refuses a snapshot, pointed at by the status, that loosens more than the grants", async () => {
+    const base = JSON.parse(readFileSync(join(root, "run-policy.json"), "utf8")) as Record<string, unknown> & { toolPermissions: { ceiling: Record<string, string> }; readPaths: Record<string, unknown> };
+    const wider = { ...base, toolPermissions: { ...base.toolPermissions, ceiling: { shell: "allow" } }, readPaths: { ...base.readPaths, granted: [shared], resumed: { sequence: 2 } } };
+    const text = `${JSON.stringify(wider)}\n`;
+    await testCluster().core.createNamespacedConfigMap({ namespace, body: { metadata: { name: `${RUN}-policy-r02` }, data: { "run-policy.json": text } } });
+    const sha = createHash("sha256").update(text).digest("hex");
+    await kubectl(["patch", "run", RUN, "-n", namespace, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { resume: { snapshot: `${RUN}-policy-r02`, snapshotSha256: sha, sequence: 2 } } })]);
+    await waitFor(async () => (sc.stderr().includes(`resumed snapshot '${RUN}-policy-r02' refused: it changes 'toolPermissions'`) ? true : undefined), { timeoutMs: 20_000, description: "the sidecar to refuse the wider snapshot" });
+    expect(await client.callTool({ id: "still-asks", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask" });
+    expect(decisions().filter((r) => r["decision"] === "resume")).toHaveLength(1);
+  });
+});
