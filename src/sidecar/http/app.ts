@@ -12,6 +12,7 @@ import type { RunSession } from "../core/run-session.ts";
 import { buildRunStatusSnapshot, type RunStatusSnapshot } from "../core/run-status.ts";
 import type { ToolCallService } from "../core/tool-call-service.ts";
 import { registerToolCallRoutes } from "./tool-call-routes.ts";
+import { registerMcpRoutes } from "../mcp/mcp-server.ts";
 
 /** Who may answer prompts over HTTP: a bearer token (standalone), or nobody (a cluster answers with Approvals). */
 export type LocalApprovals = { readonly mode: "token"; readonly token: string } | { readonly mode: "disabled" };
@@ -80,5 +81,6 @@ export function buildSidecarApp(deps: SidecarAppDeps): FastifyInstance {
   app.get("/v1/status", async () => computeStatus(deps));
   registerToolCallRoutes(app, deps);
   registerContextRoutes(app, deps);
+  registerMcpRoutes(app, deps);
   return app;
 }
