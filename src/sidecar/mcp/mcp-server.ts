@@ -40,7 +40,8 @@ async function settle(service: ToolCallService, id: string, first: CallOutcome, 
 }
 
 async function callTool(deps: McpDeps, name: string, args: Record<string, unknown>, signal: AbortSignal, progress: () => Promise<void>): Promise<CallToolResult> {
-  if (!isMcpCallable(name)) return buildTextResult(buildUnavailableMessage(name, deps.service.currentStage().stage.name), true);
+  await deps.service.gateway?.ready();
+  if (!isMcpCallable(name, deps.service.gateway)) return buildTextResult(buildUnavailableMessage(name, deps.service.currentStage().stage.name), true);
   const id = `mcp-${randomUUID()}`;
   const out = await settle(deps.service, id, await deps.service.submit({ id, tool: name, args }), signal, progress);
   // The client left while its call waited on a prompt: nobody reads this answer.
@@ -69,9 +70,10 @@ async function loadServerSdk() {
 function buildServer(sdk: ServerSdk, deps: McpDeps): Server {
   const { CallToolRequestSchema, ListToolsRequestSchema } = sdk;
   const server = new sdk.Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
-  server.setRequestHandler(ListToolsRequestSchema, () => {
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    await deps.service.gateway?.ready();
     const { stage } = deps.service.currentStage();
-    return { tools: listStageTools(deps.service.policy(), stage) };
+    return { tools: listStageTools(deps.service.policy(), stage, deps.service.gateway) };
   });
   server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
     const token = req.params._meta?.progressToken;

@@ -9,6 +9,7 @@ import type { Enforcement } from "../core/enforcement.ts";
 import { RESULT_TOOL } from "../core/run-result.ts";
 import { FILE_TOOL_ARGS, FILE_TOOLS } from "../executors/file-tools.ts";
 import type { RunStage } from "../executors/shell.ts";
+import type { GatewayTool, ToolGateway } from "../core/tool-gateway.ts";
 
 /** `submit_output {output}`: the Run's answer. */
 const SubmitOutputArgsSchema = z.object({ output: z.string() });
@@ -59,16 +60,30 @@ const BUILTIN_TOOLS: ReadonlyMap<string, Tool> = new Map(
   [...BUILTINS].map(([name, e]) => [name, { name, description: e.description, inputSchema: toInputSchema(e.schema), annotations: e.annotations }]),
 );
 
+/**
+ * A gateway tool as listed: upstream's name (prefixed), description and input schema. Its annotations are the
+ * sidecar's, not the server's: a server's `readOnlyHint` is its own claim, and the gate treats the tool as
+ * outbound unless the admin classified it.
+ */
+function toListedGatewayTool(t: GatewayTool): Tool {
+  return {
+    name: t.name, inputSchema: t.tool.inputSchema,
+    ...(t.tool.description === undefined ? {} : { description: t.tool.description }),
+    annotations: { ...(t.tool.annotations?.title === undefined ? {} : { title: t.tool.annotations.title }), openWorldHint: true },
+  };
+}
+
 /** The tools `tools/list` answers with in this stage. */
-export function listStageTools(enf: Enforcement, stage: RunStage): Tool[] {
+export function listStageTools(enf: Enforcement, stage: RunStage, gateway?: ToolGateway): Tool[] {
   const tools: Tool[] = [];
-  for (const [name, tool] of BUILTIN_TOOLS) if (isToolOffered(stage, enf.offeredTools, name)) tools.push(tool);
+  for (const [name, tool] of BUILTIN_TOOLS) if (isToolOffered(stage, enf.offeredTools, name, gateway)) tools.push(tool);
   // `bash` only where the stage spells it out: listing both would offer one tool twice.
   if (stage.availableTools?.includes("bash") === true) tools.push({ ...BUILTIN_TOOLS.get("shell")!, name: "bash" });
+  for (const t of gateway?.tools() ?? []) if (isToolOffered(stage, enf.offeredTools, t.name, gateway)) tools.push(toListedGatewayTool(t));
   return tools;
 }
 
 /** Whether an MCP client may call this tool by name (whether the stage offers it is the core's decision). */
-export function isMcpCallable(tool: string): boolean {
-  return MCP_BUILTIN_TOOLS.has(tool);
+export function isMcpCallable(tool: string, gateway?: ToolGateway): boolean {
+  return MCP_BUILTIN_TOOLS.has(tool) || gateway?.find(tool) !== undefined;
 }
