@@ -65,12 +65,27 @@ function startServer(which: "sidecar" | "floor", tree: SidecarTree, auditDir: st
 /** The decision the sidecar gives one call of `req`, so a row can never time a different path than it names. */
 async function probeDecision(url: string, req: LoadRequest): Promise<string> {
   const res = await fetch(`${url}${req.path}`, { method: "POST", headers: { "content-type": "application/json", ...req.headers }, body: req.body(-1) });
-  return `${res.status} ${(JSON.parse(await res.text()) as { decision?: string }).decision}`;
+  const text = await res.text();
+  if (req.path === MCP_PATH) {
+    // An SSE answer: one `data:` line holding the JSON-RPC response.
+    const r = JSON.parse(/^data: (.*)$/m.exec(text)?.[1] ?? "{}") as { result?: { isError?: boolean } };
+    return `${res.status} ${r.result === undefined ? "no result" : r.result.isError === true ? "isError" : "result"}`;
+  }
+  return `${res.status} ${(JSON.parse(text) as { decision?: string }).decision}`;
 }
+
+/** The MCP endpoint, and what an MCP client sends with every request. */
+const MCP_PATH = "/mcp";
+const MCP_ACCEPT = { accept: "application/json, text/event-stream" };
 
 const KINDS: readonly { name: string; server: "sidecar" | "floor"; expect: string; req: LoadRequest }[] = [
   // A read in the workdir: decided and executed by the sidecar (open, read, label, audit).
   { name: "read_file", server: "sidecar", expect: "200 allow", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"h${i}-${Math.random()}","tool":"read_file","args":{"path":"src/app/lib/core/index.ts"}}` } },
+  // The same read over MCP (tools/call on /mcp, stateless: no initialize, as each request is its own session).
+  {
+    name: "read_file over MCP", server: "sidecar", expect: "200 result",
+    req: { path: MCP_PATH, headers: MCP_ACCEPT, body: (i: number) => `{"jsonrpc":"2.0","id":${i + 2},"method":"tools/call","params":{"name":"read_file","arguments":{"path":"src/app/lib/core/index.ts"}}}` },
+  },
   // An outbound call the runtime executes: permission, target extraction and the taint gate, answered `run`.
   { name: "http_post (run)", server: "sidecar", expect: "200 run", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"p${i}-${Math.random()}","tool":"http_post","args":{"url":"https://hooks.example.com/x"}}` } },
   // The reference: the same request to an empty fastify route (bench/http-floor.ts), so no decision at all.
@@ -94,7 +109,7 @@ async function overHttp(tree: SidecarTree, seconds: number, groups: number, cpu:
   // http_post with a prompt instead of answering `run`.
   for (const kind of KINDS) {
     const sc = await startServer(kind.server, tree, `audit-${kind.name.split(" ")[0]!.replace(/\W/g, "")}`, cpu, nodeArgs);
-    const req: LoadRequest = { ...kind.req, headers: sc.auth };
+    const req: LoadRequest = { ...kind.req, headers: { ...kind.req.headers, ...sc.auth } };
     try {
       sidecarCpus = readCpusAllowed(sc.pid);
       process.stdout.write(`${kind.name}: sidecar pid ${sc.pid} on CPUs ${sidecarCpus}; load generator pid ${process.pid} on CPUs ${readCpusAllowed(process.pid)}\n`);

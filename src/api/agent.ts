@@ -24,7 +24,7 @@ export const UPSTREAM_STAGE_KEYS = [
 ] as const;
 
 /** Stage keys modelled strictly (camelCase in YAML); every other upstream key goes to `runtime`. */
-export const ENFORCED_STAGE_KEYS = ["available_tools", "required_tools", "tool_permissions", "sandbox", "security"] as const;
+export const ENFORCED_STAGE_KEYS = ["available_tools", "available_connectors", "required_tools", "tool_permissions", "sandbox", "security"] as const;
 
 /** Stage keys handed to the runtime verbatim, in upstream's snake_case. */
 export const RUNTIME_STAGE_KEYS: readonly string[] = UPSTREAM_STAGE_KEYS.filter(
@@ -54,6 +54,8 @@ const StageRuntimeSchema = VerbatimSchema.superRefine((runtime, ctx) => {
 export const StageSchema = z.strictObject({
   name: z.string().min(1),
   availableTools: z.array(z.string().min(1)).optional(),
+  /** MCP servers (by their LeviathPolicy name) every tool of which the stage offers, as upstream's `available_connectors`. */
+  availableConnectors: z.array(z.string().min(1)).optional(),
   requiredTools: z.array(z.string().min(1)).optional(),
   toolPermissions: ToolPermissionsSchema.optional(),
   /** Replaces the agent-level block whole when present (no field-by-field inheritance, as upstream). */

@@ -120,6 +120,27 @@ export const NetworkEnforcementSchema = z.strictObject({
 /** The NetworkPolicy enforcement check, as parsed. */
 export type NetworkEnforcementSpec = z.infer<typeof NetworkEnforcementSchema>;
 
+/** An MCP server name: it prefixes its tools (`<server>__<tool>`), so it is kept to the characters a tool name may hold. */
+const MCP_SERVER_NAME = /^[A-Za-z0-9_-]{1,48}$/;
+
+/**
+ * One MCP server the sidecar reaches for the run (upstream's `[[mcp_servers]]`): over streamable HTTP by `url`,
+ * or over stdio by `command`, which runs in the run's sandbox (standalone: a local process confined as `shell`).
+ * `${VAR}` in a header value or an env value is the sidecar's environment variable VAR (in a cluster, filled
+ * from the Secret `secretRef` names); a missing variable is an error, never an empty header.
+ */
+export const McpServerSchema = z.strictObject({
+  name: z.string().regex(MCP_SERVER_NAME, "an MCP server name is 1-48 characters of A-Z a-z 0-9 _ -").describe("Prefixes the server's tools as <name>__<tool>; the key of available_connectors."),
+  url: z.url({ protocol: /^https?$/ }).optional().describe("A streamable HTTP endpoint."),
+  headers: z.record(z.string(), z.string()).optional().describe("HTTP headers sent to the server; ${VAR} is replaced by a variable of the Secret secretRef names."),
+  command: z.string().min(1).optional().describe("A stdio server: the command run in the run's sandbox."),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  secretRef: z.strictObject({ name: z.string().min(1) }).optional().describe("A Secret in the Run's namespace whose keys are the ${VAR} values."),
+}).refine((s) => (s.url === undefined) !== (s.command === undefined), { message: "an MCP server has exactly one of url and command" });
+/** One MCP server as declared. */
+export type McpServer = z.infer<typeof McpServerSchema>;
+
 /** The LeviathPolicy spec: everything that is a ceiling or a grant (upstream's config.toml + policy.toml). */
 export const LeviathPolicySpecSchema = z.strictObject({
   sandbox: PolicySandboxSchema.optional(),
@@ -133,6 +154,7 @@ export const LeviathPolicySpecSchema = z.strictObject({
   limits: PolicyLimitsSchema.default({ interactionTimeoutSeconds: 3600, defaultMaxIterations: 50, shellTimeoutSeconds: 60 }),
   ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false }),
   networkEnforcement: NetworkEnforcementSchema.optional(),
+  mcpServers: z.array(McpServerSchema).refine((s) => new Set(s.map((x) => x.name)).size === s.length, { message: "two MCP servers have the same name" }).default([]).describe("MCP servers every Run reaches through its sidecar, each call taint-gated."),
 });
 /** The LeviathPolicy spec as parsed (defaults applied). */
 export type LeviathPolicySpec = z.infer<typeof LeviathPolicySpecSchema>;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PermissionSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
-import { AllowlistRuleSchema, CelRuleSchema, ToolOverrideSchema } from "./policy.ts";
+import { AllowlistRuleSchema, CelRuleSchema, McpServerSchema, ToolOverrideSchema } from "./policy.ts";
 
 export { RUN_MODES, type RunMode } from "./common.ts";
 
@@ -20,6 +20,7 @@ export const ResolvedSandboxSchema = z.strictObject({
 export const RunStageSchema = z.strictObject({
   name: z.string().min(1),
   availableTools: z.array(z.string()).optional(),
+  availableConnectors: z.array(z.string()).optional(),
   requiredTools: z.array(z.string()).optional(),
   toolPermissions: ToolPermissionsSchema.optional(),
   sandbox: ResolvedSandboxSchema,
@@ -61,6 +62,8 @@ export const RunPolicySchema = z.strictObject({
     rules: z.array(CelRuleSchema),
     toolOverrides: z.record(z.string(), ToolOverrideSchema),
   }),
+  /** The admin's MCP servers the sidecar connects to as the run's gateway. */
+  mcpServers: z.array(McpServerSchema).default([]),
   limits: z.strictObject({
     interactionTimeoutSeconds: z.number().int().min(0),
     shellTimeoutSeconds: z.number().int().min(1),

@@ -10,6 +10,7 @@ import { isSafeRunName } from "../sidecar/storage/audit-writer.ts";
 import { startApprovalWatcher } from "../sidecar/cluster/cluster-approvals.ts";
 import { probeConfinement, type Confinement } from "../sidecar/executors/local-confinement.ts";
 import { createLocalShell } from "../sidecar/executors/local-shell.ts";
+import { createLocalStdioLauncher } from "../sidecar/executors/local-stdio-server.ts";
 import { createPodExecShell } from "../sidecar/executors/pod-exec-shell.ts";
 import { createRunPolicyFileSource, createStandaloneSource, type PolicySource } from "../sidecar/cluster/policy-sources.ts";
 import { AuditChunks } from "../sidecar/storage/audit-chunks.ts";
@@ -214,9 +215,12 @@ function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: Kub
   if (why !== undefined) {
     throw new UsageError(`--shell local needs unshare(1) with PID and mount namespaces (and user namespaces when not root) to confine commands: ${why}`);
   }
-  // Never the sidecar's own environment: commands get a path, a home and a locale, nothing else.
-  const env = { PATH: io.env["PATH"] ?? "/usr/bin:/bin", HOME: io.env["HOME"] ?? ctx.workdir, LANG: "C.UTF-8", TERM: "dumb", TMPDIR: "/tmp" };
-  return () => createLocalShell({ workdir: ctx.workdir, env, confinement: ctx.confinement });
+  return () => createLocalShell({ workdir: ctx.workdir, env: minimalEnv(io, ctx.workdir), confinement: ctx.confinement });
+}
+
+/** Never the sidecar's own environment: local commands and stdio servers get a path, a home and a locale, nothing else. */
+function minimalEnv(io: CliIo, workdir: string): Record<string, string> {
+  return { PATH: io.env["PATH"] ?? "/usr/bin:/bin", HOME: io.env["HOME"] ?? workdir, LANG: "C.UTF-8", TERM: "dumb", TMPDIR: "/tmp" };
 }
 
 function listenFlags(v: Values): { listen: ListenAddress; metricsListen: ListenAddress | undefined } {
@@ -261,6 +265,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
+    gatewayVars: io.env, launchStdio: cluster ? undefined : createLocalStdioLauncher(confinement, minimalEnv(io, workdir)),
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
   if (!started.ok) {
     io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);

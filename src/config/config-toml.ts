@@ -5,7 +5,9 @@ import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.
 /** What config.toml and policy.toml contribute, before the schema checks types. */
 export type PolicyDraft = LeviathPolicySpecInput & Record<string, unknown>;
 
-const KNOWN_TOP = ["taint_tracking", "security", "sandbox", "tool_permissions", "agent_tool_permissions", "agent_read_paths", "limits"];
+const KNOWN_TOP = ["taint_tracking", "security", "sandbox", "tool_permissions", "agent_tool_permissions", "agent_read_paths", "limits", "mcp_servers"];
+/** The keys of one `[[mcp_servers]]` entry (upstream's names; the same in the LeviathPolicy). */
+const MCP_SERVER_KEYS = ["name", "url", "headers", "command", "args", "env"];
 const SECURITY_MAPPED: Record<string, string> = {
   allow_blueprint_permissions: "allowBlueprintPermissions",
   allow_blueprint_safe_commands: "allowBlueprintSafeCommands",
@@ -73,6 +75,23 @@ function mapLimits(sink: Sink, lim: Record<string, unknown>): Record<string, unk
   return limits;
 }
 
+function mapMcpServers(sink: Sink, servers: unknown): unknown[] {
+  if (!Array.isArray(servers)) {
+    sink.issues.push(issueAt(sink.doc, [], "mcp_servers", "mcp_servers must be an array of tables ([[mcp_servers]])"));
+    return [];
+  }
+  return servers.map((entry: unknown, i) => {
+    if (!isTable(entry)) {
+      sink.issues.push(issueAt(sink.doc, [], "mcp_servers", `[[mcp_servers]] entry ${i + 1} must be a table`));
+      return entry;
+    }
+    for (const k of Object.keys(entry)) {
+      if (!MCP_SERVER_KEYS.includes(k)) sink.issues.push(issueAt(sink.doc, [], "mcp_servers", `[[mcp_servers]] entry ${i + 1} has unknown key '${k}' (valid: ${MCP_SERVER_KEYS.join(", ")})`));
+    }
+    return entry;
+  });
+}
+
 /**
  * Map upstream `config.toml` onto a LeviathPolicy draft. Per-agent tables are keyed by the blueprint's name
  * upstream; here they become `namespace/name` with the namespace given. Keys the operator does not use are
@@ -105,6 +124,7 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   }
   if (isTable(d["sandbox"])) draft.sandbox = mapSandboxFloor(sink, d["sandbox"]) as PolicyDraft["sandbox"];
   if (isTable(d["limits"])) draft.limits = mapLimits(sink, d["limits"]) as PolicyDraft["limits"];
+  if ("mcp_servers" in d) draft.mcpServers = mapMcpServers(sink, d["mcp_servers"]) as PolicyDraft["mcpServers"];
   return { draft, issues: sink.issues, warnings: sink.warnings };
 }
 

@@ -72,6 +72,8 @@ export interface SidecarMetrics {
   policyReload(ok: boolean, unixSeconds: number): void;
   auditWriteError(): void;
   shell(executor: ShellExecutorLabel, outcome: ShellOutcome): void;
+  /** Counts a call the MCP gateway carried, by the server's policy name (a closed set: the admin's list). */
+  mcpCall(server: string, outcome: "ok" | "error"): void;
 }
 
 const LATENCY_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
@@ -108,6 +110,7 @@ export function createSidecarMetrics(): SidecarMetrics {
   const lastAt = new Gauge({ name: "leviath_sidecar_policy_last_reload_timestamp_seconds", help: "Unix time of the last run-policy load attempt", registers });
   const auditErrors = new Counter({ name: "leviath_sidecar_audit_write_errors_total", help: "Audit records that could not be written (the call was refused)", registers });
   const shell = new Counter({ name: "leviath_sidecar_shell_commands_total", help: "Shell commands run, by executor and outcome", labelNames: ["executor", "outcome"], registers });
+  const mcpCalls = new Counter({ name: "leviath_sidecar_mcp_gateway_calls_total", help: "Calls carried to the admin's MCP servers after every check allowed them, by server (its LeviathPolicy name) and outcome (ok, error)", labelNames: ["server", "outcome"], registers });
   for (const kind of APPROVAL_KINDS) pending.set({ kind }, 0);
   return {
     registry,
@@ -128,5 +131,6 @@ export function createSidecarMetrics(): SidecarMetrics {
     },
     auditWriteError: () => auditErrors.inc(),
     shell: (executor, outcome) => shell.inc({ executor, outcome }),
+    mcpCall: (server, outcome) => mcpCalls.inc({ server, outcome }),
   };
 }

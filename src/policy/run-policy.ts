@@ -30,6 +30,7 @@ export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: Levia
   const stages = computeEffectiveStages(spec).map((s) => ({
     name: s.name,
     ...(s.availableTools ? { availableTools: s.availableTools } : {}),
+    ...(s.availableConnectors ? { availableConnectors: s.availableConnectors } : {}),
     ...(s.requiredTools ? { requiredTools: s.requiredTools } : {}),
     ...(s.toolPermissions ? { toolPermissions: s.toolPermissions } : {}),
     sandbox: resolveSandbox(policy.sandbox, spec.sandbox, s.sandbox),
@@ -56,6 +57,7 @@ export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: Levia
       rules: [...policy.taint.rules].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
       toolOverrides: policy.taint.toolOverrides,
     },
+    mcpServers: policy.mcpServers,
     limits: {
       interactionTimeoutSeconds: policy.limits.interactionTimeoutSeconds,
       shellTimeoutSeconds: policy.limits.shellTimeoutSeconds,

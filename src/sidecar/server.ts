@@ -23,6 +23,7 @@ import type { RunStatusSnapshot } from "./core/run-status.ts";
 import type { ShellExecutor } from "./executors/shell.ts";
 import { openStateJournal } from "./storage/state-journal.ts";
 import { ToolCallService } from "./core/tool-call-service.ts";
+import { McpGateway, type StdioLauncher } from "./gateway/mcp-gateway.ts";
 
 /** A host and port to listen on (port 0 picks a free one). */
 export interface ListenAddress {
@@ -59,6 +60,10 @@ export interface SidecarServerOptions {
   readonly blueprintRoot?: string | undefined;
   /** Where an allowed `submit_output` is stored (in a cluster: the Run's status and result ConfigMap). */
   readonly result?: ResultSink;
+  /** How stdio MCP servers are started (absent: they cannot be, and their tools are not offered). */
+  readonly launchStdio?: StdioLauncher | undefined;
+  /** Where `${VAR}` in MCP server headers and env come from. */
+  readonly gatewayVars?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A started sidecar. */
@@ -146,7 +151,11 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   };
   const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
   const policy = () => holder.current();
+  // The servers of the policy the run started with: a reload does not connect to new ones mid-run.
+  const gateway = initial.mcpServers.length === 0 ? undefined : new McpGateway({ servers: initial.mcpServers, vars: opts.gatewayVars ?? {}, launchStdio: opts.launchStdio, log });
+  void gateway?.ready();
   const service = new ToolCallService({
+    gateway,
     policy, workdir: realpathSync.native(opts.workdir), fs, session, approvals, audit, metrics,
     shell: opts.shell(policy), log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
     ...(opts.result ? { result: opts.result } : {}),
@@ -179,6 +188,7 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
           service.stop();
           await app.close();
           if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+          await gateway?.close();
           audit.close();
           journal.close();
         })();

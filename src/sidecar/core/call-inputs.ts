@@ -8,6 +8,7 @@ import { classifyBuiltinTool, READ_TOOLS } from "../../policy/classification.ts"
 import { buildLaunchOverrides, canonicalToolName, type PermissionInputs } from "../../policy/permissions.ts";
 import { FILE_TOOL_ARGS, isFileTool } from "../executors/file-tools.ts";
 import type { RunStage } from "../executors/shell.ts";
+import type { ToolGateway } from "./tool-gateway.ts";
 
 /** Tools the sidecar runs in the stage's sandbox. */
 export const SHELL_TOOLS: ReadonlySet<string> = new Set(["shell", "bash"]);
@@ -31,10 +32,15 @@ export function buildPermissionInputs(policy: RunPolicy, stage: RunStage): Omit<
 const MCP_TOOL_NAME = /^[A-Za-z0-9_-]+__[A-Za-z0-9_-]+$/;
 
 /**
- * Whether the stage offers the tool, by exact name: one its `available_tools`/`required_tools` list, or, when it
- * lists none, a name the run offers (`offered`) or an MCP-shaped `server__tool` name.
+ * Whether the stage offers the tool, by exact name: one its `available_tools`/`required_tools` list or a tool
+ * of a server its `available_connectors` names, or, when it lists no tools, a name the run offers (`offered`)
+ * or an MCP-shaped `server__tool` name. A name in a gateway server's namespace is offered only if that server
+ * listed it at start (a later listing never adds one).
  */
-export function isToolOffered(stage: RunStage, offered: ReadonlySet<string>, tool: string): boolean {
+export function isToolOffered(stage: RunStage, offered: ReadonlySet<string>, tool: string, gateway?: ToolGateway): boolean {
+  const fromGateway = gateway?.find(tool);
+  if (gateway?.claims(tool) === true && fromGateway === undefined) return false;
+  if (fromGateway !== undefined && (stage.availableConnectors ?? []).includes(fromGateway.server)) return true;
   if (stage.availableTools !== undefined) return stage.availableTools.includes(tool) || (stage.requiredTools ?? []).includes(tool);
   return offered.has(tool) || (tool.length <= 64 && MCP_TOOL_NAME.test(tool));
 }

@@ -23,6 +23,7 @@ import type { Enforcement } from "./enforcement.ts";
 import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, type FileToolArgs, type PathCheck } from "../executors/file-tools.ts";
 import { CallRecords, type CallRecord } from "./call-records.ts";
 import { DecisionRecorder } from "./decision-recorder.ts";
+import type { ToolGateway } from "./tool-gateway.ts";
 import { buildPermissionPrompt } from "./prompt-text.ts";
 import type { RunSession } from "./run-session.ts";
 import { checkResultSize, extractOutput, RESULT_TOOL, type ResultSink } from "./run-result.ts";
@@ -46,6 +47,8 @@ export interface ToolCallServiceDeps {
   readonly monotonicMs: () => number;
   /** The run's name: the audit's `agent_id`. */
   readonly runName: string;
+  /** The admin's MCP servers (absent: none declared). */
+  readonly gateway?: ToolGateway | undefined;
   /** Where an allowed `submit_output` is stored as the Run's result (absent: nowhere, as before). */
   readonly result?: ResultSink;
   /** Settled calls remembered for retries and waits (oldest forgotten first). */
@@ -97,6 +100,11 @@ export class ToolCallService {
   /** The enforcement in force. */
   policy(): Enforcement {
     return this.#d.policy();
+  }
+
+  /** The admin's MCP servers, if any. */
+  get gateway(): ToolGateway | undefined {
+    return this.#d.gateway;
   }
 
   /** The current stage of the run policy in force. */
@@ -187,7 +195,8 @@ export class ToolCallService {
     const enf = this.#d.policy();
     const rp = enf.runPolicy;
     const { stage } = this.currentStage(enf);
-    if (!isToolOffered(stage, enf.offeredTools, rec.tool)) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
+    if (this.#d.gateway?.claims(rec.tool) === true) await this.#d.gateway.ready();
+    if (!isToolOffered(stage, enf.offeredTools, rec.tool, this.#d.gateway)) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
     if (!rec.permissionDone) {
       const grant = this.#d.session.hasGrant(buildGrantKey(rec.tool, rec.args));
       // Permission only: the gate is evaluated (and audited) below, after the read-path check.
@@ -242,6 +251,11 @@ export class ToolCallService {
       this.#d.metrics.shell(this.#d.shell.label, computeShellOutcome(r));
       const text = buildShellResultText(r, timeoutSeconds);
       return this.#allow(rec, enf, text.text, text.isError, { exitCode: r.exitCode, timedOut: r.timedOut });
+    }
+    if (this.#d.gateway?.find(rec.tool) !== undefined) {
+      const r = await this.#d.gateway.call(rec.tool, rec.args);
+      this.#d.metrics.mcpCall(this.#d.gateway.find(rec.tool)!.server, r.isError ? "error" : "ok");
+      return this.#allow(rec, enf, r.text, r.isError, undefined);
     }
     if (rec.tool === RESULT_TOOL && this.#d.result !== undefined) {
       // Stored before the runtime hears `run`: an answer it was told was handed over is on record.

@@ -14,6 +14,7 @@ import type { ToolCallService } from "../core/tool-call-service.ts";
 import { registerSeedRoutes } from "./seed-routes.ts";
 import { registerToolCallRoutes } from "./tool-call-routes.ts";
 import type { PathFs } from "../../policy/read-paths/index.ts";
+import { registerMcpRoutes } from "../mcp/mcp-server.ts";
 
 /** Who may answer prompts over HTTP: a bearer token (standalone), or nobody (a cluster answers with Approvals). */
 export type LocalApprovals = { readonly mode: "token"; readonly token: string } | { readonly mode: "disabled" };
@@ -85,5 +86,6 @@ export function buildSidecarApp(deps: SidecarAppDeps): FastifyInstance {
   registerToolCallRoutes(app, deps);
   registerContextRoutes(app, deps);
   registerSeedRoutes(app, deps);
+  registerMcpRoutes(app, deps);
   return app;
 }

@@ -1,0 +1,32 @@
+// What the core needs from the MCP gateway (gateway/): which `<server>__<tool>` names it serves, and a call
+// to one. The core decides (permission, gate, audit, label) before it calls; the gateway only carries.
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+
+/** One upstream tool as offered: its dispatched name and the server (by its policy name) it belongs to. */
+export interface GatewayTool {
+  readonly name: string;
+  readonly server: string;
+  readonly tool: Tool;
+}
+
+/** The result of a call the gateway carried: the text for the model, and whether it is an error. */
+export interface GatewayResult {
+  readonly text: string;
+  readonly isError: boolean;
+}
+
+/** The admin's MCP servers, as the core sees them. */
+export interface ToolGateway {
+  /** Resolves once every server was connected to (or failed to be) and its tools listed. */
+  ready(): Promise<void>;
+  /** The tools offered, fixed at the first listing: a server's later list never adds one. */
+  tools(): readonly GatewayTool[];
+  /** The tool of this dispatched name, if offered. */
+  find(name: string): GatewayTool | undefined;
+  /** Whether the name is in a declared server's namespace (`<server>__…`), offered or not. */
+  claims(name: string): boolean;
+  /** Calls the tool upstream. */
+  call(name: string, args: Record<string, unknown>): Promise<GatewayResult>;
+  /** Disconnects every server. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,60 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { repo } from "./run-cli.ts";
+import { makeTempDir } from "./sidecar-harness.ts";
+
+// Runs the walkthrough of docs/mcp.md as written: each ```sh block in order (the `leviath sidecar` one in the
+// background, on a free port), each compared with the ```text block after it.
+const doc = readFileSync(repo("docs/mcp.md"), "utf8");
+const walkthrough = doc.slice(doc.indexOf("## Walkthrough"), doc.indexOf("## For an admin"));
+const blocks = [...walkthrough.matchAll(/```(sh|text)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, body: m[2]! }));
+const demo = makeTempDir("leviath-mcp-doc-");
+const bin = join(demo, ".bin");
+spawnSync("mkdir", ["-p", bin, join(demo, "d")]);
+const inspector = repo("node_modules/@modelcontextprotocol/inspector-cli/build");
+writeFileSync(join(bin, "leviath"), `#!/bin/sh\nexec "${process.execPath}" "${repo("bin/leviath")}" "$@"\n`);
+// inspector-cli 1.0.3 finds its package.json relative to the working directory: run it from its build dir.
+writeFileSync(join(bin, "mcp-inspector-cli"), `#!/bin/sh\ncd "${inspector}" && exec "${process.execPath}" index.js "$@"\n`);
+for (const f of ["leviath", "mcp-inspector-cli"]) chmodSync(join(bin, f), 0o755);
+const PATH = [bin, repo("node_modules/.bin"), join(process.execPath, ".."), process.env["PATH"]].join(":");
+const env: Record<string, string> = { ...(process.env as Record<string, string>), DEMO: join(demo, "d"), PATH };
+let sidecar: ChildProcess | undefined;
+let port = "";
+
+afterAll(async () => {
+  if (sidecar === undefined) return;
+  const exited = new Promise((resolve) => sidecar!.once("exit", (code) => resolve(code)));
+  sidecar.kill("SIGTERM");
+  expect(await exited).toBe(0);
+});
+
+it("runs as written, each output as documented", async () => {
+  expect(blocks.length).toBeGreaterThanOrEqual(8);
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i]!;
+    if (b.lang !== "sh") continue;
+    const script = `cd "$DEMO"\n${b.body.replaceAll("127.0.0.1:8181", `127.0.0.1:${port}`)}`;
+    if (b.body.includes("leviath sidecar")) {
+      sidecar = spawn("bash", ["-c", `cd "$DEMO" && exec ${b.body.trim().replace(/ &$/, "").replace("--listen 127.0.0.1:8181", "--listen 127.0.0.1:0")}`], { env, stdio: ["ignore", "pipe", "pipe"] });
+      port = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        const timer = setTimeout(() => reject(new Error(`no start: ${out}`)), 60_000);
+        sidecar!.stdout!.on("data", (d: Buffer) => {
+          out += d.toString();
+          const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+          if (m !== null && out.includes("approval token file:")) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        });
+      });
+      continue;
+    }
+    const r = spawnSync("bash", ["-c", script], { env, encoding: "utf8", timeout: 120_000 });
+    expect(r.status, `${b.body}\n${r.stderr}`).toBe(0);
+    const next = blocks[i + 1];
+    if (next?.lang === "text") expect(r.stdout.trim()).toBe(next.body.trim());
+  }
+}, 300_000);
