@@ -18,9 +18,6 @@ entry_stage = "survey"
 [read_paths]
 allow = ["~/vault"]
 
-[security]
-taint_tracking = true
-
 [stages.survey]
 mode = "autonomous"
 model = { models = [{ provider = "anthropic", model = "claude-test" }], parameters = { temperature = 0.1, seed = 7 } }
@@ -53,7 +50,8 @@ function makeTree(grant: boolean): Tree {
   mkdirSync(work);
   writeFileSync(join(work, "notes.md"), "ship the docs theme this week\n");
   writeFileSync(join(dir, "home", "vault", "salaries.txt"), "alice 120k\n");
-  writeFileSync(join(dir, "agent.leviath"), AGENT);
+  // Taint tracking with the grant: without it, nothing is stopped at the gate and no person is needed.
+  writeFileSync(join(dir, "agent.leviath"), grant ? AGENT.replace("[stages.survey]", "[security]\ntaint_tracking = true\n\n[stages.survey]") : AGENT);
   writeFileSync(join(dir, "config.toml"), `[tool_permissions]\nsend_email = "allow"\n${grant ? '[agent_read_paths.digest]\nallow = ["~/vault"]\n' : ""}`);
   const imported = leviath(["import", join(dir, "agent.leviath")]);
   expect(imported.status, imported.stderr).toBe(0);
@@ -133,7 +131,10 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     ];
     model = await startScriptedModelServer(script);
     sc = await startSidecar(tree.sidecarArgs, { env: tree.env });
+    const person = startPerson(sc, () => "allowOnce");
     const r = await runAgent(tree, sc, model);
+    person.stop();
+    expect(person.answered).toEqual([]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(model.remaining()).toBe(0);
@@ -144,16 +145,15 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     expect(first["temperature"]).toBe(0.1);
     expect(JSON.stringify(first["messages"])).toContain("Task: Digest the notes.\\n\\nInputs:\\n- ticket: OPS-12");
     expect((first["tools"] as { name: string }[]).map((t) => t.name)).toEqual(["read_file", "list_dir", "send_email", "next_stage"]);
-    expect(toolResults(model, 1).map((b) => b.content)).toEqual(["notes.md\n", "ship the docs theme this week\n"]);
+    expect(toolResults(model, 1).map((b) => b.content)).toEqual(["notes.md", "ship the docs theme this week\n"]);
     const third = model.requests[2]!.body;
     expect(third["system"]).toContain("call submit_output with it. Format: markdown.");
     expect((third["tools"] as { name: string }[]).map((t) => t.name)).toContain("submit_output");
-    // The sidecar: stage 0 then stage 1, the output stored as the run's result.
+    // The sidecar: stage 0 then stage 1 (standalone keeps no result; in a cluster it is the Run's status.result).
     expect(decisions(tree, 0).map((d) => [d["tool_name"], d["decision"]])).toEqual([["list_dir", "allow"], ["read_file", "allow"]]);
     expect(decisions(tree, 1).map((d) => [d["tool_name"], d["decision"]])).toEqual([["submit_output", "allow"]]);
-    const status = await get<{ stage: { name: string }; result?: { bytes: number; stage: string } }>(`${sc.url}/v1/status`);
+    const status = await get<{ stage: { name: string } }>(`${sc.url}/v1/status`);
     expect(status.body.stage.name).toBe("digest");
-    expect(status.body.result).toMatchObject({ bytes: 31, stage: "digest" });
     // The transcript: readable, stage by stage, and no file contents at info.
     expect(r.stdout).toMatch(/\[run\] stage 'survey' \(index 0\): model anthropic\/claude-test, max_iterations 8/);
     expect(r.stdout).toMatch(/\[survey 1\/8\] → read_file \{"path":"notes.md"\}/);
