@@ -1,7 +1,7 @@
 // `leviath sidecar` flags, checked: addresses (the API only on loopback), mode, intervals, paths.
 import { isIP } from "node:net";
 import { RUN_MODES, type RunMode } from "../api/run-policy.ts";
-import { isSafeRunName } from "../sidecar/audit-writer.ts";
+import { isSafeRunName } from "../sidecar/storage/audit-writer.ts";
 import { UsageError } from "./io.ts";
 
 /** The flags `leviath sidecar` accepts. */

@@ -8,20 +8,20 @@ import type { AddressInfo } from "node:net";
 import type { RunMode } from "../api/run-policy.ts";
 import type { Logger } from "../log/logger.ts";
 import { createSidecarMetrics, type SidecarMetrics } from "../metrics/sidecar-metrics.ts";
-import { ApprovalBook } from "./approvals.ts";
-import { buildSidecarApp, computeStatus, type LocalApprovals, type SidecarAppDeps } from "./app.ts";
-import { createAuditTee, type AuditLineSink } from "./audit-tee.ts";
-import { createAuditWriter } from "./audit-writer.ts";
-import { findStageIndex, type Enforcement } from "./enforcement.ts";
-import { PolicyHolder } from "./policy-holder.ts";
-import type { PolicySource } from "./policy-sources.ts";
-import { computeAllowedHosts, type RequestGuard } from "./request-guard.ts";
-import type { ResultSink } from "./run-result.ts";
-import { RunSession } from "./run-session.ts";
-import type { RunStatusSnapshot } from "./run-status.ts";
-import type { ShellExecutor } from "./shell.ts";
-import { openStateJournal } from "./state-journal.ts";
-import { ToolCallService } from "./tool-call-service.ts";
+import { ApprovalBook } from "./core/approvals.ts";
+import { buildSidecarApp, computeStatus, type LocalApprovals, type SidecarAppDeps } from "./http/app.ts";
+import { createAuditTee, type AuditLineSink } from "./storage/audit-tee.ts";
+import { createAuditWriter } from "./storage/audit-writer.ts";
+import { findStageIndex, type Enforcement } from "./core/enforcement.ts";
+import { PolicyHolder } from "./core/policy-holder.ts";
+import type { PolicySource } from "./cluster/policy-sources.ts";
+import { computeAllowedHosts, type RequestGuard } from "./http/request-guard.ts";
+import type { ResultSink } from "./core/run-result.ts";
+import { RunSession } from "./core/run-session.ts";
+import type { RunStatusSnapshot } from "./core/run-status.ts";
+import type { ShellExecutor } from "./executors/shell.ts";
+import { openStateJournal } from "./storage/state-journal.ts";
+import { ToolCallService } from "./core/tool-call-service.ts";
 
 /** A host and port to listen on (port 0 picks a free one). */
 export interface ListenAddress {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
 import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
-import { createSidecarClient } from "../../src/sidecar/client.ts";
+import { createSidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "./harness/index.ts";
 import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";

@@ -1,0 +1,37 @@
+// What an answered, expired or cancelled prompt means for its call (taint-gate spec §5.3, §7): a tool-approval
+// answer grants once, for the stage or for the run, or declines; a gate answer allows once, raises the tool's
+// clearance for the session, or denies with upstream's records and text. Pure: the service applies it.
+import type { ApprovalDecision } from "../../api/approval.ts";
+import type { ApprovalKind, DecisionSourceLabel } from "../../metrics/sidecar-metrics.ts";
+import type { AuditEvent, Clock } from "../../policy/audit.ts";
+import { decidePermissionChoice } from "../../policy/decide-tool-call.ts";
+import { answerGatePrompt, type GatePromptAnswer, type PendingGate } from "../../policy/gate.ts";
+import { buildUserDeclinedMessage } from "../../policy/permissions.ts";
+import type { ApprovalSettlement } from "./approvals.ts";
+import { computeGateSource } from "./call-inputs.ts";
+
+/** What the call does next. */
+export type SettlementAction =
+  | { readonly kind: "stopping" }
+  | { readonly kind: "deny"; readonly code: string; readonly message: string; readonly source: DecisionSourceLabel; readonly events: readonly AuditEvent[] }
+  | { readonly kind: "permission-granted"; readonly scope: "once" | "stage" | "run" }
+  | { readonly kind: "gate-allowed"; readonly events: readonly AuditEvent[]; readonly raise: string | undefined; readonly source: DecisionSourceLabel };
+
+const PERMISSION_INDEX: Readonly<Record<ApprovalDecision, number>> = { allowOnce: 0, allowForStage: 1, allowForRun: 2, deny: 3 };
+// A gate prompt has no stage scope: "allow for this stage" reads as allow once, "for the run" as for the session.
+const GATE_INDEX: Readonly<Record<ApprovalDecision, number>> = { allowOnce: 0, allowForStage: 0, allowForRun: 1, deny: 2 };
+
+/** Decides what a settled prompt means for its call. */
+export function decideSettlement(kind: ApprovalKind, tool: string, s: ApprovalSettlement, pending: PendingGate | undefined, clock: Clock): SettlementAction {
+  if (s.kind === "cancelled") return { kind: "stopping" };
+  if (kind === "tool_approval") {
+    const choice = decidePermissionChoice(s.kind === "answer" ? PERMISSION_INDEX[s.decision] : undefined);
+    if (choice === "decline") return { kind: "deny", code: "approval-declined", message: buildUserDeclinedMessage(tool), source: "user_declined", events: [] };
+    return { kind: "permission-granted", scope: choice === "allow-once" ? "once" : choice === "allow-stage" ? "stage" : "run" };
+  }
+  if (pending === undefined) throw new Error(`a gate prompt for '${tool}' settled without its pending gate`);
+  const answer: GatePromptAnswer = s.kind === "answer" ? { kind: "choice", index: GATE_INDEX[s.decision] } : { kind: "expired" };
+  const out = answerGatePrompt(pending, answer, clock);
+  if (out.kind === "block") return { kind: "deny", code: "gate-denied", message: out.message, source: "user_denied", events: out.events };
+  return { kind: "gate-allowed", events: out.events, raise: out.raiseClearanceOf, source: computeGateSource(out.events) };
+}

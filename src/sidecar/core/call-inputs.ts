@@ -1,0 +1,73 @@
+// What one call is decided from, taken from the run policy and the call: the permission maps, the tool's
+// arguments (upstream's names, checked before any decision), its class for metrics and its grant key.
+import { z } from "zod";
+import type { RunPolicy } from "../../api/run-policy.ts";
+import type { DecisionSourceLabel, ToolClassLabel } from "../../metrics/sidecar-metrics.ts";
+import { decisionSourceKind, type AuditEvent } from "../../policy/audit.ts";
+import { classifyBuiltinTool, READ_TOOLS } from "../../policy/classification.ts";
+import { buildLaunchOverrides, canonicalToolName, type PermissionInputs } from "../../policy/permissions.ts";
+import { FILE_TOOL_ARGS, isFileTool } from "../executors/file-tools.ts";
+import type { RunStage } from "../executors/shell.ts";
+
+/** Tools the sidecar runs in the stage's sandbox. */
+export const SHELL_TOOLS: ReadonlySet<string> = new Set(["shell", "bash"]);
+
+/** `shell {command}`. */
+export const ShellArgsSchema = z.object({ command: z.string().min(1) });
+
+/** The permission maps of a call in a stage (the tool is added by the caller). */
+export function buildPermissionInputs(policy: RunPolicy, stage: RunStage): Omit<PermissionInputs, "tool"> {
+  return {
+    userPermissions: policy.toolPermissions.ceiling,
+    blueprintAgent: policy.toolPermissions.blueprint,
+    ...(stage.toolPermissions ? { blueprintStage: stage.toolPermissions } : {}),
+    allowBlueprintPermissions: policy.toolPermissions.allowBlueprintPermissions,
+    // The yolo wildcard is added by decideToolCall from the mode.
+    launch: buildLaunchOverrides({ yolo: false, allow: policy.launch.allow }),
+  };
+}
+
+/** An MCP tool's dispatched name: `sanitize(server + "__" + tool)`, at most 64 bytes of `[A-Za-z0-9_-]`. */
+const MCP_TOOL_NAME = /^[A-Za-z0-9_-]+__[A-Za-z0-9_-]+$/;
+
+/**
+ * Whether the stage offers the tool, by exact name: one its `available_tools`/`required_tools` list, or, when it
+ * lists none, a name the run offers (`offered`) or an MCP-shaped `server__tool` name.
+ */
+export function isToolOffered(stage: RunStage, offered: ReadonlySet<string>, tool: string): boolean {
+  if (stage.availableTools !== undefined) return stage.availableTools.includes(tool) || (stage.requiredTools ?? []).includes(tool);
+  return offered.has(tool) || (tool.length <= 64 && MCP_TOOL_NAME.test(tool));
+}
+
+/** The arguments checked against the tool's schema; tools the runtime executes take any object. */
+export function parseToolArgs(tool: string, args: Record<string, unknown>): { ok: true; value: Record<string, unknown> } | { ok: false; detail: string } {
+  const schema = isFileTool(tool) ? FILE_TOOL_ARGS[tool] : SHELL_TOOLS.has(tool) ? ShellArgsSchema : undefined;
+  if (schema === undefined) return { ok: true, value: args };
+  const parsed = schema.safeParse(args);
+  if (parsed.success) return { ok: true, value: parsed.data as Record<string, unknown> };
+  const issue = parsed.error.issues[0];
+  return { ok: false, detail: issue === undefined ? "invalid" : `${issue.path.join(".") || "arguments"}: ${issue.message}` };
+}
+
+/** The metric class of a tool: file tools and shell by name, any other tool by its built-in direction. */
+export function computeToolClass(tool: string): ToolClassLabel {
+  if (READ_TOOLS.includes(tool)) return "file_read";
+  if (tool === "write_file" || tool === "edit_file") return "file_write";
+  if (SHELL_TOOLS.has(tool)) return "shell";
+  return classifyBuiltinTool(tool).direction;
+}
+
+/**
+ * What an "allow for this stage/run" answer covers: the tool (any spelling), and for shell the exact command
+ * line (stricter than upstream's per-command keys: a grant for `ls` never covers `ls; rm -rf .`).
+ */
+export function buildGrantKey(tool: string, args: Record<string, unknown>): string {
+  const canonical = canonicalToolName(tool);
+  return canonical === "shell" ? `shell\u0000${String(args["command"])}` : canonical;
+}
+
+/** The decision source of a gate outcome: the kind of its last audit event (`taint_disabled` when none). */
+export function computeGateSource(events: readonly AuditEvent[]): DecisionSourceLabel {
+  const last = events.at(-1);
+  return last === undefined ? "taint_disabled" : decisionSourceKind(last.decision_source);
+}

@@ -1,0 +1,170 @@
+// The calls of one run the service remembers: every pending call (never forgotten) and the settled ones, for
+// retries and waits, within a count and a size budget (the oldest submitted settled call is forgotten first).
+import type { DecisionSourceLabel } from "../../metrics/sidecar-metrics.ts";
+import type { CallOutcome, EntryRef } from "./call-outcomes.ts";
+import { OldestFirst } from "./oldest-first.ts";
+
+/** One call and where its decision stands. */
+export interface CallRecord {
+  readonly id: string;
+  /** Who answered its prompt and why (an Approval's spec.approvedBy and reason), for the decision's audit record. */
+  answeredBy?: { readonly approvedBy?: string | undefined; readonly reason?: string | undefined };
+  /** Order of submission: the oldest settled calls are forgotten first. */
+  readonly seq: number;
+  readonly tool: string;
+  /** A digest of the tool and arguments: a retry must match it; the arguments themselves are dropped once settled. */
+  readonly fingerprint: string;
+  /** The length of the tool and arguments as JSON: what the call counts against the budgets. */
+  readonly size: number;
+  args: Record<string, unknown>;
+  readonly entry: EntryRef;
+  permissionApproved: boolean;
+  permissionDone: boolean;
+  gateDone: boolean;
+  gateSource: DecisionSourceLabel;
+  started: number;
+  response: CallOutcome | undefined;
+  /** The first answer, while it is being worked out (dropped once there is one). */
+  first: Promise<CallOutcome> | undefined;
+  done: boolean;
+  /** Made by the first wait: most calls are never waited on, and thousands are remembered. */
+  waiters: Set<() => void> | undefined;
+  /** The size it counts against the remembered budget once settled: its arguments and its result. */
+  chars: number;
+  /** The client's deadline for the first answer; cleared once it has one (a prompt). */
+  deadline: number | undefined;
+}
+
+/** The default number of settled calls remembered. */
+export const DEFAULT_MAX_RECORDS = 10_000;
+/**
+ * The default budget of the settled calls remembered: 16 Mi code units (a 256 Mi pod holds the process itself,
+ * about 180 MiB resident, and a call's transient copies besides). A `read_file` answer carries the file (up
+ * to the size cap) and a `write_file` call its content, so a count alone would let 10,000 records hold gigabytes.
+ */
+export const DEFAULT_MAX_RECORD_CHARS = 16 * 1024 * 1024;
+/** The default number of calls pending at once: far more than a runtime has in flight or waiting on a person. */
+export const DEFAULT_MAX_PENDING_CALLS = 256;
+/** The default budget of the pending calls' arguments: 16 Mi code units (one request body's worth, at most). */
+export const DEFAULT_MAX_PENDING_CHARS = 16 * 1024 * 1024;
+
+/** What a settled call's record counts besides its result (its digest and fields), in code units. */
+const SETTLED_RECORD_CHARS = 256;
+const SETTLED_ARGS: Record<string, unknown> = Object.freeze({});
+
+function resultChars(response: CallOutcome): number {
+  return response.kind === "allow" ? response.body.result.length : 0;
+}
+
+/** The budgets of the remembered calls (defaults above). */
+export interface CallRecordLimits {
+  readonly maxRecords?: number | undefined;
+  readonly maxRecordChars?: number | undefined;
+  readonly maxPendingCalls?: number | undefined;
+  readonly maxPendingChars?: number | undefined;
+}
+
+/** The remembered calls and their budgets. */
+export class CallRecords {
+  readonly #limits: CallRecordLimits;
+  readonly #calls = new Map<string, CallRecord>();
+  /** The settled calls, apart from the pending ones (which are never forgotten), oldest submitted first. */
+  readonly #finished = new OldestFirst<CallRecord>();
+  #seq = 0;
+  /** The size of the settled calls remembered (`CallRecord.chars` summed). */
+  #settledChars = 0;
+  /** Calls not settled yet, and their fingerprints' size: bounded apart from the settled ones, never forgotten. */
+  #pendingCount = 0;
+  #pendingChars = 0;
+
+  /** Records within these budgets. */
+  constructor(limits: CallRecordLimits) {
+    this.#limits = limits;
+  }
+
+  /** How many calls may be pending at once. */
+  get maxPendingCalls(): number {
+    return this.#limits.maxPendingCalls ?? DEFAULT_MAX_PENDING_CALLS;
+  }
+
+  /** The call with this id, if remembered. */
+  get(id: string): CallRecord | undefined {
+    return this.#calls.get(id);
+  }
+
+  /** The next submission's sequence number. */
+  nextSeq(): number {
+    return this.#seq++;
+  }
+
+  /** Whether one more pending call of this size would pass the pending budget. */
+  pendingFull(chars: number): boolean {
+    const maxChars = this.#limits.maxPendingChars ?? DEFAULT_MAX_PENDING_CHARS;
+    return this.#pendingCount >= this.maxPendingCalls || this.#pendingChars + chars > maxChars;
+  }
+
+  /** Forgets the oldest settled calls until one more fits. */
+  forgetOld(): void {
+    const max = this.#limits.maxRecords ?? DEFAULT_MAX_RECORDS;
+    const maxChars = this.#limits.maxRecordChars ?? DEFAULT_MAX_RECORD_CHARS;
+    while (this.#calls.size >= max || this.#settledChars > maxChars) {
+      const rec = this.#finished.take();
+      if (rec === undefined) return;
+      // An entry can be stale: its call already forgotten, or pending again after it settled.
+      if (rec.done && this.#calls.get(rec.id) === rec) {
+        this.#calls.delete(rec.id);
+        this.#settledChars -= rec.chars;
+        rec.chars = 0;
+      }
+    }
+  }
+
+  /** Remembers a new, pending call. */
+  add(rec: CallRecord): void {
+    this.#calls.set(rec.id, rec);
+    this.#pendingCount++;
+    this.#pendingChars += rec.size;
+  }
+
+  /** Sets a call's answer, moves it between pending and settled, and wakes its waiters. */
+  finish(rec: CallRecord, response: CallOutcome): CallOutcome {
+    const wasDone = rec.done;
+    rec.response = response;
+    rec.done = response.kind !== "ask";
+    rec.first = undefined;
+    // Only a remembered, settled call counts against the budget; one pending again stops counting until it settles.
+    const chars = rec.done && this.#calls.get(rec.id) === rec ? SETTLED_RECORD_CHARS + resultChars(response) : 0;
+    this.#settledChars += chars - rec.chars;
+    rec.chars = chars;
+    if (rec.done && !wasDone) this.#finished.add(rec);
+    if (rec.done !== wasDone) {
+      const sign = rec.done ? -1 : 1;
+      this.#pendingCount += sign;
+      this.#pendingChars += sign * rec.size;
+    }
+    // A settled call needs its arguments no more (its record keeps the digest for retries): do not hold them.
+    if (rec.done) rec.args = SETTLED_ARGS;
+    if (rec.waiters !== undefined) for (const wake of [...rec.waiters]) wake();
+    return response;
+  }
+
+  /** The call's answer once it changes (a prompt answered, a new prompt raised) or after `ms`. */
+  wait(id: string, ms: number): Promise<CallOutcome | undefined> {
+    const rec = this.#calls.get(id);
+    if (rec === undefined || rec.done || ms <= 0) return Promise.resolve(rec?.response);
+    const before = rec.response;
+    return new Promise((resolve) => {
+      const wake = () => {
+        if (rec.response === before && !rec.done) return;
+        clearTimeout(timer);
+        rec.waiters?.delete(wake);
+        resolve(rec.response);
+      };
+      const timer = setTimeout(() => {
+        rec.waiters?.delete(wake);
+        resolve(rec.response);
+      }, ms);
+      (rec.waiters ??= new Set()).add(wake);
+    });
+  }
+}

@@ -1,0 +1,91 @@
+// The run policy in force, and its hot reload: the source is polled, and when its bytes change it is loaded
+// and compiled again. New decisions use a new policy at once; one that fails to load or compile never
+// replaces the last good one, and the failure is logged and counted until a good one arrives.
+import { buildEnforcement, type Enforcement, type EnforcementContext } from "./enforcement.ts";
+import type { PolicySource } from "../cluster/policy-sources.ts";
+
+/** What a holder reports. */
+export interface PolicyHolderHooks {
+  loaded(enf: Enforcement, warnings: readonly string[], initial: boolean): void;
+  failed(error: string): void;
+}
+
+/** A load attempt's outcome. */
+export type ReloadResult = "unchanged" | "reloaded" | "failed";
+
+/** The current enforcement, reloaded from its source when the source changes. */
+export class PolicyHolder {
+  readonly #source: PolicySource;
+  readonly #ctx: EnforcementContext;
+  readonly #hooks: PolicyHolderHooks;
+  #current: Enforcement;
+  #fingerprint: string;
+  #lastError: string | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  private constructor(source: PolicySource, ctx: EnforcementContext, hooks: PolicyHolderHooks, current: Enforcement, fingerprint: string) {
+    this.#source = source;
+    this.#ctx = ctx;
+    this.#hooks = hooks;
+    this.#current = current;
+    this.#fingerprint = fingerprint;
+  }
+
+  /** Loads the first policy; failing here is failing to start, with the error naming the entry. */
+  static open(source: PolicySource, ctx: EnforcementContext, hooks: PolicyHolderHooks): { ok: true; holder: PolicyHolder } | { ok: false; error: string } {
+    const fingerprint = source.fingerprint();
+    const built = PolicyHolder.#build(source, ctx);
+    if (!built.ok) return built;
+    const holder = new PolicyHolder(source, ctx, hooks, built.value, fingerprint);
+    hooks.loaded(built.value, built.warnings, true);
+    return { ok: true, holder };
+  }
+
+  static #build(source: PolicySource, ctx: EnforcementContext): { ok: true; value: Enforcement; warnings: string[] } | { ok: false; error: string } {
+    const loaded = source.load();
+    if (!loaded.ok) return loaded;
+    const enf = buildEnforcement(loaded.value, ctx);
+    if (!enf.ok) return { ok: false, error: `${source.description}: ${enf.error}` };
+    return { ok: true, value: enf.value, warnings: [...loaded.warnings, ...enf.value.warnings] };
+  }
+
+  /** The policy in force. */
+  current(): Enforcement {
+    return this.#current;
+  }
+
+  /** The error of the last failed load, while the last good policy is still in force. */
+  get lastError(): string | undefined {
+    return this.#lastError;
+  }
+
+  /** Reloads when the source changed. */
+  check(): ReloadResult {
+    const fingerprint = this.#source.fingerprint();
+    if (fingerprint === this.#fingerprint) return "unchanged";
+    this.#fingerprint = fingerprint;
+    const built = PolicyHolder.#build(this.#source, this.#ctx);
+    if (!built.ok) {
+      this.#lastError = built.error;
+      this.#hooks.failed(built.error);
+      return "failed";
+    }
+    this.#current = built.value;
+    this.#lastError = undefined;
+    this.#hooks.loaded(built.value, built.warnings, false);
+    return "reloaded";
+  }
+
+  /** Polls the source every `intervalMs`. */
+  watch(intervalMs: number): void {
+    this.stop();
+    this.#timer = setInterval(() => this.check(), intervalMs);
+    this.#timer.unref();
+  }
+
+  /** Stops polling. */
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}

@@ -1,0 +1,76 @@
+// The Run's result: what `submit_output` hands over once every check allowed it. Small outputs go inline in the
+// Run's status, larger ones to a ConfigMap owned by the Run, and beyond a hard bound the call is refused (upstream
+// cuts the answer at 256 KiB and flags it `truncated`; a cut answer is a different answer, so we refuse instead).
+// A refused or failed submit_output stores nothing: the result is kept only after it is stored.
+import { createHash } from "node:crypto";
+import { MAX_INLINE_RESULT_BYTES, MAX_RESULT_BYTES, type RunResult } from "../../api/status.ts";
+
+/** The tool whose allowed call becomes the Run's result. */
+export const RESULT_TOOL = "submit_output";
+
+/** The key of the result ConfigMap that holds the output. */
+export const RESULT_KEY = "result";
+
+/** The output text of a `submit_output` call: `output` as written, or its JSON when it is not a string. */
+export function extractOutput(args: Record<string, unknown>): string {
+  const output = args["output"];
+  if (typeof output === "string") return output;
+  return JSON.stringify(output ?? args);
+}
+
+/** The refusal text of an output over the bound, or undefined when it fits. */
+export function checkResultSize(tool: string, args: Record<string, unknown>): string | undefined {
+  if (tool !== RESULT_TOOL) return undefined;
+  const bytes = Buffer.byteLength(extractOutput(args), "utf8");
+  if (bytes <= MAX_RESULT_BYTES) return undefined;
+  return `[error] Tool '${tool}' was not run: the output is ${bytes} bytes and a Run's result holds at most ${MAX_RESULT_BYTES}; write the large parts to files in the workdir and submit a shorter answer.`;
+}
+
+/** One result to store. */
+export interface ResultInput {
+  readonly output: string;
+  readonly callId: string;
+  readonly stage: string;
+}
+
+/** Where the result is kept: inline, or in the named ConfigMap (the text that goes there). */
+export interface PlannedResult {
+  readonly status: RunResult;
+  /** Set when the output goes to a ConfigMap: its text. */
+  readonly external?: string;
+}
+
+/** Plans where a result goes; `configMapName` is the Run's result ConfigMap. */
+export function planResult(input: ResultInput, configMapName: string): PlannedResult {
+  const bytes = Buffer.byteLength(input.output, "utf8");
+  const sha256 = createHash("sha256").update(input.output, "utf8").digest("hex");
+  const meta = { bytes, sha256, callId: input.callId, stage: input.stage };
+  if (bytes <= MAX_INLINE_RESULT_BYTES) return { status: { inline: input.output, ...meta } };
+  return { status: { configMapName, ...meta }, external: input.output };
+}
+
+/** Stores a result; `ok: false` (with why) when it could not be, and then nothing counts as stored. */
+export interface ResultSink {
+  store(input: ResultInput): Promise<{ ok: true } | { ok: false; message: string }>;
+  /** The stored result's reference, for `/v1/status` and the Run status. */
+  current(): RunResult | undefined;
+}
+
+/** A sink that keeps the result in memory and hands larger ones to `writeExternal` (a ConfigMap, a file). */
+export function createResultSink(configMapName: string, writeExternal: (text: string) => Promise<void>): ResultSink {
+  let stored: RunResult | undefined;
+  return {
+    async store(input) {
+      const plan = planResult(input, configMapName);
+      try {
+        if (plan.external !== undefined) await writeExternal(plan.external);
+      } catch (err) {
+        return { ok: false, message: (err as Error).message };
+      }
+      // The last allowed submit_output is the result, as upstream keeps one answer per run.
+      stored = plan.status;
+      return { ok: true };
+    },
+    current: () => stored,
+  };
+}

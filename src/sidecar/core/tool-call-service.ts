@@ -1,0 +1,326 @@
+// The enforcement point (DESIGN.md §4): every tool call is decided here, permission first, then read paths,
+// then the taint gate; a call runs only if all three allow. File tools and shell are executed here; other
+// tools get `run` and the runtime reports their result, which is labelled here. Prompts wait in the
+// approval book; their answers continue the call where it stopped.
+import { createHash } from "node:crypto";
+import type { ApprovalDecision } from "../../api/approval.ts";
+import type { RunResult } from "../../api/status.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { ApprovalKind, DecisionSourceLabel, SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
+import { lookupResultLabel } from "../../policy/classification.ts";
+import { decideToolCall } from "../../policy/decide-tool-call.ts";
+import { evaluateGate, type GateInput, type PendingGate } from "../../policy/gate.ts";
+import type { PathFs } from "../../policy/read-paths/index.ts";
+import { extractTarget } from "../../policy/targets.ts";
+import { decideSettlement } from "./approval-settlement.ts";
+import type { ApprovalBook, ApprovalSettlement } from "./approvals.ts";
+import type { AuditSink } from "../storage/audit-writer.ts";
+import { buildGrantKey, buildPermissionInputs, computeGateSource, isToolOffered, parseToolArgs, SHELL_TOOLS } from "./call-inputs.ts";
+import {
+  buildAuditFailedMessage, buildDeny, buildGaveUpMessage, buildPendingFullMessage, buildInvalidArgumentsMessage, buildStoppingMessage, buildUnavailableMessage, type CallOutcome, type EntryRef, type RefusalKind,
+} from "./call-outcomes.ts";
+import type { Enforcement } from "./enforcement.ts";
+import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, type FileToolArgs, type PathCheck } from "../executors/file-tools.ts";
+import { CallRecords, type CallRecord } from "./call-records.ts";
+import { DecisionRecorder } from "./decision-recorder.ts";
+import { buildPermissionPrompt } from "./prompt-text.ts";
+import type { RunSession } from "./run-session.ts";
+import { checkResultSize, extractOutput, RESULT_TOOL, type ResultSink } from "./run-result.ts";
+import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "../executors/shell.ts";
+
+/** What the service needs from the outside world. */
+export interface ToolCallServiceDeps {
+  readonly policy: () => Enforcement;
+  /** The canonical workdir. */
+  readonly workdir: string;
+  readonly fs: PathFs;
+  readonly session: RunSession;
+  readonly approvals: ApprovalBook;
+  readonly audit: AuditSink;
+  readonly metrics: SidecarMetrics;
+  readonly shell: ShellExecutor;
+  readonly log: Logger;
+  /** Milliseconds since the epoch. */
+  readonly clock: () => number;
+  /** A monotonic clock in milliseconds (latency). */
+  readonly monotonicMs: () => number;
+  /** The run's name: the audit's `agent_id`. */
+  readonly runName: string;
+  /** Where an allowed `submit_output` is stored as the Run's result (absent: nowhere, as before). */
+  readonly result?: ResultSink;
+  /** Settled calls remembered for retries and waits (oldest forgotten first). */
+  readonly maxRecords?: number;
+  /** What the settled calls remembered may hold, arguments and results together, in UTF-16 code units (about bytes). */
+  readonly maxRecordChars?: number;
+  /** How many calls may be pending (being decided, executed or waiting on a prompt) at once. */
+  readonly maxPendingCalls?: number;
+  /** What the pending calls may hold together (their arguments), in UTF-16 code units. */
+  readonly maxPendingChars?: number;
+}
+
+/** One call as the runtime sends it. */
+export interface ToolCallRequest {
+  readonly id: string;
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly entry?: EntryRef | undefined;
+  /** Milliseconds since the epoch after which the client no longer waits (and was told the call did not run). */
+  readonly deadline?: number | undefined;
+}
+
+/** The default region of a tool result in the runtime's context. */
+export const DEFAULT_RESULT_REGION = "conversation";
+
+/** Decides, executes and remembers the tool calls of one run. */
+export class ToolCallService {
+  readonly #d: ToolCallServiceDeps;
+  readonly #calls: CallRecords;
+  readonly #record: DecisionRecorder;
+
+  /** A service over its dependencies. */
+  constructor(deps: ToolCallServiceDeps) {
+    this.#d = deps;
+    this.#calls = new CallRecords(deps);
+    this.#record = new DecisionRecorder({ ...deps, currentStage: (enf) => this.currentStage(enf) });
+  }
+
+  /** The Run's result, once an allowed `submit_output` was stored. */
+  get result(): RunResult | undefined {
+    return this.#d.result?.current();
+  }
+
+  /** Counts of decisions by source since the sidecar started. */
+  get decisionCounts(): ReadonlyMap<DecisionSourceLabel, number> {
+    return this.#record.counts;
+  }
+
+  /** The enforcement in force. */
+  policy(): Enforcement {
+    return this.#d.policy();
+  }
+
+  /** The current stage of the run policy in force. */
+  currentStage(enf: Enforcement = this.#d.policy()): { index: number; stage: RunStage } {
+    const stages = enf.runPolicy.stages;
+    const index = Math.min(this.#d.session.stageIndex, stages.length - 1);
+    return { index, stage: stages[index]! };
+  }
+
+  /** Decides (and for file tools and shell, executes) one call. A retried id returns the call's current answer. */
+  async submit(req: ToolCallRequest): Promise<CallOutcome> {
+    const json = JSON.stringify([req.tool, req.args]);
+    const fingerprint = createHash("sha256").update(json).digest("base64");
+    const existing = this.#calls.get(req.id);
+    if (existing !== undefined) {
+      if (existing.fingerprint !== fingerprint) return buildDeny(req.id, req.tool, "duplicate-call-id", `[error] call id '${req.id}' was already used for another call`, "conflict");
+      if (existing.response !== undefined) return existing.response;
+      // Still being decided or executed: the retry gets the same answer, and nothing runs twice.
+      if (existing.first !== undefined) return existing.first;
+    }
+    this.#calls.forgetOld();
+    const full = this.#calls.pendingFull(json.length);
+    const parsed = parseToolArgs(req.tool, req.args);
+    const rec: CallRecord = {
+      id: req.id, seq: this.#calls.nextSeq(), tool: req.tool, fingerprint, size: json.length, args: parsed.ok ? parsed.value : req.args,
+      entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
+      permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
+      started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
+      deadline: req.deadline,
+    };
+    this.#calls.add(rec);
+    if (full) return this.#deny(rec, "pending-full", buildPendingFullMessage(rec.tool, this.#calls.maxPendingCalls), "pending_full", "unavailable");
+    if (this.#pastDeadline(rec)) return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
+    if (!parsed.ok) return this.#deny(rec, "invalid-arguments", buildInvalidArgumentsMessage(req.tool, parsed.detail), "invalid_arguments", "invalid");
+    const tooLarge = checkResultSize(req.tool, parsed.value);
+    if (tooLarge !== undefined) return this.#deny(rec, "result-too-large", tooLarge, "invalid_arguments", "invalid");
+    const first = this.#advance(rec);
+    if (rec.response === undefined) rec.first = first;
+    return first;
+  }
+
+  /** The current answer of a call. */
+  get(id: string): CallOutcome | undefined {
+    return this.#calls.get(id)?.response;
+  }
+
+  /** The call's answer once it changes (a prompt answered, a new prompt raised) or after `ms`. */
+  wait(id: string, ms: number): Promise<CallOutcome | undefined> {
+    return this.#calls.wait(id, ms);
+  }
+
+  /** Answers a pending prompt; false when none has this id. */
+  answer(approvalId: string, decision: ApprovalDecision, reason?: string, approvedBy?: string): boolean {
+    return this.#d.approvals.answer(approvalId, decision, reason, approvedBy);
+  }
+
+  /** Labels the result the runtime reports for a call decided `run`. */
+  reportResult(id: string, entry: EntryRef | undefined): { ok: true; entry: EntryRef; label: ReturnType<typeof lookupResultLabel> } | { ok: false; reason: "unknown-call" | "not-run"; message: string } {
+    const rec = this.#calls.get(id);
+    if (rec === undefined) return { ok: false, reason: "unknown-call", message: `no tool call '${id}'` };
+    if (rec.response?.body.decision !== "run") return { ok: false, reason: "not-run", message: `tool call '${id}' was not decided 'run'` };
+    const where = entry ?? rec.entry;
+    const label = this.#d.session.label(where.region, where.id, lookupResultLabel(this.#d.policy().resultLabels, rec.tool));
+    this.#taintChanged();
+    return { ok: true, entry: where, label };
+  }
+
+  /** Publishes the context taint (after any label or eviction). */
+  #taintChanged(): void {
+    this.#d.metrics.taint(this.#d.session.context.level(), this.#d.policy().runPolicy.taint.tracking);
+  }
+
+  /** Refuses every pending call: the sidecar is stopping. */
+  stop(): void {
+    this.#d.approvals.cancelAll();
+  }
+
+  #gateInput(enf: Enforcement, rec: CallRecord, tracking: boolean): GateInput {
+    const rp = enf.runPolicy;
+    return {
+      taintTracking: tracking, agentId: this.#d.runName, callId: rec.id, tool: rec.tool,
+      target: extractTarget(rec.tool, rec.args), context: this.#d.session.context, policy: enf.gatePolicy,
+      mode: enf.mode, sessionRaises: this.#d.session.raises, promptTimeoutSeconds: rp.limits.interactionTimeoutSeconds, clock: this.#d.clock,
+    };
+  }
+
+  async #advance(rec: CallRecord): Promise<CallOutcome> {
+    const enf = this.#d.policy();
+    const rp = enf.runPolicy;
+    const { stage } = this.currentStage(enf);
+    if (!isToolOffered(stage, enf.offeredTools, rec.tool)) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
+    if (!rec.permissionDone) {
+      const grant = this.#d.session.hasGrant(buildGrantKey(rec.tool, rec.args));
+      // Permission only: the gate is evaluated (and audited) below, after the read-path check.
+      const d = decideToolCall({ gate: this.#gateInput(enf, rec, false), permissions: buildPermissionInputs(rp, stage), permissionApproved: rec.permissionApproved || grant });
+      if (d.kind === "refuse") {
+        const denied = d.reason === "permission-denied";
+        return this.#deny(rec, denied ? "permission-denied" : "approval-unavailable", d.message, denied ? "permission_deny" : "approval_unavailable");
+      }
+      if (d.kind === "ask-permission") {
+        return this.#ask(rec, "tool_approval", `tool-${rec.id}`, buildPermissionPrompt(rec.tool, rec.args), d.prompt.options, d.prompt.timeoutSeconds, undefined);
+      }
+      rec.permissionDone = true;
+    }
+    let checks: PathCheck[] | undefined;
+    if (isFileTool(rec.tool)) {
+      checks = checkFilePaths(rec.tool, rec.args as FileToolArgs[typeof rec.tool], { workdir: this.#d.workdir, policy: enf.readPolicy, fs: this.#d.fs });
+      const refusal = findCallRefusal(checks);
+      if (refusal !== undefined) return this.#deny(rec, refusal.code, refusal.message, refusal.source);
+    }
+    if (!rec.gateDone) {
+      const out = evaluateGate(this.#gateInput(enf, rec, rp.taint.tracking));
+      for (const d of out.ruleDiagnostics) this.#d.log.warn({ callId: rec.id, rule: d.rule, kind: d.kind }, d.message);
+      if (!this.#record.gate(out.events)) return this.#deny(rec, "audit-failed", buildAuditFailedMessage(rec.tool), "audit_failed", "unavailable");
+      if (out.kind === "block") return this.#deny(rec, "gate-blocked", out.message, "auto_block");
+      if (out.kind === "prompt") return this.#ask(rec, "taint_gate", out.prompt.requestId, out.prompt.text, out.prompt.options, out.prompt.timeoutSeconds, out.pending);
+      rec.gateDone = true;
+      const source = computeGateSource(out.events);
+      rec.gateSource = rec.permissionApproved && (source === "auto_allow" || source === "taint_disabled") ? "user_approved" : source;
+    }
+    return this.#execute(rec, enf, stage, checks);
+  }
+
+  /** Whether the client already gave up on the call's first answer (the sidecar was stopped or slow). */
+  #pastDeadline(rec: CallRecord): boolean {
+    return rec.deadline !== undefined && this.#d.clock() > rec.deadline;
+  }
+
+  async #execute(rec: CallRecord, enf: Enforcement, stage: RunStage, checks: PathCheck[] | undefined): Promise<CallOutcome> {
+    // Checked again right before anything runs: the sidecar may have been stopped (SIGSTOP) since the call came in.
+    if (this.#pastDeadline(rec)) return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
+    const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
+    if (checks !== undefined && isFileTool(rec.tool)) {
+      const outcome = executeFileTool(rec.tool, rec.args as FileToolArgs[typeof rec.tool], checks);
+      if (outcome.kind === "refused") return this.#deny(rec, outcome.refusal.code, outcome.refusal.message, outcome.refusal.source);
+      if (!this.#record.decided(rec, "allow", rec.gateSource, undefined, seconds)) return this.#auditFailed(rec);
+      return this.#allow(rec, enf, outcome.result, outcome.isError, undefined);
+    }
+    if (!this.#record.decided(rec, "allow", rec.gateSource, undefined, seconds)) return this.#auditFailed(rec);
+    if (SHELL_TOOLS.has(rec.tool)) {
+      const timeoutSeconds = enf.runPolicy.limits.shellTimeoutSeconds;
+      const r = await this.#d.shell.run({ command: String(rec.args["command"]), timeoutSeconds, stage });
+      this.#d.metrics.shell(this.#d.shell.label, computeShellOutcome(r));
+      const text = buildShellResultText(r, timeoutSeconds);
+      return this.#allow(rec, enf, text.text, text.isError, { exitCode: r.exitCode, timedOut: r.timedOut });
+    }
+    if (rec.tool === RESULT_TOOL && this.#d.result !== undefined) {
+      // Stored before the runtime hears `run`: an answer it was told was handed over is on record.
+      const stored = await this.#d.result.store({ output: extractOutput(rec.args), callId: rec.id, stage: stage.name });
+      if (!stored.ok) {
+        this.#d.log.error({ callId: rec.id, err: stored.message }, "result could not be stored");
+        return this.#deny(rec, "result-not-stored", `[error] Tool '${rec.tool}' was not run: its output could not be stored.`, "audit_failed", "unavailable");
+      }
+    }
+    const target = extractTarget(rec.tool, rec.args);
+    return this.#finish(rec, { kind: "run", body: { id: rec.id, tool: rec.tool, decision: "run", ...(target === undefined ? {} : { target }) } });
+  }
+
+  #allow(rec: CallRecord, enf: Enforcement, result: string, isError: boolean, shell: { exitCode: number | null; timedOut: boolean } | undefined): CallOutcome {
+    const label = this.#d.session.label(rec.entry.region, rec.entry.id, lookupResultLabel(enf.resultLabels, rec.tool));
+    this.#taintChanged();
+    const body = { id: rec.id, tool: rec.tool, decision: "allow" as const, result, isError, entry: rec.entry, label, taint: this.#d.session.context.level(), ...(shell ? { shell } : {}) };
+    return this.#finish(rec, { kind: "allow", body });
+  }
+
+  #ask(rec: CallRecord, kind: ApprovalKind, id: string, prompt: string, options: readonly string[], timeoutSeconds: number | undefined, pending: PendingGate | undefined): CallOutcome {
+    const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
+    // The client hears "ask" now and then waits; the deadline of its first request is over.
+    rec.deadline = undefined;
+    this.#record.decided(rec, "ask", kind === "taint_gate" ? "auto_block" : "permission_ask", undefined, seconds);
+    const { stage } = this.currentStage();
+    const approval = this.#d.approvals.raise({ id, kind, callId: rec.id, tool: rec.tool, stage: stage.name, prompt, options }, timeoutSeconds, (s, waited) => {
+      const outcome = s.kind === "expired" ? "expired" : s.kind === "answer" && s.decision !== "deny" ? "allowed" : "denied";
+      if (s.kind !== "cancelled") this.#d.metrics.approvalAnswered(kind, outcome, waited);
+      // Continue outside the answering call: the answer endpoint returns at once.
+      queueMicrotask(() => void this.#settled(rec, kind, s, pending));
+    });
+    return this.#finish(rec, { kind: "ask", body: { id: rec.id, tool: rec.tool, decision: "ask", approval } });
+  }
+
+  async #settled(rec: CallRecord, kind: ApprovalKind, s: ApprovalSettlement, pending: PendingGate | undefined): Promise<void> {
+    rec.started = this.#d.monotonicMs();
+    if (s.kind === "answer") rec.answeredBy = { approvedBy: s.approvedBy, reason: s.reason };
+    const action = decideSettlement(kind, rec.tool, s, pending, this.#d.clock);
+    if (action.kind === "stopping") {
+      this.#finish(rec, buildDeny(rec.id, rec.tool, "sidecar-stopping", buildStoppingMessage(rec.tool), "unavailable"));
+      return;
+    }
+    if (action.kind === "permission-granted") {
+      const key = buildGrantKey(rec.tool, rec.args);
+      // The approval is on record before the journal keeps it: a restart honours only an audited grant.
+      if (action.scope === "run" && !this.#record.runGrant(rec, key)) {
+        this.#auditFailed(rec);
+        return;
+      }
+      if (action.scope !== "once") this.#d.session.grant(key, action.scope, rec.id);
+      rec.permissionApproved = true;
+      await this.#advance(rec);
+      return;
+    }
+    if (!this.#record.gate(action.events)) {
+      this.#deny(rec, "audit-failed", buildAuditFailedMessage(rec.tool), "audit_failed", "unavailable");
+      return;
+    }
+    if (action.kind === "deny") {
+      this.#deny(rec, action.code, action.message, action.source);
+      return;
+    }
+    if (action.raise !== undefined) this.#d.session.addRaise(action.raise);
+    rec.gateDone = true;
+    rec.gateSource = action.source;
+    await this.#advance(rec);
+  }
+
+  #auditFailed(rec: CallRecord): CallOutcome {
+    return this.#finish(rec, buildDeny(rec.id, rec.tool, "audit-failed", buildAuditFailedMessage(rec.tool), "unavailable"));
+  }
+
+  #deny(rec: CallRecord, code: string, message: string, source: DecisionSourceLabel, refusal: RefusalKind = "refused"): CallOutcome {
+    this.#record.decided(rec, "deny", source, code, (this.#d.monotonicMs() - rec.started) / 1000);
+    return this.#finish(rec, buildDeny(rec.id, rec.tool, code, message, refusal));
+  }
+
+  #finish(rec: CallRecord, response: CallOutcome): CallOutcome {
+    return this.#calls.finish(rec, response);
+  }
+}

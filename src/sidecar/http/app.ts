@@ -1,0 +1,86 @@
+// The sidecar's HTTP API as a fastify app that never listens (the server module does): JSON in and out under
+// `/v1`, request bodies capped, and every refusal a 4xx/5xx with `{decision: "deny", code, message}`.
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
+import type { Logger } from "../../log/logger.ts";
+import type { SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
+import type { ApprovalBook } from "../core/approvals.ts";
+import { registerContextRoutes } from "./context-routes.ts";
+import type { Enforcement } from "../core/enforcement.ts";
+import { MAX_REQUEST_BODY_BYTES } from "./http-schemas.ts";
+import { installRequestGuard, type RequestGuard } from "./request-guard.ts";
+import type { RunSession } from "../core/run-session.ts";
+import { buildRunStatusSnapshot, type RunStatusSnapshot } from "../core/run-status.ts";
+import type { ToolCallService } from "../core/tool-call-service.ts";
+import { registerToolCallRoutes } from "./tool-call-routes.ts";
+import { registerMcpRoutes } from "../mcp/mcp-server.ts";
+
+/** Who may answer prompts over HTTP: a bearer token (standalone), or nobody (a cluster answers with Approvals). */
+export type LocalApprovals = { readonly mode: "token"; readonly token: string } | { readonly mode: "disabled" };
+
+/** What the routes work with. */
+export interface SidecarAppDeps {
+  readonly service: ToolCallService;
+  readonly session: RunSession;
+  readonly approvals: ApprovalBook;
+  readonly policy: { current(): Enforcement; readonly lastError: string | undefined };
+  readonly metrics: SidecarMetrics;
+  readonly log: Logger;
+  readonly localApprovals: LocalApprovals;
+  readonly runName: string;
+  /** Who may talk to the API at all (Host, browsers, the runtime secret). */
+  readonly guard: RequestGuard;
+}
+
+/** The snapshot served on `/v1/status` (and written to the Run's status in a cluster). */
+export function computeStatus(deps: SidecarAppDeps): RunStatusSnapshot {
+  const enf = deps.policy.current();
+  const { index, stage } = deps.service.currentStage(enf);
+  return buildRunStatusSnapshot({
+    run: deps.runName,
+    agent: enf.runPolicy.agent.key,
+    mode: enf.mode,
+    stage: { index, name: stage.name },
+    tracking: enf.runPolicy.taint.tracking,
+    level: deps.session.context.level(),
+    counts: deps.service.decisionCounts,
+    pending: deps.approvals.list(),
+    policyError: deps.policy.lastError,
+    result: deps.service.result,
+  });
+}
+
+/** A refusal body for errors raised before a route ran (bad JSON, a body over the cap). */
+function errorBody(code: string, message: string) {
+  return { decision: "deny" as const, code, message };
+}
+
+/** Builds the app; call `listen` on it elsewhere (or `inject` in tests). */
+export function buildSidecarApp(deps: SidecarAppDeps): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    // Decisions are logged by the service, with the call id; per-request lines would only repeat them.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: MAX_REQUEST_BODY_BYTES,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  });
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
+    if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      return reply.code(413).send(errorBody("request-too-large", `request body exceeded ${MAX_REQUEST_BODY_BYTES / 1024 / 1024} MiB`));
+    }
+    if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.code(err.statusCode).send(errorBody("invalid-request", err.message));
+    }
+    deps.log.error({ err }, "request failed");
+    // A bug must never read as an allow: the client sees a 500 refusal.
+    return reply.code(500).send(errorBody("internal-error", "the sidecar failed to decide this request"));
+  });
+  installRequestGuard(app, deps.guard);
+  app.setNotFoundHandler((req, reply) => reply.code(404).send(errorBody("not-found", `no route ${req.method} ${req.url}`)));
+  app.get("/v1/healthz", async () => ({ status: "ok", policy: deps.policy.lastError === undefined ? { ok: true } : { ok: false, error: deps.policy.lastError } }));
+  app.get("/v1/status", async () => computeStatus(deps));
+  registerToolCallRoutes(app, deps);
+  registerContextRoutes(app, deps);
+  registerMcpRoutes(app, deps);
+  return app;
+}

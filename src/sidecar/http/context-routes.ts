@@ -1,0 +1,80 @@
+// The context endpoints (labels are assigned here, never by the caller), the stage, and the prompts: listed
+// for everyone, answered over HTTP only standalone and only with the approval token.
+import type { FastifyInstance } from "fastify";
+import { findStageIndex } from "../core/enforcement.ts";
+import type { SidecarAppDeps } from "./app.ts";
+import { hasBearer } from "./request-guard.ts";
+import { AnswerBodySchema, ContextEntriesBodySchema, EvictionsBodySchema, formatZodIssue, StageBodySchema } from "./http-schemas.ts";
+
+function invalid(message: string) {
+  return { code: "invalid-request", message };
+}
+
+/** Registers the context, stage and approval routes. */
+export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps): void {
+  const { session } = deps;
+  const taintChanged = () => deps.metrics.taint(session.context.level(), deps.policy.current().runPolicy.taint.tracking);
+  const regions = () => {
+    const names = [...new Set(session.context.entries().map((e) => e.region))];
+    return names.map((region) => ({ region, level: session.context.regionLevel(region) }));
+  };
+
+  app.get("/v1/context/taint", async () => ({
+    tracking: deps.policy.current().runPolicy.taint.tracking,
+    level: session.context.level(),
+    regions: regions(),
+  }));
+
+  app.get("/v1/context/entries", async () => ({
+    entries: session.context.entries().map((e) => ({ region: e.region, id: e.entryId, level: e.level })),
+  }));
+
+  app.post("/v1/context/entries", async (req, reply) => {
+    const body = ContextEntriesBodySchema.safeParse(req.body);
+    if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
+    const labelled = body.data.entries.map((e) => {
+      if (e.source === "model") return { region: e.region, id: e.id, level: session.labelModelWrite(e.region, e.id) };
+      // An input is public, unless the id already holds something higher: that label stays.
+      return { region: e.region, id: e.id, level: session.label(e.region, e.id, "public") };
+    });
+    taintChanged();
+    return { labelled, taint: session.context.level() };
+  });
+
+  app.post("/v1/context/evictions", async (req, reply) => {
+    const body = EvictionsBodySchema.safeParse(req.body);
+    if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
+    let evicted = 0;
+    for (const e of body.data.entries) if (session.evict(e.region, e.id)) evicted++;
+    for (const region of body.data.regions) evicted += session.clearRegion(region);
+    taintChanged();
+    return { evicted, taint: session.context.level() };
+  });
+
+  app.post("/v1/stage", async (req, reply) => {
+    const body = StageBodySchema.safeParse(req.body);
+    if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
+    const index = findStageIndex(deps.policy.current().runPolicy, body.data.stage);
+    if (index === -1) return reply.code(404).send({ code: "unknown-stage", message: `no stage '${body.data.stage}' in the run policy` });
+    const changed = session.setStage(index);
+    return { stage: body.data.stage, index, changed };
+  });
+
+  app.get("/v1/approvals", async () => ({ approvals: deps.approvals.list() }));
+
+  app.post<{ Params: { id: string } }>("/v1/approvals/:id", async (req, reply) => {
+    const local = deps.localApprovals;
+    if (local.mode === "disabled") {
+      return reply.code(403).send({ code: "approvals-by-resource", message: "prompts of this run are answered with Approval resources, not over this API" });
+    }
+    if (!hasBearer(req, local.token)) return reply.code(401).send({ code: "approval-token-required", message: "answering a prompt needs the approval token (Authorization: Bearer <token>)" });
+    const body = AnswerBodySchema.safeParse(req.body);
+    if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
+    const approval = deps.approvals.get(req.params.id);
+    if (approval === undefined || !deps.service.answer(req.params.id, body.data.decision, body.data.reason)) {
+      return reply.code(404).send({ code: "unknown-approval", message: `no pending approval '${req.params.id}'` });
+    }
+    deps.log.info({ approvalId: approval.id, callId: approval.callId, decision: body.data.decision }, "approval answered");
+    return { id: approval.id, callId: approval.callId, decision: body.data.decision };
+  });
+}

@@ -1,0 +1,42 @@
+// `/v1/tool-calls`: the one entry point for every tool call, the wait on a pending one, and the runtime's
+// report of a result it produced (which the sidecar labels).
+import type { FastifyInstance } from "fastify";
+import type { SidecarAppDeps } from "./app.ts";
+import { buildDeny } from "../core/call-outcomes.ts";
+import { computeCallStatus } from "./call-status.ts";
+import { DEADLINE_HEADER, DeadlineSchema, formatZodIssue, ResultBodySchema, ToolCallBodySchema, WaitQuerySchema } from "./http-schemas.ts";
+
+/** Registers the tool-call routes. */
+export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDeps): void {
+  app.post("/v1/tool-calls", async (req, reply) => {
+    const body = ToolCallBodySchema.safeParse(req.body);
+    if (!body.success) {
+      const raw = (req.body ?? {}) as { id?: unknown; tool?: unknown };
+      const r = buildDeny(String(raw.id ?? ""), String(raw.tool ?? ""), "invalid-request", `[error] invalid tool call: ${formatZodIssue(body.error)}`, "invalid");
+      return reply.code(computeCallStatus(r)).send(r.body);
+    }
+    const deadline = DeadlineSchema.safeParse(req.headers[DEADLINE_HEADER]);
+    if (!deadline.success) {
+      const r = buildDeny(body.data.id, body.data.tool, "invalid-request", `[error] invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}`, "invalid");
+      return reply.code(computeCallStatus(r)).send(r.body);
+    }
+    const r = await deps.service.submit({ ...body.data, deadline: deadline.data });
+    return reply.code(computeCallStatus(r)).send(r.body);
+  });
+
+  app.get<{ Params: { id: string } }>("/v1/tool-calls/:id", async (req, reply) => {
+    const query = WaitQuerySchema.safeParse(req.query);
+    if (!query.success) return reply.code(400).send({ decision: "deny", code: "invalid-request", message: formatZodIssue(query.error) });
+    const r = await deps.service.wait(req.params.id, query.data.wait * 1000);
+    if (r === undefined) return reply.code(404).send({ id: req.params.id, decision: "deny", code: "unknown-call", message: `[error] no tool call '${req.params.id}'` });
+    return reply.code(computeCallStatus(r)).send(r.body);
+  });
+
+  app.post<{ Params: { id: string } }>("/v1/tool-calls/:id/result", async (req, reply) => {
+    const body = ResultBodySchema.safeParse(req.body ?? {});
+    if (!body.success) return reply.code(400).send({ code: "invalid-request", message: formatZodIssue(body.error) });
+    const r = deps.service.reportResult(req.params.id, body.data.entry);
+    if (!r.ok) return reply.code(r.reason === "unknown-call" ? 404 : 409).send({ code: r.reason, message: r.message });
+    return { id: req.params.id, entry: r.entry, label: r.label, taint: deps.session.context.level() };
+  });
+}

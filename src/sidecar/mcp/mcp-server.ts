@@ -1,0 +1,107 @@
+// The sidecar as an MCP server (streamable HTTP at `/mcp`, stateless: one SDK server and transport per
+// request, so nothing is held between requests and no session outlives its request). `tools/list` is the
+// current stage's catalogue; `tools/call` is one call to the same core as `/v1/tool-calls`: permission → read
+// path → gate, the same audit and labels; an `ask` waits on the same approval channel until it is answered or
+// the policy's timeout refuses it. The MCP client cannot answer prompts: nothing on `/mcp` does.
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { buildGaveUpMessage, buildUnavailableMessage, type CallOutcome } from "../core/call-outcomes.ts";
+import { RESULT_TOOL } from "../core/run-result.ts";
+import type { ToolCallService } from "../core/tool-call-service.ts";
+import { buildCallResult, buildTextResult } from "./call-result.ts";
+import { isMcpCallable, listStageTools } from "./tool-catalog.ts";
+
+/** The path of the MCP endpoint. */
+export const MCP_PATH = "/mcp";
+/** How the sidecar names itself to MCP clients. */
+const SERVER_INFO = { name: "leviath-sidecar", version: "0.1.0" } as const;
+/** How long one wait on a pending prompt lasts before it is renewed (and a progress notification sent). */
+const ASK_WAIT_MS = 15_000;
+
+/** What the MCP front-end works with. */
+export interface McpDeps {
+  readonly service: ToolCallService;
+}
+
+/** The text of a confirmed `submit_output`. */
+const OUTPUT_SUBMITTED = "Output submitted.";
+
+/** Waits out an `ask` (the same prompt a `/v1` client would wait on) until the call is settled or the client leaves. */
+async function settle(service: ToolCallService, id: string, first: CallOutcome, signal: AbortSignal, progress: () => Promise<void>): Promise<CallOutcome | undefined> {
+  let out: CallOutcome | undefined = first;
+  while (out?.kind === "ask") {
+    if (signal.aborted) return undefined;
+    await progress();
+    out = await service.wait(id, ASK_WAIT_MS);
+  }
+  return out;
+}
+
+async function callTool(deps: McpDeps, name: string, args: Record<string, unknown>, signal: AbortSignal, progress: () => Promise<void>): Promise<CallToolResult> {
+  if (!isMcpCallable(name)) return buildTextResult(buildUnavailableMessage(name, deps.service.currentStage().stage.name), true);
+  const id = `mcp-${randomUUID()}`;
+  const out = await settle(deps.service, id, await deps.service.submit({ id, tool: name, args }), signal, progress);
+  // The client left while its call waited on a prompt: nobody reads this answer.
+  if (out === undefined) return buildTextResult(buildGaveUpMessage(name), true);
+  if (out.kind === "ask") throw new Error("unreachable: a settled call is never pending");
+  if (out.kind !== "run") return buildCallResult(out);
+  // Only `submit_output` is answered `run` among the tools MCP offers: its output is stored, and the
+  // confirmation is labelled like any result the runtime reports.
+  if (name !== RESULT_TOOL) return buildTextResult(buildUnavailableMessage(name, deps.service.currentStage().stage.name), true);
+  const r = deps.service.reportResult(id, undefined);
+  if (!r.ok) return buildTextResult(`[error] ${r.message}`, true);
+  return buildTextResult(OUTPUT_SUBMITTED, false);
+}
+
+/** The SDK's server side, loaded on the first `/mcp` request: it costs a sidecar that never serves MCP 0.6 s of CPU at start. */
+type ServerSdk = Awaited<ReturnType<typeof loadServerSdk>>;
+async function loadServerSdk() {
+  const [index, http, types] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
+  return { Server: index.Server, Transport: http.StreamableHTTPServerTransport, CallToolRequestSchema: types.CallToolRequestSchema, ListToolsRequestSchema: types.ListToolsRequestSchema };
+}
+
+function buildServer(sdk: ServerSdk, deps: McpDeps): Server {
+  const { CallToolRequestSchema, ListToolsRequestSchema } = sdk;
+  const server = new sdk.Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    const { stage } = deps.service.currentStage();
+    return { tools: listStageTools(deps.service.policy(), stage) };
+  });
+  server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+    const token = req.params._meta?.progressToken;
+    let tick = 0;
+    const progress = async () => {
+      // A prompt can wait longer than a client's request timeout: progress lets it keep waiting.
+      if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: ++tick, message: "waiting for approval" } });
+    };
+    return callTool(deps, req.params.name, req.params.arguments ?? {}, extra.signal, progress);
+  });
+  return server;
+}
+
+/** Registers `/mcp` on the app (behind the same request guard as `/v1`: Host, no browsers, the runtime token). */
+export function registerMcpRoutes(app: FastifyInstance, deps: McpDeps): void {
+  let sdk: Promise<ServerSdk> | undefined;
+  app.post(MCP_PATH, async (req, reply) => {
+    const loaded = await (sdk ??= loadServerSdk());
+    reply.hijack();
+    const server = buildServer(loaded, deps);
+    const transport = new loaded.Transport({ sessionIdGenerator: undefined });
+    reply.raw.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req.raw, reply.raw, req.body);
+  });
+  // Stateless: no server-initiated stream and no session to end.
+  const notAllowed = { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed." }, id: null };
+  app.get(MCP_PATH, async (_req, reply) => reply.code(405).header("allow", "POST").send(notAllowed));
+  app.delete(MCP_PATH, async (_req, reply) => reply.code(405).header("allow", "POST").send(notAllowed));
+}

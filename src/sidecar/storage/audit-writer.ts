@@ -1,0 +1,78 @@
+// The run's audit trail (DESIGN.md §5): the gate's events with upstream's field names, appended as JSON Lines
+// per run and stage at `<root>/<run>/stages/<n>/taint_audit.jsonl` (upstream rewrites a JSON array at
+// `runs/<run>/stages/<n>/taint_audit.json`), and beside it `decisions.jsonl`, one line per decision the sidecar
+// made (permission, read paths, workdir and the gate), which upstream has no equivalent of.
+import { join } from "node:path";
+import { formatAuditLine, type AuditEvent } from "../../policy/audit.ts";
+import { JsonLinesFile } from "./json-lines-file.ts";
+
+/** One line of `decisions.jsonl`. */
+export interface DecisionRecord {
+  readonly timestamp: number;
+  readonly agent_id: string;
+  readonly call_id: string;
+  readonly tool_name: string;
+  readonly stage: string;
+  readonly decision: "allow" | "deny" | "ask";
+  readonly decision_source: string;
+  readonly code?: string;
+  /** The paths as requested (never file contents). */
+  readonly paths?: readonly string[];
+  /** Who answered the prompt this decision followed (an Approval's admission-set `spec.approvedBy`). */
+  readonly approved_by?: string;
+  /** The reason the answer gave. */
+  readonly approval_reason?: string;
+  /** On the record of an "allow for this run" approval: what a restart may restore from the state journal. */
+  readonly grant_scope?: "run";
+  /** SHA-256 (hex) of the permission key the approval covers (never the command itself). */
+  readonly grant_key_sha256?: string;
+}
+
+/** Where audit records go; each method reports whether the record is on disk (false: refuse the call). */
+export interface AuditSink {
+  gate(stageIndex: number, events: readonly AuditEvent[]): boolean;
+  decision(stageIndex: number, record: DecisionRecord): boolean;
+  flush(): void;
+  close(): void;
+}
+
+/** A run name is one path component: letters, digits, `.`, `_`, `-`, and not `.` or `..`. */
+export function isSafeRunName(name: string): boolean {
+  return /^[A-Za-z0-9._-]{1,253}$/.test(name) && name !== "." && name !== "..";
+}
+
+/** The files of one stage's audit. */
+type AuditFileName = "taint_audit.jsonl" | "decisions.jsonl";
+
+/** The audit files of one run under `root`. */
+export function createAuditWriter(root: string, run: string, onError: (err: unknown) => void, syncIntervalMs?: number): AuditSink {
+  if (!isSafeRunName(run)) throw new Error(`run name '${run}' is not a safe path component`);
+  // By stage index, then file name: looked up on every record, so no path is built after a file's first use.
+  const stages = new Map<number, Partial<Record<AuditFileName, JsonLinesFile>>>();
+  const file = (stageIndex: number, name: AuditFileName): JsonLinesFile => {
+    let stage = stages.get(stageIndex);
+    if (stage === undefined) stages.set(stageIndex, (stage = {}));
+    return (stage[name] ??= new JsonLinesFile(join(root, run, "stages", String(stageIndex), name), syncIntervalMs));
+  };
+  const all = () => [...stages.values()].flatMap((stage) => Object.values(stage));
+  const append = (stageIndex: number, name: AuditFileName, text: string): boolean => {
+    if (text === "") return true;
+    try {
+      file(stageIndex, name).append(text);
+      return true;
+    } catch (err) {
+      onError(err);
+      return false;
+    }
+  };
+  return {
+    gate: (stageIndex, events) => append(stageIndex, "taint_audit.jsonl", events.map(formatAuditLine).join("")),
+    decision: (stageIndex, record) => append(stageIndex, "decisions.jsonl", `${JSON.stringify(record)}\n`),
+    flush: () => {
+      for (const f of all()) f.sync();
+    },
+    close: () => {
+      for (const f of all()) f.close();
+    },
+  };
+}
