@@ -38,8 +38,8 @@ export class Conversation {
   }
 
   /** A tool result, under the call's id (the sidecar labelled it there). */
-  addToolResult(call: ToolCall, content: string, isError: boolean): void {
-    this.held.push({ message: { role: "tool", callId: call.id, name: call.name, content, isError }, entry: { region: CONVERSATION_REGION, id: call.id } });
+  addToolResult(call: ToolCall, content: string, isError: boolean, entry: EntryRef = { region: CONVERSATION_REGION, id: call.id }): void {
+    this.held.push({ message: { role: "tool", callId: call.id, name: call.name, content, isError }, entry });
   }
 
   private size(): number {

@@ -84,7 +84,7 @@ async function runCall(call: ToolCall, at: string, deps: StageDeps): Promise<{ s
     deps.transcript.line(`${at} ← ${call.name} ${outcome.decision === "allow" ? "ran in the sidecar" : "handed to the runtime"}: ${Buffer.byteLength(outcome.content)} bytes${outcome.isError ? " (an error)" : ""}${label}`);
   }
   deps.transcript.detail("result", outcome.content);
-  deps.conversation.addToolResult(call, outcome.content, outcome.isError);
+  deps.conversation.addToolResult(call, outcome.content, outcome.isError, outcome.entry);
   return { submitted: call.name === SUBMIT_OUTPUT && outcome.decision === "run" };
 }
 

@@ -15,6 +15,8 @@ export interface ToolOutcome {
   /** The result's label and the context taint after it, when the sidecar said. */
   readonly label?: string;
   readonly taint?: string;
+  /** Where the sidecar labelled the result (MCP calls get the sidecar's own id); default the call's id. */
+  readonly entry?: { readonly region: string; readonly id: string };
   /** The sidecar did not answer (or not sensibly): nothing ran, and nothing more should be tried. */
   readonly failedClosed?: boolean;
 }

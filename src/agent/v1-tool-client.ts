@@ -1,8 +1,9 @@
 // The tool client over the sidecar's /v1 API (src/sidecar/client.ts, which fails closed): the stage's tools come
 // from its names (built-in schemas), a prompt is waited on until a person or its expiry settles it, and a call the
 // sidecar hands back (`run`) is reported, with the result the runtime produced.
-import { createSidecarClient, type ClientAnswer } from "../sidecar/client.ts";
+import { createSidecarClient, type ClientAnswer } from "../sidecar/http/client.ts";
 import { DEFAULT_STAGE_TOOLS, describeTool } from "./builtin-tools.ts";
+import type { ToolSpec } from "./providers/types.ts";
 import type { ToolClient, ToolOutcome } from "./tool-client.ts";
 
 /** How long one long-poll of a pending call waits (the sidecar allows up to 300 s). */
@@ -18,6 +19,13 @@ function toOutcome(a: ClientAnswer): ToolOutcome {
   return { decision: "run", content: `[error] Tool '${a.tool}' has no implementation in leviath agent (reach it through an MCP server of the policy)`, isError: true };
 }
 
+/** The tools of a stage as /v1 knows them: its names (or the defaults), submit_output in an output stage. */
+export function listV1Tools(stage: Parameters<ToolClient["listTools"]>[0]): ToolSpec[] {
+  const names = stage.toolNames ?? [...DEFAULT_STAGE_TOOLS];
+  const all = stage.output !== undefined && !names.includes(SUBMIT_OUTPUT) ? [...names, SUBMIT_OUTPUT] : names;
+  return all.map(describeTool);
+}
+
 /** A /v1 tool client. */
 export function createV1ToolClient(baseUrl: string, token: string, timeoutMs = 10_000): ToolClient {
   const client = createSidecarClient({ baseUrl, token, timeoutMs });
@@ -28,11 +36,7 @@ export function createV1ToolClient(baseUrl: string, token: string, timeoutMs = 1
     await res.body?.cancel();
   };
   return {
-    async listTools(stage) {
-      const names = stage.toolNames ?? [...DEFAULT_STAGE_TOOLS];
-      const all = stage.output !== undefined && !names.includes(SUBMIT_OUTPUT) ? [...names, SUBMIT_OUTPUT] : names;
-      return all.map(describeTool);
-    },
+    listTools: async (stage) => listV1Tools(stage),
     async callTool(id, name, args) {
       let answer = await client.callTool({ id, tool: name, args });
       while (answer.decision === "ask") answer = await client.waitForCall(id, name, WAIT_SECONDS);

@@ -8,6 +8,8 @@ import { createSidecarLink } from "../agent/sidecar-link.ts";
 import { buildRunPlan } from "../agent/stage-plan.ts";
 import { createTranscript } from "../agent/transcript.ts";
 import { createV1ToolClient } from "../agent/v1-tool-client.ts";
+import { connectMcpTools } from "../agent/mcp-tool-client.ts";
+import { createSidecarToolClient } from "../agent/sidecar-tool-client.ts";
 import { parseCommandArgs } from "./args.ts";
 import { UsageError, type CliIo } from "./io.ts";
 
@@ -29,6 +31,8 @@ Options:
       --credentials-dir DIR  where files credentials are mounted (default ${CREDENTIALS_DIR})
       --termination-log FILE where the outcome is written for the Run's status (default /dev/termination-log,
                              skipped when it cannot be written)
+      --tools mcp|v1         how tools are reached: mcp (default) lists and calls the sidecar's built-ins over
+                             its MCP endpoint /mcp and any other tool the stage names over /v1; v1 uses /v1 only
       --log-level LEVEL      info (default) or debug
   -h, --help                 this text
 
@@ -49,6 +53,7 @@ const OPTIONS = {
   "credentials-dir": { type: "string" },
   "termination-log": { type: "string" },
   "log-level": { type: "string" },
+  tools: { type: "string" },
 } as const;
 
 /** The default place of runtime.json in an engine pod. */
@@ -68,6 +73,8 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const level = v["log-level"] ?? "info";
   if (level !== "info" && level !== "debug") throw new UsageError(`--log-level '${level}' is not info or debug`);
+  const toolsVia = v.tools ?? "mcp";
+  if (toolsVia !== "mcp" && toolsVia !== "v1") throw new UsageError(`--tools '${toolsVia}' is not mcp or v1`);
   const abs = (p: string) => resolve(io.cwd, p);
   const terminationLog = abs(v["termination-log"] ?? "/dev/termination-log");
   const say = (exitCode: number, message: string): number => {
@@ -100,6 +107,12 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   const plan = buildRunPlan(config.spec, config.runtime);
   const providers = createProviderRegistry({ configs: config.runtime.providers ?? {}, lookup: createCredentialLookup(io.env, abs(v["credentials-dir"] ?? CREDENTIALS_DIR)) });
   transcript.line(`[run] task: ${Buffer.byteLength(config.task ?? "")} bytes, inputs: ${Object.keys(config.inputs).join(", ") || "none"}, mode ${config.mode}, sidecar ${link.baseUrl}`);
+  let tools;
+  try {
+    tools = toolsVia === "v1" ? createV1ToolClient(sidecarUrl, token) : createSidecarToolClient(sidecarUrl, token, await connectMcpTools(sidecarUrl, token));
+  } catch (err) {
+    return say(AGENT_EXIT.failed, `the sidecar's MCP endpoint at ${sidecarUrl}/mcp: ${(err as Error).message}`);
+  }
   const controller = new AbortController();
   // A cancellation or the Run's deadline: the kubelet sends SIGTERM. As PID 1 the process must handle it itself.
   process.once("SIGTERM", () => {
@@ -109,7 +122,7 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   });
   const outcome = await runAgent({
     plan, task: config.task, inputs: config.inputs, link, transcript, providers, signal: controller.signal,
-    tools: createV1ToolClient(sidecarUrl, token),
+    tools,
     conversation: new Conversation(config.runtime.maxContextChars),
   });
   return say(outcome.exitCode, outcome.message);

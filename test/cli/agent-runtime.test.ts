@@ -118,7 +118,7 @@ describe("leviath agent", { timeout: 180_000 }, () => {
   it("tells the truth in --help", () => {
     const r = leviath(["agent", "--help"]);
     expect(r.status).toBe(0);
-    for (const flag of ["--runtime-config", "--sidecar", "--token-file", "--credentials-dir", "--termination-log", "--log-level"]) expect(r.stdout).toContain(flag);
+    for (const flag of ["--tools", "--runtime-config", "--sidecar", "--token-file", "--credentials-dir", "--termination-log", "--log-level"]) expect(r.stdout).toContain(flag);
     expect(leviath(["agent", "--bogus"]).status).toBe(2);
   });
 
@@ -151,6 +151,8 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     expect((third["tools"] as { name: string }[]).map((t) => t.name)).toContain("submit_output");
     // The sidecar: stage 0 then stage 1 (standalone keeps no result; in a cluster it is the Run's status.result).
     expect(decisions(tree, 0).map((d) => [d["tool_name"], d["decision"]])).toEqual([["list_dir", "allow"], ["read_file", "allow"]]);
+    // The built-ins went over the sidecar's MCP endpoint (its call ids), not /v1.
+    expect(decisions(tree, 0).every((d) => String(d["call_id"]).startsWith("mcp-"))).toBe(true);
     expect(decisions(tree, 1).map((d) => [d["tool_name"], d["decision"]])).toEqual([["submit_output", "allow"]]);
     const status = await get<{ stage: { name: string } }>(`${sc.url}/v1/status`);
     expect(status.body.stage.name).toBe("digest");
