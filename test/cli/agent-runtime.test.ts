@@ -199,6 +199,30 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     expect(r.stdout).toContain("result: alice 120k");
   });
 
+  it("trims its context past the Run's budget and reports the evictions to the sidecar", async () => {
+    const tree = makeTree(false);
+    writeFileSync(join(tree.work, "big.md"), "y".repeat(3000));
+    const config = JSON.parse(readFileSync(tree.runtimeConfig, "utf8")) as { run: { runtime?: unknown } };
+    config.run.runtime = { maxContextChars: 10_000 };
+    writeFileSync(tree.runtimeConfig, JSON.stringify(config));
+    const reads = [0, 1, 2, 3, 4].map((i) => ({ name: "read_file", args: { path: "big.md" }, id: `big-${i}` }));
+    model = await startScriptedModelServer([
+      { turn: { calls: reads } },
+      { turn: { calls: [{ name: "next_stage", args: { stage: "digest" } }] } },
+      { turn: { calls: [{ name: "submit_output", args: { output: "short" } }] } },
+    ]);
+    sc = await startSidecar(tree.sidecarArgs, { env: tree.env });
+    const r = await runAgent(tree, sc, model);
+    expect(r.code, r.stderr).toBe(0);
+    // Five results of 3,000 characters pass the 10,000 budget: the oldest one goes (the last four are kept).
+    expect(r.stdout).toMatch(/\[survey 2\/8\] context trimmed: 1 entries evicted, context taint now \w+/);
+    const second = JSON.stringify(model.requests[1]!.body["messages"]);
+    expect(second).toContain("[evicted: the result of read_file was dropped from the context to make room]");
+    // The sidecar no longer holds a label for the evicted entry (the MCP call's own id), and still holds the others.
+    const entries = await get<{ entries: { region: string; id: string }[] }>(`${sc.url}/v1/context/entries`);
+    expect(entries.body.entries.filter((e) => e.region === "conversation" && e.id.startsWith("mcp-"))).toHaveLength(4);
+  });
+
   it("fails with exit 1 and a message naming the provider when the model cannot be reached", async () => {
     const tree = makeTree(false);
     model = await startScriptedModelServer([{ status: 401, body: '{"error":{"message":"invalid x-api-key"}}' }]);
