@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 # One image for the controller and the sidecar: `leviath controller`, `leviath sidecar` (entrypoint `leviath`).
 #   docker build -t ghcr.io/leviath/leviath-operator:0.1.0 .
+# The reference agent runtime is the same image with entrypoint `leviath agent` (target `agent`):
+#   docker build --target agent -t ghcr.io/leviath/leviath-agent:0.1.0 .
 # Runs as the numeric non-root user 65532 on a read-only root filesystem (it writes only under /tmp, which
 # the chart and the operator's pods mount as an emptyDir).
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -25,7 +27,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 
-FROM ${NODE_IMAGE}
+FROM ${NODE_IMAGE} AS operator
 LABEL org.opencontainers.image.title="leviath-operator" \
       org.opencontainers.image.description="Leviath operator: controller and sidecar (entrypoint leviath)" \
       org.opencontainers.image.source="https://github.com/GEMISIS/leviath" \
@@ -46,3 +48,14 @@ ENV NODE_ENV=production \
 USER 65532:65532
 ENTRYPOINT ["leviath"]
 CMD ["--help"]
+
+# The engine pod's agent container: the reference runtime (docs/runtime.md). No WORKDIR: the pod sets the workspace.
+FROM operator AS agent
+LABEL org.opencontainers.image.title="leviath-agent" \
+      org.opencontainers.image.description="Leviath's reference agent runtime (leviath agent)"
+WORKDIR /
+ENTRYPOINT ["leviath", "agent"]
+CMD []
+
+# The default target (a plain `docker build .`): the operator image.
+FROM operator

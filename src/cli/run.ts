@@ -12,6 +12,7 @@ Commands:
   import <file>            print the Agent or LeviathPolicy YAML for upstream agent.leviath / config.toml
   controller               run the operator: reconcile Agents, Runs and the LeviathPolicy into sandbox pods
   sidecar                  decide and enforce every tool call of an agent runtime (HTTP on loopback)
+  agent                    the reference agent runtime: run an Agent's stages against a model, through the sidecar
 
 Files: upstream TOML (agent.leviath, config.toml, policy.toml, a directory of *.cel rules) and our YAML
 resources (Agent, LeviathPolicy) are accepted wherever a file is asked for.
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   import: async () => import("./import.ts").then((m) => ({ help: m.IMPORT_HELP, run: m.runImport })),
   controller: async () => import("./controller.ts").then((m) => ({ help: m.CONTROLLER_HELP, run: m.runController })),
   sidecar: async () => import("./sidecar.ts").then((m) => ({ help: m.SIDECAR_HELP, run: m.runSidecar })),
+  agent: async () => import("./agent.ts").then((m) => ({ help: m.AGENT_HELP, run: m.runAgentCommand })),
 };
 
 /** Run the CLI; returns the exit status. Errors in user input never escape as stack traces. */

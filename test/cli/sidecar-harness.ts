@@ -50,6 +50,7 @@ export function startSidecar(args: string[], opts: { env?: Record<string, string
   proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | string | null>((resolve) => proc.once("exit", (code, signal) => resolve(code ?? signal)));
   return new Promise((resolve, reject) => {
+    // Generous: on a loaded machine (the suite runs beside others) a cold start can take tens of seconds.
     const timer = setTimeout(() => reject(new Error(`sidecar did not start:\n${out}\n${err}`)), 60_000);
     void exited.then((code) => reject(new Error(`sidecar exited (${code}) before listening:\n${out}\n${err}`)));
     proc.stdout.on("data", (d: Buffer) => (out += d.toString()));

@@ -52,6 +52,17 @@ app.kubernetes.io/part-of: leviath
 {{- include "leviath.imageRef" (list .Values.sidecar.image .) -}}
 {{- end -}}
 
+{{/*
+The default runtime image: controller.runtimeImage, else the reference runtime (agent.image). Another image than
+the operator's, so the operator's digest is never applied to it; its tag falls back to the operator's tag.
+*/}}
+{{- define "leviath.runtimeImage" -}}
+{{- $a := .Values.agent.image -}}
+{{- $tag := default (default .Chart.AppVersion .Values.image.tag) $a.tag -}}
+{{- $ref := ternary (printf "%s@%s" $a.repository $a.digest) (printf "%s:%s" $a.repository $tag) (ne $a.digest "") -}}
+{{- default $ref .Values.controller.runtimeImage -}}
+{{- end -}}
+
 {{/* The namespaces the operator may write in under the namespaced scope, one per line, deduplicated. */}}
 {{- define "leviath.writeNamespaces" -}}
 {{- $all := list .Values.sandboxNamespace.name -}}

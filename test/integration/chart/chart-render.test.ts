@@ -45,7 +45,8 @@ describe("helm template with the default values", () => {
     expect(c.image).toBe("ghcr.io/leviath/leviath-operator:0.1.0");
     expect(c.args[0]).toBe("controller");
     expect(c.args).toEqual(expect.arrayContaining(["--leader-elect", `--leader-election-namespace=${NS}`, "--leader-election-id=leviath-operator", "--sidecar-image=ghcr.io/leviath/leviath-operator:0.1.0"]));
-    expect(c.args.some((a) => a.startsWith("--runtime-image"))).toBe(false);
+    // The chart's default runtime is the reference runtime, leviath agent.
+    expect(c.args).toContain("--runtime-image=ghcr.io/leviath/leviath-agent:0.1.0");
     expect(c.livenessProbe.httpGet.path).toBe("/healthz");
     expect(c.readinessProbe.httpGet.path).toBe("/readyz");
     expect(c.resources.requests).toEqual({ cpu: "100m", memory: "128Mi" });

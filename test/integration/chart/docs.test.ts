@@ -118,7 +118,7 @@ describe("the docs", () => {
   it("the quickstart's commands, with operations.md's against the Helm install, run in order", async () => {
     const quickstart = blocks.filter((b) => b.file === "docs/quickstart.md" && b.lang === "sh" && !b.skipped);
     const operations = blocks.filter((b) => b.file === "docs/operations.md" && b.lang === "sh" && !b.skipped);
-    expect(quickstart.length).toBe(7);
+    expect(quickstart.length).toBe(8);
     expect(operations.length).toBe(2);
     const out: string[] = [];
     for (const block of quickstart) {
@@ -139,6 +139,8 @@ describe("the docs", () => {
     expect(all).toMatch(/^warning\tread-paths-not-granted$/m);
     expect(all).toMatch(/^run\.leviath\.dev\/digest-docs\s+notes-digest\s+Pending/m);
     expect(all).toContain("approval.leviath.dev/digest-docs-ls-docs created");
+    expect(all).toContain("secret/model-provider created");
+    expect(all).toContain("run.leviath.dev/digest-openai created");
     expect(all).toMatch(/^Valid=True /m);
     expect(all).toContain("leviathpolicy.leviath.dev/cluster");
     await waitFor(async () => (await kubectl(["get", "namespace", "leviath-system"], { allowFailure: true })).exitCode !== 0, { description: "the plain install removed" });

@@ -1,0 +1,54 @@
+// The tool client over the sidecar's MCP endpoint (/mcp, streamable HTTP, the SDK's client): the stage's tools and
+// their schemas from tools/list, each call with tools/call. A pending prompt keeps the call open (the sidecar sends
+// progress while it waits). The sidecar's label rides in the result's `_meta`, with the entry it labelled.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { ToolSpec } from "./providers/types.ts";
+import { createCappedFetch } from "./capped-fetch.ts";
+import type { ToolOutcome } from "./tool-client.ts";
+
+/** The `_meta` key under which the sidecar puts the label (src/sidecar/mcp/call-result.ts). */
+export const LABEL_META_KEY = "leviath.dev/label";
+/** The one tool whose success means the output is stored. */
+const SUBMIT_OUTPUT = "submit_output";
+/** A call may wait this long without progress; progress (a prompt still pending) renews it. */
+const CALL_TIMEOUT_MS = 60_000;
+
+/** An MCP connection to the sidecar. */
+export interface McpTools {
+  list(): Promise<ToolSpec[]>;
+  call(name: string, args: Record<string, unknown>): Promise<ToolOutcome>;
+  close(): Promise<void>;
+}
+
+type Meta = { label?: string; taint?: string; entry?: { region: string; id: string } };
+
+/** Connects to `<baseUrl>/mcp` with the runtime token. */
+export async function connectMcpTools(baseUrl: string, token: string): Promise<McpTools> {
+  const url = new URL(`${baseUrl.replace(/\/+$/, "")}/mcp`);
+  const client = new Client({ name: "leviath-agent", version: "0.1.0" });
+  const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } }, fetch: createCappedFetch(url.host) });
+  await client.connect(transport);
+  return {
+    async list() {
+      const { tools } = await client.listTools();
+      return tools.map((t) => ({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema as Record<string, unknown> }));
+    },
+    async call(name, args) {
+      let r;
+      try {
+        r = await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, onprogress: () => undefined });
+      } catch (err) {
+        return { decision: "deny", content: `[denied] Tool '${name}' was not run: the sidecar's MCP endpoint did not answer (${(err as Error).message}).`, isError: true, code: "sidecar-unavailable", failedClosed: true };
+      }
+      const content = (Array.isArray(r.content) ? r.content : []).map((c: { type: string; text?: string }) => (c.type === "text" ? c.text ?? "" : "")).join("");
+      const meta = (r._meta as Record<string, Meta> | undefined)?.[LABEL_META_KEY];
+      const isError = r.isError === true;
+      if (meta !== undefined) return { decision: "allow", content, isError, ...(meta.label ? { label: meta.label } : {}), ...(meta.taint ? { taint: meta.taint } : {}), ...(meta.entry ? { entry: meta.entry } : {}) };
+      if (!isError && name === SUBMIT_OUTPUT) return { decision: "run", content, isError: false };
+      // A refusal: the code is not on the wire over MCP, the message says what it was.
+      return { decision: "deny", content, isError: true, code: /^\[(\w+)\]/.exec(content)?.[1] ?? "refused" };
+    },
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,84 @@
+// The runtime's side of the sidecar's /v1 API beyond tool calls (docs/runtime.md): wait until it is healthy,
+// enter a stage, label what the runtime put in the context, report evictions. Bodies are read under the 64 MiB
+// cap and parsed with zod; a sidecar that refuses or answers nonsense is an error, never ignored.
+import { z } from "zod";
+import { readCappedText } from "./providers/capped-read.ts";
+
+/** A /v1 request that failed: the path, the status and what the sidecar said. */
+export class SidecarLinkError extends Error {
+  override readonly name = "SidecarLinkError";
+}
+
+/** An entry of the runtime's context, by identity. */
+export interface EntryRef {
+  readonly region: string;
+  readonly id: string;
+}
+
+const StageAnswer = z.object({ stage: z.string(), index: z.number().int(), changed: z.boolean() });
+const LabelAnswer = z.object({ labelled: z.array(z.object({ region: z.string(), id: z.string(), level: z.string() })), taint: z.string() });
+const EvictAnswer = z.object({ evicted: z.number().int(), taint: z.string() });
+
+/** The /v1 calls the runtime makes besides tool calls. */
+export interface SidecarLink {
+  readonly baseUrl: string;
+  waitHealthy(timeoutMs: number, sleep?: (ms: number) => Promise<void>): Promise<void>;
+  enterStage(stage: string): Promise<z.infer<typeof StageAnswer>>;
+  label(entries: readonly (EntryRef & { source: "input" | "model" })[]): Promise<z.infer<typeof LabelAnswer>>;
+  evict(entries: readonly EntryRef[]): Promise<z.infer<typeof EvictAnswer>>;
+  /** Sets the token once it can be read (after healthz). */
+  setToken(token: string): void;
+}
+
+/** A link to the sidecar at `baseUrl`. */
+export function createSidecarLink(baseUrl: string, timeoutMs = 10_000): SidecarLink {
+  const base = baseUrl.replace(/\/+$/, "");
+  const host = new URL(base).host;
+  let token: string | undefined;
+  const request = async <T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T> => {
+    let res: Response;
+    try {
+      res = await fetch(`${base}${path}`, {
+        method,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string } };
+      throw new SidecarLinkError(`${method} ${path}: the sidecar at ${host} did not answer (${e.cause?.code ?? e.message})`);
+    }
+    const text = await readCappedText(res.body, host);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new SidecarLinkError(`${method} ${path}: HTTP ${res.status}, not JSON`);
+    }
+    if (res.status !== 200) throw new SidecarLinkError(`${method} ${path}: HTTP ${res.status}: ${text.slice(0, 500)}`);
+    const ok = schema.safeParse(parsed);
+    if (!ok.success) throw new SidecarLinkError(`${method} ${path}: an answer that does not fit (${ok.error.issues[0]?.message ?? "invalid"})`);
+    return ok.data;
+  };
+  return {
+    baseUrl: base,
+    setToken: (t) => { token = t; },
+    async waitHealthy(waitMs, sleep = (ms) => new Promise((r) => setTimeout(r, ms))) {
+      const until = Date.now() + waitMs;
+      let last = "";
+      while (Date.now() < until) {
+        try {
+          await request("GET", "/v1/healthz", undefined, z.object({ status: z.literal("ok") }));
+          return;
+        } catch (err) {
+          last = (err as Error).message;
+        }
+        await sleep(250);
+      }
+      throw new SidecarLinkError(`the sidecar at ${host} did not become healthy within ${Math.round(waitMs / 1000)} s (${last})`);
+    },
+    enterStage: (stage) => request("POST", "/v1/stage", { stage }, StageAnswer),
+    label: (entries) => request("POST", "/v1/context/entries", { entries }, LabelAnswer),
+    evict: (entries) => request("POST", "/v1/context/evictions", { entries }, EvictAnswer),
+  };
+}

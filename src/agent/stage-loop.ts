@@ -1,0 +1,143 @@
+// One stage: the model loop. Each iteration is one model turn; every tool call goes to the sidecar (through the
+// tool client) and its outcome, refusals included, goes back to the model. The stage ends when the model hands
+// over the output, picks a transition, ends its turn where the blueprint lets it, or runs out of iterations.
+import type { Conversation } from "./conversation.ts";
+import { ProviderError, type ModelProvider, type ModelTurn, type ToolCall, type ToolSpec } from "./providers/types.ts";
+import type { ProviderLookup } from "./provider-registry.ts";
+import type { SidecarLink } from "./sidecar-link.ts";
+import type { StagePlan, TransitionPlan } from "./stage-plan.ts";
+import type { ToolClient } from "./tool-client.ts";
+import { describeArgs, type Transcript } from "./transcript.ts";
+
+/** The runtime's own tool for picking a transition: it never reaches the sidecar (it does nothing outside). */
+export const NEXT_STAGE_TOOL = "next_stage";
+const SUBMIT_OUTPUT = "submit_output";
+
+/** How a stage ended. */
+export type StageEnd =
+  | { readonly kind: "submitted" }
+  | { readonly kind: "transition"; readonly edge: TransitionPlan; readonly why: string }
+  | { readonly kind: "fallthrough" }
+  | { readonly kind: "done" }
+  | { readonly kind: "failed"; readonly message: string };
+
+/** What a stage runs with. */
+export interface StageDeps {
+  readonly conversation: Conversation;
+  readonly tools: ToolClient;
+  readonly link: SidecarLink;
+  readonly transcript: Transcript;
+  readonly providers: (provider: string, timeoutMs?: number) => ProviderLookup;
+  readonly signal?: AbortSignal;
+}
+
+/** The stage's system prompt: the blueprint's, then what this stage expects of the model. */
+export function buildSystemPrompt(plan: StagePlan, llmEdges: readonly TransitionPlan[]): string {
+  const parts = [plan.systemPrompt.trim()];
+  parts.push(`You are in stage '${plan.name}'. Use the tools to do the work; every tool call is checked by a policy, and a refused call says why.`);
+  if (plan.output) {
+    const format = plan.output.format ? ` Format: ${plan.output.format}.` : "";
+    parts.push(`When the answer is complete, call ${SUBMIT_OUTPUT} with it.${format}${plan.output.instructions ? ` ${plan.output.instructions}` : ""}`);
+  }
+  if (llmEdges.length > 0) {
+    parts.push(`When this stage's work is done, call ${NEXT_STAGE_TOOL} with the stage to go to:\n${llmEdges.map((e) => `- ${e.to}${e.hint ? `: ${e.hint}` : ""}`).join("\n")}`);
+  }
+  return parts.filter((p) => p !== "").join("\n\n");
+}
+
+function nextStageSpec(edges: readonly TransitionPlan[]): ToolSpec {
+  return {
+    name: NEXT_STAGE_TOOL,
+    description: `Leave this stage for the next one. ${edges.map((e) => `${e.to}: ${e.hint || "(no hint)"}`).join("; ")}`,
+    inputSchema: { type: "object", properties: { stage: { type: "string", enum: edges.map((e) => e.to) }, reason: { type: "string" } }, required: ["stage"], additionalProperties: false },
+  };
+}
+
+/** One turn from the first provider of the stage's list that answers; the failures of the others, named. */
+async function completeWithFailover(plan: StagePlan, deps: StageDeps, request: Omit<Parameters<ModelProvider["complete"]>[0], "model">): Promise<ModelTurn> {
+  const failures: string[] = [];
+  for (const choice of plan.model.models) {
+    const found = deps.providers(choice.provider, plan.model.timeoutMs);
+    if (!found.ok) { failures.push(found.message); continue; }
+    try {
+      return await found.provider.complete({ ...request, model: choice.model }, deps.signal);
+    } catch (err) {
+      if (!(err instanceof ProviderError)) throw err;
+      failures.push(`${choice.provider}/${choice.model}: ${err.message}`);
+      if (plan.model.models.length > 1) deps.transcript.warn(`${choice.provider}/${choice.model} failed (${err.message}); trying the next model`);
+    }
+  }
+  throw new ProviderError(failures.join("; "));
+}
+
+/** Runs one call and puts its outcome into the conversation; `fatal` when the sidecar failed closed. */
+async function runCall(call: ToolCall, at: string, deps: StageDeps): Promise<{ submitted: boolean; fatal?: string }> {
+  deps.transcript.line(`${at} → ${call.name} ${describeArgs(call.args)}`);
+  const outcome = await deps.tools.callTool(call.id, call.name, call.args);
+  if (outcome.failedClosed) {
+    deps.transcript.line(`${at} ← ${call.name}: the sidecar failed closed (${outcome.code ?? "no code"}): ${outcome.content}`);
+    return { submitted: false, fatal: `the sidecar failed closed on ${call.name} (${outcome.code ?? "no code"}): ${outcome.content}` };
+  }
+  if (outcome.decision === "deny") deps.transcript.line(`${at} ← ${call.name} refused (${outcome.code ?? "deny"}): ${outcome.content}`);
+  else {
+    const label = outcome.label ? `, label ${outcome.label}, context taint ${outcome.taint}` : "";
+    deps.transcript.line(`${at} ← ${call.name} ${outcome.decision === "allow" ? "ran in the sidecar" : "handed to the runtime"}: ${Buffer.byteLength(outcome.content)} bytes${outcome.isError ? " (an error)" : ""}${label}`);
+  }
+  deps.transcript.detail("result", outcome.content);
+  deps.conversation.addToolResult(call, outcome.content, outcome.isError, outcome.entry);
+  return { submitted: call.name === SUBMIT_OUTPUT && outcome.decision === "run" };
+}
+
+/** Runs a stage until it ends. */
+export async function runStage(plan: StagePlan, offered: readonly ToolSpec[], deps: StageDeps): Promise<StageEnd> {
+  const edges = plan.transitions ?? [];
+  const llmEdges = edges.filter((e) => e.condition === "llm_choice");
+  const always = edges.find((e) => e.condition === "always");
+  const system = buildSystemPrompt(plan, llmEdges);
+  const tools = llmEdges.length > 0 ? [...offered, nextStageSpec(llmEdges)] : [...offered];
+  for (let i = 1; i <= plan.maxIterations; i++) {
+    const at = `[${plan.name} ${i}/${plan.maxIterations}]`;
+    const dropped = deps.conversation.trim();
+    if (dropped.length > 0) {
+      const r = await deps.link.evict(dropped);
+      deps.transcript.line(`${at} context trimmed: ${r.evicted} entries evicted, context taint now ${r.taint}`);
+    }
+    let turn: ModelTurn;
+    try {
+      turn = await completeWithFailover(plan, deps, { system, messages: deps.conversation.messages(), tools, sampling: plan.model.sampling });
+    } catch (err) {
+      if (!(err instanceof ProviderError)) throw err;
+      const onError = edges.find((e) => e.condition === "error");
+      if (onError) return { kind: "transition", edge: onError, why: `the model failed (${err.message})` };
+      return { kind: "failed", message: `stage '${plan.name}': the model failed: ${err.message}` };
+    }
+    const entry = deps.conversation.addAssistant(turn.text, turn.toolCalls);
+    if (entry) await deps.link.label([{ ...entry, source: "model" }]);
+    deps.transcript.line(`${at} model: ${Buffer.byteLength(turn.text)} bytes of text, ${turn.toolCalls.length} tool call(s), stop ${turn.stopReason}`);
+    deps.transcript.detail("text", turn.text);
+    if (turn.toolCalls.length === 0) {
+      if (always) return { kind: "transition", edge: always, why: "the stage's work ended (condition always)" };
+      if (plan.output) { deps.conversation.addUser(`Call ${SUBMIT_OUTPUT} with the final answer; the run ends only when it is handed over.`); continue; }
+      if (llmEdges.length > 0) { deps.conversation.addUser(`Call ${NEXT_STAGE_TOOL} to go on (${llmEdges.map((e) => e.to).join(", ")}), or keep working with the tools.`); continue; }
+      return plan.transitions === undefined ? { kind: "fallthrough" } : { kind: "done" };
+    }
+    let submitted = false;
+    let chosen: TransitionPlan | undefined;
+    for (const call of turn.toolCalls) {
+      if (call.name === NEXT_STAGE_TOOL && llmEdges.length > 0) {
+        chosen = llmEdges.find((e) => e.to === call.args["stage"]);
+        deps.transcript.line(`${at} → ${NEXT_STAGE_TOOL} ${describeArgs(call.args)}${chosen ? "" : " (not a transition of this stage)"}`);
+        deps.conversation.addToolResult(call, chosen ? `Leaving for stage '${chosen.to}'.` : `[error] '${String(call.args["stage"])}' is not a stage this one leads to (${llmEdges.map((e) => e.to).join(", ")})`, chosen === undefined);
+        continue;
+      }
+      const r = await runCall(call, at, deps);
+      if (r.fatal) return { kind: "failed", message: r.fatal };
+      submitted ||= r.submitted;
+    }
+    if (submitted) return { kind: "submitted" };
+    if (chosen) return { kind: "transition", edge: chosen, why: "the model chose it" };
+  }
+  const onMax = edges.find((e) => e.condition === "max_iterations");
+  if (onMax) return { kind: "transition", edge: onMax, why: `max_iterations (${plan.maxIterations}) reached` };
+  return { kind: "failed", message: `stage '${plan.name}' reached its max_iterations (${plan.maxIterations})${plan.output ? " without submit_output" : ""}` };
+}

@@ -1,0 +1,111 @@
+// What the runtime does in each stage, read once from the blueprint (the Agent's spec as the controller pinned it):
+// the prompt, the model, the iteration budget, the tools and where the stage may go next. Keys of upstream's
+// that this runtime does not implement are listed as warnings, so the Run's status says what was not honoured.
+import { computeEffectiveStages, type AgentSpec } from "../api/agent.ts";
+import { parseModelOverride, resolveModelSettings, type ModelSettings } from "./model-settings.ts";
+
+/** Upstream's `[limits] default_max_iterations`: a stage that leaves it unset or 0 gets this. */
+export const DEFAULT_MAX_ITERATIONS = 50;
+/** How often a stage may be entered again after its first visit, unless it sets `max_revisits`. */
+export const DEFAULT_MAX_REVISITS = 3;
+
+/** Stage keys this runtime acts on; every other key of `runtime` is reported as ignored. */
+export const HONOURED_STAGE_KEYS = ["mode", "model", "max_iterations", "max_revisits", "system_prompt", "transitions", "output", "description", "require_output", "allow_complete"] as const;
+/** Transition conditions this runtime follows. */
+export const HONOURED_CONDITIONS = ["llm_choice", "always", "max_iterations", "error"] as const;
+/** A transition's condition. */
+export type Condition = (typeof HONOURED_CONDITIONS)[number];
+
+/** One outgoing edge. */
+export interface TransitionPlan {
+  readonly to: string;
+  readonly condition: Condition;
+  readonly hint: string;
+  /** `clear` drops the conversation when taking it; `direct` (and the rest, with a warning) keeps it. */
+  readonly clear: boolean;
+}
+
+/** One stage as the runtime runs it. */
+export interface StagePlan {
+  readonly name: string;
+  readonly mode: string;
+  readonly systemPrompt: string;
+  readonly maxIterations: number;
+  readonly maxRevisits: number;
+  /** Absent (`undefined`): fall through to the next declared stage. Empty: terminal. */
+  readonly transitions: readonly TransitionPlan[] | undefined;
+  /** Output stages end the run with `submit_output`. */
+  readonly output: { readonly format?: string; readonly instructions?: string } | undefined;
+  /** The names the stage offers (`available_tools` and `required_tools`), or undefined for the default set. */
+  readonly toolNames: readonly string[] | undefined;
+  readonly model: ModelSettings;
+}
+
+/** The whole plan: stages in declaration order, the entry stage, and what was not honoured. */
+export interface RunPlan {
+  readonly stages: readonly StagePlan[];
+  readonly entry: string;
+  readonly warnings: readonly string[];
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+function parseTransitions(raw: unknown, where: string, stageNames: ReadonlySet<string>, warnings: string[]): TransitionPlan[] | undefined {
+  if (raw === undefined) return undefined;
+  if (!isRecord(raw)) {
+    warnings.push(`${where}: not a table; treated as terminal`);
+    return [];
+  }
+  const out: TransitionPlan[] = [];
+  for (const [to, edgeRaw] of Object.entries(raw)) {
+    const edge = isRecord(edgeRaw) ? edgeRaw : {};
+    const at = `${where}.${to}`;
+    if (!stageNames.has(to)) { warnings.push(`${at}: no stage '${to}'; edge ignored`); continue; }
+    const condition = str(edge["condition"]) ?? "llm_choice";
+    if (!(HONOURED_CONDITIONS as readonly string[]).includes(condition)) { warnings.push(`${at}.condition: '${condition}' is not followed by leviath agent (followed: ${HONOURED_CONDITIONS.join(", ")}); edge ignored`); continue; }
+    const transform = str(edge["transform"]) ?? "direct";
+    if (transform !== "direct" && transform !== "clear") warnings.push(`${at}.transform: '${transform}' is taken as 'direct'`);
+    for (const key of Object.keys(edge)) if (!["condition", "hint", "transform"].includes(key)) warnings.push(`${at}.${key}: ignored by leviath agent`);
+    out.push({ to, condition: condition as Condition, hint: str(edge["hint"]) ?? "", clear: transform === "clear" });
+  }
+  return out;
+}
+
+function positiveInt(v: unknown, fallback: number, where: string, warnings: string[]): number {
+  if (v === undefined || v === 0) return fallback;
+  if (typeof v === "number" && Number.isInteger(v) && v > 0) return v;
+  warnings.push(`${where}: not a positive integer; ${fallback} is used`);
+  return fallback;
+}
+
+/** The run plan of an Agent spec, with the Run's `runtime` values (`model: "provider/model"` overrides every stage). */
+export function buildRunPlan(spec: AgentSpec, runRuntime: Record<string, unknown> | undefined): RunPlan {
+  const warnings: string[] = [];
+  const stages = computeEffectiveStages(spec);
+  const names = new Set(stages.map((s) => s.name));
+  const overrideText = str(runRuntime?.["model"]);
+  const override = overrideText === undefined ? undefined : parseModelOverride(overrideText);
+  if (overrideText !== undefined && override === undefined) warnings.push(`run.runtime.model: '${overrideText}' is not provider/model; ignored`);
+  const plans = stages.map((stage, i): StagePlan => {
+    const rt = stage.runtime ?? {};
+    const where = `stages[${i}].runtime`;
+    for (const key of Object.keys(rt)) if (!(HONOURED_STAGE_KEYS as readonly string[]).includes(key)) warnings.push(`${where}.${key}: ignored by leviath agent`);
+    const mode = str(rt["mode"]) ?? "autonomous";
+    if (mode !== "autonomous" && mode !== "output") warnings.push(`${where}.mode: '${mode}' runs as 'autonomous'`);
+    const outputRaw = isRecord(rt["output"]) ? rt["output"] : undefined;
+    const isOutput = mode === "output" || rt["require_output"] === true;
+    return {
+      name: stage.name,
+      mode,
+      systemPrompt: str(rt["system_prompt"]) ?? "",
+      maxIterations: positiveInt(rt["max_iterations"], DEFAULT_MAX_ITERATIONS, `${where}.max_iterations`, warnings),
+      maxRevisits: positiveInt(rt["max_revisits"], DEFAULT_MAX_REVISITS, `${where}.max_revisits`, warnings),
+      transitions: parseTransitions(rt["transitions"], `${where}.transitions`, names, warnings),
+      output: isOutput ? { ...(str(outputRaw?.["format"]) ? { format: str(outputRaw?.["format"])! } : {}), ...(str(outputRaw?.["instructions"]) ? { instructions: str(outputRaw?.["instructions"])! } : {}) } : undefined,
+      toolNames: stage.availableTools ? [...new Set([...stage.availableTools, ...(stage.requiredTools ?? [])])] : undefined,
+      model: resolveModelSettings(rt["model"], `${where}.model`, override, warnings),
+    };
+  });
+  return { stages: plans, entry: spec.agent.entryStage ?? plans[0]!.name, warnings };
+}

@@ -1,0 +1,129 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { loadRuntimeConfig } from "../config/runtime-config.ts";
+import { AGENT_EXIT, runAgent } from "../agent/agent-run.ts";
+import { Conversation } from "../agent/conversation.ts";
+import { createCredentialLookup, createProviderRegistry, CREDENTIALS_DIR } from "../agent/provider-registry.ts";
+import { createSidecarLink } from "../agent/sidecar-link.ts";
+import { buildRunPlan } from "../agent/stage-plan.ts";
+import { createTranscript } from "../agent/transcript.ts";
+import { createV1ToolClient } from "../agent/v1-tool-client.ts";
+import { connectMcpTools } from "../agent/mcp-tool-client.ts";
+import { createSidecarToolClient } from "../agent/sidecar-tool-client.ts";
+import { parseCommandArgs } from "./args.ts";
+import { UsageError, type CliIo } from "./io.ts";
+
+/** `leviath agent --help`. */
+export const AGENT_HELP = `Usage: leviath agent [options]
+
+The reference agent runtime: runs the Agent's stages against a model provider, routing every tool call through
+the sidecar beside it (docs/runtime.md). In an engine pod it needs no flags: the controller sets the environment.
+
+Per stage: the blueprint's system_prompt, the task and inputs, the stage's tools, max_iterations, its
+transitions (the model picks one with next_stage; the runtime enters it with POST /v1/stage), and in an output
+stage submit_output, which ends the run. The transcript goes to stdout, one line per step; file contents and
+what the model wrote appear only with --log-level debug.
+
+Options:
+      --runtime-config FILE  runtime.json (default: $LEVIATH_RUNTIME_CONFIG, else /etc/leviath/runtime/runtime.json)
+      --sidecar URL          the sidecar (default: $LEVIATH_SIDECAR_URL, else http://127.0.0.1:7777)
+      --token-file FILE      the sidecar's runtime token (default: $LEVIATH_SIDECAR_TOKEN_FILE)
+      --credentials-dir DIR  where files credentials are mounted (default ${CREDENTIALS_DIR})
+      --termination-log FILE where the outcome is written for the Run's status (default /dev/termination-log,
+                             skipped when it cannot be written)
+      --tools mcp|v1         how tools are reached: mcp (default) lists and calls the sidecar's built-ins over
+                             its MCP endpoint /mcp and any other tool the stage names over /v1; v1 uses /v1 only
+      --log-level LEVEL      info (default) or debug
+  -h, --help                 this text
+
+Providers: a stage's model is { models = [{ provider, model }] } (or provider/model/fallbacks), tried in order;
+the Run's runtime.model ("provider/model") overrides it. 'anthropic' speaks the Messages API, 'openai' and any
+other name the Chat Completions API (runtime.providers.<name>.protocol changes it). The key is <NAME>_API_KEY
+and the base URL runtime.providers.<name>.baseUrl or <NAME>_BASE_URL, from the environment or a credentials
+file; the blueprint never chooses where requests go.
+
+Exit status: 0 the run succeeded (output submitted, or the last stage ended with no output stage), 1 it failed
+(a model or the sidecar failed, max_iterations, no output), 2 a usage or configuration error, 143 SIGTERM.
+`;
+
+const OPTIONS = {
+  "runtime-config": { type: "string" },
+  sidecar: { type: "string" },
+  "token-file": { type: "string" },
+  "credentials-dir": { type: "string" },
+  "termination-log": { type: "string" },
+  "log-level": { type: "string" },
+  tools: { type: "string" },
+} as const;
+
+/** The default place of runtime.json in an engine pod. */
+const DEFAULT_RUNTIME_CONFIG = "/etc/leviath/runtime/runtime.json";
+/** The sidecar's loopback address in an engine pod. */
+const DEFAULT_SIDECAR_URL = "http://127.0.0.1:7777";
+/** How long the runtime waits for the sidecar to become healthy. */
+const HEALTH_WAIT_MS = 120_000;
+
+/** Run `leviath agent`. */
+export async function runAgentCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values: v, positionals } = parseCommandArgs(argv, OPTIONS);
+  if (v.help) {
+    io.stdout(AGENT_HELP);
+    return AGENT_EXIT.succeeded;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const level = v["log-level"] ?? "info";
+  if (level !== "info" && level !== "debug") throw new UsageError(`--log-level '${level}' is not info or debug`);
+  const toolsVia = v.tools ?? "mcp";
+  if (toolsVia !== "mcp" && toolsVia !== "v1") throw new UsageError(`--tools '${toolsVia}' is not mcp or v1`);
+  const abs = (p: string) => resolve(io.cwd, p);
+  const terminationLog = abs(v["termination-log"] ?? "/dev/termination-log");
+  const say = (exitCode: number, message: string): number => {
+    try {
+      writeFileSync(terminationLog, message.slice(0, 4000));
+    } catch { /* no termination log outside a pod */ }
+    if (exitCode !== 0) io.stderr(`leviath agent: ${message}\n`);
+    return exitCode;
+  };
+  const loaded = loadRuntimeConfig(abs(v["runtime-config"] ?? io.env["LEVIATH_RUNTIME_CONFIG"] ?? DEFAULT_RUNTIME_CONFIG));
+  if (!loaded.ok) return say(AGENT_EXIT.usage, loaded.message);
+  const config = loaded.value;
+  const tokenFile = v["token-file"] ?? io.env["LEVIATH_SIDECAR_TOKEN_FILE"];
+  if (tokenFile === undefined) throw new UsageError("no runtime token file: pass --token-file or set LEVIATH_SIDECAR_TOKEN_FILE");
+  const sidecarUrl = v.sidecar ?? io.env["LEVIATH_SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL;
+  const link = createSidecarLink(sidecarUrl);
+  const transcript = createTranscript(io.stdout, level);
+  try {
+    await link.waitHealthy(HEALTH_WAIT_MS);
+  } catch (err) {
+    return say(AGENT_EXIT.failed, (err as Error).message);
+  }
+  let token: string;
+  try {
+    token = readFileSync(abs(tokenFile), "utf8").trim();
+  } catch (err) {
+    return say(AGENT_EXIT.failed, `the runtime token file ${tokenFile}: ${(err as Error).message}`);
+  }
+  link.setToken(token);
+  const plan = buildRunPlan(config.spec, config.runtime);
+  const providers = createProviderRegistry({ configs: config.runtime.providers ?? {}, lookup: createCredentialLookup(io.env, abs(v["credentials-dir"] ?? CREDENTIALS_DIR)) });
+  transcript.line(`[run] task: ${Buffer.byteLength(config.task ?? "")} bytes, inputs: ${Object.keys(config.inputs).join(", ") || "none"}, mode ${config.mode}, sidecar ${link.baseUrl}`);
+  let tools;
+  try {
+    tools = toolsVia === "v1" ? createV1ToolClient(sidecarUrl, token) : createSidecarToolClient(sidecarUrl, token, await connectMcpTools(sidecarUrl, token));
+  } catch (err) {
+    return say(AGENT_EXIT.failed, `the sidecar's MCP endpoint at ${sidecarUrl}/mcp: ${(err as Error).message}`);
+  }
+  const controller = new AbortController();
+  // A cancellation or the Run's deadline: the kubelet sends SIGTERM. As PID 1 the process must handle it itself.
+  process.once("SIGTERM", () => {
+    controller.abort(new Error("SIGTERM"));
+    say(143, "stopped by SIGTERM (the Run was cancelled or reached its deadline)");
+    process.exit(143);
+  });
+  const outcome = await runAgent({
+    plan, task: config.task, inputs: config.inputs, link, transcript, providers, signal: controller.signal,
+    tools,
+    conversation: new Conversation(config.runtime.maxContextChars),
+  });
+  return say(outcome.exitCode, outcome.message);
+}

