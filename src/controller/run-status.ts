@@ -1,8 +1,9 @@
 import { CONDITION, type RunPhase, type RunStatus } from "../api/status.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
-import { computeReadPathCounts } from "./agent-findings.ts";
+import { computeReadPathCounts } from "../policy/agent-findings.ts";
 import { buildConditions, type ConditionDecision } from "./conditions.ts";
+import { decideRunReadiness } from "./readiness.ts";
 import type { RunDecision } from "./run-decision.ts";
 
 /** The status fields the controller owns; the sidecar owns the rest (stage, taint, gate counts, approvals, result). */
@@ -21,7 +22,7 @@ export function pickControllerFields(status: RunStatus | undefined): Partial<Run
 export function buildRunStatus(name: string, generation: number, snapshot: RunSnapshot, decision: RunDecision, previous: RunStatus | undefined, nowIso: string): RunStatus {
   const pinned = snapshot.controller;
   const rp = snapshot.runPolicy.readPaths;
-  const readPaths = computeReadPathCounts(snapshot.runPolicy.agent.key, rp.declared, rp.granted, rp.allowBlueprintReadPaths);
+  const readPaths = computeReadPathCounts({ agentName: snapshot.runPolicy.agent.key, declared: rp.declared, granted: rp.granted, allowBlueprintReadPaths: rp.allowBlueprintReadPaths });
   return {
     observedGeneration: generation,
     phase: decision.phase,
@@ -34,7 +35,7 @@ export function buildRunStatus(name: string, generation: number, snapshot: RunSn
     ...(readPaths ? { readPaths } : {}),
     sandboxes: decision.sandboxStatus,
     ...(decision.agentExit ? { agentExit: decision.agentExit } : {}),
-    conditions: buildConditions(previous?.conditions, decision.conditions, nowIso, generation),
+    conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions)], nowIso, generation),
   };
 }
 
@@ -53,6 +54,6 @@ export function buildBlockedRunStatus(generation: number, previous: RunStatus | 
     ...(previous?.policy ? { policy: previous.policy } : {}),
     ...(previous?.startedAt ? { startedAt: previous.startedAt } : {}),
     ...(phase === "Failed" ? { completedAt: previous?.completedAt ?? nowIso } : {}),
-    conditions: buildConditions(previous?.conditions, [decided], nowIso, generation),
+    conditions: buildConditions(previous?.conditions, [decided, ...decideRunReadiness(phase, [decided])], nowIso, generation),
   };
 }
