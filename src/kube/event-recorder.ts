@@ -4,6 +4,7 @@
 // and then at most once per flush interval; a series not seen for six minutes is finished and the next
 // occurrence starts a new Event. Writes go out in the background and never fail a reconcile.
 import type { KubeClient } from "./client.ts";
+import { isApiStatus } from "./errors.ts";
 
 /** What one event says about its object. */
 export interface EventNote {
@@ -128,7 +129,7 @@ export function createEventRecorder(client: KubeClient, opts: EventRecorderOptio
         await client.request("PATCH", path(entry.namespace, entry.name), { body: seriesPatch(entry), contentType: "application/merge-patch+json" });
       } catch (err) {
         // Deleted meanwhile (events have a TTL on the server): the series is written again whole.
-        if ((err as { code?: number }).code !== 404) throw err;
+        if (!isApiStatus(err, 404)) throw err;
         await entry.recreate();
       }
       entry.writtenCount = Math.max(entry.writtenCount, count);
