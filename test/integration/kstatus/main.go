@@ -2,7 +2,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -16,11 +15,12 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	var obj map[string]interface{}
-	if err := json.Unmarshal(data, &obj); err != nil {
+	// The unstructured decoder, as client-go's: integers stay int64, which kstatus's accessors require.
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(data); err != nil {
 		panic(err)
 	}
-	res, err := status.Compute(&unstructured.Unstructured{Object: obj})
+	res, err := status.Compute(obj)
 	if err != nil {
 		panic(err)
 	}
