@@ -1,6 +1,6 @@
 // The demo behind scripts/demo: a real control plane on loopback, the CRDs, `leviath controller`, examples/,
 // and what `kubectl get` shows. No node runs here, so pods are admitted (Pod Security `restricted` included)
-// and stay Pending; Runs therefore stay Pending too.
+// and never run: a Run is Pending until its sandbox deadline (`spec.deadlines.sandboxReadySeconds`), then Failed.
 import { spawn, spawnSync } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
@@ -18,6 +18,8 @@ if (values.help) {
   process.exit(0);
 }
 
+/** The shutdown under way, once one began (a signal and the controller's exit both ask for it). */
+let stopping: Promise<never> | undefined;
 const say = (line: string) => process.stdout.write(`\n==> ${line}\n`);
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
@@ -79,6 +81,10 @@ await until(() => items("agents").every((a) => a.status?.policyGeneration !== un
   && items("runs").every((r) => r.status?.phase !== undefined && r.status.policy?.generation !== undefined),
   "the Agents' findings and the Runs' phases", 60_000);
 
+// Events are written just after the status they report: wait for one per Agent and Run too.
+const eventCount = () => (JSON.parse(kubectl(["get", "events", "-n", NAMESPACE, "--field-selector", "involvedObject.apiVersion=leviath.dev/v1alpha1", "-o", "json"])) as { items: unknown[] }).items.length;
+await until(() => eventCount() >= items("agents").length + items("runs").length, "the Agents' and Runs' first events", 30_000);
+
 say(`status after ${elapsed()}`);
 kubectl(["get", "leviathpolicy,agents,runs", "-n", NAMESPACE], { show: true });
 process.stdout.write("\n");
@@ -86,24 +92,34 @@ kubectl(["get", "agents", "-n", NAMESPACE, "-o",
   "custom-columns=AGENT:.metadata.name,VALID:.status.valid,READS:.status.readPaths.display,FINDINGS:.status.findings[*].code"], { show: true });
 process.stdout.write("\n");
 kubectl(["get", "runs", "-n", NAMESPACE, "-o",
-  "custom-columns=RUN:.metadata.name,PHASE:.status.phase,POLICY:.status.policy.generation,CONDITIONS:.status.conditions[*].reason"], { show: true });
+  "custom-columns=RUN:.metadata.name,PHASE:.status.phase,POLICY:.status.policy.generation,CONDITIONS:.status.conditions[*].type"], { show: true });
 process.stdout.write("\n");
 kubectl(["get", "pods,networkpolicies,roles,configmaps", "-n", NAMESPACE, "-l", "app.kubernetes.io/managed-by=leviath-operator"], { show: true });
-process.stdout.write("\nNo node runs here: the pods were admitted under Pod Security `restricted` and stay Pending, and so do the Runs.\n");
+process.stdout.write("\n");
+kubectl(["get", "events", "-n", NAMESPACE, "--field-selector", "involvedObject.apiVersion=leviath.dev/v1alpha1"], { show: true });
+process.stdout.write("\nNo node runs here: the pods were admitted under Pod Security `restricted` and never run. A Run is Pending\n"
+  + "until its sandboxReadySeconds (300 s in examples/run.yaml) pass, then Failed with reason SandboxUnavailable.\n");
 
 if (values.once) {
   await shutdown(0);
 } else {
   say("running; Ctrl-C stops everything");
   process.stdout.write(`  export KUBECONFIG=${cp.kubeconfigPath}\n  ${kubectlBin} get agents,runs -A\n  ${kubectlBin} get agent notes-digest -n ${NAMESPACE} -o yaml\n`);
+  // Ctrl-C reaches the whole process group: the controller exits on it too, which is then no failure.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void shutdown(0));
   exited.then((code) => {
+    if (stopping) return;
     process.stderr.write(`demo: the controller exited (${code}); its log: ${logPath}\n`);
     void shutdown(1);
   }, () => undefined);
 }
 
-async function shutdown(status: number): Promise<never> {
+function shutdown(status: number): Promise<never> {
+  stopping ??= stop(status);
+  return stopping;
+}
+
+async function stop(status: number): Promise<never> {
   if (controller.exitCode === null) controller.kill("SIGTERM");
   await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
   await cp.stop();

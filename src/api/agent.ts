@@ -52,58 +52,61 @@ const StageRuntimeSchema = VerbatimSchema.superRefine((runtime, ctx) => {
 
 /** One stage of a blueprint, in declaration order. */
 export const StageSchema = z.strictObject({
-  name: z.string().min(1),
-  availableTools: z.array(z.string().min(1)).optional(),
-  /** MCP servers (by their LeviathPolicy name) every tool of which the stage offers, as upstream's `available_connectors`. */
-  availableConnectors: z.array(z.string().min(1)).optional(),
-  requiredTools: z.array(z.string().min(1)).optional(),
-  toolPermissions: ToolPermissionsSchema.optional(),
+  name: z.string().min(1).describe("The stage name (upstream's [stages.<name>]); unique within the Agent."),
+  availableTools: z.array(z.string().min(1)).optional().describe("The tools the model may call in this stage (upstream's available_tools); others are refused."),
+  availableConnectors: z.array(z.string().min(1)).optional().describe("MCP servers (by their LeviathPolicy name) all of whose tools the stage offers (upstream's available_connectors)."),
+  requiredTools: z.array(z.string().min(1)).optional().describe("Tools the stage must have (upstream's required_tools)."),
+  toolPermissions: ToolPermissionsSchema.optional().describe("Per-stage tool permissions; tighten the Agent's, never loosen the policy's."),
   /** Replaces the agent-level block whole when present (no field-by-field inheritance, as upstream). */
-  sandbox: SandboxBlockSchema.optional(),
+  sandbox: SandboxBlockSchema.optional().describe("This stage's sandbox; replaces the Agent's spec.sandbox whole (no field-by-field inheritance, as upstream)."),
   /** Parsed and, as upstream, without effect: taint tracking is resolved per agent. */
-  security: BlueprintSecuritySchema.optional(),
-  runtime: StageRuntimeSchema.optional(),
-});
+  security: BlueprintSecuritySchema.optional().describe("Accepted for upstream files; without effect (taint tracking is per agent, as upstream)."),
+  runtime: StageRuntimeSchema.optional()
+    .describe(`The stage's other upstream keys, verbatim for the runtime, in upstream's snake_case: ${RUNTIME_STAGE_KEYS.join(", ")}.`),
+}).describe("One stage of the blueprint, in order.");
 /** One stage of a blueprint. */
 export type Stage = z.infer<typeof StageSchema>;
 
 /** `[agent]`: identity and the keys the runtime reads, kept as written. */
 export const AgentIdentitySchema = z.strictObject({
-  name: z.string().min(1).optional(),
-  version: z.string().optional(),
-  description: z.string().optional(),
-  entryStage: z.string().min(1).optional(),
+  name: z.string().min(1).optional().describe("Upstream's [agent] name; must equal metadata.name (grants are keyed by namespace/name, never by this)."),
+  version: z.string().optional().describe("The blueprint's version (default 0.1.0)."),
+  description: z.string().optional().describe("What the agent does."),
+  entryStage: z.string().min(1).optional().describe("The stage the run starts in (upstream's entry_stage); default the first."),
   /** The other `[agent]` keys (`max_child_depth`, `dynamic_tools`, `nudge`, `output`, ...), verbatim. */
-  runtime: VerbatimSchema.optional(),
-});
+  runtime: VerbatimSchema.optional().describe("The other [agent] keys (max_child_depth, dynamic_tools, nudge, output, ...), verbatim for the runtime."),
+}).describe("Upstream's [agent] table: identity and the keys the runtime reads.");
 
 /** `[read_paths]`: what the blueprint declares it wants to read outside its workdir (never a grant). */
 export const ReadPathsDeclarationSchema = z.strictObject({
-  allow: z.array(z.string()).default([]),
-});
+  allow: z.array(z.string()).default([])
+    .describe("Entries the agent asks to read: an exact path (its subtree), glob:<pattern> or regex:<pattern> (anchored, absolute). Inert until the LeviathPolicy grants them (spec.readPaths)."),
+}).describe("Upstream's [read_paths]: what the agent wants to read outside its workdir. Declaring is not granting.");
 
 /** `[safe_commands]`: a request to run without prompting, inert unless the admin allows it. */
 export const SafeCommandsSchema = z.strictObject({
-  tools: z.array(z.string()).optional(),
-  shell: z.array(z.string()).optional(),
-});
+  tools: z.array(z.string()).optional().describe("Tools asked to run without prompting."),
+  shell: z.array(z.string()).optional().describe("Shell commands asked to run without prompting."),
+}).describe("Upstream's [safe_commands]: inert unless the policy sets spec.security.allowBlueprintSafeCommands.");
 
 /** The Agent spec: an upstream blueprint, enforced parts strict, runtime parts verbatim. */
 export const AgentSpecSchema = z.strictObject({
   /** The agent runtime image: any image that routes its tool calls through the sidecar. */
-  image: z.string().min(1).optional(),
+  image: z.string().min(1).optional()
+    .describe("The agent runtime image (any image that routes its tool calls through the sidecar); must be allowed by the policy's spec.ceilings.runtimeImages. Default: the controller's --runtime-image."),
   credentials: CredentialsSchema.optional().describe("Secrets for the agent container of every Run of this Agent (model keys); see docs/security.md."),
   agent: AgentIdentitySchema.default({}),
-  sandbox: SandboxBlockSchema.optional(),
+  sandbox: SandboxBlockSchema.optional().describe("The Agent's sandbox, for every stage without its own."),
   readPaths: ReadPathsDeclarationSchema.optional(),
-  toolPermissions: ToolPermissionsSchema.optional(),
+  toolPermissions: ToolPermissionsSchema.optional().describe("The blueprint's tool permissions; they tighten the policy's, never loosen them (finding tool-permission-clamped)."),
   security: BlueprintSecuritySchema.optional(),
   safeCommands: SafeCommandsSchema.optional(),
-  toolScriptPermissions: z.record(z.string(), z.enum(["allow", "inherit", "deny"])).optional(),
+  toolScriptPermissions: z.record(z.string(), z.enum(["allow", "inherit", "deny"])).optional()
+    .describe("Upstream's [tool_script_permissions]: script tool name to allow, inherit or deny (script tools do not run here)."),
   /** Stages in order; none declared means upstream's synthesised single stage `main`. */
-  stages: z.array(StageSchema).default([]),
+  stages: z.array(StageSchema).default([]).describe("The stages in order; none means upstream's single synthesised stage 'main'."),
   /** Every other top-level table of the blueprint (context, compaction, mcp_servers, ...), verbatim. */
-  blueprint: VerbatimSchema.optional(),
+  blueprint: VerbatimSchema.optional().describe("Every other top-level table of the blueprint (context, compaction, mcp_servers, ...), verbatim for the runtime."),
 }).superRefine((spec, ctx) => {
   const seen = new Set<string>();
   spec.stages.forEach((stage, i) => {
@@ -116,7 +119,7 @@ export const AgentSpecSchema = z.strictObject({
   if (entry !== undefined && spec.stages.length > 0 && !seen.has(entry)) {
     ctx.addIssue({ code: "custom", path: ["agent", "entryStage"], message: `entry stage '${entry}' is not a declared stage` });
   }
-});
+}).describe("The blueprint (upstream's agent.leviath): what the author asks for. The LeviathPolicy decides what is granted.");
 /** The Agent spec as parsed (defaults applied). */
 export type AgentSpec = z.infer<typeof AgentSpecSchema>;
 /** The Agent spec as written. */

@@ -14,13 +14,14 @@ export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
  * grant "may approve" without "may edit runs".
  */
 export const ApprovalSpecSchema = z.strictObject({
-  runRef: z.strictObject({ name: z.string().min(1).max(253).describe("The Run, in the Approval's namespace.") }),
+  runRef: z.strictObject({ name: z.string().min(1).max(253).describe("The Run, in the Approval's namespace.") }).describe("The Run whose prompt this answers."),
   approvalId: z.string().min(1).max(256).describe("The id of the pending approval, as listed in the Run's status.pendingApprovals."),
-  decision: z.enum(APPROVAL_DECISIONS),
+  decision: z.enum(APPROVAL_DECISIONS)
+    .describe("allowOnce: this call; allowForStage: this tool for the rest of the stage (tool-permission prompts; a taint-gate prompt reads it as allowOnce); allowForRun: for the rest of the run; deny."),
   reason: z.string().max(4096).optional().describe("Free text kept with the audit record."),
   approvedBy: z.string().min(1).max(512).optional()
     .describe("Who answered: set at admission from the requesting user (a value that differs is refused), never taken on trust."),
-});
+}).describe("The answer to one pending prompt of one Run; immutable once created.");
 /** The Approval spec. */
 export type ApprovalSpec = z.infer<typeof ApprovalSpecSchema>;
 
@@ -46,10 +47,10 @@ export const APPROVAL_REASON = {
 /** The Approval status: `consumed*` and `message` written by the sidecar that applied it, conditions by the controller. */
 export const ApprovalStatusSchema = z.strictObject({
   consumed: z.boolean().optional().describe("True once the run's sidecar applied the answer."),
-  consumedAt: z.string().optional(),
-  message: z.string().max(4096).optional(),
-  conditions: z.array(ConditionSchema).optional(),
-});
+  consumedAt: z.string().optional().describe("RFC 3339 time the sidecar applied it."),
+  message: z.string().max(4096).optional().describe("What the sidecar made of it."),
+  conditions: z.array(ConditionSchema).optional().describe("Bound (to the Run's uid) and Matched (a pending prompt has this id)."),
+}).describe("Written by the controller (conditions) and the Run's sidecar (consumed).");
 /** The Approval status. */
 export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
 

@@ -1,12 +1,13 @@
 import { z } from "zod";
 
 /** A tool permission value (`[tool_permissions]`). */
-export const PermissionSchema = z.enum(["allow", "ask", "deny"]);
+export const PermissionSchema = z.enum(["allow", "ask", "deny"]).describe("allow: runs without asking; ask: waits for a person (an Approval); deny: refused.");
 /** A tool permission value. */
 export type Permission = z.infer<typeof PermissionSchema>;
 
 /** Tool name to permission; keys are tool names as the model calls them (aliases fold later). */
-export const ToolPermissionsSchema = z.record(z.string().min(1), PermissionSchema);
+export const ToolPermissionsSchema = z.record(z.string().min(1), PermissionSchema)
+  .describe("Tool name (as the model calls it, e.g. shell, read_file, web_fetch) to allow, ask or deny (upstream's [tool_permissions]).");
 /** Tool name to permission. */
 export type ToolPermissions = z.infer<typeof ToolPermissionsSchema>;
 
@@ -25,23 +26,26 @@ export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 
 /** The `[sandbox]` table of a blueprint, at agent or stage level: only the seed's keys, nothing else. */
 export const SandboxBlockSchema = z.strictObject({
-  kind: z.enum(SANDBOX_KINDS).optional(),
-  image: z.string().min(1).optional(),
+  kind: z.enum(SANDBOX_KINDS).optional()
+    .describe("Where commands run, weakest first: none (the agent container), namespace, container (a sandbox pod), gvisor, microvm (runtime classes the policy maps). The policy's floor may raise it; a blueprint can only tighten."),
+  image: z.string().min(1).optional().describe("Image of the sandbox pod. Under an active policy floor the policy's spec.sandbox.image replaces it (source clamped, finding sandbox-image-clamped)."),
   /** Accepted for compatibility with upstream files and always discarded: a blueprint never picks the engine. */
-  engine: z.string().optional(),
-  network: z.boolean().optional(),
-  mounts: z.array(z.string().startsWith("/", "a mount must be an absolute path")).optional(),
+  engine: z.string().optional().describe("Accepted for upstream files and ignored (finding sandbox-engine-ignored): the policy maps kinds to runtime classes."),
+  network: z.boolean().optional().describe("false: a deny-all NetworkPolicy isolates the sandbox pod (no ingress, no egress)."),
+  mounts: z.array(z.string().startsWith("/", "a mount must be an absolute path")).optional()
+    .describe("Absolute paths to mount in the sandbox; under an active policy floor only those its spec.sandbox.mounts lists are kept."),
   /** Parsed and carried, read by nothing (as upstream). */
-  persist: z.boolean().optional(),
-  onUnavailable: z.enum(["error", "warn"]).optional(),
-});
+  persist: z.boolean().optional().describe("Accepted for upstream files; has no effect (as upstream)."),
+  onUnavailable: z.enum(["error", "warn"]).optional()
+    .describe("When the sandbox cannot start (no runtime class, never Ready): error fails the Run (default); warn runs those stages in the engine pod and says so in SandboxReady."),
+}).describe("A [sandbox] table: where the agent's commands run. Only these keys; an unknown one is refused, naming it.");
 /** A blueprint `[sandbox]` table. */
 export type SandboxBlock = z.infer<typeof SandboxBlockSchema>;
 
 /** `[security]` of a blueprint: a present block with no key turns taint tracking on. */
 export const BlueprintSecuritySchema = z.strictObject({
-  taintTracking: z.boolean().optional(),
-});
+  taintTracking: z.boolean().optional().describe("Ask for taint tracking (a present [security] block with no key asks too); the policy's spec.security.taintTracking can only add to it."),
+}).describe("The blueprint's [security] block.");
 /** A blueprint `[security]` block. */
 export type BlueprintSecurity = z.infer<typeof BlueprintSecuritySchema>;
 
@@ -51,7 +55,7 @@ export const AgentKeySchema = z
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, "must be 'namespace/name' of an Agent");
 
 /** Values copied verbatim for the agent runtime; the operator never interprets them. */
-export const VerbatimSchema = z.record(z.string(), z.unknown());
+export const VerbatimSchema = z.record(z.string(), z.unknown()).describe("Values for the agent runtime, in upstream's own key names, passed on unchanged.");
 
 /** How a run answers a prompt: a person, nobody (asks expire), yolo (asks waived and recorded), or no prompt lane. */
 export const RUN_MODES = ["interactive", "unattended", "yolo", "headless"] as const;

@@ -9,6 +9,11 @@ import { z } from "zod";
 
 const common = { group: GROUP, version: VERSION, categories: ["leviath"] };
 const conditionsListMap = { "status.conditions": ["type"] };
+/** The `Ready` condition's status and reason: what kstatus and `kubectl wait --for=condition=Ready` read. */
+const readyColumns = (): CrdDefinition["printerColumns"] => [
+  { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: "Reason", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].reason', description: "why the object is (not) Ready" },
+];
 
 /** Plural resource names, as they appear in API paths and RBAC rules. */
 export const PLURAL = { agent: "agents", run: "runs", policy: "leviathpolicies", approval: "approvals" } as const;
@@ -26,7 +31,8 @@ export const AGENT_CRD: CrdDefinition = {
   specRequired: false,
   listMaps: { "spec.stages": ["name"], ...conditionsListMap },
   printerColumns: [
-    { name: "Valid", type: "boolean", jsonPath: ".status.valid" },
+    ...readyColumns(),
+    { name: "Valid", type: "boolean", jsonPath: ".status.valid", priority: 1 },
     { name: "Reads", type: "string", jsonPath: ".status.readPaths.display", description: "read paths granted/declared" },
     { name: "Stages", type: "integer", jsonPath: ".status.stageCount" },
   ],
@@ -51,6 +57,7 @@ export const RUN_CRD: CrdDefinition = {
   printerColumns: [
     { name: "Agent", type: "string", jsonPath: ".spec.agentRef.name" },
     { name: "Phase", type: "string", jsonPath: ".status.phase" },
+    { name: "Reason", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].reason', description: "why the run is in its phase" },
     { name: "Stage", type: "string", jsonPath: ".status.stage" },
     { name: "Taint", type: "string", jsonPath: ".status.taint.level" },
     { name: "Reads", type: "string", jsonPath: ".status.readPaths.display", priority: 1 },
@@ -58,10 +65,10 @@ export const RUN_CRD: CrdDefinition = {
 };
 
 const PolicyStatusSchema = z.strictObject({
-  observedGeneration: z.number().int().min(0).optional(),
-  conditions: z.array(ConditionSchema).optional(),
+  observedGeneration: z.number().int().min(0).optional().describe("The metadata.generation this status is about."),
+  conditions: z.array(ConditionSchema).optional().describe("Valid (in force for new Runs, or why not), and Ready/Stalled for kstatus and kubectl wait."),
   networkEnforcement: NetworkEnforcementStatusSchema.optional(),
-});
+}).describe("Whether the policy is valid and in force, and what the NetworkPolicy probe found.");
 
 /** The LeviathPolicy CRD: the cluster admin's grants and floors (upstream config.toml + policy.toml). */
 export const POLICY_CRD: CrdDefinition = {
@@ -77,6 +84,7 @@ export const POLICY_CRD: CrdDefinition = {
   specRequired: false,
   listMaps: conditionsListMap,
   printerColumns: [
+    ...readyColumns(),
     { name: "Taint", type: "boolean", jsonPath: ".spec.security.taintTracking" },
     { name: "Floor", type: "string", jsonPath: ".spec.sandbox.kind" },
   ],

@@ -58,6 +58,16 @@ export function buildCrdReference(defs: readonly CrdDefinition[]): string {
     "stored and the controller marks it invalid, naming the key. Fields marked verbatim are handed to the",
     "agent runtime unchanged.",
     "",
+    "Every field of ours is camelCase (upstream's `on_unavailable` is `onUnavailable`, `[read_paths]` is `readPaths`;",
+    "`leviath import` converts). Upstream's snake_case stays only where it is upstream's own runtime vocabulary,",
+    "passed or shown as upstream has it: the keys inside the verbatim maps (`spec.stages[].runtime`,",
+    "`spec.agent.runtime`, `spec.blueprint`, a Run's `spec.runtime`), tool names (`read_file`, `submit_output`),",
+    "the prompt kinds of `status.pendingApprovals[].kind` (`taint_gate`, `tool_approval`, upstream's wait reasons)",
+    "and the decision sources keying `status.gateDecisions` (`auto_block`, as the metrics label them).",
+    "",
+    "Each object reports `Ready` (and `Stalled`/`Reconciling`) for kstatus and `kubectl wait`; see",
+    "[controller.md](controller.md#ready-stalled-reconciling-kstatus-kubectl-wait-gitops-health).",
+    "",
   ];
   for (const def of defs) {
     const crd = buildCrd(def) as { spec: { versions: { schema: { openAPIV3Schema: OpenApiSchema }; additionalPrinterColumns: { name: string; jsonPath: string }[] }[] } };

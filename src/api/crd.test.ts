@@ -34,6 +34,11 @@ describe("buildStructuralSchema", () => {
 });
 
 describe("the generated CRDs", () => {
+  it.each(CRD_DEFINITIONS.map((d) => [d.kind, d] as const))("%s describes every field, at every level (kubectl explain)", (_kind, def) => {
+    const missing = [...nodes(schemaOf(buildCrd(def)))].filter(([path, node]) => !path.endsWith("[]") && !path.endsWith("{}") && path !== "$.metadata" && !node["description"]).map(([path]) => path);
+    expect(missing).toEqual([]);
+  });
+
   it.each(CRD_DEFINITIONS.map((d) => [d.kind, d] as const))("%s is structural: every node typed, no properties beside additionalProperties", (_kind, def) => {
     for (const [path, node] of nodes(schemaOf(buildCrd(def)))) {
       const typed = node["type"] !== undefined || node["x-kubernetes-preserve-unknown-fields"] === true;
@@ -72,7 +77,7 @@ describe("the generated CRDs", () => {
   it("has a status subresource and the printer columns", () => {
     const crd = buildCrd(RUN_CRD) as { spec: { versions: { subresources: unknown; additionalPrinterColumns: { name: string }[] }[] } };
     expect(crd.spec.versions[0]!.subresources).toEqual({ status: {} });
-    expect(crd.spec.versions[0]!.additionalPrinterColumns.map((c) => c.name)).toEqual(["Agent", "Phase", "Stage", "Taint", "Reads", "Age"]);
+    expect(crd.spec.versions[0]!.additionalPrinterColumns.map((c) => c.name)).toEqual(["Agent", "Phase", "Reason", "Stage", "Taint", "Reads", "Age"]);
   });
 });
 

@@ -123,8 +123,9 @@ export function buildCrd(def: CrdDefinition): OpenApiSchema {
     type: "object",
     description: def.description,
     properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
+      apiVersion: { type: "string", description: `The versioned schema of this object: ${def.group}/${def.version}.` },
+      kind: { type: "string", description: `The kind of this object: ${def.kind}.` },
+      // The API server allows nothing on metadata but its type; kubectl explain shows ObjectMeta's own text.
       metadata: { type: "object" },
       spec: keepUnknownKeys(schemaOf(def.spec)),
       status: schemaOf(def.status),

@@ -3,87 +3,92 @@ import { AgentKeySchema, LevelSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsS
 
 /** A mount the admin makes reachable to sandboxes (blueprint mounts are intersected with these paths). */
 export const PolicyMountSchema = z.strictObject({
-  path: z.string().startsWith("/", "a mount must be an absolute path"),
-  readOnly: z.boolean().default(true),
+  path: z.string().startsWith("/", "a mount must be an absolute path").describe("Absolute path where the volume is mounted."),
+  readOnly: z.boolean().default(true).describe("Mount read-only (default)."),
   /** The volume that backs it in a cluster (a PVC or ConfigMap source); never a hostPath. */
-  volume: z.record(z.string(), z.unknown()).optional(),
-});
+  volume: z.record(z.string(), z.unknown()).optional()
+    .describe("The Kubernetes volume source that backs it (persistentVolumeClaim, configMap, ...; never hostPath), as in a pod's volumes[]."),
+}).describe("A path the admin makes mountable, and the volume behind it.");
 
 /** The admin's sandbox floor (`[sandbox]` of config.toml) and the kind-to-runtimeClass mapping. */
 export const PolicySandboxSchema = z.strictObject({
-  kind: z.enum(SANDBOX_KINDS).optional(),
-  image: z.string().min(1).optional(),
-  engine: z.string().optional(),
-  network: z.boolean().optional(),
-  mounts: z.array(PolicyMountSchema).optional(),
-  persist: z.boolean().optional(),
-  onUnavailable: z.enum(["error", "warn"]).optional(),
+  kind: z.enum(SANDBOX_KINDS).optional().describe("The floor: every stage runs at least this strong (none < namespace < container < gvisor < microvm); a floor other than none is active and clamps the blueprint's sandbox."),
+  image: z.string().min(1).optional().describe("Sandbox image; under an active floor it replaces the blueprint's (source clamped)."),
+  engine: z.string().optional().describe("Accepted for upstream config.toml; ignored (kinds map to runtime classes)."),
+  network: z.boolean().optional().describe("false: under an active floor every sandbox is network-isolated, whatever the blueprint asks."),
+  mounts: z.array(PolicyMountSchema).optional().describe("Paths a blueprint's sandbox mounts may name under an active floor; other mounts are dropped."),
+  persist: z.boolean().optional().describe("Accepted for upstream config.toml; has no effect."),
+  onUnavailable: z.enum(["error", "warn"]).optional().describe("Default onUnavailable for stages that set none."),
   /** RuntimeClass per kind; a blueprint never names one itself. */
   runtimeClasses: z.strictObject({
-    container: z.string().optional(),
-    gvisor: z.string().optional(),
-    microvm: z.string().optional(),
-  }).optional(),
-});
+    container: z.string().optional().describe("RuntimeClass of container sandboxes (default: the node's default runtime)."),
+    gvisor: z.string().optional().describe("RuntimeClass of gvisor sandboxes (e.g. gvisor with handler runsc); required for kind gvisor."),
+    microvm: z.string().optional().describe("RuntimeClass of microvm sandboxes (e.g. kata); required for kind microvm."),
+  }).optional().describe("The RuntimeClass per sandbox kind; a blueprint never names one itself."),
+}).describe("The admin's sandbox floor (upstream config.toml's [sandbox]) and the kind-to-RuntimeClass mapping.");
 /** The admin's sandbox floor. */
 export type PolicySandbox = z.infer<typeof PolicySandboxSchema>;
 
 /** Read-path grants: global, per Agent (`namespace/name`), or every blueprint's declarations wholesale. */
 export const ReadPathGrantsSchema = z.strictObject({
-  global: z.array(z.string()).default([]),
-  perAgent: z.record(AgentKeySchema, z.array(z.string())).default({}),
-  allowBlueprintReadPaths: z.boolean().default(false),
+  global: z.array(z.string()).default([])
+    .describe("Grants for every Agent that declares them (upstream's [security] read_paths); a grant opens a path only if the Agent also declares it."),
+  perAgent: z.record(AgentKeySchema, z.array(z.string())).default({})
+    .describe("Grants per Agent, keyed by namespace/name (upstream's [agent_read_paths.<name>]; never by a self-declared name)."),
+  allowBlueprintReadPaths: z.boolean().default(false).describe("Grant every blueprint's declarations wholesale (off by default)."),
   /** Read-only volumes that back granted paths; mounted at their path in the sidecar only, never in sandboxes. */
-  volumes: z.array(PolicyMountSchema).optional(),
-});
+  volumes: z.array(PolicyMountSchema).optional().describe("Volumes that back granted paths; mounted at their path in the sidecar only, never in sandbox pods."),
+}).describe("Read-path grants: declared paths stay inert until granted here.");
 
 /** One static allowlist rule (`[[allowlist]]` of policy.toml). */
 export const AllowlistRuleSchema = z.strictObject({
-  tool: z.string().default(""),
-  to: z.array(z.string()).default([]),
-  channel: z.array(z.string()).default([]),
+  tool: z.string().default("").describe("The tool it applies to (empty: every tool)."),
+  to: z.array(z.string()).default([]).describe("Target patterns (a URL host, a mail recipient; '*' wildcards); empty: any target."),
+  channel: z.array(z.string()).default([]).describe("Channel patterns, as upstream."),
   /** Missing means public, as upstream. */
-  maxSensitivity: LevelSchema.default("public"),
-});
+  maxSensitivity: LevelSchema.default("public").describe("The most sensitive data (public, internal, private) the rule lets through without asking; default public."),
+}).describe("One allowlist rule (upstream policy.toml's [[allowlist]]).");
 /** One static allowlist rule. */
 export type AllowlistRuleSpec = z.infer<typeof AllowlistRuleSchema>;
 
 /** One CEL rule over `tool`, `target`, `taint_level`; evaluated in name order. */
 export const CelRuleSchema = z.strictObject({
-  name: z.string().min(1).regex(/^[A-Za-z0-9_.-]+$/, "a rule name is a file stem: letters, digits, '.', '_' and '-'"),
-  expression: z.string().min(1).max(4096),
-});
+  name: z.string().min(1).regex(/^[A-Za-z0-9_.-]+$/, "a rule name is a file stem: letters, digits, '.', '_' and '-'")
+    .describe("The rule's name (a file stem upstream); rules are evaluated in name order."),
+  expression: z.string().min(1).max(4096)
+    .describe("A CEL expression over tool, target and taint_level returning true (allow) or false (block); an error or a non-boolean is no opinion."),
+}).describe("One CEL rule (upstream's Rhai rules, in CEL).");
 /** One CEL rule. */
 export type CelRuleSpec = z.infer<typeof CelRuleSchema>;
 
 /** A classification override (`[mcp_overrides.<tool>]`); only the set fields replace the built-in ones. */
 export const ToolOverrideSchema = z.strictObject({
-  sensitivity: LevelSchema.optional(),
-  direction: z.enum(["inbound", "internal", "outbound"]).optional(),
-  clearance: LevelSchema.optional(),
-});
+  sensitivity: LevelSchema.optional().describe("The label of what the tool returns (public, internal, private)."),
+  direction: z.enum(["inbound", "internal", "outbound"]).optional().describe("outbound tools are gated by the taint gate."),
+  clearance: LevelSchema.optional().describe("The most sensitive data the tool may carry out without the gate asking."),
+}).describe("A classification override (upstream's [mcp_overrides.<tool>]); only the fields set replace the built-in ones.");
 
 /** policy.toml: allowlist rules, CEL rules and classification overrides. */
 export const TaintPolicySchema = z.strictObject({
-  allowlist: z.array(AllowlistRuleSchema).default([]),
-  rules: z.array(CelRuleSchema).default([]),
-  toolOverrides: z.record(z.string().min(1), ToolOverrideSchema).default({}),
-});
+  allowlist: z.array(AllowlistRuleSchema).default([]).describe("Static allowlist rules, checked before CEL rules."),
+  rules: z.array(CelRuleSchema).default([]).describe("CEL rules, in name order."),
+  toolOverrides: z.record(z.string().min(1), ToolOverrideSchema).default({}).describe("Tool name to classification override."),
+}).describe("The taint gate's policy (upstream's policy.toml): allowlist, rules, tool classification.");
 
 /** `[security]` of config.toml. */
 export const PolicySecuritySchema = z.strictObject({
-  taintTracking: z.boolean().default(false),
-  allowBlueprintPermissions: z.boolean().default(false),
-  allowBlueprintSafeCommands: z.boolean().default(false),
-  allowSeedCommands: z.boolean().default(true),
-});
+  taintTracking: z.boolean().default(false).describe("Turn taint tracking on for every Run."),
+  allowBlueprintPermissions: z.boolean().default(false).describe("Let a blueprint's toolPermissions loosen where the policy sets nothing (upstream's allow_blueprint_permissions)."),
+  allowBlueprintSafeCommands: z.boolean().default(false).describe("Honour a blueprint's safeCommands."),
+  allowSeedCommands: z.boolean().default(true).describe("Let blueprint seeds run commands (upstream's allow_seed_commands)."),
+}).describe("Upstream config.toml's [security].");
 
 /** `[limits]` of config.toml that the operator and sidecar use. */
 export const PolicyLimitsSchema = z.strictObject({
-  interactionTimeoutSeconds: z.number().int().min(0).default(3600),
-  defaultMaxIterations: z.number().int().min(1).default(50),
-  shellTimeoutSeconds: z.number().int().min(1).default(60),
-});
+  interactionTimeoutSeconds: z.number().int().min(0).default(3600).describe("How long a prompt waits for an answer before it is denied."),
+  defaultMaxIterations: z.number().int().min(1).default(50).describe("Model turns per stage when the stage sets no max_iterations."),
+  shellTimeoutSeconds: z.number().int().min(1).default(60).describe("Longest a shell command may run."),
+}).describe("Upstream config.toml's [limits] that the operator and sidecar use.");
 
 /** Run modes allowed when the policy says nothing: the two in which every `ask` still reaches a person or is refused. */
 export const DEFAULT_RUN_MODES = ["interactive", "headless"] as const;
@@ -99,7 +104,7 @@ export const PolicyCeilingsSchema = z.strictObject({
     .describe("Modes a Run may use; yolo (asks waived) and unattended (asks expire) are refused unless listed."),
   allowTools: z.boolean().default(false)
     .describe("Whether a Run may use spec.allowTools (launch allows that turn ask into allow)."),
-});
+}).describe("Ceilings on what Agents and Runs choose: runtime images, run modes, launch allows.");
 /** The ceilings on Agents' and Runs' choices. */
 export type PolicyCeilings = z.infer<typeof PolicyCeilingsSchema>;
 
@@ -116,7 +121,8 @@ export const NetworkEnforcementSchema = z.strictObject({
     .describe("How long the probe pods may take to run (server) and to finish (clients) before the result is Unknown."),
   onUnverified: z.enum(["warn", "refuse"]).default("warn")
     .describe("While enforcement is not verified: warn (Runs start; their NetworkIsolated condition says so) or refuse (network = false Runs wait, Pending)."),
-}).refine((v) => !v.verify || v.namespace !== undefined, { message: "verify needs a namespace for the probe pods", path: ["namespace"] });
+}).refine((v) => !v.verify || v.namespace !== undefined, { message: "verify needs a namespace for the probe pods", path: ["namespace"] })
+  .describe("Whether the controller checks that the cluster enforces NetworkPolicy, and what network = false Runs do while it is not verified.");
 /** The NetworkPolicy enforcement check, as parsed. */
 export type NetworkEnforcementSpec = z.infer<typeof NetworkEnforcementSchema>;
 
@@ -144,8 +150,9 @@ export type McpServer = z.infer<typeof McpServerSchema>;
 /** The LeviathPolicy spec: everything that is a ceiling or a grant (upstream's config.toml + policy.toml). */
 export const LeviathPolicySpecSchema = z.strictObject({
   sandbox: PolicySandboxSchema.optional(),
-  toolPermissions: ToolPermissionsSchema.default({}),
-  agentToolPermissions: z.record(AgentKeySchema, ToolPermissionsSchema).default({}),
+  toolPermissions: ToolPermissionsSchema.default({}).describe("Tool permission ceilings for every Agent (upstream's [tool_permissions]); a blueprint can tighten, never loosen."),
+  agentToolPermissions: z.record(AgentKeySchema, ToolPermissionsSchema).default({})
+    .describe("Tool permissions per Agent, keyed by namespace/name (upstream's [agent_tool_permissions.<name>])."),
   readPaths: ReadPathGrantsSchema.default({ global: [], perAgent: {}, allowBlueprintReadPaths: false }),
   security: PolicySecuritySchema.default({
     taintTracking: false, allowBlueprintPermissions: false, allowBlueprintSafeCommands: false, allowSeedCommands: true,
@@ -155,7 +162,7 @@ export const LeviathPolicySpecSchema = z.strictObject({
   ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false }),
   networkEnforcement: NetworkEnforcementSchema.optional(),
   mcpServers: z.array(McpServerSchema).refine((s) => new Set(s.map((x) => x.name)).size === s.length, { message: "two MCP servers have the same name" }).default([]).describe("MCP servers every Run reaches through its sidecar, each call taint-gated."),
-});
+}).describe("The cluster admin's grants and ceilings (upstream's config.toml and policy.toml).");
 /** The LeviathPolicy spec as parsed (defaults applied). */
 export type LeviathPolicySpec = z.infer<typeof LeviathPolicySpecSchema>;
 /** The LeviathPolicy spec as written. */

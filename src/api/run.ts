@@ -17,7 +17,7 @@ export const WorkspaceSchema = z.strictObject({
   storageClassName: z.string().min(1).optional().describe("Storage class of the claim the operator creates."),
   accessMode: z.enum(["ReadWriteOnce", "ReadWriteMany"]).default("ReadWriteOnce")
     .describe("ReadWriteOnce keeps the sandbox pods on the engine pod's node (pod affinity); ReadWriteMany lets them spread."),
-});
+}).describe("Where the run works: one volume at the same path in the engine pod and every sandbox pod.");
 /** The workspace of a run. */
 export type Workspace = z.infer<typeof WorkspaceSchema>;
 
@@ -27,7 +27,7 @@ export const DeadlinesSchema = z.strictObject({
     .describe("How long the sandbox pods may take to become Ready before `onUnavailable` applies."),
   activeDeadlineSeconds: z.number().int().min(1).max(2_592_000).optional()
     .describe("Whole-run limit from `status.startedAt` (like a Job's `activeDeadlineSeconds`): past it the Run fails with reason `DeadlineExceeded` and is torn down."),
-});
+}).describe("Time limits the controller enforces on the run's pods.");
 
 
 /** What the runner wants the run to be; humans cancel through this, never by editing status. */
@@ -35,7 +35,8 @@ export const DESIRED_STATES = ["Running", "Cancelled"] as const;
 
 /** The Run spec: one execution request (the runner's choices, never a grant). */
 export const RunSpecSchema = z.strictObject({
-  agentRef: z.strictObject({ name: ObjectNameSchema.describe("The Agent, in the Run's namespace.") }),
+  agentRef: z.strictObject({ name: ObjectNameSchema.describe("The Agent, in the Run's namespace.") })
+    .describe("The Agent to run; its generation and the policy's are pinned when the run starts."),
   task: z.string().max(65_536).optional().describe("The task handed to the agent runtime."),
   inputs: z.record(z.string().min(1), z.string()).optional().describe("Caller inputs for the runtime (context regions), verbatim."),
   mode: z.enum(RUN_MODES).default("interactive")
@@ -48,7 +49,7 @@ export const RunSpecSchema = z.strictObject({
   credentials: CredentialsSchema.optional().describe("Secrets for the agent container, added to the Agent's own `credentials`."),
   desiredState: z.enum(DESIRED_STATES).default("Running").describe("Set to Cancelled to stop the run; its record is kept."),
   runtime: VerbatimSchema.optional().describe("Values for the agent runtime (model override, output format, ...), passed verbatim."),
-});
+}).describe("One execution request: the runner's choices, never a grant (the policy's ceilings apply).");
 /** The Run spec as parsed (defaults applied). */
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 /** The Run spec as written. */

@@ -1,15 +1,16 @@
 import { z } from "zod";
 import { SANDBOX_KINDS } from "./common.ts";
+import { FindingSchema } from "./findings.ts";
 
 /** A status condition, shaped like `metav1.Condition`. */
 export const ConditionSchema = z.strictObject({
-  type: z.string().min(1).max(316),
-  status: z.enum(["True", "False", "Unknown"]),
-  observedGeneration: z.number().int().min(0).optional(),
+  type: z.string().min(1).max(316).describe("The condition's type (Ready, Stalled, Reconciling, Valid, PolicyResolved, SandboxReady, ...; docs/controller.md)."),
+  status: z.enum(["True", "False", "Unknown"]).describe("True, False or Unknown."),
+  observedGeneration: z.number().int().min(0).optional().describe("The metadata.generation this condition was decided for."),
   lastTransitionTime: z.string().min(1).describe("RFC 3339 time the status last changed."),
   reason: z.string().min(1).max(1024).describe("CamelCase machine-readable reason."),
-  message: z.string().max(32_768),
-});
+  message: z.string().max(32_768).describe("What happened, for a person; names the field or object concerned."),
+}).describe("A status condition (metav1.Condition).");
 /** A status condition. */
 export type Condition = z.infer<typeof ConditionSchema>;
 
@@ -29,6 +30,17 @@ export const CONDITION = {
   credentialsReady: "CredentialsReady",
   /** Run: it finished (True), with how: the agent's exit, a deadline, a cancellation. */
   completed: "Completed",
+  /** Run: the namespace enforces Pod Security `restricted` (`pod-security.kubernetes.io/enforce`). */
+  podSecurityEnforced: "PodSecurityEnforced",
+  /**
+   * Every kind: the summary kstatus, `kubectl wait` and GitOps health checks read. Agent and LeviathPolicy: valid
+   * and in force; Run: succeeded (like a Job, a Run is Ready once its work is done). False while in progress or failed.
+   */
+  ready: "Ready",
+  /** Every kind, present only when True: no progress without a change by someone (kstatus: Failed). */
+  stalled: "Stalled",
+  /** Run, present only when True: the controller or the agent is still working on it (kstatus: InProgress). */
+  reconciling: "Reconciling",
 } as const;
 
 /** Condition reasons the operator writes (also error-class labels at the edges). */
@@ -68,62 +80,57 @@ export const REASON = {
   deadlineExceeded: "DeadlineExceeded",
   cancelled: "Cancelled",
   running: "Running",
+  podSecurityRestricted: "Restricted",
+  namespaceNotRestricted: "NamespaceNotRestricted",
+  namespaceNotObserved: "NamespaceNotObserved",
+  failedCreate: "FailedCreate",
 } as const;
 
 /** What the operator's NetworkPolicy probe found (LeviathPolicy `status.networkEnforcement`). */
 export const NetworkEnforcementStatusSchema = z.strictObject({
   state: z.enum(["Verified", "NotEnforced", "Unknown"])
     .describe("Verified: a probe pod under a deny-all policy was refused while its twin without one connected; NotEnforced: both connected; Unknown: no conclusive probe."),
-  message: z.string().max(4096),
+  message: z.string().max(4096).describe("What the probe saw."),
   checkedAt: z.string().optional().describe("RFC 3339 time the last probe ended."),
   node: z.string().optional().describe("The node the probe pods ran on."),
-});
+}).describe("What the controller's NetworkPolicy probe found (spec.networkEnforcement.verify).");
 /** The probe's finding. */
 export type NetworkEnforcementStatus = z.infer<typeof NetworkEnforcementStatusSchema>;
 
-/** One `lev validate` finding, with upstream's codes and messages. */
-export const FindingSchema = z.strictObject({
-  severity: z.enum(["error", "warning", "note"]),
-  code: z.string().min(1),
-  message: z.string(),
-  fix: z.string().optional(),
-  stage: z.string().optional(),
-});
-/** One finding. */
-export type Finding = z.infer<typeof FindingSchema>;
 
 /** A stage's sandbox as resolved against the current policy. */
 export const StageSandboxStatusSchema = z.strictObject({
-  stage: z.string().min(1),
-  kind: z.enum(SANDBOX_KINDS),
-  image: z.string().optional(),
-  network: z.boolean(),
-  mounts: z.array(z.string()),
-  runtimeClassName: z.string().optional(),
-  onUnavailable: z.enum(["error", "warn"]),
-  source: z.enum(["blueprint", "policy", "clamped", "default"]),
-});
+  stage: z.string().min(1).describe("The stage."),
+  kind: z.enum(SANDBOX_KINDS).describe("The kind it runs with, after the policy's floor."),
+  image: z.string().optional().describe("The sandbox image it runs with."),
+  network: z.boolean().describe("Whether the sandbox has network access."),
+  mounts: z.array(z.string()).describe("The mounts granted (those the policy offers)."),
+  runtimeClassName: z.string().optional().describe("The RuntimeClass its pod gets (from the policy's runtimeClasses)."),
+  onUnavailable: z.enum(["error", "warn"]).describe("What happens when the sandbox cannot start."),
+  source: z.enum(["blueprint", "policy", "clamped", "default"])
+    .describe("Where the settings come from: the blueprint, the policy, clamped (the policy's floor raised the blueprint's), or the defaults."),
+}).describe("A stage's sandbox as resolved against the current policy.");
 
 /** Read paths declared by the blueprint and how many the policy grants (`lev ps`'s `g/d`). */
 export const ReadPathCountsSchema = z.strictObject({
-  declared: z.number().int().min(0),
-  granted: z.number().int().min(0),
+  declared: z.number().int().min(0).describe("Entries the blueprint declares."),
+  granted: z.number().int().min(0).describe("Of those, the entries the policy grants."),
   display: z.string().describe("`granted/declared`, as lev ps prints it."),
-});
+}).describe("Read paths declared by the blueprint and how many the policy grants.");
 /** Read-path counts. */
 export type ReadPathCounts = z.infer<typeof ReadPathCountsSchema>;
 
 /** The Agent status, recomputed against the current LeviathPolicy. */
 export const AgentStatusSchema = z.strictObject({
-  observedGeneration: z.number().int().min(0).optional(),
+  observedGeneration: z.number().int().min(0).optional().describe("The metadata.generation this status is about."),
   policyGeneration: z.number().int().min(0).optional().describe("Generation of the LeviathPolicy this was evaluated against."),
-  valid: z.boolean().optional(),
-  stageCount: z.number().int().min(0).optional(),
-  findings: z.array(FindingSchema).optional(),
+  valid: z.boolean().optional().describe("Whether Runs of this Agent can start (no error finding)."),
+  stageCount: z.number().int().min(0).optional().describe("Number of stages a run has."),
+  findings: z.array(FindingSchema).optional().describe("The validation findings, worst first."),
   readPaths: ReadPathCountsSchema.optional(),
-  resolvedSandboxes: z.array(StageSandboxStatusSchema).optional(),
-  conditions: z.array(ConditionSchema).optional(),
-});
+  resolvedSandboxes: z.array(StageSandboxStatusSchema).optional().describe("Each stage's sandbox under the current policy."),
+  conditions: z.array(ConditionSchema).optional().describe("Valid, and Ready/Stalled for kstatus and kubectl wait."),
+}).describe("What the controller made of the Agent under the current LeviathPolicy.");
 /** The Agent status. */
 export type AgentStatus = z.infer<typeof AgentStatusSchema>;
 
@@ -136,27 +143,27 @@ export const TERMINAL_PHASES: readonly RunPhase[] = ["Succeeded", "Failed", "Can
 
 /** One warm sandbox pod of a run. */
 export const RunSandboxStatusSchema = z.strictObject({
-  signature: z.string().min(1),
-  pod: z.string().min(1),
-  kind: z.enum(SANDBOX_KINDS),
-  image: z.string().optional(),
-  network: z.boolean(),
-  runtimeClassName: z.string().optional(),
-  stages: z.array(z.string()),
-  ready: z.boolean(),
-  fellBackToHost: z.boolean().optional(),
+  signature: z.string().min(1).describe("Hash of the settings (image, network, mounts, runtime class) stages share one pod by."),
+  pod: z.string().min(1).describe("The sandbox pod's name."),
+  kind: z.enum(SANDBOX_KINDS).describe("The sandbox kind."),
+  image: z.string().optional().describe("The sandbox image."),
+  network: z.boolean().describe("Whether the pod has network access."),
+  runtimeClassName: z.string().optional().describe("The pod's RuntimeClass."),
+  stages: z.array(z.string()).describe("The stages whose commands run in it."),
+  ready: z.boolean().describe("Whether the pod is Ready."),
+  fellBackToHost: z.boolean().optional().describe("True when it could not start and, under onUnavailable warn, its stages run in the engine pod."),
   unavailableReason: z.string().optional().describe("Why the sandbox could not start (upstream's `sandbox unavailable` reason)."),
-});
+}).describe("One warm sandbox pod of the run.");
 
 /** A prompt waiting for an Approval (reported by the sidecar; bounded). */
 export const PendingApprovalSchema = z.strictObject({
-  id: z.string().min(1),
-  kind: z.enum(["taint_gate", "tool_approval"]),
-  tool: z.string(),
-  stage: z.string().optional(),
-  prompt: z.string().max(4096).optional(),
-  raisedAt: z.string().optional(),
-});
+  id: z.string().min(1).describe("The id an Approval names in spec.approvalId."),
+  kind: z.enum(["taint_gate", "tool_approval"]).describe("Upstream's wait reason: taint_gate (data above the tool's clearance) or tool_approval (a tool permission of ask)."),
+  tool: z.string().describe("The tool the call is for."),
+  stage: z.string().optional().describe("The stage the call was made in."),
+  prompt: z.string().max(4096).optional().describe("The prompt text, as upstream words it."),
+  raisedAt: z.string().optional().describe("RFC 3339 time it was raised."),
+}).describe("A prompt waiting for an Approval.");
 
 /** Results up to this many bytes (UTF-8) are written inline in `status.result.inline`. */
 export const MAX_INLINE_RESULT_BYTES = 4096;
@@ -167,12 +174,12 @@ export const MAX_RESULT_BYTES = 256 * 1024;
 export const RunResultSchema = z.strictObject({
   inline: z.string().max(MAX_INLINE_RESULT_BYTES).optional().describe(`The output itself when it is at most ${MAX_INLINE_RESULT_BYTES} bytes.`),
   configMapName: z.string().optional().describe("The ConfigMap (owned by the Run) whose key `result` holds a larger output."),
-  secretName: z.string().optional(),
+  secretName: z.string().optional().describe("Reserved: a Secret holding the output (not written by this version)."),
   bytes: z.number().int().min(0).optional().describe("Size of the output in bytes (UTF-8)."),
   sha256: z.string().regex(/^[0-9a-f]{64}$/).optional().describe("SHA-256 of the output, hex."),
   callId: z.string().optional().describe("The submit_output call that produced it."),
-  stage: z.string().optional(),
-});
+  stage: z.string().optional().describe("The stage it was submitted in."),
+}).describe("What submit_output handed over, once the gate allowed it.");
 /** A Run's result reference. */
 export type RunResult = z.infer<typeof RunResultSchema>;
 
@@ -203,30 +210,39 @@ export type RunResumeStatus = z.infer<typeof RunResumeStatusSchema>;
  * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals` and `result`.
  */
 export const RunStatusSchema = z.strictObject({
-  observedGeneration: z.number().int().min(0).optional(),
-  phase: z.enum(RUN_PHASES).optional(),
-  message: z.string().max(32_768).optional(),
-  agent: z.strictObject({ name: z.string(), generation: z.number().int().min(0) }).optional()
-    .describe("The Agent generation the run is pinned to."),
-  policy: z.strictObject({ name: z.string(), generation: z.number().int().min(0).optional() }).optional()
-    .describe("The LeviathPolicy generation the run is pinned to (absent: no policy existed)."),
-  startedAt: z.string().optional(),
-  completedAt: z.string().optional(),
-  enginePod: z.string().optional(),
+  observedGeneration: z.number().int().min(0).optional().describe("The metadata.generation this status is about."),
+  phase: z.enum(RUN_PHASES).optional().describe("Pending, Running, WaitingInput (a prompt waits), Succeeded, Failed, Cancelled; the last three are terminal."),
+  message: z.string().max(32_768).optional().describe("Why the run is in its phase, or what went wrong last."),
+  agent: z.strictObject({
+    name: z.string().describe("The Agent's name."),
+    generation: z.number().int().min(0).describe("Its metadata.generation when the run started."),
+  }).optional().describe("The Agent generation the run is pinned to."),
+  policy: z.strictObject({
+    name: z.string().describe("The LeviathPolicy's name (cluster)."),
+    generation: z.number().int().min(0).optional().describe("Its metadata.generation when the run started."),
+  }).optional().describe("The LeviathPolicy generation the run is pinned to (absent: no policy existed)."),
+  startedAt: z.string().optional().describe("RFC 3339 time the run was resolved (deadlines count from here)."),
+  completedAt: z.string().optional().describe("RFC 3339 time the run reached a terminal phase."),
+  enginePod: z.string().optional().describe("The engine pod (agent runtime and leviath sidecar)."),
   readPaths: ReadPathCountsSchema.optional(),
-  sandboxes: z.array(RunSandboxStatusSchema).optional(),
-  stage: z.string().optional(),
-  taint: z.strictObject({ tracking: z.boolean(), level: z.enum(["public", "internal", "private"]) }).optional(),
-  gateDecisions: z.record(z.string(), z.number().int().min(0)).optional(),
-  pendingApprovals: z.array(PendingApprovalSchema).max(32).optional(),
+  sandboxes: z.array(RunSandboxStatusSchema).optional().describe("The run's sandbox pods, one per distinct sandbox."),
+  stage: z.string().optional().describe("The stage the agent is in (written by the sidecar)."),
+  taint: z.strictObject({
+    tracking: z.boolean().describe("Whether taint tracking is on for this run."),
+    level: z.enum(["public", "internal", "private"]).describe("The context's current taint: the most sensitive live entry."),
+  }).optional().describe("Taint tracking state (written by the sidecar)."),
+  gateDecisions: z.record(z.string(), z.number().int().min(0)).optional()
+    .describe("Gate decisions so far by decision source (read_path, auto_allow, auto_block, user_allow_once, ...), as the metric labels them (written by the sidecar)."),
+  pendingApprovals: z.array(PendingApprovalSchema).max(32).optional().describe("Prompts waiting for an Approval, at most 32 (written by the sidecar)."),
   result: RunResultSchema.optional(),
   agentExit: z.strictObject({
-    exitCode: z.number().int(),
-    reason: z.string().max(1024).optional(),
-    message: z.string().max(4096).optional(),
+    exitCode: z.number().int().describe("The agent container's exit code."),
+    reason: z.string().max(1024).optional().describe("The kubelet's reason (Completed, Error, OOMKilled, ...)."),
+    message: z.string().max(4096).optional().describe("The container's termination message."),
   }).optional().describe("How the agent container ended (from the kubelet's report)."),
   resume: RunResumeStatusSchema.optional().describe("The last resume request's answer and the run-policy snapshot in force (docs/controller.md, Resuming a Run)."),
-  conditions: z.array(ConditionSchema).optional(),
-});
+  conditions: z.array(ConditionSchema).optional()
+    .describe("PolicyResolved, SandboxReady, NetworkIsolated, AwaitingApproval, CredentialsReady, PodSecurityEnforced, Completed, and Ready/Stalled/Reconciling for kstatus and kubectl wait."),
+}).describe("What the run is doing; the controller and the run's sidecar each own their part.");
 /** The Run status. */
 export type RunStatus = z.infer<typeof RunStatusSchema>;

@@ -1,6 +1,8 @@
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { formatIssue } from "../config/load-error.ts";
-import { computeAgentFindings, describeBlueprint, type Finding } from "../policy/agent-findings.ts";
+import { FINDING_CODE, formatFindingJson, type Finding, type FindingAdvice } from "../api/findings.ts";
+import { isYamlFile } from "../config/load.ts";
+import { computeAgentFindings, describeBlueprint } from "../policy/agent-findings.ts";
 import { renderFinding } from "../policy/read-paths/index.ts";
 import { parseCommandArgs } from "./args.ts";
 import { canonicalWorkdir, CliStop, homeOf, loadAgentFlag, loadPolicyFlags } from "./context.ts";
@@ -31,6 +33,15 @@ Options:
 Exit status: 0 valid (warnings allowed), 1 invalid (or warnings with --deny-warnings), 2 usage error.
 `;
 
+/**
+ * Advice names the files given: the admin's side is the kind of `--config` (a LeviathPolicy YAML, or config.toml),
+ * and without one follows the blueprint's format; the blueprint's side is its own format.
+ */
+function adviceFor(config: string | undefined, format: "toml" | "yaml"): FindingAdvice {
+  const policyIsYaml = config !== undefined ? isYamlFile(config) : format === "yaml";
+  return { policy: policyIsYaml ? "LeviathPolicy" : "config.toml", blueprint: format === "yaml" ? "Agent" : "agent.leviath" };
+}
+
 /** Run `leviath validate`. */
 export function runValidate(argv: string[], io: CliIo): number {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -49,14 +60,14 @@ export function runValidate(argv: string[], io: CliIo): number {
     const policy = loadPolicyFlags(io, { config: values.config, policy: values.policy, namespace: values.namespace });
     const loaded = loadAgentFlag(io, path, values.namespace);
     if (!loaded.ok) {
-      const findings: Finding[] = loaded.issues.map((i) => ({ severity: "error", code: "blueprint-invalid", stage: null, message: formatIssue(i), fix: null }));
-      if (values.json) io.stdout(`${JSON.stringify(findings, null, 2)}\n`);
+      const findings: Finding[] = loaded.issues.map((i) => ({ severity: "error", code: FINDING_CODE.blueprintInvalid, message: formatIssue(i) }));
+      if (values.json) io.stdout(`${JSON.stringify(findings.map(formatFindingJson), null, 2)}\n`);
       else io.stdout(`✗ Blueprint '${path}' is invalid.\n${findings.map(renderFinding).join("\n")}\n`);
       return EXIT.refused;
     }
     const { agent } = loaded;
-    const findings = computeAgentFindings({ spec: agent.spec, name: agent.name, key: agent.key, policy, workdir, home: homeOf(io) });
-    if (values.json) io.stdout(`${JSON.stringify(findings, null, 2)}\n`);
+    const findings = computeAgentFindings({ spec: agent.spec, name: agent.name, key: agent.key, policy, workdir, home: homeOf(io), advice: adviceFor(values.config, agent.format) });
+    if (values.json) io.stdout(`${JSON.stringify(findings.map(formatFindingJson), null, 2)}\n`);
     else {
       const lines = [`✓ Blueprint '${agent.name}' is valid.`, `  ${describeBlueprint(agent.spec)}`, ...findings.map(renderFinding)];
       io.stdout(`${lines.join("\n")}\n`);

@@ -30,7 +30,8 @@ function readText(file: string): { ok: true; text: string } | { ok: false; issue
   }
 }
 
-const isYaml = (file: string) => [".yaml", ".yml", ".json"].includes(extname(file).toLowerCase());
+/** Whether a file is read as YAML (our resources) rather than TOML (upstream's files), by its extension. */
+export const isYamlFile = (file: string): boolean => [".yaml", ".yml", ".json"].includes(extname(file).toLowerCase());
 
 /** Load an agent from `agent.leviath` (TOML), a directory holding one, or an `Agent` YAML/JSON resource. */
 export function loadAgent(path: string, namespace = DEFAULT_NAMESPACE): Loaded<LoadedAgent> {
@@ -38,7 +39,7 @@ export function loadAgent(path: string, namespace = DEFAULT_NAMESPACE): Loaded<L
   if (existsSync(path) && statSync(path).isDirectory()) file = join(path, "agent.leviath");
   const read = readText(file);
   if (!read.ok) return { ok: false, issues: [read.issue] };
-  if (isYaml(file)) {
+  if (isYamlFile(file)) {
     const res = parseAgentYaml(file, read.text, namespace);
     if (!res.ok) return res;
     const { spec, name } = res.value;
@@ -86,7 +87,7 @@ export function loadPolicy(src: PolicySources, sanitize: (server: string, tool: 
   if (src.config) {
     const read = readText(src.config);
     if (!read.ok) return { ok: false, issues: [read.issue] };
-    if (isYaml(src.config)) {
+    if (isYamlFile(src.config)) {
       const res = parsePolicyYaml(src.config, read.text);
       if (!res.ok) return res;
       draft = structuredClone(res.value.spec) as Record<string, unknown>;

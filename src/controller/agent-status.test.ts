@@ -13,7 +13,7 @@ describe("computeAgentStatus", () => {
   it("names the field of a schema violation", () => {
     const s = computeAgentStatus(input({ stages: [{ name: "a" }, { name: "a" }] }));
     expect(s.valid).toBe(false);
-    expect(s.findings).toEqual([{ severity: "error", code: "invalid-blueprint", message: "spec.stages[1].name: duplicate stage 'a'" }]);
+    expect(s.findings).toEqual([{ severity: "error", code: "blueprint-invalid", message: "spec.stages[1].name: duplicate stage 'a'" }]);
     expect(s.conditions?.[0]).toMatchObject({ type: "Valid", status: "False", reason: "InvalidSpec", observedGeneration: 2 });
   });
 
@@ -39,6 +39,38 @@ describe("computeAgentStatus", () => {
       ["a", "container", "base:1", false, "policy"],
       ["b", "gvisor", "base:1", false, "clamped"],
     ]);
+  });
+
+  it("advises the cluster fix: the LeviathPolicy's spec.readPaths.perAgent, keyed by namespace/name, never a config.toml stanza", () => {
+    const s = computeAgentStatus(input({ readPaths: { allow: ["/data/design", "glob:/data/finance/**"] } }, { policy: valid({}) }));
+    const notGranted = s.findings?.find((f) => f.code === "read-paths-not-granted");
+    expect(notGranted?.fix).toBe('add to spec.readPaths.perAgent of the LeviathPolicy: "team-a/cto": ["/data/design", "glob:/data/finance/**"]');
+    expect(JSON.stringify(s.findings)).not.toContain("config.toml");
+  });
+
+  it("reports every clamp of a sandbox block as a finding, with the LeviathPolicy field that causes it", () => {
+    const policy = valid({ sandbox: { kind: "container", image: "debian:bookworm-slim", network: false, onUnavailable: "error", mounts: [{ path: "/opt/tools" }] } });
+    const s = computeAgentStatus(input({
+      sandbox: { kind: "namespace", image: "alpine:3", network: true, mounts: ["/opt/tools", "/srv/other"], onUnavailable: "warn" },
+      stages: [{ name: "a" }, { name: "b", sandbox: { kind: "gvisor", image: "alpine:3" } }],
+    }, { policy }));
+    const clamps = s.findings?.filter((f) => f.code.startsWith("sandbox-")).map((f) => [f.code, f.stage, f.message, f.fix]);
+    expect(clamps).toEqual([
+      ["sandbox-kind-clamped", undefined, "spec.sandbox asks kind 'namespace'; the admin's floor raises it to 'container'", "the admin sets it: spec.sandbox.kind of the LeviathPolicy"],
+      ["sandbox-image-clamped", undefined, "spec.sandbox asks image 'alpine:3'; the admin's policy runs 'debian:bookworm-slim' instead (source clamped)", "the admin sets it: spec.sandbox.image of the LeviathPolicy"],
+      ["sandbox-network-clamped", undefined, "spec.sandbox asks network = true; the admin's policy turns network off", "the admin sets it: spec.sandbox.network of the LeviathPolicy"],
+      ["sandbox-mounts-clamped", undefined, "spec.sandbox mounts /srv/other is dropped: the admin's policy does not offer it", "the admin sets it: spec.sandbox.mounts of the LeviathPolicy"],
+      ["sandbox-on-unavailable-clamped", undefined, "spec.sandbox asks onUnavailable 'warn'; the admin's policy uses 'error'", "the admin sets it: spec.sandbox.onUnavailable of the LeviathPolicy"],
+      ["sandbox-image-clamped", "b", "spec.stages[1].sandbox asks image 'alpine:3'; the admin's policy runs 'debian:bookworm-slim' instead (source clamped)", "the admin sets it: spec.sandbox.image of the LeviathPolicy"],
+    ]);
+    expect(s.findings?.filter((f) => f.code.startsWith("sandbox-")).every((f) => f.severity === "note")).toBe(true);
+    expect(s.valid).toBe(true);
+  });
+
+  it("reports no clamp where the blueprint gets what it asked", () => {
+    const policy = valid({ sandbox: { kind: "container", image: "alpine:3" } });
+    const s = computeAgentStatus(input({ sandbox: { kind: "gvisor", image: "alpine:3", network: true } }, { policy }));
+    expect(s.findings?.filter((f) => f.code.includes("clamped"))).toEqual([]);
   });
 
   it("says it cannot judge while the policy is invalid with nothing to fall back on", () => {

@@ -1,10 +1,14 @@
 import { AgentSpecSchema } from "../api/agent.ts";
-import { CONDITION, REASON, type AgentStatus, type Finding } from "../api/status.ts";
+import { CLUSTER_ADVICE, FINDING_CODE, type Finding } from "../api/findings.ts";
+import { CONDITION, REASON, type AgentStatus } from "../api/status.ts";
 import { decideImageCeiling } from "../policy/ceilings.ts";
 import { resolveStageSandboxes } from "../policy/sandbox-resolve.ts";
-import { computeAgentFindings, INVALID_BLUEPRINT } from "./agent-findings.ts";
+import { computeAgentFindings, computeReadPathCounts } from "../policy/agent-findings.ts";
+import { computeAgentGrants } from "../policy/run-policy.ts";
+import { VALIDATION_CONTEXT } from "../policy/read-paths/index.ts";
 import { buildConditions, formatFieldPath, type ConditionDecision } from "./conditions.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
+import { decideValidReadiness } from "./readiness.ts";
 
 /** Everything the Agent status is computed from. */
 export interface AgentStatusInput {
@@ -20,16 +24,13 @@ export interface AgentStatusInput {
   defaultRuntimeImage?: string;
 }
 
-/** The code of the finding that says the policy refuses the Agent's runtime image. */
-export const IMAGE_NOT_ALLOWED = "runtime-image-not-allowed";
-
 function invalid(input: AgentStatusInput, findings: Finding[], reason: string): AgentStatus {
   const decided: ConditionDecision = { type: CONDITION.valid, status: "False", reason, message: findings.map((f) => f.message).join("; ") };
   return {
     observedGeneration: input.generation,
     valid: false,
     findings,
-    conditions: buildConditions(input.previous?.conditions, [decided], input.now, input.generation),
+    conditions: buildConditions(input.previous?.conditions, [decided, ...decideValidReadiness(decided)], input.now, input.generation),
   };
 }
 
@@ -40,23 +41,27 @@ function invalid(input: AgentStatusInput, findings: Finding[], reason: string): 
 export function computeAgentStatus(input: AgentStatusInput): AgentStatus {
   const parsed = AgentSpecSchema.safeParse(input.spec ?? {});
   if (!parsed.success) {
-    const findings = parsed.error.issues.map((i): Finding => ({ severity: "error", code: INVALID_BLUEPRINT, message: `${formatFieldPath("spec", i.path)}: ${i.message}` }));
+    const findings = parsed.error.issues.map((i): Finding => ({ severity: "error", code: FINDING_CODE.blueprintInvalid, message: `${formatFieldPath("spec", i.path)}: ${i.message}` }));
     return invalid(input, findings, REASON.invalidSpec);
   }
   const spec = parsed.data;
   if (spec.agent.name !== undefined && spec.agent.name !== input.name) {
     const message = `spec.agent.name: '${spec.agent.name}' differs from metadata.name '${input.name}'; an Agent is identified by namespace/name`;
-    return invalid(input, [{ severity: "error", code: INVALID_BLUEPRINT, message }], REASON.invalidSpec);
+    return invalid(input, [{ severity: "error", code: FINDING_CODE.blueprintInvalid, message }], REASON.invalidSpec);
   }
   const policy = computeEffectivePolicy(input.policy);
   if (!policy) {
     const message = input.policy.kind === "invalid" ? `the LeviathPolicy is invalid (${input.policy.message}) and no earlier version was valid` : "no policy";
     const decided: ConditionDecision = { type: CONDITION.valid, status: "Unknown", reason: REASON.invalidPolicy, message };
-    return { observedGeneration: input.generation, conditions: buildConditions(input.previous?.conditions, [decided], input.now, input.generation) };
+    return { observedGeneration: input.generation, conditions: buildConditions(input.previous?.conditions, [decided, ...decideValidReadiness(decided)], input.now, input.generation) };
   }
-  const { findings, readPaths } = computeAgentFindings(spec, `${input.namespace}/${input.name}`, policy.spec);
+  const key = `${input.namespace}/${input.name}`;
+  const findings = computeAgentFindings({ spec, name: input.name, key, policy: policy.spec, ...VALIDATION_CONTEXT, advice: CLUSTER_ADVICE });
+  const readPaths = computeReadPathCounts({
+    agentName: key, declared: spec.readPaths?.allow ?? [], granted: computeAgentGrants(policy.spec, key), allowBlueprintReadPaths: policy.spec.readPaths.allowBlueprintReadPaths,
+  });
   const refused = decideImageCeiling(policy.spec.ceilings, spec.image, input.defaultRuntimeImage);
-  if (refused) return invalid(input, [{ severity: "error", code: IMAGE_NOT_ALLOWED, message: refused.message }, ...findings], REASON.refusedByPolicy);
+  if (refused) return invalid(input, [{ severity: "error", code: FINDING_CODE.runtimeImageNotAllowed, message: refused.message }, ...findings], REASON.refusedByPolicy);
   const errors = findings.filter((f) => f.severity === "error");
   if (errors.length > 0) return invalid(input, findings, REASON.invalidSpec);
   const sandboxes = resolveStageSandboxes(spec, policy.spec.sandbox).map(({ stage, sandbox }) => ({
@@ -84,6 +89,6 @@ export function computeAgentStatus(input: AgentStatusInput): AgentStatus {
     findings,
     ...(readPaths ? { readPaths } : {}),
     resolvedSandboxes: sandboxes,
-    conditions: buildConditions(input.previous?.conditions, [decided], input.now, input.generation),
+    conditions: buildConditions(input.previous?.conditions, [decided, ...decideValidReadiness(decided)], input.now, input.generation),
   };
 }

@@ -1,6 +1,7 @@
 import { CLUSTER_POLICY_NAME, FIELD_MANAGER, KIND, LABEL } from "../api/constants.ts";
 import { TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { createEventRecorder, type EventSink } from "../kube/event-recorder.ts";
 import { createInformer, type Informer } from "../kube/informer.ts";
 import { applyObject, applyStatus, createObject, deleteObject, getObject, getObjectMetadata, type KubeObject } from "../kube/objects.ts";
 import { RESOURCES, resourceOf, type ResourceName } from "../kube/resources.ts";
@@ -31,6 +32,8 @@ export interface ManagerOptions {
   isLeader: () => boolean;
   /** How long consumed, orphaned, stale and invalid Approvals are kept (default one hour). */
   approvalTtlMs?: number;
+  /** `reportingInstance` of the Events this process records (its pod name). */
+  eventInstance?: string;
 }
 
 /** The running controllers: caches, queues and (once leading) workers. */
@@ -56,7 +59,7 @@ export function createManager(opts: ManagerOptions): Manager {
   const log = componentLogger(opts.log, "controller");
   const onError = (res: { plural: string }, err: unknown, retryInMs: number) => log.warn({ err, resource: res.plural, retryInMs }, "watch failed; restarting");
   const informers = new Map<ResourceName, Informer>();
-  for (const name of ["agent", "run", "policy", "runtimeClass", "approval"] as const) informers.set(name, createInformer(opts.client, RESOURCES[name], { onError }));
+  for (const name of ["agent", "run", "policy", "runtimeClass", "approval", "namespace"] as const) informers.set(name, createInformer(opts.client, RESOURCES[name], { onError }));
   for (const name of CHILD_KINDS) {
     informers.set(name, createInformer(opts.client, RESOURCES[name], { labelSelector: `${LABEL.managedBy}=${FIELD_MANAGER}`, onError }));
   }
@@ -108,6 +111,13 @@ export function createManager(opts: ManagerOptions): Manager {
     },
   };
 
+  const recorder = createEventRecorder(opts.client, {
+    controller: FIELD_MANAGER, instance: opts.eventInstance ?? FIELD_MANAGER, nowMs: opts.nowMs,
+    onError: (err, event) => log.warn({ err, reason: event.reason }, "recording an event failed"),
+  });
+  // Only the leader speaks for the controller; a standby's view may be stale.
+  const events: EventSink = { record: (regarding, event) => { if (opts.isLeader()) recorder.record(regarding, event); } };
+
   const queues = new Map<ControllerName, WorkQueue>();
   for (const name of ["agent", "run", "policy", "approval"] as const) {
     queues.set(name, createWorkQueue(undefined, (depth, added) => {
@@ -117,7 +127,7 @@ export function createManager(opts: ManagerOptions): Manager {
   }
   const q = (name: ControllerName) => queues.get(name)!;
   const unpinnedRuns = (ns?: string) => inf("run").list(ns).filter((r) => !(r as Obj).status?.agent);
-  const liveRuns = () => inf("run").list().filter((r) => !TERMINAL_PHASES.includes((r as Obj).status?.phase ?? "Pending"));
+  const liveRuns = (ns?: string) => inf("run").list(ns).filter((r) => !TERMINAL_PHASES.includes((r as Obj).status?.phase ?? "Pending"));
 
   inf("agent").on((_e, agent) => {
     q("agent").add(keyOf(agent));
@@ -137,6 +147,10 @@ export function createManager(opts: ManagerOptions): Manager {
   inf("runtimeClass").on(() => {
     for (const run of liveRuns()) q("run").add(keyOf(run));
   });
+  // A namespace's Pod Security labels are part of its Runs' status (PodSecurityEnforced).
+  inf("namespace").on((_e, ns) => {
+    for (const run of liveRuns(ns.metadata.name)) q("run").add(keyOf(run));
+  });
   for (const kind of CHILD_KINDS) {
     inf(kind).on((_e, child) => {
       const owner = child.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND.run);
@@ -151,7 +165,7 @@ export function createManager(opts: ManagerOptions): Manager {
       for (const run of liveRuns()) q("run").add(keyOf(run));
     },
   });
-  const deps = { cache, writer, policy: policyState, networkEnforcement: () => verifier.state() };
+  const deps = { cache, writer, policy: policyState, networkEnforcement: () => verifier.state(), events };
   const nowIso = () => new Date(opts.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
   const reconcilers = {
     agent: createAgentReconciler({ ...deps, nowIso, defaultRuntimeImage: opts.settings.defaultRuntimeImage }),
@@ -186,6 +200,7 @@ export function createManager(opts: ManagerOptions): Manager {
     async stop() {
       await verifier.stop();
       await Promise.all(loops.map((l) => l.stop()));
+      await recorder.stop();
       for (const queue of queues.values()) queue.shutDown();
       await Promise.all([...informers.values()].map((i) => i.stop()));
     },

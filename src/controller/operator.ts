@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
 import type { KubeClient } from "../kube/client.ts";
 import { startLeaderElection, type LeaderElectionConfig, type LeaderElector } from "../kube/leader-election.ts";
@@ -61,6 +62,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
   const isLeader = () => (elector ? elector.isLeader() : true);
   const manager = createManager({
     client: opts.client, settings: opts.settings, workers: opts.workers, log: opts.log, metrics,
+    eventInstance: opts.leaderElection?.identity ?? hostname(),
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
     ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
   });

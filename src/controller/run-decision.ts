@@ -18,6 +18,8 @@ export interface RunObservation {
   plan: readonly SandboxPlan[];
   pods: ReadonlyMap<string, ObservedPod>;
   hasRuntimeClass: (name: string) => boolean;
+  /** PodSecurityEnforced of the Run's namespace (absent: not decided, as in unit tests of other conditions). */
+  podSecurity?: ConditionDecision | undefined;
   /** CredentialsReady as read live from the Secrets (absent: the run names none). */
   credentials?: ConditionDecision | undefined;
   nowMs: number;
@@ -162,6 +164,7 @@ export function decideRun(obs: RunObservation): RunDecision {
         ? { type: CONDITION.awaitingApproval, status: "True", reason: REASON.pendingApproval, message: `${obs.previous?.pendingApprovals?.length} prompt(s) wait for an Approval` }
         : { type: CONDITION.awaitingApproval, status: "False", reason: REASON.noPendingApproval, message: "no prompt is waiting" },
       ...(obs.credentials ? [obs.credentials] : []),
+      ...(obs.podSecurity ? [obs.podSecurity] : []),
       buildInFlightCondition(phase),
     ],
     startedAt,
@@ -207,6 +210,7 @@ function decideTerminal(
     sandboxStatus: ctx.sandboxStatus.map((s) => ({ ...s, ready: false })),
     conditions: [
       ctx.resolved, sandboxReady, { type: CONDITION.awaitingApproval, status: "False", reason: REASON.terminal, message: `the run is ${phase}` },
+      ...(obs.podSecurity ? [obs.podSecurity] : []),
       ...(completion.condition ? [completion.condition] : []),
     ],
     ...(message !== undefined ? { message } : {}),

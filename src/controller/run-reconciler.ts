@@ -1,7 +1,9 @@
 import { AgentSpecSchema } from "../api/agent.ts";
 import { RunSpecSchema, type RunSpec } from "../api/run.ts";
+import { API_VERSION, KIND } from "../api/constants.ts";
 import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunStatus } from "../api/status.ts";
 import { isApiStatus } from "../kube/errors.ts";
+import type { EventSink, ObjectReference } from "../kube/event-recorder.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, buildChildNames, type RunRef } from "../sandbox/names.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
@@ -9,17 +11,21 @@ import { buildRunChildren } from "../sandbox/run-children.ts";
 import { buildPolicyConfigMap } from "../sandbox/run-objects.ts";
 import { buildRunSnapshot, parseSnapshotData, type RunSnapshot } from "../sandbox/run-snapshot.ts";
 import { computeSandboxPlan, hasHostStages } from "../sandbox/sandbox-plan.ts";
+import { CLUSTER_ADVICE } from "../api/findings.ts";
+import { computeAgentFindings } from "../policy/agent-findings.ts";
 import { decideImageCeiling, decideRunCeilings } from "../policy/ceilings.ts";
-import { computeAgentFindings } from "./agent-findings.ts";
+import { VALIDATION_CONTEXT } from "../policy/read-paths/index.ts";
 import { isApplied } from "./applied.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import { formatFieldPath, isSameStatus } from "./conditions.ts";
 import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
+import { decidePodSecurityCondition } from "./pod-security-condition.ts";
 import { checkCredentials } from "./run-credentials.ts";
 import { decideRun } from "./run-decision.ts";
 import { resolveResume } from "./run-resume.ts";
+import { createTransitionRecorder } from "./status-events.ts";
 import { buildBlockedRunStatus, buildRunStatus, pickControllerFields } from "./run-status.ts";
 
 /** What the Run reconciler needs. */
@@ -31,6 +37,8 @@ export interface RunReconcilerDeps {
   nowMs: () => number;
   /** The NetworkPolicy probe's last finding (NetworkIsolated, and `onUnverified: refuse`). */
   networkEnforcement?: () => NetworkEnforcementStatus;
+  /** Where the Events of status transitions go (none: not recorded). */
+  events?: EventSink;
 }
 
 type RunObject = KubeObject & { spec?: unknown; status?: RunStatus; metadata: { uid?: string; generation?: number; deletionTimestamp?: unknown } };
@@ -52,6 +60,11 @@ const TERMINATING_RECHECK_MS = 1000;
 const NETWORK_REFUSAL_RECHECK_MS = 60_000;
 /** What a stopped run loses; its ConfigMap and workspace claim stay until the Run is deleted. */
 const STOPPED_KINDS = new Set(["Pod", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"]);
+
+/** The `action` of the Events of a Run's status transitions. */
+const RUN_ACTION = "Reconcile";
+
+const referenceOf = (ref: RunRef): ObjectReference => ({ apiVersion: API_VERSION, kind: KIND.run, name: ref.name, namespace: ref.namespace, uid: ref.uid });
 
 /** The engine pod's runtime container, whose exit decides the Run's phase. */
 const AGENT_CONTAINER = "agent";
@@ -84,6 +97,7 @@ async function settleAll<T>(writes: Promise<T>[]): Promise<T[]> {
 /** Reconcile one Run: pin its policy once, build its children, write them, prune the rest, report status. */
 export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => Promise<ReconcileResult> {
   const { cache, writer } = deps;
+  const recordTransitions = createTransitionRecorder(deps.events);
 
   /** The run's snapshot: read from its ConfigMap, or resolved now and written once (create, never update). */
   async function snapshotFor(ref: RunRef, spec: RunSpec, status: RunStatus | undefined): Promise<RunSnapshot | Blocked> {
@@ -125,7 +139,8 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     const refused = decideRunCeilings(policy.spec.ceilings, spec) ?? decideImageCeiling(policy.spec.ceilings, agentSpec.data.image, deps.settings.defaultRuntimeImage);
     if (refused) return { blocked: true, phase: "Pending", reason: REASON.refusedByPolicy, message: refused.field === "spec.image" ? `Agent '${spec.agentRef.name}': ${refused.message}` : refused.message };
     const key = `${ref.namespace}/${spec.agentRef.name}`;
-    const errors = computeAgentFindings(agentSpec.data, key, policy.spec).findings.filter((f) => f.severity === "error");
+    const findings = computeAgentFindings({ spec: agentSpec.data, name: spec.agentRef.name, key, policy: policy.spec, ...VALIDATION_CONTEXT, advice: CLUSTER_ADVICE });
+    const errors = findings.filter((f) => f.severity === "error");
     if (errors.length > 0) return { blocked: true, phase: "Pending", reason: REASON.invalidSpec, message: `Agent '${spec.agentRef.name}' is invalid: ${errors[0]!.message}` };
     const result = buildRunSnapshot({
       agent: { name: spec.agentRef.name, namespace: ref.namespace, generation: agentObj.metadata.generation ?? 0, spec: agentSpec.data, written },
@@ -143,7 +158,9 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     } catch (err) {
       // Deleted while this pass ran (a TTL, a person): there is nothing left to report on.
       if (!isApiStatus(err, 404)) throw err;
+      return;
     }
+    recordTransitions(referenceOf(ref), run.status?.conditions, status.conditions, RUN_ACTION);
   }
 
   /** One desired pod: created when absent, deleted when its spec changed (pods are immutable); a requeue delay while one terminates. */
@@ -199,8 +216,10 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       : !pods.has(buildChildNames(name).enginePod)
         ? await checkCredentials(writer, namespace, snapshot.controller.credentials)
         : kept && { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message };
+    const ns = cache.get("namespace", undefined, namespace);
     const decision = decideRun({
       name, spec: spec, previous: run.status, snapshot, plan, pods,
+      podSecurity: decidePodSecurityCondition(namespace, ns ? ns.metadata.labels ?? {} : undefined),
       hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
       credentials, nowMs: deps.nowMs(), nowIso,
       networkPolicyMissing: await isNetworkPolicyGone(ref, ownedNow, run.status), networkEnforcement,
@@ -215,7 +234,8 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     } catch (err) {
       // Say on the Run why it is stuck (a Pod Security refusal, a quota), then let the loop retry with backoff.
       const failed = { ...decision, message: `writing the Run's children failed: ${(err as Error).message}` };
-      await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso, resumed)).catch(() => undefined);
+      deps.events?.record(referenceOf(ref), { type: "Warning", reason: REASON.failedCreate, action: "Create", note: failed.message });
+      await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso)).catch(() => undefined);
       throw err;
     }
     const status = buildRunStatus(name, generation, snapshot, decision, run.status, nowIso, resumed);

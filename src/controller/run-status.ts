@@ -2,8 +2,9 @@ import type { RunPolicy } from "../api/run-policy.ts";
 import { CONDITION, type RunPhase, type RunResumeStatus, type RunStatus } from "../api/status.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
-import { computeReadPathCounts } from "./agent-findings.ts";
+import { computeReadPathCounts } from "../policy/agent-findings.ts";
 import { buildConditions, type ConditionDecision } from "./conditions.ts";
+import { decideRunReadiness } from "./readiness.ts";
 import type { RunDecision } from "./run-decision.ts";
 
 /** A resume's part of the status: the record to write, and the read paths in force when a resume moved them. */
@@ -29,7 +30,7 @@ export function buildRunStatus(name: string, generation: number, snapshot: RunSn
   const pinned = snapshot.controller;
   // After a resume the counts are those of the grants in force, as upstream refreshes meta.json's.
   const rp = resumed?.readPaths ?? snapshot.runPolicy.readPaths;
-  const readPaths = computeReadPathCounts(snapshot.runPolicy.agent.key, rp.declared, rp.granted, rp.allowBlueprintReadPaths);
+  const readPaths = computeReadPathCounts({ agentName: snapshot.runPolicy.agent.key, declared: rp.declared, granted: rp.granted, allowBlueprintReadPaths: rp.allowBlueprintReadPaths });
   return {
     observedGeneration: generation,
     phase: decision.phase,
@@ -43,7 +44,7 @@ export function buildRunStatus(name: string, generation: number, snapshot: RunSn
     sandboxes: decision.sandboxStatus,
     ...(decision.agentExit ? { agentExit: decision.agentExit } : {}),
     ...(resumed?.record ? { resume: resumed.record } : {}),
-    conditions: buildConditions(previous?.conditions, decision.conditions, nowIso, generation),
+    conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions)], nowIso, generation),
   };
 }
 
@@ -63,6 +64,6 @@ export function buildBlockedRunStatus(generation: number, previous: RunStatus | 
     ...(previous?.startedAt ? { startedAt: previous.startedAt } : {}),
     ...(phase === "Failed" ? { completedAt: previous?.completedAt ?? nowIso } : {}),
     ...(previous?.resume ? { resume: previous.resume } : {}),
-    conditions: buildConditions(previous?.conditions, [decided], nowIso, generation),
+    conditions: buildConditions(previous?.conditions, [decided, ...decideRunReadiness(phase, [decided])], nowIso, generation),
   };
 }

@@ -27,6 +27,7 @@ export const RESOURCES = {
   role: { group: "rbac.authorization.k8s.io", version: "v1", kind: "Role", plural: "roles", namespaced: true },
   roleBinding: { group: "rbac.authorization.k8s.io", version: "v1", kind: "RoleBinding", plural: "rolebindings", namespaced: true },
   networkPolicy: { group: "networking.k8s.io", version: "v1", kind: "NetworkPolicy", plural: "networkpolicies", namespaced: true },
+  namespace: { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },
   runtimeClass: { group: "node.k8s.io", version: "v1", kind: "RuntimeClass", plural: "runtimeclasses", namespaced: false },
   lease: { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", namespaced: true },
 } as const satisfies Record<string, Resource>;

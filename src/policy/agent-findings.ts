@@ -3,68 +3,50 @@
 // findings an operator needs to see before a Run does.
 import type { AgentSpec } from "../api/agent.ts";
 import { computeEffectiveStages } from "../api/agent.ts";
-import type { SandboxBlock } from "../api/common.ts";
+import { FINDING_CODE, type Finding, type FindingAdvice, type FindingSeverity } from "../api/findings.ts";
 import type { LeviathPolicySpec } from "../api/policy.ts";
+import type { ReadPathCounts } from "../api/status.ts";
 import { lookupPermission, resolveToolPermission, type PermissionMap } from "./permissions.ts";
-import { buildReadPathReport, computeReadPathFindings, type FindingSeverity } from "./read-paths/index.ts";
-
-/** One finding, in the `--json` shape of upstream's `lev validate`. */
-export interface Finding {
-  severity: FindingSeverity;
-  code: string;
-  /** The stage it concerns, or null for the blueprint as a whole. */
-  stage: string | null;
-  message: string;
-  fix: string | null;
-}
+import { buildReadPathReport, computeReadPathFindings, validateEntrySyntax, VALIDATION_CONTEXT } from "./read-paths/index.ts";
+import { computeAgentGrants } from "./run-policy.ts";
+import { computeSandboxFindings } from "./sandbox-findings.ts";
 
 /** Everything the findings depend on; `policy` null means no admin config could be loaded (offline). */
 export interface AgentFindingsInput {
   spec: AgentSpec;
-  /** The name messages print (upstream's `[agent] name`). */
+  /** The name messages and config.toml advice print (upstream's `[agent] name`, or `metadata.name`). */
   name: string;
   /** `namespace/name`, the key of per-agent grants. */
   key: string;
   policy: LeviathPolicySpec | null;
+  /** Where relative and `~` entries resolve (the operator, which has no workdir, uses VALIDATION_CONTEXT). */
   workdir: string;
   home: string | undefined;
-}
-
-/** The counts behind "granted over declared", when a report could be built. */
-export interface ReadPathCounts {
-  declared: number;
-  granted: number;
+  /** The files or resources the advice points at. */
+  advice: FindingAdvice;
 }
 
 const RANK: Record<FindingSeverity, number> = { error: 0, warning: 1, note: 2 };
 
-function sandboxFindings(spec: AgentSpec): Finding[] {
-  const out: Finding[] = [];
-  const engine = (block: SandboxBlock | undefined, stage: string | null, table: string) => {
-    if (block?.engine === undefined) return;
-    out.push({
-      severity: "warning", code: "sandbox-engine-ignored", stage,
-      message: `${table} engine '${block.engine}' is ignored: a blueprint never chooses the engine; the admin's policy maps sandbox kinds to runtime classes`,
-      fix: `remove engine from ${table}`,
-    });
-  };
-  engine(spec.sandbox, null, "[sandbox]");
-  const agentKind = spec.sandbox?.kind ?? "none";
-  for (const stage of spec.stages) {
-    const table = `[stages.${stage.name}.sandbox]`;
-    engine(stage.sandbox, stage.name, table);
-    if (stage.sandbox && stage.sandbox.kind === undefined && agentKind !== "none") {
-      out.push({
-        severity: "warning", code: "sandbox-stage-opts-out", stage: stage.name,
-        message: `${table} has no kind, so this stage runs without a sandbox unless the admin's floor applies (a stage block replaces the agent's whole)`,
-        fix: `add kind = "${agentKind}" to ${table}, and repeat the image and network it needs`,
-      });
-    }
-  }
-  return out;
+/** What the read-path counts are computed from: the declared and granted lists, as an Agent has them or a Run pinned them. */
+export interface ReadPathCountsInput {
+  agentName: string;
+  declared: readonly string[];
+  granted: readonly string[];
+  allowBlueprintReadPaths: boolean;
+  workdir?: string;
+  home?: string | undefined;
 }
 
-function permissionFindings(spec: AgentSpec, key: string, policy: LeviathPolicySpec): Finding[] {
+/** Read paths granted over declared (`lev ps`'s `g/d`); undefined when nothing is declared, 0 granted when the grants do not compile. */
+export function computeReadPathCounts(input: ReadPathCountsInput): ReadPathCounts | undefined {
+  if (input.declared.length === 0) return undefined;
+  const report = buildReadPathReport({ ...VALIDATION_CONTEXT, ...input, ...(input.workdir ? { workdir: input.workdir } : {}) });
+  const granted = report?.ok ? report.report.granted : 0;
+  return { declared: input.declared.length, granted, display: `${granted}/${input.declared.length}` };
+}
+
+function permissionFindings(spec: AgentSpec, key: string, policy: LeviathPolicySpec, advice: FindingAdvice): Finding[] {
   const out: Finding[] = [];
   const check = (map: PermissionMap | undefined, stage: string | null) => {
     for (const [tool, asked] of Object.entries(map ?? {})) {
@@ -76,10 +58,12 @@ function permissionFindings(spec: AgentSpec, key: string, policy: LeviathPolicyS
         allowBlueprintPermissions: policy.security.allowBlueprintPermissions,
       }).permission;
       if (got !== asked) {
+        const ceiling = advice.policy === "LeviathPolicy" ? `spec.toolPermissions.${tool} of the LeviathPolicy` : `[tool_permissions] ${tool} in your config.toml`;
         out.push({
-          severity: "note", code: "tool-permission-clamped", stage,
+          severity: "note", code: FINDING_CODE.toolPermissionClamped,
           message: `blueprint asks ${tool} = "${asked}"; the admin's policy keeps it at "${got}" (a blueprint can tighten, never loosen)`,
-          fix: lookupPermission(policy.toolPermissions, tool) === undefined ? null : `the ceiling is toolPermissions.${tool} in the LeviathPolicy`,
+          ...(lookupPermission(policy.toolPermissions, tool) !== undefined ? { fix: `the ceiling is ${ceiling}` } : {}),
+          ...(stage !== null ? { stage } : {}),
         });
       }
     }
@@ -89,44 +73,41 @@ function permissionFindings(spec: AgentSpec, key: string, policy: LeviathPolicyS
   return out;
 }
 
-function modelFindings(spec: AgentSpec): Finding[] {
-  return spec.stages
-    .filter((s) => s.runtime?.["model"] === undefined)
-    .map((s) => ({
-      severity: "warning" as const, code: "stage-no-model", stage: s.name,
-      message: `stage '${s.name}' names no model and falls back to the built-in default`,
-      fix: `add model = { models = [{ provider = "...", model = "..." }] } to [stages.${s.name}]`,
-    }));
+function modelFindings(spec: AgentSpec, advice: FindingAdvice): Finding[] {
+  return spec.stages.flatMap((s, i): Finding[] => s.runtime?.["model"] !== undefined ? [] : [{
+    severity: "warning", code: FINDING_CODE.stageNoModel, stage: s.name,
+    message: `stage '${s.name}' names no model and falls back to the built-in default`,
+    fix: advice.blueprint === "Agent"
+      ? `add spec.stages[${i}].runtime.model: {models: [{provider: ..., model: ...}]}`
+      : `add model = { models = [{ provider = "...", model = "..." }] } to [stages.${s.name}]`,
+  }]);
 }
 
-/** The read-path counts recorded on status (omitted upstream when nothing is declared or grants are invalid). */
-export function computeReadPathCounts(input: AgentFindingsInput): ReadPathCounts | null {
-  if (input.policy === null) return null;
-  const report = buildReadPathReport(reportInput(input, input.policy));
-  return report?.ok ? { declared: report.report.declared, granted: report.report.granted } : null;
+/** Entries of `[read_paths]` that do not compile: the blueprint is refused whole, as upstream refuses it. */
+function entrySyntaxFindings(declared: readonly string[], advice: FindingAdvice): Finding[] {
+  return declared.flatMap((raw, i): Finding[] => {
+    const checked = validateEntrySyntax(raw);
+    const where = advice.blueprint === "Agent" ? `spec.readPaths.allow[${i}]` : `[read_paths] allow[${i}]`;
+    return checked.ok ? [] : [{ severity: "error", code: FINDING_CODE.blueprintInvalid, message: `${where}: ${checked.error}` }];
+  });
 }
 
-function reportInput(input: AgentFindingsInput, policy: LeviathPolicySpec) {
-  return {
-    agentName: input.name,
-    declared: input.spec.readPaths?.allow ?? [],
-    granted: [...policy.readPaths.global, ...(policy.readPaths.perAgent[input.key] ?? [])],
-    allowBlueprintReadPaths: policy.readPaths.allowBlueprintReadPaths,
-    workdir: input.workdir,
-    home: input.home,
-  };
-}
-
-/** Every finding for one blueprint, worst first (a stable sort, as upstream). */
+/** Every finding for one blueprint, worst first (a stable sort, as upstream); an entry that does not compile is the only finding. */
 export function computeAgentFindings(input: AgentFindingsInput): Finding[] {
   const declared = input.spec.readPaths?.allow ?? [];
-  const report = input.policy === null ? "offline" : buildReadPathReport(reportInput(input, input.policy));
-  const readPaths: Finding[] = report === null ? [] : computeReadPathFindings({ declared, report }).map((f) => ({ ...f }));
+  const syntax = entrySyntaxFindings(declared, input.advice);
+  if (syntax.length > 0) return syntax;
+  const policy = input.policy;
+  const report = policy === null ? "offline" : buildReadPathReport({
+    agentName: input.name, declared, granted: computeAgentGrants(policy, input.key),
+    allowBlueprintReadPaths: policy.readPaths.allowBlueprintReadPaths, workdir: input.workdir, home: input.home,
+  });
+  const readPaths = report === null ? [] : computeReadPathFindings({ declared, report, advice: input.advice.policy, agentKey: input.key });
   const findings = [
     ...readPaths,
-    ...sandboxFindings(input.spec),
-    ...(input.policy ? permissionFindings(input.spec, input.key, input.policy) : []),
-    ...modelFindings(input.spec),
+    ...computeSandboxFindings(input.spec, policy === null ? null : policy.sandbox, input.advice),
+    ...(policy ? permissionFindings(input.spec, input.key, policy, input.advice) : []),
+    ...modelFindings(input.spec, input.advice),
   ];
   return findings.map((f, i) => [f, i] as const).sort((a, b) => RANK[a[0].severity] - RANK[b[0].severity] || a[1] - b[1]).map(([f]) => f);
 }

@@ -122,4 +122,12 @@ describe("leviath validate", () => {
     expect(r.stderr).toMatch(/broken\.toml:\d+:\d+: invalid TOML/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
+  it("points its advice at the kind of --config it was given, and the blueprint's own spelling", () => {
+    const asPolicy = JSON.parse(leviath(["validate", repo("examples/agent.yaml"), "--config", repo("examples/policy.yaml"), "--json"]).stdout) as { code: string; fix: string | null }[];
+    expect(asPolicy.find((f) => f.code === "read-paths-not-granted")?.fix).toBe('add to spec.readPaths.perAgent of the LeviathPolicy: "leviath-sandbox/notes-digest": ["/data/finance"]');
+    expect(asPolicy.find((f) => f.code === "sandbox-image-clamped")?.fix).toBe("the admin sets it: spec.sandbox.image of the LeviathPolicy");
+    expect(JSON.stringify(asPolicy)).not.toContain("config.toml");
+    const asToml = JSON.parse(leviath(["validate", repo("examples/agent.yaml"), "--config", CONFIG, "--json"]).stdout) as { code: string; fix: string | null }[];
+    expect(asToml.find((f) => f.code === "read-paths-not-granted")?.fix).toBe('add to your config.toml: [agent_read_paths.notes-digest] allow = ["/data/team-notes", "/data/finance"]');
+  });
 });

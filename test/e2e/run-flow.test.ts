@@ -294,6 +294,14 @@ describe("the Run flow on the real node", () => {
     mark("tornDown");
     const engine = await getJson<{ status?: { phase?: string } }>(["get", "pod", `${RUN}-engine`, "-n", NS]);
     expect(engine.status?.phase).toBe("Succeeded");
+    // What a user's kubectl says of it: Ready (kstatus: Current), and the story in its Events.
+    const waited = await kubectl(["wait", "-n", NS, "--for=condition=Ready", `run/${RUN}`, "--timeout=30s"]);
+    expect(waited.stdout).toContain(`run.leviath.dev/${RUN} condition met`);
+    const events = await getJson<{ items: { type: string; reason: string }[] }>(["get", "events", "-n", NS, "--field-selector", `involvedObject.kind=Run,involvedObject.name=${RUN}`]);
+    const reasons = events.items.map((e) => e.reason);
+    expect(reasons).toContain("Running");
+    expect(reasons).toContain("AgentSucceeded");
+    expect(reasons.indexOf("Running")).toBeLessThan(reasons.indexOf("AgentSucceeded"));
   });
 
   it("keeps its full audit readable with one command after the pod ended, and on the sidecar's stdout", async () => {

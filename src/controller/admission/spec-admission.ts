@@ -6,7 +6,7 @@ import { RunSpecSchema } from "../../api/run.ts";
 import { compileRules } from "../../policy/cel-rules.ts";
 import { validateEntrySyntax } from "../../policy/read-paths/index.ts";
 import { buildCanonicalJson } from "../../sandbox/hash.ts";
-import { INVALID_BLUEPRINT } from "../agent-findings.ts";
+import { FINDING_CODE } from "../../api/findings.ts";
 import { computeAgentStatus } from "../agent-status.ts";
 import { formatFieldPath } from "../conditions.ts";
 import { computePolicyState } from "../policy-state.ts";
@@ -34,7 +34,7 @@ function agentProblem(obj: AdmittedObject): string | undefined {
     namespace: obj.metadata?.namespace ?? "", name: obj.metadata?.name ?? "", generation: 0,
     spec: structuredClone(obj.spec), policy: { kind: "absent" }, previous: undefined, now: "1970-01-01T00:00:00Z",
   });
-  return status.findings?.filter((f) => f.severity === "error" && f.code === INVALID_BLUEPRINT).map((f) => f.message).join("; ") || undefined;
+  return status.findings?.filter((f) => f.severity === "error" && f.code === FINDING_CODE.blueprintInvalid).map((f) => f.message).join("; ") || undefined;
 }
 
 function entryProblem(field: string, entries: readonly string[]): string | undefined {

@@ -19,6 +19,6 @@ export type { PathResolution, RefusedPath, ResolutionCode, ResolutionDecision, R
 export { buildGrantStanza, buildReadPathReport, computeSamplePath, GRANT_STATUS_LABELS, isLexicalMatch, SAMPLE_COMPONENT } from "./report.ts";
 export type { GrantStatus, ReadPathReport, ReadPathReportEntry, ReadPathReportInput, ReadPathReportResult } from "./report.ts";
 export { computeReadPathFindings, isBroadReadPath, renderFinding } from "./lint.ts";
-export type { FindingSeverity, ReadPathFinding, ReadPathFindingCode, ReadPathLintInput } from "./lint.ts";
+export type { ReadPathLintInput } from "./lint.ts";
 export { BLUEPRINT_SEED_PREFIX, buildSeedOutsideMessage, resolveBlueprintSeedPath, resolveSeedPath } from "./seed.ts";
 export type { SeedOrigin, SeedPathResolution } from "./seed.ts";

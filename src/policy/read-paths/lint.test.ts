@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { computeReadPathFindings, isBroadReadPath, renderFinding, type ReadPathFinding } from "./lint.ts";
+import { formatFindingJson, type Finding } from "../../api/findings.ts";
+import { computeReadPathFindings, isBroadReadPath, renderFinding } from "./lint.ts";
 import { buildReadPathReport, type ReadPathReportResult } from "./report.ts";
 
 const SEVERITY_ORDER = { error: 0, warning: 1, note: 2 } as const;
@@ -12,7 +13,7 @@ function reportFor(declared: string[], granted: string[], allowBlueprintReadPath
 }
 
 /** What `lev validate` prints: a stable sort by severity, then each finding rendered. */
-function validateOutput(findings: ReadPathFinding[]): string {
+function validateOutput(findings: Finding[]): string {
   return [...findings].sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity]).map(renderFinding).join("\n");
 }
 
@@ -33,7 +34,7 @@ describe("computeReadPathFindings (spec §8.5)", () => {
 
   it("uses the JSON shape with a null stage", () => {
     const declared = ["/a"];
-    expect(computeReadPathFindings({ declared, report: reportFor(declared, ["/a"]) })).toEqual([
+    expect(computeReadPathFindings({ declared, report: reportFor(declared, ["/a"]) }).map(formatFindingJson)).toEqual([
       {
         severity: "note",
         code: "read-paths-declared",
@@ -56,7 +57,6 @@ describe("computeReadPathFindings (spec §8.5)", () => {
       {
         severity: "warning",
         code: "read-paths-grant-invalid",
-        stage: null,
         message: "read_paths grant in your config.toml: read_paths entry 'regex:': regex pattern is empty",
         fix: "fix the entry in your config.toml, or remove it",
       },
@@ -68,7 +68,6 @@ describe("computeReadPathFindings (spec §8.5)", () => {
       {
         severity: "note",
         code: "read-paths-declared",
-        stage: null,
         message: "declares [read_paths] (reads outside the run workdir): /a, glob:/b/**",
         fix: "these are refused unless your own config grants them",
       },
@@ -85,6 +84,27 @@ describe("computeReadPathFindings (spec §8.5)", () => {
       ]);
       expect(broad.every((f) => f.severity === "warning" && f.fix === "name the directory it actually needs")).toBe(true);
     }
+  });
+
+  it("points its advice at the LeviathPolicy's fields when read against one", () => {
+    const declared = ["/a", "glob:/b/**"];
+    const findings = computeReadPathFindings({ declared, report: reportFor(declared, ["/a"]), advice: "LeviathPolicy", agentKey: "team-a/cto" });
+    expect(findings.find((f) => f.code === "read-paths-not-granted")?.fix).toBe('add to spec.readPaths.perAgent of the LeviathPolicy: "team-a/cto": ["glob:/b/**"]');
+    const invalid = computeReadPathFindings({ declared, report: reportFor(declared, ["regex:"]), advice: "LeviathPolicy", agentKey: "team-a/cto" });
+    expect(invalid).toEqual([{
+      severity: "warning", code: "read-paths-grant-invalid",
+      message: "read_paths grant in the LeviathPolicy: read_paths entry 'regex:': regex pattern is empty",
+      fix: "fix the entry in spec.readPaths of the LeviathPolicy, or remove it",
+    }]);
+    const all = computeReadPathFindings({ declared, report: reportFor(declared, [], true), advice: "LeviathPolicy" });
+    expect(all[0]?.fix).toBe("all granted by spec.readPaths.allowBlueprintReadPaths: true of the LeviathPolicy");
+  });
+
+  it("quotes an agent name that is not a bare TOML key in the config.toml stanza", () => {
+    const declared = ["/a"];
+    const result = buildReadPathReport({ agentName: "Planner.Bot", declared, granted: [], allowBlueprintReadPaths: false, workdir: "/w", home: "/h" });
+    const fix = computeReadPathFindings({ declared, report: result! }).find((f) => f.code === "read-paths-not-granted")?.fix;
+    expect(fix).toBe('add to your config.toml: [agent_read_paths."Planner.Bot"] allow = ["/a"]');
   });
 
   it("has nothing to say when nothing is declared", () => {
@@ -105,6 +125,6 @@ describe("isBroadReadPath", () => {
 
 describe("renderFinding", () => {
   it("pads ERR to four columns and omits a missing fix line", () => {
-    expect(renderFinding({ severity: "error", code: "x", message: "boom", fix: null })).toBe("  ERR  boom [x]");
+    expect(renderFinding({ severity: "error", code: "x", message: "boom" })).toBe("  ERR  boom [x]");
   });
 });

@@ -1,33 +1,25 @@
 // The `[read_paths]` findings of `lev validate` (spec §8.5), as data, in generation order. Sorting by
-// severity (stable: errors, then warnings, then notes) is the caller's job.
+// severity (stable: errors, then warnings, then notes) is the caller's job. The texts are upstream's; the advice
+// (`fix`) names the admin's file it is read against: upstream's config.toml, or the LeviathPolicy's fields.
+import { FINDING_CODE, type Finding, type FindingAdvice, type FindingSeverity } from "../../api/findings.ts";
+import { GRANT_ERROR_PREFIX } from "./policy.ts";
 import { compileAnchoredRegex, escapeRegexLiteral } from "./regex.ts";
-import { buildGrantStanza, type ReadPathReportResult } from "./report.ts";
-
-/** Finding severities, as `lev validate --json` spells them. */
-export type FindingSeverity = "error" | "warning" | "note";
-
-/** The codes this module emits. */
-export type ReadPathFindingCode = "read-paths-declared" | "read-paths-not-granted" | "read-paths-grant-invalid" | "broad-read-path";
-
-/** One finding, in the `--json` shape. `stage` is always null for blueprint-level findings. */
-export interface ReadPathFinding {
-  readonly severity: FindingSeverity;
-  readonly code: ReadPathFindingCode;
-  readonly stage: null;
-  readonly message: string;
-  readonly fix: string | null;
-}
+import { buildGrantStanza, type ReadPathReport, type ReadPathReportResult } from "./report.ts";
 
 /** The inputs of the read-path lint. `"offline"` means no user config could be loaded. */
 export interface ReadPathLintInput {
   readonly declared: readonly string[];
   readonly report: ReadPathReportResult | "offline";
+  /** Where the advice points (default: upstream's config.toml). */
+  readonly advice?: FindingAdvice["policy"];
+  /** The per-agent grant key of the LeviathPolicy (`namespace/name`), for its advice. */
+  readonly agentKey?: string;
 }
 
 const DECLARED_PREFIX = "declares [read_paths] (reads outside the run workdir): ";
 
-function finding(severity: FindingSeverity, code: ReadPathFindingCode, message: string, fix: string | null): ReadPathFinding {
-  return { severity, code, stage: null, message, fix };
+function finding(severity: FindingSeverity, code: Finding["code"], message: string, fix: string | null): Finding {
+  return { severity, code, message, ...(fix !== null ? { fix } : {}) };
 }
 
 /**
@@ -62,25 +54,34 @@ export function isBroadReadPath(entry: string): boolean {
   return trimmed === "~" || trimmed === "" || trimmed === "/**" || text.startsWith("**") || text.startsWith("/.*") || trimmed === "/.+";
 }
 
-function grantFindings(result: ReadPathReportResult | "offline", declared: readonly string[]): ReadPathFinding[] {
+/** The grant to add, as a line under the LeviathPolicy's `spec.readPaths.perAgent` (a YAML mapping entry). */
+function buildPolicyGrant(report: ReadPathReport, key: string): string {
+  return `add to spec.readPaths.perAgent of the LeviathPolicy: ${JSON.stringify(key)}: [${report.ungranted.map((e) => JSON.stringify(e)).join(", ")}]`;
+}
+
+function grantFindings(input: ReadPathLintInput): Finding[] {
+  const { report: result, declared } = input;
+  const policy = input.advice === "LeviathPolicy";
   if (result === "offline") {
-    return [finding("note", "read-paths-declared", DECLARED_PREFIX + declared.join(", "), "these are refused unless your own config grants them")];
+    return [finding("note", FINDING_CODE.readPathsDeclared, DECLARED_PREFIX + declared.join(", "), "these are refused unless your own config grants them")];
   }
   if (!result.ok) {
-    return [finding("warning", "read-paths-grant-invalid", result.error, "fix the entry in your config.toml, or remove it")];
+    return policy
+      ? [finding("warning", FINDING_CODE.readPathsGrantInvalid, result.error.replace(GRANT_ERROR_PREFIX, "read_paths grant in the LeviathPolicy: "), "fix the entry in spec.readPaths of the LeviathPolicy, or remove it")]
+      : [finding("warning", FINDING_CODE.readPathsGrantInvalid, result.error, "fix the entry in your config.toml, or remove it")];
   }
   const report = result.report;
   const fix = report.allowBlueprintReadPaths
-    ? "all granted by [security] allow_blueprint_read_paths = true"
+    ? policy ? "all granted by spec.readPaths.allowBlueprintReadPaths: true of the LeviathPolicy" : "all granted by [security] allow_blueprint_read_paths = true"
     : report.entries.map((entry) => `${entry.raw}: ${entry.label}`).join("; ");
-  const findings = [finding("note", "read-paths-declared", DECLARED_PREFIX + report.summary, fix)];
+  const findings = [finding("note", FINDING_CODE.readPathsDeclared, DECLARED_PREFIX + report.summary, fix)];
   if (report.hasUngranted) {
     findings.push(
       finding(
         "warning",
-        "read-paths-not-granted",
+        FINDING_CODE.readPathsNotGranted,
         `your config does not grant ${report.ungranted.join(", ")}: reads matching them will be refused`,
-        `add to your config.toml: ${buildGrantStanza(report).join(" ")}`,
+        policy ? buildPolicyGrant(report, input.agentKey ?? report.agentName) : `add to your config.toml: ${buildGrantStanza(report).join(" ")}`,
       ),
     );
   }
@@ -88,25 +89,25 @@ function grantFindings(result: ReadPathReportResult | "offline", declared: reado
 }
 
 /** The read-path findings for one blueprint, in the order upstream generates them. */
-export function computeReadPathFindings(input: ReadPathLintInput): ReadPathFinding[] {
+export function computeReadPathFindings(input: ReadPathLintInput): Finding[] {
   if (input.declared.length === 0) return [];
   const broad = input.declared
     .filter(isBroadReadPath)
     .map((entry) =>
       finding(
         "warning",
-        "broad-read-path",
+        FINDING_CODE.broadReadPath,
         `read_paths entry '${entry}' is very broad - it can match your entire home directory or any path on this machine`,
         "name the directory it actually needs",
       ),
     );
-  return [...grantFindings(input.report, input.declared), ...broad];
+  return [...grantFindings(input), ...broad];
 }
 
 const LABELS: Readonly<Record<FindingSeverity, string>> = { error: "ERR ", warning: "WARN", note: "NOTE" };
 
 /** One finding as `lev validate` prints it: `  <LABEL> <message> [<code>]`, then a 7-space fix line. */
-export function renderFinding(f: { readonly severity: FindingSeverity; readonly code: string; readonly message: string; readonly fix: string | null }): string {
+export function renderFinding(f: { readonly severity: FindingSeverity; readonly code: string; readonly message: string; readonly fix?: string | undefined }): string {
   const head = `  ${LABELS[f.severity]} ${f.message} [${f.code}]`;
-  return f.fix === null ? head : `${head}\n       ${f.fix}`;
+  return f.fix === undefined ? head : `${head}\n       ${f.fix}`;
 }

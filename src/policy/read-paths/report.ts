@@ -144,8 +144,13 @@ export function buildReadPathReport(input: ReadPathReportInput): ReadPathReportR
   };
 }
 
+/** A TOML key as written in a table header: bare when TOML allows it, else a quoted string (`"team/cto"`). */
+export function formatTomlKey(key: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key);
+}
+
 /** The config stanza granting everything refused, ready to paste; empty when nothing is refused. */
 export function buildGrantStanza(report: ReadPathReport): string[] {
   if (!report.hasUngranted) return [];
-  return [`[agent_read_paths.${report.agentName}]`, `allow = [${buildQuotedList(report.ungranted)}]`];
+  return [`[agent_read_paths.${formatTomlKey(report.agentName)}]`, `allow = [${buildQuotedList(report.ungranted)}]`];
 }

@@ -73,7 +73,7 @@ describe("examples/", () => {
     const r = cli(["validate", "examples/agent.yaml", "--config", "examples/policy.yaml", "--json"]);
     expect(r.status, r.stderr).toBe(0);
     const codes = (JSON.parse(r.stdout) as { code: string }[]).map((f) => f.code);
-    expect(codes).toEqual(["read-paths-not-granted", "read-paths-declared", "tool-permission-clamped"]);
+    expect(codes).toEqual(["read-paths-not-granted", "read-paths-declared", "sandbox-image-clamped", "tool-permission-clamped"]);
     const comment = readFileSync(join(REPO_ROOT, "examples/agent.yaml"), "utf8");
     for (const code of codes) expect(comment).toContain(code);
   });

@@ -27,7 +27,7 @@ describe("an Agent", () => {
     const agent = await waitForAgent("escaper", (a) => a.status?.valid === false, "the Agent to be found invalid");
     expect(agent.status?.findings).toEqual([{
       severity: "error",
-      code: "invalid-blueprint",
+      code: "blueprint-invalid",
       message: "spec.readPaths.allow[1]: read_paths entry 'regex:/x)|(.*': regex escapes its anchors (unbalanced ')' or verbose-mode comment); write one complete pattern",
     }]);
     expect(conditionOf(agent, "Valid")).toMatchObject({ status: "False", reason: "InvalidSpec" });

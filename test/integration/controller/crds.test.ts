@@ -77,9 +77,9 @@ describe("the CRDs", () => {
     const { custom } = testCluster();
     await custom.createNamespacedCustomObject({ ...OURS.runs, namespace, body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: "r1" }, spec: { agentRef: { name: "verbatim" } } } });
     const runs = await kubectl(["get", "runs", "-n", namespace]);
-    expect(runs.stdout.split("\n")[0]).toMatch(/^NAME\s+AGENT\s+PHASE\s+STAGE\s+TAINT\s+AGE$/);
+    expect(runs.stdout.split("\n")[0]).toMatch(/^NAME\s+AGENT\s+PHASE\s+REASON\s+STAGE\s+TAINT\s+AGE$/);
     const agents = await kubectl(["get", "agents", "-n", namespace]);
-    expect(agents.stdout.split("\n")[0]).toMatch(/^NAME\s+VALID\s+READS\s+STAGES\s+AGE$/);
+    expect(agents.stdout.split("\n")[0]).toMatch(/^NAME\s+READY\s+REASON\s+READS\s+STAGES\s+AGE$/);
   });
 
   it("keep status behind its subresource: a spec write cannot set it", async () => {

@@ -1,0 +1,63 @@
+// The summary conditions kstatus (Flux, Argo CD's gitops-engine, `kubectl wait`, cli-utils) reads: `Ready`,
+// plus `Stalled` (kstatus: Failed) and `Reconciling` (kstatus: InProgress), each present only while True, as
+// the abnormal-true convention of kstatus asks. They are derived from the conditions already decided, never
+// decided on their own, so they cannot disagree with them.
+import { CONDITION, REASON, type RunPhase } from "../api/status.ts";
+import type { ConditionDecision } from "./conditions.ts";
+
+/** Reasons that wait for someone to change something (a spec, the Agent, the policy, a Secret's label). */
+const STALLED_REASONS: ReadonlySet<string> = new Set([
+  REASON.invalidSpec, REASON.invalidPolicy, REASON.refusedByPolicy, REASON.secretNotOptedIn, REASON.snapshotInvalid, REASON.credentialsOnHost,
+]);
+
+function summary(ready: ConditionDecision, progress: "stalled" | "reconciling" | "none"): ConditionDecision[] {
+  const extra: ConditionDecision[] = [];
+  if (progress === "stalled") extra.push({ type: CONDITION.stalled, status: "True", reason: ready.reason, message: ready.message });
+  if (progress === "reconciling") extra.push({ type: CONDITION.reconciling, status: "True", reason: ready.reason, message: ready.message });
+  return [ready, ...extra];
+}
+
+/**
+ * Ready (and Stalled) of an Agent or the LeviathPolicy from its `Valid` condition: Ready mirrors it; a refused or
+ * invalid spec is also Stalled; Unknown (no valid policy to judge by) is neither.
+ */
+export function decideValidReadiness(valid: ConditionDecision): ConditionDecision[] {
+  const ready: ConditionDecision = { type: CONDITION.ready, status: valid.status, reason: valid.reason, message: valid.message };
+  return summary(ready, valid.status === "False" ? "stalled" : "none");
+}
+
+const find = (decided: readonly ConditionDecision[], type: string) => decided.find((c) => c.type === type);
+
+/** Why a Pending run is not running yet: the first condition that holds it, else the pods it waits for. */
+function pendingCause(decided: readonly ConditionDecision[]): { reason: string; message: string } {
+  for (const type of [CONDITION.policyResolved, CONDITION.credentialsReady, CONDITION.sandboxReady]) {
+    const c = find(decided, type);
+    if (c && c.status !== "True") return { reason: c.reason, message: c.message };
+  }
+  return { reason: REASON.waiting, message: "waiting for the engine pod to run" };
+}
+
+/**
+ * Ready of a Run, with Stalled or Reconciling: True once Succeeded (reason and message of `Completed`); False
+ * otherwise, with the reason that explains the phase. Failed and Cancelled are Stalled (terminal: a Run is never
+ * started again); a Pending run is Stalled when it waits for someone to fix something, Reconciling otherwise.
+ */
+export function decideRunReadiness(phase: RunPhase, decided: readonly ConditionDecision[]): ConditionDecision[] {
+  const type = CONDITION.ready;
+  const completed = find(decided, CONDITION.completed);
+  if (phase === "Succeeded") {
+    return summary({ type, status: "True", reason: completed?.reason ?? REASON.agentSucceeded, message: completed?.message ?? "the run succeeded" }, "none");
+  }
+  if (phase === "Failed" || phase === "Cancelled") {
+    const resolved = find(decided, CONDITION.policyResolved);
+    const cause = completed?.status === "True" ? completed : resolved?.status === "False" ? resolved : undefined;
+    return summary({ type, status: "False", reason: cause?.reason ?? phase, message: `the run is ${phase}: ${cause?.message ?? "it ended"}` }, "stalled");
+  }
+  if (phase === "Running") return summary({ type, status: "False", reason: REASON.running, message: "the agent is running" }, "reconciling");
+  if (phase === "WaitingInput") {
+    const awaiting = find(decided, CONDITION.awaitingApproval);
+    return summary({ type, status: "False", reason: REASON.pendingApproval, message: awaiting?.message ?? "a prompt waits for an Approval" }, "reconciling");
+  }
+  const cause = pendingCause(decided);
+  return summary({ type, status: "False", ...cause }, STALLED_REASONS.has(cause.reason) ? "stalled" : "reconciling");
+}
