@@ -1,3 +1,4 @@
+import { buildAgentKey, ObjectNameSchema } from "../api/common.ts";
 import { LeviathPolicySpecSchema, type LeviathPolicySpecInput } from "../api/policy.ts";
 import type { LoadIssue } from "./load-error.ts";
 import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
@@ -48,7 +49,11 @@ function mapAgentReadPaths(sink: Sink, arp: Record<string, unknown>, namespace: 
     for (const k of Object.keys(table)) {
       if (k !== "allow") sink.issues.push(issueAt(sink.doc, ["agent_read_paths", name], k, `[agent_read_paths.${name}] has unknown key '${k}' (valid: allow)`));
     }
-    perAgent[`${namespace}/${name}`] = table["allow"] ?? [];
+    // Upstream matches the table name exactly: a name no Agent can carry is kept (it grants nothing), not refused.
+    if (!ObjectNameSchema.safeParse(name).success) {
+      sink.warnings.push(issueAt(sink.doc, ["agent_read_paths", name], undefined, `names no Kubernetes Agent ('${name}' is not a lower-case DNS name): keys match exactly, so it grants nothing but to a blueprint named '${name}'`));
+    }
+    perAgent[buildAgentKey(namespace, name)] = table["allow"] ?? [];
   }
   return perAgent;
 }
@@ -101,7 +106,7 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   if ("tool_permissions" in d) draft.toolPermissions = d["tool_permissions"] as PolicyDraft["toolPermissions"];
   const atp = d["agent_tool_permissions"];
   if (isTable(atp)) {
-    draft.agentToolPermissions = Object.fromEntries(Object.entries(atp).map(([n, v]) => [`${namespace}/${n}`, v])) as PolicyDraft["agentToolPermissions"];
+    draft.agentToolPermissions = Object.fromEntries(Object.entries(atp).map(([n, v]) => [buildAgentKey(namespace, n), v])) as PolicyDraft["agentToolPermissions"];
   }
   if (isTable(d["sandbox"])) draft.sandbox = mapSandboxFloor(sink, d["sandbox"]) as PolicyDraft["sandbox"];
   if (isTable(d["limits"])) draft.limits = mapLimits(sink, d["limits"]) as PolicyDraft["limits"];

@@ -1,5 +1,6 @@
 // The `[read_paths]` findings of `lev validate` (spec §8.5), as data, in generation order. Sorting by
 // severity (stable: errors, then warnings, then notes) is the caller's job.
+import { splitEntryPrefix } from "./entry.ts";
 import { compileAnchoredRegex, escapeRegexLiteral } from "./regex.ts";
 import { buildGrantStanza, type ReadPathReportResult } from "./report.ts";
 
@@ -52,12 +53,10 @@ function isBroadRegex(body: string): boolean {
  * entry is also flagged when it matches every path of a set under unrelated roots (`regex:/x|.*`).
  */
 export function isBroadReadPath(entry: string): boolean {
-  let text = entry;
-  const regex = text.startsWith("regex:");
-  if (text.startsWith("glob:")) text = text.slice("glob:".length);
-  else if (regex) text = text.slice("regex:".length);
-  if (regex && isBroadRegex(text)) return true;
-  text = text.replaceAll("\\", "/");
+  const form = splitEntryPrefix(entry);
+  if (form.kind === "regex" && isBroadRegex(form.text)) return true;
+  // Upstream turns `\` into `/` here for every form, not only globs.
+  const text = form.text.replaceAll("\\", "/");
   const trimmed = text.replace(/\/+$/, "");
   return trimmed === "~" || trimmed === "" || trimmed === "/**" || text.startsWith("**") || text.startsWith("/.*") || trimmed === "/.+";
 }
