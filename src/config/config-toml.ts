@@ -1,6 +1,7 @@
 import { buildAgentKey, ObjectNameSchema } from "../api/common.ts";
 import { LeviathPolicySpecSchema, type LeviathPolicySpecInput } from "../api/policy.ts";
 import type { LoadIssue } from "./load-error.ts";
+import { parseMountText } from "./mount-text.ts";
 import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
 
 /** What config.toml and policy.toml contribute, before the schema checks types. */
@@ -20,7 +21,14 @@ const LIMITS_MAPPED: Record<string, string> = {
 
 function issueAt(doc: TomlDoc, table: string[], key: string | undefined, message: string): LoadIssue {
   const line = locateTomlLine(doc, table, key);
-  return { file: doc.file, where: key ? `${tomlTable(table)} ${key}` : tomlTable(table), message, ...(line ? { line } : {}) };
+  const head = table.length === 0 ? "" : tomlTable(table);
+  const where = key === undefined ? head : head === "" ? key : `${head} ${key}`;
+  return { file: doc.file, where, message, ...(line ? { line } : {}) };
+}
+
+/** An upstream key the operator has no use for: a warning that `formatWarnings` folds into one block. */
+function unusedAt(doc: TomlDoc, table: string[], key: string): LoadIssue {
+  return { ...issueAt(doc, table, key, "not used by the operator; ignored"), unused: { table: table.length === 0 ? "" : tomlTable(table), key } };
 }
 
 interface Sink {
@@ -35,7 +43,7 @@ function mapSecurity(sink: Sink, sec: Record<string, unknown>, security: Record<
     else if (k === "allow_blueprint_read_paths") readPaths["allowBlueprintReadPaths"] = v;
     else if (k === "taint_tracking") security["taintTracking"] = v;
     else if (SECURITY_MAPPED[k]) security[SECURITY_MAPPED[k]] = v;
-    else sink.warnings.push(issueAt(sink.doc, ["security"], k, `[security] ${k} is not used by the operator and is ignored`));
+    else sink.warnings.push(unusedAt(sink.doc, ["security"], k));
   }
 }
 
@@ -61,7 +69,7 @@ function mapAgentReadPaths(sink: Sink, arp: Record<string, unknown>, namespace: 
 function mapSandboxFloor(sink: Sink, sb: Record<string, unknown>): Record<string, unknown> {
   const sandbox: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(sb)) {
-    if (k === "mounts" || k === "mount") sandbox["mounts"] = Array.isArray(v) ? v.map((p) => ({ path: p })) : v;
+    if (k === "mounts" || k === "mount") sandbox["mounts"] = Array.isArray(v) ? v.map((p) => (typeof p === "string" ? parseMountText(p) : { path: p })) : v;
     else if (["kind", "image", "engine", "network", "persist"].includes(k)) sandbox[k] = v;
     else if (k === "on_unavailable") sandbox["onUnavailable"] = v;
     else sink.issues.push(issueAt(sink.doc, ["sandbox"], k, `[sandbox] has unknown key '${k}' (valid: kind, image, engine, network, mounts, persist, on_unavailable)`));
@@ -73,7 +81,7 @@ function mapLimits(sink: Sink, lim: Record<string, unknown>): Record<string, unk
   const limits: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(lim)) {
     if (LIMITS_MAPPED[k]) limits[LIMITS_MAPPED[k]] = v;
-    else sink.warnings.push(issueAt(sink.doc, ["limits"], k, `[limits] ${k} is not used by the operator and is ignored`));
+    else sink.warnings.push(unusedAt(sink.doc, ["limits"], k));
   }
   return limits;
 }
@@ -90,7 +98,7 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   const security: Record<string, unknown> = {};
   const readPaths: Record<string, unknown> = {};
   for (const key of Object.keys(d)) {
-    if (!KNOWN_TOP.includes(key)) sink.warnings.push(issueAt(doc, [], key, `key '${key}' is not used by the operator and is ignored`));
+    if (!KNOWN_TOP.includes(key)) sink.warnings.push(unusedAt(doc, [], key));
   }
   if ("taint_tracking" in d) security["taintTracking"] = d["taint_tracking"];
   const sec = d["security"];
@@ -124,7 +132,7 @@ export function mapPolicyToml(doc: TomlDoc, sanitize: (server: string, tool: str
   const d = doc.data;
   const taint: Record<string, unknown> = {};
   for (const key of Object.keys(d)) {
-    if (key !== "allowlist" && key !== "mcp_overrides") warnings.push(issueAt(doc, [], key, `key '${key}' is not part of policy.toml and is ignored`));
+    if (key !== "allowlist" && key !== "mcp_overrides") warnings.push(issueAt(doc, [], key, "is not part of policy.toml; ignored"));
   }
   const allow = d["allowlist"];
   if (allow !== undefined && !Array.isArray(allow)) issues.push(issueAt(doc, [], "allowlist", "'allowlist' must be an array of [[allowlist]] tables"));
