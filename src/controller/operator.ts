@@ -5,7 +5,7 @@ import { startLeaderElection, type LeaderElectionConfig, type LeaderElector } fr
 import { componentLogger, type Logger } from "../log/logger.ts";
 import { createControllerMetrics, type ControllerMetrics } from "../metrics/controller-metrics.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
-import { buildMetricsApp, buildProbeApp } from "./http-apps.ts";
+import { buildMetricsApp, buildProbeApp, type MetricsSecurity } from "./http-apps.ts";
 import { createManager, type Manager } from "./manager.ts";
 
 /** Where a server listens (port 0 picks a free one). */
@@ -22,6 +22,8 @@ export interface OperatorOptions {
   log: Logger;
   /** Where to serve metrics and probes; undefined serves nothing. */
   metricsAddress?: BindAddress;
+  /** HTTPS and a token check for /metrics; undefined serves plain HTTP to anyone who can connect. */
+  metricsSecurity?: MetricsSecurity;
   probeAddress?: BindAddress;
   /** Leader election; undefined runs the controllers at once (a single replica). */
   leaderElection?: Omit<LeaderElectionConfig, "identity"> & { identity?: string };
@@ -62,7 +64,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
   const apps: FastifyInstance[] = [];
   const addresses: { metrics?: string; probes?: string } = {};
   if (opts.metricsAddress) {
-    const app = buildMetricsApp(metrics.registry);
+    const app = buildMetricsApp(metrics.registry, opts.metricsSecurity);
     apps.push(app);
     addresses.metrics = await listen(app, opts.metricsAddress);
   }
