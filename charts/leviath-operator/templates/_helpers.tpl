@@ -60,3 +60,8 @@ app.kubernetes.io/part-of: leviath
 {{ . }}
 {{- end -}}
 {{- end -}}
+
+{{/* The kubernetes.io/tls Secret of the secure metrics server: the one named, or the one the chart generates. */}}
+{{- define "leviath.metricsTlsSecret" -}}
+{{- .Values.metrics.secure.certSecretName | default (printf "%s-metrics-tls" (include "leviath.fullname" .)) -}}
+{{- end }}
