@@ -1,5 +1,5 @@
 import { buildAgentKey, ObjectNameSchema } from "../api/common.ts";
-import { LeviathPolicySpecSchema, type LeviathPolicySpecInput } from "../api/policy.ts";
+import type { LeviathPolicySpecInput } from "../api/policy.ts";
 import type { LoadIssue } from "./load-error.ts";
 import { parseMountText } from "./mount-text.ts";
 import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
@@ -191,9 +191,4 @@ function pickOverride(doc: TomlDoc, table: string[], fields: Record<string, unkn
     else warnings.push(issueAt(doc, table, "direction", `direction ${JSON.stringify(dir)} is not inbound, internal or outbound; the tool keeps its direction`));
   }
   return out;
-}
-
-/** Check a finished draft against the LeviathPolicy schema. */
-export function checkPolicyDraft(draft: unknown): ReturnType<typeof LeviathPolicySpecSchema.safeParse> {
-  return LeviathPolicySpecSchema.safeParse(draft);
 }
