@@ -5,6 +5,7 @@ import { resolveStageSandboxes } from "../policy/sandbox-resolve.ts";
 import { computeAgentFindings, INVALID_BLUEPRINT } from "./agent-findings.ts";
 import { buildConditions, formatFieldPath, type ConditionDecision } from "./conditions.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
+import { buildAgentKey } from "../api/common.ts";
 
 /** Everything the Agent status is computed from. */
 export interface AgentStatusInput {
@@ -54,7 +55,7 @@ export function computeAgentStatus(input: AgentStatusInput): AgentStatus {
     const decided: ConditionDecision = { type: CONDITION.valid, status: "Unknown", reason: REASON.invalidPolicy, message };
     return { observedGeneration: input.generation, conditions: buildConditions(input.previous?.conditions, [decided], input.now, input.generation) };
   }
-  const { findings, readPaths } = computeAgentFindings(spec, `${input.namespace}/${input.name}`, policy.spec);
+  const { findings, readPaths } = computeAgentFindings(spec, buildAgentKey(input.namespace, input.name), policy.spec);
   const refused = decideImageCeiling(policy.spec.ceilings, spec.image, input.defaultRuntimeImage);
   if (refused) return invalid(input, [{ severity: "error", code: IMAGE_NOT_ALLOWED, message: refused.message }, ...findings], REASON.refusedByPolicy);
   const errors = findings.filter((f) => f.severity === "error");

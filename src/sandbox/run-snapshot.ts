@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AgentSpec } from "../api/agent.ts";
-import { CredentialsSchema, VerbatimSchema, type Credential } from "../api/common.ts";
+import { buildAgentKey, CredentialsSchema, VerbatimSchema, type Credential } from "../api/common.ts";
 import { EMPTY_POLICY, PolicyMountSchema, type LeviathPolicySpec } from "../api/policy.ts";
 import { WorkspaceSchema, type RunSpec } from "../api/run.ts";
 import { REASON } from "../api/status.ts";
@@ -68,7 +68,7 @@ export function buildRunSnapshot(input: SnapshotInput): SnapshotResult {
     return { ok: false, reason: REASON.noRuntimeImage, message: `Agent '${agent.name}' names no runtime image (spec.image) and the controller has no default` };
   }
   const policySpec = input.policy?.spec ?? EMPTY_POLICY;
-  const runPolicy = buildRunPolicy(agent.spec, { key: `${agent.namespace}/${agent.name}`, name: agent.name }, policySpec, {
+  const runPolicy = buildRunPolicy(agent.spec, { key: buildAgentKey(agent.namespace, agent.name), name: agent.name }, policySpec, {
     mode: run.mode,
     allow: run.allowTools,
     agentGeneration: agent.generation,
