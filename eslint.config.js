@@ -19,8 +19,9 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": "error",
-      "max-lines": ["warn", { max: 400, skipBlankLines: true, skipComments: true }],
-      complexity: ["warn", 25],
+      // Errors at the limits the code meets today (STYLE.md aims lower: ~300 lines); lower them as files shrink.
+      "max-lines": ["error", { max: 400, skipBlankLines: true, skipComments: true }],
+      complexity: ["error", 26],
     },
   },
   {

@@ -49,10 +49,20 @@ export const BlueprintSecuritySchema = z.strictObject({
 /** A blueprint `[security]` block. */
 export type BlueprintSecurity = z.infer<typeof BlueprintSecuritySchema>;
 
-/** Kubernetes `namespace/name`, the key of every per-agent grant (never a self-declared name). */
+/**
+ * `namespace/name`, the key of every per-agent grant (never a self-declared name). The name part is matched
+ * exactly and case-sensitively, as upstream's `[agent_read_paths.<name>]`: a key no Agent can have (`team/CTO`)
+ * is kept and grants nothing, rather than failing the whole policy.
+ */
 export const AgentKeySchema = z
   .string()
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, "must be 'namespace/name' of an Agent");
+  .max(317)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[\s\S]+$/, "must be 'namespace/name' of an Agent");
+
+/** The grant key of an Agent: `namespace/name`, the one way every surface spells it. */
+export function buildAgentKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
 
 /** Values copied verbatim for the agent runtime; the operator never interprets them. */
 export const VerbatimSchema = z.record(z.string(), z.unknown()).describe("Values for the agent runtime, in upstream's own key names, passed on unchanged.");

@@ -26,6 +26,10 @@ export const FINDING_CODE = {
   sandboxOnUnavailableClamped: "sandbox-on-unavailable-clamped",
   toolPermissionClamped: "tool-permission-clamped",
   stageNoModel: "stage-no-model",
+  /** A blueprint file's `[agent] name` no Kubernetes Agent can carry (`import` needs `--name`). */
+  agentNameNotKubernetes: "agent-name-not-kubernetes",
+  /** The blueprint ships `tools/*.rhai` script tools, which nothing runs here. */
+  scriptToolsNotRun: "script-tools-not-run",
 } as const;
 /** A finding code. */
 export type FindingCode = (typeof FINDING_CODE)[keyof typeof FINDING_CODE];

@@ -1,7 +1,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { LeviathPolicySpec } from "../api/policy.ts";
-import { formatIssue, type LoadIssue } from "../config/load-error.ts";
+import { formatIssue, formatWarnings, type LoadIssue } from "../config/load-error.ts";
 import { loadAgent, loadPolicy, type LoadedAgent } from "../config/load.ts";
 import { buildMcpToolName } from "../policy/mcp-overrides.ts";
 import { resolveLeviathHome } from "../policy/read-paths/index.ts";
@@ -20,6 +20,11 @@ export class CliStop extends Error {
 /** Print load issues to stderr. */
 export function printIssues(io: CliIo, issues: LoadIssue[], label = "error"): void {
   for (const i of issues) io.stderr(`${label}: ${formatIssue(i)}\n`);
+}
+
+/** Print load warnings to stderr, unused upstream keys summarised in one block per file. */
+export function printWarnings(io: CliIo, warnings: readonly LoadIssue[]): void {
+  for (const line of formatWarnings(warnings)) io.stderr(`${line}\n`);
 }
 
 /** The `~` of read-path entries: `LEVIATH_HOME` when set (even empty), else the OS home, exactly as upstream. */
@@ -49,14 +54,17 @@ export function loadPolicyFlags(io: CliIo, flags: { config?: string | undefined;
     printIssues(io, res.issues);
     throw new CliStop(EXIT.usage);
   }
-  printIssues(io, res.warnings, "warning");
+  printWarnings(io, res.warnings);
   return res.value;
 }
 
 /** Load the agent file; a missing or unreadable file is a usage error (2), an invalid blueprint is returned. */
 export function loadAgentFlag(io: CliIo, path: string, namespace: string | undefined): { ok: true; agent: LoadedAgent } | { ok: false; issues: LoadIssue[] } {
   const res = loadAgent(resolve(io.cwd, path), namespace);
-  if (res.ok) return { ok: true, agent: res.value };
+  if (res.ok) {
+    printWarnings(io, res.warnings);
+    return { ok: true, agent: res.value };
+  }
   if (res.issues.length === 1 && res.issues[0]?.message.startsWith("cannot read:")) {
     printIssues(io, res.issues);
     throw new CliStop(EXIT.usage);

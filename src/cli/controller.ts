@@ -1,8 +1,13 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { DEFAULT_APPROVAL_TTL_MS } from "../controller/approval-decision.ts";
+import { join } from "node:path";
+import { createMetricsAuthorizer } from "../controller/metrics-auth.ts";
+import type { MetricsSecurity } from "../controller/http-apps.ts";
 import { startOperator, type BindAddress } from "../controller/operator.ts";
-import { createKubeClient, loadKubeConfig } from "../kube/client.ts";
+import { reviewNonResourceAccess, reviewToken } from "../kube/access-review.ts";
+import { createKubeClient, loadKubeConfig, type KubeClient } from "../kube/client.ts";
 import { createLogger, LOG_LEVELS } from "../log/logger.ts";
 import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
@@ -18,6 +23,10 @@ Uses --kubeconfig, else KUBECONFIG, else ~/.kube/config, else the in-cluster ser
 Options:
   --kubeconfig FILE                    kubeconfig to use
   --metrics-bind-address ADDR          serve /metrics on host:port (":port" on every interface, "0" disables; default 0.0.0.0:8080)
+  --metrics-secure                     serve /metrics over HTTPS to bearer tokens only: each token is checked with a
+                                       TokenReview and its user with a SubjectAccessReview (get on the path /metrics),
+                                       as kubebuilder's secure metrics; needs --metrics-cert-dir
+  --metrics-cert-dir DIR               tls.crt and tls.key of the metrics server (a kubernetes.io/tls Secret mounted)
   --health-probe-bind-address ADDR     serve /healthz and /readyz on host:port (":port" on every interface, "0" disables; default 0.0.0.0:8081)
   --leader-elect                       hold a coordination.k8s.io Lease before reconciling (for replicas > 1)
   --leader-election-namespace NS       namespace of the Lease (default POD_NAMESPACE, else the in-cluster namespace, else default)
@@ -37,6 +46,8 @@ ${WEBHOOK_HELP}`;
 const OPTIONS = {
   kubeconfig: { type: "string" },
   "metrics-bind-address": { type: "string" },
+  "metrics-secure": { type: "boolean" },
+  "metrics-cert-dir": { type: "string" },
   "health-probe-bind-address": { type: "string" },
   "leader-elect": { type: "boolean" },
   "leader-election-namespace": { type: "string" },
@@ -57,6 +68,35 @@ function seconds(flag: string, value: string | undefined, fallback: number): num
   const n = Number(value.replace(/s$/, ""));
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag}: '${value}' is not a positive number of seconds`);
   return n * 1000;
+}
+
+/** HTTPS with TokenReview and SubjectAccessReview against this client's API server. */
+function buildMetricsSecurity(client: KubeClient, tls: { cert: Buffer; key: Buffer }): MetricsSecurity {
+  return {
+    tls,
+    authorize: createMetricsAuthorizer({
+      reviewToken: (token) => reviewToken(client, token),
+      reviewAccess: (user, path, verb) => reviewNonResourceAccess(client, user, path, verb),
+      nowMs: () => performance.now(),
+    }),
+  };
+}
+
+/** The metrics server's certificate and key under --metrics-secure, or a usage error naming the flag and the file. */
+function metricsTls(secure: boolean | undefined, dir: string | undefined): { cert: Buffer; key: Buffer } | undefined {
+  if (!secure) {
+    if (dir !== undefined) throw new UsageError("--metrics-cert-dir goes with --metrics-secure");
+    return undefined;
+  }
+  if (dir === undefined) throw new UsageError("--metrics-secure needs --metrics-cert-dir (a directory holding tls.crt and tls.key)");
+  const read = (name: string) => {
+    try {
+      return readFileSync(join(dir, name));
+    } catch (err) {
+      throw new UsageError(`--metrics-cert-dir: cannot read ${join(dir, name)}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+  };
+  return { cert: read("tls.crt"), key: read("tls.key") };
 }
 
 /** A bind address flag: `host:port`, `:port` for every interface, or `0` for none. */
@@ -87,8 +127,11 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
   const approvalTtlMs = seconds("approval-ttl", v["approval-ttl"], DEFAULT_APPROVAL_TTL_MS / 1000);
   const webhook = parseWebhookOptions(v);
 
+  const tls = metricsTls(v["metrics-secure"], v["metrics-cert-dir"]);
+
   const log = createLogger(level);
   const client = createKubeClient(loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]));
+  const metricsSecurity = tls && buildMetricsSecurity(client, tls);
   const namespace = v["leader-election-namespace"] ?? io.env["POD_NAMESPACE"] ?? client.config.getContextObject(client.config.getCurrentContext())?.namespace ?? "default";
   let lost = false;
   let wake: () => void = () => {};
@@ -99,6 +142,7 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
     workers,
     settings: { ...DEFAULT_POD_SETTINGS, ...(v["sidecar-image"] ? { sidecarImage: v["sidecar-image"] } : {}), ...(v["runtime-image"] ? { defaultRuntimeImage: v["runtime-image"] } : {}) },
     ...(metricsAddress ? { metricsAddress } : {}),
+    ...(metricsSecurity ? { metricsSecurity } : {}),
     ...(probeAddress ? { probeAddress } : {}),
     ...(webhook ? { webhook } : {}),
     approvalTtlMs,
@@ -110,7 +154,7 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
       wake();
     },
   });
-  log.info({ addresses: operator.addresses, leaderElect: Boolean(v["leader-elect"]) }, "controller started");
+  log.info({ addresses: operator.addresses, metricsSecure: Boolean(tls), leaderElect: Boolean(v["leader-elect"]) }, "controller started");
   const onSignal = (signal: string) => {
     log.info({ signal }, "shutting down");
     wake();

@@ -6,6 +6,8 @@ import { loadAgent, loadPolicy } from "../config/load.ts";
 import { parseTomlDoc, isTable } from "../config/toml-source.ts";
 import { buildMcpToolName } from "../policy/mcp-overrides.ts";
 import { parseCommandArgs } from "./args.ts";
+import { checkAgentName, describeScriptTools } from "./blueprint-findings.ts";
+import { printWarnings } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 
 /** `leviath import --help`. */
@@ -24,6 +26,10 @@ Options:
       --name NAME          metadata.name of the Agent (default: the blueprint's [agent] name)
       --rules DIR          with config.toml: CEL rule files (*.cel) to include, evaluated by name
   -h, --help               show this help
+
+What cannot be carried is said on stderr: upstream keys the operator does not use, in one block per file
+grouped by table, and a blueprint's tools/*.rhai script tools, which do not run here. A ':ro' or ':rw'
+suffix on a [sandbox] mount is read as the mount's mode.
 
 Exit status: 0 printed, 1 a file is invalid (the problems are printed), 2 usage error.
 `;
@@ -67,9 +73,9 @@ export function runImport(argv: string[], io: CliIo): number {
     const res = loadAgent(first, namespace);
     if (!res.ok) return printIssues(io, res.issues);
     const name = values.name ?? res.value.name;
-    if (!DNS_LABEL.test(name)) {
-      return printIssues(io, [{ file: first, where: "[agent] name", message: `'${name}' is not a valid Kubernetes name (lower-case letters, digits and '-'); pass --name` }]);
-    }
+    const nameProblem = checkAgentName(name);
+    if (nameProblem !== null) return printIssues(io, [{ file: res.value.file, where: values.name === undefined ? "[agent] name" : "--name", message: nameProblem }]);
+    printWarnings(io, res.value.scriptTools.length === 0 ? res.warnings : [...res.warnings, { file: res.value.file, message: describeScriptTools(res.value.scriptTools) }]);
     const spec = structuredClone(res.value.spec);
     spec.agent.name = name;
     const out: Record<string, unknown> = { ...spec };
@@ -79,7 +85,7 @@ export function runImport(argv: string[], io: CliIo): number {
   }
   const res = loadPolicy({ config: first, policy: second, rules: values.rules, namespace }, buildMcpToolName);
   if (!res.ok) return printIssues(io, res.issues);
-  for (const w of res.warnings) io.stderr(`warning: ${formatIssue(w)}\n`);
+  printWarnings(io, res.warnings);
   io.stdout(stringify({ apiVersion: API_VERSION, kind: KIND.policy, metadata: { name: CLUSTER_POLICY_NAME }, spec: res.value }));
   return EXIT.ok;
 }

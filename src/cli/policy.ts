@@ -14,6 +14,7 @@ import {
   type RuleFile,
 } from "../policy/policy-test.ts";
 import { parseCommandArgs } from "./args.ts";
+import { printWarnings } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 
 /** `leviath policy --help`. */
@@ -71,7 +72,7 @@ function load(src: Sources, io: CliIo): LeviathPolicySpec | number {
     for (const i of res.issues) io.stderr(`error: ${formatIssue(i)}\n`);
     return EXIT.refused;
   }
-  for (const w of res.warnings) io.stderr(`warning: ${formatIssue(w)}\n`);
+  printWarnings(io, res.warnings);
   return res.value;
 }
 

@@ -230,6 +230,15 @@ function listenFlags(v: Values): { listen: ListenAddress; metricsListen: ListenA
   return { listen, metricsListen };
 }
 
+/** The lines a client waits for: where the API and metrics listen, and where the token files are. */
+function announceListening(io: CliIo, sidecar: { url: string; metricsUrl?: string | undefined }, runtimeTokenPath: string, approvalTokenPath: string | undefined): void {
+  io.stdout(`leviath sidecar listening on ${sidecar.url}\n`);
+  if (sidecar.metricsUrl !== undefined) io.stdout(`metrics on ${sidecar.metricsUrl}\n`);
+  // Where the secrets are, never the secrets themselves (stdout may be a file anybody reads).
+  io.stdout(`runtime token file: ${runtimeTokenPath}\n`);
+  if (approvalTokenPath !== undefined) io.stdout(`approval token file: ${approvalTokenPath}\n`);
+}
+
 /** Run `leviath sidecar` until SIGTERM or SIGINT. */
 export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const { values: v, positionals } = parseCommandArgs(argv, SIDECAR_OPTIONS);
@@ -274,11 +283,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const { sidecar } = started;
   // Handlers go in before the address is printed: a client may signal as soon as it reads it.
   const stopped = waitForSignal();
-  io.stdout(`leviath sidecar listening on ${sidecar.url}\n`);
-  if (sidecar.metricsUrl !== undefined) io.stdout(`metrics on ${sidecar.metricsUrl}\n`);
-  // Where the secrets are, never the secrets themselves (stdout may be a file anybody reads).
-  io.stdout(`runtime token file: ${runtime.path}\n`);
-  if (approvals.path !== undefined) io.stdout(`approval token file: ${approvals.path}\n`);
+  announceListening(io, sidecar, runtime.path, approvals.path);
   const stopCluster = client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable }) : async () => {};
   const signal = await stopped;
   log.info({ signal }, "stopping");

@@ -5,6 +5,7 @@ import { isYamlFile } from "../config/load.ts";
 import { computeAgentFindings, describeBlueprint } from "../policy/agent-findings.ts";
 import { renderFinding } from "../policy/read-paths/index.ts";
 import { parseCommandArgs } from "./args.ts";
+import { computeBlueprintFileFindings } from "./blueprint-findings.ts";
 import { canonicalWorkdir, CliStop, homeOf, loadAgentFlag, loadPolicyFlags } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 
@@ -66,7 +67,11 @@ export function runValidate(argv: string[], io: CliIo): number {
       return EXIT.refused;
     }
     const { agent } = loaded;
-    const findings = computeAgentFindings({ spec: agent.spec, name: agent.name, key: agent.key, policy, workdir, home: homeOf(io), advice: adviceFor(values.config, agent.format) });
+    const severityRank = { error: 0, warning: 1, note: 2 } as const;
+    const findings = [
+      ...computeBlueprintFileFindings(agent),
+      ...computeAgentFindings({ spec: agent.spec, name: agent.name, key: agent.key, policy, workdir, home: homeOf(io), advice: adviceFor(values.config, agent.format) }),
+    ].sort((a, b) => severityRank[a.severity] - severityRank[b.severity]);
     if (values.json) io.stdout(`${JSON.stringify(findings.map(formatFindingJson), null, 2)}\n`);
     else {
       const lines = [`✓ Blueprint '${agent.name}' is valid.`, `  ${describeBlueprint(agent.spec)}`, ...findings.map(renderFinding)];

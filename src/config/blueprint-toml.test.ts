@@ -51,13 +51,13 @@ describe("parseBlueprintToml", () => {
   it("names a misspelled sandbox key, its table and its line", () => {
     const e = errors("[agent]\nname = 'x'\n\n[stages.build.sandbox]\nkind = 'container'\nnetwrok = false\n");
     expect(e).toEqual([
-      "agent.leviath:6: [stages.build.sandbox] netwrok: [stages.build.sandbox] has unknown key 'netwrok' (valid: kind, image, engine, network, mount, mounts, persist, on_unavailable)",
+      "agent.leviath:6: [stages.build.sandbox] has unknown key 'netwrok' (valid: kind, image, engine, network, mount, mounts, persist, on_unavailable)",
     ]);
   });
 
   it("refuses an unknown stage key with upstream's valid list", () => {
     const e = errors("[agent]\nname='x'\n[stages.s]\nsystem_promt = 'hi'\n");
-    expect(e[0]).toMatch(/^agent.leviath:4: \[stages.s\] system_promt: \[stages.s\] has unknown key 'system_promt' \(valid: accepts_messages, /);
+    expect(e[0]).toMatch(/^agent.leviath:4: \[stages.s\] has unknown key 'system_promt' \(valid: accepts_messages, /);
   });
 
   it("refuses a wrong type instead of ignoring it", () => {

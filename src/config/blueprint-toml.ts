@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { AgentSpecSchema, ENFORCED_STAGE_KEYS, UPSTREAM_STAGE_KEYS, type AgentSpec } from "../api/agent.ts";
 import { validateEntrySyntax } from "../policy/read-paths/index.ts";
 import type { LoadIssue, Loaded } from "./load-error.ts";
+import { parseMountText } from "./mount-text.ts";
 import { isTable, locateTomlLine, tableOrder, tomlTable, type TomlDoc } from "./toml-source.ts";
 
 /** Upstream `[sandbox]` keys (the seed's list); `mount` and `mounts` are one key. */
@@ -16,14 +17,16 @@ export const snake = (k: string): string => k.replace(/[A-Z]/g, (c) => `_${c.toL
 
 class Collector {
   readonly issues: LoadIssue[] = [];
+  readonly warnings: LoadIssue[] = [];
   readonly doc: TomlDoc;
   constructor(doc: TomlDoc) {
     this.doc = doc;
   }
-  add(table: string[], key: string | undefined, message: string): void {
+  add(table: string[], key: string | undefined, message: string, into: LoadIssue[] = this.issues): void {
     const line = locateTomlLine(this.doc, table, key);
-    const where = key === undefined ? tomlTable(table) : `${tomlTable(table)} ${key}`;
-    this.issues.push({ file: this.doc.file, where, message, ...(line === undefined ? {} : { line }) });
+    const head = table.length === 0 ? "" : tomlTable(table);
+    const where = key === undefined ? head : head === "" ? key : `${head} ${key}`;
+    into.push({ file: this.doc.file, where, message, ...(line === undefined ? {} : { line }) });
   }
   /** Report keys of `table` outside `valid`, in upstream's shape. */
   strict(table: string[], value: Record<string, unknown>, valid: readonly string[]): void {
@@ -43,9 +46,23 @@ function mapSandbox(c: Collector, table: string[], raw: unknown): Record<string,
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(raw)) {
     if (!SANDBOX_TOML_KEYS.includes(k)) continue;
-    out[k === "mount" ? "mounts" : camel(k)] = v;
+    out[k === "mount" ? "mounts" : camel(k)] = k === "mount" || k === "mounts" ? mapBlueprintMounts(c, table, k, v) : v;
   }
   return out;
+}
+
+/**
+ * A blueprint's mounts are paths only: `/opt/toolchain:ro` is `/opt/toolchain`. Whether a mount is writable is the
+ * admin's (the policy's mount of that path); a blueprint's `:rw` cannot widen it, and is said so.
+ */
+function mapBlueprintMounts(c: Collector, table: string[], key: string, v: unknown): unknown {
+  if (!Array.isArray(v)) return v;
+  return v.map((m: unknown) => {
+    if (typeof m !== "string") return m;
+    const parsed = parseMountText(m);
+    if (parsed.readOnly === false) c.add(table, key, `'${m}': a blueprint cannot make a mount writable; the admin's mount of ${parsed.path} decides`, c.warnings);
+    return parsed.path;
+  });
 }
 
 function mapSecurity(c: Collector, table: string[], raw: unknown): Record<string, unknown> | undefined {
@@ -158,7 +175,7 @@ export function parseBlueprintToml(doc: TomlDoc): Loaded<AgentSpec> {
     }
     return { ok: false, issues: c.issues };
   }
-  return { ok: true, value: parsed.data, warnings: [] };
+  return { ok: true, value: parsed.data, warnings: c.warnings };
 }
 
 /** A zod issue in the words of the file format (snake_case keys, TOML types). */

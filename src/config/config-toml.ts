@@ -1,5 +1,7 @@
-import { LeviathPolicySpecSchema, type LeviathPolicySpecInput } from "../api/policy.ts";
+import { buildAgentKey, ObjectNameSchema } from "../api/common.ts";
+import type { LeviathPolicySpecInput } from "../api/policy.ts";
 import type { LoadIssue } from "./load-error.ts";
+import { parseMountText } from "./mount-text.ts";
 import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
 
 /** What config.toml and policy.toml contribute, before the schema checks types. */
@@ -21,7 +23,14 @@ const LIMITS_MAPPED: Record<string, string> = {
 
 function issueAt(doc: TomlDoc, table: string[], key: string | undefined, message: string): LoadIssue {
   const line = locateTomlLine(doc, table, key);
-  return { file: doc.file, where: key ? `${tomlTable(table)} ${key}` : tomlTable(table), message, ...(line ? { line } : {}) };
+  const head = table.length === 0 ? "" : tomlTable(table);
+  const where = key === undefined ? head : head === "" ? key : `${head} ${key}`;
+  return { file: doc.file, where, message, ...(line ? { line } : {}) };
+}
+
+/** An upstream key the operator has no use for: a warning that `formatWarnings` folds into one block. */
+function unusedAt(doc: TomlDoc, table: string[], key: string): LoadIssue {
+  return { ...issueAt(doc, table, key, "not used by the operator; ignored"), unused: { table: table.length === 0 ? "" : tomlTable(table), key } };
 }
 
 interface Sink {
@@ -36,7 +45,7 @@ function mapSecurity(sink: Sink, sec: Record<string, unknown>, security: Record<
     else if (k === "allow_blueprint_read_paths") readPaths["allowBlueprintReadPaths"] = v;
     else if (k === "taint_tracking") security["taintTracking"] = v;
     else if (SECURITY_MAPPED[k]) security[SECURITY_MAPPED[k]] = v;
-    else sink.warnings.push(issueAt(sink.doc, ["security"], k, `[security] ${k} is not used by the operator and is ignored`));
+    else sink.warnings.push(unusedAt(sink.doc, ["security"], k));
   }
 }
 
@@ -50,7 +59,11 @@ function mapAgentReadPaths(sink: Sink, arp: Record<string, unknown>, namespace: 
     for (const k of Object.keys(table)) {
       if (k !== "allow") sink.issues.push(issueAt(sink.doc, ["agent_read_paths", name], k, `[agent_read_paths.${name}] has unknown key '${k}' (valid: allow)`));
     }
-    perAgent[`${namespace}/${name}`] = table["allow"] ?? [];
+    // Upstream matches the table name exactly: a name no Agent can carry is kept (it grants nothing), not refused.
+    if (!ObjectNameSchema.safeParse(name).success) {
+      sink.warnings.push(issueAt(sink.doc, ["agent_read_paths", name], undefined, `names no Kubernetes Agent ('${name}' is not a lower-case DNS name): keys match exactly, so it grants nothing but to a blueprint named '${name}'`));
+    }
+    perAgent[buildAgentKey(namespace, name)] = table["allow"] ?? [];
   }
   return perAgent;
 }
@@ -58,7 +71,7 @@ function mapAgentReadPaths(sink: Sink, arp: Record<string, unknown>, namespace: 
 function mapSandboxFloor(sink: Sink, sb: Record<string, unknown>): Record<string, unknown> {
   const sandbox: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(sb)) {
-    if (k === "mounts" || k === "mount") sandbox["mounts"] = Array.isArray(v) ? v.map((p) => ({ path: p })) : v;
+    if (k === "mounts" || k === "mount") sandbox["mounts"] = Array.isArray(v) ? v.map((p) => (typeof p === "string" ? parseMountText(p) : { path: p })) : v;
     else if (["kind", "image", "engine", "network", "persist"].includes(k)) sandbox[k] = v;
     else if (k === "on_unavailable") sandbox["onUnavailable"] = v;
     else sink.issues.push(issueAt(sink.doc, ["sandbox"], k, `[sandbox] has unknown key '${k}' (valid: kind, image, engine, network, mounts, persist, on_unavailable)`));
@@ -70,7 +83,7 @@ function mapLimits(sink: Sink, lim: Record<string, unknown>): Record<string, unk
   const limits: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(lim)) {
     if (LIMITS_MAPPED[k]) limits[LIMITS_MAPPED[k]] = v;
-    else sink.warnings.push(issueAt(sink.doc, ["limits"], k, `[limits] ${k} is not used by the operator and is ignored`));
+    else sink.warnings.push(unusedAt(sink.doc, ["limits"], k));
   }
   return limits;
 }
@@ -104,7 +117,7 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   const security: Record<string, unknown> = {};
   const readPaths: Record<string, unknown> = {};
   for (const key of Object.keys(d)) {
-    if (!KNOWN_TOP.includes(key)) sink.warnings.push(issueAt(doc, [], key, `key '${key}' is not used by the operator and is ignored`));
+    if (!KNOWN_TOP.includes(key)) sink.warnings.push(unusedAt(doc, [], key));
   }
   if ("taint_tracking" in d) security["taintTracking"] = d["taint_tracking"];
   const sec = d["security"];
@@ -120,7 +133,7 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   if ("tool_permissions" in d) draft.toolPermissions = d["tool_permissions"] as PolicyDraft["toolPermissions"];
   const atp = d["agent_tool_permissions"];
   if (isTable(atp)) {
-    draft.agentToolPermissions = Object.fromEntries(Object.entries(atp).map(([n, v]) => [`${namespace}/${n}`, v])) as PolicyDraft["agentToolPermissions"];
+    draft.agentToolPermissions = Object.fromEntries(Object.entries(atp).map(([n, v]) => [buildAgentKey(namespace, n), v])) as PolicyDraft["agentToolPermissions"];
   }
   if (isTable(d["sandbox"])) draft.sandbox = mapSandboxFloor(sink, d["sandbox"]) as PolicyDraft["sandbox"];
   if (isTable(d["limits"])) draft.limits = mapLimits(sink, d["limits"]) as PolicyDraft["limits"];
@@ -139,7 +152,7 @@ export function mapPolicyToml(doc: TomlDoc, sanitize: (server: string, tool: str
   const d = doc.data;
   const taint: Record<string, unknown> = {};
   for (const key of Object.keys(d)) {
-    if (key !== "allowlist" && key !== "mcp_overrides") warnings.push(issueAt(doc, [], key, `key '${key}' is not part of policy.toml and is ignored`));
+    if (key !== "allowlist" && key !== "mcp_overrides") warnings.push(issueAt(doc, [], key, "is not part of policy.toml; ignored"));
   }
   const allow = d["allowlist"];
   if (allow !== undefined && !Array.isArray(allow)) issues.push(issueAt(doc, [], "allowlist", "'allowlist' must be an array of [[allowlist]] tables"));
@@ -198,9 +211,4 @@ function pickOverride(doc: TomlDoc, table: string[], fields: Record<string, unkn
     else warnings.push(issueAt(doc, table, "direction", `direction ${JSON.stringify(dir)} is not inbound, internal or outbound; the tool keeps its direction`));
   }
   return out;
-}
-
-/** Check a finished draft against the LeviathPolicy schema. */
-export function checkPolicyDraft(draft: unknown): ReturnType<typeof LeviathPolicySpecSchema.safeParse> {
-  return LeviathPolicySpecSchema.safeParse(draft);
 }

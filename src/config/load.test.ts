@@ -30,7 +30,7 @@ describe("loadPolicy", () => {
   it("reads taint_tracking at the top level of config.toml and warns about keys the operator ignores", () => {
     const res = loadPolicy({ config: file("c1.toml", "taint_tracking = true\n[security]\ncredential_store = 'keyring'\n") }, buildMcpToolName);
     expect(res.ok && res.value.security.taintTracking).toBe(true);
-    expect(res.ok && res.warnings.map(formatIssue)).toEqual([`${dir}/c1.toml:3: [security] credential_store: [security] credential_store is not used by the operator and is ignored`]);
+    expect(res.ok && res.warnings.map(formatIssue)).toEqual([`${dir}/c1.toml:3: [security] credential_store: not used by the operator; ignored`]);
   });
 
   it("refuses a bad permission value in config.toml, naming the key", () => {

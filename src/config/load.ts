@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, extname, join } from "node:path";
+import { basename, dirname, extname, join } from "node:path";
 import type { AgentSpec } from "../api/agent.ts";
+import { buildAgentKey } from "../api/common.ts";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { LeviathPolicySpecSchema, type CelRuleSpec, type LeviathPolicySpec } from "../api/policy.ts";
 import { parseBlueprintToml } from "./blueprint-toml.ts";
@@ -18,6 +19,17 @@ export interface LoadedAgent {
   name: string;
   format: "toml" | "yaml";
   file: string;
+  /** Upstream script tools shipped beside a blueprint (`tools/*.rhai`, relative to it); they do not run here. */
+  scriptTools: string[];
+}
+
+/** The `tools/*.rhai` files of a blueprint's directory, sorted; none when the directory has no `tools/`. */
+function listScriptTools(blueprintFile: string): string[] {
+  try {
+    return readdirSync(join(dirname(blueprintFile), "tools")).filter((n) => n.endsWith(".rhai")).sort().map((n) => `tools/${n}`);
+  } catch {
+    return [];
+  }
 }
 
 function readText(file: string): { ok: true; text: string } | { ok: false; issue: LoadIssue } {
@@ -43,7 +55,7 @@ export function loadAgent(path: string, namespace = DEFAULT_NAMESPACE): Loaded<L
     const res = parseAgentYaml(file, read.text, namespace);
     if (!res.ok) return res;
     const { spec, name } = res.value;
-    return { ok: true, warnings: res.warnings, value: { spec, name, key: `${res.value.namespace}/${name}`, format: "yaml", file } };
+    return { ok: true, warnings: res.warnings, value: { spec, name, key: buildAgentKey(res.value.namespace, name), format: "yaml", file, scriptTools: [] } };
   }
   const doc = parseTomlDoc(file, read.text);
   if (!doc.ok) return { ok: false, issues: [doc.issue] };
@@ -51,7 +63,7 @@ export function loadAgent(path: string, namespace = DEFAULT_NAMESPACE): Loaded<L
   if (!res.ok) return res;
   // Upstream's default name; the grant key takes the namespace the caller gives.
   const name = res.value.agent.name ?? "unnamed";
-  return { ok: true, warnings: res.warnings, value: { spec: res.value, name, key: `${namespace}/${name}`, format: "toml", file } };
+  return { ok: true, warnings: res.warnings, value: { spec: res.value, name, key: buildAgentKey(namespace, name), format: "toml", file, scriptTools: listScriptTools(file) } };
 }
 
 /** Where the admin's side comes from: config.toml or a LeviathPolicy YAML, policy.toml, a rules directory. */

@@ -7,7 +7,7 @@ import { validateEntrySyntax } from "../policy/read-paths/index.ts";
 import type { LoadIssue, Loaded } from "./load-error.ts";
 
 /** An object of ours read from YAML or JSON, with the identity Kubernetes gives it. */
-export interface Resource<T> {
+export interface ParsedResource<T> {
   kind: string;
   name: string;
   namespace: string;
@@ -35,7 +35,7 @@ function zodIssues(file: string, prefix: string, error: z.ZodError): LoadIssue[]
 }
 
 /** Parse YAML text holding one resource of `kind`, checking the spec strictly. */
-function parseResource<T>(file: string, text: string, kind: string, schema: z.ZodType<T>, defaultNamespace: string): Loaded<Resource<T>> {
+function parseResource<T>(file: string, text: string, kind: string, schema: z.ZodType<T>, defaultNamespace: string): Loaded<ParsedResource<T>> {
   const docs = parseAllDocuments(text, { prettyErrors: true }).filter((d) => d.contents !== null);
   const first = docs[0];
   if (first === undefined) return { ok: false, issues: [{ file, message: "the file holds no YAML document" }] };
@@ -60,7 +60,7 @@ function parseResource<T>(file: string, text: string, kind: string, schema: z.Zo
 }
 
 /** Read an `Agent` from YAML; `spec.agent.name`, when given, must equal `metadata.name` (grants key on the latter). */
-export function parseAgentYaml(file: string, text: string, defaultNamespace = DEFAULT_NAMESPACE): Loaded<Resource<AgentSpec>> {
+export function parseAgentYaml(file: string, text: string, defaultNamespace = DEFAULT_NAMESPACE): Loaded<ParsedResource<AgentSpec>> {
   const res = parseResource(file, text, KIND.agent, AgentSpecSchema, defaultNamespace);
   if (res.ok && res.value.spec.agent.name !== undefined && res.value.spec.agent.name !== res.value.name) {
     return {
@@ -79,6 +79,6 @@ export function parseAgentYaml(file: string, text: string, defaultNamespace = DE
 }
 
 /** Read a `LeviathPolicy` from YAML. */
-export function parsePolicyYaml(file: string, text: string): Loaded<Resource<LeviathPolicySpec>> {
+export function parsePolicyYaml(file: string, text: string): Loaded<ParsedResource<LeviathPolicySpec>> {
   return parseResource(file, text, KIND.policy, LeviathPolicySpecSchema, "");
 }

@@ -9,6 +9,7 @@ import { VALIDATION_CONTEXT } from "../policy/read-paths/index.ts";
 import { buildConditions, formatFieldPath, type ConditionDecision } from "./conditions.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 import { decideValidReadiness } from "./readiness.ts";
+import { buildAgentKey } from "../api/common.ts";
 
 /** Everything the Agent status is computed from. */
 export interface AgentStatusInput {
@@ -55,7 +56,7 @@ export function computeAgentStatus(input: AgentStatusInput): AgentStatus {
     const decided: ConditionDecision = { type: CONDITION.valid, status: "Unknown", reason: REASON.invalidPolicy, message };
     return { observedGeneration: input.generation, conditions: buildConditions(input.previous?.conditions, [decided, ...decideValidReadiness(decided)], input.now, input.generation) };
   }
-  const key = `${input.namespace}/${input.name}`;
+  const key = buildAgentKey(input.namespace, input.name);
   const findings = computeAgentFindings({ spec, name: input.name, key, policy: policy.spec, ...VALIDATION_CONTEXT, advice: CLUSTER_ADVICE });
   const readPaths = computeReadPathCounts({
     agentName: key, declared: spec.readPaths?.allow ?? [], granted: computeAgentGrants(policy.spec, key), allowBlueprintReadPaths: policy.spec.readPaths.allowBlueprintReadPaths,

@@ -26,6 +26,11 @@ export interface ControllerLoop {
   stop(): Promise<void>;
 }
 
+/** What JavaScript throws for a bug rather than a failed call: the closest thing to a Go panic. */
+function isProgrammingError(err: unknown): boolean {
+  return err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError;
+}
+
 const LOG_LEVEL_BY_KIND: Record<ErrorKind, "warn" | "error"> = { transient: "warn", forbidden: "error", invalid: "error", internal: "error" };
 
 /**
@@ -56,7 +61,8 @@ export function startControllerLoop(deps: ControllerLoopDeps): ControllerLoop {
       }
       const kind = classifyError(err);
       metrics.reconciled(name, "error", seconds);
-      metrics.reconcileError(name, kind);
+      // A retry cannot help an invalid object (controller-runtime's TerminalError); a TypeError and the like are bugs (its panics).
+      metrics.reconcileError(name, kind, { terminal: kind === "invalid", panic: kind === "internal" && isProgrammingError(err) });
       log[LOG_LEVEL_BY_KIND[kind]]({ err, errorKind: kind }, "reconcile failed");
       if (kind !== "invalid") {
         metrics.queueRetry(name);

@@ -120,10 +120,13 @@ export function createManager(opts: ManagerOptions): Manager {
 
   const queues = new Map<ControllerName, WorkQueue>();
   for (const name of ["agent", "run", "policy", "approval"] as const) {
-    queues.set(name, createWorkQueue(undefined, (depth, added) => {
+    const queue = createWorkQueue(undefined, (depth, added) => {
       opts.metrics.queueDepth(name, depth);
       if (added) opts.metrics.queueAdd(name);
-    }));
+    }, { nowMs: opts.monotonicMs, waited: (s) => opts.metrics.queueWait(name, s), worked: (s) => opts.metrics.queueWork(name, s) });
+    opts.metrics.watchQueue(name, () => queue.inFlightStartedMs(), opts.monotonicMs);
+    opts.metrics.maxWorkers(name, opts.workers);
+    queues.set(name, queue);
   }
   const q = (name: ControllerName) => queues.get(name)!;
   const unpinnedRuns = (ns?: string) => inf("run").list(ns).filter((r) => !(r as Obj).status?.agent);

@@ -7,7 +7,7 @@ import { componentLogger, type Logger } from "../log/logger.ts";
 import { createControllerMetrics, type ControllerMetrics } from "../metrics/controller-metrics.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "./admission/webhook-server.ts";
-import { buildMetricsApp, buildProbeApp } from "./http-apps.ts";
+import { buildMetricsApp, buildProbeApp, type MetricsSecurity } from "./http-apps.ts";
 import { createManager, type Manager } from "./manager.ts";
 
 /** Where a server listens (port 0 picks a free one). */
@@ -24,6 +24,8 @@ export interface OperatorOptions {
   log: Logger;
   /** Where to serve metrics and probes; undefined serves nothing. */
   metricsAddress?: BindAddress;
+  /** HTTPS and a token check for /metrics; undefined serves plain HTTP to anyone who can connect. */
+  metricsSecurity?: MetricsSecurity;
   probeAddress?: BindAddress;
   /** Leader election; undefined runs the controllers at once (a single replica). */
   leaderElection?: Omit<LeaderElectionConfig, "identity"> & { identity?: string };
@@ -71,7 +73,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
   const webhook = opts.webhook ? await startWebhookServer(opts.webhook, { client: opts.client, log: componentLogger(opts.log, "webhook"), nowMs: () => Date.now() }) : undefined;
   if (webhook) addresses.webhook = webhook.address;
   if (opts.metricsAddress) {
-    const app = buildMetricsApp(metrics.registry);
+    const app = buildMetricsApp(metrics.registry, opts.metricsSecurity);
     apps.push(app);
     addresses.metrics = await listen(app, opts.metricsAddress);
   }

@@ -27,6 +27,7 @@ import { decideRun } from "./run-decision.ts";
 import { resolveResume } from "./run-resume.ts";
 import { createTransitionRecorder } from "./status-events.ts";
 import { buildBlockedRunStatus, buildRunStatus, pickControllerFields } from "./run-status.ts";
+import { buildAgentKey } from "../api/common.ts";
 
 /** What the Run reconciler needs. */
 export interface RunReconcilerDeps {
@@ -138,7 +139,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     // The admin's ceilings on the untrusted parties' choices: refused, the Run waits and no pod is created.
     const refused = decideRunCeilings(policy.spec.ceilings, spec) ?? decideImageCeiling(policy.spec.ceilings, agentSpec.data.image, deps.settings.defaultRuntimeImage);
     if (refused) return { blocked: true, phase: "Pending", reason: REASON.refusedByPolicy, message: refused.field === "spec.image" ? `Agent '${spec.agentRef.name}': ${refused.message}` : refused.message };
-    const key = `${ref.namespace}/${spec.agentRef.name}`;
+    const key = buildAgentKey(ref.namespace, spec.agentRef.name);
     const findings = computeAgentFindings({ spec: agentSpec.data, name: spec.agentRef.name, key, policy: policy.spec, ...VALIDATION_CONTEXT, advice: CLUSTER_ADVICE });
     const errors = findings.filter((f) => f.severity === "error");
     if (errors.length > 0) return { blocked: true, phase: "Pending", reason: REASON.invalidSpec, message: `Agent '${spec.agentRef.name}' is invalid: ${errors[0]!.message}` };

@@ -14,6 +14,8 @@ export interface WorkQueue {
   done(key: string): void;
   /** Keys waiting (not in flight, not delayed). */
   len(): number;
+  /** When each key in flight was taken (monotonic ms), for unfinished work and the longest running processor. */
+  inFlightStartedMs(): number[];
   shutDown(): void;
 }
 
@@ -23,21 +25,43 @@ export interface BackoffOptions {
   maxDelayMs: number;
 }
 
+/** How long keys wait and are worked on, as client-go's workqueue metrics measure it. */
+export interface QueueTiming {
+  /** A monotonic clock in milliseconds. */
+  nowMs(): number;
+  /** A key was taken by a worker after waiting this long since it was queued. */
+  waited(seconds: number): void;
+  /** A worker finished a key it held this long. */
+  worked(seconds: number): void;
+}
+
 /** Create a work queue; `onChange` sees the depth after every change (for `workqueue_depth`). */
-export function createWorkQueue(opts: BackoffOptions = { baseDelayMs: 200, maxDelayMs: 120_000 }, onChange?: (depth: number, added: boolean) => void): WorkQueue {
+export function createWorkQueue(opts: BackoffOptions = { baseDelayMs: 200, maxDelayMs: 120_000 }, onChange?: (depth: number, added: boolean) => void, timing?: QueueTiming): WorkQueue {
   const queue: string[] = [];
   const dirty = new Set<string>();
   const processing = new Set<string>();
+  const queuedAt = new Map<string, number>();
+  const startedAt = new Map<string, number>();
   const failures = new Map<string, number>();
   const timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
   const waiters: ((key: string | undefined) => void)[] = [];
   let closed = false;
 
+  function take(key: string): void {
+    dirty.delete(key);
+    processing.add(key);
+    if (!timing) return;
+    const now = timing.nowMs();
+    timing.waited(Math.max(0, now - (queuedAt.get(key) ?? now)) / 1000);
+    queuedAt.delete(key);
+    startedAt.set(key, now);
+  }
+
   function push(key: string): void {
+    if (timing) queuedAt.set(key, timing.nowMs());
     const waiter = waiters.shift();
     if (waiter) {
-      dirty.delete(key);
-      processing.add(key);
+      take(key);
       waiter(key);
     } else queue.push(key);
   }
@@ -77,8 +101,7 @@ export function createWorkQueue(opts: BackoffOptions = { baseDelayMs: 200, maxDe
       if (closed) return Promise.resolve(undefined);
       const key = queue.shift();
       if (key !== undefined) {
-        dirty.delete(key);
-        processing.add(key);
+        take(key);
         onChange?.(queue.length, false);
         return Promise.resolve(key);
       }
@@ -86,12 +109,16 @@ export function createWorkQueue(opts: BackoffOptions = { baseDelayMs: 200, maxDe
     },
     done(key) {
       processing.delete(key);
+      const started = startedAt.get(key);
+      if (timing && started !== undefined) timing.worked(Math.max(0, timing.nowMs() - started) / 1000);
+      startedAt.delete(key);
       if (dirty.has(key)) {
         dirty.delete(key);
         add(key);
       }
     },
     len: () => queue.length,
+    inFlightStartedMs: () => [...startedAt.values()],
     shutDown() {
       closed = true;
       for (const t of timers.values()) clearTimeout(t.timer);

@@ -10,9 +10,16 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "
 /** A log level. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** A root logger writing synchronously, so nothing logged just before a crash is lost. */
+/**
+ * A root logger writing synchronously, so nothing logged just before a crash is lost. Levels are written as names
+ * (`"level":"info"`, not pino's 30): what operators grep for and what log pipelines map to severities.
+ */
 export function createLogger(level: LogLevel = "info", destination?: DestinationStream): Logger {
-  return pino({ level, timestamp: pino.stdTimeFunctions.isoTime }, destination ?? pino.destination({ fd: 2, sync: true }));
+  return pino({
+    level,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  }, destination ?? pino.destination({ fd: 2, sync: true }));
 }
 
 /** A child logger for one component (`controller`, `sidecar`, `leader-election`, ...). */

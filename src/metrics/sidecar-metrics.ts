@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { RunMode } from "../api/run-policy.ts";
 import { DECISION_SOURCE_KINDS } from "../policy/audit.ts";
 import { levelRank, type Level } from "../policy/levels.ts";
+import { registerBuildInfo } from "./build-info.ts";
 
 /** What the sidecar answered for a call. */
 export const DECISIONS = ["allow", "deny", "ask"] as const;
@@ -99,11 +100,11 @@ export function createSidecarMetrics(): SidecarMetrics {
   });
   const taint = new Gauge({ name: "leviath_sidecar_context_taint_level", help: "Current context taint level: 0 public, 1 internal, 2 private", registers });
   const tracking = new Gauge({ name: "leviath_sidecar_taint_tracking_enabled", help: "1 when taint tracking is on for this run", registers });
-  const pending = new Gauge({ name: "leviath_sidecar_pending_approvals", help: "Prompts waiting for an answer, by kind", labelNames: ["kind"], registers });
+  const pending = new Gauge({ name: "leviath_sidecar_pending_approvals", help: "Prompts waiting for an answer, by prompt kind (taint_gate, tool_approval)", labelNames: ["prompt"], registers });
   const wait = new Histogram({
     name: "leviath_sidecar_approval_wait_seconds",
-    help: "Time from raising a prompt to its answer or expiry, by kind and outcome",
-    labelNames: ["kind", "outcome"], buckets: WAIT_BUCKETS, registers,
+    help: "Time from raising a prompt to its answer or expiry, by prompt kind and outcome",
+    labelNames: ["prompt", "outcome"], buckets: WAIT_BUCKETS, registers,
   });
   const reloads = new Counter({ name: "leviath_sidecar_policy_reloads_total", help: "Run-policy loads by result (success, failure)", labelNames: ["result"], registers });
   const lastOk = new Gauge({ name: "leviath_sidecar_policy_last_reload_success", help: "1 when the last run-policy load succeeded, 0 when the last good policy is still in force", registers });
@@ -111,7 +112,8 @@ export function createSidecarMetrics(): SidecarMetrics {
   const auditErrors = new Counter({ name: "leviath_sidecar_audit_write_errors_total", help: "Audit records that could not be written (the call was refused)", registers });
   const shell = new Counter({ name: "leviath_sidecar_shell_commands_total", help: "Shell commands run, by executor and outcome", labelNames: ["executor", "outcome"], registers });
   const mcpCalls = new Counter({ name: "leviath_sidecar_mcp_gateway_calls_total", help: "Calls carried to the admin's MCP servers after every check allowed them, by server (its LeviathPolicy name) and outcome (ok, error)", labelNames: ["server", "outcome"], registers });
-  for (const kind of APPROVAL_KINDS) pending.set({ kind }, 0);
+  registerBuildInfo(registry, "leviath_build_info", "The running build of the Leviath sidecar: version and Node.js version labels, value 1");
+  for (const prompt of APPROVAL_KINDS) pending.set({ prompt }, 0);
   return {
     registry,
     decision(l, seconds) {
@@ -122,8 +124,8 @@ export function createSidecarMetrics(): SidecarMetrics {
       taint.set(levelRank(level));
       tracking.set(on ? 1 : 0);
     },
-    pendingApprovals: (kind, count) => pending.set({ kind }, count),
-    approvalAnswered: (kind, outcome, seconds) => wait.observe({ kind, outcome }, seconds),
+    pendingApprovals: (prompt, count) => pending.set({ prompt }, count),
+    approvalAnswered: (prompt, outcome, seconds) => wait.observe({ prompt, outcome }, seconds),
     policyReload(ok, unixSeconds) {
       reloads.inc({ result: ok ? "success" : "failure" });
       lastOk.set(ok ? 1 : 0);

@@ -2,8 +2,10 @@
 // user's ceiling, the blueprint's stage and agent maps, the built-in default and the launch flags.
 // Every lookup tries all spellings of a tool, so a `bash` entry governs `shell` calls and vice versa.
 
-/** A tool permission value. */
-export type Permission = "allow" | "ask" | "deny";
+import type { Permission } from "../api/common.ts";
+
+/** A tool permission value: declared once, in api/common.ts, and re-exported for the policy core. */
+export type { Permission };
 
 /** Tool name (any spelling, or `"*"` for launch overrides) to permission. */
 export type PermissionMap = Readonly<Record<string, Permission>>;

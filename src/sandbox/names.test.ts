@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { computeHash, buildCanonicalJson } from "./hash.ts";
 import { buildChildName, buildChildNames, buildLabelValue, buildSandboxPodName } from "./names.ts";
-import { computeLiteralRoot, computeReadPathVolumes } from "./read-path-volumes.ts";
+import { computeLiteralRoot } from "../policy/read-paths/entry.ts";
+import { computeReadPathVolumes } from "./read-path-volumes.ts";
 import { buildSnapshotData, parseSnapshotData, SNAPSHOT_KEY } from "./run-snapshot.ts";
 import { snapshotOf } from "./test-fixtures.ts";
 
@@ -48,6 +49,9 @@ describe("read-path volumes", () => {
     ["regex:/data/[a-z]+", "/data"],
     ["regex:/.*", "/"],
     ["glob:**", undefined],
+    ["glob:\\data\\runs\\**", "/data/runs"], // backslashes are / on Linux too (glob-035)
+    ["glob:/data/{a,b}/*", "/data/{a,b}"], // no brace expansion: braces are literal
+    ["regex:\\data\\.*", undefined], // in a regex the backslash is an escape, not a separator
     ["~/notes", undefined],
   ])("the literal root of %s is %s", (entry, root) => {
     expect(computeLiteralRoot(entry)).toBe(root);
@@ -62,6 +66,7 @@ describe("read-path volumes", () => {
     expect(computeReadPathVolumes(volumes, ["glob:/shared/design/**"]).map((v) => v.path)).toEqual(["/shared/design"]);
     expect(computeReadPathVolumes(volumes, ["glob:/shared/**"]).map((v) => v.path)).toEqual(["/shared/design", "/shared/finance"]);
     expect(computeReadPathVolumes(volumes, [])).toEqual([]);
+    expect(computeReadPathVolumes(volumes, ["glob:\\shared\\design\\**"]).map((v) => v.path)).toEqual(["/shared/design"]);
   });
 });
 

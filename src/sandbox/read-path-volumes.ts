@@ -1,29 +1,9 @@
 import type { z } from "zod";
 import type { PolicyMountSchema } from "../api/policy.ts";
+import { computeLiteralRoot } from "../policy/read-paths/entry.ts";
 
 /** A policy-declared mount with its volume source. */
 export type PolicyMount = z.infer<typeof PolicyMountSchema>;
-
-const GLOB_META = "*?[{";
-const REGEX_META = "\\.^$|?*+()[]{}";
-
-/** The literal directory an entry starts with (`/data/x` for `glob:/data/x/**`), or undefined for home-relative or relative entries. */
-export function computeLiteralRoot(entry: string): string | undefined {
-  let text = entry;
-  let meta = "";
-  if (entry.startsWith("regex:")) [text, meta] = [entry.slice(6), REGEX_META];
-  else if (entry.startsWith("glob:")) [text, meta] = [entry.slice(5), GLOB_META];
-  if (!text.startsWith("/")) return undefined;
-  let end = text.length;
-  for (let i = 0; i < text.length; i++) {
-    if (meta.includes(text[i]!)) {
-      end = text.lastIndexOf("/", i);
-      break;
-    }
-  }
-  const root = text.slice(0, Math.max(end, 1)).replace(/\/+$/, "");
-  return root === "" ? "/" : root;
-}
 
 function within(path: string, dir: string): boolean {
   return dir === "/" || path === dir || path.startsWith(`${dir}/`);

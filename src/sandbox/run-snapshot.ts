@@ -1,8 +1,9 @@
 import { z } from "zod";
 import type { AgentSpec } from "../api/agent.ts";
-import { CredentialsSchema, VerbatimSchema, type Credential } from "../api/common.ts";
+import { buildAgentKey, CredentialsSchema, VerbatimSchema, type Credential } from "../api/common.ts";
 import { EMPTY_POLICY, PolicyMountSchema, type LeviathPolicySpec } from "../api/policy.ts";
 import { WorkspaceSchema, type RunSpec } from "../api/run.ts";
+import { REASON } from "../api/status.ts";
 import { RUN_MODES, RunPolicySchema, type RunPolicy } from "../api/run-policy.ts";
 import { buildRunPolicy } from "../policy/run-policy.ts";
 import { computeReadPathVolumes } from "./read-path-volumes.ts";
@@ -50,7 +51,7 @@ export interface SnapshotInput {
 }
 
 /** A snapshot, or why none can be made (a terminal condition of the Run). */
-export type SnapshotResult = { ok: true; value: RunSnapshot } | { ok: false; reason: "NoRuntimeImage"; message: string };
+export type SnapshotResult = { ok: true; value: RunSnapshot } | { ok: false; reason: typeof REASON.noRuntimeImage; message: string };
 
 /** The Agent's credentials, then the Run's; one entry per Secret, the Run's choice of `as` winning. */
 export function mergeCredentials(agent: readonly Credential[], run: readonly Credential[]): Credential[] {
@@ -64,10 +65,10 @@ export function buildRunSnapshot(input: SnapshotInput): SnapshotResult {
   const { agent, run } = input;
   const image = agent.spec.image ?? input.defaultRuntimeImage;
   if (!image) {
-    return { ok: false, reason: "NoRuntimeImage", message: `Agent '${agent.name}' names no runtime image (spec.image) and the controller has no default` };
+    return { ok: false, reason: REASON.noRuntimeImage, message: `Agent '${agent.name}' names no runtime image (spec.image) and the controller has no default` };
   }
   const policySpec = input.policy?.spec ?? EMPTY_POLICY;
-  const runPolicy = buildRunPolicy(agent.spec, { key: `${agent.namespace}/${agent.name}`, name: agent.name }, policySpec, {
+  const runPolicy = buildRunPolicy(agent.spec, { key: buildAgentKey(agent.namespace, agent.name), name: agent.name }, policySpec, {
     mode: run.mode,
     allow: run.allowTools,
     agentGeneration: agent.generation,

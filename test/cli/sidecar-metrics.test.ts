@@ -53,7 +53,7 @@ describe("sidecar metrics", () => {
     const text = await (await fetch(sc.metricsUrl!)).text();
     const allowed: Record<string, readonly string[]> = {
       decision: DECISIONS, source: DECISION_SOURCES, tool_class: TOOL_CLASSES, mode: RUN_MODES,
-      kind: ["taint_gate", "tool_approval"], outcome: ["allowed", "denied", "expired", "exited", "timed_out", "capped", "failed"],
+      prompt: ["taint_gate", "tool_approval"], outcome: ["allowed", "denied", "expired", "exited", "timed_out", "capped", "failed"],
       result: ["success", "failure"], executor: ["local", "pod_exec"],
     };
     let seen = 0;

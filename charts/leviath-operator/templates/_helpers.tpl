@@ -71,3 +71,8 @@ the operator's, so the operator's digest is never applied to it; its tag falls b
 {{ . }}
 {{- end -}}
 {{- end -}}
+
+{{/* The kubernetes.io/tls Secret of the secure metrics server: the one named, or the one the chart generates. */}}
+{{- define "leviath.metricsTlsSecret" -}}
+{{- .Values.metrics.secure.certSecretName | default (printf "%s-metrics-tls" (include "leviath.fullname" .)) -}}
+{{- end }}

@@ -5,6 +5,7 @@ import {
   ENTRY_REASONS,
   formatEntryError,
   isAbsoluteShaped,
+  normalizeGlobText,
   parseEntryForm,
   type CompileResult,
 } from "./entry.ts";
@@ -82,7 +83,7 @@ function foldRelativeGlob(text: string, workdir: string): Step<string> {
 function compileGlobEntry(raw: string, rest: string, ctx: CompileContext): Step<CompiledEntry> {
   if (rest === "") return { ok: false, reason: ENTRY_REASONS.globEmpty };
   // The dialect has no backslash escape, so turning `\` into `/` loses nothing.
-  const text = rest.replaceAll("\\", "/");
+  const text = normalizeGlobText(rest);
   let spliced: Step<string>;
   if (text.startsWith("~")) spliced = expandTilde(text.slice(1), ctx.home, escapeGlobLiteral);
   else if (isAbsoluteShaped(text)) spliced = { ok: true, value: text };

@@ -41,12 +41,53 @@ export type EntryForm =
   | { readonly kind: "glob"; readonly text: string }
   | { readonly kind: "exact"; readonly text: string };
 
+/** The entry prefixes, exact and case-sensitive; `regex:` is checked first. */
+export const ENTRY_PREFIXES = { regex: "regex:", glob: "glob:" } as const;
+
+/** An entry split at its prefix: the one parser of `regex:`/`glob:` (no prefix is `exact`, blank text included). */
+export function splitEntryPrefix(raw: string): Exclude<EntryForm, { kind: "empty" }> {
+  if (raw.startsWith(ENTRY_PREFIXES.regex)) return { kind: "regex", text: raw.slice(ENTRY_PREFIXES.regex.length) };
+  if (raw.startsWith(ENTRY_PREFIXES.glob)) return { kind: "glob", text: raw.slice(ENTRY_PREFIXES.glob.length) };
+  return { kind: "exact", text: raw };
+}
+
 /** Classify a raw entry (spec §2.1). Only the emptiness test trims, with Rust's notion of whitespace. */
 export function parseEntryForm(raw: string): EntryForm {
-  if (isBlank(raw)) return { kind: "empty" };
-  if (raw.startsWith("regex:")) return { kind: "regex", text: raw.slice("regex:".length) };
-  if (raw.startsWith("glob:")) return { kind: "glob", text: raw.slice("glob:".length) };
-  return { kind: "exact", text: raw };
+  return isBlank(raw) ? { kind: "empty" } : splitEntryPrefix(raw);
+}
+
+/** Glob text as the dialect reads it: backslashes are `/` on every OS, Linux included (spec §2.4, glob-035). */
+export function normalizeGlobText(text: string): string {
+  return text.replaceAll("\\", "/");
+}
+
+/** Characters that end the literal start of a pattern: glob metacharacters (no braces: they are literal) and regex ones. */
+const LITERAL_STOPS = { glob: "*?[", regex: "\\.^$|?*+()[]{}" } as const;
+
+/** The literal text a pattern starts with, up to its first metacharacter. */
+export function computeLiteralPrefix(kind: "glob" | "regex", text: string): string {
+  const stops = LITERAL_STOPS[kind];
+  for (let i = 0; i < text.length; i += 1) {
+    if (stops.includes(text.charAt(i))) return text.slice(0, i);
+  }
+  return text;
+}
+
+/**
+ * The literal directory an absolute entry starts with (`/data/x` for `glob:/data/x/**` and `glob:\data\x\**`),
+ * or undefined for home-relative and relative entries. What it names lies above everything the entry matches.
+ */
+export function computeLiteralRoot(raw: string): string | undefined {
+  const form = splitEntryPrefix(raw);
+  const text = form.kind === "glob" ? normalizeGlobText(form.text) : form.text;
+  if (!text.startsWith("/")) return undefined;
+  let root = text;
+  if (form.kind !== "exact") {
+    const prefix = computeLiteralPrefix(form.kind, text);
+    if (prefix !== text) root = text.slice(0, Math.max(prefix.lastIndexOf("/"), 1));
+  }
+  const trimmed = root.replace(/\/+$/, "");
+  return trimmed === "" ? "/" : trimmed;
 }
 
 /**

@@ -1,6 +1,6 @@
 // Public API of the read-path policy core: `[read_paths]` syntax, compilation, decisions, request
 // resolution and the report surfaces. Everything here is pure; the filesystem comes in as `PathFs`.
-export { EMPTY_ENTRY_ERROR, ENTRY_REASONS, MAX_ENTRY_LENGTH, formatEntryError, isAbsoluteShaped, parseEntryForm } from "./entry.ts";
+export { computeLiteralPrefix, computeLiteralRoot, EMPTY_ENTRY_ERROR, ENTRY_PREFIXES, ENTRY_REASONS, MAX_ENTRY_LENGTH, formatEntryError, isAbsoluteShaped, normalizeGlobText, parseEntryForm, splitEntryPrefix } from "./entry.ts";
 export type { CompileResult, EntryForm } from "./entry.ts";
 export { compileGlob, escapeGlobLiteral, parseGlob } from "./glob.ts";
 export type { GlobToken, PathMatcher } from "./glob.ts";

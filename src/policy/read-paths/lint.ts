@@ -3,6 +3,7 @@
 // (`fix`) names the admin's file it is read against: upstream's config.toml, or the LeviathPolicy's fields.
 import { FINDING_CODE, type Finding, type FindingAdvice, type FindingSeverity } from "../../api/findings.ts";
 import { GRANT_ERROR_PREFIX } from "./policy.ts";
+import { splitEntryPrefix } from "./entry.ts";
 import { compileAnchoredRegex, escapeRegexLiteral } from "./regex.ts";
 import { buildGrantStanza, type ReadPathReport, type ReadPathReportResult } from "./report.ts";
 
@@ -44,12 +45,10 @@ function isBroadRegex(body: string): boolean {
  * entry is also flagged when it matches every path of a set under unrelated roots (`regex:/x|.*`).
  */
 export function isBroadReadPath(entry: string): boolean {
-  let text = entry;
-  const regex = text.startsWith("regex:");
-  if (text.startsWith("glob:")) text = text.slice("glob:".length);
-  else if (regex) text = text.slice("regex:".length);
-  if (regex && isBroadRegex(text)) return true;
-  text = text.replaceAll("\\", "/");
+  const form = splitEntryPrefix(entry);
+  if (form.kind === "regex" && isBroadRegex(form.text)) return true;
+  // Upstream turns `\` into `/` here for every form, not only globs.
+  const text = form.text.replaceAll("\\", "/");
   const trimmed = text.replace(/\/+$/, "");
   return trimmed === "~" || trimmed === "" || trimmed === "/**" || text.startsWith("**") || text.startsWith("/.*") || trimmed === "/.+";
 }

@@ -1,6 +1,7 @@
 // The filesystem-free "granted over declared" report (spec §8.1–8.4). Each declared entry is reduced
 // to one sample path and offered to the grant set lexically. It can disagree with enforcement, and
 // the known divergences (§8.4) are kept on purpose: they are what users see upstream.
+import { computeLiteralPrefix } from "./entry.ts";
 import { compileEntry, compileReadPathSet, type CompileContext, type CompiledEntry, type ReadPathSet } from "./compile.ts";
 import { buildQuotedList, GRANT_ERROR_PREFIX } from "./policy.ts";
 
@@ -66,15 +67,9 @@ function globSample(pattern: string): string | null {
   return out;
 }
 
-const REGEX_LITERAL_STOPS = new Set([".", "[", "]", "(", ")", "{", "}", "*", "+", "?", "|", "^", "$", "\\"]);
-
 function regexCandidates(source: string): string[] {
   const body = source.startsWith("^(?:") && source.endsWith(")$") ? source.slice(4, -2) : source;
-  let literal = "";
-  for (const ch of body) {
-    if (REGEX_LITERAL_STOPS.has(ch)) break;
-    literal += ch;
-  }
+  const literal = computeLiteralPrefix("regex", body);
   const candidates: string[] = [];
   const slash = literal.lastIndexOf("/");
   if (slash >= 0) candidates.push(`${literal.slice(0, slash)}/${SAMPLE_COMPONENT}`);

@@ -119,6 +119,32 @@ describe("helm template with non-default values", () => {
     expect(podMonitor.spec.namespaceSelector).toEqual({ matchNames: ["leviath-sandbox", "team-a", "team-b"] });
   });
 
+  it("with metrics.secure.enabled: HTTPS and token review args, a generated TLS Secret, the review RBAC, a reader role and an https ServiceMonitor", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "metrics.secure.enabled=true,metrics.serviceMonitor.enabled=true"]));
+    const container = (findManifest(ms, "Deployment") as Deployment).spec.template.spec.containers[0]!;
+    expect(container.args).toEqual(expect.arrayContaining(["--metrics-secure", "--metrics-cert-dir=/etc/leviath/metrics-tls"]));
+    const secret = ms.find((m) => m.kind === "Secret" && m.metadata.name === "leviath-operator-metrics-tls") as Manifest & { type: string; data: Record<string, string> };
+    expect(secret.type).toBe("kubernetes.io/tls");
+    const pem = Buffer.from(secret.data["tls.crt"]!, "base64").toString("utf8");
+    expect(pem).toContain("BEGIN CERTIFICATE");
+    const subject = spawnSync("openssl", ["x509", "-noout", "-ext", "subjectAltName"], { input: pem, encoding: "utf8" }).stdout;
+    expect(subject).toContain(`DNS:leviath-operator-metrics.${NS}.svc`);
+    const roles = ms.filter((m) => m.kind === "ClusterRole");
+    expect(rulesOf(roles.find((r) => r.metadata.name === "leviath-operator-metrics-auth")!)).toEqual([
+      { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+      { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
+    ]);
+    expect((roles.find((r) => r.metadata.name === "leviath-operator-metrics-reader") as Manifest & { rules: unknown[] }).rules).toEqual([{ nonResourceURLs: ["/metrics"], verbs: ["get"] }]);
+    const sm = findManifest(ms, "ServiceMonitor") as Manifest & { spec: { endpoints: Record<string, unknown>[] } };
+    expect(sm.spec.endpoints[0]).toMatchObject({
+      scheme: "https", bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
+      tlsConfig: { serverName: `leviath-operator-metrics.${NS}.svc`, ca: { secret: { name: "leviath-operator-metrics-tls", key: "tls.crt" } } },
+    });
+    const plain = parseManifests(await renderChart("leviath-operator", NS, []));
+    expect((findManifest(plain, "Deployment") as Deployment).spec.template.spec.containers[0]!.args).not.toContain("--metrics-secure");
+    expect(plain.filter((m) => m.metadata.name.includes("metrics-auth"))).toEqual([]);
+  });
+
   it("renders the ServiceMonitor, the PrometheusRule and the Grafana dashboard when asked", async () => {
     const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboards.enabled=true,metrics.serviceMonitor.labels.release=kube-prometheus"]));
     const sm = findManifest(ms, "ServiceMonitor") as Manifest & { spec: { endpoints: { port: string }[] } };

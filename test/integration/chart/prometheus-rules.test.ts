@@ -10,7 +10,7 @@ import { createControllerMetrics } from "../../../src/metrics/controller-metrics
 import { createSidecarMetrics } from "../../../src/metrics/sidecar-metrics.ts";
 import { CHART, findManifest, findPromtool, parseManifests, renderChart, type Manifest } from "./chart-harness.ts";
 
-type RuleGroup = { name: string; rules: { alert?: string; record?: string; expr: string; for?: string }[] };
+type RuleGroup = { name: string; rules: { alert?: string; record?: string; expr: string; for?: string; annotations?: Record<string, string> }[] };
 type Panel = { id: number; type: string; title: string; datasource?: { uid: string }; targets?: { expr: string; refId: string }[] };
 
 let promtool = "";
@@ -81,6 +81,21 @@ describe("the PrometheusRule", () => {
     const used = groups.flatMap((g) => g.rules.flatMap((r) => metricNames(r.expr)));
     expect(used).toEqual(expect.arrayContaining(["leviath_sidecar_decisions_total", "leviath_sidecar_pending_approvals", "leviath_reconcile_errors_total"]));
     for (const name of used) expect(exposed.has(name), name).toBe(true);
+  });
+});
+
+describe("the alerts' runbooks", () => {
+  it("every alert links to a heading of docs/operations.md that exists", () => {
+    const doc = readFileSync(join(CHART, "../../docs/operations.md"), "utf8");
+    // GitHub's anchor for a heading: lower case, spaces to '-', punctuation dropped.
+    const anchors = new Set([...doc.matchAll(/^#{2,4} (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, "").replaceAll(" ", "-")));
+    const alerts = groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
+    expect(alerts.length).toBeGreaterThanOrEqual(8);
+    for (const rule of alerts) {
+      const url = rule.annotations?.["runbook_url"];
+      expect(url, rule.alert).toBe(`https://github.com/GEMISIS/leviath/blob/main/docs/operations.md#${rule.alert!.toLowerCase()}`);
+      expect(anchors.has(url!.split("#")[1]!), `${rule.alert}: no heading for ${url}`).toBe(true);
+    }
   });
 });
 
