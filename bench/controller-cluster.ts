@@ -98,7 +98,7 @@ export async function startControllerChild(kubeconfig: string, opts: { workers: 
   await until(() => {
     if (child.exitCode !== null) throw new Error(`the controller exited ${child.exitCode}; log ${logPath}`);
     return metrics !== undefined;
-  }, "the controller to start", 60_000);
+  }, "the controller to start", 180_000);
   return {
     pid: child.pid!, metricsUrl: `http://${metrics}/metrics`, logPath, problems,
     async stop() {
@@ -129,7 +129,11 @@ export type Scrape = Map<string, number>;
 
 /** Scrapes the controller's /metrics. */
 export async function scrapeMetrics(url: string): Promise<Scrape> {
-  const text = await (await fetch(url)).text();
+  return parseMetrics(await (await fetch(url)).text());
+}
+
+/** Parses the Prometheus text format. */
+export function parseMetrics(text: string): Scrape {
   const out: Scrape = new Map();
   for (const line of text.split("\n")) {
     if (!line || line.startsWith("#")) continue;
