@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { findBinary } from "../test/integration/harness/control-plane.ts";
 import { ROOT } from "./bench-results.ts";
 import { summarize, type LatencySummary } from "./bench-stats.ts";
-import { findChildPids, parseMetrics, readCpuSeconds, readRssKiB, startBenchCluster, startControllerChild, sumSeries, until, waitForQuiet, type Scrape } from "./controller-cluster.ts";
+import { findChildPids, parseMetrics, readCpuSeconds, readRssKiB, startBenchCluster, startControllerChild, sumSeries, until, waitForQuiet, waitForValidAgent, type Scrape } from "./controller-cluster.ts";
 import { BENCH_AGENT as AGENT, BENCH_POLICY as POLICY, buildRun, ChildTracker, createAtRate, runNames, runsPath } from "./controller-load.ts";
 import { printProfileTop } from "./cpu-profile-top.ts";
 import type { PeerBinaries } from "./peers-bin.ts";
@@ -103,7 +103,7 @@ export async function runControllerPeers(peers: PeerBinaries, opts: { reps: numb
   try {
     await kube.call("POST", "/apis/leviath.dev/v1alpha1/leviathpolicies", { apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec: POLICY });
     await kube.call("POST", `/apis/leviath.dev/v1alpha1/namespaces/${NS}/agents`, { apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: "notes" }, spec: AGENT });
-    await until(async () => (await kube.call<{ status?: { valid?: boolean } }>("GET", `/apis/leviath.dev/v1alpha1/namespaces/${NS}/agents/notes`)).status?.valid === true, "the Agent to be valid", 60_000);
+    await waitForValidAgent(kube, NS, "notes");
     // A warm-up object each: how many children one has (the count stops changing), and warm controllers.
     for (const [tracker, path, build] of [[runs, runsPath(NS), (n: string) => buildRun(n, "notes")], [sandboxes, SANDBOXES, buildSandbox]] as const) {
       await createAtRate(kube, path, ["warmup"], build, 1);
