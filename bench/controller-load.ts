@@ -16,7 +16,8 @@ const CHILD_PATHS = [
 
 /** The Agent every timed Run uses: an engine pod and two sandbox pods, one closed network (the integration test's). */
 export const BENCH_AGENT = {
-  image: "registry.example/runtime:1",
+  // The controller's default runtime image (startControllerChild), the only one the default ceiling allows.
+  image: "registry.example/runtime:bench",
   sandbox: { kind: "container", image: "debian:bookworm-slim", network: false },
   readPaths: { allow: ["/data/design"] },
   stages: [{ name: "survey" }, { name: "build", sandbox: { kind: "container", image: "node:22-slim" } }, { name: "digest" }],
