@@ -86,6 +86,8 @@ try {
     const { batches, memory, profileTop } = await runControllerPeers(peers, { ...opts, workDir, log: say });
     reportController(batches, memory);
     record.extra["controller"] = { batches, memory, ...(profileTop ? { profileTop } : {}) };
+    // Written now too, so the controller half is kept if the decision half fails.
+    record.write();
   }
   if (opts.only !== "controller") {
     const pin = !process.argv.includes("--no-pin") && hasTaskset() && cpus().length > 1;

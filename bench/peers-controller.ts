@@ -142,8 +142,9 @@ export async function runControllerPeers(peers: PeerBinaries, opts: { reps: numb
     for (let rep = 0; rep < opts.reps; rep++) {
       const order: ControllerBatch["controller"][] = rep % 2 === 0 ? ["agent-sandbox", "leviath"] : ["leviath", "agent-sandbox"];
       for (const which of order) await batch(which, rep);
-      await waitForQuiet(ours.metricsUrl, 2000, 120_000);
-      memory.push({ when: `after repetition ${rep + 1}`, objectsEach: 1 + (rep + 1) * opts.count, rssMiB: rss() });
+      // RSS once our controller is quiet; on a saturated machine it may not get there, and the sample says so.
+      const quiet = await waitForQuiet(ours.metricsUrl, 2000, 120_000).then(() => true, () => false);
+      memory.push({ when: `after repetition ${rep + 1}${quiet ? "" : " (not quiet after 2 min)"}`, objectsEach: 1 + (rep + 1) * opts.count, rssMiB: rss() });
     }
     if (theirs.exited()) throw new Error("agent-sandbox's controller exited during the run; its log is in the work dir");
   } finally {

@@ -93,9 +93,9 @@ function contenders(tree: EntryTree, peers: PeerBinaries, opaData: string): Cont
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     // Its fastest honest configuration: no decision logs, no status or bundle plugins, error-level logging only
-    // (access logs too), the store optimised for reads, the policy and data loaded from local files once;
-    // GOMAXPROCS follows the one-core affinity.
-    return startPinned(peers.opa, ["run", "--server", "--addr", `127.0.0.1:${port}`, "--log-level", "error", "--log-level-request", "error",
+    // (access logs stay at their default info level, so none is written), the store optimised for reads, the
+    // policy and data loaded from local files once; GOMAXPROCS follows the one-core affinity.
+    return startPinned(peers.opa, ["run", "--server", "--addr", `127.0.0.1:${port}`, "--log-level", "error",
       "--optimize-store-for-read-speed", "--skip-version-check",
       join(ROOT, "bench/peers/decision.rego"), opaData], cpu, url, async () => (await fetch(`${url}/health`)).ok);
   };
