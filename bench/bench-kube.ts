@@ -11,6 +11,8 @@ export interface BenchKube {
   send<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   /** Like `send`, but throws unless the status is 2xx (or listed in `allow`). */
   call<T = unknown>(method: string, path: string, body?: unknown, allow?: readonly number[]): Promise<T>;
+  /** GETs `path` as text (the API server's /metrics), throwing unless 200. */
+  text(path: string): Promise<string>;
   /** Opens a watch; `onEvent` gets each event with `performance.now()` at its arrival. */
   watch(path: string, onEvent: (type: string, obj: WatchedObject, atMs: number) => void): { stop(): void };
   close(): void;
@@ -59,8 +61,19 @@ export function createBenchKube(path: string): BenchKube {
     req.end(payload);
   });
 
+  const text = (path: string): Promise<string> => new Promise((resolve, reject) => {
+    const req = request({ agent, host: server.hostname, port: server.port, path, method: "GET" }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(new Error(`GET ${path}: ${res.statusCode}`))));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+
   return {
     send,
+    text,
     async call<T>(method: string, path: string, body?: unknown, allow: readonly number[] = []): Promise<T> {
       const r = await send<T>(method, path, body);
       if ((r.status < 200 || r.status >= 300) && !allow.includes(r.status)) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);

@@ -10,20 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { flagValue, numberFlag, SuiteRecord } from "./bench-results.ts";
 import { printTable, summarize, type Row } from "./bench-stats.ts";
-import { findChildPids, startBenchCluster, startControllerChild, until, waitForQuiet } from "./controller-cluster.ts";
-import { ChildTracker, createRunsAtRate, createRunsInParallel, runNames } from "./controller-load.ts";
+import { findChildPids, startBenchCluster, startControllerChild, until, waitForQuiet, waitForValidAgent } from "./controller-cluster.ts";
+import { BENCH_AGENT as AGENT, BENCH_POLICY as POLICY, ChildTracker, createRunsAtRate, createRunsInParallel, runNames } from "./controller-load.ts";
 import { measureBatch, measureCachedJson, printBatchTable, printCpuTable, printMemoryTable, sampleMemory, type BatchResult, type MemorySample } from "./controller-report.ts";
 import { printProfileTop } from "./cpu-profile-top.ts";
 
 const NS = "bench";
-/** The Agent every timed Run uses: an engine pod and two sandbox pods, one closed network (the integration test's). */
-const AGENT = {
-  image: "registry.example/runtime:1",
-  sandbox: { kind: "container", image: "debian:bookworm-slim", network: false },
-  readPaths: { allow: ["/data/design"] },
-  stages: [{ name: "survey" }, { name: "build", sandbox: { kind: "container", image: "node:22-slim" } }, { name: "digest" }],
-};
-const POLICY = { sandbox: { kind: "container", image: "debian:bookworm-slim", onUnavailable: "error" }, security: { taintTracking: true } };
 
 const opts = {
   rate: numberFlag("rate", 20), small: numberFlag("small", 100), big: numberFlag("big", 1000), mid: numberFlag("mid", 5000),
@@ -53,7 +45,7 @@ let cachedJson: Awaited<ReturnType<typeof measureCachedJson>> = {};
 try {
   await kube.call("POST", "/apis/leviath.dev/v1alpha1/leviathpolicies", { apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec: POLICY });
   await kube.call("POST", `/apis/leviath.dev/v1alpha1/namespaces/${NS}/agents`, { apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: "notes" }, spec: AGENT });
-  await until(async () => (await kube.call<{ status?: { valid?: boolean } }>("GET", `/apis/leviath.dev/v1alpha1/namespaces/${NS}/agents/notes`)).status?.valid === true, "the Agent to be valid", 60_000);
+  await waitForValidAgent(kube, NS, "notes");
 
   // One Run first: how many children a Run of this Agent has (the count stops changing), and a warm controller.
   await createRunsAtRate(kube, NS, ["warmup"], "notes", 1);

@@ -28,6 +28,17 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
   }
 }
 
+/** Waits (3 minutes: a loaded machine is slow) for an Agent to be valid; the error carries its status otherwise. */
+export async function waitForValidAgent(kube: BenchKube, ns: string, name: string): Promise<void> {
+  type AgentStatus = { status?: { valid?: boolean } };
+  const path = `/apis/leviath.dev/v1alpha1/namespaces/${ns}/agents/${name}`;
+  try {
+    await until(async () => (await kube.call<AgentStatus>("GET", path)).status?.valid === true, `the Agent ${name} to be valid`, 180_000);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; its status: ${JSON.stringify((await kube.call<AgentStatus>("GET", path)).status ?? null)}`);
+  }
+}
+
 /** Starts the control plane, installs crds/ and creates `namespace` enforcing Pod Security `restricted`. */
 export async function startBenchCluster(namespace: string, log: (line: string) => void): Promise<BenchCluster> {
   // From a fresh clone the binaries are built once (cached; a no-op afterwards), as scripts/test does.
@@ -98,7 +109,7 @@ export async function startControllerChild(kubeconfig: string, opts: { workers: 
   await until(() => {
     if (child.exitCode !== null) throw new Error(`the controller exited ${child.exitCode}; log ${logPath}`);
     return metrics !== undefined;
-  }, "the controller to start", 60_000);
+  }, "the controller to start", 180_000);
   return {
     pid: child.pid!, metricsUrl: `http://${metrics}/metrics`, logPath, problems,
     async stop() {
@@ -129,7 +140,11 @@ export type Scrape = Map<string, number>;
 
 /** Scrapes the controller's /metrics. */
 export async function scrapeMetrics(url: string): Promise<Scrape> {
-  const text = await (await fetch(url)).text();
+  return parseMetrics(await (await fetch(url)).text());
+}
+
+/** Parses the Prometheus text format. */
+export function parseMetrics(text: string): Scrape {
   const out: Scrape = new Map();
   for (const line of text.split("\n")) {
     if (!line || line.startsWith("#")) continue;

@@ -14,10 +14,31 @@ const CHILD_PATHS = [
   "/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies",
 ];
 
+/** The Agent every timed Run uses: an engine pod and two sandbox pods, one closed network (the integration test's). */
+export const BENCH_AGENT = {
+  // The controller's default runtime image (startControllerChild), the only one the default ceiling allows.
+  image: "registry.example/runtime:bench",
+  sandbox: { kind: "container", image: "debian:bookworm-slim", network: false },
+  readPaths: { allow: ["/data/design"] },
+  stages: [{ name: "survey" }, { name: "build", sandbox: { kind: "container", image: "node:22-slim" } }, { name: "digest" }],
+};
+/** The cluster policy of the controller benches. */
+export const BENCH_POLICY = { sandbox: { kind: "container", image: "debian:bookworm-slim", onUnavailable: "error" }, security: { taintTracking: true } };
+
 /** The Runs path of a namespace. */
 export const runsPath = (ns: string) => `/apis/leviath.dev/v1alpha1/namespaces/${ns}/runs`;
 
-/** Follows every child of every Run in a namespace as the watches deliver them. */
+/** Which children a tracker follows: the owner kind and the watched paths (`{ns}` for the namespace), with an optional label selector. */
+export interface TrackedChildren {
+  readonly ownerKind: string;
+  readonly paths: readonly string[];
+  readonly labelSelector?: string;
+}
+
+/** Our Runs' children: everything the controller labels as managed by it. */
+export const RUN_CHILDREN: TrackedChildren = { ownerKind: "Run", paths: CHILD_PATHS, labelSelector: "app.kubernetes.io/managed-by=leviath-operator" };
+
+/** Follows every child of every owner (a Run, by default) in a namespace as the watches deliver them. */
 export class ChildTracker {
   /** Children seen per Run. */
   readonly count = new Map<string, number>();
@@ -25,18 +46,22 @@ export class ChildTracker {
   readonly doneAt = new Map<string, number>();
   /** When the latest child of the Run arrived. */
   readonly lastAt = new Map<string, number>();
+  /** When the owner's first Pod arrived. */
+  readonly firstPodAt = new Map<string, number>();
   expected = Infinity;
   readonly #seen = new Set<string>();
   readonly #watches: { stop(): void }[] = [];
+  readonly #ownerKind: string;
 
-  constructor(kube: BenchKube, ns: string) {
-    const selector = `labelSelector=${encodeURIComponent("app.kubernetes.io/managed-by=leviath-operator")}`;
-    for (const path of CHILD_PATHS) this.#watches.push(kube.watch(`${path.replace("{ns}", ns)}?${selector}`, (type, obj, at) => this.#onEvent(type, obj, at)));
+  constructor(kube: BenchKube, ns: string, children: TrackedChildren = RUN_CHILDREN) {
+    this.#ownerKind = children.ownerKind;
+    const query = children.labelSelector ? `?labelSelector=${encodeURIComponent(children.labelSelector)}` : "";
+    for (const path of children.paths) this.#watches.push(kube.watch(`${path.replace("{ns}", ns)}${query}`, (type, obj, at) => this.#onEvent(type, obj, at)));
   }
 
   #onEvent(type: string, obj: WatchedObject, atMs: number): void {
     if (type !== "ADDED") return;
-    const owner = obj.metadata.ownerReferences?.find((r) => r.controller && r.kind === "Run");
+    const owner = obj.metadata.ownerReferences?.find((r) => r.controller && r.kind === this.#ownerKind);
     if (!owner) return;
     const key = `${obj.kind}/${obj.metadata.name}`;
     if (this.#seen.has(key)) return;
@@ -44,6 +69,7 @@ export class ChildTracker {
     const n = (this.count.get(owner.name) ?? 0) + 1;
     this.count.set(owner.name, n);
     this.lastAt.set(owner.name, atMs);
+    if (obj.kind === "Pod" && !this.firstPodAt.has(owner.name)) this.firstPodAt.set(owner.name, atMs);
     if (n === this.expected) this.doneAt.set(owner.name, atMs);
   }
 
@@ -71,7 +97,12 @@ export interface CreatedRun {
 }
 
 /** Creates `names` at `perSecond`, on schedule whatever the answers do (an open loop); resolves once all answered. */
-export async function createRunsAtRate(kube: BenchKube, ns: string, names: readonly string[], agent: string, perSecond: number): Promise<CreatedRun[]> {
+export function createRunsAtRate(kube: BenchKube, ns: string, names: readonly string[], agent: string, perSecond: number): Promise<CreatedRun[]> {
+  return createAtRate(kube, runsPath(ns), names, (name) => buildRun(name, agent), perSecond);
+}
+
+/** Posts `build(name)` to `path` for each of `names` at `perSecond`, as an open loop; resolves once all answered. */
+export async function createAtRate(kube: BenchKube, path: string, names: readonly string[], build: (name: string) => unknown, perSecond: number): Promise<CreatedRun[]> {
   const start = performance.now();
   const out: Promise<CreatedRun>[] = [];
   for (let i = 0; i < names.length; i++) {
@@ -80,7 +111,7 @@ export async function createRunsAtRate(kube: BenchKube, ns: string, names: reado
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const name = names[i]!;
     const sentAt = performance.now();
-    out.push(kube.call("POST", runsPath(ns), buildRun(name, agent)).then(() => ({ name, sentAt, createdAt: performance.now() })));
+    out.push(kube.call("POST", path, build(name)).then(() => ({ name, sentAt, createdAt: performance.now() })));
   }
   return Promise.all(out);
 }

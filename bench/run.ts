@@ -13,6 +13,7 @@ export const SUITES = {
   controller: "controller-bench.ts",
   scaling: "scaling-bench.ts",
   teardown: "teardown-bench.ts",
+  peers: "peers-bench.ts",
 } as const;
 
 type SuiteName = keyof typeof SUITES;

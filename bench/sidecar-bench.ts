@@ -14,7 +14,7 @@ import { printProfileTop } from "./cpu-profile-top.ts";
 import { runAtRate, runFlatOut, type LoadRequest, type LoadResult } from "./load-generator.ts";
 
 /** Whether `taskset` can be run here. */
-function hasTaskset(): boolean {
+export function hasTaskset(): boolean {
   try {
     execFileSync("taskset", ["--version"], { stdio: "ignore" });
     return true;
@@ -23,7 +23,8 @@ function hasTaskset(): boolean {
   }
 }
 
-interface Server {
+/** A server process the load generator drives. */
+export interface Server {
   readonly url: string;
   readonly pid: number;
   /** The runtime's `Authorization` header (none for the floor). */
@@ -32,7 +33,7 @@ interface Server {
 }
 
 /** The real sidecar, or (`floor`) the empty fastify route of bench/http-floor.ts, pinned to `cpu`. */
-function startServer(which: "sidecar" | "floor", tree: SidecarTree, auditDir: string, cpu: number | undefined, nodeArgs: string[]): Promise<Server> {
+export function startServer(which: "sidecar" | "floor", tree: Pick<SidecarTree, "root" | "work" | "home">, auditDir: string, cpu: number | undefined, nodeArgs: string[]): Promise<Server> {
   const args = which === "floor"
     ? [...nodeArgs, join(ROOT, "bench/http-floor.ts")]
     : [...nodeArgs, join(ROOT, "bin/leviath"), "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
@@ -63,7 +64,7 @@ function startServer(which: "sidecar" | "floor", tree: SidecarTree, auditDir: st
 }
 
 /** The decision the sidecar gives one call of `req`, so a row can never time a different path than it names. */
-async function probeDecision(url: string, req: LoadRequest): Promise<string> {
+export async function probeDecision(url: string, req: LoadRequest): Promise<string> {
   const res = await fetch(`${url}${req.path}`, { method: "POST", headers: { "content-type": "application/json", ...req.headers }, body: req.body(-1) });
   const text = await res.text();
   if (req.path === MCP_PATH) {

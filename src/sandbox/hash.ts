@@ -10,17 +10,21 @@ export function buildCanonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-const FNV_OFFSET = 0xcbf29ce484222325n;
-const FNV_PRIME = 0x100000001b3n;
-const MASK = 0xffffffffffffffffn;
-
 /**
  * A 64-bit FNV-1a digest of the canonical JSON, as 16 hex digits. It names and compares our own objects
  * (sandbox signatures, pod spec hashes); it is not a security boundary, so a non-cryptographic hash is enough.
+ * The 64-bit state is kept as two 32-bit halves: the same digest as BigInt arithmetic (the spec hashes of existing
+ * pods must not change), without a BigInt per byte, which was 8 % of the controller's CPU under load.
  */
 export function computeHash(value: unknown): string {
-  let h = FNV_OFFSET;
-  const bytes = new TextEncoder().encode(buildCanonicalJson(value));
-  for (const b of bytes) h = ((h ^ BigInt(b)) * FNV_PRIME) & MASK;
-  return h.toString(16).padStart(16, "0");
+  // Offset basis 0xcbf29ce484222325; prime 0x100000001b3 = 2^40 + 0x1b3, so h * prime = h * 0x1b3 + (h << 40).
+  let hi = 0xcbf29ce4;
+  let lo = 0x84222325;
+  for (const b of new TextEncoder().encode(buildCanonicalJson(value))) {
+    lo = (lo ^ b) >>> 0;
+    const low = lo * 0x1b3;
+    hi = (Math.imul(hi, 0x1b3) + Math.floor(low / 0x100000000) + (lo << 8)) >>> 0;
+    lo = low >>> 0;
+  }
+  return hi.toString(16).padStart(8, "0") + lo.toString(16).padStart(8, "0");
 }

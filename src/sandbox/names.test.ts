@@ -32,7 +32,20 @@ describe("names", () => {
   });
 });
 
+/** The BigInt FNV-1a the digest was first computed with: the two-halves version must give the same digests. */
+function bigIntFnv(value: unknown): string {
+  let h = 0xcbf29ce484222325n;
+  for (const b of new TextEncoder().encode(buildCanonicalJson(value))) h = ((h ^ BigInt(b)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return h.toString(16).padStart(16, "0");
+}
+
 describe("computeHash", () => {
+  it("gives the digests of 64-bit BigInt FNV-1a, so existing pods' spec hashes do not change", () => {
+    const values: unknown[] = ["", "a", { a: 1, b: [1, 2, { c: "ü€😀" }] }, null, 0, "x".repeat(1000)];
+    for (let i = 0; i < 200; i++) values.push({ i, s: String.fromCharCode(...Array.from({ length: i % 40 }, (_, k) => (i * 31 + k * 7) % 0x2fff)) });
+    for (const v of values) expect(computeHash(v), JSON.stringify(v)).toBe(bigIntFnv(v));
+  });
+
   it("ignores key order and undefined fields, and sees every value", () => {
     expect(buildCanonicalJson({ b: 1, a: [1, { d: 2, c: undefined }] })).toBe('{"a":[1,{"d":2}],"b":1}');
     expect(computeHash({ a: 1, b: 2 })).toBe(computeHash({ b: 2, a: 1 }));

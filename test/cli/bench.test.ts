@@ -19,7 +19,14 @@ describe("npm run bench", () => {
   it("names its suites in --help", () => {
     const r = bench(["--help"]);
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("decision|sidecar|sidecar-memory|controller|scaling");
+    expect(r.stdout).toContain("decision|sidecar|sidecar-memory|controller|scaling|teardown|peers");
+  });
+
+  it("refuses a peers run with an unknown --only before building anything", () => {
+    const r = bench(["peers", "--only", "everything"]);
+    expect(r.stderr).toContain("peers: --only takes controller or sidecar, not 'everything'");
+    expect(r.stderr).not.toContain("peers-bin");
+    expect(r.status).toBe(1);
   });
 
   it("refuses an unknown suite by name", () => {

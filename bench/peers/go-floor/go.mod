@@ -1,0 +1,3 @@
+module leviath.local/go-floor
+
+go 1.26.1
