@@ -140,9 +140,9 @@ export const McpServerSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }).optional().describe("A streamable HTTP endpoint."),
   headers: z.record(z.string(), z.string()).optional().describe("HTTP headers sent to the server; ${VAR} is replaced by a variable of the Secret secretRef names."),
   command: z.string().min(1).optional().describe("A stdio server: the command run in the run's sandbox."),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  secretRef: z.strictObject({ name: z.string().min(1) }).optional().describe("A Secret in the Run's namespace whose keys are the ${VAR} values."),
+  args: z.array(z.string()).optional().describe("A stdio server's arguments, passed as they are (no shell)."),
+  env: z.record(z.string(), z.string()).optional().describe("A stdio server's environment; ${VAR} is replaced as in headers."),
+  secretRef: z.strictObject({ name: z.string().min(1).describe("The Secret's name.") }).optional().describe("A Secret in the Run's namespace whose keys are the ${VAR} values."),
 }).refine((s) => (s.url === undefined) !== (s.command === undefined), { message: "an MCP server has exactly one of url and command" });
 /** One MCP server as declared. */
 export type McpServer = z.infer<typeof McpServerSchema>;

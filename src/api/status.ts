@@ -191,7 +191,7 @@ export const RESUME_OUTCOMES = ["Resumed", "Unchanged", "Refused"] as const;
 export const RunResumeStatusSchema = z.strictObject({
   token: z.string().max(253).describe("The `leviath.dev/resume` value this answers."),
   outcome: z.enum(RESUME_OUTCOMES).describe("Resumed: a new snapshot with re-resolved grants; Unchanged: the grants were already those; Refused: see message."),
-  message: z.string().max(4096),
+  message: z.string().max(4096).describe("What the resume did or why it was refused, naming the grants added and removed."),
   at: z.string().describe("RFC 3339 time of the answer."),
   sequence: z.number().int().min(0).describe("How many re-resolved snapshots the run has had (0: only the one pinned at start)."),
   snapshot: z.string().optional().describe("The immutable ConfigMap whose `run-policy.json` the sidecar enforces (absent: `<run>-policy`, pinned at start)."),

@@ -46,7 +46,7 @@ function setup(maxRecords: number, maxRecordChars?: number, extra: { maxPendingC
   // A write asks for the tool's approval (interactive mode): it stays pending. A read in the workdir settles at once.
   const write = async (id: string) => expect((await service.submit({ id, tool: "write_file", args: { path: "b.txt", content: "b" } }))).toMatchObject({ kind: "ask" });
   const read = async (id: string) => expect((await service.submit({ id, tool: "read_file", args: { path: "a.txt" } }))).toMatchObject({ kind: "allow" });
-  const pendingGauge = async () => (await metrics.registry.getSingleMetric("leviath_sidecar_pending_approvals")!.get()).values.find((v) => v.labels["kind"] === "tool_approval")?.value;
+  const pendingGauge = async () => (await metrics.registry.getSingleMetric("leviath_sidecar_pending_approvals")!.get()).values.find((v) => v.labels["prompt"] === "tool_approval")?.value;
   const remembered = (ids: string[]) => ids.filter((id) => service.get(id) !== undefined);
   return { service, approvals, write, read, pendingGauge, remembered };
 }
