@@ -1,4 +1,4 @@
-import { ListWatch, Watch, type KubernetesListObject } from "@kubernetes/client-node";
+import { ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from "@kubernetes/client-node";
 import type { KubeClient } from "./client.ts";
 import type { KubeObject } from "./objects.ts";
 import { buildPath, type Resource } from "./resources.ts";
@@ -60,12 +60,13 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
   const path = buildPath(resource, opts.namespace);
   const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
   // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
+  // The library types timestamps as Date; our objects hold what the wire holds (strings): the intersection satisfies it.
   const listFn = async () => {
-    const list = await client.request<KubernetesListObject<T>>("GET", path, { query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }, timeoutMs: 120_000 });
+    const list = await client.request<KubernetesListObject<T & KubernetesObject>>("GET", path, { query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }, timeoutMs: 120_000 });
     for (const item of list.items) stripManagedFields(Object.assign(item, { apiVersion, kind: resource.kind }));
     return list;
   };
-  const lw = new ListWatch<T>(path, new StrippingWatch(client.config), listFn, false, opts.labelSelector, opts.fieldSelector);
+  const lw = new ListWatch<T & KubernetesObject>(path, new StrippingWatch(client.config), listFn, false, opts.labelSelector, opts.fieldSelector);
   const owned = new Map<string, Map<string, T>>();
   const ownerOf = new Map<string, string>();
   const listeners: ((event: InformerEvent, obj: T) => void)[] = [];

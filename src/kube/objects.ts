@@ -1,4 +1,3 @@
-import type { KubernetesObject } from "@kubernetes/client-node";
 import { FIELD_MANAGER } from "../api/constants.ts";
 import type { KubeClient } from "./client.ts";
 import { isApiStatus } from "./errors.ts";
@@ -6,8 +5,10 @@ import { buildPath, resourceOf, type Resource } from "./resources.ts";
 
 const APPLY = "application/apply-patch+yaml";
 
-/** An object with the header every API object has. */
-export type KubeObject = KubernetesObject & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } & NonNullable<KubernetesObject["metadata"]> };
+import type { KubeObject } from "../sandbox/kube-types.ts";
+
+/** An object with the header every API object has: one declaration, the pure one the builders use. */
+export type { KubeObject };
 
 function resourceFor(obj: KubeObject): Resource {
   const res = resourceOf(obj.apiVersion, obj.kind);

@@ -10,13 +10,20 @@ export interface OwnerReference {
   blockOwnerDeletion?: boolean;
 }
 
-/** Object metadata as the builders write it. */
+/** Object metadata: what the builders write, and what the API server adds (read back, never built). */
 export interface ObjectMeta {
   name: string;
   namespace?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ownerReferences?: OwnerReference[];
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string | Date;
+  deletionTimestamp?: string | Date;
+  finalizers?: string[];
+  managedFields?: unknown[];
 }
 
 /** Any Kubernetes object; fields beyond the header are the kind's own. */
