@@ -55,7 +55,7 @@ describe("interactive: a private read, a prompt, an eviction, a model copy, a se
     expect(ask.status).toBe(202);
     expect(ask.body.approval).toMatchObject({ id: "gate-s2", kind: "taint_gate", prompt: BLOCK_PROMPT, options: ["Allow once", "Allow for this session", "Deny"] });
     const metrics = await (await fetch(sc.metricsUrl!)).text();
-    expect(metricValue(metrics, "leviath_sidecar_pending_approvals", { kind: "taint_gate" })).toBe(1);
+    expect(metricValue(metrics, "leviath_sidecar_pending_approvals", { prompt: "taint_gate" })).toBe(1);
     expect(metricValue(metrics, "leviath_sidecar_context_taint_level")).toBe(2);
     const unauth = await post(`${sc.url}/v1/approvals/gate-s2`, { decision: "allowOnce" });
     expect(unauth.status).toBe(401);
@@ -118,8 +118,8 @@ describe("interactive: a private read, a prompt, an eviction, a model copy, a se
     expect(metricValue(metrics, "leviath_sidecar_decisions_total", { decision: "deny", source: "user_denied", tool_class: "shell", mode: "interactive" })).toBe(2);
     expect(metricValue(metrics, "leviath_sidecar_decisions_total", { decision: "allow", source: "user_always_allow", tool_class: "shell", mode: "interactive" })).toBe(1);
     expect(metricValue(metrics, "leviath_sidecar_decisions_total", { decision: "deny", source: "permission_deny", tool_class: "outbound", mode: "interactive" })).toBe(1);
-    expect(metricValue(metrics, "leviath_sidecar_approval_wait_seconds_count", { kind: "taint_gate", outcome: "denied" })).toBe(2);
-    expect(metricValue(metrics, "leviath_sidecar_pending_approvals", { kind: "taint_gate" })).toBe(0);
+    expect(metricValue(metrics, "leviath_sidecar_approval_wait_seconds_count", { prompt: "taint_gate", outcome: "denied" })).toBe(2);
+    expect(metricValue(metrics, "leviath_sidecar_pending_approvals", { prompt: "taint_gate" })).toBe(0);
     const status = await get<{ taint: unknown; gateDecisions: Record<string, number>; pendingApprovals: unknown[] }>(`${sc.url}/v1/status`);
     expect(status.body.taint).toEqual({ tracking: true, level: "private" });
     expect(status.body.gateDecisions).toMatchObject({ user_denied: 2, permission_deny: 1, allowlist_rule: 1 });
@@ -165,7 +165,7 @@ describe("headless, yolo and unattended runs", () => {
     expect(done.body).toMatchObject({ code: "gate-denied", message: "[blocked] Tool 'shell' would send data at private sensitivity, above its public clearance. Denied by user." });
     expect(gateEvents(tree.audit, tree.run).at(-1)).toMatchObject({ decision_source: "UserDenied", allowed: false });
     const metrics = await (await fetch(sc.metricsUrl!)).text();
-    expect(metricValue(metrics, "leviath_sidecar_approval_wait_seconds_count", { kind: "taint_gate", outcome: "expired" })).toBe(1);
+    expect(metricValue(metrics, "leviath_sidecar_approval_wait_seconds_count", { prompt: "taint_gate", outcome: "expired" })).toBe(1);
     expect(await sc.stop()).toBe(0);
   });
 });
