@@ -1,5 +1,6 @@
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import { loadAgent } from "../config/load.ts";
@@ -239,6 +240,15 @@ function announceListening(io: CliIo, sidecar: { url: string; metricsUrl?: strin
   if (approvalTokenPath !== undefined) io.stdout(`approval token file: ${approvalTokenPath}\n`);
 }
 
+/**
+ * The sidecar's own installation where the private /tmp of a confined command would cover it: this package and
+ * the Node.js binary running it, when either lies under /tmp (elsewhere the read-only root already shows them).
+ */
+function installRootsUnderTmp(): string[] {
+  const roots = [resolve(dirname(fileURLToPath(import.meta.url)), "..", ".."), dirname(realpathSync(process.execPath))];
+  return [...new Set(roots.map((r) => realpathSync(r)))].filter((r) => r.startsWith("/tmp/"));
+}
+
 /** Run `leviath sidecar` until SIGTERM or SIGINT. */
 export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const { values: v, positionals } = parseCommandArgs(argv, SIDECAR_OPTIONS);
@@ -259,7 +269,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const approvals = prepareApprovals(io, v["approval-token-file"], runDir, cluster);
   const runtime = prepareRuntimeToken(io, v["runtime-token-file"], runDir);
   const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path])];
-  const confinement: Confinement = { base: join(runDir, "shell-root"), workdir, hidden };
+  const confinement: Confinement = { base: join(runDir, "shell-root"), workdir, hidden, visible: installRootsUnderTmp() };
   mkdirSync(confinement.base, { recursive: true, mode: 0o700 });
   // The Kubernetes client (about 60 MiB resident) is loaded only in a cluster: never in the standalone sidecar.
   const kube = cluster ? await Promise.all([import("../kube/client.ts"), import("../kube/pod-exec.ts")]) : undefined;

@@ -5,6 +5,8 @@
 // - it sees no other process: not the sidecar, not the runtime (/proc is the namespace's own);
 // - it sees the filesystem read-only, except its workdir and a private, empty /tmp, with the sidecar's audit
 //   directory and secret files hidden, and with no capabilities left (it cannot unmount what hides them).
+//   The sidecar's own installation (its package and the Node.js running it) stays readable when it lies under
+//   /tmp, as it is anywhere else: a stdio MCP server from the same node_modules then runs wherever it is cloned.
 import { spawnSync } from "node:child_process";
 
 /** Where the namespace's new root is built, and what it hides. */
@@ -15,15 +17,17 @@ export interface Confinement {
   readonly workdir: string;
   /** Directories and files the command must not see (audit directory, token files). */
   readonly hidden: readonly string[];
+  /** Directories under /tmp that stay visible read-only above the private /tmp (the sidecar's installation). */
+  readonly visible?: readonly string[];
 }
 
 /**
- * Builds the new root in the namespace and runs the command there. Arguments: base, workdir, command, then the
- * hidden paths. Each mount of the copied tree is remounted read-only one by one (util-linux 2.38 has no
- * recursive read-only bind); a failure of any step stops the command before it runs (`set -e`).
+ * Builds the new root in the namespace and runs the command there. Arguments: base, workdir, command, the
+ * visible paths (one per line), then the hidden paths. Each mount of the copied tree is remounted read-only one
+ * by one (util-linux 2.38 has no recursive read-only bind); a failure of any step stops the command before it runs (`set -e`).
  */
 const SETUP = `set -eu
-base=$1; workdir=$2; command=$3; shift 3
+base=$1; workdir=$2; command=$3; visible=$4; shift 4
 mount -t tmpfs -o mode=0700 leviath-root "$base"
 mkdir "$base/r"
 mount --rbind / "$base/r"
@@ -36,6 +40,14 @@ findmnt -rno TARGET -R "$base/r" | while read -r mp; do
   echo "cannot make $mp read-only" >&2; exit 1
 done
 mount -t tmpfs -o mode=1777 leviath-tmp "$base/r/tmp"
+if [ -n "$visible" ]; then
+  printf '%s\n' "$visible" | while IFS= read -r v; do
+    [ -d "$v" ] || continue
+    mkdir -p "$base/r$v"
+    mount --bind "$v" "$base/r$v"
+    mount -o remount,bind,ro "$base/r$v"
+  done
+fi
 mkdir -p "$base/r$workdir"
 mount --bind "$workdir" "$base/r$workdir"
 for p in "$@"; do
@@ -49,7 +61,7 @@ exec chroot "$base/r" setpriv --bounding-set=-all --inh-caps=-all --no-new-privs
 /** The argv (after `timeout`) that runs `command` confined. */
 export function buildConfinedArgv(c: Confinement, command: string, isRoot: boolean): string[] {
   const user = isRoot ? [] : ["--user", "--map-root-user"];
-  return ["unshare", ...user, "--pid", "--fork", "--kill-child", "--mount", "--propagation", "private", "--mount-proc", "/bin/sh", "-c", SETUP, "sh", c.base, c.workdir, command, ...c.hidden];
+  return ["unshare", ...user, "--pid", "--fork", "--kill-child", "--mount", "--propagation", "private", "--mount-proc", "/bin/sh", "-c", SETUP, "sh", c.base, c.workdir, command, (c.visible ?? []).join("\n"), ...c.hidden];
 }
 
 /** Whether this process runs as root (then no user namespace is needed). */
