@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -40,5 +40,18 @@ describe("createLocalShell", () => {
   it("formats stdout, stderr and a non-zero exit", async () => {
     const r = await shell.run({ command: "echo out; echo err >&2; exit 4", timeoutSeconds: 10, stage });
     expect(buildShellResultText(r, 10)).toEqual({ text: "out\nerr\n[exit code: 4]", isError: false });
+  });
+
+  it("keeps a visible installation under /tmp readable, never writable, and what is hidden inside it hidden", async () => {
+    const install = realpathSync(mkdtempSync("/tmp/leviath-install-"));
+    writeFileSync(join(install, "tool.js"), "ok\n");
+    mkdirSync(join(install, "secret"));
+    writeFileSync(join(install, "secret", "token"), "s3cret\n");
+    const other = realpathSync(mkdtempSync("/tmp/leviath-other-"));
+    writeFileSync(join(other, "f"), "x\n");
+    const c = { ...confinement, visible: [install], hidden: [join(install, "secret")] };
+    const sh = createLocalShell({ workdir, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }, confinement: c });
+    const r = await sh.run({ command: `cat ${install}/tool.js; touch ${install}/new 2>/dev/null || echo ro; cat ${install}/secret/token 2>/dev/null || echo hidden; ls ${other} 2>/dev/null || echo gone`, timeoutSeconds: 10, stage });
+    expect(r.stdout).toBe("ok\nro\nhidden\ngone\n");
   });
 });
