@@ -127,8 +127,8 @@ describe("helm install", () => {
     expect(teamAgent["valid"]).toBe(true);
 
     // Outside its namespaces the operator may write nothing: it says so with forbidden errors and leaves no trace.
-    await waitFor(async () => (await sample('leviath_reconcile_errors_total{controller="agent",kind="forbidden"}')) > 0, { timeoutMs: 60_000, description: "forbidden agent reconciles" });
-    await waitFor(async () => (await sample('leviath_reconcile_errors_total{controller="run",kind="forbidden"}')) > 0, { timeoutMs: 60_000, description: "forbidden run reconciles" });
+    await waitFor(async () => (await sample('leviath_reconcile_errors_total{controller="agent",error_kind="forbidden"}')) > 0, { timeoutMs: 60_000, description: "forbidden agent reconciles" });
+    await waitFor(async () => (await sample('leviath_reconcile_errors_total{controller="run",error_kind="forbidden"}')) > 0, { timeoutMs: 60_000, description: "forbidden run reconciles" });
     expect(await childrenOf(outside, "digest")).toEqual([]);
     expect((await readCustom("agents", outside, "notes-digest")).status).toBeUndefined();
   });

@@ -11,7 +11,9 @@ import { REPO_ROOT } from "../harness/index.ts";
 
 const dockerfile = readFileSync(join(REPO_ROOT, "Dockerfile"), "utf8");
 const stages = dockerfile.split(/^FROM /m).slice(1);
-const finalStage = stages.at(-1)!;
+// The operator stage is the default target (the last stage is a bare `FROM operator`); the agent stage builds on it.
+const finalStage = stages.find((st) => / AS operator\n/.test(st.split("\n")[0]! + "\n"))!;
+const agentStage = stages.find((st) => st.startsWith("operator AS agent"))!;
 const app = mkdtempSync(join(tmpdir(), "leviath-image-"));
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
 
@@ -41,6 +43,9 @@ describe("the Dockerfile", () => {
     expect(finalStage).not.toMatch(/^COPY (?!--from)(src|\.)\b/m);
     expect(finalStage).toMatch(/^COPY --from=deps \/src\/node_modules \.\/node_modules$/m);
     expect(finalStage).toMatch(/^COPY --from=build \/src\/dist \.\/dist$/m);
+    expect(stages.at(-1)!.trim()).toBe("operator");
+    expect(agentStage).toMatch(/^ENTRYPOINT \["leviath", "agent"\]$/m);
+    expect(agentStage).not.toMatch(/^USER /m);
   });
 
   it("copies only what .dockerignore lets into the build context", () => {
