@@ -26,7 +26,11 @@ export const SIDECAR_OPTIONS = {
   kubeconfig: { type: "string" },
   "log-level": { type: "string" },
   "stop-grace-ms": { type: "string" },
+  "exec-wait-seconds": { type: "string" },
 } as const;
+
+/** How long a pods/exec waits for its container by default (a Run's default `sandboxReadySeconds`). */
+export const DEFAULT_EXEC_WAIT_SECONDS = 300;
 
 /** The default API address. */
 export const DEFAULT_LISTEN = "127.0.0.1:8181";

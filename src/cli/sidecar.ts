@@ -13,6 +13,7 @@ import { probeConfinement, type Confinement } from "../sidecar/executors/local-c
 import { createLocalShell } from "../sidecar/executors/local-shell.ts";
 import { createLocalStdioLauncher } from "../sidecar/executors/local-stdio-server.ts";
 import { createPodExecShell } from "../sidecar/executors/pod-exec-shell.ts";
+import { computeStdioTarget, createPodExecStdioLauncher } from "../sidecar/executors/pod-exec-stdio-server.ts";
 import { createRunPolicyFileSource, createStandaloneSource, type PolicySource } from "../sidecar/cluster/policy-sources.ts";
 import { AuditChunks } from "../sidecar/storage/audit-chunks.ts";
 import { createClusterRecords } from "../sidecar/cluster/cluster-records.ts";
@@ -25,7 +26,7 @@ import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { canonicalWorkdir, homeOf } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import {
-  DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
+  DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
 } from "./sidecar-options.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
 
@@ -69,6 +70,9 @@ Serving:
                             standalone: the token that answers prompts (default: a new one written to
                             DIR/<run>/approval-token; its path is printed, never the token)
       --kubeconfig FILE     talk to this cluster (default in a pod: the in-cluster service account)
+      --exec-wait-seconds N in a cluster, how long a pods/exec (shell, a stdio MCP server) waits for its
+                            sandbox container to be running before it fails naming the pod and container
+                            (default ${DEFAULT_EXEC_WAIT_SECONDS}, a Run's default sandboxReadySeconds)
       --reload-interval-ms N  how often the policy inputs are checked (default 1000)
       --log-level LEVEL     ${LOG_LEVELS.join(", ")} (default info); JSON lines on stderr
       --stop-grace-ms N     on SIGTERM, how long to flush the audit, result and status before exiting anyway
@@ -202,13 +206,20 @@ function waitForSignal(): Promise<string> {
   });
 }
 
-function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: KubeClient | undefined; podExec: typeof createPodExec | undefined; workdir: string; namespace: string; run: string; confinement: Confinement }): SidecarServerOptions["shell"] {
+/** Where the sidecar's executors run: the cluster it talks to (if any) and this run's names and confinement. */
+interface ExecutorContext {
+  cluster: boolean; client: KubeClient | undefined; podExec: typeof createPodExec | undefined;
+  workdir: string; namespace: string; run: string; confinement: Confinement; execWaitMs: number;
+}
+
+function shellFactory(v: Values, io: CliIo, ctx: ExecutorContext): SidecarServerOptions["shell"] {
   const kind = v.shell ?? (ctx.cluster ? "pod-exec" : "local");
   if (kind !== "local" && kind !== "pod-exec") throw new UsageError(`--shell '${v.shell}' is not local or pod-exec`);
   const { client, podExec } = ctx;
   if (kind === "pod-exec") {
     if (client === undefined || podExec === undefined) throw new UsageError("--shell pod-exec needs a cluster (--kubeconfig, or run in a pod)");
-    return (policy) => createPodExecShell({ exec: podExec(client.config), namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage) });
+    const exec = podExec(client, ctx.execWaitMs);
+    return (policy) => createPodExecShell({ exec, namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage) });
   }
   // A command that could outlive its call, see the sidecar or write its audit would undo every guarantee: no
   // confinement, no local shell.
@@ -217,6 +228,18 @@ function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: Kub
     throw new UsageError(`--shell local needs unshare(1) with PID and mount namespaces (and user namespaces when not root) to confine commands: ${why}`);
   }
   return () => createLocalShell({ workdir: ctx.workdir, env: minimalEnv(io, ctx.workdir), confinement: ctx.confinement });
+}
+
+/** Stdio MCP servers: in a cluster in the current stage's sandbox pod (pods/exec), standalone a confined local process. */
+function stdioFactory(io: CliIo, ctx: ExecutorContext): SidecarServerOptions["launchStdio"] {
+  const { client, podExec } = ctx;
+  if (!ctx.cluster) return () => createLocalStdioLauncher(ctx.confinement, minimalEnv(io, ctx.workdir));
+  if (client === undefined || podExec === undefined) return undefined;
+  const exec = podExec(client, ctx.execWaitMs);
+  return (current) => createPodExecStdioLauncher({ exec, namespace: ctx.namespace, target: () => {
+    const { runPolicy, stage } = current();
+    return computeStdioTarget(ctx.run, runPolicy, stage);
+  } });
 }
 
 /** Never the sidecar's own environment: local commands and stdio servers get a path, a home and a locale, nothing else. */
@@ -274,7 +297,9 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   // The Kubernetes client (about 60 MiB resident) is loaded only in a cluster: never in the standalone sidecar.
   const kube = cluster ? await Promise.all([import("../kube/client.ts"), import("../kube/pod-exec.ts")]) : undefined;
   const client = kube?.[0].createKubeClient(kube[0].loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]));
-  const shell = shellFactory(v, io, { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, confinement });
+  const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
+  const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, confinement, execWaitMs };
+  const shell = shellFactory(v, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
   const records = client !== undefined ? clusterRecords(client, namespace, run, io) : undefined;
@@ -284,7 +309,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
-    gatewayVars: io.env, launchStdio: cluster ? undefined : createLocalStdioLauncher(confinement, minimalEnv(io, workdir)),
+    gatewayVars: io.env, launchStdio: stdioFactory(io, executors),
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
   if (!started.ok) {
     io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);

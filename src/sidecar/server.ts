@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
-import type { RunMode } from "../api/run-policy.ts";
+import type { RunMode, RunPolicy } from "../api/run-policy.ts";
 import type { Logger } from "../log/logger.ts";
 import { createSidecarMetrics, type SidecarMetrics } from "../metrics/sidecar-metrics.ts";
 import { ApprovalBook } from "./core/approvals.ts";
@@ -20,10 +20,16 @@ import { computeAllowedHosts, type RequestGuard } from "./http/request-guard.ts"
 import type { ResultSink } from "./core/run-result.ts";
 import { RunSession } from "./core/run-session.ts";
 import type { RunStatusSnapshot } from "./core/run-status.ts";
-import type { ShellExecutor } from "./executors/shell.ts";
+import type { RunStage, ShellExecutor } from "./executors/shell.ts";
 import { openStateJournal } from "./storage/state-journal.ts";
 import { ToolCallService } from "./core/tool-call-service.ts";
 import { McpGateway, type StdioLauncher } from "./gateway/mcp-gateway.ts";
+
+/** The run policy in force and its current stage. */
+export interface CurrentStage {
+  readonly runPolicy: RunPolicy;
+  readonly stage: RunStage;
+}
 
 /** A host and port to listen on (port 0 picks a free one). */
 export interface ListenAddress {
@@ -60,8 +66,11 @@ export interface SidecarServerOptions {
   readonly blueprintRoot?: string | undefined;
   /** Where an allowed `submit_output` is stored (in a cluster: the Run's status and result ConfigMap). */
   readonly result?: ResultSink;
-  /** How stdio MCP servers are started (absent: they cannot be, and their tools are not offered). */
-  readonly launchStdio?: StdioLauncher | undefined;
+  /**
+   * How stdio MCP servers are started, given the run's current stage (a cluster starts them in its sandbox pod);
+   * absent: they cannot be, and their tools are not offered.
+   */
+  readonly launchStdio?: ((current: () => CurrentStage) => StdioLauncher) | undefined;
   /** Where `${VAR}` in MCP server headers and env come from. */
   readonly gatewayVars?: Readonly<Record<string, string | undefined>>;
 }
@@ -152,14 +161,16 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
   const policy = () => holder.current();
   // The servers of the policy the run started with: a reload does not connect to new ones mid-run.
-  const gateway = initial.mcpServers.length === 0 ? undefined : new McpGateway({ servers: initial.mcpServers, vars: opts.gatewayVars ?? {}, launchStdio: opts.launchStdio, log });
-  void gateway?.ready();
+  const current = (): CurrentStage => ({ runPolicy: holder.current().runPolicy, stage: service.currentStage().stage });
+  const gateway = initial.mcpServers.length === 0 ? undefined : new McpGateway({ servers: initial.mcpServers, vars: opts.gatewayVars ?? {}, launchStdio: opts.launchStdio?.(current), log });
   const service = new ToolCallService({
     gateway,
     policy, workdir: realpathSync.native(opts.workdir), fs, session, approvals, audit, metrics,
     shell: opts.shell(policy), log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
     ...(opts.result ? { result: opts.result } : {}),
   });
+  // Listed once the service exists: a stdio server starts in the current stage's sandbox, which it knows.
+  void gateway?.ready();
   metrics.taint(session.context.level(), initial.taint.tracking);
   const guard: RequestGuard = {
     hosts: new Set(), runtimeToken: opts.runtimeToken,

@@ -1,7 +1,7 @@
 // An MCP stdio transport whose reads are capped (taint-gate spec §10): one line of the server's stdout, newline
 // included, is at most 1 MiB. Past it the server is killed and the connection is over (nothing more is read);
-// the failure names the cap, with the tail of the server's stderr. An oversized stderr line is dropped.
-import type { ChildProcessByStdio } from "node:child_process";
+// the failure names the cap, with the tail of the server's stderr. An oversized stderr line is dropped. The
+// server is a `StdioProcess`: a local process standalone, a pods/exec stream into a sandbox pod in a cluster.
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -11,8 +11,20 @@ import { buildMcpReadFailureMessage, MAX_MCP_LINE_BYTES } from "../../policy/siz
 /** How much of the server's stderr is kept for a failure message. */
 const STDERR_TAIL_BYTES = 2048;
 
-/** A started stdio server. */
-export type StdioChild = ChildProcessByStdio<Writable, Readable, Readable>;
+/** A started stdio server, wherever it runs: its three streams, its end, and how to end it with all it started. */
+export interface StdioProcess {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Called once when the server ended or its connection did. */
+  onClose(listener: () => void): void;
+  /** Called when starting or talking to it failed. */
+  onError(listener: (error: Error) => void): void;
+  /** Ends the server and every process it started; nothing more is read. */
+  kill(): void;
+  /** Whether a server started now would run elsewhere (the stage moved to another sandbox): it is then restarted there. */
+  moved?(): boolean;
+}
 
 /** Splits a byte stream into lines of at most `cap` bytes (newline included). */
 class LineReader {
@@ -59,13 +71,13 @@ export class CappedStdioTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
   /** Set when the connection was dropped at a cap: the message a call fails with. */
   capFailure: string | undefined;
-  readonly #child: StdioChild;
+  readonly #child: StdioProcess;
   readonly #cap: number;
   #stderr = "";
   #closed = false;
 
-  /** A transport over `child` (spawned with three pipes). */
-  constructor(child: StdioChild, cap: number = MAX_MCP_LINE_BYTES) {
+  /** A transport over a started server. */
+  constructor(child: StdioProcess, cap: number = MAX_MCP_LINE_BYTES) {
     this.#child = child;
     this.#cap = cap;
   }
@@ -88,8 +100,8 @@ export class CappedStdioTransport implements Transport {
       // An oversized stderr line is dropped; draining goes on so the server never blocks on a full pipe.
       if (errOk) errOk = err.push(chunk);
     });
-    this.#child.on("error", (e) => this.onerror?.(e));
-    this.#child.on("close", () => void this.close());
+    this.#child.onError((e) => this.onerror?.(e));
+    this.#child.onClose(() => void this.close());
     this.#child.stdin.on("error", (e) => this.onerror?.(e));
   }
 
@@ -110,17 +122,18 @@ export class CappedStdioTransport implements Transport {
     });
   }
 
-  /** Ends the server: its process group is killed, nothing more is read. */
+  /** Whether the server should now run elsewhere (see {@link StdioProcess.moved}). */
+  moved(): boolean {
+    return this.#child.moved?.() ?? false;
+  }
+
+  /** Ends the server (with everything it started); nothing more is read. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#child.stdout.destroy();
     this.#child.stdin.destroy();
-    try {
-      if (this.#child.pid !== undefined) process.kill(-this.#child.pid, "SIGKILL");
-    } catch {
-      this.#child.kill("SIGKILL");
-    }
+    this.#child.kill();
     this.onclose?.();
   }
 }

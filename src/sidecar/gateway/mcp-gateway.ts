@@ -9,10 +9,10 @@ import type { Logger } from "../../log/logger.ts";
 import { buildMcpToolName, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from "../../policy/mcp-overrides.ts";
 import type { GatewayResult, GatewayTool, ToolGateway } from "../core/tool-gateway.ts";
 import { createCappedFetch } from "./capped-fetch.ts";
-import { CappedStdioTransport, type StdioChild } from "./capped-stdio.ts";
+import { CappedStdioTransport, type StdioProcess } from "./capped-stdio.ts";
 
-/** Starts a stdio server's command (standalone: a local process confined as `shell`). */
-export type StdioLauncher = (server: McpServer, env: Readonly<Record<string, string>>) => StdioChild;
+/** Starts a stdio server's command (standalone: a local process confined as `shell`; in a cluster: in a sandbox pod). */
+export type StdioLauncher = (server: McpServer, env: Readonly<Record<string, string>>) => StdioProcess | Promise<StdioProcess>;
 
 /** What the gateway is built from. */
 export interface GatewayOptions {
@@ -43,6 +43,8 @@ function expandAll(map: Readonly<Record<string, string>> | undefined, vars: Gate
 interface Connection {
   readonly client: Client;
   capFailure(): string | undefined;
+  /** Whether the server should now run elsewhere (a stdio server whose stage moved to another sandbox). */
+  moved(): boolean;
 }
 
 function textOf(content: readonly { type: string; text?: string }[]): string {
@@ -135,13 +137,22 @@ export class McpGateway implements ToolGateway {
       });
     } else {
       if (this.#o.launchStdio === undefined) throw new Error(`mcp server '${server.name}': stdio servers cannot be started by this sidecar`);
-      stdio = new CappedStdioTransport(this.#o.launchStdio(server, expandAll(server.env, this.#o.vars, `mcp server '${server.name}' env`)));
+      stdio = new CappedStdioTransport(await this.#o.launchStdio(server, expandAll(server.env, this.#o.vars, `mcp server '${server.name}' env`)));
       transport = stdio;
     }
     const forget = () => this.#connections.delete(server.name);
     client.onclose = forget;
     await client.connect(transport, { timeout: this.#o.connectTimeoutMs ?? 30_000 });
-    return { client, capFailure: () => stdio?.capFailure ?? capFailure };
+    return { client, capFailure: () => stdio?.capFailure ?? capFailure, moved: () => stdio?.moved() ?? false };
+  }
+
+  /** The server's connection, restarted first where its stage moved it (the old server ends with its connection). */
+  async #current(server: McpServer): Promise<Connection> {
+    const conn = await this.#connect(server);
+    if (!conn.moved()) return conn;
+    this.#connections.delete(server.name);
+    await conn.client.close().catch(() => undefined);
+    return this.#connect(server);
   }
 
   /** Calls one offered tool; a failure (a cap, a dropped server) is an error result naming it. */
@@ -151,7 +162,7 @@ export class McpGateway implements ToolGateway {
     const server = this.#o.servers.find((s) => s.name === t.server)!;
     let conn: Connection | undefined;
     try {
-      conn = await this.#connect(server);
+      conn = await this.#current(server);
       const r = await conn.client.callTool({ name: t.upstream, arguments: args });
       const content = Array.isArray(r.content) ? (r.content as { type: string; text?: string }[]) : [];
       return { text: textOf(content), isError: r.isError === true };
