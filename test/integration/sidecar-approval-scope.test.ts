@@ -116,7 +116,7 @@ describe("the sidecar's Role and Approvals", () => {
     writeFileSync(join(root, "work", "notes.md"), "notes\n");
     writeFileSync(join(root, "run-policy.json"), JSON.stringify(policy));
     const auditDir = join(root, "audit");
-    sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", sidecarKubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir]);
+    sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", sidecarKubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir, "--exec-wait-seconds", "2"]);
     const client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
     expect(await client.callTool({ id: "r1", tool: "read_file", args: { path: "notes.md" } })).toMatchObject({ decision: "allow" });
     const readRun = async () => (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", name: RUN })) as { status?: Record<string, unknown> };

@@ -1,8 +1,9 @@
 // The sidecar in cluster mode against the real API server: it reports its part of the Run's status, applies
 // Approval resources to its pending prompts (only those the controller bound to its Run's uid; who approved and
 // why land in the audit record of the decision), marks them consumed, and shells into the stage's sandbox
-// pod with pods/exec. Pods never run here (there is no kubelet), so the exec itself fails, and the test
-// checks that this reaches the runtime as an error result, never a hang or an allow without a run.
+// pod with pods/exec. Pods never run here (there is no kubelet), so the exec waits for the sandbox container
+// (--exec-wait-seconds) and then fails naming the pod and container, and the test checks that this reaches the
+// runtime as an error result, never a hang or an allow without a run.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,7 +38,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "work", "notes.md"), "notes\n");
   writeFileSync(join(root, "run-policy.json"), JSON.stringify(policy));
   auditDir = join(root, "audit");
-  sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", join(root, "audit")]);
+  sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", join(root, "audit"), "--exec-wait-seconds", "2"]);
 }, 120_000);
 
 afterAll(async () => {
@@ -70,7 +71,7 @@ describe("leviath sidecar in a cluster", () => {
     });
     const done = await client.waitForCall("s1", "shell", 60);
     expect(done).toMatchObject({ decision: "allow", isError: true });
-    expect(done.decision === "allow" && done.result).toMatch(/^\[error\] pods\/exec into pod\/sidecar-run-sbx-[0-9a-f]{16} failed: /);
+    expect(done.decision === "allow" && done.result).toMatch(/^\[error\] pods\/exec into pod\/sidecar-run-sbx-[0-9a-f]{16} failed: container 'sandbox' of pod '[^']+\/sidecar-run-sbx-[0-9a-f]{16}' is not running after 2 s \(Pending, not scheduled to a node yet\)$/);
 
     const approval = await waitForConsumed(namespace, "ok-s1");
     expect(approval.message).toBe("applied: allowOnce");
