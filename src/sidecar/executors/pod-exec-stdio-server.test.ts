@@ -154,3 +154,24 @@ describe("a stdio MCP server when the stage moves", { timeout: 30_000 }, () => {
     await until(() => processesMarked(mark).length === 0, "no server left running");
   });
 });
+
+describe("a stdio MCP server whose sandbox is not running yet", { timeout: 30_000 }, () => {
+  it("does not hold the gateway's close (the sidecar's stop) while its exec waits, and is ended once it is up", async () => {
+    const mark = randomUUID();
+    let release!: () => void;
+    const waiting = new Promise<void>((resolve) => (release = resolve));
+    const inner = localExec([]);
+    const exec: PodExec = { exec: async (...args: Parameters<PodExec["exec"]>) => (await waiting, inner.exec(...args)) };
+    const g = new McpGateway({
+      servers: [{ name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"], env: { LEVIATH_TEST_MARK: mark } }], vars: {}, log: silent,
+      launchStdio: createPodExecStdioLauncher({ exec, namespace: "team", target: () => ({ pod: "run-1-sbx-a", container: "sandbox" }), closeGraceMs: 200 }),
+    });
+    const listed = g.ready();
+    await g.close();
+    release();
+    await listed;
+    // Started once its sandbox "ran", then closed at once: nothing is left.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await until(() => processesMarked(mark).length === 0, "the late server to end");
+  });
+});

@@ -56,6 +56,8 @@ export class McpGateway implements ToolGateway {
   readonly #o: GatewayOptions;
   readonly #tools = new Map<string, GatewayTool & { readonly upstream: string }>();
   readonly #connections = new Map<string, Promise<Connection>>();
+  /** The connections that finished opening (the others are still starting their server). */
+  readonly #opened = new WeakSet<Promise<Connection>>();
   readonly #prefixes: readonly string[];
   #ready: Promise<void> | undefined;
 
@@ -106,8 +108,10 @@ export class McpGateway implements ToolGateway {
   #connect(server: McpServer): Promise<Connection> {
     let conn = this.#connections.get(server.name);
     if (conn === undefined) {
-      conn = this.#open(server);
+      const opening = this.#open(server);
+      conn = opening;
       this.#connections.set(server.name, conn);
+      opening.then(() => this.#opened.add(opening), () => undefined);
       // A failed or dropped connection is opened again on the next call.
       conn.catch(() => this.#connections.delete(server.name));
     }
@@ -180,6 +184,9 @@ export class McpGateway implements ToolGateway {
   async close(): Promise<void> {
     const open = [...this.#connections.values()];
     this.#connections.clear();
-    await Promise.all(open.map((c) => c.then((x) => x.client.close()).catch(() => undefined)));
+    // A connection still being opened (its sandbox container not running yet) is closed once it is up, without
+    // holding the sidecar's stop (which flushes the audit after this) for the length of that wait.
+    for (const c of open) if (!this.#opened.has(c)) void c.then((x) => x.client.close()).catch(() => undefined);
+    await Promise.all(open.filter((c) => this.#opened.has(c)).map((c) => c.then((x) => x.client.close()).catch(() => undefined)));
   }
 }
