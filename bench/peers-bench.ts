@@ -5,6 +5,8 @@
 // repeated (three times by default) with the contenders interleaved, and the tables give medians and ratios.
 // Run with: node bench/peers-bench.ts [--reps 3] [--count 200] [--rate 20] [--workers 4] [--seconds 8] [--rate-groups 50]
 //                                     [--only controller|sidecar] [--cpu N] [--client-cpu N] [--no-pin] [--profile] (our controller's CPU profile)
+//                                     [--default-heap] (the sidecar and the fastify floor at Node's defaults, not the sidecar container's NODE_OPTIONS)
+//                                     [--source] (the sidecar from the TypeScript sources, not the compiled CLI the image ships)
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
@@ -15,10 +17,12 @@ import { buildPeers } from "./peers-bin.ts";
 import { runControllerPeers, type ControllerBatch, type ControllerMemory } from "./peers-controller.ts";
 import { runSidecarPeers, type PeerSample } from "./peers-sidecar.ts";
 import { hasTaskset } from "./sidecar-bench.ts";
+import { SIDECAR_NODE_OPTIONS } from "../src/sandbox/pod-settings.ts";
 
 const opts = {
   reps: numberFlag("reps", 3), count: numberFlag("count", 200), rate: numberFlag("rate", 20), workers: numberFlag("workers", 4),
   seconds: numberFlag("seconds", 8), groups: numberFlag("rate-groups", 50), only: flagValue("only", ""), profile: process.argv.includes("--profile"),
+  defaultHeap: process.argv.includes("--default-heap"), source: process.argv.includes("--source"),
 };
 if (!["", "controller", "sidecar"].includes(opts.only)) {
   process.stderr.write(`peers: --only takes controller or sidecar, not '${opts.only}'\n`);
@@ -67,7 +71,7 @@ function reportController(batches: readonly ControllerBatch[], memory: readonly 
 function reportSidecar(samples: readonly PeerSample[]): void {
   const names = [...new Set(samples.map((s) => s.name))];
   const med = (name: string, f: (s: PeerSample) => number) => median(samples.filter((s) => s.name === name).map(f));
-  out(`\n### Decisions over loopback HTTP, server pinned to one core, median of ${opts.reps} repetitions\n\n| Server and call | 1,000/s p50 | p99 | p99.9 | flat out (16 connections), calls/s | peak RSS |\n|---|---|---|---|---|---|\n`);
+  out(`\n### Decisions over loopback HTTP, server pinned to one core, median of ${opts.reps} repetitions; the sidecar ${opts.source ? "from the sources" : "compiled (dist/, as the image ships it)"}; ours and the fastify floor with ${opts.defaultHeap ? "Node's default heap" : `the sidecar container's NODE_OPTIONS (${SIDECAR_NODE_OPTIONS})`}\n\n| Server and call | 1,000/s p50 | p99 | p99.9 | flat out (16 connections), calls/s | peak RSS |\n|---|---|---|---|---|---|\n`);
   for (const n of names) out(`| ${n} | ${formatMicros(med(n, (s) => s.atRate.p50))} | ${formatMicros(med(n, (s) => s.atRate.p99))} | ${formatMicros(med(n, (s) => s.atRate.p999))} | ${formatRate(med(n, (s) => s.flatOut.perSecond))} | ${med(n, (s) => s.peakRssMiB).toFixed(0)} MiB |\n`);
   const find = (side: string, call: string) => names.find((n) => samples.some((s) => s.name === n && s.side === side && s.call === call))!;
   out("\n| Ratio, ours / OPA | p50 | p99 | p99.9 | flat out (higher is better) | peak RSS |\n|---|---|---|---|---|---|\n");
@@ -94,7 +98,7 @@ try {
     const cpu = Number(flagValue("cpu", String(cpus().length - 1)));
     if (pin) execFileSync("taskset", ["-a", "-p", "-c", flagValue("client-cpu", "0"), String(process.pid)], { stdio: "ignore" });
     else say("warning: taskset missing or one CPU: the servers are NOT pinned");
-    const samples = await runSidecarPeers(peers, { reps: opts.reps, seconds: opts.seconds, groups: opts.groups, cpu: pin ? cpu : undefined, log: say });
+    const samples = await runSidecarPeers(peers, { reps: opts.reps, seconds: opts.seconds, groups: opts.groups, cpu: pin ? cpu : undefined, defaultHeap: opts.defaultHeap, source: opts.source, log: say });
     reportSidecar(samples);
     record.extra["sidecar"] = { pinned: pin, samples };
   }

@@ -2,7 +2,7 @@
 // with the Rego of bench/peers/decision.rego (permission, the same 50 read-path entries, taint against clearance),
 // and both HTTP floors (an empty fastify route, an empty Go net/http route). Every server runs pinned to one core,
 // the load generator on the other; the servers take turns, in a rotated order each repetition.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -12,6 +12,7 @@ import { buildEntryTree, type EntryTree } from "./bench-tree.ts";
 import { runAtRate, runFlatOut, type LoadRequest } from "./load-generator.ts";
 import type { PeerBinaries } from "./peers-bin.ts";
 import { startServer, type Server } from "./sidecar-bench.ts";
+import { SIDECAR_MEMORY_ENV } from "../src/sandbox/pod-settings.ts";
 
 /** One server under one kind of call. */
 interface Contender {
@@ -80,7 +81,7 @@ function writeConfigs(tree: EntryTree): string {
   return path;
 }
 
-function contenders(tree: EntryTree, peers: PeerBinaries, opaData: string): Contender[] {
+function contenders(tree: EntryTree, peers: PeerBinaries, opaData: string, nodeEnv: Readonly<Record<string, string>>, entry: string): Contender[] {
   const file = (i: number) => tree.files[((i % tree.files.length) + tree.files.length) % tree.files.length]!;
   const sidecarBody = (call: string) => (i: number) => call === "read_file"
     ? `{"id":"r${i}-${Math.random()}","tool":"read_file","args":{"path":"${file(i)}"}}`
@@ -102,7 +103,7 @@ function contenders(tree: EntryTree, peers: PeerBinaries, opaData: string): Cont
   const sidecar = (call: "read_file" | "http_post"): Contender => ({
     name: `leviath sidecar: ${call}`, call, side: "ours", expect: call === "read_file" ? "200 allow" : "200 run",
     // A fresh audit dir each start: the session (its taint) persists there, and reads raise it to private.
-    start: (cpu, rep) => startServer("sidecar", tree, `audit-${call}-${rep}`, cpu, []),
+    start: (cpu, rep) => startServer("sidecar", tree, `audit-${call}-${rep}`, cpu, [], nodeEnv, entry),
     request: (s) => ({ path: "/v1/tool-calls", body: sidecarBody(call), headers: s.auth }), decisionOf: top,
   });
   const opa = (call: "read_file" | "http_post"): Contender => ({
@@ -114,7 +115,7 @@ function contenders(tree: EntryTree, peers: PeerBinaries, opaData: string): Cont
     sidecar("read_file"), opa("read_file"), sidecar("http_post"), opa("http_post"),
     {
       name: "HTTP floor: empty fastify route", call: "floor", side: "floor", expect: "200 run",
-      start: (cpu, rep) => startServer("floor", tree, `floor-${rep}`, cpu, []), request: () => ({ path: "/v1/tool-calls", body: sidecarBody("http_post") }), decisionOf: top,
+      start: (cpu, rep) => startServer("floor", tree, `floor-${rep}`, cpu, [], nodeEnv), request: () => ({ path: "/v1/tool-calls", body: sidecarBody("http_post") }), decisionOf: top,
     },
     {
       name: "HTTP floor: empty Go net/http route", call: "floor", side: "floor", expect: "200 run",
@@ -138,11 +139,17 @@ async function probe(c: Contender, s: Server): Promise<void> {
 const peakRssMiB = (pid: number) => Number(/VmHWM:\s*(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
 
 /** Runs every contender `reps` times (order rotated each time) at 1,000/s and flat out; the tree is removed after. */
-export async function runSidecarPeers(peers: PeerBinaries, opts: { reps: number; seconds: number; groups: number; cpu: number | undefined; log: (line: string) => void }): Promise<PeerSample[]> {
+export async function runSidecarPeers(peers: PeerBinaries, opts: { reps: number; seconds: number; groups: number; cpu: number | undefined; defaultHeap: boolean; source: boolean; log: (line: string) => void }): Promise<PeerSample[]> {
   const tree = buildEntryTree(50, 10, 20);
   const samples: PeerSample[] = [];
   try {
-    const list = contenders(tree, peers, writeConfigs(tree));
+    // Ours (and the fastify floor, so the floor stays the same stack) run with the sidecar container's memory
+    // environment, V8 flags and malloc threshold, as the chart deploys them; --default-heap runs them at Node's defaults.
+    // And from the compiled CLI the image ships (built here first), unless --source: type stripping the sources
+    // costs about 30 MiB of resident set the pod never has.
+    if (!opts.source) execFileSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "tsconfig.build.json")], { stdio: "inherit" });
+    const entry = join(ROOT, opts.source ? "bin/leviath" : "dist/main.js");
+    const list = contenders(tree, peers, writeConfigs(tree), opts.defaultHeap ? {} : SIDECAR_MEMORY_ENV, entry);
     for (let rep = 0; rep < opts.reps; rep++) {
       const order = [...list.slice(rep % list.length), ...list.slice(0, rep % list.length)];
       for (const c of order) {

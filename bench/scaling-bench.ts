@@ -6,7 +6,8 @@
 // Run with: node bench/scaling-bench.ts
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { compileRules, EMPTY_RULE_SET } from "../src/policy/cel-rules.ts";
+import { EMPTY_RULE_SET } from "../src/policy/cel-rules.ts";
+import { compileRules } from "../src/policy/cel-library.ts";
 import type { AllowlistRule } from "../src/policy/allowlist.ts";
 import { resolveRead } from "../src/policy/read-paths/index.ts";
 import { RESULTS_DIR, SuiteRecord } from "./bench-results.ts";

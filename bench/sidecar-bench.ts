@@ -33,14 +33,14 @@ export interface Server {
 }
 
 /** The real sidecar, or (`floor`) the empty fastify route of bench/http-floor.ts, pinned to `cpu`. */
-export function startServer(which: "sidecar" | "floor", tree: Pick<SidecarTree, "root" | "work" | "home">, auditDir: string, cpu: number | undefined, nodeArgs: string[]): Promise<Server> {
+export function startServer(which: "sidecar" | "floor", tree: Pick<SidecarTree, "root" | "work" | "home">, auditDir: string, cpu: number | undefined, nodeArgs: string[], env: Readonly<Record<string, string>> = {}, entry = join(ROOT, "bin/leviath")): Promise<Server> {
   const args = which === "floor"
     ? [...nodeArgs, join(ROOT, "bench/http-floor.ts")]
-    : [...nodeArgs, join(ROOT, "bin/leviath"), "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
+    : [...nodeArgs, entry, "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
       "--workdir", tree.work, "--audit-dir", join(tree.root, auditDir), "--listen", "127.0.0.1:0", "--log-level", "warn"];
   // taskset execs node in place, so the pid is the server's and every thread it starts inherits the mask.
   const [cmd, argv] = cpu === undefined ? [process.execPath, args] : ["taskset", ["-c", String(cpu), process.execPath, ...args]];
-  const proc = spawn(cmd, argv, { env: { ...process.env, LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(cmd, argv, { env: { ...process.env, ...env, LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
   // Everything it prints (a GC trace asked for with --sidecar-node-args too) goes to a log beside its audit dir.
   const log = createWriteStream(join(tree.root, `${auditDir}.log`));
   proc.stdout.pipe(log);

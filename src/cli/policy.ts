@@ -6,7 +6,7 @@ import { formatIssue } from "../config/load-error.ts";
 import { loadPolicy } from "../config/load.ts";
 import { parseTomlDoc } from "../config/toml-source.ts";
 import type { AllowlistRule } from "../policy/allowlist.ts";
-import { compileRules } from "../policy/cel-rules.ts";
+import { compileRules } from "../policy/cel-library.ts";
 import type { ClassificationOverride } from "../policy/classification.ts";
 import { buildMcpToolName } from "../policy/mcp-overrides.ts";
 import {

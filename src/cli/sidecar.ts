@@ -8,7 +8,7 @@ import type { KubeClient } from "../kube/client.ts";
 import type { createPodExec } from "../kube/pod-exec.ts";
 import { componentLogger, createLogger, LOG_LEVELS, type Logger } from "../log/logger.ts";
 import { isSafeRunName } from "../sidecar/storage/audit-writer.ts";
-import { startApprovalWatcher } from "../sidecar/cluster/cluster-approvals.ts";
+import type { startApprovalWatcher } from "../sidecar/cluster/cluster-approvals.ts";
 import { probeConfinement, type Confinement } from "../sidecar/executors/local-confinement.ts";
 import { createLocalShell } from "../sidecar/executors/local-shell.ts";
 import { createLocalStdioLauncher } from "../sidecar/executors/local-stdio-server.ts";
@@ -165,8 +165,8 @@ function clusterRecords(client: KubeClient, namespace: string, run: string, io: 
   return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result: createResultSink(buildChildNames(run).result, records.writeResult) } };
 }
 
-function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger; resumable: Resumable | undefined }): () => Promise<void> {
-  const { namespace, run, log, resumable } = at;
+function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger; resumable: Resumable | undefined; startApprovalWatcher: typeof startApprovalWatcher }): () => Promise<void> {
+  const { namespace, run, log, resumable, startApprovalWatcher } = at;
   const resume = resumable === undefined ? undefined : startResumeWatcher({
     client, namespace, run, log, current: () => resumable.offered()?.sha256,
     switchTo: (snapshot) => {
@@ -294,8 +294,9 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path])];
   const confinement: Confinement = { base: join(runDir, "shell-root"), workdir, hidden, visible: installRootsUnderTmp() };
   mkdirSync(confinement.base, { recursive: true, mode: 0o700 });
-  // The Kubernetes client (about 60 MiB resident) is loaded only in a cluster: never in the standalone sidecar.
-  const kube = cluster ? await Promise.all([import("../kube/client.ts"), import("../kube/pod-exec.ts")]) : undefined;
+  // The Kubernetes client (about 90 MiB resident: its generated model) is loaded only in a cluster, never in the
+  // standalone sidecar; the approval watcher's informer imports it too, so it is loaded here with it.
+  const kube = cluster ? await Promise.all([import("../kube/client.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
   const client = kube?.[0].createKubeClient(kube[0].loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]));
   const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
   const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, confinement, execWaitMs };
@@ -319,7 +320,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   // Handlers go in before the address is printed: a client may signal as soon as it reads it.
   const stopped = waitForSignal();
   announceListening(io, sidecar, runtime.path, approvals.path);
-  const stopCluster = client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable }) : async () => {};
+  const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher: kube[2].startApprovalWatcher }) : async () => {};
   const signal = await stopped;
   log.info({ signal }, "stopping");
   const stop = (async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { EMPTY_RULE_SET, MAX_RULE_SOURCE_LENGTH, compileRules, evaluateRules } from "./cel-rules.ts";
+import { EMPTY_RULE_SET, MAX_RULE_SOURCE_LENGTH, evaluateRules } from "./cel-rules.ts";
+import { compileRules } from "./cel-library.ts";
 
 describe("compileRules", () => {
   it("sorts by name and reports rules that do not compile", () => {

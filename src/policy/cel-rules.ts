@@ -1,8 +1,9 @@
 // Scripted gate rules in CEL (taint-gate spec §4, DESIGN.md §5). Each rule is one boolean expression
 // over `tool`, `target` and `taint_level` (lower case). Rules are compiled once and evaluated in name
 // order; only a `true` allows. A compile error, an evaluation error or a non-boolean result is "no
-// opinion", reported as a diagnostic and never an allow.
-import { CelScalar, celEnv, isCelError, parse, plan } from "@bufbuild/cel";
+// opinion", reported as a diagnostic and never an allow. The CEL library is a parameter of compilation
+// (cel-library.ts binds it): the sidecar loads it (about 27 MiB resident) only for a policy that has rules.
+import type * as Cel from "@bufbuild/cel";
 import type { Level } from "./levels.ts";
 
 /** A rule as loaded: the file stem and the expression text. */
@@ -27,16 +28,29 @@ export interface RuleDiagnostic {
   readonly message: string;
 }
 
-const VARIABLES = { tool: CelScalar.STRING, target: CelScalar.STRING, taint_level: CelScalar.STRING } as const;
-const ENV = celEnv({ variables: VARIABLES });
+/** What compiling and running rules needs of `@bufbuild/cel`. */
+export type CelLibrary = Pick<typeof Cel, "CelScalar" | "celEnv" | "isCelError" | "parse" | "plan">;
 
-type Program = ReturnType<typeof plan<typeof VARIABLES>>;
-type Expr = ReturnType<typeof parse>["expr"];
+type Variables = { readonly tool: typeof Cel.CelScalar.STRING; readonly target: typeof Cel.CelScalar.STRING; readonly taint_level: typeof Cel.CelScalar.STRING };
+type Expr = ReturnType<typeof Cel.parse>["expr"];
 
-/** One compiled rule. */
+/** One compiled rule: its program, and the library's test for an evaluation error (the same copy that made it). */
 export interface CompiledRule {
   readonly name: string;
-  readonly program: Program;
+  readonly program: ReturnType<typeof Cel.plan<Variables>>;
+  readonly isError: (value: unknown) => value is Cel.CelError;
+}
+
+/** The environment rules are planned in, one per library copy. */
+const environments = new WeakMap<CelLibrary, ReturnType<typeof Cel.celEnv<Variables>>>();
+
+function environmentOf(cel: CelLibrary): ReturnType<typeof Cel.celEnv<Variables>> {
+  let env = environments.get(cel);
+  if (env === undefined) {
+    const variables: Variables = { tool: cel.CelScalar.STRING, target: cel.CelScalar.STRING, taint_level: cel.CelScalar.STRING };
+    environments.set(cel, (env = cel.celEnv({ variables })));
+  }
+  return env;
 }
 
 /** The compiled rules in evaluation order, and the ones that failed to compile. */
@@ -78,16 +92,16 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function compileOne(rule: RuleSource): CompiledRule | RuleDiagnostic {
+function compileOne(cel: CelLibrary, rule: RuleSource): CompiledRule | RuleDiagnostic {
   if (rule.source.length > MAX_RULE_SOURCE_LENGTH) {
     return { rule: rule.name, kind: "too-long", message: `expression is ${rule.source.length} characters, over the ${MAX_RULE_SOURCE_LENGTH} limit` };
   }
   try {
-    const parsed = parse(rule.source);
+    const parsed = cel.parse(rule.source);
     if (comprehensionDepth(parsed.expr) > MAX_COMPREHENSION_DEPTH) {
       return { rule: rule.name, kind: "too-complex", message: `comprehensions nest deeper than ${MAX_COMPREHENSION_DEPTH}` };
     }
-    return { name: rule.name, program: plan(ENV, parsed) };
+    return { name: rule.name, program: cel.plan(environmentOf(cel), parsed), isError: cel.isCelError };
   } catch (error) {
     // The parser throws on a syntax error (and a stack overflow on absurd nesting is the same to us).
     return { rule: rule.name, kind: "compile-error", message: errorText(error) };
@@ -99,13 +113,13 @@ export function compareRuleNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Compiles rules once, sorted by name. */
-export function compileRules(sources: readonly RuleSource[]): CompiledRuleSet {
+/** Compiles rules once, sorted by name, with the CEL library `cel`. */
+export function compileRulesWith(cel: CelLibrary, sources: readonly RuleSource[]): CompiledRuleSet {
   const sorted = [...sources].sort((a, b) => compareRuleNames(a.name, b.name));
   const rules: CompiledRule[] = [];
   const diagnostics: RuleDiagnostic[] = [];
   for (const source of sorted) {
-    const compiled = compileOne(source);
+    const compiled = compileOne(cel, source);
     if ("program" in compiled) rules.push(compiled);
     else diagnostics.push(compiled);
   }
@@ -133,7 +147,7 @@ function runOne(rule: CompiledRule, bindings: { tool: string; target: string; ta
   } catch (error) {
     return { rule: rule.name, kind: "eval-error", message: errorText(error) };
   }
-  if (isCelError(value)) return { rule: rule.name, kind: "eval-error", message: value.message };
+  if (rule.isError(value)) return { rule: rule.name, kind: "eval-error", message: value.message };
   if (typeof value !== "boolean") return { rule: rule.name, kind: "non-boolean", message: `result is ${typeof value}, not bool` };
   return value;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileRules } from "./cel-rules.ts";
+import { compileRules } from "./cel-library.ts";
 import { ContextTaint } from "./context-taint.ts";
 import { decidePermissionChoice, decideToolCall } from "./decide-tool-call.ts";
 import type { ToolCallInput } from "./decide-tool-call.ts";

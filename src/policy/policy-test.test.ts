@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AllowlistRule } from "./allowlist.ts";
-import { compileRules } from "./cel-rules.ts";
+import { compileRules } from "./cel-library.ts";
 import type { ClassificationOverride } from "./classification.ts";
 import {
   buildPolicyAddRule,

@@ -58,7 +58,7 @@ describe("leviath sidecar: start-up", () => {
     expect(start(["--run-policy", join(root, "rp.json"), "--agent", join(root, "agent.leviath"), "--workdir", work, "--run", "x"]).status).toBe(2);
     expect(start(["--run-policy", join(root, "rp.json"), "--workdir", work]).stderr).toContain("--run NAME is required");
     expect(start(["--agent", join(root, "agent.leviath"), "--workdir", work, "--shell", "pod-exec"]).stderr).toContain("needs a cluster");
-  });
+  }, 120_000); // eight CLI starts, each several seconds on a loaded machine
 
   it("exits 1 when its address is taken", async () => {
     const taken = createServer();

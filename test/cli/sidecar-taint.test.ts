@@ -37,7 +37,7 @@ describe("interactive: a private read, a prompt, an eviction, a model copy, a se
   beforeAll(async () => {
     tree = makeTree("inter", "");
     sc = await startSidecar([...tree.args, "--metrics-listen", "127.0.0.1:0"], { env: env("inter") });
-  });
+  }, 60_000); // a sidecar start takes 10 s and more on a loaded machine
   afterAll(async () => {
     expect(await sc.stop()).toBe(0);
   });
@@ -193,5 +193,5 @@ describe("a restart keeps the taint, the session raise and the audit", () => {
     sc = await startSidecar(tree.args, { env: env("durable") });
     expect((await callTool(sc, "shell", { command: "echo c" })).body).toMatchObject({ decision: "allow", result: "c\n" });
     expect(await sc.stop()).toBe(0);
-  });
+  }, 180_000); // three sidecar starts in a row, each 10 s and more on a loaded machine
 });

@@ -3,7 +3,7 @@
 import { ApprovalSpecSchema } from "../../api/approval.ts";
 import { KIND } from "../../api/constants.ts";
 import { RunSpecSchema } from "../../api/run.ts";
-import { compileRules } from "../../policy/cel-rules.ts";
+import { compileRules } from "../../policy/cel-library.ts";
 import { validateEntrySyntax } from "../../policy/read-paths/index.ts";
 import { buildCanonicalJson } from "../../sandbox/hash.ts";
 import { FINDING_CODE } from "../../api/findings.ts";

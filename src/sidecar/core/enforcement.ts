@@ -1,7 +1,8 @@
 // The run policy compiled for enforcement: read-path sets, the gate's overrides, allowlist and CEL rules, and
 // the per-tool result labels. Built once per (re)load; a policy that does not compile is never enforced.
 import type { RunMode, RunPolicy } from "../../api/run-policy.ts";
-import { compileRules } from "../../policy/cel-rules.ts";
+import { createRequire } from "node:module";
+import { compileRulesWith, EMPTY_RULE_SET, type CelLibrary, type CompiledRuleSet, type RuleSource } from "../../policy/cel-rules.ts";
 import { BUILTIN_CLASSIFICATIONS, buildResultLabelTable, type ClassificationOverride } from "../../policy/classification.ts";
 import type { GatePolicy } from "../../policy/gate.ts";
 import type { Level } from "../../policy/levels.ts";
@@ -68,6 +69,20 @@ function offeredTools(policy: RunPolicy): Set<string> {
   return tools;
 }
 
+/** `@bufbuild/cel`, once a policy with rules needed it. */
+let celLibrary: CelLibrary | undefined;
+
+/**
+ * The policy's CEL rules compiled. The library (about 27 MiB resident with its generated protobuf model) is loaded
+ * on the first policy that has rules, synchronously (a reload is synchronous), so a sidecar without rules never
+ * carries it; its CommonJS build is the one `require` loads, and each compiled rule keeps that copy's error test.
+ */
+function compileRunRules(sources: readonly RuleSource[]): CompiledRuleSet {
+  if (sources.length === 0) return EMPTY_RULE_SET;
+  celLibrary ??= createRequire(import.meta.url)("@bufbuild/cel") as CelLibrary;
+  return compileRulesWith(celLibrary, sources);
+}
+
 /** Compiles a run policy; an invalid read-path entry or grant is an error naming it. */
 export function buildEnforcement(policy: RunPolicy, ctx: EnforcementContext): { ok: true; value: Enforcement } | { ok: false; error: string } {
   const read = buildReadPathPolicy({
@@ -81,7 +96,7 @@ export function buildEnforcement(policy: RunPolicy, ctx: EnforcementContext): { 
   if (!read.ok) return { ok: false, error: read.error };
   const reachable = findReachablePrivatePath(policy, read.value, ctx);
   if (reachable !== undefined) return { ok: false, error: reachable };
-  const rules = compileRules(policy.taint.rules.map((r) => ({ name: r.name, source: r.expression })));
+  const rules = compileRunRules(policy.taint.rules.map((r) => ({ name: r.name, source: r.expression })));
   const overrides = new Map<string, ClassificationOverride>(Object.entries(policy.taint.toolOverrides));
   const warnings: string[] = [];
   const spawn = buildSpawnWarning(read.value);

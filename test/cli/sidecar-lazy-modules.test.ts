@@ -1,0 +1,76 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { callTool, makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+
+// The standalone sidecar never loads the Kubernetes client (about 90 MiB resident with its generated model), nor
+// the CEL library (about 27 MiB) unless its policy has rules: a module hook preloaded into the real process lists
+// every module it loads while it decides calls.
+let root: string;
+
+/** A sidecar over its own tree whose every loaded module URL goes to `loaded`. */
+async function startListed(name: string, extraArgs: (dir: string) => string[]): Promise<{ sc: SidecarProcess; loaded: () => string[] }> {
+  const dir = join(root, name);
+  mkdirSync(join(dir, "home", "vault"), { recursive: true });
+  mkdirSync(join(dir, "work"));
+  writeFileSync(join(dir, "work", "notes.txt"), "hello\n");
+  writeFileSync(join(dir, "agent.leviath"), `[agent]\nname = '${name}'\n[read_paths]\nallow = ['~/vault']\n[security]\ntaint_tracking = true\n`);
+  writeFileSync(join(dir, "config.toml"), `[tool_permissions]\nshell = 'allow'\n[agent_read_paths.${name}]\nallow = ['~/vault']\n`);
+  const loaded = join(dir, "loaded.txt");
+  const hook = join(dir, "hook.mjs");
+  writeFileSync(hook, [
+    'import { registerHooks } from "node:module";',
+    'import { appendFileSync } from "node:fs";',
+    `registerHooks({ load(url, context, next) { appendFileSync(${JSON.stringify(loaded)}, url + "\\n"); return next(url, context); } });`,
+  ].join("\n"));
+  const sc = await startSidecar(["--agent", join(dir, "agent.leviath"), "--config", join(dir, "config.toml"), "--workdir", join(dir, "work"), "--audit-dir", join(dir, "audit"), ...extraArgs(dir)], {
+    env: { LEVIATH_HOME: join(dir, "home"), NODE_OPTIONS: `--import ${pathToFileURL(hook).href}` },
+  });
+  return { sc, loaded: () => readFileSync(loaded, "utf8").split("\n").filter((u) => u !== "") };
+}
+
+let plain: Awaited<ReturnType<typeof startListed>>;
+let ruled: Awaited<ReturnType<typeof startListed>>;
+
+beforeAll(async () => {
+  root = makeTempDir("leviath-sidecar-modules-");
+  plain = await startListed("plain", () => []);
+  ruled = await startListed("ruled", (dir) => {
+    mkdirSync(join(dir, "rules"));
+    writeFileSync(join(dir, "rules", "ops.cel"), 'tool == "shell" && taint_level == "private"\n');
+    writeFileSync(join(dir, "rules", "broken.cel"), "tool ==\n");
+    return ["--rules", join(dir, "rules")];
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await plain?.sc.stop();
+  await ruled?.sc.stop();
+});
+
+describe("leviath sidecar standalone: what it loads", () => {
+  it("decides calls without loading @kubernetes/client-node, nor @bufbuild/cel for a policy without rules", async () => {
+    const r = await callTool(plain.sc, "read_file", { path: "notes.txt" });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ decision: "allow", taint: "private" });
+    // Private context, no rule: the gate asks before shell runs.
+    expect((await callTool(plain.sc, "shell", { command: "echo hi" })).status).toBe(202);
+    const urls = plain.loaded();
+    // The hook saw the sidecar's own stack, so an absence below means something.
+    expect(urls.some((u) => u.includes("/node_modules/fastify/"))).toBe(true);
+    expect(urls.some((u) => u.includes("/src/sidecar/server.") || u.includes("/dist/sidecar/server."))).toBe(true);
+    expect(urls.filter((u) => u.includes("@kubernetes/client-node"))).toEqual([]);
+    expect(urls.filter((u) => u.includes("@bufbuild/cel"))).toEqual([]);
+  });
+
+  it("loads the CEL library for a policy with rules, and its rules decide", async () => {
+    // The rule that does not compile is reported at start and never allows.
+    expect(ruled.sc.stderr()).toContain("rule 'broken' never allows (compile-error)");
+    expect((await callTool(ruled.sc, "read_file", { path: "notes.txt" })).body).toMatchObject({ decision: "allow", taint: "private" });
+    const shell = await callTool(ruled.sc, "shell", { command: "echo hi" });
+    expect(shell.status).toBe(200);
+    expect(shell.body).toMatchObject({ decision: "allow", result: "hi\n" });
+    expect(ruled.loaded().some((u) => u.includes("@bufbuild/cel"))).toBe(true);
+  });
+});
