@@ -8,6 +8,10 @@ const argv = process.argv;
 const wantsE2e = process.env.LEVIATH_E2E === "1"
   || argv.some((arg, i) => arg === "--project=e2e" || (arg === "e2e" && (argv[i - 1] === "--project" || argv[i - 1] === "--project=")));
 
+// Hooks of the CLI suites start real processes (sidecars, the controller, promtool): on a loaded machine a cold
+// start takes tens of seconds, so they get the same generous bound everywhere instead of vitest's 10 s.
+const CLI_HOOK_TIMEOUT_MS = 120_000;
+
 export default defineConfig({
   test: {
     projects: [
@@ -24,6 +28,7 @@ export default defineConfig({
           include: ["test/cli/**/*.test.ts"],
           environment: "node",
           testTimeout: 30_000,
+          hookTimeout: CLI_HOOK_TIMEOUT_MS,
         },
       },
       {

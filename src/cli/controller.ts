@@ -3,13 +3,15 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { DEFAULT_APPROVAL_TTL_MS } from "../controller/approval-decision.ts";
 import { join } from "node:path";
+import { issueCertificate } from "../controller/admission/x509.ts";
 import { createMetricsAuthorizer } from "../controller/metrics-auth.ts";
+import { ensureSidecarMetricsToken } from "../controller/sidecar-metrics-token.ts";
 import type { MetricsSecurity } from "../controller/http-apps.ts";
 import { startOperator, type BindAddress } from "../controller/operator.ts";
 import { reviewNonResourceAccess, reviewToken } from "../kube/access-review.ts";
 import { createKubeClient, loadKubeConfig, type KubeClient } from "../kube/client.ts";
 import { createLogger, LOG_LEVELS } from "../log/logger.ts";
-import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
+import { DEFAULT_POD_SETTINGS, type PodSettings } from "../sandbox/pod-settings.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import { parseWebhookOptions, WEBHOOK_HELP, WEBHOOK_OPTIONS } from "./webhook-options.ts";
@@ -25,8 +27,12 @@ Options:
   --metrics-bind-address ADDR          serve /metrics on host:port (":port" on every interface, "0" disables; default 0.0.0.0:8080)
   --metrics-secure                     serve /metrics over HTTPS to bearer tokens only: each token is checked with a
                                        TokenReview and its user with a SubjectAccessReview (get on the path /metrics),
-                                       as kubebuilder's secure metrics; needs --metrics-cert-dir
-  --metrics-cert-dir DIR               tls.crt and tls.key of the metrics server (a kubernetes.io/tls Secret mounted)
+                                       as kubebuilder's secure metrics
+  --metrics-cert-dir DIR               tls.crt and tls.key of the metrics server (a kubernetes.io/tls Secret mounted);
+                                       without it a self-signed certificate made at start (scrapers cannot verify it)
+  --sidecar-metrics-token-secret NAME  the Secret (in the Lease's namespace, created when absent) holding the bearer
+                                       token every Run's sidecar /metrics serves; engine pods get only its SHA-256.
+                                       Without it engine pods serve no metrics
   --health-probe-bind-address ADDR     serve /healthz and /readyz on host:port (":port" on every interface, "0" disables; default 0.0.0.0:8081)
   --leader-elect                       hold a coordination.k8s.io Lease before reconciling (for replicas > 1)
   --leader-election-namespace NS       namespace of the Lease (default POD_NAMESPACE, else the in-cluster namespace, else default)
@@ -48,6 +54,7 @@ const OPTIONS = {
   "metrics-bind-address": { type: "string" },
   "metrics-secure": { type: "boolean" },
   "metrics-cert-dir": { type: "string" },
+  "sidecar-metrics-token-secret": { type: "string" },
   "health-probe-bind-address": { type: "string" },
   "leader-elect": { type: "boolean" },
   "leader-election-namespace": { type: "string" },
@@ -88,7 +95,12 @@ function metricsTls(secure: boolean | undefined, dir: string | undefined): { cer
     if (dir !== undefined) throw new UsageError("--metrics-cert-dir goes with --metrics-secure");
     return undefined;
   }
-  if (dir === undefined) throw new UsageError("--metrics-secure needs --metrics-cert-dir (a directory holding tls.crt and tls.key)");
+  // As controller-runtime without a CertDir: a self-signed certificate, new at every start.
+  if (dir === undefined) {
+    const nowMs = Date.now();
+    const issued = issueCertificate({ commonName: "leviath-metrics", notBeforeMs: nowMs - 60_000, notAfterMs: nowMs + 365 * 86_400_000, hosts: ["localhost", hostname()] });
+    return { cert: Buffer.from(issued.certPem), key: Buffer.from(issued.keyPem) };
+  }
   const read = (name: string) => {
     try {
       return readFileSync(join(dir, name));
@@ -97,6 +109,14 @@ function metricsTls(secure: boolean | undefined, dir: string | undefined): { cer
     }
   };
   return { cert: read("tls.crt"), key: read("tls.key") };
+}
+
+/** The pods' settings from the flags, and the digest of the sidecars' scrape token when there is one. */
+function buildPodSettings(v: { "sidecar-image"?: string | undefined; "runtime-image"?: string | undefined }, sidecarMetricsTokenSha256: string | undefined): PodSettings {
+  return {
+    ...DEFAULT_POD_SETTINGS, ...(v["sidecar-image"] ? { sidecarImage: v["sidecar-image"] } : {}), ...(v["runtime-image"] ? { defaultRuntimeImage: v["runtime-image"] } : {}),
+    ...(sidecarMetricsTokenSha256 ? { sidecarMetricsTokenSha256 } : {}),
+  };
 }
 
 /** A bind address flag: `host:port`, `:port` for every interface, or `0` for none. */
@@ -136,11 +156,13 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
   let lost = false;
   let wake: () => void = () => {};
   const stopped = new Promise<void>((resolve) => (wake = resolve));
+  const tokenSecret = v["sidecar-metrics-token-secret"];
+  const sidecarMetricsTokenSha256 = tokenSecret === undefined ? undefined : await ensureSidecarMetricsToken(client, namespace, tokenSecret);
   const operator = await startOperator({
     client,
     log,
     workers,
-    settings: { ...DEFAULT_POD_SETTINGS, ...(v["sidecar-image"] ? { sidecarImage: v["sidecar-image"] } : {}), ...(v["runtime-image"] ? { defaultRuntimeImage: v["runtime-image"] } : {}) },
+    settings: buildPodSettings(v, sidecarMetricsTokenSha256),
     ...(metricsAddress ? { metricsAddress } : {}),
     ...(metricsSecurity ? { metricsSecurity } : {}),
     ...(probeAddress ? { probeAddress } : {}),
@@ -154,7 +176,7 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
       wake();
     },
   });
-  log.info({ addresses: operator.addresses, metricsSecure: Boolean(tls), leaderElect: Boolean(v["leader-elect"]) }, "controller started");
+  log.info({ addresses: operator.addresses, metricsSecure: Boolean(tls), sidecarMetrics: Boolean(sidecarMetricsTokenSha256), leaderElect: Boolean(v["leader-elect"]) }, "controller started");
   const onSignal = (signal: string) => {
     log.info({ signal }, "shutting down");
     wake();

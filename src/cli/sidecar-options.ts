@@ -14,6 +14,7 @@ export const SIDECAR_OPTIONS = {
   workdir: { type: "string" },
   listen: { type: "string" },
   "metrics-listen": { type: "string" },
+  "metrics-token-sha256": { type: "string" },
   mode: { type: "string" },
   allow: { type: "string", multiple: true },
   run: { type: "string" },

@@ -22,6 +22,7 @@ import { createResumableSource, startResumeWatcher } from "../sidecar/cluster/re
 import { startRunStatusReporter } from "../sidecar/cluster/run-status-reporter.ts";
 import { computePodTarget } from "../sidecar/executors/sandbox-targets.ts";
 import { startSidecarServer, type ListenAddress, type RunningSidecar, type SidecarServerOptions } from "../sidecar/server.ts";
+import { METRICS_TOKEN_DIGEST } from "../sidecar/http/metrics-token.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { canonicalWorkdir, homeOf } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
@@ -54,7 +55,12 @@ Policy (one of):
 Serving:
       --workdir DIR         the run's workspace (required; it must exist)
       --listen ADDR         the API, loopback only (default ${DEFAULT_LISTEN}; port 0 picks one)
-      --metrics-listen ADDR Prometheus /metrics on a separate listener (default: none)
+      --metrics-listen ADDR Prometheus /metrics on a separate listener (default: none); needs
+                            --metrics-token-sha256
+      --metrics-token-sha256 HEX
+                            the SHA-256 of the one bearer token /metrics serves ('Authorization: Bearer
+                            <token>'; anything else is 401); in a cluster the controller passes the digest of
+                            its scrape token (docs/security.md)
       --run NAME            the run: audit agent_id and directory, the Run resource (default: the agent's name)
       --audit-dir DIR       audit and state root: DIR/<run>/stages/<n>/taint_audit.jsonl, decisions.jsonl,
                             DIR/<run>/state.jsonl (default: $LEVIATH_HOME/runs, else ~/.leviath/runs)
@@ -247,11 +253,15 @@ function minimalEnv(io: CliIo, workdir: string): Record<string, string> {
   return { PATH: io.env["PATH"] ?? "/usr/bin:/bin", HOME: io.env["HOME"] ?? workdir, LANG: "C.UTF-8", TERM: "dumb", TMPDIR: "/tmp" };
 }
 
-function listenFlags(v: Values): { listen: ListenAddress; metricsListen: ListenAddress | undefined } {
+function listenFlags(v: Values): { listen: ListenAddress; metricsListen: ListenAddress | undefined; metricsTokenSha256: string | undefined } {
   const listen = parseListenAddress("--listen", v.listen ?? DEFAULT_LISTEN);
   if (!isLoopbackHost(listen.host)) throw new UsageError(`--listen '${v.listen}' is not a loopback address: the API serves the runtime beside it only`);
   const metricsListen = v["metrics-listen"] === undefined ? undefined : parseListenAddress("--metrics-listen", v["metrics-listen"]);
-  return { listen, metricsListen };
+  const digest = v["metrics-token-sha256"];
+  if (digest !== undefined && !METRICS_TOKEN_DIGEST.test(digest)) throw new UsageError(`--metrics-token-sha256: '${digest}' is not a SHA-256 digest (64 lower-case hex digits)`);
+  if (metricsListen !== undefined && digest === undefined) throw new UsageError("--metrics-listen needs --metrics-token-sha256 (the digest of the scrape token): /metrics is never served unauthenticated");
+  if (metricsListen === undefined && digest !== undefined) throw new UsageError("--metrics-token-sha256 goes with --metrics-listen");
+  return { listen, metricsListen, metricsTokenSha256: digest };
 }
 
 /** The lines a client waits for: where the API and metrics listen, and where the token files are. */
@@ -281,7 +291,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   if (v.workdir === undefined) throw new UsageError("--workdir DIR is required");
-  const { listen, metricsListen } = listenFlags(v);
+  const { listen, metricsListen, metricsTokenSha256 } = listenFlags(v);
   const namespace = v.namespace ?? io.env["LEVIATH_NAMESPACE"] ?? DEFAULT_NAMESPACE;
   const cluster = v.kubeconfig !== undefined || (v["run-policy"] !== undefined && io.env["KUBERNETES_SERVICE_HOST"] !== undefined);
   const workdir = canonicalWorkdir(io, v.workdir);
@@ -306,7 +316,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const records = client !== undefined ? clusterRecords(client, namespace, run, io) : undefined;
   const started = await startSidecarServer({
     ...records?.options,
-    source, workdir, home: homeOf(io), mode: parseMode(v.mode), runName: run, listen, metricsListen,
+    source, workdir, home: homeOf(io), mode: parseMode(v.mode), runName: run, listen, metricsListen, metricsTokenSha256,
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,

@@ -14,6 +14,11 @@ export interface PodSettings {
   sidecarPort: number;
   /** The port of the sidecar's separate metrics listener, scraped over the pod network. */
   sidecarMetricsPort: number;
+  /**
+   * The SHA-256 (hex) of the scrape token the sidecar's /metrics serves (the controller's Secret); unset means
+   * engine pods serve no metrics at all, never unauthenticated ones.
+   */
+  sidecarMetricsTokenSha256?: string;
   /** The uid/gid every container runs as (non-root, numeric, as Pod Security `restricted` needs). */
   runAsUser: number;
   resources: { agent: ContainerResources; sidecar: ContainerResources; sandbox: ContainerResources };

@@ -115,6 +115,9 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
   ];
   const workspaceMount = { name: "workspace", mountPath: workspace.mountPath };
   const credentials = buildCredentialMounts(snapshot.controller.credentials);
+  // Only the digest: the pod spec is readable in the namespace, the token itself stays in the controller's Secret.
+  const digest = settings.sidecarMetricsTokenSha256;
+  const metricsArgs = digest ? ["--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`, "--metrics-token-sha256", digest] : [];
   const agentContainer: Container = {
     name: "agent",
     image: snapshot.controller.agent.image,
@@ -143,12 +146,12 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       "--run-policy", `${ENGINE_PATHS.runPolicy}/${SNAPSHOT_KEY.runPolicy}`,
       "--workdir", workspace.mountPath,
       "--listen", `127.0.0.1:${settings.sidecarPort}`,
-      "--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`,
+      ...metricsArgs,
       "--run", run.name,
       "--runtime-token-file", RUNTIME_TOKEN_FILE,
       "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
     ],
-    ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }],
+    ...(digest ? { ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }] } : {}),
     env: [...env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
     securityContext: buildContainerSecurityContext(),
     resources: settings.resources.sidecar,

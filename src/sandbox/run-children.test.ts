@@ -200,6 +200,21 @@ describe("buildRunChildren", () => {
     for (const pod of all.filter((p) => p !== engine)) expect(pod.spec.terminationGracePeriodSeconds).toBe(1);
   });
 
+  it("starts the sidecar's metrics listener only with the scrape token's digest, and never hands the agent either", () => {
+    const agent = { image: "r:1", sandbox: { kind: "container" as const, image: "alpine:3" } };
+    const engineOf = (objs: KubeObject[]) => pods(objs).find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!;
+    const digest = "ab".repeat(32);
+    const secured = engineOf(childrenOf(snapshotOf(agent), { settings: { ...DEFAULT_POD_SETTINGS, sidecarMetricsTokenSha256: digest } }));
+    const sidecar = secured.spec.initContainers![0]!;
+    expect(sidecar.args).toEqual(expect.arrayContaining(["--metrics-listen", "0.0.0.0:9090", "--metrics-token-sha256", digest]));
+    expect(sidecar.ports).toEqual([{ name: "metrics", containerPort: 9090, protocol: "TCP" }]);
+    expect(JSON.stringify(secured.spec.containers)).not.toContain(digest);
+    // Without a token there is no metrics listener at all, never an unauthenticated one.
+    const bare = engineOf(childrenOf(snapshotOf(agent))).spec.initContainers![0]!;
+    expect((bare.args ?? []).filter((a) => a.startsWith("--metrics"))).toEqual([]);
+    expect(bare.ports).toBeUndefined();
+  });
+
   it("is deterministic, and the spec hash follows the pod spec", () => {
     const agent = { image: "r:1", sandbox: { kind: "container" as const, image: "alpine:3" } };
     expect(childrenOf(snapshotOf(agent))).toEqual(childrenOf(snapshotOf(agent)));

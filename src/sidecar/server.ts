@@ -1,5 +1,5 @@
 // The running sidecar: wires the policy holder, the run's session, the audit files, the approval book and the
-// service into the app, listens on loopback, serves metrics on a separate listener, reloads the policy, and
+// service into the app, listens on loopback, serves metrics on a separate listener (to one bearer token only), reloads the policy, and
 // stops cleanly (pending calls refused, records flushed).
 import { createServer, type Server } from "node:http";
 import { mkdirSync, realpathSync } from "node:fs";
@@ -10,6 +10,7 @@ import type { Logger } from "../log/logger.ts";
 import { createSidecarMetrics, type SidecarMetrics } from "../metrics/sidecar-metrics.ts";
 import { ApprovalBook } from "./core/approvals.ts";
 import { buildSidecarApp, computeStatus, type LocalApprovals, type SidecarAppDeps } from "./http/app.ts";
+import { createMetricsTokenCheck, METRICS_TOKEN_DIGEST } from "./http/metrics-token.ts";
 import { createAuditTee, type AuditLineSink } from "./storage/audit-tee.ts";
 import { createAuditWriter } from "./storage/audit-writer.ts";
 import { findStageIndex, type Enforcement } from "./core/enforcement.ts";
@@ -48,6 +49,8 @@ export interface SidecarServerOptions {
   readonly runName: string;
   readonly listen: ListenAddress;
   readonly metricsListen?: ListenAddress | undefined;
+  /** The SHA-256 (hex) of the only bearer token /metrics serves; required with `metricsListen` (fail closed). */
+  readonly metricsTokenSha256?: string | undefined;
   /** Root of the audit files and the state journal (`<dir>/<run>/...`). */
   readonly auditDir: string;
   readonly reloadIntervalMs: number;
@@ -92,8 +95,13 @@ function urlOf(address: AddressInfo): string {
   return `http://${host}:${address.port}`;
 }
 
-function startMetricsServer(metrics: SidecarMetrics, at: ListenAddress, log: Logger): Promise<Server> {
+function startMetricsServer(metrics: SidecarMetrics, at: ListenAddress, allowed: (authorization: string | undefined) => boolean, log: Logger): Promise<Server> {
   const server = createServer((req, res) => {
+    // Checked before the path: an unauthenticated client learns nothing, not even which paths exist.
+    if (!allowed(req.headers.authorization)) {
+      res.writeHead(401, { "www-authenticate": "Bearer", "content-type": "text/plain" }).end("Unauthorized");
+      return;
+    }
     if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
       res.writeHead(404).end();
       return;
@@ -116,6 +124,9 @@ function startMetricsServer(metrics: SidecarMetrics, at: ListenAddress, log: Log
 export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ ok: true; sidecar: RunningSidecar } | { ok: false; error: string }> {
   const clock = opts.clock ?? Date.now;
   const log = opts.log;
+  if (opts.metricsListen && !METRICS_TOKEN_DIGEST.test(opts.metricsTokenSha256 ?? "")) {
+    return { ok: false, error: "a metrics listener needs the SHA-256 of its scrape token (--metrics-token-sha256): /metrics is never served unauthenticated" };
+  }
   const metrics = createSidecarMetrics();
   // Made first, so the check below sees the real path (a symlinked --audit-dir into the workdir is caught too).
   mkdirSync(join(opts.auditDir, opts.runName), { recursive: true, mode: 0o700 });
@@ -182,7 +193,7 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   await app.listen({ host: opts.listen.host, port: opts.listen.port });
   // Until this line every request is refused (no Host is accepted yet).
   for (const h of computeAllowedHosts(opts.listen.host, app.server.address() as AddressInfo)) guard.hosts.add(h);
-  const metricsServer = opts.metricsListen ? await startMetricsServer(metrics, opts.metricsListen, log) : undefined;
+  const metricsServer = opts.metricsListen ? await startMetricsServer(metrics, opts.metricsListen, createMetricsTokenCheck(opts.metricsTokenSha256!), log) : undefined;
   holder.watch(opts.reloadIntervalMs);
   const url = urlOf(app.server.address() as AddressInfo);
   const metricsUrl = metricsServer ? `${urlOf(metricsServer.address() as AddressInfo)}/metrics` : undefined;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { answerAndWait, callTool, makeTempDir, metricValue, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+import { answerAndWait, callTool, makeTempDir, metricValue, scrapeMetrics, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 import { repo } from "./run-cli.ts";
 
 // Real MCP servers from the npm registry behind the sidecar's gateway: server-everything over stdio (started
@@ -160,7 +160,7 @@ describe("the MCP gateway", () => {
       const done = r.status === 202 ? await answerAndWait(sc, r.body.approval!.id, `c-${server}`, "allowForRun") : r;
       expect(done.body).toMatchObject({ decision: "allow", isError: true, result: `[error] ${message}` });
     }
-    const metrics = await (await fetch(sc.metricsUrl!)).text();
+    const metrics = await scrapeMetrics(sc);
     expect(metricValue(metrics, "leviath_sidecar_mcp_gateway_calls_total", { server: "sse", outcome: "error" })).toBe(1);
     expect(metricValue(metrics, "leviath_sidecar_mcp_gateway_calls_total", { server: "json", outcome: "error" })).toBe(1);
     expect(metricValue(metrics, "leviath_sidecar_mcp_gateway_calls_total", { server: "everything", outcome: "ok" })).toBeGreaterThanOrEqual(2);

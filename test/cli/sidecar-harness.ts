@@ -1,5 +1,6 @@
 // Starts the real `leviath sidecar` (bin/leviath) as a child process and talks to it over HTTP on loopback.
 import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,8 @@ import { repo } from "./run-cli.ts";
 export interface SidecarProcess {
   readonly url: string;
   readonly metricsUrl: string | undefined;
+  /** The scrape token /metrics serves (the harness passes its digest unless the args name one). */
+  readonly metricsToken: string | undefined;
   /** The approval token (read from the file it printed the path of), standalone. */
   readonly token: string | undefined;
   /** The runtime token: every request but the health check and a prompt's answer carries it. */
@@ -37,8 +40,13 @@ export function makeTempDir(prefix: string): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 }
 
+/** The scrape token of the sidecars started here with `--metrics-listen` and no `--metrics-token-sha256`. */
+export const TEST_METRICS_TOKEN = "test-scrape-token-0123456789abcdef0123456789abcdef";
+
 /** Starts `leviath sidecar ARGS` and waits until it prints its address. */
-export function startSidecar(args: string[], opts: { env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<SidecarProcess> {
+export function startSidecar(given: string[], opts: { env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<SidecarProcess> {
+  const ownToken = given.includes("--metrics-listen") && !given.includes("--metrics-token-sha256");
+  const args = ownToken ? [...given, "--metrics-token-sha256", createHash("sha256").update(TEST_METRICS_TOKEN).digest("hex")] : given;
   const env: Record<string, string | undefined> = { ...process.env, ...opts.env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   delete env["KUBERNETES_SERVICE_HOST"];
@@ -67,7 +75,7 @@ export function startSidecar(args: string[], opts: { env?: Record<string, string
       const token = approvalTokenFile === undefined ? undefined : readFileSync(approvalTokenFile, "utf8").trim();
       runtimeTokens.set(url, runtimeToken);
       resolve({
-        url, metricsUrl, token, proc, runtimeToken, runtimeTokenFile, approvalTokenFile,
+        url, metricsUrl, metricsToken: ownToken ? TEST_METRICS_TOKEN : undefined, token, proc, runtimeToken, runtimeTokenFile, approvalTokenFile,
         stderr: () => err,
         stdout: () => out,
         stop(signal: NodeJS.Signals = "SIGTERM") {
@@ -132,6 +140,13 @@ export async function answerAndWait(sc: SidecarProcess, approvalId: string, call
 /** The parsed lines of a JSON Lines file. */
 export function parseJsonLines(text: string): Record<string, unknown>[] {
   return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** GET /metrics as the scraper would (with the scrape token), as text; a refusal is an error. */
+export async function scrapeMetrics(sc: SidecarProcess): Promise<string> {
+  const res = await fetch(sc.metricsUrl!, { headers: { authorization: `Bearer ${sc.metricsToken}` } });
+  if (res.status !== 200) throw new Error(`scrape refused: ${res.status}`);
+  return res.text();
 }
 
 /** One metric sample's value from Prometheus text, or undefined. */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DECISION_SOURCES, DECISIONS, TOOL_CLASSES } from "../../src/metrics/sidecar-metrics.ts";
 import { RUN_MODES } from "../../src/api/run-policy.ts";
-import { answerAndWait, callTool, makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+import { answerAndWait, callTool, makeTempDir, scrapeMetrics, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // The sidecar's /metrics, checked by the real promtool (Debian's prometheus package, installed here when
 // missing: `apt-get update && apt-get install -y --no-install-recommends prometheus`).
@@ -42,7 +42,7 @@ describe("sidecar metrics", () => {
     const ask = await callTool(sc, "shell", { command: "echo x" }, "m1");
     expect(ask.status).toBe(202);
     await answerAndWait(sc, "gate-m1", "m1", "deny");
-    const text = await (await fetch(sc.metricsUrl!)).text();
+    const text = await scrapeMetrics(sc);
     const check = spawnSync(promtool, ["check", "metrics"], { input: text, encoding: "utf8" });
     expect(check.stdout + check.stderr).toBe("");
     expect(check.status).toBe(0);
@@ -50,7 +50,7 @@ describe("sidecar metrics", () => {
   });
 
   it("label values come only from closed sets (no paths, tools or run names)", async () => {
-    const text = await (await fetch(sc.metricsUrl!)).text();
+    const text = await scrapeMetrics(sc);
     const allowed: Record<string, readonly string[]> = {
       decision: DECISIONS, source: DECISION_SOURCES, tool_class: TOOL_CLASSES, mode: RUN_MODES,
       prompt: ["taint_gate", "tool_approval"], outcome: ["allowed", "denied", "expired", "exited", "timed_out", "capped", "failed"],

@@ -2,7 +2,7 @@ import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RunPolicySchema, type RunPolicy } from "../../src/api/run-policy.ts";
-import { callTool, get, makeTempDir, metricValue, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+import { callTool, get, makeTempDir, metricValue, scrapeMetrics, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // Hot reload: a new grant takes effect without a restart; a policy that does not load keeps the last good one
 // and says so (health, logs, metrics) until a good one arrives.
@@ -28,7 +28,7 @@ function runPolicy(declared: string[], granted: string[]): RunPolicy {
   });
 }
 
-const metrics = async (sc: SidecarProcess) => (await fetch(sc.metricsUrl!)).text();
+const metrics = (sc: SidecarProcess) => scrapeMetrics(sc);
 
 describe("hot reload of the mounted run policy", () => {
   it("follows a kubelet-style atomic swap, keeps the last good policy on a bad one, and recovers", async () => {

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { answerAndWait, callTool, get, makeTempDir, metricValue, parseJsonLines, post, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+import { answerAndWait, callTool, get, makeTempDir, metricValue, parseJsonLines, post, scrapeMetrics, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // Sequences of calls that raise and lower the context taint, against the real server: a private read (an
 // active grant makes every read private), an eviction, a model-written copy, a session raise, approvals
@@ -54,7 +54,7 @@ describe("interactive: a private read, a prompt, an eviction, a model copy, a se
     const ask = await callTool(sc, "shell", { command: "echo leak" }, "s2");
     expect(ask.status).toBe(202);
     expect(ask.body.approval).toMatchObject({ id: "gate-s2", kind: "taint_gate", prompt: BLOCK_PROMPT, options: ["Allow once", "Allow for this session", "Deny"] });
-    const metrics = await (await fetch(sc.metricsUrl!)).text();
+    const metrics = await scrapeMetrics(sc);
     expect(metricValue(metrics, "leviath_sidecar_pending_approvals", { prompt: "taint_gate" })).toBe(1);
     expect(metricValue(metrics, "leviath_sidecar_context_taint_level")).toBe(2);
     const unauth = await post(`${sc.url}/v1/approvals/gate-s2`, { decision: "allowOnce" });
@@ -114,7 +114,7 @@ describe("interactive: a private read, a prompt, an eviction, a model copy, a se
     const r = await callTool(sc, "web_fetch", { url: "https://example.com" }, "w1");
     expect(r.status).toBe(403);
     expect(r.body).toMatchObject({ code: "permission-denied", message: "[denied] Tool 'web_fetch' is not permitted." });
-    const metrics = await (await fetch(sc.metricsUrl!)).text();
+    const metrics = await scrapeMetrics(sc);
     expect(metricValue(metrics, "leviath_sidecar_decisions_total", { decision: "deny", source: "user_denied", tool_class: "shell", mode: "interactive" })).toBe(2);
     expect(metricValue(metrics, "leviath_sidecar_decisions_total", { decision: "allow", source: "user_always_allow", tool_class: "shell", mode: "interactive" })).toBe(1);
     expect(metricValue(metrics, "leviath_sidecar_decisions_total", { decision: "deny", source: "permission_deny", tool_class: "outbound", mode: "interactive" })).toBe(1);
@@ -164,7 +164,7 @@ describe("headless, yolo and unattended runs", () => {
     expect(done.status).toBe(403);
     expect(done.body).toMatchObject({ code: "gate-denied", message: "[blocked] Tool 'shell' would send data at private sensitivity, above its public clearance. Denied by user." });
     expect(gateEvents(tree.audit, tree.run).at(-1)).toMatchObject({ decision_source: "UserDenied", allowed: false });
-    const metrics = await (await fetch(sc.metricsUrl!)).text();
+    const metrics = await scrapeMetrics(sc);
     expect(metricValue(metrics, "leviath_sidecar_approval_wait_seconds_count", { prompt: "taint_gate", outcome: "expired" })).toBe(1);
     expect(await sc.stop()).toBe(0);
   });

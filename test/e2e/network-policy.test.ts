@@ -12,6 +12,7 @@ import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { helm, kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
 import { getJson, imageValues } from "./harness/kube-json.ts";
+import { createMetricsReader, deleteMetricsReader, scrapeController } from "./harness/metrics-access.ts";
 import { isPodFirewalled } from "./harness/network-policy.ts";
 import { firstHost } from "./harness/node.ts";
 import { listenDns, listenTcp, type Listener } from "./harness/node-listeners.ts";
@@ -136,6 +137,7 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     await kubectl(["delete", "run", RUN, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await kubectl(["delete", "pod", SERVER, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await helm(["uninstall", RELEASE, "-n", SYSTEM_NS, "--wait", "--timeout", "60s"], { allowFailure: true, timeoutMs: 90_000 });
+    await deleteMetricsReader(RELEASE, SYSTEM_NS);
     await kubectl(["delete", "pv", `${RUN}-workspace`, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await tcp?.close();
     await dns?.close();
@@ -154,7 +156,12 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     const left = await getJson<{ items: unknown[] }>(["get", "pods,networkpolicies", "-n", NS, "-l", "leviath.dev/network-probe"]);
     expect(left.items).toEqual([]);
     const controller = await getJson<PodList>(["get", "pods", "-n", SYSTEM_NS]);
-    const metrics = await (await fetch(`http://${controller.items[0]?.status?.podIP}:8080/metrics`)).text();
+    const podIp = controller.items[0]!.status!.podIP!;
+    // As Prometheus scrapes it with the chart's defaults: HTTPS, a token bound to the metrics-reader role.
+    expect((await scrapeController(RELEASE, SYSTEM_NS, podIp)).status).toBe(401);
+    const scraped = await scrapeController(RELEASE, SYSTEM_NS, podIp, await createMetricsReader(RELEASE, SYSTEM_NS));
+    expect(scraped.status).toBe(200);
+    const metrics = scraped.body;
     expect(metrics).toMatch(/^leviath_network_enforcement\{state="Verified"\} 1$/m);
     expect(metrics).toMatch(/^leviath_network_probes_total\{result="Verified"\} [1-9]/m);
   });

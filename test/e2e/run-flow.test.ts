@@ -15,6 +15,7 @@ import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { helm, kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
 import { getJson, imageValues } from "./harness/kube-json.ts";
+import { sidecarScrapeToken } from "./harness/metrics-access.ts";
 import { execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
 
@@ -262,7 +263,16 @@ describe("the Run flow on the real node", () => {
 
   async function checkMetrics(): Promise<void> {
     const engine = await getJson<{ status?: { podIP?: string } }>(["get", "pod", `${RUN}-engine`, "-n", NS]);
-    const res = await fetch(`http://${engine.status?.podIP}:9090/metrics`);
+    const url = `http://${engine.status?.podIP}:9090/metrics`;
+    // Over the pod network, as the chart's PodMonitor scrapes it: only with the controller's scrape token.
+    const token = await sidecarScrapeToken(RELEASE, SYSTEM_NS);
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    for (const refused of [{}, { authorization: `Bearer ${sha256(token)}` }, { authorization: `Bearer ${"f".repeat(64)}` }]) {
+      const r = await fetch(url, { headers: refused });
+      expect(r.status).toBe(401);
+      expect(await r.text()).not.toContain("leviath_sidecar_");
+    }
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     const metrics = await res.text();
     expect(metrics).toMatch(/^leviath_sidecar_\w+/m);

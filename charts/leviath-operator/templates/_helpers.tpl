@@ -76,3 +76,13 @@ the operator's, so the operator's digest is never applied to it; its tag falls b
 {{- define "leviath.metricsTlsSecret" -}}
 {{- .Values.metrics.secure.certSecretName | default (printf "%s-metrics-tls" (include "leviath.fullname" .)) -}}
 {{- end }}
+
+{{/* Whether the controller's metrics certificate is mounted from a Secret (else it makes one in memory). */}}
+{{- define "leviath.metricsCertMounted" -}}
+{{- if and .Values.metrics.secure.enabled (or .Values.metrics.secure.certSecretName .Values.metrics.secure.generateCertificate) }}true{{ end -}}
+{{- end }}
+
+{{/* The Secret holding the sidecars' metrics scrape token, which the controller creates. */}}
+{{- define "leviath.sidecarMetricsTokenSecret" -}}
+{{- .Values.metrics.sidecar.tokenSecretName | default (printf "%s-sidecar-metrics" (include "leviath.fullname" .)) -}}
+{{- end }}

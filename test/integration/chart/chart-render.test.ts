@@ -79,7 +79,14 @@ describe("helm template with the default values", () => {
       if (name === "lease" || name === "approval" || name === "secret") continue;
       for (const verb of ["list", "watch"]) expect(allows(read, res.group, res.plural, verb), `${verb} ${res.plural}`).toBe(true);
     }
-    const every = ms.filter((m) => m.kind === "ClusterRole" || m.kind === "Role").flatMap(rulesOf);
+    // The sidecars' scrape token: create (RBAC cannot narrow it by name) and get of that one Secret, in the release namespace only.
+    const scrapeToken = findManifest(ms, "Role", "leviath-operator-sidecar-metrics");
+    expect(scrapeToken.metadata.namespace).toBe(NS);
+    expect(rulesOf(scrapeToken).map((r) => [r.resources, r.verbs, (r as Rule & { resourceNames?: string[] }).resourceNames])).toEqual([[["secrets"], ["create"], undefined], [["secrets"], ["get"], ["leviath-operator-sidecar-metrics"]]]);
+    const all = ms.filter((m) => (m.kind === "ClusterRole" || m.kind === "Role") && m !== scrapeToken).flatMap(rulesOf);
+    // Non-resource rules: only the reader role of secure metrics, to bind to a scraper, which reads /metrics.
+    expect(all.filter((r) => r.resources === undefined)).toEqual([{ nonResourceURLs: ["/metrics"], verbs: ["get"] }]);
+    const every = all.filter((r) => r.resources !== undefined);
     for (const r of every) {
       expect([...r.verbs, ...r.resources, ...r.apiGroups]).not.toContain("*");
       if (r.resources.includes("secrets")) expect({ resources: r.resources, verbs: r.verbs }).toEqual({ resources: ["secrets"], verbs: ["get"] });
@@ -119,8 +126,8 @@ describe("helm template with non-default values", () => {
     expect(podMonitor.spec.namespaceSelector).toEqual({ matchNames: ["leviath-sandbox", "team-a", "team-b"] });
   });
 
-  it("with metrics.secure.enabled: HTTPS and token review args, a generated TLS Secret, the review RBAC, a reader role and an https ServiceMonitor", async () => {
-    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "metrics.secure.enabled=true,metrics.serviceMonitor.enabled=true"]));
+  it("by default: secure metrics (HTTPS, token review args, a generated TLS Secret, the review RBAC, a reader role, an https ServiceMonitor)", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "metrics.serviceMonitor.enabled=true"]));
     const container = (findManifest(ms, "Deployment") as Deployment).spec.template.spec.containers[0]!;
     expect(container.args).toEqual(expect.arrayContaining(["--metrics-secure", "--metrics-cert-dir=/etc/leviath/metrics-tls"]));
     const secret = ms.find((m) => m.kind === "Secret" && m.metadata.name === "leviath-operator-metrics-tls") as Manifest & { type: string; data: Record<string, string> };
@@ -140,9 +147,39 @@ describe("helm template with non-default values", () => {
       scheme: "https", bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
       tlsConfig: { serverName: `leviath-operator-metrics.${NS}.svc`, ca: { secret: { name: "leviath-operator-metrics-tls", key: "tls.crt" } } },
     });
-    const plain = parseManifests(await renderChart("leviath-operator", NS, []));
+    const plain = parseManifests(await renderChart("leviath-operator", NS, ["--set", "metrics.secure.enabled=false"]));
     expect((findManifest(plain, "Deployment") as Deployment).spec.template.spec.containers[0]!.args).not.toContain("--metrics-secure");
     expect(plain.filter((m) => m.metadata.name.includes("metrics-auth"))).toEqual([]);
+  });
+
+  it("with metrics.secure.generateCertificate=false (as deploy/ is rendered): no key in the output, the controller's own certificate, unverified", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "metrics.secure.generateCertificate=false,metrics.serviceMonitor.enabled=true"]));
+    const pod = (findManifest(ms, "Deployment") as Deployment).spec.template.spec;
+    expect(pod.containers[0]!.args).toContain("--metrics-secure");
+    expect(pod.containers[0]!.args.filter((a) => a.startsWith("--metrics-cert-dir"))).toEqual([]);
+    expect(ms.filter((m) => m.kind === "Secret")).toEqual([]);
+    expect(JSON.stringify(ms)).not.toContain("PRIVATE KEY");
+    const sm = findManifest(ms, "ServiceMonitor") as Manifest & { spec: { endpoints: Record<string, unknown>[] } };
+    expect(sm.spec.endpoints[0]).toMatchObject({ scheme: "https", tlsConfig: { insecureSkipVerify: true } });
+  });
+
+  it("by default: the controller keeps the sidecars' scrape token in one Secret it may get by name, and the PodMonitor presents it", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "metrics.podMonitor.enabled=true"]));
+    const container = (findManifest(ms, "Deployment") as Deployment).spec.template.spec.containers[0]!;
+    expect(container.args).toContain("--sidecar-metrics-token-secret=leviath-operator-sidecar-metrics");
+    const role = findManifest(ms, "Role", "leviath-operator-sidecar-metrics");
+    expect(role.metadata.namespace).toBe(NS);
+    expect(rulesOf(role)).toEqual([
+      { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+      { apiGroups: [""], resources: ["secrets"], resourceNames: ["leviath-operator-sidecar-metrics"], verbs: ["get"] },
+    ]);
+    const podMonitor = findManifest(ms, "PodMonitor") as Manifest & { spec: { podMetricsEndpoints: Record<string, unknown>[] } };
+    expect(podMonitor.spec.podMetricsEndpoints[0]).toMatchObject({
+      port: "metrics", authorization: { type: "Bearer", credentials: { name: "leviath-operator-sidecar-metrics", key: "token" } },
+    });
+    const off = parseManifests(await renderChart("leviath-operator", NS, ["--set", "metrics.sidecar.enabled=false"]));
+    expect((findManifest(off, "Deployment") as Deployment).spec.template.spec.containers[0]!.args.filter((a) => a.startsWith("--sidecar-metrics"))).toEqual([]);
+    expect(off.filter((m) => m.metadata.name.endsWith("sidecar-metrics"))).toEqual([]);
   });
 
   it("renders the ServiceMonitor, the PrometheusRule and the Grafana dashboard when asked", async () => {
@@ -182,7 +219,7 @@ describe("helm template with non-default values", () => {
 
   it("one replica without leader election has no PodDisruptionBudget and no Lease role", async () => {
     const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "controller.replicas=1,controller.leaderElection.enabled=false"]));
-    expect(ms.filter((m) => m.kind === "PodDisruptionBudget" || m.kind === "Role")).toEqual([]);
+    expect(ms.filter((m) => m.kind === "PodDisruptionBudget" || (m.kind === "Role" && m.metadata.name !== "leviath-operator-sidecar-metrics"))).toEqual([]);
     expect(controller(ms).args).not.toContain("--leader-elect");
   });
 });
@@ -199,6 +236,7 @@ describe("bad values fail at install with a message that names them", () => {
     ["a renew deadline past the lease", ["--set", "controller.leaderElection.renewDeadlineSeconds=20"], ["renewDeadlineSeconds must be shorter"]],
     ["an upstream config.toml string", ["--set", "policy.configToml=[security]"], ["policy.configToml", "leviath import config.toml", "policy.document"]],
     ["a ServiceMonitor without the Service", ["--set", "metrics.serviceMonitor.enabled=true,metrics.service.enabled=false"], ["needs metrics.service.enabled"]],
+    ["a PodMonitor without the sidecars' scrape token", ["--set", "metrics.podMonitor.enabled=true,metrics.sidecar.enabled=false"], ["needs metrics.sidecar.enabled"]],
   ];
   for (const [what, args, words] of cases) {
     it(`refuses ${what}`, async () => {

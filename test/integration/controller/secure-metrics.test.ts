@@ -3,11 +3,10 @@
 // forged token is unauthenticated (401). The reviews are the API server's own TokenReview and SubjectAccessReview.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyObjects, createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
+import { applyObjects, createRestrictedNamespace, deleteNamespace, installCrds, scrapeHttps, serviceAccountToken, testCluster, waitFor } from "../harness/index.ts";
 import { startControllerProcess, type ControllerProcess } from "./process-harness.ts";
 
 let namespace = "";
@@ -16,23 +15,8 @@ let address = "";
 let ca: Buffer;
 const certDir = mkdtempSync(join(tmpdir(), "leviath-metrics-tls-"));
 
-async function token(sa: string): Promise<string> {
-  const res = await testCluster().core.createNamespacedServiceAccountToken({ name: sa, namespace, body: { spec: { audiences: [], expirationSeconds: 600 } } });
-  const value = res.status?.token ?? "";
-  expect(value).not.toBe("");
-  return value;
-}
-
-function scrape(bearer?: string): Promise<{ status: number; body: string }> {
-  const [host, port] = [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
-  return new Promise((resolve, reject) => {
-    const req = request({ host, port, path: "/metrics", ca, servername: "localhost", headers: bearer ? { authorization: `Bearer ${bearer}` } : {} }, (res) => {
-      let body = "";
-      res.setEncoding("utf8").on("data", (c: string) => (body += c)).on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject).end();
-  });
-}
+const token = (sa: string) => serviceAccountToken(namespace, sa);
+const scrape = (bearer?: string) => scrapeHttps({ address, ca, servername: "localhost", bearer });
 
 beforeAll(async () => {
   await installCrds("crds/");

@@ -12,3 +12,5 @@ export { helm, kubectl } from "./kubectl.ts";
 export type { ToolOptions, ToolResult } from "./kubectl.ts";
 export { findCondition, waitFor, waitForCondition } from "./wait-for.ts";
 export type { Condition, ObjectRef, WaitOptions } from "./wait-for.ts";
+export { scrapeHttps, serviceAccountToken } from "./metrics-scrape.ts";
+export type { SecureScrape } from "./metrics-scrape.ts";
