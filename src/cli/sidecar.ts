@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import { loadAgent } from "../config/load.ts";
-import type { KubeClient } from "../kube/client.ts";
+import type { KubeClient, LibraryKubeClient } from "../kube/client.ts";
 import type { createPodExec } from "../kube/pod-exec.ts";
 import { componentLogger, createLogger, LOG_LEVELS, type Logger } from "../log/logger.ts";
 import { isSafeRunName } from "../sidecar/storage/audit-writer.ts";
@@ -202,7 +202,7 @@ function waitForSignal(): Promise<string> {
   });
 }
 
-function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: KubeClient | undefined; podExec: typeof createPodExec | undefined; workdir: string; namespace: string; run: string; confinement: Confinement }): SidecarServerOptions["shell"] {
+function shellFactory(v: Values, io: CliIo, ctx: { cluster: boolean; client: LibraryKubeClient | undefined; podExec: typeof createPodExec | undefined; workdir: string; namespace: string; run: string; confinement: Confinement }): SidecarServerOptions["shell"] {
   const kind = v.shell ?? (ctx.cluster ? "pod-exec" : "local");
   if (kind !== "local" && kind !== "pod-exec") throw new UsageError(`--shell '${v.shell}' is not local or pod-exec`);
   const { client, podExec } = ctx;
