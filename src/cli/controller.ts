@@ -9,7 +9,8 @@ import { ensureSidecarMetricsToken } from "../controller/sidecar-metrics-token.t
 import type { MetricsSecurity } from "../controller/http-apps.ts";
 import { startOperator, type BindAddress } from "../controller/operator.ts";
 import { reviewNonResourceAccess, reviewToken } from "../kube/access-review.ts";
-import { createKubeClient, loadKubeConfig, type KubeClient } from "../kube/client.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { connectKube } from "../kube/connect.ts";
 import { createLogger, LOG_LEVELS } from "../log/logger.ts";
 import { DEFAULT_POD_SETTINGS, type PodSettings } from "../sandbox/pod-settings.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
@@ -150,9 +151,9 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
   const tls = metricsTls(v["metrics-secure"], v["metrics-cert-dir"]);
 
   const log = createLogger(level);
-  const client = createKubeClient(loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]));
+  const client = await connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]);
   const metricsSecurity = tls && buildMetricsSecurity(client, tls);
-  const namespace = v["leader-election-namespace"] ?? io.env["POD_NAMESPACE"] ?? client.config.getContextObject(client.config.getCurrentContext())?.namespace ?? "default";
+  const namespace = v["leader-election-namespace"] ?? io.env["POD_NAMESPACE"] ?? client.namespace ?? "default";
   let lost = false;
   let wake: () => void = () => {};
   const stopped = new Promise<void>((resolve) => (wake = resolve));

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import { loadAgent } from "../config/load.ts";
-import type { KubeClient } from "../kube/client.ts";
+import type { KubeClient, LibraryKubeClient } from "../kube/client.ts";
 import type { createPodExec } from "../kube/pod-exec.ts";
 import { componentLogger, createLogger, LOG_LEVELS, type Logger } from "../log/logger.ts";
 import { isSafeRunName } from "../sidecar/storage/audit-writer.ts";
@@ -214,7 +214,7 @@ function waitForSignal(): Promise<string> {
 
 /** Where the sidecar's executors run: the cluster it talks to (if any) and this run's names and confinement. */
 interface ExecutorContext {
-  cluster: boolean; client: KubeClient | undefined; podExec: typeof createPodExec | undefined;
+  cluster: boolean; client: LibraryKubeClient | undefined; podExec: typeof createPodExec | undefined;
   workdir: string; namespace: string; run: string; confinement: Confinement; execWaitMs: number;
 }
 

@@ -61,6 +61,8 @@ const TERMINATING_RECHECK_MS = 1000;
 const NETWORK_REFUSAL_RECHECK_MS = 60_000;
 /** What a stopped run loses; its ConfigMap and workspace claim stay until the Run is deleted. */
 const STOPPED_KINDS = new Set(["Pod", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"]);
+/** What a pod is written after: admission needs its ServiceAccount, and it must never run unisolated. */
+const POD_PREREQUISITES = new Set(["ServiceAccount", "NetworkPolicy"]);
 
 /** The `action` of the Events of a Run's status transitions. */
 const RUN_ACTION = "Reconcile";
@@ -182,14 +184,20 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
 
   /**
    * Write the desired children (pods only when absent or changed), then delete owned children no longer desired.
-   * Everything a pod depends on (its ServiceAccount, the NetworkPolicy that isolates it) is written before any pod;
-   * the writes within each step are independent, so they go out together.
+   * A pod waits only for what it cannot go without: its ServiceAccount (admission refuses a pod whose account does
+   * not exist) and the NetworkPolicy that isolates it. The Role, RoleBinding and claim go out beside the pods (the
+   * kubelet waits for a claim; the sidecar retries its reads until its binding exists), so the first pod is one
+   * round trip after the snapshot instead of waiting for every child.
    */
   async function syncChildren(ref: RunRef, desired: KubeObject[], live: boolean): Promise<number | undefined> {
     const owned = cache.listOwnedBy(ref.uid);
     const stale = (obj: KubeObject) => !isApplied(obj, owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name));
-    await settleAll(desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && stale(o)).map((o) => writer.apply(o)));
-    const requeues = await settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live)));
+    const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && stale(o));
+    const prerequisites = settleAll(writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map((o) => writer.apply(o)));
+    const others = settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind)).map((o) => writer.apply(o)));
+    const pods = prerequisites.then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
+    // Both settle before the pass goes on (no write still in flight); the first failure is the pass's.
+    const [, requeues] = (await settleAll<unknown>([others, pods])) as [unknown, (number | undefined)[]];
     const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
     await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
     return requeues.find((r) => r !== undefined);

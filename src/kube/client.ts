@@ -1,4 +1,4 @@
-import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext } from "@kubernetes/client-node";
+import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext, Watch } from "@kubernetes/client-node";
 import { DEFAULT_MAX_RESPONSE_BYTES, readBoundedText } from "./bounded-body.ts";
 import { parseApiError } from "./errors.ts";
 
@@ -15,10 +15,25 @@ export interface RequestOptions {
   maxResponseBytes?: number;
 }
 
-/** A thin REST client over the kubeconfig: any path, any verb, any content type, JSON in and out. */
+/** Called with each watch event's type (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`) and object. */
+export type WatchHandler = (type: string, object: unknown) => void;
+
+/**
+ * A thin REST client over the kubeconfig: any path, any verb, any content type, JSON in and out. Two make it:
+ * {@link createKubeClient} over @kubernetes/client-node's KubeConfig (any auth plugin; pod exec needs it), and
+ * `createHttpsKubeClient` (https-client.ts) on node:https, which loads none of that library (`connectKube` picks).
+ */
 export interface KubeClient {
-  readonly config: KubeConfig;
+  /** The kubeconfig context's namespace, when it names one. */
+  readonly namespace?: string;
   request<T = unknown>(method: keyof typeof HttpMethod, path: string, opts?: RequestOptions): Promise<T>;
+  /** Streams a watch of `path` until the server ends it (resolves), it fails (rejects) or `signal` aborts it. */
+  watch(path: string, query: RequestOptions["query"], onEvent: WatchHandler, signal: AbortSignal): Promise<void>;
+}
+
+/** A {@link KubeClient} over the library's KubeConfig, which pod exec needs as well. */
+export interface LibraryKubeClient extends KubeClient {
+  readonly config: KubeConfig;
 }
 
 /** Load the kubeconfig: an explicit file, else `KUBECONFIG`, else `~/.kube/config`, else the in-cluster account. */
@@ -54,12 +69,23 @@ export function createDispatcherReuse(nowMs: () => number, maxAgeMs = DISPATCHER
 }
 
 /** Build a client for `kc`'s current context. */
-export function createKubeClient(kc: KubeConfig): KubeClient {
+export function createKubeClient(kc: KubeConfig): LibraryKubeClient {
   const http = new IsomorphicFetchHttpLibrary();
   const server = (kc.getCurrentCluster()?.server ?? "").replace(/\/+$/, "");
   const reuse = createDispatcherReuse(() => performance.now());
+  const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
+  const watcher = new Watch(kc);
   return {
     config: kc,
+    ...(namespace ? { namespace } : {}),
+    watch: (path, query, onEvent, signal) => new Promise<void>((resolve, reject) => {
+      const params = Object.fromEntries(Object.entries(query ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string | number | boolean>;
+      const done = (err: unknown) => (err && !signal.aborted ? reject(err as Error) : resolve());
+      watcher.watch(path, params, onEvent, done).then((ctl) => {
+        if (signal.aborted) ctl.abort();
+        else signal.addEventListener("abort", () => ctl.abort(), { once: true });
+      }, reject);
+    }),
     async request<T>(method: keyof typeof HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
       const url = new URL(server + path);
       for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));

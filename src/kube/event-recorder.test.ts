@@ -30,7 +30,7 @@ describe("createEventRecorder", () => {
   function fakeClient(failPatchWith?: number) {
     const sent: Sent[] = [];
     const client = {
-      config: undefined as never,
+      watch: () => Promise.reject(new Error("no watch in this test")),
       async request<T>(method: string, path: string, opts?: { body?: unknown }): Promise<T> {
         sent.push({ method, path, body: opts?.body as Record<string, unknown> });
         if (method === "PATCH" && failPatchWith) throw new KubeApiError(failPatchWith, "NotFound", "gone");

@@ -1,5 +1,5 @@
-import { ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from "@kubernetes/client-node";
 import type { KubeClient } from "./client.ts";
+import { isApiStatus } from "./errors.ts";
 import type { KubeObject } from "./objects.ts";
 import { buildPath, type Resource } from "./resources.ts";
 
@@ -39,88 +39,158 @@ export function stripManagedFields<T>(obj: T): T {
   return obj;
 }
 
-/** A Watch whose events reach the cache without managedFields. */
-class StrippingWatch extends Watch {
-  override watch(...[path, query, callback, done]: Parameters<Watch["watch"]>): ReturnType<Watch["watch"]> {
-    return super.watch(path, query, (phase, apiObj, watchObj) => callback(phase, phase === "ERROR" ? apiObj : stripManagedFields(apiObj), watchObj), done);
-  }
-}
-
 function controllerUid(obj: KubeObject): string | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller)?.uid;
 }
 
+/** A list response: the items and the resource version to watch from. */
+type ListResponse<T> = { metadata?: { resourceVersion?: string }; items: T[] };
+/** How long the server keeps one watch open before it ends it and the informer opens the next (client-go: 5-10 min). */
+const WATCH_TIMEOUT_SECONDS = 300;
+
 /**
- * An informer over client-node's ListWatch. ListWatch re-lists by itself after `410 Gone` and reconnects after
- * watch timeouts, but stops for good on any other error (an API server restart, a refused connection): this
- * wrapper restarts it with capped exponential backoff, resuming from the last resource version.
+ * An informer: list, then watch from the list's resource version, storing each object (without managedFields)
+ * and telling the listeners. A watch the server ends is reopened from the last resource version; `410 Gone`
+ * lists again (the listeners see the difference as adds, updates and deletes); any other failure (an API server
+ * restart, a refused connection) restarts it with capped exponential backoff.
  */
 export function createInformer<T extends KubeObject>(client: KubeClient, resource: Resource, opts: { labelSelector?: string; fieldSelector?: string; namespace?: string } & InformerHooks = {}): Informer<T> {
   // One namespace for a client whose Role holds only that namespace (the sidecar); every namespace otherwise.
   const path = buildPath(resource, opts.namespace);
   const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
-  // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
-  // The library types timestamps as Date; our objects hold what the wire holds (strings): the intersection satisfies it.
-  const listFn = async () => {
-    const list = await client.request<KubernetesListObject<T & KubernetesObject>>("GET", path, { query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }, timeoutMs: 120_000 });
-    for (const item of list.items) stripManagedFields(Object.assign(item, { apiVersion, kind: resource.kind }));
-    return list;
-  };
-  const lw = new ListWatch<T & KubernetesObject>(path, new StrippingWatch(client.config), listFn, false, opts.labelSelector, opts.fieldSelector);
+  const selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
+  const objects = new Map<string, T>();
+  const byNamespace = new Map<string, Map<string, T>>();
   const owned = new Map<string, Map<string, T>>();
   const ownerOf = new Map<string, string>();
   const listeners: ((event: InformerEvent, obj: T) => void)[] = [];
   let synced = false;
   let stopped = false;
-  let failed = false;
+  let running = false;
+  let resourceVersion: string | undefined;
   let backoff = MIN_BACKOFF_MS;
   let timer: NodeJS.Timeout | undefined;
+  let abort = new AbortController();
 
-  const keyOf = (o: T) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
-  const unindex = (o: T) => {
-    const key = keyOf(o);
+  const keyOf = (namespace: string | undefined, name: string) => `${resource.namespaced ? namespace ?? "" : ""}/${name}`;
+  const keyOfObj = (o: T) => keyOf(o.metadata.namespace, o.metadata.name);
+  const unindex = (key: string) => {
     const uid = ownerOf.get(key);
     if (uid !== undefined) owned.get(uid)?.delete(key);
     if (uid !== undefined && owned.get(uid)?.size === 0) owned.delete(uid);
     ownerOf.delete(key);
   };
-  const index = (o: T) => {
-    unindex(o);
+  const index = (key: string, o: T) => {
+    unindex(key);
     const uid = controllerUid(o);
     if (uid === undefined) return;
-    const key = keyOf(o);
     ownerOf.set(key, uid);
     if (!owned.has(uid)) owned.set(uid, new Map());
     owned.get(uid)!.set(key, o);
   };
-  const emit = (event: InformerEvent) => (o: T) => {
-    if (event === "delete") unindex(o);
-    else index(o);
+  const store = (event: InformerEvent, o: T) => {
+    const key = keyOfObj(o);
+    const ns = o.metadata.namespace ?? "";
+    if (event === "delete") {
+      objects.delete(key);
+      byNamespace.get(ns)?.delete(key);
+      if (byNamespace.get(ns)?.size === 0) byNamespace.delete(ns);
+      unindex(key);
+    } else {
+      objects.set(key, o);
+      if (!byNamespace.has(ns)) byNamespace.set(ns, new Map());
+      byNamespace.get(ns)!.set(key, o);
+      index(key, o);
+    }
     for (const l of listeners) l(event, o);
   };
-  lw.on("add", emit("add"));
-  lw.on("update", emit("update"));
-  lw.on("delete", emit("delete"));
-  lw.on("connect", () => {
-    failed = false;
-  });
-  lw.on("error", (err: unknown) => {
-    failed = true;
+
+  /** Lists, and turns the difference to the cache into events. */
+  async function list(): Promise<void> {
+    const res = await client.request<ListResponse<T>>("GET", path, { query: selectors, timeoutMs: 120_000 });
+    const seen = new Set<string>();
+    for (const item of res.items) {
+      // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
+      const o = stripManagedFields(Object.assign(item, { apiVersion, kind: resource.kind }));
+      const key = keyOfObj(o);
+      seen.add(key);
+      const before = objects.get(key);
+      if (!before) store("add", o);
+      else if (before.metadata.resourceVersion !== o.metadata.resourceVersion) store("update", o);
+    }
+    for (const [key, o] of [...objects]) if (!seen.has(key)) store("delete", o);
+    resourceVersion = res.metadata?.resourceVersion;
+  }
+
+  /** Watches from `resourceVersion` until the server ends the watch; false when it answered 410 Gone. */
+  async function watchOnce(signal: AbortSignal): Promise<boolean> {
+    let gone = false;
+    let failure: Error | undefined;
+    // The handler never throws into the client's stream: a failure is kept, the watch ended, and it is thrown here.
+    const own = new AbortController();
+    const end = () => own.abort();
+    signal.addEventListener("abort", end, { once: true });
+    try {
+      await client.watch(path, { ...selectors, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS }, (type, object) => {
+        if (own.signal.aborted) return;
+        if (type === "ERROR") {
+          const status = object as { code?: number; message?: string } | undefined;
+          if (status?.code === 410) gone = true;
+          else failure = new Error(`watch of ${path}: ${status?.message ?? JSON.stringify(object)}`);
+          own.abort();
+          return;
+        }
+        const o = object as T;
+        if (o.metadata?.resourceVersion) resourceVersion = o.metadata.resourceVersion;
+        if (type === "BOOKMARK") return;
+        stripManagedFields(o);
+        if (type === "ADDED") store(objects.has(keyOfObj(o)) ? "update" : "add", o);
+        else if (type === "MODIFIED") store("update", o);
+        else if (type === "DELETED") store("delete", o);
+      }, own.signal);
+    } catch (err) {
+      // A resource version too old may also be refused outright, before the stream starts.
+      if (isApiStatus(err, 410)) return false;
+      if (!own.signal.aborted || signal.aborted) throw err;
+    } finally {
+      signal.removeEventListener("abort", end);
+    }
+    if (failure) throw failure;
+    return !gone;
+  }
+
+  function fail(err: unknown): void {
+    running = false;
     if (stopped) return;
     opts.onError?.(resource, err, backoff);
     clearTimeout(timer);
     timer = setTimeout(() => void run(), backoff);
     backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-  });
+  }
 
-  async function run(): Promise<void> {
-    if (stopped) return;
-    failed = false;
-    await lw.start();
-    if (!failed && !stopped) {
-      synced = true;
+  /** Watches until stopped or failed, reopening after each end of the server's and listing again after 410. */
+  async function watchLoop(signal: AbortSignal): Promise<void> {
+    while (!stopped && !signal.aborted) {
+      if (!(await watchOnce(signal))) await list();
       backoff = MIN_BACKOFF_MS;
     }
+  }
+
+  async function run(): Promise<void> {
+    if (stopped || running) return;
+    running = true;
+    abort = new AbortController();
+    const signal = abort.signal;
+    try {
+      // After a failure, resume from the last resource version when there is one; the watch says 410 if it is too old.
+      if (!synced || resourceVersion === undefined) await list();
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    synced = true;
+    backoff = MIN_BACKOFF_MS;
+    watchLoop(signal).then(() => (running = false), (err: unknown) => (signal.aborted ? (running = false) : fail(err)));
   }
 
   return {
@@ -128,15 +198,16 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
     get synced() {
       return synced;
     },
-    get: (namespace, name) => lw.get(name, resource.namespaced ? namespace : undefined),
-    list: (namespace) => lw.list(namespace),
+    get: (namespace, name) => objects.get(keyOf(namespace, name)),
+    list: (namespace) => [...(namespace === undefined ? objects : byNamespace.get(namespace) ?? []).values()],
     listOwnedBy: (uid) => [...(owned.get(uid)?.values() ?? [])],
     on: (cb) => void listeners.push(cb),
     start: run,
-    async stop() {
+    stop() {
       stopped = true;
       clearTimeout(timer);
-      await lw.stop();
+      abort.abort();
+      return Promise.resolve();
     },
   };
 }

@@ -34,7 +34,8 @@ function start(args: string[]): ControllerProcess {
 const RUNS = 24;
 const CHILDREN_PER_RUN = 9;
 
-describe("the controller process", () => {
+// Each test starts two or three controller processes; each took over 30 s to start on a loaded two-core machine.
+describe("the controller process", { timeout: 420_000 }, () => {
   it("killed in the middle of reconciling and restarted, leaves exactly one set of children per Run", async () => {
     await createAgent(namespace, "many", {
       image: "r:1",

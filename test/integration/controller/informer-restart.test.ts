@@ -3,7 +3,11 @@
 import { createServer, connect, type Server, type Socket } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKubeClient } from "../../../src/kube/client.ts";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createKubeClient, type KubeClient } from "../../../src/kube/client.ts";
+import { connectKube } from "../../../src/kube/connect.ts";
 import { createInformer } from "../../../src/kube/informer.ts";
 import { RESOURCES } from "../../../src/kube/resources.ts";
 import { createRestrictedNamespace, deleteNamespace, testCluster, waitFor } from "../harness/index.ts";
@@ -48,7 +52,18 @@ afterAll(async () => {
   if (namespace) await deleteNamespace(namespace);
 });
 
-describe("the informer", () => {
+/** The same informer over either client: the library's (any kubeconfig) and the plain one on node:https. */
+const CLIENTS: [string, (kc: KubeConfig) => Promise<KubeClient>][] = [
+  ["client-node's KubeConfig", (kc) => Promise.resolve(createKubeClient(kc))],
+  ["node:https (connectKube)", async (kc) => {
+    const dir = await mkdtemp(join(tmpdir(), "informer-kubeconfig-"));
+    const file = join(dir, "kubeconfig");
+    await writeFile(file, kc.exportConfig(), { mode: 0o600 });
+    return connectKube(file);
+  }],
+];
+
+describe.each(CLIENTS)("the informer over %s", (_name, connect) => {
   it("restarts after its API server vanished and catches up on what changed meanwhile", async () => {
     const { kc, core } = testCluster();
     const target = new URL(kc.getCurrentCluster()!.server);
@@ -59,8 +74,9 @@ describe("the informer", () => {
     proxied.clusters = proxied.clusters.map((c) => (c.name === cluster.name ? { ...c, server: `https://127.0.0.1:${proxy.port}` } : c));
 
     const errors: unknown[] = [];
-    const informer = createInformer(createKubeClient(proxied), RESOURCES.configMap, { labelSelector: "informer-test=yes", onError: (_r, err) => errors.push(err) });
+    const informer = createInformer(await connect(proxied), RESOURCES.configMap, { labelSelector: "informer-test=yes", onError: (_r, err) => errors.push(err) });
     const make = (name: string) => core.createNamespacedConfigMap({ namespace, body: { metadata: { name, labels: { "informer-test": "yes" } } } });
+    await Promise.all(["before", "during", "after"].map((name) => core.deleteNamespacedConfigMap({ name, namespace }).catch(() => undefined)));
     await make("before");
     await informer.start();
     await waitFor(() => informer.synced, { description: "the first list" });

@@ -66,8 +66,11 @@ export function startControllerProcess(args: string[]): ControllerProcess {
   };
 }
 
-/** Wait until the process has started serving (its caches synced). */
-export async function waitForStarted(proc: ControllerProcess, timeoutMs = 30_000): Promise<void> {
+/**
+ * Wait until the process has started serving (its caches synced). Two minutes: on a loaded two-core machine
+ * Node's type stripping of the CLI alone took over 30 s.
+ */
+export async function waitForStarted(proc: ControllerProcess, timeoutMs = 120_000): Promise<void> {
   await waitFor(() => {
     if (proc.child.exitCode !== null) throw new Error(`controller exited ${proc.child.exitCode}: ${JSON.stringify(proc.logs.slice(-5))}`);
     return proc.metricsUrl() !== undefined;
