@@ -41,7 +41,7 @@ export function readContainerState(pod: PodView, container: string): { running: 
 }
 
 /** Resolves once the container runs; rejects, naming the pod and the container, when it never will or the bound passes. */
-export async function waitForContainerRunning(client: KubeClient, namespace: string, pod: string, container: string, opts: ContainerWait): Promise<void> {
+export async function waitForContainerRunning(client: Pick<KubeClient, "request">, namespace: string, pod: string, container: string, opts: ContainerWait): Promise<void> {
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const deadline = now() + opts.timeoutMs;

@@ -2,14 +2,14 @@
 // websocket, started only once the target container runs (container-running.ts). Kept here because only kube/
 // may import the client at runtime; the executors in sidecar/ take this as a port.
 import { Exec } from "@kubernetes/client-node";
-import type { KubeClient } from "./client.ts";
+import type { LibraryKubeClient } from "./client.ts";
 import { DEFAULT_CONTAINER_WAIT_MS, waitForContainerRunning } from "./container-running.ts";
 
 /** The one call the sidecar needs: client-node's `Exec.exec`. */
 export type PodExec = Pick<Exec, "exec">;
 
 /** An exec client for the client's cluster that waits (at most `waitMs`) for the target container to run first. */
-export function createPodExec(client: KubeClient, waitMs: number = DEFAULT_CONTAINER_WAIT_MS): PodExec {
+export function createPodExec(client: LibraryKubeClient, waitMs: number = DEFAULT_CONTAINER_WAIT_MS): PodExec {
   const inner = new Exec(client.config);
   return {
     async exec(namespace, pod, container, ...rest) {

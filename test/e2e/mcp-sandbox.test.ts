@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Exec } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createKubeClient, loadKubeConfig, type KubeClient } from "../../src/kube/client.ts";
+import { createKubeClient, loadKubeConfig, type LibraryKubeClient } from "../../src/kube/client.ts";
 import { createPodExec } from "../../src/kube/pod-exec.ts";
 import { buildMcpReadFailureMessage } from "../../src/policy/size-caps.ts";
 import { createPodExecStdioLauncher } from "../../src/sidecar/executors/pod-exec-stdio-server.ts";
@@ -46,7 +46,7 @@ async function processesIn(namespace: string, pod: string, container = "sandbox"
 describe("stdio MCP servers in a sandbox pod, over pods/exec", () => {
   const mcpImage = node.images["leviath-mcp"];
   const sandbox = node.images.sandbox!;
-  let client: KubeClient;
+  let client: LibraryKubeClient;
   const gateways: McpGateway[] = [];
   const gatewayIn = (pod: string, server: ConstructorParameters<typeof McpGateway>[0]["servers"][number]) => {
     const g = new McpGateway({

@@ -4,7 +4,7 @@
 // naming the pod, the container and where it stands; a pod outside the Role fails at once, without waiting.
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKubeClient, type KubeClient } from "../../../src/kube/client.ts";
+import { createKubeClient, type LibraryKubeClient } from "../../../src/kube/client.ts";
 import { waitForContainerRunning } from "../../../src/kube/container-running.ts";
 import { createPodExec } from "../../../src/kube/pod-exec.ts";
 import { buildChildNames } from "../../../src/sandbox/names.ts";
@@ -16,7 +16,7 @@ const MINE = `${RUN}-sbx-0123456789abcdef`;
 const NOT_YET = `${RUN}-sbx-fedcba9876543210`;
 const OTHER = "someone-elses-pod";
 let namespace = "";
-let sidecar: KubeClient;
+let sidecar: LibraryKubeClient;
 
 function pod(name: string) {
   return {
