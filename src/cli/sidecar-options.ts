@@ -26,6 +26,7 @@ export const SIDECAR_OPTIONS = {
   kubeconfig: { type: "string" },
   "log-level": { type: "string" },
   "stop-grace-ms": { type: "string" },
+  "mcp-secrets-dir": { type: "string" },
 } as const;
 
 /** The default API address. */

@@ -91,9 +91,12 @@ describe("the sidecar as an MCP server (SDK client)", () => {
     const v1 = await callTool(sc, "read_file", { path: join(root, "outside.txt") });
     expect(v1.status).toBe(403);
     expect(text(refused)).toBe(v1.body.message);
+    // The machine-readable part rides in _meta: /v1's code and the audit's decision source.
+    expect(refused._meta?.["leviath.dev/refusal"]).toEqual({ code: v1.body.code, source: "read_path" });
+    expect(v1.body.code).toBe("not-declared");
     expect(text(refused)).toBe(`[error] path '${join(root, "outside.txt")}' is outside the working directory and not in this agent's [read_paths]`);
     const unknown = (await client.callTool({ name: "web_fetch", arguments: { url: "https://example.com" } })) as CallToolResult;
-    expect(unknown).toMatchObject({ isError: true, content: [{ type: "text", text: "[unavailable] Tool 'web_fetch' is not available in stage 'main'." }] });
+    expect(unknown).toMatchObject({ isError: true, content: [{ type: "text", text: "[unavailable] Tool 'web_fetch' is not available in stage 'main'." }], _meta: { "leviath.dev/refusal": { code: "tool-unavailable", source: "tool_unavailable" } } });
     const bad = (await client.callTool({ name: "read_file", arguments: { path: 42 } })) as CallToolResult;
     expect(text(bad)).toBe("[error] Invalid arguments for 'read_file': path: Invalid input: expected string, received number");
     await client.close();
@@ -103,7 +106,7 @@ describe("the sidecar as an MCP server (SDK client)", () => {
     const client = await connect();
     await client.callTool({ name: "read_file", arguments: { path: "~/vault/secret.txt" } });
     const [denied] = await Promise.all([client.callTool({ name: "shell", arguments: { command: "echo leak" } }) as Promise<CallToolResult>, answerPrompt("shell", "deny")]);
-    expect(denied).toMatchObject({ isError: true, content: [{ type: "text", text: DENIED }] });
+    expect(denied).toMatchObject({ isError: true, content: [{ type: "text", text: DENIED }], _meta: { "leviath.dev/refusal": { code: "gate-denied", source: "user_denied" } } });
     const listed = answerPrompt("shell", "allowOnce");
     const allowed = (await client.callTool({ name: "shell", arguments: { command: "echo sent" } })) as CallToolResult;
     await listed;

@@ -10,7 +10,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { buildGaveUpMessage, buildUnavailableMessage, type CallOutcome } from "../core/call-outcomes.ts";
 import { RESULT_TOOL } from "../core/run-result.ts";
 import type { ToolCallService } from "../core/tool-call-service.ts";
-import { buildCallResult, buildTextResult } from "./call-result.ts";
+import { buildCallResult, buildRefusalResult, buildTextResult } from "./call-result.ts";
 import { isMcpCallable, listStageTools } from "./tool-catalog.ts";
 
 /** The path of the MCP endpoint. */
@@ -39,20 +39,25 @@ async function settle(service: ToolCallService, id: string, first: CallOutcome, 
   return out;
 }
 
+/** `[unavailable]`: a tool MCP cannot carry (one the runtime would execute itself), with `/v1`'s code. */
+function unavailable(deps: McpDeps, name: string): CallToolResult {
+  return buildRefusalResult(buildUnavailableMessage(name, deps.service.currentStage().stage.name), { code: "tool-unavailable", source: "tool_unavailable" });
+}
+
 async function callTool(deps: McpDeps, name: string, args: Record<string, unknown>, signal: AbortSignal, progress: () => Promise<void>): Promise<CallToolResult> {
   await deps.service.gateway?.ready();
-  if (!isMcpCallable(name, deps.service.gateway)) return buildTextResult(buildUnavailableMessage(name, deps.service.currentStage().stage.name), true);
+  if (!isMcpCallable(name, deps.service.gateway)) return unavailable(deps, name);
   const id = `mcp-${randomUUID()}`;
   const out = await settle(deps.service, id, await deps.service.submit({ id, tool: name, args }), signal, progress);
   // The client left while its call waited on a prompt: nobody reads this answer.
-  if (out === undefined) return buildTextResult(buildGaveUpMessage(name), true);
+  if (out === undefined) return buildRefusalResult(buildGaveUpMessage(name), { code: "client-gave-up", source: "client_gave_up" });
   if (out.kind === "ask") throw new Error("unreachable: a settled call is never pending");
   if (out.kind !== "run") return buildCallResult(out);
   // Only `submit_output` is answered `run` among the tools MCP offers: its output is stored, and the
   // confirmation is labelled like any result the runtime reports.
-  if (name !== RESULT_TOOL) return buildTextResult(buildUnavailableMessage(name, deps.service.currentStage().stage.name), true);
+  if (name !== RESULT_TOOL) return unavailable(deps, name);
   const r = deps.service.reportResult(id, undefined);
-  if (!r.ok) return buildTextResult(`[error] ${r.message}`, true);
+  if (!r.ok) return buildRefusalResult(`[error] ${r.message}`, { code: "result-not-stored" });
   return buildTextResult(OUTPUT_SUBMITTED, false);
 }
 
