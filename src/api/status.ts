@@ -28,6 +28,8 @@ export const CONDITION = {
   awaitingApproval: "AwaitingApproval",
   /** Run: every credential Secret it names exists and opted in (`leviath.dev/credential`). */
   credentialsReady: "CredentialsReady",
+  /** Run: every MCP server of its policy is offered (its Secret opted in and mounted, its keys present, it listed its tools). */
+  mcpServersReady: "McpServersReady",
   /** Run: it finished (True), with how: the agent's exit, a deadline, a cancellation. */
   completed: "Completed",
   /** Run: the namespace enforces Pod Security `restricted` (`pod-security.kubernetes.io/enforce`). */
@@ -71,6 +73,9 @@ export const REASON = {
   secretNotFound: "SecretNotFound",
   secretNotOptedIn: "SecretNotOptedIn",
   credentialsOnHost: "CredentialsWithHostExecution",
+  mcpServersOffered: "McpServersOffered",
+  mcpServersConnecting: "McpServersConnecting",
+  mcpServerUnavailable: "McpServerUnavailable",
   agentSucceeded: "AgentSucceeded",
   agentFailed: "AgentFailed",
   enginePodFailed: "EnginePodFailed",
