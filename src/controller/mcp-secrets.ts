@@ -38,15 +38,14 @@ export function decideMcpCondition(servers: readonly McpServer[], checks: readon
   if (servers.length === 0) return undefined;
   const type = CONDITION.mcpServersReady;
   const refused = checks.filter((c) => !c.mounted);
-  if (refused.length > 0) {
-    const reason = refused[0]!.reason ?? REASON.secretNotFound;
-    return { type, status: "False", reason, message: refused.map((c) => `MCP server '${c.server}': ${c.message ?? "its Secret is not mounted"}; its tools are not offered`).join("; ") };
-  }
-  const down = (reported ?? []).filter((r) => !r.offered);
-  if (down.length > 0) {
-    const says = (r: (typeof down)[number]) => (r.message?.startsWith(`mcp server '${r.name}'`) === true ? r.message : `MCP server '${r.name}': ${r.message ?? "not offered"}`);
-    return { type, status: "False", reason: REASON.mcpServerUnavailable, message: down.map((r) => `${says(r)}; its tools are not offered`).join("; ") };
-  }
+  const unmounted = new Set(refused.map((c) => c.server));
+  // What the sidecar says, for the servers whose Secret (if any) reached it; it names the server already.
+  const down = (reported ?? []).filter((r) => !r.offered && !unmounted.has(r.name));
+  const problems = [
+    ...refused.map((c) => ({ reason: c.reason ?? REASON.secretNotFound, text: `MCP server '${c.server}': ${c.message ?? "its Secret is not mounted"}` })),
+    ...down.map((r) => ({ reason: REASON.mcpServerUnavailable, text: r.message?.startsWith(`mcp server '${r.name}'`) === true ? r.message : `MCP server '${r.name}': ${r.message ?? "not offered"}` })),
+  ];
+  if (problems.length > 0) return { type, status: "False", reason: problems[0]!.reason, message: `${problems.map((p) => p.text).join("; ")}; the tools of ${problems.length === 1 ? "that server are" : "those servers are"} not offered` };
   const offered = new Set((reported ?? []).filter((r) => r.offered).map((r) => r.name));
   if (servers.every((s) => offered.has(s.name))) return { type, status: "True", reason: REASON.mcpServersOffered, message: `${servers.length} MCP server(s) offered: ${servers.map((s) => `'${s.name}'`).join(", ")}` };
   return { type, status: "Unknown", reason: REASON.mcpServersConnecting, message: "the sidecar has not yet reported on every MCP server" };

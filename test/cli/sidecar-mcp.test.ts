@@ -144,7 +144,7 @@ describe("the sidecar as an MCP server (SDK client)", () => {
   });
 });
 
-describe("the MCP Inspector's CLI against the sidecar", () => {
+describe("the MCP Inspector's CLI against the sidecar", { timeout: 120_000 }, () => {
   // Run from its own build directory: it finds its package.json by a path it checks against the working
   // directory but imports relative to itself (inspector-cli 1.0.3).
   const build = repo("node_modules/@modelcontextprotocol/inspector-cli/build");
