@@ -144,6 +144,30 @@ describe("the sidecar as an MCP server (SDK client)", () => {
   });
 });
 
+describe("sessions and stateless requests on /mcp", () => {
+  const headers = () => ({ "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${sc.runtimeToken}` });
+  const call = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.md"}}}';
+  const resultOf = (text: string) => (JSON.parse(/^data: (.*)$/m.exec(text)?.[1] ?? "{}") as { result?: CallToolResult }).result;
+
+  it("serves a tools/call without a session, and keeps an initialized client's session until it ends it", async () => {
+    const stateless = await fetch(`${sc.url}/mcp`, { method: "POST", headers: headers(), body: call });
+    expect(stateless.status).toBe(200);
+    expect(resultOf(await stateless.text())).toMatchObject({ isError: false, content: [{ type: "text", text: "notes\n" }] });
+    const client = await connect();
+    const transport = (client as unknown as { transport: StreamableHTTPClientTransport }).transport;
+    const id = transport.sessionId!;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const inSession = await fetch(`${sc.url}/mcp`, { method: "POST", headers: { ...headers(), "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" }, body: call });
+    expect(resultOf(await inSession.text())).toMatchObject({ isError: false });
+    await transport.terminateSession();
+    const gone = await fetch(`${sc.url}/mcp`, { method: "POST", headers: { ...headers(), "mcp-session-id": id }, body: call });
+    expect(gone.status).toBe(404);
+    // A session id never seen is refused the same way, never served as somebody's session.
+    expect((await fetch(`${sc.url}/mcp`, { method: "POST", headers: { ...headers(), "mcp-session-id": "not-a-session" }, body: call })).status).toBe(404);
+    await client.close();
+  });
+});
+
 describe("the MCP Inspector's CLI against the sidecar", { timeout: 120_000 }, () => {
   // Run from its own build directory: it finds its package.json by a path it checks against the working
   // directory but imports relative to itself (inspector-cli 1.0.3).
