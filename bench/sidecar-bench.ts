@@ -79,12 +79,33 @@ export async function probeDecision(url: string, req: LoadRequest): Promise<stri
 const MCP_PATH = "/mcp";
 const MCP_ACCEPT = { accept: "application/json, text/event-stream" };
 
-const KINDS: readonly { name: string; server: "sidecar" | "floor"; expect: string; req: LoadRequest }[] = [
+/** Opens an MCP session as an SDK client does (initialize, then initialized) and returns its header. */
+async function openMcpSession(url: string, auth: Readonly<Record<string, string>>): Promise<Record<string, string>> {
+  const headers = { "content-type": "application/json", ...MCP_ACCEPT, ...auth };
+  const init = await fetch(`${url}${MCP_PATH}`, {
+    method: "POST", headers,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } }),
+  });
+  await init.text();
+  const id = init.headers.get("mcp-session-id");
+  if (id === null) throw new Error(`bench setup: initialize answered ${init.status} without a session`);
+  const session = { "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" };
+  await (await fetch(`${url}${MCP_PATH}`, { method: "POST", headers: { ...headers, ...session }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).text();
+  return session;
+}
+
+const KINDS: readonly { name: string; server: "sidecar" | "floor"; expect: string; req: LoadRequest; session?: boolean }[] = [
   // A read in the workdir: decided and executed by the sidecar (open, read, label, audit).
   { name: "read_file", server: "sidecar", expect: "200 allow", req: { path: "/v1/tool-calls", body: (i: number) => `{"id":"h${i}-${Math.random()}","tool":"read_file","args":{"path":"src/app/lib/core/index.ts"}}` } },
   // The same read over MCP (tools/call on /mcp, stateless: no initialize, as each request is its own session).
   {
     name: "read_file over MCP", server: "sidecar", expect: "200 result",
+    req: { path: MCP_PATH, headers: MCP_ACCEPT, body: (i: number) => `{"jsonrpc":"2.0","id":${i + 2},"method":"tools/call","params":{"name":"read_file","arguments":{"path":"src/app/lib/core/index.ts"}}}` },
+  },
+  // The same, in one MCP session (initialize once, as the SDK's client and `leviath agent` do): the session's SDK
+  // server and transport are reused, so this row is the per-request cost the stateless row adds on top.
+  {
+    name: "read_file over MCP session", server: "sidecar", expect: "200 result", session: true,
     req: { path: MCP_PATH, headers: MCP_ACCEPT, body: (i: number) => `{"jsonrpc":"2.0","id":${i + 2},"method":"tools/call","params":{"name":"read_file","arguments":{"path":"src/app/lib/core/index.ts"}}}` },
   },
   // An outbound call the runtime executes: permission, target extraction and the taint gate, answered `run`.
@@ -110,7 +131,8 @@ async function overHttp(tree: SidecarTree, seconds: number, groups: number, cpu:
   // http_post with a prompt instead of answering `run`.
   for (const kind of KINDS) {
     const sc = await startServer(kind.server, tree, `audit-${kind.name.split(" ")[0]!.replace(/\W/g, "")}`, cpu, nodeArgs);
-    const req: LoadRequest = { ...kind.req, headers: { ...kind.req.headers, ...sc.auth } };
+    const session = kind.session === true ? await openMcpSession(sc.url, sc.auth) : {};
+    const req: LoadRequest = { ...kind.req, headers: { ...kind.req.headers, ...sc.auth, ...session } };
     try {
       sidecarCpus = readCpusAllowed(sc.pid);
       process.stdout.write(`${kind.name}: sidecar pid ${sc.pid} on CPUs ${sidecarCpus}; load generator pid ${process.pid} on CPUs ${readCpusAllowed(process.pid)}\n`);

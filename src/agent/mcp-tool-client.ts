@@ -1,14 +1,14 @@
 // The tool client over the sidecar's MCP endpoint (/mcp, streamable HTTP, the SDK's client): the stage's tools and
 // their schemas from tools/list, each call with tools/call. A pending prompt keeps the call open (the sidecar sends
-// progress while it waits). The sidecar's label rides in the result's `_meta`, with the entry it labelled.
+// progress while it waits). The sidecar's label rides in the result's `_meta`, with the entry it labelled; a
+// refusal's code and decision source ride there too (src/api/mcp-meta.ts), the message being the content.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LABEL_META_KEY, REFUSAL_META_KEY, RefusalMetaSchema } from "../api/mcp-meta.ts";
 import type { ToolSpec } from "./providers/types.ts";
 import { createCappedFetch } from "./capped-fetch.ts";
 import type { ToolOutcome } from "./tool-client.ts";
 
-/** The `_meta` key under which the sidecar puts the label (src/sidecar/mcp/call-result.ts). */
-export const LABEL_META_KEY = "leviath.dev/label";
 /** The one tool whose success means the output is stored. */
 const SUBMIT_OUTPUT = "submit_output";
 /** A call may wait this long without progress; progress (a prompt still pending) renews it. */
@@ -42,12 +42,15 @@ export async function connectMcpTools(baseUrl: string, token: string): Promise<M
         return { decision: "deny", content: `[denied] Tool '${name}' was not run: the sidecar's MCP endpoint did not answer (${(err as Error).message}).`, isError: true, code: "sidecar-unavailable", failedClosed: true };
       }
       const content = (Array.isArray(r.content) ? r.content : []).map((c: { type: string; text?: string }) => (c.type === "text" ? c.text ?? "" : "")).join("");
-      const meta = (r._meta as Record<string, Meta> | undefined)?.[LABEL_META_KEY];
+      const metas = r._meta as Record<string, unknown> | undefined;
+      const meta = metas?.[LABEL_META_KEY] as Meta | undefined;
       const isError = r.isError === true;
       if (meta !== undefined) return { decision: "allow", content, isError, ...(meta.label ? { label: meta.label } : {}), ...(meta.taint ? { taint: meta.taint } : {}), ...(meta.entry ? { entry: meta.entry } : {}) };
       if (!isError && name === SUBMIT_OUTPUT) return { decision: "run", content, isError: false };
-      // A refusal: the code is not on the wire over MCP, the message says what it was.
-      return { decision: "deny", content, isError: true, code: /^\[(\w+)\]/.exec(content)?.[1] ?? "refused" };
+      const refusal = RefusalMetaSchema.safeParse(metas?.[REFUSAL_META_KEY]);
+      // Neither labelled nor a refusal the sidecar signed: nothing says it ran, so it is taken as refused.
+      if (!refusal.success) return { decision: "deny", content, isError: true, code: "sidecar-invalid-response", failedClosed: true };
+      return { decision: "deny", content, isError: true, code: refusal.data.code, ...(refusal.data.source ? { source: refusal.data.source } : {}) };
     },
     close: () => client.close(),
   };

@@ -78,7 +78,7 @@ async function runCall(call: ToolCall, at: string, deps: StageDeps): Promise<{ s
     deps.transcript.line(`${at} ← ${call.name}: the sidecar failed closed (${outcome.code ?? "no code"}): ${outcome.content}`);
     return { submitted: false, fatal: `the sidecar failed closed on ${call.name} (${outcome.code ?? "no code"}): ${outcome.content}` };
   }
-  if (outcome.decision === "deny") deps.transcript.line(`${at} ← ${call.name} refused (${outcome.code ?? "deny"}): ${outcome.content}`);
+  if (outcome.decision === "deny") deps.transcript.line(`${at} ← ${call.name} refused (${outcome.code ?? "deny"}${outcome.source ? `, ${outcome.source}` : ""}): ${outcome.content}`);
   else {
     const label = outcome.label ? `, label ${outcome.label}, context taint ${outcome.taint}` : "";
     deps.transcript.line(`${at} ← ${call.name} ${outcome.decision === "allow" ? "ran in the sidecar" : "handed to the runtime"}: ${Buffer.byteLength(outcome.content)} bytes${outcome.isError ? " (an error)" : ""}${label}`);

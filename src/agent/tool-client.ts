@@ -12,6 +12,8 @@ export interface ToolOutcome {
   readonly decision: "allow" | "run" | "deny";
   /** The refusal's code (`gate-blocked`, `not-granted`, ...), on a deny. */
   readonly code?: string;
+  /** The refusal's decision source (`read_path`, `user_denied`, ...), when the sidecar recorded one. */
+  readonly source?: string;
   /** The result's label and the context taint after it, when the sidecar said. */
   readonly label?: string;
   readonly taint?: string;

@@ -34,6 +34,8 @@ export const LABEL = {
   managedBy: "app.kubernetes.io/managed-by",
   /** On a Secret: `"true"` lets Agents and Runs of its namespace name it as a credential. */
   credential: "leviath.dev/credential",
+  /** On a Secret: the one MCP server (its LeviathPolicy name) whose `secretRef` may deliver it to the sidecar. */
+  mcpServer: "leviath.dev/mcp-server",
 } as const;
 
 /** Annotations the operator writes on objects it does not own. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AgentKeySchema, LevelSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
+import { AgentKeySchema, LevelSchema, ObjectNameSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
 
 /** A mount the admin makes reachable to sandboxes (blueprint mounts are intersected with these paths). */
 export const PolicyMountSchema = z.strictObject({
@@ -132,8 +132,8 @@ const MCP_SERVER_NAME = /^[A-Za-z0-9_-]{1,48}$/;
 /**
  * One MCP server the sidecar reaches for the run (upstream's `[[mcp_servers]]`): over streamable HTTP by `url`,
  * or over stdio by `command`, which runs in the run's sandbox (standalone: a local process confined as `shell`).
- * `${VAR}` in a header value or an env value is the sidecar's environment variable VAR (in a cluster, filled
- * from the Secret `secretRef` names); a missing variable is an error, never an empty header.
+ * `${VAR}` in a header value or an env value is the sidecar's environment variable VAR standalone; in a cluster
+ * it is the key VAR of the Secret `secretRef` names (docs/mcp.md); a missing one is an error, never an empty header.
  */
 export const McpServerSchema = z.strictObject({
   name: z.string().regex(MCP_SERVER_NAME, "an MCP server name is 1-48 characters of A-Z a-z 0-9 _ -").describe("Prefixes the server's tools as <name>__<tool>; the key of available_connectors."),
@@ -142,7 +142,8 @@ export const McpServerSchema = z.strictObject({
   command: z.string().min(1).optional().describe("A stdio server: the command run in the run's sandbox."),
   args: z.array(z.string()).optional().describe("A stdio server's arguments, passed as they are (no shell)."),
   env: z.record(z.string(), z.string()).optional().describe("A stdio server's environment; ${VAR} is replaced as in headers."),
-  secretRef: z.strictObject({ name: z.string().min(1).describe("The Secret's name.") }).optional().describe("A Secret in the Run's namespace whose keys are the ${VAR} values."),
+  secretRef: z.strictObject({ name: ObjectNameSchema.describe("The Secret's name.") }).optional()
+    .describe("A Secret in the Run's namespace whose keys are the ${VAR} values, labelled leviath.dev/mcp-server: <this server's name> by its owner; mounted into the sidecar container only."),
 }).refine((s) => (s.url === undefined) !== (s.command === undefined), { message: "an MCP server has exactly one of url and command" });
 /** One MCP server as declared. */
 export type McpServer = z.infer<typeof McpServerSchema>;

@@ -28,6 +28,8 @@ export const CONDITION = {
   awaitingApproval: "AwaitingApproval",
   /** Run: every credential Secret it names exists and opted in (`leviath.dev/credential`). */
   credentialsReady: "CredentialsReady",
+  /** Run: every MCP server of its policy is offered (its Secret opted in and mounted, its keys present, it listed its tools). */
+  mcpServersReady: "McpServersReady",
   /** Run: it finished (True), with how: the agent's exit, a deadline, a cancellation. */
   completed: "Completed",
   /** Run: the namespace enforces Pod Security `restricted` (`pod-security.kubernetes.io/enforce`). */
@@ -71,6 +73,9 @@ export const REASON = {
   secretNotFound: "SecretNotFound",
   secretNotOptedIn: "SecretNotOptedIn",
   credentialsOnHost: "CredentialsWithHostExecution",
+  mcpServersOffered: "McpServersOffered",
+  mcpServersConnecting: "McpServersConnecting",
+  mcpServerUnavailable: "McpServerUnavailable",
   agentSucceeded: "AgentSucceeded",
   agentFailed: "AgentFailed",
   enginePodFailed: "EnginePodFailed",
@@ -205,7 +210,7 @@ export type RunResumeStatus = z.infer<typeof RunResumeStatusSchema>;
 
 /**
  * The Run status. The controller owns the identity, phase, pods and conditions; the sidecar (field manager
- * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals` and `result`.
+ * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals`, `result` and `mcpServers`.
  */
 export const RunStatusSchema = z.strictObject({
   observedGeneration: z.number().int().min(0).optional().describe("The metadata.generation this status is about."),
@@ -233,6 +238,12 @@ export const RunStatusSchema = z.strictObject({
     .describe("Gate decisions so far by decision source (read_path, auto_allow, auto_block, user_allow_once, ...), as the metric labels them (written by the sidecar)."),
   pendingApprovals: z.array(PendingApprovalSchema).max(32).optional().describe("Prompts waiting for an Approval, at most 32 (written by the sidecar)."),
   result: RunResultSchema.optional(),
+  mcpServers: z.array(z.strictObject({
+    name: z.string().describe("The server's LeviathPolicy name."),
+    offered: z.boolean().describe("Whether its tools are offered (it was connected to and listed them)."),
+    tools: z.number().int().min(0).describe("How many tools it listed."),
+    message: z.string().max(1024).optional().describe("Why it is not offered: a missing Secret key, a failed connect."),
+  })).max(64).optional().describe("The admin's MCP servers as the sidecar reaches them (written by the sidecar); McpServersReady sums them up."),
   agentExit: z.strictObject({
     exitCode: z.number().int().describe("The agent container's exit code."),
     reason: z.string().max(1024).optional().describe("The kubelet's reason (Completed, Error, OOMKilled, ...)."),

@@ -28,6 +28,7 @@ export const SIDECAR_OPTIONS = {
   "log-level": { type: "string" },
   "stop-grace-ms": { type: "string" },
   "exec-wait-seconds": { type: "string" },
+  "mcp-secrets-dir": { type: "string" },
 } as const;
 
 /** How long a pods/exec waits for its container by default (a Run's default `sandboxReadySeconds`). */

@@ -23,6 +23,7 @@ import { startRunStatusReporter } from "../sidecar/cluster/run-status-reporter.t
 import { computePodTarget } from "../sidecar/executors/sandbox-targets.ts";
 import { startSidecarServer, type ListenAddress, type RunningSidecar, type SidecarServerOptions } from "../sidecar/server.ts";
 import { METRICS_TOKEN_DIGEST } from "../sidecar/http/metrics-token.ts";
+import type { VarSource } from "../sidecar/gateway/server-vars.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { canonicalWorkdir, homeOf } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
@@ -79,6 +80,10 @@ Serving:
       --exec-wait-seconds N in a cluster, how long a pods/exec (shell, a stdio MCP server) waits for its
                             sandbox container to be running before it fails naming the pod and container
                             (default ${DEFAULT_EXEC_WAIT_SECONDS}, a Run's default sandboxReadySeconds)
+      --mcp-secrets-dir DIR ${"${VAR}"} in an MCP server's headers and env is the file DIR/<secretRef>/VAR of that
+                            server's own Secret, never the environment (the controller mounts each Secret
+                            there, in the sidecar container only); a missing key keeps the server unoffered.
+                            Default: the environment standalone, nothing in a cluster
       --reload-interval-ms N  how often the policy inputs are checked (default 1000)
       --log-level LEVEL     ${LOG_LEVELS.join(", ")} (default info); JSON lines on stderr
       --stop-grace-ms N     on SIGTERM, how long to flush the audit, result and status before exiting anyway
@@ -282,6 +287,14 @@ function installRootsUnderTmp(): string[] {
   return [...new Set(roots.map((r) => realpathSync(r)))].filter((r) => r.startsWith("/tmp/"));
 }
 
+/** Where `${VAR}` of MCP servers come from: the mounted Secrets, else the environment (standalone only). */
+function gatewayVars(v: Values, io: CliIo, cluster: boolean): VarSource {
+  const dir = v["mcp-secrets-dir"];
+  if (dir !== undefined) return { kind: "secrets", dir: resolve(io.cwd, dir) };
+  // In a cluster the sidecar's environment is the controller's, not the admin's: nothing comes from it.
+  return { kind: "env", env: cluster ? {} : io.env };
+}
+
 /** Run `leviath sidecar` until SIGTERM or SIGINT. */
 export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const { values: v, positionals } = parseCommandArgs(argv, SIDECAR_OPTIONS);
@@ -301,7 +314,9 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const runDir = join(auditDir, run);
   const approvals = prepareApprovals(io, v["approval-token-file"], runDir, cluster);
   const runtime = prepareRuntimeToken(io, v["runtime-token-file"], runDir);
-  const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path])];
+  // The MCP servers' Secrets are the sidecar's alone: hidden from commands and from every read path, like the tokens.
+  const secretsDir = v["mcp-secrets-dir"] === undefined ? [] : [resolve(io.cwd, v["mcp-secrets-dir"])].filter((d) => statSync(d, { throwIfNoEntry: false })?.isDirectory() === true);
+  const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path]), ...secretsDir];
   const confinement: Confinement = { base: join(runDir, "shell-root"), workdir, hidden, visible: installRootsUnderTmp() };
   mkdirSync(confinement.base, { recursive: true, mode: 0o700 });
   // The Kubernetes client (about 90 MiB resident: its generated model) is loaded only in a cluster, never in the
@@ -320,7 +335,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
-    gatewayVars: io.env, launchStdio: stdioFactory(io, executors),
+    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors),
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
   if (!started.ok) {
     io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);

@@ -6,6 +6,7 @@ import { hasHostStages, type SandboxPlan } from "../sandbox/sandbox-plan.ts";
 import type { ConditionDecision } from "./conditions.ts";
 import { buildInFlightCondition, computeRunDeadlineMs, decideCompletion, decideEnginePhase, type ContainerExit, type ObservedPod } from "./run-completion.ts";
 import { decideNetworkCondition, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
+import { decideMcpCondition } from "./mcp-secrets.ts";
 
 export type { ObservedPod } from "./run-completion.ts";
 
@@ -149,6 +150,7 @@ export function decideRun(obs: RunObservation): RunDecision {
   const wakeAt = [waiting ? deadlineMs : undefined, computeRunDeadlineMs(obs.spec, startedAt)].filter((t): t is number => t !== undefined);
   // Secrets are not watched: a missing one is looked for again every few seconds.
   const holdEngine = obs.credentials?.status === "False";
+  const mcp = decideMcpCondition(obs.snapshot.runPolicy.mcpServers, obs.snapshot.controller.mcpSecrets, obs.previous?.mcpServers);
   if (holdEngine) wakeAt.push(obs.nowMs + CREDENTIAL_RECHECK_MS);
   return {
     phase,
@@ -164,6 +166,7 @@ export function decideRun(obs: RunObservation): RunDecision {
         ? { type: CONDITION.awaitingApproval, status: "True", reason: REASON.pendingApproval, message: `${obs.previous?.pendingApprovals?.length} prompt(s) wait for an Approval` }
         : { type: CONDITION.awaitingApproval, status: "False", reason: REASON.noPendingApproval, message: "no prompt is waiting" },
       ...(obs.credentials ? [obs.credentials] : []),
+      ...(mcp ? [mcp] : []),
       ...(obs.podSecurity ? [obs.podSecurity] : []),
       buildInFlightCondition(phase),
     ],

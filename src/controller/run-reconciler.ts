@@ -23,6 +23,7 @@ import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
 import { decidePodSecurityCondition } from "./pod-security-condition.ts";
 import { checkCredentials } from "./run-credentials.ts";
+import { checkMcpSecrets } from "./mcp-secrets.ts";
 import { decideRun } from "./run-decision.ts";
 import { resolveResume } from "./run-resume.ts";
 import { createTransitionRecorder } from "./status-events.ts";
@@ -114,6 +115,8 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       } else {
         const fresh = resolveSnapshot(ref, spec);
         if ("blocked" in fresh) return fresh;
+        // Pinned with the rest: which MCP Secrets reach the sidecar is decided once, so the engine pod never changes.
+        fresh.controller.mcpSecrets = await checkMcpSecrets(writer, ref.namespace, fresh.runPolicy.mcpServers);
         cm = await writer.createOrGet(buildPolicyConfigMap(ref, fresh)) as ConfigMapObject | undefined;
       }
     }

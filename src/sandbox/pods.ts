@@ -22,6 +22,8 @@ export const ENGINE_PATHS = {
   /** `files` credentials: `<credentials>/<secretName>/<key>`, in the agent container only. */
   credentials: "/var/run/leviath/credentials",
   runPolicy: "/etc/leviath/policy",
+  /** The MCP servers' Secrets: `<mcpSecrets>/<secretName>/<key>`, in the sidecar container only. */
+  mcpSecrets: "/var/run/leviath/mcp-secrets",
   serviceAccount: "/var/run/secrets/kubernetes.io/serviceaccount",
   tmp: "/tmp",
   /**
@@ -51,6 +53,21 @@ function buildCredentialMounts(credentials: readonly Credential[]): { envFrom: R
     // Group-readable only: the pod's fsGroup is the agent's uid, and no other container mounts these.
     volumes: files.map((c, i) => ({ name: `credential-${i}`, secret: { secretName: c.secretName, defaultMode: 0o440 } })),
     volumeMounts: files.map((c, i) => ({ name: `credential-${i}`, mountPath: `${ENGINE_PATHS.credentials}/${c.secretName}`, readOnly: true })),
+  };
+}
+
+/**
+ * The sidecar's view of the MCP servers' Secrets that passed the check at start (mcp-secrets.ts): one volume each,
+ * group-readable (the pod's fsGroup) and mounted in the sidecar container alone. `optional`: a Secret deleted
+ * since the check leaves its directory empty, so the sidecar finds no key and offers nothing from that server,
+ * instead of the pod never starting.
+ */
+function buildMcpSecretMounts(snapshot: RunSnapshot): { volumes: Volume[]; volumeMounts: NonNullable<Container["volumeMounts"]>; args: string[] } {
+  const secrets = [...new Set(snapshot.controller.mcpSecrets.filter((c) => c.mounted).map((c) => c.secretName))];
+  return {
+    volumes: secrets.map((name, i) => ({ name: `mcp-secret-${i}`, secret: { secretName: name, defaultMode: 0o440, optional: true } })),
+    volumeMounts: secrets.map((name, i) => ({ name: `mcp-secret-${i}`, mountPath: `${ENGINE_PATHS.mcpSecrets}/${name}`, readOnly: true })),
+    args: snapshot.runPolicy.mcpServers.some((s) => s.secretRef !== undefined) ? ["--mcp-secrets-dir", ENGINE_PATHS.mcpSecrets] : [],
   };
 }
 
@@ -118,6 +135,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
   // Only the digest: the pod spec is readable in the namespace, the token itself stays in the controller's Secret.
   const digest = settings.sidecarMetricsTokenSha256;
   const metricsArgs = digest ? ["--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`, "--metrics-token-sha256", digest] : [];
+  const mcpSecrets = buildMcpSecretMounts(snapshot);
   const agentContainer: Container = {
     name: "agent",
     image: snapshot.controller.agent.image,
@@ -150,6 +168,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       "--run", run.name,
       "--runtime-token-file", RUNTIME_TOKEN_FILE,
       "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
+      ...mcpSecrets.args,
     ],
     ...(digest ? { ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }] } : {}),
     env: [...env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
@@ -161,6 +180,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
       { name: "run-policy", mountPath: ENGINE_PATHS.runPolicy, readOnly: true },
       { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
+      ...mcpSecrets.volumeMounts,
       ...readPaths.volumeMounts,
     ],
   };
@@ -183,6 +203,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
         buildTokenVolume(),
         ...readPaths.volumes,
         ...credentials.volumes,
+        ...mcpSecrets.volumes,
       ],
     },
   });

@@ -11,6 +11,17 @@ import { computeReadPathVolumes } from "./read-path-volumes.ts";
 /** Keys of the run's ConfigMap: what the sidecar reads, what the runtime reads, what the controller pins. */
 export const SNAPSHOT_KEY = { runPolicy: "run-policy.json", runtime: "runtime.json", controller: "controller.json" } as const;
 
+/** One MCP server's Secret as checked when the Run was pinned: mounted into the sidecar, or why not. */
+export const McpSecretCheckSchema = z.strictObject({
+  server: z.string().min(1),
+  secretName: z.string().min(1),
+  mounted: z.boolean(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+});
+/** One MCP server's Secret check. */
+export type McpSecretCheck = z.infer<typeof McpSecretCheckSchema>;
+
 /** What the controller pins at start besides the run policy: generations, image and the volumes backing mounts. */
 export const ControllerSnapshotSchema = z.strictObject({
   version: z.literal(1),
@@ -22,6 +33,8 @@ export const ControllerSnapshotSchema = z.strictObject({
   workspace: WorkspaceSchema,
   /** The credential Secrets of the Agent and the Run (Run entries win on the same Secret), pinned at start. */
   credentials: CredentialsSchema.default([]),
+  /** The MCP servers' Secrets (`secretRef`), checked once: only the `mounted` ones reach the sidecar container. */
+  mcpSecrets: z.array(McpSecretCheckSchema).default([]),
 });
 
 /** What the agent runtime reads: the blueprint as written and the run's request. */
@@ -97,6 +110,7 @@ export function buildRunSnapshot(input: SnapshotInput): SnapshotResult {
         readPathVolumes: computeReadPathVolumes(policySpec.readPaths.volumes ?? [], grants),
         workspace: run.workspace,
         credentials: mergeCredentials(agent.spec.credentials ?? [], run.credentials ?? []),
+        mcpSecrets: [],
       },
     },
   };

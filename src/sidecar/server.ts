@@ -25,6 +25,7 @@ import type { RunStage, ShellExecutor } from "./executors/shell.ts";
 import { openStateJournal } from "./storage/state-journal.ts";
 import { ToolCallService } from "./core/tool-call-service.ts";
 import { McpGateway, type StdioLauncher } from "./gateway/mcp-gateway.ts";
+import type { VarSource } from "./gateway/server-vars.ts";
 
 /** The run policy in force and its current stage. */
 export interface CurrentStage {
@@ -74,8 +75,8 @@ export interface SidecarServerOptions {
    * absent: they cannot be, and their tools are not offered.
    */
   readonly launchStdio?: ((current: () => CurrentStage) => StdioLauncher) | undefined;
-  /** Where `${VAR}` in MCP server headers and env come from. */
-  readonly gatewayVars?: Readonly<Record<string, string | undefined>>;
+  /** Where `${VAR}` in MCP server headers and env come from (default: none, every `${VAR}` fails). */
+  readonly gatewayVars?: VarSource;
 }
 
 /** A started sidecar. */
@@ -133,12 +134,14 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   const fs = { realpath: (p: string) => realpathSync.native(p) };
   const privatePaths = { root: realpathSync.native(opts.auditDir), run: opts.runName, files: opts.privateFiles ?? [], fs };
   // Set once the audit exists: a reload onto a resumed snapshot is recorded there (core/resume-audit.ts).
-  const after: { reloaded?: (enf: Enforcement) => void } = {};
+  const after: { reloaded?: (enf: Enforcement) => void; gateway?: McpGateway } = {};
   const opened = PolicyHolder.open(opts.source, { workdir: opts.workdir, home: opts.home, mode: opts.mode, privatePaths }, {
     loaded(enf, warnings, initial) {
       for (const w of warnings) log.warn({ policy: opts.source.description }, w);
       if (!initial) log.info({ policy: opts.source.description, agent: enf.runPolicy.agent.key }, "run policy reloaded");
       if (!initial) after.reloaded?.(enf);
+      // Servers the reload adds are connected, dropped ones disconnected (what a stage is offered never widens).
+      if (!initial) after.gateway?.update(enf.runPolicy.mcpServers);
       metrics.policyReload(true, Math.floor(clock() / 1000));
     },
     failed(error) {
@@ -171,9 +174,13 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   };
   const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
   const policy = () => holder.current();
-  // The servers of the policy the run started with: a reload does not connect to new ones mid-run.
+  // Always there, empty or not: a reload may add servers. A stdio server starts in the current stage's sandbox,
+  // which the service knows: the gateway launches servers only after its first await, once `service` exists.
   const current = (): CurrentStage => ({ runPolicy: holder.current().runPolicy, stage: service.currentStage().stage });
-  const gateway = initial.mcpServers.length === 0 ? undefined : new McpGateway({ servers: initial.mcpServers, vars: opts.gatewayVars ?? {}, launchStdio: opts.launchStdio?.(current), log });
+  const gateway = new McpGateway({
+    servers: initial.mcpServers, vars: opts.gatewayVars ?? { kind: "env", env: {} }, launchStdio: opts.launchStdio?.(current), log, stageIndex: () => session.stageIndex,
+  });
+  after.gateway = gateway;
   const service = new ToolCallService({
     gateway,
     policy, workdir: realpathSync.native(opts.workdir), fs, session, approvals, audit, metrics,
@@ -210,7 +217,7 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
           service.stop();
           await app.close();
           if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
-          await gateway?.close();
+          await gateway.close();
           audit.close();
           journal.close();
         })();

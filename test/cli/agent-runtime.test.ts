@@ -126,6 +126,7 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     const tree = makeTree(false);
     const script: ScriptStep[] = [
       { turn: { text: "Reading the notes.", calls: [{ name: "list_dir", args: { path: "." } }, { name: "read_file", args: { path: "notes.md" } }] } },
+      { turn: { calls: [{ name: "read_file", args: { path: "/etc/hostname" } }] } },
       { turn: { calls: [{ name: "next_stage", args: { stage: "digest" } }] } },
       { turn: { text: "Done.", calls: [{ name: "submit_output", args: { output: "# Digest\n- ship the docs theme\n" } }] } },
     ];
@@ -146,11 +147,15 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     expect(JSON.stringify(first["messages"])).toContain("Task: Digest the notes.\\n\\nInputs:\\n- ticket: OPS-12");
     expect((first["tools"] as { name: string }[]).map((t) => t.name)).toEqual(["read_file", "list_dir", "send_email", "next_stage"]);
     expect(toolResults(model, 1).map((b) => b.content)).toEqual(["notes.md", "ship the docs theme this week\n"]);
-    const third = model.requests[2]!.body;
+    // A refusal over MCP: the message is the result, the code and decision source come from the result's _meta.
+    const outside = "[error] path '/etc/hostname' is outside the working directory and not in this agent's [read_paths]";
+    expect(toolResults(model, 2)).toEqual([{ type: "tool_result", tool_use_id: expect.any(String), content: outside, is_error: true }]);
+    expect(r.stdout).toContain(`← read_file refused (not-declared, read_path): ${outside}`);
+    const third = model.requests[3]!.body;
     expect(third["system"]).toContain("call submit_output with it. Format: markdown.");
     expect((third["tools"] as { name: string }[]).map((t) => t.name)).toContain("submit_output");
     // The sidecar: stage 0 then stage 1 (standalone keeps no result; in a cluster it is the Run's status.result).
-    expect(decisions(tree, 0).map((d) => [d["tool_name"], d["decision"]])).toEqual([["list_dir", "allow"], ["read_file", "allow"]]);
+    expect(decisions(tree, 0).map((d) => [d["tool_name"], d["decision"]])).toEqual([["list_dir", "allow"], ["read_file", "allow"], ["read_file", "deny"]]);
     // The built-ins went over the sidecar's MCP endpoint (its call ids), not /v1.
     expect(decisions(tree, 0).every((d) => String(d["call_id"]).startsWith("mcp-"))).toBe(true);
     expect(decisions(tree, 1).map((d) => [d["tool_name"], d["decision"]])).toEqual([["submit_output", "allow"]]);

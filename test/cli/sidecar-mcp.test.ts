@@ -91,9 +91,12 @@ describe("the sidecar as an MCP server (SDK client)", () => {
     const v1 = await callTool(sc, "read_file", { path: join(root, "outside.txt") });
     expect(v1.status).toBe(403);
     expect(text(refused)).toBe(v1.body.message);
+    // The machine-readable part rides in _meta: /v1's code and the audit's decision source.
+    expect(refused._meta?.["leviath.dev/refusal"]).toEqual({ code: v1.body.code, source: "read_path" });
+    expect(v1.body.code).toBe("not-declared");
     expect(text(refused)).toBe(`[error] path '${join(root, "outside.txt")}' is outside the working directory and not in this agent's [read_paths]`);
     const unknown = (await client.callTool({ name: "web_fetch", arguments: { url: "https://example.com" } })) as CallToolResult;
-    expect(unknown).toMatchObject({ isError: true, content: [{ type: "text", text: "[unavailable] Tool 'web_fetch' is not available in stage 'main'." }] });
+    expect(unknown).toMatchObject({ isError: true, content: [{ type: "text", text: "[unavailable] Tool 'web_fetch' is not available in stage 'main'." }], _meta: { "leviath.dev/refusal": { code: "tool-unavailable", source: "tool_unavailable" } } });
     const bad = (await client.callTool({ name: "read_file", arguments: { path: 42 } })) as CallToolResult;
     expect(text(bad)).toBe("[error] Invalid arguments for 'read_file': path: Invalid input: expected string, received number");
     await client.close();
@@ -103,7 +106,7 @@ describe("the sidecar as an MCP server (SDK client)", () => {
     const client = await connect();
     await client.callTool({ name: "read_file", arguments: { path: "~/vault/secret.txt" } });
     const [denied] = await Promise.all([client.callTool({ name: "shell", arguments: { command: "echo leak" } }) as Promise<CallToolResult>, answerPrompt("shell", "deny")]);
-    expect(denied).toMatchObject({ isError: true, content: [{ type: "text", text: DENIED }] });
+    expect(denied).toMatchObject({ isError: true, content: [{ type: "text", text: DENIED }], _meta: { "leviath.dev/refusal": { code: "gate-denied", source: "user_denied" } } });
     const listed = answerPrompt("shell", "allowOnce");
     const allowed = (await client.callTool({ name: "shell", arguments: { command: "echo sent" } })) as CallToolResult;
     await listed;
@@ -141,7 +144,31 @@ describe("the sidecar as an MCP server (SDK client)", () => {
   });
 });
 
-describe("the MCP Inspector's CLI against the sidecar", () => {
+describe("sessions and stateless requests on /mcp", () => {
+  const headers = () => ({ "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${sc.runtimeToken}` });
+  const call = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.md"}}}';
+  const resultOf = (text: string) => (JSON.parse(/^data: (.*)$/m.exec(text)?.[1] ?? "{}") as { result?: CallToolResult }).result;
+
+  it("serves a tools/call without a session, and keeps an initialized client's session until it ends it", async () => {
+    const stateless = await fetch(`${sc.url}/mcp`, { method: "POST", headers: headers(), body: call });
+    expect(stateless.status).toBe(200);
+    expect(resultOf(await stateless.text())).toMatchObject({ isError: false, content: [{ type: "text", text: "notes\n" }] });
+    const client = await connect();
+    const transport = (client as unknown as { transport: StreamableHTTPClientTransport }).transport;
+    const id = transport.sessionId!;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const inSession = await fetch(`${sc.url}/mcp`, { method: "POST", headers: { ...headers(), "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" }, body: call });
+    expect(resultOf(await inSession.text())).toMatchObject({ isError: false });
+    await transport.terminateSession();
+    const gone = await fetch(`${sc.url}/mcp`, { method: "POST", headers: { ...headers(), "mcp-session-id": id }, body: call });
+    expect(gone.status).toBe(404);
+    // A session id never seen is refused the same way, never served as somebody's session.
+    expect((await fetch(`${sc.url}/mcp`, { method: "POST", headers: { ...headers(), "mcp-session-id": "not-a-session" }, body: call })).status).toBe(404);
+    await client.close();
+  });
+});
+
+describe("the MCP Inspector's CLI against the sidecar", { timeout: 120_000 }, () => {
   // Run from its own build directory: it finds its package.json by a path it checks against the working
   // directory but imports relative to itself (inspector-cli 1.0.3).
   const build = repo("node_modules/@modelcontextprotocol/inspector-cli/build");

@@ -50,7 +50,7 @@ describe("stdio MCP servers in a sandbox pod, over pods/exec", () => {
   const gateways: McpGateway[] = [];
   const gatewayIn = (pod: string, server: ConstructorParameters<typeof McpGateway>[0]["servers"][number]) => {
     const g = new McpGateway({
-      servers: [server], vars: {}, log: silent,
+      servers: [server], vars: { kind: "env", env: {} }, log: silent,
       launchStdio: createPodExecStdioLauncher({ exec: createPodExec(client, 120_000), namespace: EXEC_NS, target: () => ({ pod, container: "sandbox" }) }),
     });
     gateways.push(g);

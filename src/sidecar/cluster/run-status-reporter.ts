@@ -1,5 +1,5 @@
 // In a cluster, the sidecar owns part of its Run's status (field manager `leviath-sidecar`): the stage, the
-// taint, the decision counts by source, the pending approvals (at most 32) and the result reference. Written by server-side apply
+// taint, the decision counts by source, the pending approvals (at most 32), the result reference and its MCP servers. Written by server-side apply
 // on the status subresource, only when it changed.
 import { API_VERSION, KIND, SIDECAR_FIELD_MANAGER } from "../../api/constants.ts";
 import type { KubeClient } from "../../kube/client.ts";
@@ -17,6 +17,7 @@ export function buildRunStatusPatch(snap: RunStatusSnapshot): Record<string, unk
       id: a.id, kind: a.kind, tool: a.tool, stage: a.stage, prompt: a.prompt.slice(0, 4096), raisedAt: a.raisedAt,
     })),
     ...(snap.result !== undefined ? { result: snap.result } : {}),
+    ...(snap.mcpServers !== undefined ? { mcpServers: snap.mcpServers.map((m) => ({ name: m.name, offered: m.offered, tools: m.tools, ...(m.message === undefined ? {} : { message: m.message.slice(0, 1024) }) })) } : {}),
   };
 }
 

@@ -2,6 +2,7 @@
 // executes), an ask (a prompt is pending) or a refusal `{decision: "deny", code, message}` with the text the
 // model is given as the tool result. Each front-end (http/, mcp/) maps an outcome to its own wire: the HTTP
 // statuses live in http/call-status.ts only.
+import type { DecisionSourceLabel } from "../../metrics/sidecar-metrics.ts";
 import type { Level } from "../../policy/levels.ts";
 import type { PendingApproval } from "./approvals.ts";
 
@@ -65,11 +66,14 @@ export type CallOutcome =
   | { readonly kind: "allow"; readonly body: AllowBody }
   | { readonly kind: "run"; readonly body: RunBody }
   | { readonly kind: "ask"; readonly body: AskBody }
-  | { readonly kind: "deny"; readonly refusal: RefusalKind; readonly body: DenyBody };
+  | { readonly kind: "deny"; readonly refusal: RefusalKind; readonly body: DenyBody; readonly source?: DecisionSourceLabel };
 
-/** A refusal (`refused` by the policy unless said otherwise). */
-export function buildDeny(id: string, tool: string, code: string, message: string, refusal: RefusalKind = "refused"): CallOutcome {
-  return { kind: "deny", refusal, body: { id, tool, decision: "deny", code, message } };
+/**
+ * A refusal (`refused` by the policy unless said otherwise). `source` is the audit's decision source when the
+ * refusal was a recorded decision; it rides beside the body (MCP puts it in `_meta`), not in the `/v1` body.
+ */
+export function buildDeny(id: string, tool: string, code: string, message: string, refusal: RefusalKind = "refused", source?: DecisionSourceLabel): CallOutcome {
+  return { kind: "deny", refusal, body: { id, tool, decision: "deny", code, message }, ...(source === undefined ? {} : { source }) };
 }
 
 /** `[unavailable] …`: the stage does not offer the tool. */

@@ -5,6 +5,7 @@ import type { RunMode } from "../../api/run-policy.ts";
 import type { RunResult } from "../../api/status.ts";
 import type { Level } from "../../policy/levels.ts";
 import type { PendingApproval } from "./approvals.ts";
+import type { GatewayServerState } from "./tool-gateway.ts";
 
 /** Most pending approvals reported at once (the Run status bound). */
 export const MAX_REPORTED_APPROVALS = 32;
@@ -23,6 +24,8 @@ export interface RunStatusSnapshot {
   readonly policy: { readonly ok: boolean; readonly error?: string };
   /** What an allowed `submit_output` handed over (inline, or where it is). */
   readonly result?: RunResult;
+  /** The admin's MCP servers (absent when the run has none): offered or not, and why not. */
+  readonly mcpServers?: readonly GatewayServerState[];
 }
 
 /** Inputs of a snapshot. */
@@ -37,6 +40,7 @@ export interface StatusInputs {
   readonly pending: readonly PendingApproval[];
   readonly policyError: string | undefined;
   readonly result?: RunResult | undefined;
+  readonly mcpServers?: readonly GatewayServerState[] | undefined;
 }
 
 /** Builds the snapshot; decision counts are sorted by source so equal states serialise equally. */
@@ -53,5 +57,6 @@ export function buildRunStatusSnapshot(i: StatusInputs): RunStatusSnapshot {
     pendingApprovalsOmitted: Math.max(0, i.pending.length - MAX_REPORTED_APPROVALS),
     policy: i.policyError === undefined ? { ok: true } : { ok: false, error: i.policyError },
     ...(i.result !== undefined ? { result: i.result } : {}),
+    ...(i.mcpServers !== undefined && i.mcpServers.length > 0 ? { mcpServers: i.mcpServers } : {}),
   };
 }

@@ -237,6 +237,9 @@ export class ToolCallService {
   async #execute(rec: CallRecord, enf: Enforcement, stage: RunStage, checks: PathCheck[] | undefined): Promise<CallOutcome> {
     // Checked again right before anything runs: the sidecar may have been stopped (SIGSTOP) since the call came in.
     if (this.#pastDeadline(rec)) return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
+    // A server's name never falls through to the runtime: dropped by a reload while the call waited, it is refused.
+    const server = this.#d.gateway?.claims(rec.tool) === true ? this.#d.gateway.find(rec.tool)?.server : undefined;
+    if (this.#d.gateway?.claims(rec.tool) === true && server === undefined) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
     const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
     if (checks !== undefined && isFileTool(rec.tool)) {
       const outcome = executeFileTool(rec.tool, rec.args as FileToolArgs[typeof rec.tool], checks);
@@ -252,9 +255,9 @@ export class ToolCallService {
       const text = buildShellResultText(r, timeoutSeconds);
       return this.#allow(rec, enf, text.text, text.isError, { exitCode: r.exitCode, timedOut: r.timedOut });
     }
-    if (this.#d.gateway?.find(rec.tool) !== undefined) {
+    if (this.#d.gateway !== undefined && server !== undefined) {
       const r = await this.#d.gateway.call(rec.tool, rec.args);
-      this.#d.metrics.mcpCall(this.#d.gateway.find(rec.tool)!.server, r.isError ? "error" : "ok");
+      this.#d.metrics.mcpCall(server, r.isError ? "error" : "ok");
       return this.#allow(rec, enf, r.text, r.isError, undefined);
     }
     if (rec.tool === RESULT_TOOL && this.#d.result !== undefined) {
@@ -331,7 +334,7 @@ export class ToolCallService {
 
   #deny(rec: CallRecord, code: string, message: string, source: DecisionSourceLabel, refusal: RefusalKind = "refused"): CallOutcome {
     this.#record.decided(rec, "deny", source, code, (this.#d.monotonicMs() - rec.started) / 1000);
-    return this.#finish(rec, buildDeny(rec.id, rec.tool, code, message, refusal));
+    return this.#finish(rec, buildDeny(rec.id, rec.tool, code, message, refusal, source));
   }
 
   #finish(rec: CallRecord, response: CallOutcome): CallOutcome {

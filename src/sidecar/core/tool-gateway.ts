@@ -15,16 +15,26 @@ export interface GatewayResult {
   readonly isError: boolean;
 }
 
+/** One declared server: whether its tools are offered, how many, and why not (a failed connect, a missing key). */
+export interface GatewayServerState {
+  readonly name: string;
+  readonly offered: boolean;
+  readonly tools: number;
+  readonly message?: string;
+}
+
 /** The admin's MCP servers, as the core sees them. */
 export interface ToolGateway {
   /** Resolves once every server was connected to (or failed to be) and its tools listed. */
   ready(): Promise<void>;
-  /** The tools offered, fixed at the first listing: a server's later list never adds one. */
+  /** The tools offered to the current stage, each server's fixed at its first listing: a later list never adds one. */
   tools(): readonly GatewayTool[];
-  /** The tool of this dispatched name, if offered. */
+  /** The tool of this dispatched name, if offered to the current stage. */
   find(name: string): GatewayTool | undefined;
   /** Whether the name is in a declared server's namespace (`<server>__…`), offered or not. */
   claims(name: string): boolean;
+  /** Each declared server's state (reported on `/v1/status` and the Run's status). */
+  servers(): readonly GatewayServerState[];
   /** Calls the tool upstream. */
   call(name: string, args: Record<string, unknown>): Promise<GatewayResult>;
   /** Disconnects every server. */

@@ -73,7 +73,7 @@ afterEach(async () => {
 });
 
 function gatewayOver(server: McpServer, target: () => PodTarget, seen: { pod: string; command: string[] }[], bin?: string): McpGateway {
-  const g = new McpGateway({ servers: [server], vars: {}, log: silent, launchStdio: createPodExecStdioLauncher({ exec: localExec(seen, bin), namespace: "team", target, closeGraceMs: 200 }) });
+  const g = new McpGateway({ servers: [server], vars: { kind: "env", env: {} }, log: silent, launchStdio: createPodExecStdioLauncher({ exec: localExec(seen, bin), namespace: "team", target, closeGraceMs: 200 }) });
   gateways.push(g);
   return g;
 }
@@ -163,7 +163,7 @@ describe("a stdio MCP server whose sandbox is not running yet", { timeout: 30_00
     const inner = localExec([]);
     const exec: PodExec = { exec: async (...args: Parameters<PodExec["exec"]>) => (await waiting, inner.exec(...args)) };
     const g = new McpGateway({
-      servers: [{ name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"], env: { LEVIATH_TEST_MARK: mark } }], vars: {}, log: silent,
+      servers: [{ name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"], env: { LEVIATH_TEST_MARK: mark } }], vars: { kind: "env", env: {} }, log: silent,
       launchStdio: createPodExecStdioLauncher({ exec, namespace: "team", target: () => ({ pod: "run-1-sbx-a", container: "sandbox" }), closeGraceMs: 200 }),
     });
     const listed = g.ready();

@@ -50,6 +50,7 @@ export function computeStatus(deps: SidecarAppDeps): RunStatusSnapshot {
     pending: deps.approvals.list(),
     policyError: deps.policy.lastError,
     result: deps.service.result,
+    mcpServers: deps.service.gateway?.servers(),
   });
 }
 
