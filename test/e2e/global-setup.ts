@@ -31,7 +31,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   project.provide("kubeconfig", controlPlane.kubeconfigPath);
   project.provide("binDir", controlPlane.binDir);
-  project.provide("node", { name: node.name, dataDir: node.dataDir, cgroupRoot: node.cgroupRoot, images: node.images, network: node.network, networkPolicy: node.networkPolicy, kubeletPort: node.kubeletPort });
+  project.provide("node", { name: node.name, dataDir: node.dataDir, containerdSocket: node.containerdSocket, cgroupRoot: node.cgroupRoot, images: node.images, network: node.network, networkPolicy: node.networkPolicy, kubeletPort: node.kubeletPort });
   return async () => {
     await node.stop();
     await controlPlane.stop();

@@ -2,9 +2,11 @@
 // the workspace volume a Run's claim binds to (no dynamic provisioner on this node), the Agent shape most tests
 // use (two stages, two sandboxes), applying objects, waiting for a Run's pods and phase, and reading what a user
 // reads afterwards (the runtime's log, the audit ConfigMaps). Each test file keeps only what it checks.
+import { execFile } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { stringify } from "yaml";
 import { helm, kubectl, REPO_ROOT, waitFor } from "../../integration/harness/index.ts";
 import { getJson, imageValues } from "./kube-json.ts";
@@ -177,4 +179,14 @@ export async function sidecarAuditLines(run: string): Promise<string[]> {
 /** An Approval answering `approvalId` of `run`, as `kubectl create` takes it. */
 export function buildApproval(name: string, run: string, approvalId: string, reason: string, decision = "allowOnce"): Record<string, unknown> {
   return { apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name, namespace: NS }, spec: { runRef: { name: run }, approvalId, decision, reason } };
+}
+
+/**
+ * Gives an image the node already has a second name in its containerd (`ctr images tag`): no registry is reachable
+ * here, so an image a manifest names by its public reference (with `IfNotPresent`, the default for a tag other than
+ * `latest`) is one built on this machine under that name.
+ */
+export async function tagNodeImage(node: NodeInfo, source: string, target: string): Promise<void> {
+  const ctr = join(process.env.LEVIATH_CONTAINERD_DIR || "/usr/bin", "ctr");
+  await promisify(execFile)(ctr, ["--address", node.containerdSocket, "--namespace", "k8s.io", "images", "tag", "--force", source, target], { timeout: 60_000 });
 }
