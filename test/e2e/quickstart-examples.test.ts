@@ -7,7 +7,7 @@
 // answers it, a read of the granted team notes, the transition to `digest`, and submit_output, which the taint
 // gate holds (the context is private) until a person answers with `kubectl create`. The Run ends Succeeded by
 // itself, its result in its status, its audit readable with docs/operations.md's command after the pod ended.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -77,14 +77,17 @@ describe("examples/ on the real node, with the reference runtime and a scripted 
   });
 
   it("holds the shell call until examples/approval.yaml answers it, then the taint gate until a kubectl-made Approval does", async () => {
-    const prompt = await waitFor(async () => (await getRun(RUN)).status?.pendingApprovals?.find((p) => p.id === "tool-call-0001"),
-      { timeoutMs: 120_000, intervalMs: 1000, description: "the shell call's prompt on the Run" });
-    expect(prompt).toMatchObject({ kind: "tool_approval", tool: "shell" });
-    expect((await kubectl(["apply", "-f", example("approval.yaml")])).stdout).toContain("approval.leviath.dev/digest-docs-ls-docs created");
-    const gate = await waitFor(async () => (await getRun(RUN)).status?.pendingApprovals?.find((p) => p.id === "gate-call-0004"),
-      { timeoutMs: 120_000, intervalMs: 1000, description: "submit_output held at the taint gate" });
-    expect(gate).toMatchObject({ kind: "taint_gate", tool: "submit_output" });
-    await kubectl(["create", "-f", "-"], { input: stringify(buildApproval("digest-docs-submit", RUN, "gate-call-0004", "the digest may leave")) });
+    // As examples/approval.yaml says: the pending id from the Run (the sidecar names a call over MCP `mcp-<uuid>`).
+    const pending = (kind: string, tool: string) => waitFor(async () => (await getRun(RUN)).status?.pendingApprovals?.find((p) => p.kind === kind && p.tool === tool),
+      { timeoutMs: 120_000, intervalMs: 1000, description: `the ${kind} prompt of ${tool} on the Run` });
+    const prompt = await pending("tool_approval", "shell");
+    expect(prompt.id).toMatch(/^tool-mcp-[0-9a-f-]{36}$/);
+    const ids = await kubectl(["get", "run", RUN, "-n", NS, "-o", "jsonpath={range .status.pendingApprovals[*]}{.id}{\"\\t\"}{.tool}{\"\\t\"}{.prompt}{\"\\n\"}{end}"]);
+    expect(ids.stdout).toBe(`${prompt.id}\tshell\tAllow shell command: ls docs\n`);
+    const approval = readFileSync(example("approval.yaml"), "utf8").replace(/^( {2}approvalId:).*$/m, `$1 ${prompt.id}`);
+    expect((await kubectl(["apply", "-f", "-"], { input: approval })).stdout).toContain("approval.leviath.dev/digest-docs-ls-docs created");
+    const gate = await pending("taint_gate", "submit_output");
+    await kubectl(["create", "-f", "-"], { input: stringify(buildApproval("digest-docs-submit", RUN, gate.id, "the digest may leave")) });
   });
 
   it("ends Succeeded by itself with the digest as its result, after both stages ran against the model", async () => {
@@ -128,8 +131,8 @@ describe("examples/ on the real node, with the reference runtime and a scripted 
     const parsed = parseAudit(text);
     const records = parsed.map((l) => l.leviath_audit.record);
     expect(parsed.every((l) => l.leviath_audit.run === RUN)).toBe(true);
-    expect(records).toContainEqual(expect.objectContaining({ call_id: "call-0001", tool_name: "shell", decision: "allow" }));
-    expect(records).toContainEqual(expect.objectContaining({ call_id: "call-0002", tool_name: "read_file", decision: "allow" }));
+    expect(records).toContainEqual(expect.objectContaining({ tool_name: "shell", decision: "allow", approval_reason: "a listing of docs/ is fine" }));
+    expect(records).toContainEqual(expect.objectContaining({ tool_name: "read_file", decision: "allow" }));
     expect(records).toContainEqual(expect.objectContaining({ tool_name: "submit_output", allowed: true, decision_source: "UserAllowOnce" }));
     expect([...new Set(parsed.map((l) => l.leviath_audit.file))]).toEqual(expect.arrayContaining(["stages/0/decisions.jsonl", "stages/1/decisions.jsonl"]));
     expect(await sidecarAuditLines(RUN)).toEqual(text.split("\n").filter((l) => l.startsWith("{")));
