@@ -24,7 +24,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const controlPlane = await startControlPlane();
   let node;
   try {
-    node = await startNode(controlPlane, { networkPolicy: true });
+    // The start includes importing every built image (six, about 1.6 GB): under a machine shared at a load average
+    // of 25 that alone took 190 s, past the node's 180 s default.
+    node = await startNode(controlPlane, { networkPolicy: true, startTimeoutMs: 600_000 });
   } catch (error) {
     await controlPlane.stop();
     throw error;
