@@ -99,7 +99,8 @@ describe("examples/ on the real node, with the reference runtime and a scripted 
     expect(conditionOf(run, "Completed")).toMatchObject({ status: "True", reason: "AgentSucceeded" });
     expect((await kubectl(["get", "run", RUN, "-n", NS, "-o", "jsonpath={.status.result.inline}"])).stdout).toBe(DIGEST);
     expect(run.status?.taint?.level).toBe("private");
-    expect(run.status?.gateDecisions).toMatchObject({ user_allow_once: 2 });
+    // The gate's block of submit_output, then the person's allow-once of it (the shell's tool approval is not a gate decision).
+    expect(run.status?.gateDecisions).toMatchObject({ auto_block: 1, user_allow_once: 1 });
     // The model got what the blueprint says, in order, with the Secret's key.
     const reqs = model!.requests;
     expect(reqs).toHaveLength(4);
