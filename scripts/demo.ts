@@ -70,9 +70,13 @@ await until(() => addresses !== undefined, "the controller to start", 60_000, ()
 await until(async () => (await fetch(`http://${addresses!.probes}/readyz`).catch(() => undefined))?.status === 200, "the controller's caches to sync", 60_000);
 process.stdout.write(`controller ready (metrics http://${addresses!.metrics}/metrics, log ${logPath})\n`);
 
-say("applying examples/ (namespace, LeviathPolicy, Agent, Run, Approval, a ConfigMap behind a granted read path)");
+say("applying examples/ (namespace, LeviathPolicy, the Run's credential Secret, Agent, Run, Approval, a ConfigMap behind a granted read path)");
 // The namespace and the policy first, so the Agent is evaluated against the policy and the Run pins it.
 kubectl(["apply", "--server-side", "-f", "examples/namespace.yaml", "-f", "examples/policy.yaml"], { show: true });
+// examples/run.yaml names the credential Secret `model-provider` (docs/quickstart.md makes it with a real key); no
+// runtime runs here, so a placeholder key does, and the Run goes as far as it can without a node.
+kubectl(["create", "secret", "generic", "model-provider", "-n", NAMESPACE, "--from-literal=ANTHROPIC_API_KEY=sk-ant-demo-placeholder"], { show: true });
+kubectl(["label", "secret", "model-provider", "-n", NAMESPACE, "leviath.dev/credential=true"], { show: true });
 kubectl(["apply", "--server-side", "-f", "examples/"], { show: true });
 
 type Item = { metadata: { name: string }; status?: { policyGeneration?: number; phase?: string; policy?: { generation?: number } } };

@@ -221,13 +221,14 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       return { requeueAfterMs: NETWORK_REFUSAL_RECHECK_MS };
     }
     const resumed = await resolveResume({ cache, writer, policy: deps.policy }, { ref, annotations: run.metadata.annotations, status: run.status, snapshot, nowIso });
-    // Looked up live, and only until the engine pod exists: afterwards the kubelet holds what it needs.
+    // Looked up live until the engine pod exists (afterwards the kubelet holds what it needs), and once more when the
+    // status seen here does not carry the answer yet (a cache behind our own write would drop the condition).
     const kept = run.status?.conditions?.find((c) => c.type === CONDITION.credentialsReady);
     const credentials = isOver
       ? undefined
-      : !pods.has(buildChildNames(name).enginePod)
+      : !pods.has(buildChildNames(name).enginePod) || kept === undefined
         ? await checkCredentials(writer, namespace, snapshot.controller.credentials)
-        : kept && { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message };
+        : { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message };
     const ns = cache.get("namespace", undefined, namespace);
     const decision = decideRun({
       name, spec: spec, previous: run.status, snapshot, plan, pods,

@@ -1,5 +1,6 @@
 import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, RequestContext, Watch } from "@kubernetes/client-node";
-import { DEFAULT_MAX_RESPONSE_BYTES, readBoundedText } from "./bounded-body.ts";
+import { readBoundedText } from "../io/bounded-text.ts";
+import { buildResponseTooLargeError, DEFAULT_MAX_RESPONSE_BYTES } from "./bounded-body.ts";
 import { parseApiError } from "./errors.ts";
 
 /** Options of one request. */
@@ -100,7 +101,8 @@ export function createKubeClient(kc: KubeConfig): LibraryKubeClient {
       }
       ctx.setSignal(AbortSignal.timeout(opts.timeoutMs ?? 30_000));
       const res = await http.send(ctx).toPromise();
-      const text = await readBoundedText(res.body.stream() as ReadableStream<Uint8Array> | null, opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, `${method} ${path}`);
+      const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+      const text = await readBoundedText(res.body.stream() as ReadableStream<Uint8Array> | null, maxBytes, () => buildResponseTooLargeError(`${method} ${path}`, maxBytes));
       if (res.httpStatusCode >= 400) throw parseApiError(res.httpStatusCode, text, `${method} ${path}`);
       return (text ? JSON.parse(text) : undefined) as T;
     },

@@ -5,34 +5,26 @@
 // no resolver, while the open one of the same Run reaches each of them (so a refusal is the data plane's,
 // not a missing server's); the engine pod's sidecar still reaches the API server and execs into both; a
 // NetworkPolicy deleted mid-Run comes back, enforced again, and the Run's condition says what happened.
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { helm, kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
-import { getJson, imageValues } from "./harness/kube-json.ts";
-import { createMetricsReader, deleteMetricsReader, scrapeController } from "./harness/metrics-access.ts";
+import { kubectl, waitFor } from "../integration/harness/index.ts";
+import { getJson } from "./harness/kube-json.ts";
+import { createMetricsReader, scrapeController } from "./harness/metrics-access.ts";
 import { isPodFirewalled } from "./harness/network-policy.ts";
 import { firstHost } from "./harness/node.ts";
 import { listenDns, listenTcp, type Listener } from "./harness/node-listeners.ts";
+import {
+  applyObjects, buildTwoStageAgent, cleanUp, createWorkspaces, getRun, installOperator, NS, RELEASE, runtimeLines, SYSTEM_NS, waitForRunPods,
+  type PodList, type Workspaces,
+} from "./harness/operator-fixture.ts";
 import { buildSandboxPod, execInPod, runPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
 
 const node = inject("node");
-const NS = "leviath-sandbox";
-const SYSTEM_NS = "leviath-system";
-const RELEASE = "leviath";
 const AGENT = "netpol-agent";
 const RUN = "netpol-run";
 const SERVER = "netpol-echo";
 const DNS_NAME = "probe.leviath.test";
 const DNS_ADDRESS = "192.0.2.10";
-
-type PodList = { items: { metadata: { name: string; uid?: string; labels?: Record<string, string> }; status?: { phase?: string; podIP?: string } }[] };
-type Condition = { type: string; status: string; reason: string; message: string };
-type RunObject = { status?: { phase?: string; conditions?: Condition[]; gateDecisions?: Record<string, number> } };
-type Line = { step: string; status: number; body: Record<string, unknown> };
 
 /**
  * The body of `GET /index.html` from `host:8080`, or `refused`: over busybox `nc` (its static `wget` dies with
@@ -50,7 +42,6 @@ async function tcpFrom(pod: string, host: string, port: number): Promise<string>
 }
 
 describe("network = false on a node that enforces NetworkPolicy", () => {
-  const operator = node.images["leviath-operator"];
   const runtime = node.images["leviath-runtime"];
   const sandbox = node.images.sandbox!;
   const gateway = node.network.gateway;
@@ -60,18 +51,16 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
   let serverIp = "";
   let tcp: Listener | undefined;
   let dns: Listener | undefined;
-  let workspaceDir = "";
+  let workspaces: Workspaces | undefined;
 
   beforeAll(async () => {
     if (!node.networkPolicy) throw new Error("the e2e node was started without its NetworkPolicy data plane");
-    if (!operator || !runtime) throw new Error("no leviath-operator/leviath-runtime image: run 'bash scripts/build-images'");
-    workspaceDir = mkdtempSync(join(tmpdir(), "leviath-e2e-netpol-"));
-    chmodSync(workspaceDir, 0o777);
+    if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
+    workspaces = createWorkspaces("leviath-e2e-netpol-");
     tcp = await listenTcp(gateway, "hello-from-the-node");
     dns = await listenDns(gateway, DNS_NAME, DNS_ADDRESS);
-    const values = {
-      image: { ...imageValues(operator), pullPolicy: "Never" },
-      controller: { replicas: 1, runtimeImage: runtime, podDisruptionBudget: { enabled: false } },
+    await installOperator(node, {
+      controller: { runtimeImage: runtime },
       policy: {
         spec: {
           sandbox: { kind: "container", image: sandbox, onUnavailable: "error" },
@@ -81,9 +70,7 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
           networkEnforcement: { verify: true, namespace: NS, onUnverified: "refuse", probeTimeoutSeconds: 120 },
         },
       },
-    };
-    await helm(["install", RELEASE, join(REPO_ROOT, "charts/leviath-operator"), "-n", SYSTEM_NS, "--create-namespace", "-f", "-"],
-      { input: stringify(values), timeoutMs: 120_000 });
+    });
     // A test server in its own pod (busybox httpd on 8080), outside the Run.
     const server = await runPod(buildSandboxPod({ name: SERVER, namespace: NS, image: sandbox, labels: { "leviath.e2e/role": "server" } }));
     serverIp = server.status?.podIP ?? "";
@@ -91,38 +78,20 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     expect(served.exitCode, served.stderr).toBe(0);
 
     const objects = [
-      {
-        apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT, namespace: NS },
-        spec: {
-          agent: { name: AGENT, version: "1.0.0", description: "e2e network", entryStage: "survey" },
-          sandbox: { kind: "container", image: sandbox, network: false, onUnavailable: "error" },
-          toolPermissions: { shell: "allow", submit_output: "allow", send_email: "ask" },
-          stages: [
-            { name: "survey", availableTools: ["read_file", "shell"], runtime: { mode: "autonomous", transitions: { digest: { hint: "done" } } } },
-            { name: "digest", sandbox: { kind: "container", image: sandbox, network: true }, availableTools: ["shell", "send_email", "submit_output"], runtime: { mode: "output", transitions: {} } },
-          ],
-        },
-      },
+      buildTwoStageAgent({
+        name: AGENT, sandbox, description: "e2e network", toolPermissions: { shell: "allow", submit_output: "allow", send_email: "ask" },
+        surveyTools: ["read_file", "shell"], digestTools: ["shell", "send_email", "submit_output"],
+      }),
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN, namespace: NS },
         // The runtime's flow, then a send_email that waits for a person: the Run stays in progress while the tests look.
         spec: { agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 }, runtime: { e2e: { holdTool: "send_email" } } },
       },
-      {
-        // No dynamic provisioner here: a hostPath volume pre-bound to the claim the operator makes.
-        apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${RUN}-workspace` },
-        spec: {
-          capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "",
-          hostPath: { path: workspaceDir, type: "Directory" },
-          claimRef: { namespace: NS, name: `${RUN}-workspace` },
-        },
-      },
+      // No dynamic provisioner here: a hostPath volume pre-bound to the claim the operator makes.
+      workspaces.volume(RUN),
     ];
-    await kubectl(["apply", "-f", "-"], { input: objects.map((o) => stringify(o)).join("---\n") });
-    const pods = await waitFor(async () => {
-      const list = await getJson<PodList>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${RUN}`]);
-      return list.items.length === 3 && list.items.every((p) => p.status?.phase === "Running") ? list.items : undefined;
-    }, { timeoutMs: 180_000, intervalMs: 1000, description: "engine + 2 sandbox pods Running" });
+    await applyObjects(objects);
+    const pods = await waitForRunPods(RUN, 3);
     const sandboxes = pods.filter((p) => p.metadata.name.startsWith(`${RUN}-sbx-`));
     closed = sandboxes.find((p) => p.metadata.labels?.["leviath.dev/network"] === "none")?.metadata.name ?? "";
     open = sandboxes.find((p) => p.metadata.labels?.["leviath.dev/network"] === undefined)?.metadata.name ?? "";
@@ -134,21 +103,17 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
   });
 
   afterAll(async () => {
-    await kubectl(["delete", "run", RUN, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await kubectl(["delete", "pod", SERVER, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
-    await helm(["uninstall", RELEASE, "-n", SYSTEM_NS, "--wait", "--timeout", "60s"], { allowFailure: true, timeoutMs: 90_000 });
-    await deleteMetricsReader(RELEASE, SYSTEM_NS);
-    await kubectl(["delete", "pv", `${RUN}-workspace`, "--ignore-not-found", "--wait=false"], { allowFailure: true });
+    await cleanUp([RUN], workspaces);
     await tcp?.close();
     await dns?.close();
-    if (workspaceDir) rmSync(workspaceDir, { recursive: true, force: true });
   });
 
   it("the operator's probe verified enforcement on this node before the Run started", async () => {
     const policy = await getJson<{ status?: { networkEnforcement?: { state: string; message: string; node?: string; checkedAt?: string } } }>(["get", "leviathpolicy", "cluster"]);
     expect(policy.status?.networkEnforcement).toMatchObject({ state: "Verified", node: node.name });
     expect(policy.status?.networkEnforcement?.message).toBe("a probe pod under a deny-all NetworkPolicy was refused while its twin without one connected");
-    const run = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
+    const run = await getRun(RUN);
     const isolated = run.status?.conditions?.find((c) => c.type === "NetworkIsolated");
     expect(isolated).toMatchObject({ status: "True", reason: "NetworkPolicyEnforced" });
     expect(isolated?.message).toContain(`enforcement verified on this cluster at ${policy.status?.networkEnforcement?.checkedAt}`);
@@ -194,8 +159,7 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
 
   it("the engine pod's sidecar still reaches the API server and execs into both sandbox pods", async () => {
     const lines = await waitFor(async () => {
-      const r = await kubectl(["logs", "-n", NS, `${RUN}-engine`, "-c", "agent"], { allowFailure: true });
-      const got = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Line);
+      const got = await runtimeLines(RUN);
       return got.some((l) => l.step === "hold") ? got : undefined;
     }, { timeoutMs: 120_000, intervalMs: 1000, description: "the runtime's held call (after both shells)" });
     const shell0 = lines.find((l) => l.step === "shell-stage0");
@@ -207,7 +171,7 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     expect(String(shell1!.body.result).split("\n")[0]).toBe(open);
     // The sidecar's status reports reached the API server (it writes the Run's decision counts).
     const run = await waitFor(async () => {
-      const r = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
+      const r = await getRun(RUN);
       return Object.keys(r.status?.gateDecisions ?? {}).length > 0 ? r : undefined;
     }, { timeoutMs: 30_000, intervalMs: 500, description: "the sidecar's decision counts on the Run" });
     // In progress: running, or waiting for the person its held call asks (WaitingInput).
@@ -226,7 +190,7 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     }, { timeoutMs: 60_000, intervalMs: 500, description: "the controller to re-create the NetworkPolicy" });
     expect(after.metadata.uid).not.toBe(before.metadata.uid);
     const condition = await waitFor(async () => {
-      const r = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
+      const r = await getRun(RUN);
       const c = r.status?.conditions?.find((x) => x.type === "NetworkIsolated");
       return c?.reason === "NetworkPolicyRestored" ? c : undefined;
     }, { timeoutMs: 30_000, intervalMs: 500, description: "NetworkIsolated to say the policy was restored" });

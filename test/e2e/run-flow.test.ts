@@ -8,21 +8,19 @@
 // with the code in its condition; a Run past its deadline ends Failed/DeadlineExceeded and is torn down.
 // Deleting a Run takes every child with it.
 import { createHash } from "node:crypto";
-import { mkdtempSync, chmodSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { helm, kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
-import { getJson, imageValues } from "./harness/kube-json.ts";
+import { kubectl, waitFor } from "../integration/harness/index.ts";
+import { getJson } from "./harness/kube-json.ts";
 import { sidecarScrapeToken } from "./harness/metrics-access.ts";
+import {
+  applyObjects, buildApproval, buildTwoStageAgent, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit,
+  readAuditText, RELEASE, runtimeLines as linesOf, sidecarAuditLines, SYSTEM_NS, waitForPhase, waitForRunPods, type RuntimeLine, type Workspaces,
+} from "./harness/operator-fixture.ts";
 import { execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
 
 const node = inject("node");
-const NS = "leviath-sandbox";
-const SYSTEM_NS = "leviath-system";
-const RELEASE = "leviath";
 const AGENT = "e2e-agent";
 const RUN = "e2e-run";
 const ALL_ZERO = "0000000000000000";
@@ -34,21 +32,8 @@ const MODEL_KEY = "sk-e2e-model-key-value";
 const FILE_TOKEN = "file-token-value";
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
-type Line = { step: string; status: number; body: Record<string, unknown> };
-type Condition = { type: string; status: string; reason: string; message: string };
-type RunObject = {
-  status?: {
-    phase?: string; taint?: { level?: string }; gateDecisions?: Record<string, number>; pendingApprovals?: { id: string }[]; sandboxes?: unknown[];
-    result?: { inline?: string; bytes?: number; sha256?: string; callId?: string }; agentExit?: { exitCode: number; reason?: string; message?: string };
-    conditions?: Condition[];
-  };
-};
-const conditionOf = (run: RunObject, type: string) => run.status?.conditions?.find((c) => c.type === type);
-
-async function runtimeLines(run = RUN): Promise<Line[]> {
-  const r = await kubectl(["logs", "-n", NS, `${run}-engine`, "-c", "agent"], { allowFailure: true });
-  return r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Line);
-}
+type Line = RuntimeLine;
+const runtimeLines = (run = RUN): Promise<Line[]> => linesOf(run);
 
 function statusFields(text: string): Record<string, string> {
   return Object.fromEntries(text.split("\n").filter((l) => l.includes(":")).map((l) => {
@@ -62,39 +47,26 @@ const started = performance.now();
 const mark = (name: string): void => { timings[name] = Math.round(performance.now() - started) / 1000; };
 
 describe("the Run flow on the real node", () => {
-  const operator = node.images["leviath-operator"];
   const runtime = node.images["leviath-runtime"];
   const sandbox = node.images.sandbox!;
-  let workspaceDir = "";
-  const workspaceVolume = (run: string) => ({
-    apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${run}-workspace` },
-    spec: {
-      capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "",
-      hostPath: { path: workspaceDir, type: "Directory" },
-      claimRef: { namespace: NS, name: `${run}-workspace` },
-    },
-  });
+  let workspaces: Workspaces | undefined;
+  const workspaceVolume = (run: string) => workspaces!.volume(run);
   let sandboxPods: { name: string; network: string; ip: string }[] = [];
   let lines: Line[] = [];
 
   beforeAll(async () => {
-    if (!operator || !runtime) throw new Error("no leviath-operator/leviath-runtime image: run 'bash scripts/build-images'");
-    workspaceDir = mkdtempSync(join(tmpdir(), "leviath-e2e-workspace-"));
-    chmodSync(workspaceDir, 0o777);
+    if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
+    workspaces = createWorkspaces("leviath-e2e-workspace-");
   });
 
   afterAll(async () => {
     process.stderr.write(`[e2e run-flow] timings (s since start): ${JSON.stringify(timings)}\n`);
-    await kubectl(["delete", "run", RUN, FAIL_RUN, DEADLINE_RUN, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
-    await helm(["uninstall", RELEASE, "-n", SYSTEM_NS, "--wait", "--timeout", "60s"], { allowFailure: true, timeoutMs: 90_000 });
-    for (const run of [RUN, FAIL_RUN, DEADLINE_RUN]) await kubectl(["delete", "pv", `${run}-workspace`, "--ignore-not-found", "--wait=false"], { allowFailure: true });
-    if (workspaceDir) rmSync(workspaceDir, { recursive: true, force: true });
+    await cleanUp([RUN, FAIL_RUN, DEADLINE_RUN], workspaces);
   });
 
   it("installs the chart with the locally built images and the controller runs", async () => {
-    const values = {
-      image: { ...imageValues(operator!), pullPolicy: "Never" },
-      controller: { replicas: 1, runtimeImage: runtime, podDisruptionBudget: { enabled: false } },
+    await installOperator(node, {
+      controller: { runtimeImage: runtime },
       policy: {
         spec: {
           sandbox: { kind: "container", image: sandbox, onUnavailable: "error" },
@@ -108,13 +80,7 @@ describe("the Run flow on the real node", () => {
           },
         },
       },
-    };
-    await helm(["install", RELEASE, join(REPO_ROOT, "charts/leviath-operator"), "-n", SYSTEM_NS, "--create-namespace", "-f", "-"],
-      { input: stringify(values), timeoutMs: 120_000 });
-    await waitFor(async () => {
-      const pods = await getJson<{ items: { status?: { phase?: string } }[] }>(["get", "pods", "-n", SYSTEM_NS]);
-      return pods.items.length > 0 && pods.items.every((p) => p.status?.phase === "Running");
-    }, { timeoutMs: 120_000, intervalMs: 1000, description: "the controller pod Running" });
+    });
     mark("controllerRunning");
   });
 
@@ -131,19 +97,10 @@ describe("the Run flow on the real node", () => {
         stringData: { token: FILE_TOKEN },
       },
       workspaceVolume(RUN),
-      {
-        apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT, namespace: NS },
-        spec: {
-          agent: { name: AGENT, version: "1.0.0", description: "e2e", entryStage: "survey" },
-          sandbox: { kind: "container", image: sandbox, network: false, onUnavailable: "error" },
-          readPaths: { allow: ["/data/team-notes"] },
-          toolPermissions: { read_file: "allow", shell: "allow", submit_output: "allow" },
-          stages: [
-            { name: "survey", availableTools: ["read_file", "shell"], runtime: { mode: "autonomous", transitions: { digest: { hint: "done" } } } },
-            { name: "digest", sandbox: { kind: "container", image: sandbox, network: true }, availableTools: ["shell", "submit_output"], runtime: { mode: "output", transitions: {} } },
-          ],
-        },
-      },
+      buildTwoStageAgent({
+        name: AGENT, sandbox, description: "e2e", readPaths: ["/data/team-notes"], toolPermissions: { read_file: "allow", shell: "allow", submit_output: "allow" },
+        surveyTools: ["read_file", "shell"], digestTools: ["shell", "submit_output"],
+      }),
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN, namespace: NS },
         spec: {
@@ -153,13 +110,8 @@ describe("the Run flow on the real node", () => {
         },
       },
     ];
-    await kubectl(["apply", "-f", "-"], { input: objects.map((o) => stringify(o)).join("---\n") });
-    type PodList = { items: { metadata: { name: string; labels?: Record<string, string> }; status?: { phase?: string; podIP?: string } }[] };
-    const pods = await waitFor(async () => {
-      const list = await getJson<PodList>(["get", "pods", "-n", NS, "-l", CHILD_LABEL]);
-      const running = list.items.filter((p) => p.status?.phase === "Running");
-      return list.items.length === 3 && running.length === 3 ? list.items : undefined;
-    }, { timeoutMs: 180_000, intervalMs: 1000, description: "engine + 2 sandbox pods Running" });
+    await applyObjects(objects);
+    const pods = await waitForRunPods(RUN, 3);
     mark("podsRunning");
     const names = pods.map((p) => p.metadata.name).sort();
     expect(names).toContain(`${RUN}-engine`);
@@ -200,7 +152,7 @@ describe("the Run flow on the real node", () => {
     const answered = new Set<string>();
     let scraped = false;
     lines = await waitFor(async () => {
-      const run = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
+      const run = await getRun(RUN);
       for (const p of run.status?.pendingApprovals ?? []) {
         if (answered.has(p.id)) continue;
         if (p.id === "gate-out-1" && !scraped) {
@@ -208,12 +160,7 @@ describe("the Run flow on the real node", () => {
           await checkMetrics();
           scraped = true;
         }
-        const approval = {
-          apiVersion: "leviath.dev/v1alpha1", kind: "Approval",
-          metadata: { name: `e2e-${answered.size}`, namespace: NS },
-          spec: { runRef: { name: RUN }, approvalId: p.id, decision: "allowOnce", reason: "e2e" },
-        };
-        await kubectl(["create", "-f", "-"], { input: stringify(approval) });
+        await kubectl(["create", "-f", "-"], { input: stringify(buildApproval(`e2e-${answered.size}`, RUN, p.id, "e2e")) });
         answered.add(p.id);
         mark(`approved:${p.id}`);
       }
@@ -281,10 +228,7 @@ describe("the Run flow on the real node", () => {
   }
 
   it("goes to Succeeded by itself, with its result on the Run and its sandbox pods, Role and NetworkPolicy gone", async () => {
-    const run = await waitFor(async () => {
-      const r = await getJson<RunObject>(["get", "run", RUN, "-n", NS]);
-      return r.status?.phase === "Succeeded" ? r : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 500, description: "the Run Succeeded" });
+    const run = await waitForPhase(RUN, ["Succeeded"], 60_000);
     mark("succeeded");
     process.stderr.write(`[e2e run-flow] run status: ${JSON.stringify(run.status)}\n`);
     expect(run.status?.agentExit).toMatchObject({ exitCode: 0 });
@@ -316,10 +260,8 @@ describe("the Run flow on the real node", () => {
 
   it("keeps its full audit readable with one command after the pod ended, and on the sidecar's stdout", async () => {
     // docs/operations.md: the audit ConfigMaps, in order.
-    const text = (await kubectl(["get", "configmap", "-n", NS, "-l", `${CHILD_LABEL},leviath.dev/component=audit`,
-      "-o", "jsonpath={range .items[*]}{.data.audit\\.jsonl}{end}"])).stdout;
-    type AuditLine = { leviath_audit: { run: string; file: string; record: Record<string, unknown> } };
-    const parsed = text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as AuditLine);
+    const text = await readAuditText(RUN);
+    const parsed = parseAudit(text);
     process.stderr.write(`[e2e run-flow] audit: ${parsed.length} records\n`);
     const records = parsed.map((l) => l.leviath_audit.record);
     expect(parsed.every((l) => l.leviath_audit.run === RUN)).toBe(true);
@@ -331,20 +273,15 @@ describe("the Run flow on the real node", () => {
     for (const id of ["sh-0", "rd-1", "rd-2", "sh-1", "out-1"]) expect(records.some((r) => r["call_id"] === id)).toBe(true);
     expect([...new Set(parsed.map((l) => l.leviath_audit.file))]).toEqual(expect.arrayContaining(["stages/0/decisions.jsonl", "stages/1/taint_audit.jsonl", "stages/1/decisions.jsonl"]));
     // The same lines on the sidecar's stdout, for the cluster's log pipeline.
-    const logs = (await kubectl(["logs", "-n", NS, `${RUN}-engine`, "-c", "sidecar"])).stdout;
-    const logged = logs.split("\n").filter((l) => l.startsWith('{"leviath_audit"'));
-    expect(logged).toEqual(text.split("\n").filter((l) => l.startsWith("{")));
+    expect(await sidecarAuditLines(RUN)).toEqual(text.split("\n").filter((l) => l.startsWith("{")));
   });
 
   it("ends Failed with the agent's exit code, reason and message when the agent exits non-zero, and is torn down", async () => {
-    await kubectl(["apply", "-f", "-"], { input: [workspaceVolume(FAIL_RUN), smallAgent(), {
+    await applyObjects([workspaceVolume(FAIL_RUN), smallAgent(), {
       apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: FAIL_RUN, namespace: NS },
       spec: { agentRef: { name: SMALL_AGENT }, task: "fail", runtime: { e2e: { scenario: "fail", exitCode: 3 } } },
-    }].map((o) => stringify(o)).join("---\n") });
-    const run = await waitFor(async () => {
-      const r = await getJson<RunObject>(["get", "run", FAIL_RUN, "-n", NS]);
-      return r.status?.phase === "Failed" ? r : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 500, description: "the failing Run Failed" });
+    }]);
+    const run = await waitForPhase(FAIL_RUN, ["Failed"]);
     mark("failRunFailed");
     expect(run.status?.agentExit).toEqual({ exitCode: 3, reason: "Error", message: "e2e: failing on purpose with exit code 3" });
     expect(conditionOf(run, "Completed")).toMatchObject({
@@ -354,17 +291,14 @@ describe("the Run flow on the real node", () => {
   });
 
   it("ends Failed with DeadlineExceeded past spec.deadlines.activeDeadlineSeconds, and is torn down", async () => {
-    await kubectl(["apply", "-f", "-"], { input: [workspaceVolume(DEADLINE_RUN), {
+    await applyObjects([workspaceVolume(DEADLINE_RUN), {
       apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: DEADLINE_RUN, namespace: NS },
       spec: { agentRef: { name: SMALL_AGENT }, task: "wait", deadlines: { activeDeadlineSeconds: 30 }, runtime: { e2e: { scenario: "wait", tool: "send_email" } } },
-    }].map((o) => stringify(o)).join("---\n") });
+    }]);
     // Waiting for a person nobody sends: the prompt is on the Run while it runs.
-    await waitFor(async () => ((await getJson<RunObject>(["get", "run", DEADLINE_RUN, "-n", NS])).status?.pendingApprovals ?? []).length === 1,
+    await waitFor(async () => ((await getRun(DEADLINE_RUN)).status?.pendingApprovals ?? []).length === 1,
       { timeoutMs: 60_000, intervalMs: 500, description: "the deadline Run waiting for an approval" });
-    const run = await waitFor(async () => {
-      const r = await getJson<RunObject>(["get", "run", DEADLINE_RUN, "-n", NS]);
-      return r.status?.phase === "Failed" ? r : undefined;
-    }, { timeoutMs: 90_000, intervalMs: 500, description: "the deadline Run Failed" });
+    const run = await waitForPhase(DEADLINE_RUN, ["Failed"], 90_000);
     mark("deadlineRunFailed");
     expect(conditionOf(run, "Completed")).toMatchObject({ status: "True", reason: "DeadlineExceeded" });
     expect(run.status?.agentExit).toBeUndefined();
@@ -373,8 +307,7 @@ describe("the Run flow on the real node", () => {
       return left.items.length === 0;
     }, { timeoutMs: 60_000, intervalMs: 250, description: "every pod of the deadline Run gone (the engine pod too)" });
     // The sidecar flushed its audit on the way out: the pending prompt's refusal is in it.
-    const text = (await kubectl(["get", "configmap", "-n", NS, "-l", `leviath.dev/run=${DEADLINE_RUN},leviath.dev/component=audit`,
-      "-o", "jsonpath={range .items[*]}{.data.audit\\.jsonl}{end}"])).stdout;
+    const text = await readAuditText(DEADLINE_RUN);
     expect(text).toMatch(/"call_id":"wait-1"/);
   });
 

@@ -2,7 +2,7 @@
 // (built by the controller's buildRole) lets it read no Approval at all, another Run's relay neither, only its own
 // Run's `<run>-approvals` ConfigMap by name, where the Approval controller relays the answers bound to that Run.
 // An approval still works end to end with that Role, and the approver and reason reach the audit record.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient, loadKubeConfig } from "../../src/kube/client.ts";
@@ -10,11 +10,11 @@ import { KubeApiError } from "../../src/kube/errors.ts";
 import { buildChildNames } from "../../src/sandbox/names.ts";
 import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
 import { createSidecarClient } from "../../src/sidecar/http/client.ts";
-import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
 import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";
 import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
-import { createSandboxPod, readDecisionRecords, SIDECAR_RUN_POLICY, waitForConsumed } from "./sidecar-fixtures.ts";
+import { createSandboxPod, readDecisionRecords, startClusterSidecar, waitForConsumed } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "scoped-run";
@@ -25,8 +25,6 @@ let op: TestOperator;
 let policies: { remove(): Promise<void> } | undefined;
 let root = "";
 let sidecarKubeconfig = "";
-
-const policy = SIDECAR_RUN_POLICY;
 
 const approval = (name: string, run: string, approvalId: string, reason: string) => ({
   apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name }, spec: { runRef: { name: run }, approvalId, decision: "allowOnce", reason },
@@ -112,11 +110,9 @@ describe("the sidecar's Role and Approvals", () => {
   });
 
   it("an approval still works end to end with that Role: applied, consumed, approver and reason in the audit", async () => {
-    mkdirSync(join(root, "work"));
-    writeFileSync(join(root, "work", "notes.md"), "notes\n");
-    writeFileSync(join(root, "run-policy.json"), JSON.stringify(policy));
-    const auditDir = join(root, "audit");
-    sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", sidecarKubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir, "--exec-wait-seconds", "2"]);
+    const started = await startClusterSidecar(root, RUN, namespace, sidecarKubeconfig, ["--exec-wait-seconds", "2"]);
+    sc = started.sc;
+    const auditDir = started.auditDir;
     const client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
     expect(await client.callTool({ id: "r1", tool: "read_file", args: { path: "notes.md" } })).toMatchObject({ decision: "allow" });
     const readRun = async () => (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", name: RUN })) as { status?: Record<string, unknown> };

@@ -4,15 +4,13 @@
 // pod with pods/exec. Pods never run here (there is no kubelet), so the exec waits for the sandbox container
 // (--exec-wait-seconds) and then fails naming the pod and container, and the test checks that this reaches the
 // runtime as an error result, never a hang or an allow without a run.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSidecarClient } from "../../src/sidecar/http/client.ts";
-import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "./harness/index.ts";
 import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";
 import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
-import { createSandboxPod, readDecisionRecords, SIDECAR_RUN_POLICY, waitForConsumed } from "./sidecar-fixtures.ts";
+import { createSandboxPod, readDecisionRecords, startClusterSidecar, waitForConsumed } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "sidecar-run";
@@ -21,8 +19,6 @@ let sc: SidecarProcess;
 let op: TestOperator;
 let policies: { remove(): Promise<void> } | undefined;
 let auditDir = "";
-
-const policy = SIDECAR_RUN_POLICY;
 
 beforeAll(async () => {
   await installCrds("crds/");
@@ -33,12 +29,7 @@ beforeAll(async () => {
   const { custom, kubeconfigPath } = testCluster();
   await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN }, spec: { agentRef: { name: "agent" } } } });
   await createSandboxPod(namespace, RUN);
-  const root = makeTempDir("leviath-sidecar-cluster-");
-  mkdirSync(join(root, "work"));
-  writeFileSync(join(root, "work", "notes.md"), "notes\n");
-  writeFileSync(join(root, "run-policy.json"), JSON.stringify(policy));
-  auditDir = join(root, "audit");
-  sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", join(root, "audit"), "--exec-wait-seconds", "2"]);
+  ({ sc, auditDir } = await startClusterSidecar(makeTempDir("leviath-sidecar-cluster-"), RUN, namespace, kubeconfigPath, ["--exec-wait-seconds", "2"]));
 }, 120_000);
 
 afterAll(async () => {

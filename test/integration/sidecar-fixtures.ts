@@ -1,9 +1,10 @@
 // What the cluster-mode sidecar tests share: a run policy whose shell call is gated (taint after a read), and the
 // stage's sandbox pod (it never runs here: there is no kubelet).
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
 import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
+import { startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { testCluster, waitFor } from "./harness/index.ts";
 
 /** One container stage; shell allowed by permission, so the taint gate is what asks. */
@@ -46,4 +47,17 @@ export function waitForConsumed(namespace: string, name: string): Promise<{ cons
 export function readDecisionRecords(auditDir: string): Record<string, unknown>[] {
   const files = (readdirSync(auditDir, { recursive: true }) as string[]).filter((f) => f.endsWith("decisions.jsonl"));
   return files.flatMap((f) => readFileSync(join(auditDir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>));
+}
+
+/**
+ * Starts `leviath sidecar` in cluster mode for `run` under `root`: a workdir holding `notes.md`, the
+ * {@link SIDECAR_RUN_POLICY} as its run policy, its audit in `<root>/audit`, talking to the API server as `kubeconfig`.
+ */
+export async function startClusterSidecar(root: string, run: string, namespace: string, kubeconfig: string, extraArgs: readonly string[] = []): Promise<{ sc: SidecarProcess; auditDir: string }> {
+  mkdirSync(join(root, "work"));
+  writeFileSync(join(root, "work", "notes.md"), "notes\n");
+  writeFileSync(join(root, "run-policy.json"), JSON.stringify(SIDECAR_RUN_POLICY));
+  const auditDir = join(root, "audit");
+  const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", run, "--namespace", namespace, "--kubeconfig", kubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir, ...extraArgs]);
+  return { sc, auditDir };
 }

@@ -11,9 +11,12 @@ export interface ScriptedCall {
   readonly id?: string;
 }
 
-/** One step: a model turn, an HTTP error, or one of the hostile replies. */
+/**
+ * One step: a model turn, an HTTP error, or one of the hostile replies. A turn with `after` is answered only once
+ * that promise settles (a model that takes its time, so the test can act in between).
+ */
 export type ScriptStep =
-  | { readonly turn: { readonly text?: string; readonly calls?: readonly ScriptedCall[] } }
+  | { readonly turn: { readonly text?: string; readonly calls?: readonly ScriptedCall[] }; readonly after?: Promise<unknown> }
   | { readonly status: number; readonly retryAfter?: string; readonly body?: string }
   /** A buffered reply of this many bytes (a JSON string that never ends). */
   | { readonly oversizedBody: number }
@@ -161,6 +164,7 @@ export async function startScriptedModelServer(script: readonly ScriptStep[], ho
         return;
       }
       if (!("turn" in step)) return void writeHostile(step, res);
+      if (step.after) await step.after.catch(() => undefined);
       const stream = body["stream"] === true;
       if (protocol === "anthropic") anthropicTurn(step.turn, n, stream, res);
       else openAiTurn(step.turn, n, stream, res);

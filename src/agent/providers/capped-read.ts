@@ -1,32 +1,17 @@
 // Reads from a model provider under the seed's caps (taint-gate spec §10): a buffered body stops at 64 MiB and
 // one streamed frame at 8 MiB, with upstream's messages naming the cap and the peer. Past a cap the stream is
 // cancelled, so the rest is never read.
-import {
-  buildBodyCapMessage, buildStreamFrameCapMessage, isOverCap, MAX_BODY_BYTES, MAX_STREAM_FRAME_BYTES,
-} from "../../policy/size-caps.ts";
+import { readBoundedText } from "../../io/bounded-text.ts";
+import { buildBodyCapMessage, buildStreamFrameCapMessage, MAX_BODY_BYTES, MAX_STREAM_FRAME_BYTES } from "../../policy/size-caps.ts";
 
 /** A read stopped at a cap; `message` is upstream's text. */
 export class CapExceededError extends Error {
   override readonly name = "CapExceededError";
 }
 
-/** A whole body as UTF-8 text, refused (and the stream cancelled) once it would pass `cap` bytes. */
-export async function readCappedText(body: ReadableStream<Uint8Array> | null, host: string, cap: number = MAX_BODY_BYTES): Promise<string> {
-  if (body === null) return "";
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (isOverCap(total, value.byteLength, cap)) {
-      await reader.cancel().catch(() => undefined);
-      throw new CapExceededError(buildBodyCapMessage(host, cap));
-    }
-    total += value.byteLength;
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, total).toString("utf8");
+/** A whole body as UTF-8 text, refused (and the stream cancelled) once it would pass `cap` bytes, with upstream's message. */
+export function readCappedText(body: ReadableStream<Uint8Array> | null, host: string, cap: number = MAX_BODY_BYTES): Promise<string> {
+  return readBoundedText(body, cap, () => new CapExceededError(buildBodyCapMessage(host, cap)));
 }
 
 /** One server-sent event: its `event:` name (empty when none) and its `data:` lines joined by newlines. */

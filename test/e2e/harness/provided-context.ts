@@ -7,6 +7,8 @@ import type { PodNetwork } from "./node-config.ts";
 export type NodeInfo = {
   name: string;
   dataDir: string;
+  /** containerd's socket (for `ctr`, namespace k8s.io). */
+  containerdSocket: string;
   cgroupRoot: string;
   /** Image references by name: `pause`, `sandbox`, and any other image scripts/build-images made. */
   images: Record<string, string>;

@@ -24,7 +24,7 @@ describe("scripts/demo --once", () => {
     expect(agent).toEqual(["notes-digest", "true", "1/2", "read-paths-not-granted,read-paths-declared,sandbox-image-clamped,tool-permission-clamped"]);
     const [runHeader, run] = table("RUN ");
     expect(runHeader).toEqual(["RUN", "PHASE", "POLICY", "CONDITIONS"]);
-    expect(run).toEqual(["digest-docs", "Pending", "1", "PolicyResolved,SandboxReady,NetworkIsolated,AwaitingApproval,PodSecurityEnforced,Completed,Ready,Reconciling"]);
+    expect(run).toEqual(["digest-docs", "Pending", "1", "PolicyResolved,SandboxReady,NetworkIsolated,AwaitingApproval,CredentialsReady,PodSecurityEnforced,Completed,Ready,Reconciling"]);
     expect(stdout).toMatch(/^run\.leviath\.dev\/digest-docs\s+notes-digest\s+Pending\s+WaitingForPods\s/m);
     expect(stdout).toMatch(/^agent\.leviath\.dev\/notes-digest\s+True\s+Valid\s/m);
     // The story so far, from kubectl get events.

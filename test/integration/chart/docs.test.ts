@@ -140,6 +140,7 @@ describe("the docs", () => {
     expect(all).toMatch(/^run\.leviath\.dev\/digest-docs\s+notes-digest\s+Pending/m);
     expect(all).toContain("approval.leviath.dev/digest-docs-ls-docs created");
     expect(all).toContain("secret/model-provider created");
+    expect(all).toContain("secret/openai-provider created");
     expect(all).toContain("run.leviath.dev/digest-openai created");
     expect(all).toMatch(/^Valid=True /m);
     expect(all).toContain("leviathpolicy.leviath.dev/cluster");
