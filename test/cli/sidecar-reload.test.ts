@@ -76,7 +76,7 @@ describe("hot reload of the mounted run policy", () => {
     expect((await get<{ policy: { ok: boolean } }>(`${sc.url}/v1/healthz`)).body.policy).toEqual({ ok: true });
     expect(metricValue(await metrics(sc), "leviath_sidecar_policy_last_reload_success")).toBe(1);
     expect(await sc.stop()).toBe(0);
-  });
+  }, 120_000); // several sidecar starts and waits: longer than 30 s on a loaded machine
 });
 
 describe("hot reload standalone", () => {
@@ -100,5 +100,5 @@ describe("hot reload standalone", () => {
     expect(sc.stderr()).toContain(`${config}:`);
     expect((await read()).status).toBe(200);
     expect(await sc.stop()).toBe(0);
-  });
+  }, 120_000); // several sidecar starts and waits: longer than 30 s on a loaded machine
 });
