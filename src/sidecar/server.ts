@@ -22,6 +22,7 @@ import { RunSession } from "./core/run-session.ts";
 import type { RunStatusSnapshot } from "./core/run-status.ts";
 import type { ShellExecutor } from "./executors/shell.ts";
 import { openStateJournal } from "./storage/state-journal.ts";
+import { SeedService } from "./core/seed-service.ts";
 import { ToolCallService } from "./core/tool-call-service.ts";
 import { McpGateway, type StdioLauncher } from "./gateway/mcp-gateway.ts";
 
@@ -154,10 +155,11 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   // The servers of the policy the run started with: a reload does not connect to new ones mid-run.
   const gateway = initial.mcpServers.length === 0 ? undefined : new McpGateway({ servers: initial.mcpServers, vars: opts.gatewayVars ?? {}, launchStdio: opts.launchStdio, log });
   void gateway?.ready();
+  const shell = opts.shell(policy);
   const service = new ToolCallService({
     gateway,
     policy, workdir: realpathSync.native(opts.workdir), fs, session, approvals, audit, metrics,
-    shell: opts.shell(policy), log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
+    shell, log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
     ...(opts.result ? { result: opts.result } : {}),
   });
   metrics.taint(session.context.level(), initial.taint.tracking);
@@ -166,7 +168,7 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
     approvalToken: opts.localApprovals.mode === "token" ? opts.localApprovals.token : undefined,
   };
   const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName, guard,
-    seeds: { workdir: realpathSync.native(opts.workdir), blueprintRoot: opts.blueprintRoot, fs } };
+    seeds: new SeedService({ workdir: realpathSync.native(opts.workdir), blueprintRoot: opts.blueprintRoot, fs, shell, audit, metrics, clock, runName: opts.runName, stageIndex: () => session.stageIndex }) };
   const app = buildSidecarApp(deps);
   await app.listen({ host: opts.listen.host, port: opts.listen.port });
   // Until this line every request is refused (no Host is accepted yet).
