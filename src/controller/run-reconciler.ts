@@ -10,6 +10,7 @@ import type { PodSettings } from "../sandbox/pod-settings.ts";
 import { buildRunChildren } from "../sandbox/run-children.ts";
 import { buildPolicyConfigMap } from "../sandbox/run-objects.ts";
 import { buildRunSnapshot, parseSnapshotData, type RunSnapshot } from "../sandbox/run-snapshot.ts";
+import { checkStartSnapshot, computeSnapshotDataSha256 } from "./start-snapshot.ts";
 import { computeSandboxPlan, hasHostStages } from "../sandbox/sandbox-plan.ts";
 import { CLUSTER_ADVICE } from "../api/findings.ts";
 import { computeAgentFindings } from "../policy/agent-findings.ts";
@@ -105,14 +106,19 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     const name = buildChildNames(ref.name).configMap;
     type ConfigMapObject = KubeObject & { data?: Record<string, string> };
     let cm = cache.get("configMap", ref.namespace, name) as ConfigMapObject | undefined;
-    if (!cm) {
-      if (status?.agent || (status?.phase && TERMINAL_PHASES.includes(status.phase))) {
+    let resolved: Record<string, string> | undefined;
+    const pinnedBefore = status?.agent !== undefined || (status?.phase !== undefined && TERMINAL_PHASES.includes(status.phase));
+    if (!cm || !pinnedBefore) {
+      if (pinnedBefore) {
         // Pinned before, or over: never resolve again. The cache may only lag, so read the ConfigMap live.
         cm = await writer.read("configMap", ref.namespace, name) as ConfigMapObject | undefined;
       } else {
+        // Not pinned yet: whatever holds the name must be exactly what this pass resolves (start-snapshot.ts).
         const fresh = resolveSnapshot(ref, spec);
         if ("blocked" in fresh) return fresh;
-        cm = await writer.createOrGet(buildPolicyConfigMap(ref, fresh)) as ConfigMapObject | undefined;
+        const desired = buildPolicyConfigMap(ref, fresh);
+        resolved = (desired as ConfigMapObject).data;
+        cm = (cm ?? await writer.createOrGet(desired)) as ConfigMapObject | undefined;
       }
     }
     if (!cm) {
@@ -121,8 +127,12 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     if (!isOwnedBy(cm, ref.uid)) {
       return { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}' exists and is not owned by this Run` };
     }
+    const mismatch = checkStartSnapshot(name, cm.data, {
+      ...(resolved ? { resolved } : {}), ...(status?.snapshotSha256 ? { sha256: status.snapshotSha256 } : {}), neverPinned: status?.agent === undefined && status?.snapshotSha256 === undefined,
+    });
+    if (mismatch !== undefined) return { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: mismatch };
     const parsed = parseSnapshotData(cm.data);
-    return parsed.ok ? parsed.value : { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}': ${parsed.message}` };
+    return parsed.ok ? { ...parsed.value, sha256: computeSnapshotDataSha256(cm.data!) } : { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}': ${parsed.message}` };
   }
 
   function resolveSnapshot(ref: RunRef, spec: RunSpec): RunSnapshot | Blocked {

@@ -40,6 +40,8 @@ export interface RunSnapshot {
   controller: z.infer<typeof ControllerSnapshotSchema>;
   runtime: z.infer<typeof RuntimeSnapshotSchema>;
   runPolicy: RunPolicy;
+  /** SHA-256 of the ConfigMap data it was read from (controller/start-snapshot.ts), recorded in `status.snapshotSha256`. */
+  sha256?: string;
 }
 
 /** The inputs of a fresh snapshot. */
