@@ -53,6 +53,8 @@ export const REASON = {
   agentNotFound: "AgentNotFound",
   noRuntimeImage: "NoRuntimeImage",
   snapshotInvalid: "PolicySnapshotInvalid",
+  blueprintFilesNotFound: "BlueprintFilesNotFound",
+  blueprintFilesInvalid: "BlueprintFilesInvalid",
   waiting: "WaitingForPods",
   ready: "Ready",
   noSandbox: "NoSandbox",

@@ -1,3 +1,4 @@
+import { buildBlueprintVolumeItems } from "./blueprint-files.ts";
 import { LABEL } from "../api/constants.ts";
 import { computeHash } from "./hash.ts";
 import type { Credential } from "../api/common.ts";
@@ -22,6 +23,8 @@ export const ENGINE_PATHS = {
   /** `files` credentials: `<credentials>/<secretName>/<key>`, in the agent container only. */
   credentials: "/var/run/leviath/credentials",
   runPolicy: "/etc/leviath/policy",
+  /** The Agent's blueprint files pinned at start (blueprint-files.ts), in the sidecar container only. */
+  blueprint: "/etc/leviath/blueprint",
   serviceAccount: "/var/run/secrets/kubernetes.io/serviceaccount",
   tmp: "/tmp",
   /**
@@ -115,6 +118,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
   ];
   const workspaceMount = { name: "workspace", mountPath: workspace.mountPath };
   const credentials = buildCredentialMounts(snapshot.controller.credentials);
+  const blueprint = buildBlueprintMount(names.configMap, snapshot.blueprintFiles);
   const agentContainer: Container = {
     name: "agent",
     image: snapshot.controller.agent.image,
@@ -147,6 +151,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       "--run", run.name,
       "--runtime-token-file", RUNTIME_TOKEN_FILE,
       "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
+      ...blueprint.args,
     ],
     ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }],
     env: [...env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
@@ -158,6 +163,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
       { name: "run-policy", mountPath: ENGINE_PATHS.runPolicy, readOnly: true },
       { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
+      ...blueprint.volumeMounts,
       ...readPaths.volumeMounts,
     ],
   };
@@ -178,11 +184,22 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
         { name: "runtime-config", configMap: { name: names.configMap, items: [{ key: SNAPSHOT_KEY.runtime, path: SNAPSHOT_KEY.runtime }] } },
         { name: "run-policy", configMap: { name: names.configMap, items: [{ key: SNAPSHOT_KEY.runPolicy, path: SNAPSHOT_KEY.runPolicy }] } },
         buildTokenVolume(),
+        ...blueprint.volumes,
         ...readPaths.volumes,
         ...credentials.volumes,
       ],
     },
   });
+}
+
+/** The sidecar's blueprint directory: only the pinned `blueprint.*` keys of the run's snapshot, read-only. */
+function buildBlueprintMount(configMap: string, files: Readonly<Record<string, string>> | undefined) {
+  if (files === undefined || Object.keys(files).length === 0) return { args: [], volumeMounts: [], volumes: [] };
+  return {
+    args: ["--blueprint-dir", ENGINE_PATHS.blueprint],
+    volumeMounts: [{ name: "blueprint-files", mountPath: ENGINE_PATHS.blueprint, readOnly: true }],
+    volumes: [{ name: "blueprint-files", configMap: { name: configMap, items: buildBlueprintVolumeItems(files) } }],
+  };
 }
 
 /**
