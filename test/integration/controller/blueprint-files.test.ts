@@ -2,7 +2,8 @@
 // the ConfigMap, until it exists; one over the bound keeps the Run from starting; once started the files are the
 // copy in the Run's start snapshot, mounted read-only into the sidecar container only (not the agent container,
 // not a sandbox pod), and a later edit of the Agent's ConfigMap does not change them.
-import type { V1Pod } from "@kubernetes/client-node";
+import { readFileSync } from "node:fs";
+import { loadAllYaml, type V1ConfigMap, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeSnapshotDataSha256 } from "../../../src/controller/start-snapshot.ts";
 import { BLUEPRINT_FILES_MAX_BYTES } from "../../../src/sandbox/blueprint-files.ts";
@@ -92,6 +93,17 @@ describe("spec.blueprintFiles", { timeout: 240_000 }, () => {
     await createRun(namespace, "later", { agentRef: { name: "bp" } });
     await waitForCustom("runs", namespace, "later", (r) => typeof r.status?.["snapshotSha256"] === "string", "the later Run pinned");
     expect((await core().readNamespacedConfigMap({ name: "later-policy", namespace })).data!["blueprint.intro.md"]).toBe("intro v2, edited after start\n");
+  });
+
+  it("runs the example of docs/sidecar-api.md: its Agent pins the ConfigMap's files", async () => {
+    const doc = readFileSync("docs/sidecar-api.md", "utf8");
+    const block = /```yaml\n([\s\S]*?blueprintFiles[\s\S]*?)```/.exec(doc)![1]!.replace(/^ {2}/gm, "");
+    const [cm, agent] = loadAllYaml(block.replaceAll("namespace: team-a", `namespace: ${namespace}`)) as [V1ConfigMap, { metadata: { name: string }; spec: Record<string, unknown> }];
+    await core().createNamespacedConfigMap({ namespace, body: cm });
+    await createAgent(namespace, agent.metadata.name, agent.spec);
+    await createRun(namespace, "doc-example", { agentRef: { name: agent.metadata.name } });
+    await waitForCustom("runs", namespace, "doc-example", (r) => typeof r.status?.["snapshotSha256"] === "string", "the example's Run pinned");
+    expect((await core().readNamespacedConfigMap({ name: "doc-example-policy", namespace })).data!["blueprint.intro.md"]).toBe("You review pull requests for the team's style guide.\n");
   });
 
   it("refuses a ConfigMap over the bound: the Run does not start, and its condition names the Agent, the ConfigMap and the bound", async () => {
