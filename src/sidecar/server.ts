@@ -57,7 +57,7 @@ export interface SidecarServerOptions {
   readonly syncIntervalMs?: number;
   /** Where each audit record goes besides the files (stdout, the Run's audit ConfigMaps). */
   readonly auditOutputs?: readonly AuditLineSink[];
-  /** The blueprint's own directory (`blueprint:` seeds), canonical; standalone only. */
+  /** The blueprint's own directory (`blueprint:` seeds), canonical: the --agent directory, or --blueprint-dir in a cluster. */
   readonly blueprintRoot?: string | undefined;
   /** Where an allowed `submit_output` is stored (in a cluster: the Run's status and result ConfigMap). */
   readonly result?: ResultSink;
