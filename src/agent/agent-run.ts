@@ -4,13 +4,14 @@
 import { Conversation } from "./conversation.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
 import type { SidecarLink } from "./sidecar-link.ts";
+import { fillRegions } from "./region-fill.ts";
 import { runStage } from "./stage-loop.ts";
 import type { RunPlan, StagePlan } from "./stage-plan.ts";
 import type { ToolClient } from "./tool-client.ts";
 import type { Transcript } from "./transcript.ts";
 
 /** Exit codes of `leviath agent` (docs/runtime.md). */
-export const AGENT_EXIT = { succeeded: 0, failed: 1, usage: 2 } as const;
+export const AGENT_EXIT = { succeeded: 0, failed: 1, usage: 2, spawn: 3 } as const;
 
 /** The region the task lands in (upstream's `task` region); inputs land in a region named after each. */
 export const TASK_REGION = "task";
@@ -60,6 +61,8 @@ export async function runAgent(deps: AgentRunDeps): Promise<AgentOutcome> {
     conversation.addUser(buildTaskMessage(deps.task, deps.inputs), { region: TASK_REGION, id: TASK_REGION });
     const inputEntries = Object.keys(deps.inputs).map((name) => ({ region: name, id: name, source: "input" as const }));
     await link.label([{ region: TASK_REGION, id: TASK_REGION, source: "input" }, ...inputEntries]);
+    const filled = await fillRegions(plan.regions, { link, conversation, transcript });
+    if (!filled.ok) return finish(AGENT_EXIT.spawn, filled.message, plan.warnings);
     let stage: StagePlan | undefined = byName.get(plan.entry);
     let first = true;
     while (stage !== undefined) {
@@ -85,7 +88,7 @@ export async function runAgent(deps: AgentRunDeps): Promise<AgentOutcome> {
       if (end.kind === "transition") {
         transcript.line(`[run] transition ${stage.name} → ${end.edge.to}: ${end.why}`);
         if (end.edge.clear) {
-          const dropped = conversation.clear(new Set([TASK_REGION, ...Object.keys(deps.inputs)]));
+          const dropped = conversation.clear(new Set([TASK_REGION, ...Object.keys(deps.inputs), ...filled.regions]));
           if (dropped.length > 0) {
             const r = await link.evict(dropped);
             transcript.line(`[run] context cleared: ${r.evicted} entries evicted, context taint now ${r.taint}`);

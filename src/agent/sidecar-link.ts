@@ -15,6 +15,14 @@ export interface EntryRef {
   readonly id: string;
 }
 
+/** A command seed runs up to the policy's shell timeout (default 60 s; the sidecar stops it): wait longer than any sane one. */
+const SEED_WAIT_MS = 15 * 60_000;
+const SeedFilled = z.object({ content: z.string(), label: z.string(), taint: z.string() });
+const Refusal = z.object({ code: z.string(), message: z.string() });
+
+/** What `POST /v1/seeds` said: the content and its label, or the sidecar's refusal (code and message). */
+export type SeedAnswer = { readonly ok: true; readonly content: string; readonly label: string; readonly taint: string } | { readonly ok: false; readonly status: number; readonly code: string; readonly message: string };
+
 const StageAnswer = z.object({ stage: z.string(), index: z.number().int(), changed: z.boolean() });
 const LabelAnswer = z.object({ labelled: z.array(z.object({ region: z.string(), id: z.string(), level: z.string() })), taint: z.string() });
 const EvictAnswer = z.object({ evicted: z.number().int(), taint: z.string() });
@@ -26,6 +34,8 @@ export interface SidecarLink {
   enterStage(stage: string): Promise<z.infer<typeof StageAnswer>>;
   label(entries: readonly (EntryRef & { source: "input" | "model" })[]): Promise<z.infer<typeof LabelAnswer>>;
   evict(entries: readonly EntryRef[]): Promise<z.infer<typeof EvictAnswer>>;
+  /** Fills a region through the sidecar, labelling `entry` with what its sources deserve. */
+  seed(region: string, seed: Record<string, unknown>, entry: EntryRef): Promise<SeedAnswer>;
   /** Sets the token once it can be read (after healthz). */
   setToken(token: string): void;
 }
@@ -35,27 +45,29 @@ export function createSidecarLink(baseUrl: string, timeoutMs = 10_000): SidecarL
   const base = baseUrl.replace(/\/+$/, "");
   const host = new URL(base).host;
   let token: string | undefined;
-  const request = async <T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T> => {
+  const send = async (method: string, path: string, body: unknown, waitMs = timeoutMs): Promise<{ status: number; parsed: unknown; text: string }> => {
     let res: Response;
     try {
       res = await fetch(`${base}${path}`, {
         method,
         headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.timeout(waitMs),
       });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
       throw new SidecarLinkError(`${method} ${path}: the sidecar at ${host} did not answer (${e.cause?.code ?? e.message})`);
     }
     const text = await readCappedText(res.body, host);
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      return { status: res.status, parsed: JSON.parse(text) as unknown, text };
     } catch {
       throw new SidecarLinkError(`${method} ${path}: HTTP ${res.status}, not JSON`);
     }
-    if (res.status !== 200) throw new SidecarLinkError(`${method} ${path}: HTTP ${res.status}: ${text.slice(0, 500)}`);
+  };
+  const request = async <T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T> => {
+    const { status, parsed, text } = await send(method, path, body);
+    if (status !== 200) throw new SidecarLinkError(`${method} ${path}: HTTP ${status}: ${text.slice(0, 500)}`);
     const ok = schema.safeParse(parsed);
     if (!ok.success) throw new SidecarLinkError(`${method} ${path}: an answer that does not fit (${ok.error.issues[0]?.message ?? "invalid"})`);
     return ok.data;
@@ -80,5 +92,17 @@ export function createSidecarLink(baseUrl: string, timeoutMs = 10_000): SidecarL
     enterStage: (stage) => request("POST", "/v1/stage", { stage }, StageAnswer),
     label: (entries) => request("POST", "/v1/context/entries", { entries }, LabelAnswer),
     evict: (entries) => request("POST", "/v1/context/evictions", { entries }, EvictAnswer),
+    async seed(region, seed, entry) {
+      const { status, parsed } = await send("POST", "/v1/seeds", { region, seed, entry }, SEED_WAIT_MS);
+      if (status === 200) {
+        const filled = SeedFilled.safeParse(parsed);
+        if (!filled.success) throw new SidecarLinkError(`POST /v1/seeds: an answer that does not fit (${filled.error.issues[0]?.message ?? "invalid"})`);
+        return { ok: true, ...filled.data };
+      }
+      const refusal = Refusal.safeParse(parsed);
+      // A refusal is an answer; a 5xx or a body that is not one is the sidecar failing, and the spawn stops on it.
+      if (status >= 500 || !refusal.success) throw new SidecarLinkError(`POST /v1/seeds: HTTP ${status}${refusal.success ? `: ${refusal.data.message}` : ""}`);
+      return { ok: false, status, ...refusal.data };
+    },
   };
 }

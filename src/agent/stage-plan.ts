@@ -3,6 +3,7 @@
 // that this runtime does not implement are listed as warnings, so the Run's status says what was not honoured.
 import { computeEffectiveStages, type AgentSpec } from "../api/agent.ts";
 import { parseModelOverride, resolveModelSettings, type ModelSettings } from "./model-settings.ts";
+import { buildRegionSeedPlans, type RegionSeedPlan } from "./region-seeds.ts";
 
 /** Upstream's `[limits] default_max_iterations`: a stage that leaves it unset or 0 gets this. */
 export const DEFAULT_MAX_ITERATIONS = 50;
@@ -45,6 +46,8 @@ export interface StagePlan {
 export interface RunPlan {
   readonly stages: readonly StagePlan[];
   readonly entry: string;
+  /** Regions filled at spawn through the sidecar, before the entry stage's model loop. */
+  readonly regions: readonly RegionSeedPlan[];
   readonly warnings: readonly string[];
 }
 
@@ -107,5 +110,6 @@ export function buildRunPlan(spec: AgentSpec, runRuntime: Record<string, unknown
       model: resolveModelSettings(rt["model"], `${where}.model`, override, warnings),
     };
   });
-  return { stages: plans, entry: spec.agent.entryStage ?? plans[0]!.name, warnings };
+  const regions = buildRegionSeedPlans(spec, warnings);
+  return { stages: plans, entry: spec.agent.entryStage ?? plans[0]!.name, regions, warnings };
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   BlueprintSecuritySchema,
   CredentialsSchema,
+  ObjectNameSchema,
   SandboxBlockSchema,
   ToolPermissionsSchema,
   VerbatimSchema,
@@ -89,12 +90,18 @@ export const SafeCommandsSchema = z.strictObject({
   shell: z.array(z.string()).optional().describe("Shell commands asked to run without prompting."),
 }).describe("Upstream's [safe_commands]: inert unless the policy sets spec.security.allowBlueprintSafeCommands.");
 
+/** `spec.blueprintFiles`: the files that ship with the Agent, which `blueprint:` seeds read and nothing else does. */
+export const BlueprintFilesSchema = z.strictObject({
+  configMap: ObjectNameSchema.describe("A ConfigMap in the Agent's namespace; each data key is one file of the blueprint directory (plain file names, at most 512 KiB in all, no binaryData). Copied into the Run's snapshot at start."),
+}).describe("The blueprint's own files for blueprint: seeds, mounted read-only into the sidecar only and pinned at the Run's start; no read-path grant widens them.");
+
 /** The Agent spec: an upstream blueprint, enforced parts strict, runtime parts verbatim. */
 export const AgentSpecSchema = z.strictObject({
   /** The agent runtime image: any image that routes its tool calls through the sidecar. */
   image: z.string().min(1).optional()
     .describe("The agent runtime image (any image that routes its tool calls through the sidecar); must be allowed by the policy's spec.ceilings.runtimeImages. Default: the controller's --runtime-image."),
   credentials: CredentialsSchema.optional().describe("Secrets for the agent container of every Run of this Agent (model keys); see docs/security.md."),
+  blueprintFiles: BlueprintFilesSchema.optional(),
   agent: AgentIdentitySchema.default({}),
   sandbox: SandboxBlockSchema.optional().describe("The Agent's sandbox, for every stage without its own."),
   readPaths: ReadPathsDeclarationSchema.optional(),

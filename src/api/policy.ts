@@ -90,6 +90,12 @@ export const PolicyLimitsSchema = z.strictObject({
   shellTimeoutSeconds: z.number().int().min(1).default(60).describe("Longest a shell command may run."),
 }).describe("Upstream config.toml's [limits] that the operator and sidecar use.");
 
+/** `[safe_commands]` of config.toml: the shell commands covered without prompting (here: the ones a seed may run). */
+export const PolicySafeCommandsSchema = z.strictObject({
+  shell: z.array(z.string().min(1).max(1024)).max(256).default([])
+    .describe("Command prefixes (upstream's [safe_commands] shell, e.g. 'git log'): a seed's command runs only when it is one of these or one followed by arguments, with no shell operator in it."),
+}).describe("Upstream config.toml's [safe_commands]: the commands a blueprint's command seeds may run.");
+
 /** Run modes allowed when the policy says nothing: the two in which every `ask` still reaches a person or is refused. */
 export const DEFAULT_RUN_MODES = ["interactive", "headless"] as const;
 
@@ -159,6 +165,7 @@ export const LeviathPolicySpecSchema = z.strictObject({
     taintTracking: false, allowBlueprintPermissions: false, allowBlueprintSafeCommands: false, allowSeedCommands: true,
   }),
   taint: TaintPolicySchema.default({ allowlist: [], rules: [], toolOverrides: {} }),
+  safeCommands: PolicySafeCommandsSchema.default({ shell: [] }),
   limits: PolicyLimitsSchema.default({ interactionTimeoutSeconds: 3600, defaultMaxIterations: 50, shellTimeoutSeconds: 60 }),
   ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false }),
   networkEnforcement: NetworkEnforcementSchema.optional(),

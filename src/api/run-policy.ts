@@ -64,6 +64,8 @@ export const RunPolicySchema = z.strictObject({
   }),
   /** The admin's MCP servers the sidecar connects to as the run's gateway. */
   mcpServers: z.array(McpServerSchema).default([]),
+  /** Command seeds: whether they may run at all, and the prefixes that cover them. Absent (an older snapshot): none run. */
+  seedCommands: z.strictObject({ allowed: z.boolean(), safeShell: z.array(z.string()) }).default({ allowed: false, safeShell: [] }),
   limits: z.strictObject({
     interactionTimeoutSeconds: z.number().int().min(0),
     shellTimeoutSeconds: z.number().int().min(1),

@@ -55,6 +55,8 @@ export const REASON = {
   agentNotFound: "AgentNotFound",
   noRuntimeImage: "NoRuntimeImage",
   snapshotInvalid: "PolicySnapshotInvalid",
+  blueprintFilesNotFound: "BlueprintFilesNotFound",
+  blueprintFilesInvalid: "BlueprintFilesInvalid",
   waiting: "WaitingForPods",
   ready: "Ready",
   noSandbox: "NoSandbox",
@@ -249,6 +251,8 @@ export const RunStatusSchema = z.strictObject({
     reason: z.string().max(1024).optional().describe("The kubelet's reason (Completed, Error, OOMKilled, ...)."),
     message: z.string().max(4096).optional().describe("The container's termination message."),
   }).optional().describe("How the agent container ended (from the kubelet's report)."),
+  snapshotSha256: z.string().regex(/^[0-9a-f]{64}$/).optional()
+    .describe("SHA-256 of the start snapshot (ConfigMap <run>-policy: every data key and value, in key order) as the controller created it; a snapshot whose bytes no longer match fails the Run (PolicySnapshotInvalid), whoever owns it."),
   resume: RunResumeStatusSchema.optional().describe("The last resume request's answer and the run-policy snapshot in force (docs/controller.md, Resuming a Run)."),
   conditions: z.array(ConditionSchema).optional()
     .describe("PolicyResolved, SandboxReady, NetworkIsolated, AwaitingApproval, CredentialsReady, PodSecurityEnforced, Completed, and Ready/Stalled/Reconciling for kstatus and kubectl wait."),

@@ -43,7 +43,8 @@ and the base URL runtime.providers.<name>.baseUrl or <NAME>_BASE_URL, from the e
 file; the blueprint never chooses where requests go.
 
 Exit status: 0 the run succeeded (output submitted, or the last stage ended with no output stage), 1 it failed
-(a model or the sidecar failed, max_iterations, no output), 2 a usage or configuration error, 143 SIGTERM.
+(a model or the sidecar failed, max_iterations, no output), 2 a usage or configuration error, 3 the spawn failed
+(a region's seed refused by the read-path fence, or a required region left empty), 143 SIGTERM.
 `;
 
 const OPTIONS = {

@@ -11,6 +11,7 @@ export const SIDECAR_OPTIONS = {
   policy: { type: "string" },
   rules: { type: "string" },
   "run-policy": { type: "string" },
+  "blueprint-dir": { type: "string" },
   workdir: { type: "string" },
   listen: { type: "string" },
   "metrics-listen": { type: "string" },

@@ -50,6 +50,9 @@ Policy (one of):
       --mode MODE           interactive, unattended, yolo or headless (default: interactive, or the run policy's)
       --allow TOOL          turn 'ask' into 'allow' for TOOL (repeatable; never lifts 'deny')
       --run-policy FILE     the resolved run policy (JSON) the controller mounts (cluster)
+      --blueprint-dir DIR   with --run-policy: the Agent's blueprint files, the only directory blueprint:
+                            seeds read (the controller mounts the copy pinned at start); standalone it is
+                            the --agent directory
   Every input is polled (--reload-interval-ms): a change takes effect for new calls without a restart, and
   one that fails to load keeps the last good policy (logged, and the metric policy_last_reload_success is 0).
 
@@ -126,8 +129,19 @@ function defaultRunName(v: Values, io: CliIo, namespace: string): string {
   return agent.ok && isSafeRunName(agent.value.name) ? agent.value.name : "standalone";
 }
 
-/** The blueprint's own directory (`blueprint:` seeds): the `--agent` directory, or the agent file's; none in a cluster. */
+/** The blueprint's own directory (`blueprint:` seeds): `--blueprint-dir` with --run-policy, else the `--agent` directory or the agent file's. */
 function blueprintRootOf(v: Values, io: CliIo): string | undefined {
+  const dir = v["blueprint-dir"];
+  if (dir !== undefined) {
+    if (v["run-policy"] === undefined) throw new UsageError("--blueprint-dir needs --run-policy (standalone, the blueprint directory is the --agent directory)");
+    try {
+      const real = realpathSync.native(resolve(io.cwd, dir));
+      if (!statSync(real).isDirectory()) throw new Error("not a directory");
+      return real;
+    } catch (err) {
+      throw new UsageError(`--blueprint-dir '${dir}': ${(err as Error).message}`);
+    }
+  }
   if (v.agent === undefined) return undefined;
   const path = resolve(io.cwd, v.agent);
   try {

@@ -7,7 +7,7 @@ import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.
 /** What config.toml and policy.toml contribute, before the schema checks types. */
 export type PolicyDraft = LeviathPolicySpecInput & Record<string, unknown>;
 
-const KNOWN_TOP = ["taint_tracking", "security", "sandbox", "tool_permissions", "agent_tool_permissions", "agent_read_paths", "limits", "mcp_servers"];
+const KNOWN_TOP = ["taint_tracking", "security", "sandbox", "tool_permissions", "agent_tool_permissions", "agent_read_paths", "limits", "mcp_servers", "safe_commands"];
 /** The keys of one `[[mcp_servers]]` entry (upstream's names; the same in the LeviathPolicy). */
 const MCP_SERVER_KEYS = ["name", "url", "headers", "command", "args", "env"];
 const SECURITY_MAPPED: Record<string, string> = {
@@ -88,6 +88,11 @@ function mapLimits(sink: Sink, lim: Record<string, unknown>): Record<string, unk
   return limits;
 }
 
+function mapSafeCommands(sink: Sink, sc: Record<string, unknown>): Record<string, unknown> {
+  for (const k of Object.keys(sc)) if (k !== "shell") sink.warnings.push(unusedAt(sink.doc, ["safe_commands"], k));
+  return "shell" in sc ? { shell: sc["shell"] } : {};
+}
+
 function mapMcpServers(sink: Sink, servers: unknown): unknown[] {
   if (!Array.isArray(servers)) {
     sink.issues.push(issueAt(sink.doc, [], "mcp_servers", "mcp_servers must be an array of tables ([[mcp_servers]])"));
@@ -137,6 +142,7 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   }
   if (isTable(d["sandbox"])) draft.sandbox = mapSandboxFloor(sink, d["sandbox"]) as PolicyDraft["sandbox"];
   if (isTable(d["limits"])) draft.limits = mapLimits(sink, d["limits"]) as PolicyDraft["limits"];
+  if (isTable(d["safe_commands"])) draft.safeCommands = mapSafeCommands(sink, d["safe_commands"]) as PolicyDraft["safeCommands"];
   if ("mcp_servers" in d) draft.mcpServers = mapMcpServers(sink, d["mcp_servers"]) as PolicyDraft["mcpServers"];
   return { draft, issues: sink.issues, warnings: sink.warnings };
 }

@@ -1,4 +1,4 @@
-import { AgentSpecSchema } from "../api/agent.ts";
+import { AgentSpecSchema, type AgentSpec } from "../api/agent.ts";
 import { RunSpecSchema, type RunSpec } from "../api/run.ts";
 import { API_VERSION, KIND } from "../api/constants.ts";
 import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunStatus } from "../api/status.ts";
@@ -9,7 +9,9 @@ import { ANNOTATION, buildChildNames, type RunRef } from "../sandbox/names.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import { buildRunChildren } from "../sandbox/run-children.ts";
 import { buildPolicyConfigMap } from "../sandbox/run-objects.ts";
+import { checkBlueprintFiles, type BlueprintFilesSource } from "../sandbox/blueprint-files.ts";
 import { buildRunSnapshot, parseSnapshotData, type RunSnapshot } from "../sandbox/run-snapshot.ts";
+import { checkStartSnapshot, computeSnapshotDataSha256 } from "./start-snapshot.ts";
 import { computeSandboxPlan, hasHostStages } from "../sandbox/sandbox-plan.ts";
 import { CLUSTER_ADVICE } from "../api/findings.ts";
 import { computeAgentFindings } from "../policy/agent-findings.ts";
@@ -55,11 +57,13 @@ type PodObject = KubeObject & {
 };
 
 /** Why a Run has no snapshot yet: it waits (Pending) or can never start (Failed). */
-type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string };
+type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string; recheckMs?: number };
 
 const TERMINATING_RECHECK_MS = 1000;
 /** A Run refused for unverified enforcement looks again this often (a probe result also requeues it). */
 const NETWORK_REFUSAL_RECHECK_MS = 60_000;
+/** A Run waiting on its Agent's blueprint-files ConfigMap looks again this often (the controller does not watch it). */
+const BLUEPRINT_FILES_RECHECK_MS = 5_000;
 /** What a stopped run loses; its ConfigMap and workspace claim stay until the Run is deleted. */
 const STOPPED_KINDS = new Set(["Pod", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"]);
 /** What a pod is written after: admission needs its ServiceAccount, and it must never run unisolated. */
@@ -108,16 +112,21 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     const name = buildChildNames(ref.name).configMap;
     type ConfigMapObject = KubeObject & { data?: Record<string, string> };
     let cm = cache.get("configMap", ref.namespace, name) as ConfigMapObject | undefined;
-    if (!cm) {
-      if (status?.agent || (status?.phase && TERMINAL_PHASES.includes(status.phase))) {
+    let resolved: Record<string, string> | undefined;
+    const pinnedBefore = status?.agent !== undefined || (status?.phase !== undefined && TERMINAL_PHASES.includes(status.phase));
+    if (!cm || !pinnedBefore) {
+      if (pinnedBefore) {
         // Pinned before, or over: never resolve again. The cache may only lag, so read the ConfigMap live.
         cm = await writer.read("configMap", ref.namespace, name) as ConfigMapObject | undefined;
       } else {
-        const fresh = resolveSnapshot(ref, spec);
+        // Not pinned yet: whatever holds the name must be exactly what this pass resolves (start-snapshot.ts).
+        const fresh = await resolveSnapshot(ref, spec);
         if ("blocked" in fresh) return fresh;
         // Pinned with the rest: which MCP Secrets reach the sidecar is decided once, so the engine pod never changes.
         fresh.controller.mcpSecrets = await checkMcpSecrets(writer, ref.namespace, fresh.runPolicy.mcpServers);
-        cm = await writer.createOrGet(buildPolicyConfigMap(ref, fresh)) as ConfigMapObject | undefined;
+        const desired = buildPolicyConfigMap(ref, fresh);
+        resolved = (desired as ConfigMapObject).data;
+        cm = (cm ?? await writer.createOrGet(desired)) as ConfigMapObject | undefined;
       }
     }
     if (!cm) {
@@ -126,11 +135,25 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     if (!isOwnedBy(cm, ref.uid)) {
       return { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}' exists and is not owned by this Run` };
     }
+    const mismatch = checkStartSnapshot(name, cm.data, {
+      ...(resolved ? { resolved } : {}), ...(status?.snapshotSha256 ? { sha256: status.snapshotSha256 } : {}), neverPinned: status?.agent === undefined && status?.snapshotSha256 === undefined,
+    });
+    if (mismatch !== undefined) return { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: mismatch };
     const parsed = parseSnapshotData(cm.data);
-    return parsed.ok ? parsed.value : { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}': ${parsed.message}` };
+    return parsed.ok ? { ...parsed.value, sha256: computeSnapshotDataSha256(cm.data!) } : { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}': ${parsed.message}` };
   }
 
-  function resolveSnapshot(ref: RunRef, spec: RunSpec): RunSnapshot | Blocked {
+  /** The Agent's blueprint files, read live (only Run children are cached) and checked (blueprint-files.ts). */
+  async function readBlueprintFiles(namespace: string, agent: string, spec: AgentSpec): Promise<{ files?: Record<string, string> } | Blocked> {
+    const configMap = spec.blueprintFiles?.configMap;
+    if (configMap === undefined) return {};
+    const source = await writer.read("configMap", namespace, configMap) as (KubeObject & BlueprintFilesSource) | undefined;
+    const checked = checkBlueprintFiles(agent, configMap, source);
+    if (checked.ok) return { files: checked.files };
+    return { blocked: true, phase: "Pending", reason: source ? REASON.blueprintFilesInvalid : REASON.blueprintFilesNotFound, message: checked.message, recheckMs: BLUEPRINT_FILES_RECHECK_MS };
+  }
+
+  async function resolveSnapshot(ref: RunRef, spec: RunSpec): Promise<RunSnapshot | Blocked> {
     const agentObj = cache.get("agent", ref.namespace, spec.agentRef.name) as (KubeObject & { spec?: unknown; metadata: { generation?: number } }) | undefined;
     if (!agentObj) return { blocked: true, phase: "Pending", reason: REASON.agentNotFound, message: `Agent '${spec.agentRef.name}' not found in namespace '${ref.namespace}'` };
     const written = structuredClone((agentObj.spec ?? {}) as Record<string, unknown>);
@@ -148,7 +171,10 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     const findings = computeAgentFindings({ spec: agentSpec.data, name: spec.agentRef.name, key, policy: policy.spec, ...VALIDATION_CONTEXT, advice: CLUSTER_ADVICE });
     const errors = findings.filter((f) => f.severity === "error");
     if (errors.length > 0) return { blocked: true, phase: "Pending", reason: REASON.invalidSpec, message: `Agent '${spec.agentRef.name}' is invalid: ${errors[0]!.message}` };
+    const blueprint = await readBlueprintFiles(ref.namespace, spec.agentRef.name, agentSpec.data);
+    if ("blocked" in blueprint) return blueprint;
     const result = buildRunSnapshot({
+      ...(blueprint.files ? { blueprintFiles: blueprint.files } : {}),
       agent: { name: spec.agentRef.name, namespace: ref.namespace, generation: agentObj.metadata.generation ?? 0, spec: agentSpec.data, written },
       policy,
       run: spec,
@@ -312,7 +338,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
         for (const obj of cache.listOwnedBy(ref.uid)) if (STOPPED_KINDS.has(obj.kind) && !obj.metadata.deletionTimestamp) await writer.delete(obj);
       }
       await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, snapshot.phase, snapshot.reason, snapshot.message, nowIso));
-      return {};
+      return snapshot.recheckMs !== undefined ? { requeueAfterMs: snapshot.recheckMs } : {};
     }
     return reconcileResolved(run, ref, parsed.data, snapshot, { generation, nowIso, isOver });
   };

@@ -43,6 +43,7 @@ export function buildRunStatus(name: string, generation: number, snapshot: RunSn
     ...(readPaths ? { readPaths } : {}),
     sandboxes: decision.sandboxStatus,
     ...(decision.agentExit ? { agentExit: decision.agentExit } : {}),
+    ...(snapshot.sha256 ?? previous?.snapshotSha256 ? { snapshotSha256: (snapshot.sha256 ?? previous?.snapshotSha256)! } : {}),
     ...(resumed?.record ? { resume: resumed.record } : {}),
     conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions)], nowIso, generation),
   };
@@ -63,6 +64,7 @@ export function buildBlockedRunStatus(generation: number, previous: RunStatus | 
     ...(previous?.policy ? { policy: previous.policy } : {}),
     ...(previous?.startedAt ? { startedAt: previous.startedAt } : {}),
     ...(phase === "Failed" ? { completedAt: previous?.completedAt ?? nowIso } : {}),
+    ...(previous?.snapshotSha256 ? { snapshotSha256: previous.snapshotSha256 } : {}),
     ...(previous?.resume ? { resume: previous.resume } : {}),
     conditions: buildConditions(previous?.conditions, [decided, ...decideRunReadiness(phase, [decided])], nowIso, generation),
   };

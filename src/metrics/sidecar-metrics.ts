@@ -54,6 +54,13 @@ export type ShellExecutorLabel = "local" | "pod_exec";
 /** How a shell command ended. */
 export type ShellOutcome = "exited" | "timed_out" | "capped" | "failed";
 
+/** The seed forms the sidecar fills (`POST /v1/seeds`). */
+export const SEED_FORMS = ["files", "glob", "rhai", "command"] as const;
+/** A seed form, as a label. */
+export type SeedFormLabel = (typeof SEED_FORMS)[number];
+/** How a seed resolution ended: filled, refused by a check (the fence, the policy), or failed (unreadable, non-zero exit). */
+export type SeedOutcomeLabel = "filled" | "refused" | "failed";
+
 /** One decision, as counted. */
 export interface DecisionLabels {
   decision: DecisionLabel;
@@ -75,6 +82,8 @@ export interface SidecarMetrics {
   shell(executor: ShellExecutorLabel, outcome: ShellOutcome): void;
   /** Counts a call the MCP gateway carried, by the server's policy name (a closed set: the admin's list). */
   mcpCall(server: string, outcome: "ok" | "error"): void;
+  /** Counts one seed resolution. */
+  seed(form: SeedFormLabel, outcome: SeedOutcomeLabel): void;
 }
 
 const LATENCY_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
@@ -112,6 +121,7 @@ export function createSidecarMetrics(): SidecarMetrics {
   const auditErrors = new Counter({ name: "leviath_sidecar_audit_write_errors_total", help: "Audit records that could not be written (the call was refused)", registers });
   const shell = new Counter({ name: "leviath_sidecar_shell_commands_total", help: "Shell commands run, by executor and outcome", labelNames: ["executor", "outcome"], registers });
   const mcpCalls = new Counter({ name: "leviath_sidecar_mcp_gateway_calls_total", help: "Calls carried to the admin's MCP servers after every check allowed them, by server (its LeviathPolicy name) and outcome (ok, error)", labelNames: ["server", "outcome"], registers });
+  const seeds = new Counter({ name: "leviath_sidecar_seeds_total", help: "Seed resolutions (POST /v1/seeds) by form (files, glob, rhai, command) and outcome (filled, refused, failed)", labelNames: ["form", "outcome"], registers });
   registerBuildInfo(registry, "leviath_build_info", "The running build of the Leviath sidecar: version and Node.js version labels, value 1");
   for (const prompt of APPROVAL_KINDS) pending.set({ prompt }, 0);
   return {
@@ -134,5 +144,6 @@ export function createSidecarMetrics(): SidecarMetrics {
     auditWriteError: () => auditErrors.inc(),
     shell: (executor, outcome) => shell.inc({ executor, outcome }),
     mcpCall: (server, outcome) => mcpCalls.inc({ server, outcome }),
+    seed: (form, outcome) => seeds.inc({ form, outcome }),
   };
 }

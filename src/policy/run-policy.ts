@@ -58,6 +58,11 @@ export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: Levia
       toolOverrides: policy.taint.toolOverrides,
     },
     mcpServers: policy.mcpServers,
+    seedCommands: {
+      allowed: policy.security.allowSeedCommands,
+      // The blueprint's own [safe_commands] count only where the admin honours them, as upstream.
+      safeShell: [...policy.safeCommands.shell, ...(policy.security.allowBlueprintSafeCommands ? spec.safeCommands?.shell ?? [] : [])],
+    },
     limits: {
       interactionTimeoutSeconds: policy.limits.interactionTimeoutSeconds,
       shellTimeoutSeconds: policy.limits.shellTimeoutSeconds,

@@ -1,3 +1,4 @@
+import { buildBlueprintVolumeItems } from "./blueprint-files.ts";
 import { LABEL } from "../api/constants.ts";
 import { computeHash } from "./hash.ts";
 import type { Credential } from "../api/common.ts";
@@ -24,6 +25,8 @@ export const ENGINE_PATHS = {
   runPolicy: "/etc/leviath/policy",
   /** The MCP servers' Secrets: `<mcpSecrets>/<secretName>/<key>`, in the sidecar container only. */
   mcpSecrets: "/var/run/leviath/mcp-secrets",
+  /** The Agent's blueprint files pinned at start (blueprint-files.ts), in the sidecar container only. */
+  blueprint: "/etc/leviath/blueprint",
   serviceAccount: "/var/run/secrets/kubernetes.io/serviceaccount",
   tmp: "/tmp",
   /**
@@ -136,6 +139,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
   const digest = settings.sidecarMetricsTokenSha256;
   const metricsArgs = digest ? ["--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`, "--metrics-token-sha256", digest] : [];
   const mcpSecrets = buildMcpSecretMounts(snapshot);
+  const blueprint = buildBlueprintMount(names.configMap, snapshot.blueprintFiles);
   const agentContainer: Container = {
     name: "agent",
     image: snapshot.controller.agent.image,
@@ -169,6 +173,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       "--runtime-token-file", RUNTIME_TOKEN_FILE,
       "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
       ...mcpSecrets.args,
+      ...blueprint.args,
     ],
     ...(digest ? { ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }] } : {}),
     env: [...env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
@@ -181,6 +186,7 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
       { name: "run-policy", mountPath: ENGINE_PATHS.runPolicy, readOnly: true },
       { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
       ...mcpSecrets.volumeMounts,
+      ...blueprint.volumeMounts,
       ...readPaths.volumeMounts,
     ],
   };
@@ -201,12 +207,23 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
         { name: "runtime-config", configMap: { name: names.configMap, items: [{ key: SNAPSHOT_KEY.runtime, path: SNAPSHOT_KEY.runtime }] } },
         { name: "run-policy", configMap: { name: names.configMap, items: [{ key: SNAPSHOT_KEY.runPolicy, path: SNAPSHOT_KEY.runPolicy }] } },
         buildTokenVolume(),
+        ...blueprint.volumes,
         ...readPaths.volumes,
         ...credentials.volumes,
         ...mcpSecrets.volumes,
       ],
     },
   });
+}
+
+/** The sidecar's blueprint directory: only the pinned `blueprint.*` keys of the run's snapshot, read-only. */
+function buildBlueprintMount(configMap: string, files: Readonly<Record<string, string>> | undefined) {
+  if (files === undefined || Object.keys(files).length === 0) return { args: [], volumeMounts: [], volumes: [] };
+  return {
+    args: ["--blueprint-dir", ENGINE_PATHS.blueprint],
+    volumeMounts: [{ name: "blueprint-files", mountPath: ENGINE_PATHS.blueprint, readOnly: true }],
+    volumes: [{ name: "blueprint-files", configMap: { name: configMap, items: buildBlueprintVolumeItems(files) } }],
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ import { WorkspaceSchema, type RunSpec } from "../api/run.ts";
 import { REASON } from "../api/status.ts";
 import { RUN_MODES, RunPolicySchema, type RunPolicy } from "../api/run-policy.ts";
 import { buildRunPolicy } from "../policy/run-policy.ts";
+import { buildBlueprintSnapshotEntries, readBlueprintSnapshotEntries } from "./blueprint-files.ts";
 import { computeReadPathVolumes } from "./read-path-volumes.ts";
 
 /** Keys of the run's ConfigMap: what the sidecar reads, what the runtime reads, what the controller pins. */
@@ -53,6 +54,10 @@ export interface RunSnapshot {
   controller: z.infer<typeof ControllerSnapshotSchema>;
   runtime: z.infer<typeof RuntimeSnapshotSchema>;
   runPolicy: RunPolicy;
+  /** The Agent's blueprint files (spec.blueprintFiles), copied at start: file name to text (blueprint-files.ts). */
+  blueprintFiles?: Record<string, string>;
+  /** SHA-256 of the ConfigMap data it was read from (controller/start-snapshot.ts), recorded in `status.snapshotSha256`. */
+  sha256?: string;
 }
 
 /** The inputs of a fresh snapshot. */
@@ -61,6 +66,8 @@ export interface SnapshotInput {
   policy: { name: string; generation?: number; spec: LeviathPolicySpec } | undefined;
   run: RunSpec;
   defaultRuntimeImage?: string;
+  /** The Agent's blueprint files, already checked (blueprint-files.ts). */
+  blueprintFiles?: Record<string, string>;
 }
 
 /** A snapshot, or why none can be made (a terminal condition of the Run). */
@@ -93,6 +100,7 @@ export function buildRunSnapshot(input: SnapshotInput): SnapshotResult {
     ok: true,
     value: {
       runPolicy,
+      ...(input.blueprintFiles ? { blueprintFiles: input.blueprintFiles } : {}),
       runtime: {
         agent: agent.written,
         run: {
@@ -122,6 +130,7 @@ export function buildSnapshotData(snapshot: RunSnapshot): Record<string, string>
     [SNAPSHOT_KEY.runPolicy]: `${JSON.stringify(snapshot.runPolicy, null, 2)}\n`,
     [SNAPSHOT_KEY.runtime]: `${JSON.stringify(snapshot.runtime, null, 2)}\n`,
     [SNAPSHOT_KEY.controller]: `${JSON.stringify(snapshot.controller, null, 2)}\n`,
+    ...buildBlueprintSnapshotEntries(snapshot.blueprintFiles ?? {}),
   };
 }
 
@@ -135,7 +144,9 @@ export function parseSnapshotData(data: Record<string, string> | undefined): { o
     if (!runPolicy.success) return { ok: false, message: `${SNAPSHOT_KEY.runPolicy}: ${runPolicy.error.issues[0]?.message ?? "invalid"}` };
     if (!runtime.success) return { ok: false, message: `${SNAPSHOT_KEY.runtime}: ${runtime.error.issues[0]?.message ?? "invalid"}` };
     if (!controller.success) return { ok: false, message: `${SNAPSHOT_KEY.controller}: ${controller.error.issues[0]?.message ?? "invalid"}` };
-    return { ok: true, value: { runPolicy: runPolicy.data, runtime: runtime.data, controller: controller.data } };
+    const blueprintFiles = readBlueprintSnapshotEntries(data);
+    const files = Object.keys(blueprintFiles).length > 0 ? { blueprintFiles } : {};
+    return { ok: true, value: { runPolicy: runPolicy.data, runtime: runtime.data, controller: controller.data, ...files } };
   } catch (err) {
     return { ok: false, message: `not JSON: ${(err as Error).message}` };
   }

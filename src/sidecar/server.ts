@@ -23,6 +23,7 @@ import { RunSession } from "./core/run-session.ts";
 import type { RunStatusSnapshot } from "./core/run-status.ts";
 import type { RunStage, ShellExecutor } from "./executors/shell.ts";
 import { openStateJournal } from "./storage/state-journal.ts";
+import { SeedService } from "./core/seed-service.ts";
 import { ToolCallService } from "./core/tool-call-service.ts";
 import { McpGateway, type StdioLauncher } from "./gateway/mcp-gateway.ts";
 import type { VarSource } from "./gateway/server-vars.ts";
@@ -66,7 +67,7 @@ export interface SidecarServerOptions {
   readonly syncIntervalMs?: number;
   /** Where each audit record goes besides the files (stdout, the Run's audit ConfigMaps). */
   readonly auditOutputs?: readonly AuditLineSink[];
-  /** The blueprint's own directory (`blueprint:` seeds), canonical; standalone only. */
+  /** The blueprint's own directory (`blueprint:` seeds), canonical: the --agent directory, or --blueprint-dir in a cluster. */
   readonly blueprintRoot?: string | undefined;
   /** Where an allowed `submit_output` is stored (in a cluster: the Run's status and result ConfigMap). */
   readonly result?: ResultSink;
@@ -181,10 +182,11 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
     servers: initial.mcpServers, vars: opts.gatewayVars ?? { kind: "env", env: {} }, launchStdio: opts.launchStdio?.(current), log, stageIndex: () => session.stageIndex,
   });
   after.gateway = gateway;
+  const shell = opts.shell(policy);
   const service = new ToolCallService({
     gateway,
     policy, workdir: realpathSync.native(opts.workdir), fs, session, approvals, audit, metrics,
-    shell: opts.shell(policy), log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
+    shell, log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
     ...(opts.result ? { result: opts.result } : {}),
   });
   // Listed once the service exists: a stdio server starts in the current stage's sandbox, which it knows.
@@ -195,7 +197,7 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
     approvalToken: opts.localApprovals.mode === "token" ? opts.localApprovals.token : undefined,
   };
   const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName, guard,
-    seeds: { workdir: realpathSync.native(opts.workdir), blueprintRoot: opts.blueprintRoot, fs } };
+    seeds: new SeedService({ workdir: realpathSync.native(opts.workdir), blueprintRoot: opts.blueprintRoot, fs, shell, audit, metrics, clock, runName: opts.runName, stageIndex: () => session.stageIndex }) };
   const app = buildSidecarApp(deps);
   await app.listen({ host: opts.listen.host, port: opts.listen.port });
   // Until this line every request is refused (no Host is accepted yet).

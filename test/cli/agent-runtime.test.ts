@@ -2,13 +2,13 @@
 // read path), the compiled CLI as a process, and the one stand-in, a scripted model server speaking the
 // provider's HTTP API. The model's script is fixed; what the runtime sends it, what the sidecar decides and the
 // transcript are checked.
-import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedModelServer, type ScriptedModelServer, type ScriptStep } from "../model-server/scripted-model-server.ts";
-import { leviath, repo } from "./run-cli.ts";
+import { runAgentProcess } from "./agent-process.ts";
+import { leviath } from "./run-cli.ts";
 import { get, makeTempDir, parseJsonLines, post, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 const AGENT = `[agent]
@@ -66,18 +66,7 @@ function makeTree(grant: boolean): Tree {
 }
 
 /** `leviath agent` as a process; resolves with its exit code and output. */
-function runAgent(tree: Tree, sc: SidecarProcess, model: ScriptedModelServer, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; termination: string }> {
-  const termination = join(tree.dir, "termination-log");
-  const proc = spawn(process.execPath, [repo("bin/leviath"), "agent", "--runtime-config", tree.runtimeConfig, "--termination-log", termination, "--credentials-dir", join(tree.dir, "no-credentials"), ...extra], {
-    env: { ...process.env, LEVIATH_SIDECAR_URL: sc.url, LEVIATH_SIDECAR_TOKEN_FILE: sc.runtimeTokenFile, ANTHROPIC_API_KEY: "sk-ant-scripted", ANTHROPIC_BASE_URL: model.url },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => proc.once("exit", (code) => resolve({ code, stdout, stderr, termination: readFileSync(termination, "utf8") })));
-}
+const runAgent = (tree: Tree, sc: SidecarProcess, model: ScriptedModelServer, extra: string[] = []) => runAgentProcess(tree.dir, tree.runtimeConfig, sc, model, extra);
 
 /** A person answering prompts with the approval token: `answer(tool)` picks the decision. */
 function startPerson(sc: SidecarProcess, answer: (tool: string) => string): { answered: string[]; stop: () => void } {

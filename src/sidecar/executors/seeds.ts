@@ -27,7 +27,7 @@ const MAX_GLOB_VISITS = 10_000;
 const MAX_GLOB_DEPTH = 32;
 const GLOB_META = /[*?[{]/;
 
-/** What filling a seed needs: the fence, the blueprint's directory (standalone), and the label a workdir read gets. */
+/** What filling a seed needs: the fence, the blueprint's directory (the --agent directory, or --blueprint-dir in a cluster), and the label a workdir read gets. */
 export interface SeedContext {
   readonly resolve: ResolveContext;
   readonly blueprintRoot: string | undefined;

@@ -13,7 +13,7 @@ import { buildRunStatusSnapshot, type RunStatusSnapshot } from "../core/run-stat
 import type { ToolCallService } from "../core/tool-call-service.ts";
 import { registerSeedRoutes } from "./seed-routes.ts";
 import { registerToolCallRoutes } from "./tool-call-routes.ts";
-import type { PathFs } from "../../policy/read-paths/index.ts";
+import type { SeedService } from "../core/seed-service.ts";
 import { registerMcpRoutes } from "../mcp/mcp-server.ts";
 
 /** Who may answer prompts over HTTP: a bearer token (standalone), or nobody (a cluster answers with Approvals). */
@@ -31,8 +31,8 @@ export interface SidecarAppDeps {
   readonly runName: string;
   /** Who may talk to the API at all (Host, browsers, the runtime secret). */
   readonly guard: RequestGuard;
-  /** Where seeds are read from (`POST /v1/seeds`): the canonical workdir and the blueprint's directory. */
-  readonly seeds?: { readonly workdir: string; readonly blueprintRoot: string | undefined; readonly fs: PathFs };
+  /** Fills seeds (`POST /v1/seeds`): the fence on paths, the policy on commands, one audit record each. */
+  readonly seeds?: Pick<SeedService, "resolve">;
 }
 
 /** The snapshot served on `/v1/status` (and written to the Run's status in a cluster). */

@@ -35,6 +35,24 @@ export interface DecisionRecord {
     readonly removed: readonly string[];
     readonly allow_blueprint_read_paths: boolean;
   };
+  /** On a seed record (`tool_name: "seed"`): which region, which form, and what it read or ran (never contents). */
+  readonly seed?: SeedAuditFields;
+}
+
+/** The seed half of a seed resolution's record (sidecar/core/seed-service.ts). */
+export interface SeedAuditFields {
+  readonly region: string;
+  readonly form: "files" | "glob" | "rhai" | "command";
+  /** `filled`, `refused` (a check said no), `failed` (allowed, but unreadable or a command that failed). */
+  readonly outcome: "filled" | "refused" | "failed";
+  /** The files read, each with where the fence placed it (`workdir`, `granted`, `blueprint`). */
+  readonly sources?: readonly { readonly path: string; readonly origin: string }[];
+  /** A command seed: the `[safe_commands]` prefix that covered it, the stage whose sandbox ran it, its exit code. */
+  readonly safe_command_prefix?: string;
+  readonly sandbox_stage?: string;
+  readonly exit_code?: number | null;
+  /** The label the content got. */
+  readonly label?: string;
 }
 
 /** Where audit records go; each method reports whether the record is on disk (false: refuse the call). */

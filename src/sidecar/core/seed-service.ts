@@ -1,0 +1,122 @@
+// Seed resolutions (`POST /v1/seeds`), transport-free: a path seed goes through the read-path fence
+// (executors/seeds.ts); a command seed must be allowed by the policy and covered by `[safe_commands]`
+// (policy/seed-commands.ts) and runs in the entry stage's sandbox through the same executor as `shell` (pods/exec
+// in a cluster, the confined local shell standalone), under the shell timeout and the executor's output caps. A
+// non-zero exit is an error, not data (sandbox-and-blueprint §3.6). Every resolution, filled or refused, is one
+// audit record and one count; a record that cannot be written refuses the seed (fail closed).
+import type { Level } from "../../policy/levels.ts";
+import { lookupResultLabel } from "../../policy/classification.ts";
+import { decideSeedCommand } from "../../policy/seed-commands.ts";
+import type { PathFs } from "../../policy/read-paths/index.ts";
+import type { SeedFormLabel, SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
+import { fillSeed, type SeedSource } from "../executors/seeds.ts";
+import { computeShellOutcome, type ShellExecutor } from "../executors/shell.ts";
+import { MAX_READ_FILES_TOTAL_BYTES } from "../executors/file-tools.ts";
+import type { AuditSink, SeedAuditFields } from "../storage/audit-writer.ts";
+import { findStageIndex, type Enforcement } from "./enforcement.ts";
+
+/** The `tool_name` and `decision_source` values of seed records. */
+export const SEED_RECORD = { tool: "seed", commandSource: "safe_commands", auditFailed: "audit_failed" } as const;
+
+/** A seed as the runtime sends it: a path form, or a command. */
+export type AnySeed = { files: string[] } | { glob: string } | { rhai: string } | { command: string };
+
+/** What resolving seeds needs. */
+export interface SeedServiceDeps {
+  readonly workdir: string;
+  readonly blueprintRoot: string | undefined;
+  readonly fs: PathFs;
+  readonly shell: ShellExecutor;
+  readonly audit: AuditSink;
+  readonly metrics: SidecarMetrics;
+  readonly clock: () => number;
+  readonly runName: string;
+  readonly stageIndex: () => number;
+}
+
+/** A filled seed, or why not (`refused`: a check said no; `failed`: allowed, but it could not be filled). */
+export type SeedResolution =
+  | { readonly ok: true; readonly content: string; readonly sources: readonly SeedSource[]; readonly label: Level }
+  | { readonly ok: false; readonly outcome: "refused" | "failed"; readonly code: string; readonly message: string };
+
+const formOf = (seed: AnySeed): SeedFormLabel => (Object.keys(seed)[0] as SeedFormLabel);
+const REFUSED_PATH_CODES = new Set(["seed-outside-workdir", "seed-outside-blueprint", "invalid-seed"]);
+
+/** Resolves seeds for one run. */
+export class SeedService {
+  readonly #d: SeedServiceDeps;
+  #count = 0;
+
+  /** A service over its executor and sinks. */
+  constructor(deps: SeedServiceDeps) {
+    this.#d = deps;
+  }
+
+  /** Fills one region's seed, under the policy in force. */
+  async resolve(region: string, seed: AnySeed, enf: Enforcement): Promise<SeedResolution> {
+    const form = formOf(seed);
+    let result: SeedResolution;
+    let extra: Partial<SeedAuditFields> = {};
+    if ("command" in seed) {
+      const r = await this.#command(region, seed.command, enf);
+      result = r.result;
+      extra = r.audit;
+    } else {
+      const filled = fillSeed(region, seed, {
+        resolve: { workdir: this.#d.workdir, policy: enf.readPolicy, fs: this.#d.fs },
+        blueprintRoot: this.#d.blueprintRoot,
+        workdirLabel: lookupResultLabel(enf.resultLabels, "read_file"),
+      });
+      result = filled.ok ? filled : { ok: false, outcome: REFUSED_PATH_CODES.has(filled.code) ? "refused" : "failed", code: filled.code, message: filled.message };
+      if (filled.ok) extra = { sources: filled.sources };
+    }
+    const outcome = result.ok ? "filled" : result.outcome;
+    this.#d.metrics.seed(form, outcome);
+    const recorded = this.#record(region, form, result, { ...extra, ...(result.ok ? { label: result.label } : {}) }, enf);
+    if (!recorded) {
+      this.#d.metrics.auditWriteError();
+      return { ok: false, outcome: "failed", code: "audit-failed", message: `region '${region}': the seed's audit record could not be written, so the seed was not used` };
+    }
+    return result;
+  }
+
+  async #command(region: string, command: string, enf: Enforcement): Promise<{ result: SeedResolution; audit: Partial<SeedAuditFields> }> {
+    const decided = decideSeedCommand(region, command, enf.runPolicy.seedCommands);
+    if (!decided.ok) return { result: { ok: false, outcome: "refused", code: decided.code, message: decided.message }, audit: {} };
+    const policy = enf.runPolicy;
+    // At spawn the run is in its entry stage: that stage's sandbox runs the command, as upstream.
+    const stage = policy.stages[Math.max(0, findStageIndex(policy, policy.entryStage))]!;
+    const timeoutSeconds = policy.limits.shellTimeoutSeconds;
+    const r = await this.#d.shell.run({ command, timeoutSeconds, stage });
+    this.#d.metrics.shell(this.#d.shell.label, computeShellOutcome(r));
+    const audit = { safe_command_prefix: decided.prefix, sandbox_stage: stage.name, exit_code: r.exitCode };
+    const fail = (code: string, why: string) => ({ result: { ok: false as const, outcome: "failed" as const, code, message: `region '${region}': seed command '${command}' ${why}` }, audit });
+    if (r.error !== undefined) return fail("seed-command-failed", `could not be run: ${r.error}`);
+    if (r.capped !== undefined) return fail("seed-command-capped", `was stopped: ${r.capped}`);
+    if (r.timedOut) return fail("seed-command-timed-out", `timed out after ${timeoutSeconds} seconds`);
+    if (r.exitCode !== 0) return fail("seed-command-failed", `exited with code ${r.exitCode ?? "unknown"}${r.stderr.trim() === "" ? "" : `: ${r.stderr.trim().slice(-500)}`}`);
+    if (Buffer.byteLength(r.stdout) > MAX_READ_FILES_TOTAL_BYTES) return fail("seed-command-capped", `wrote more than ${MAX_READ_FILES_TOTAL_BYTES} bytes, the most a seed holds`);
+    const label = lookupResultLabel(enf.resultLabels, "shell");
+    return { result: { ok: true, content: r.stdout, sources: [], label }, audit };
+  }
+
+  #record(region: string, form: SeedFormLabel, result: SeedResolution, extra: Partial<SeedAuditFields>, enf: Enforcement): boolean {
+    const index = this.#d.stageIndex();
+    const stage = enf.runPolicy.stages[index]?.name ?? enf.runPolicy.entryStage;
+    const source = form === "command" ? SEED_RECORD.commandSource : sourceOfPaths(result);
+    return this.#d.audit.decision(index, {
+      timestamp: Math.floor(this.#d.clock() / 1000), agent_id: this.#d.runName, call_id: `seed-${++this.#count}`, tool_name: SEED_RECORD.tool, stage,
+      decision: result.ok || result.outcome === "failed" ? "allow" : "deny", decision_source: source,
+      ...(result.ok ? {} : { code: result.code }),
+      ...(result.ok && result.sources.length > 0 ? { paths: result.sources.map((s) => s.path) } : {}),
+      seed: { region, form, outcome: result.ok ? "filled" : result.outcome, ...extra },
+    });
+  }
+}
+
+/** The decision source of a path seed, as for `read_file`: `read_path` when a grant let it out, else `workdir`. */
+function sourceOfPaths(result: SeedResolution): string {
+  if (!result.ok) return result.code === "seed-outside-blueprint" ? "blueprint" : "read_path";
+  if (result.sources.some((s) => s.origin === "granted")) return "read_path";
+  return result.sources.some((s) => s.origin === "blueprint") ? "blueprint" : "workdir";
+}
