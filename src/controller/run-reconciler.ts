@@ -29,7 +29,7 @@ import { checkMcpSecrets } from "./mcp-secrets.ts";
 import { decideRun } from "./run-decision.ts";
 import { resolveResume } from "./run-resume.ts";
 import { createTransitionRecorder } from "./status-events.ts";
-import { buildBlockedRunStatus, buildRunStatus, pickControllerFields } from "./run-status.ts";
+import { buildBlockedRunStatus, buildRunStatus, overlayControllerFields, pickControllerFields } from "./run-status.ts";
 import { buildAgentKey } from "../api/common.ts";
 
 /** What the Run reconciler needs. */
@@ -57,7 +57,8 @@ type PodObject = KubeObject & {
 };
 
 /** Why a Run has no snapshot yet: it waits (Pending) or can never start (Failed). */
-type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string; recheckMs?: number };
+/** A Run that may not go on; `sha256`: the digest of the start snapshot this pass accepted before it was stopped. */
+type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string; recheckMs?: number; sha256?: string };
 
 const TERMINATING_RECHECK_MS = 1000;
 /** A Run refused for unverified enforcement looks again this often (a probe result also requeues it). */
@@ -106,6 +107,11 @@ async function settleAll<T>(writes: Promise<T>[]): Promise<T[]> {
 export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => Promise<ReconcileResult> {
   const { cache, writer } = deps;
   const recordTransitions = createTransitionRecorder(deps.events);
+  // The status this controller last wrote for each Run, with the resourceVersion of the Run it was computed from.
+  // A pass whose cached Run is still at that version has not seen the write: its previous status is the written
+  // one. A stale previous would undo a one-time transition (NetworkPolicyRestored, a restore time) and the
+  // same-status check would then skip the correction for good. An entry goes once the cache has moved past it.
+  const written = new Map<string, { fromRv: string | undefined; status: RunStatus }>();
 
   /** The run's snapshot: read from its ConfigMap, or resolved now and written once (create, never update). */
   async function snapshotFor(ref: RunRef, spec: RunSpec, status: RunStatus | undefined): Promise<RunSnapshot | Blocked> {
@@ -113,7 +119,10 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     type ConfigMapObject = KubeObject & { data?: Record<string, string> };
     let cm = cache.get("configMap", ref.namespace, name) as ConfigMapObject | undefined;
     let resolved: Record<string, string> | undefined;
-    const pinnedBefore = status?.agent !== undefined || (status?.phase !== undefined && TERMINAL_PHASES.includes(status.phase));
+    // A digest on record is a snapshot this controller wrote and accepted on an earlier pass, even one that then
+    // stopped short of pods (a network refusal, credentials beside host stages): it is checked by digest from then
+    // on, never against a fresh resolution (the policy may have changed since, as it may for any pinned Run).
+    const pinnedBefore = status?.agent !== undefined || status?.snapshotSha256 !== undefined || (status?.phase !== undefined && TERMINAL_PHASES.includes(status.phase));
     if (!cm || !pinnedBefore) {
       if (pinnedBefore) {
         // Pinned before, or over: never resolve again. The cache may only lag, so read the ConfigMap live.
@@ -187,12 +196,24 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     if (isSameStatus(pickControllerFields(run.status), status)) return;
     try {
       await writer.applyStatus("run", ref.namespace, ref.name, status);
+      written.set(`${ref.namespace}/${ref.name}`, { fromRv: run.metadata.resourceVersion, status });
     } catch (err) {
       // Deleted while this pass ran (a TTL, a person): there is nothing left to report on.
       if (!isApiStatus(err, 404)) throw err;
       return;
     }
     recordTransitions(referenceOf(ref), run.status?.conditions, status.conditions, RUN_ACTION);
+  }
+
+  /** The cached Run, with the status this controller last wrote where the cache has not caught up with it. */
+  function withOwnWrite(key: string, cached: RunObject | undefined): RunObject | undefined {
+    const own = written.get(key);
+    if (own === undefined) return cached;
+    if (cached === undefined || own.fromRv !== cached.metadata.resourceVersion) {
+      written.delete(key);
+      return cached;
+    }
+    return { ...cached, status: overlayControllerFields(cached.status, own.status) };
   }
 
   /** One desired pod: created when absent, deleted when its spec changed (pods are immutable); a requeue delay while one terminates. */
@@ -243,7 +264,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     const networkEnforcement = deps.networkEnforcement?.() ?? ENFORCEMENT_UNCHECKED;
     const refusal = networkRefusal(run, plan, pods.size > 0, networkEnforcement);
     if (refusal) {
-      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, "Pending", REASON.networkNotVerified, refusal, nowIso));
+      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, "Pending", REASON.networkNotVerified, refusal, nowIso, snapshot.sha256));
       return { requeueAfterMs: NETWORK_REFUSAL_RECHECK_MS };
     }
     const resumed = await resolveResume({ cache, writer, policy: deps.policy }, { ref, annotations: run.metadata.annotations, status: run.status, snapshot, nowIso });
@@ -289,7 +310,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     const snapshot = await snapshotFor(ref, spec, status);
     if ("blocked" in snapshot || snapshot.controller.credentials.length === 0 || !hasHostStages(snapshot.runPolicy)) return snapshot;
     return {
-      blocked: true, phase: "Failed", reason: REASON.credentialsOnHost,
+      blocked: true, phase: "Failed", reason: REASON.credentialsOnHost, sha256: snapshot.sha256,
       message: "credentials reach the agent container, and a stage of kind 'none' runs the model's commands there: give every stage a sandbox or drop the credentials",
     };
   }
@@ -312,7 +333,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
 
   return async (key) => {
     const [namespace, name] = key.split("/") as [string, string];
-    const run = cache.get("run", namespace, name) as RunObject | undefined;
+    const run = withOwnWrite(key, cache.get("run", namespace, name) as RunObject | undefined);
     if (!run || run.metadata.deletionTimestamp || !run.metadata.uid) return {};
     const ref: RunRef = { name, namespace, uid: run.metadata.uid };
     const generation = run.metadata.generation ?? 0;
@@ -337,7 +358,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
         // A run that can no longer be resolved is over: nothing of it may keep running.
         for (const obj of cache.listOwnedBy(ref.uid)) if (STOPPED_KINDS.has(obj.kind) && !obj.metadata.deletionTimestamp) await writer.delete(obj);
       }
-      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, snapshot.phase, snapshot.reason, snapshot.message, nowIso));
+      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, snapshot.phase, snapshot.reason, snapshot.message, nowIso, snapshot.sha256));
       return snapshot.recheckMs !== undefined ? { requeueAfterMs: snapshot.recheckMs } : {};
     }
     return reconcileResolved(run, ref, parsed.data, snapshot, { generation, nowIso, isOver });

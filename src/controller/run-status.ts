@@ -25,6 +25,16 @@ export function pickControllerFields(status: RunStatus | undefined): Partial<Run
   return out as Partial<RunStatus>;
 }
 
+/**
+ * The Run's status with this controller's fields taken from `written` (what it last wrote) and every other field
+ * (the sidecar's) from `cached`: for a pass whose cached Run has not seen that write yet.
+ */
+export function overlayControllerFields(cached: RunStatus | undefined, written: RunStatus): RunStatus {
+  const out: Record<string, unknown> = { ...cached };
+  for (const key of CONTROLLER_RUN_FIELDS) delete out[key];
+  return { ...out, ...written } as RunStatus;
+}
+
 /** The status of a Run that has its snapshot: what the decision says, plus the pinned identity. */
 export function buildRunStatus(name: string, generation: number, snapshot: RunSnapshot, decision: RunDecision, previous: RunStatus | undefined, nowIso: string, resumed?: Resumed): RunStatus {
   const pinned = snapshot.controller;
@@ -53,7 +63,8 @@ export function buildRunStatus(name: string, generation: number, snapshot: RunSn
  * The status of a Run that cannot be resolved (yet): Pending while it waits for something outside it (its Agent,
  * a valid policy), Failed when its own spec is invalid. No children exist in either case.
  */
-export function buildBlockedRunStatus(generation: number, previous: RunStatus | undefined, phase: Extract<RunPhase, "Pending" | "Failed">, reason: string, message: string, nowIso: string): RunStatus {
+export function buildBlockedRunStatus(generation: number, previous: RunStatus | undefined, phase: Extract<RunPhase, "Pending" | "Failed">, reason: string, message: string, nowIso: string, snapshotSha256?: string): RunStatus {
+  const digest = snapshotSha256 ?? previous?.snapshotSha256;
   const decided: ConditionDecision = { type: CONDITION.policyResolved, status: "False", reason, message };
   return {
     observedGeneration: generation,
@@ -64,7 +75,8 @@ export function buildBlockedRunStatus(generation: number, previous: RunStatus | 
     ...(previous?.policy ? { policy: previous.policy } : {}),
     ...(previous?.startedAt ? { startedAt: previous.startedAt } : {}),
     ...(phase === "Failed" ? { completedAt: previous?.completedAt ?? nowIso } : {}),
-    ...(previous?.snapshotSha256 ? { snapshotSha256: previous.snapshotSha256 } : {}),
+    // The start snapshot accepted before the run was stopped: later passes check it by this digest.
+    ...(digest ? { snapshotSha256: digest } : {}),
     ...(previous?.resume ? { resume: previous.resume } : {}),
     conditions: buildConditions(previous?.conditions, [decided, ...decideRunReadiness(phase, [decided])], nowIso, generation),
   };

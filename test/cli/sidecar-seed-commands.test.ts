@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callTool, makeTempDir, metricValue, parseJsonLines, post, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+import { callTool, makeTempDir, metricValue, parseJsonLines, post, scrapeMetrics, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 let root = "";
 let sc: SidecarProcess;
@@ -96,7 +96,7 @@ describe("the seed audit", () => {
   });
 
   it("counts every resolution by form and outcome", async () => {
-    const text = await (await fetch(sc.metricsUrl!)).text();
+    const text = await scrapeMetrics(sc);
     expect(metricValue(text, "leviath_sidecar_seeds_total", { form: "command", outcome: "filled" })).toBeGreaterThanOrEqual(3);
     expect(metricValue(text, "leviath_sidecar_seeds_total", { form: "command", outcome: "refused" })).toBeGreaterThanOrEqual(6);
     expect(metricValue(text, "leviath_sidecar_seeds_total", { form: "command", outcome: "failed" })).toBeGreaterThanOrEqual(3);

@@ -13,6 +13,7 @@ import { createSidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
 import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";
+import { ADMIN_USER } from "./harness/generate-certificates.ts";
 import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
 import { createSandboxPod, readDecisionRecords, startClusterSidecar, waitForConsumed } from "./sidecar-fixtures.ts";
 
@@ -26,8 +27,10 @@ let policies: { remove(): Promise<void> } | undefined;
 let root = "";
 let sidecarKubeconfig = "";
 
+// approvedBy is the creating user, as the chart's mutating policy would set it: other suites install and remove the
+// same cluster-wide approval policies, and a validating one may be in force before the mutating one takes effect.
 const approval = (name: string, run: string, approvalId: string, reason: string) => ({
-  apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name }, spec: { runRef: { name: run }, approvalId, decision: "allowOnce", reason },
+  apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name }, spec: { runRef: { name: run }, approvalId, decision: "allowOnce", reason, approvedBy: ADMIN_USER },
 });
 
 /** A kubeconfig that authenticates as the Run's sidecar ServiceAccount (a TokenRequest token), nothing else. */

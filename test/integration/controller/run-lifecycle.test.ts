@@ -81,7 +81,8 @@ describe("a Run's credentials", () => {
     expect(engine.spec?.initContainers?.[0]!.envFrom).toBeUndefined();
     const sandbox = (await pods("keyed")).find((p) => p.ref.startsWith("Pod/keyed-sbx-"))!.obj as V1Pod;
     expect(JSON.stringify(sandbox.spec)).not.toContain("model-key");
-    const ready = await readCustom("runs", namespace, "keyed");
+    // The status is written after the children: wait for it rather than read it the moment the pod exists.
+    const ready = await waitForRun("keyed", (r) => conditionOf(r, "CredentialsReady")?.status === "True", "CredentialsReady True");
     expect(conditionOf(ready, "CredentialsReady")).toMatchObject({ status: "True", reason: "SecretsFound" });
   });
 
