@@ -3,7 +3,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { readFileSync } from "node:fs";
-import { DEFAULT_MAX_RESPONSE_BYTES, RESPONSE_TOO_LARGE } from "./bounded-body.ts";
+import { buildResponseTooLargeError, DEFAULT_MAX_RESPONSE_BYTES, RESPONSE_TOO_LARGE } from "./bounded-body.ts";
 import type { KubeClient, RequestOptions, WatchHandler } from "./client.ts";
 import { KubeApiError, parseApiError } from "./errors.ts";
 import type { KubeAccess } from "./kubeconfig.ts";
@@ -112,7 +112,7 @@ async function readBounded(res: IncomingMessage, maxBytes: number, what: string)
     total += chunk.byteLength;
     if (total > maxBytes) {
       res.destroy();
-      throw new KubeApiError(0, RESPONSE_TOO_LARGE, `${what}: response body exceeds ${maxBytes} bytes; refused`);
+      throw buildResponseTooLargeError(what, maxBytes);
     }
     chunks.push(chunk);
   }

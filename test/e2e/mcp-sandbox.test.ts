@@ -20,14 +20,12 @@ import { createPodExecStdioLauncher } from "../../src/sidecar/executors/pod-exec
 import { McpGateway } from "../../src/sidecar/gateway/mcp-gateway.ts";
 import { helm, kubectl, REPO_ROOT, testCluster, waitFor } from "../integration/harness/index.ts";
 import { getJson, imageValues } from "./harness/kube-json.ts";
+import { NS, RELEASE, SYSTEM_NS } from "./harness/operator-fixture.ts";
 import { buildSandboxPod, execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
 
 const node = inject("node");
 const EXEC_NS = "e2e-mcp-exec";
-const NS = "leviath-sandbox";
-const SYSTEM_NS = "leviath-system";
-const RELEASE = "leviath";
 const AGENT = "e2e-mcp-agent";
 const RUN = "e2e-mcp-run";
 const EVERYTHING = "/opt/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
