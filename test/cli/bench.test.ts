@@ -2,7 +2,7 @@
 // suite runs for real with few iterations, writes its JSON elsewhere, checks every row's decision itself and
 // cleans its trees up.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -27,6 +27,38 @@ describe("npm run bench", () => {
     expect(r.stderr).toContain("peers: --only takes controller or sidecar, not 'everything'");
     expect(r.stderr).not.toContain("peers-bin");
     expect(r.status).toBe(1);
+  });
+
+  // The committed record behind docs/benchmarks.md's peers tables: its structure, not its figures.
+  it("prints the committed peers record's tables, both halves, interleaved repetitions, without building anything", () => {
+    const file = repo("bench/results/peers.json");
+    const record = JSON.parse(readFileSync(file, "utf8")) as { options: { reps: number }; controller: { batches: { controller: string; rep: number }[] }; sidecar: { samples: { name: string; rep: number }[] } };
+    const reps = record.options.reps;
+    expect(reps).toBeGreaterThanOrEqual(3);
+    // Both controllers in every repetition, agent-sandbox first in odd ones and ours first in even ones.
+    expect(record.controller.batches.map((b) => `${b.rep}:${b.controller}`)).toEqual(Array.from({ length: reps }, (_, rep) => rep % 2 === 0 ? [`${rep}:agent-sandbox`, `${rep}:leviath`] : [`${rep}:leviath`, `${rep}:agent-sandbox`]).flat());
+    const servers = [...new Set(record.sidecar.samples.map((s) => s.name))];
+    expect(servers).toHaveLength(6);
+    for (const name of servers) expect(record.sidecar.samples.filter((s) => s.name === name).map((s) => s.rep).sort()).toEqual(Array.from({ length: reps }, (_, i) => i));
+    const r = bench(["peers", "--report", file, "--before", file]);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toContain("peers-bin");
+    for (const row of ["created → first Pod, p50", "created → first Pod, p99", "controller CPU per child written", "RSS, after repetition 1 (201 objects each)", "| read_file, before |", "| http_post, after |", "Floors: sidecar http_post p50 is"]) expect(r.stdout).toContain(row);
+    for (const name of servers) expect(r.stdout).toContain(`| ${name} |`);
+    // A record's own ratio printed as its own "before" is the same figure.
+    const p50 = /\| created → first Pod, p50 \| [^|]+ \| [^|]+ \| ([0-9.]+×) \| ([0-9.]+×) \|/.exec(r.stdout);
+    expect(p50?.[1]).toBe(p50?.[2]);
+  });
+
+  it("refuses a peers record that lacks what its tables read, naming the field", () => {
+    const file = join(out, "broken-peers.json");
+    const record = JSON.parse(readFileSync(repo("bench/results/peers.json"), "utf8")) as { controller: { batches: { firstPod?: unknown }[] } };
+    delete record.controller.batches[1]!.firstPod;
+    writeFileSync(file, JSON.stringify(record));
+    const r = bench(["peers", "--report", file]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`peers: ${file} is not a peers record: controller.batches.1.firstPod:`);
   });
 
   it("refuses an unknown suite by name", () => {
