@@ -14,6 +14,7 @@ export const SUITES = {
   scaling: "scaling-bench.ts",
   teardown: "teardown-bench.ts",
   peers: "peers-bench.ts",
+  "sidecar-cluster": "sidecar-cluster-bench.ts",
 } as const;
 
 type SuiteName = keyof typeof SUITES;

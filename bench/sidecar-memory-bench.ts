@@ -2,13 +2,14 @@
 // sequences that used to grow its memory without bound, each in a fresh process, with its peak resident set
 // (VmHWM in /proc/<pid>/status, the kernel's own high-water mark) against the engine pod's sidecar memory limit.
 // The sidecar runs with the memory environment its container gets (SIDECAR_MEMORY_ENV: V8 flags, glibc's mmap threshold) and, unless `--standalone`, with
-// the Kubernetes client preloaded, as the in-cluster sidecar has it (the standalone one never loads it).
+// its cluster parts preloaded, as the in-cluster sidecar has them (the standalone one never loads them).
 // It runs the compiled CLI the image ships (dist/main.js, built first with tsconfig.build.json); `--source` runs
 // the TypeScript sources instead, whose type stripping adds about 30 MiB to the resident set.
 // Run with: node bench/sidecar-memory-bench.ts [--pending N] [--rounds N] [--standalone] [--source] [--sidecar-node-args "--max-old-space-size=..."]
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { DEFAULT_POD_SETTINGS, SIDECAR_MEMORY_ENV, SIDECAR_NODE_OPTIONS } from "../src/sandbox/pod-settings.ts";
 import { flagValue, numberFlag, ROOT, SuiteRecord } from "./bench-results.ts";
 import { buildSidecarTree, type SidecarTree } from "./bench-tree.ts";
@@ -47,7 +48,7 @@ function startSidecar(tree: SidecarTree, name: string, nodeArgs: readonly string
 }
 
 /** Resident set now and at its peak, MiB, from the kernel. */
-function rssOf(pid: number): { now: number; peak: number } {
+export function rssOf(pid: number): { now: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
   return { now: kib("VmRSS") / 1024, peak: kib("VmHWM") / 1024 };
@@ -147,11 +148,16 @@ export async function runSidecarMemorySuite(pending: number, rounds: number, nod
   }
 }
 
-/** The in-cluster sidecar's footprint at start: the Kubernetes client it loads for its watch and status. */
-const CLUSTER_PRELOAD = "--import=@kubernetes/client-node";
+/**
+ * The in-cluster sidecar's footprint at start: the cluster parts it loads (REST and watches on node:https, pods/exec
+ * over ws, the approval watcher; no @kubernetes/client-node since issue 20). The `sidecar-cluster` suite runs the
+ * real thing against an API server.
+ */
+const CLUSTER_PRELOAD = ["kube/connect", "kube/pod-exec", "sidecar/cluster/cluster-approvals"]
+  .map((m) => `--import=${pathToFileURL(join(ROOT, FROM_SOURCE ? `src/${m}.ts` : `dist/${m}.js`)).href}`);
 
 if (import.meta.main) {
   const v8 = flagValue("sidecar-node-args", SIDECAR_NODE_OPTIONS).split(" ").filter((a) => a !== "");
-  const nodeArgs = process.argv.includes("--standalone") ? v8 : [...v8, CLUSTER_PRELOAD];
+  const nodeArgs = process.argv.includes("--standalone") ? v8 : [...v8, ...CLUSTER_PRELOAD];
   await runSidecarMemorySuite(numberFlag("pending", 5000), numberFlag("rounds", 5), nodeArgs);
 }

@@ -4,7 +4,8 @@ import { fileURLToPath } from "node:url";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import { loadAgent } from "../config/load.ts";
-import type { KubeClient, LibraryKubeClient } from "../kube/client.ts";
+import type { KubeClient } from "../kube/client.ts";
+import type { ClusterClient } from "../kube/connect.ts";
 import type { createPodExec } from "../kube/pod-exec.ts";
 import { componentLogger, createLogger, LOG_LEVELS, type Logger } from "../log/logger.ts";
 import { isSafeRunName } from "../sidecar/storage/audit-writer.ts";
@@ -233,7 +234,7 @@ function waitForSignal(): Promise<string> {
 
 /** Where the sidecar's executors run: the cluster it talks to (if any) and this run's names and confinement. */
 interface ExecutorContext {
-  cluster: boolean; client: LibraryKubeClient | undefined; podExec: typeof createPodExec | undefined;
+  cluster: boolean; client: ClusterClient | undefined; podExec: typeof createPodExec | undefined;
   workdir: string; namespace: string; run: string; confinement: Confinement; execWaitMs: number;
 }
 
@@ -333,10 +334,11 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path]), ...secretsDir];
   const confinement: Confinement = { base: join(runDir, "shell-root"), workdir, hidden, visible: installRootsUnderTmp() };
   mkdirSync(confinement.base, { recursive: true, mode: 0o700 });
-  // The Kubernetes client (about 90 MiB resident: its generated model) is loaded only in a cluster, never in the
-  // standalone sidecar; the approval watcher's informer imports it too, so it is loaded here with it.
-  const kube = cluster ? await Promise.all([import("../kube/client.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
-  const client = kube?.[0].createKubeClient(kube[0].loadKubeConfig(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0]));
+  // The cluster parts (REST, watches, pods/exec) are loaded only in a cluster. They run on node:https and a WebSocket
+  // client, so @kubernetes/client-node (about 55 MiB resident: its generated model) stays out unless the kubeconfig
+  // needs one of its plugins (connect.ts decides).
+  const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
+  const client = kube === undefined ? undefined : await kube[0].connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
   const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
   const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, confinement, execWaitMs };
   const shell = shellFactory(v, io, executors);

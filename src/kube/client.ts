@@ -21,8 +21,9 @@ export type WatchHandler = (type: string, object: unknown) => void;
 
 /**
  * A thin REST client over the kubeconfig: any path, any verb, any content type, JSON in and out. Two make it:
- * {@link createKubeClient} over @kubernetes/client-node's KubeConfig (any auth plugin; pod exec needs it), and
- * `createHttpsKubeClient` (https-client.ts) on node:https, which loads none of that library (`connectKube` picks).
+ * {@link createKubeClient} over @kubernetes/client-node's KubeConfig (for credentials that need its plugins), and
+ * `createHttpsKubeClient` (https-client.ts) on node:https, which loads none of that library and opens pods/exec
+ * WebSockets itself (`connectKube` picks).
  */
 export interface KubeClient {
   /** The kubeconfig context's namespace, when it names one. */
@@ -32,7 +33,7 @@ export interface KubeClient {
   watch(path: string, query: RequestOptions["query"], onEvent: WatchHandler, signal: AbortSignal): Promise<void>;
 }
 
-/** A {@link KubeClient} over the library's KubeConfig, which pod exec needs as well. */
+/** A {@link KubeClient} over the library's KubeConfig, which the library's Exec (pods/exec, pod-exec.ts) takes too. */
 export interface LibraryKubeClient extends KubeClient {
   readonly config: KubeConfig;
 }

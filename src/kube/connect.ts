@@ -1,6 +1,9 @@
-import type { KubeClient } from "./client.ts";
-import { createHttpsKubeClient } from "./https-client.ts";
+import type { LibraryKubeClient } from "./client.ts";
+import { createHttpsKubeClient, type HttpsKubeClient } from "./https-client.ts";
 import { readKubeAccess } from "./kubeconfig.ts";
+
+/** The client {@link connectKube} picks: on node:https (which opens pods/exec WebSockets itself), or over the library. */
+export type ClusterClient = HttpsKubeClient | LibraryKubeClient;
 
 /**
  * The client for `file` (else `~/.kube/config`, else the in-cluster account): on node:https when the kubeconfig
@@ -8,7 +11,7 @@ import { readKubeAccess } from "./kubeconfig.ts";
  * generated model (about 80 MiB of RSS) out of the process; over the library only when the credentials need one of
  * its plugins (exec, auth-provider) or a proxy.
  */
-export async function connectKube(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<KubeClient> {
+export async function connectKube(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ClusterClient> {
   const first = readKubeAccess(file, env);
   if (first.ok) {
     let last = first.access;

@@ -1,5 +1,6 @@
 // A KubeClient on node:https over what kubeconfig.ts read: one keep-alive connection pool, bounded bodies, the API
-// server's Status as errors, watches as lines of JSON. It loads nothing of @kubernetes/client-node.
+// server's Status as errors, watches as lines of JSON, and the target of a WebSocket upgrade (pods/exec, exec-channel.ts)
+// with the same TLS material and credentials. It loads nothing of @kubernetes/client-node.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { readFileSync } from "node:fs";
@@ -17,8 +18,31 @@ const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 
 type Pool = { access: KubeAccess; agent: HttpAgent; since: number; token?: { value: string; at: number } };
 
+/** How the server's certificate is checked and which client certificate is shown: the same for requests and upgrades. */
+export interface TlsOptions {
+  readonly ca?: Buffer;
+  readonly cert?: Buffer;
+  readonly key?: Buffer;
+  readonly rejectUnauthorized: boolean;
+  readonly servername?: string;
+}
+
+/** What a WebSocket upgrade of one path (pods/exec) needs: its URL, the TLS material and the credentials in force. */
+export interface UpgradeTarget {
+  /** `wss://` (or `ws://`) URL of the path on the API server. */
+  readonly url: string;
+  readonly tls: TlsOptions;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** A {@link KubeClient} on node:https that can also open WebSockets to the API server with the same access. */
+export interface HttpsKubeClient extends KubeClient {
+  /** The upgrade target of `path` (with its query) from the access and token in force now. */
+  upgradeTarget(path: string): UpgradeTarget;
+}
+
 /** Build a client that reads its access with `load` now and again every {@link ACCESS_MAX_AGE_MS}. */
-export function createHttpsKubeClient(load: () => KubeAccess, nowMs: () => number = () => performance.now()): KubeClient {
+export function createHttpsKubeClient(load: () => KubeAccess, nowMs: () => number = () => performance.now()): HttpsKubeClient {
   let pool = openPool(load(), nowMs());
   const current = (): Pool => {
     if (nowMs() - pool.since < ACCESS_MAX_AGE_MS) return pool;
@@ -66,6 +90,10 @@ export function createHttpsKubeClient(load: () => KubeAccess, nowMs: () => numbe
   };
   return {
     ...(pool.access.namespace ? { namespace: pool.access.namespace } : {}),
+    upgradeTarget(path: string): UpgradeTarget {
+      const p = current();
+      return { url: p.access.server.replace(/^http/, "ws") + path, tls: tlsOptionsOf(p.access), headers: headersOf(p) };
+    },
     async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
       const what = `${method} ${path}`;
       const signal = AbortSignal.timeout(opts.timeoutMs ?? 30_000);
@@ -92,15 +120,16 @@ function isSameTls(a: KubeAccess, b: KubeAccess): boolean {
     && a.insecureSkipTlsVerify === b.insecureSkipTlsVerify && a.tlsServerName === b.tlsServerName;
 }
 
+function tlsOptionsOf(access: KubeAccess): TlsOptions {
+  return {
+    ...(access.ca ? { ca: access.ca } : {}), ...(access.cert ? { cert: access.cert } : {}), ...(access.key ? { key: access.key } : {}),
+    rejectUnauthorized: !access.insecureSkipTlsVerify,
+    ...(access.tlsServerName ? { servername: access.tlsServerName } : {}),
+  };
+}
+
 function openPool(access: KubeAccess, since: number): Pool {
-  const agent = access.server.startsWith("http:")
-    ? new HttpAgent({ keepAlive: true })
-    : new HttpsAgent({
-      keepAlive: true,
-      ...(access.ca ? { ca: access.ca } : {}), ...(access.cert ? { cert: access.cert } : {}), ...(access.key ? { key: access.key } : {}),
-      rejectUnauthorized: !access.insecureSkipTlsVerify,
-      ...(access.tlsServerName ? { servername: access.tlsServerName } : {}),
-    });
+  const agent = access.server.startsWith("http:") ? new HttpAgent({ keepAlive: true }) : new HttpsAgent({ keepAlive: true, ...tlsOptionsOf(access) });
   return { access, agent, since };
 }
 

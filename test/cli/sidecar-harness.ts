@@ -1,9 +1,10 @@
 // Starts the real `leviath sidecar` (bin/leviath) as a child process and talks to it over HTTP on loopback.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, realpathSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { repo } from "./run-cli.ts";
 
 /** A running sidecar process. */
@@ -38,6 +39,22 @@ export interface HttpAnswer<T = Record<string, unknown>> {
 /** A fresh canonical temporary directory. */
 export function makeTempDir(prefix: string): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/**
+ * A module hook for a real process: with `env` (NODE_OPTIONS) it appends every module URL it loads to a file in `dir`,
+ * which `loaded()` reads.
+ */
+export function listLoadedModules(dir: string): { env: Record<string, string>; loaded: () => string[] } {
+  const list = join(dir, "loaded.txt");
+  const hook = join(dir, "hook.mjs");
+  writeFileSync(list, "");
+  writeFileSync(hook, [
+    'import { registerHooks } from "node:module";',
+    'import { appendFileSync } from "node:fs";',
+    `registerHooks({ load(url, context, next) { appendFileSync(${JSON.stringify(list)}, url + "\\n"); return next(url, context); } });`,
+  ].join("\n"));
+  return { env: { NODE_OPTIONS: `--import ${pathToFileURL(hook).href}` }, loaded: () => readFileSync(list, "utf8").split("\n").filter((u) => u !== "") };
 }
 
 /** The scrape token of the sidecars started here with `--metrics-listen` and no `--metrics-token-sha256`. */

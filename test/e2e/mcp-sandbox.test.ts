@@ -1,5 +1,5 @@
 // Stdio MCP servers in sandbox pods on the real node. First the exec path itself, driven from here with the
-// sidecar's own code (src/kube/pod-exec.ts, the pods/exec stdio launcher, the gateway): an exec started the
+// sidecar's own code (src/kube/pod-exec.ts over the node:https client, the pods/exec stdio launcher, the gateway): an exec started the
 // moment a pod is created waits until its container runs (client-node's Exec alone fails then); the reference
 // server-everything, from the leviath-mcp image, is listed and called over the exec stream, runs in the pod,
 // and leaves no process behind once the connection closes; a reply line past 1 MiB drops the connection with
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Exec } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createKubeClient, loadKubeConfig, type LibraryKubeClient } from "../../src/kube/client.ts";
+import { connectKube, type ClusterClient } from "../../src/kube/connect.ts";
 import { createPodExec } from "../../src/kube/pod-exec.ts";
 import { buildMcpReadFailureMessage } from "../../src/policy/size-caps.ts";
 import { createPodExecStdioLauncher } from "../../src/sidecar/executors/pod-exec-stdio-server.ts";
@@ -44,7 +44,7 @@ async function processesIn(namespace: string, pod: string, container = "sandbox"
 describe("stdio MCP servers in a sandbox pod, over pods/exec", () => {
   const mcpImage = node.images["leviath-mcp"];
   const sandbox = node.images.sandbox!;
-  let client: LibraryKubeClient;
+  let client: ClusterClient;
   const gateways: McpGateway[] = [];
   const gatewayIn = (pod: string, server: ConstructorParameters<typeof McpGateway>[0]["servers"][number]) => {
     const g = new McpGateway({
@@ -57,7 +57,9 @@ describe("stdio MCP servers in a sandbox pod, over pods/exec", () => {
 
   beforeAll(async () => {
     if (!mcpImage) throw new Error("no leviath-mcp image: run 'bash scripts/build-images mcp'");
-    client = createKubeClient(loadKubeConfig(inject("kubeconfig")));
+    // The client the sidecar picks for this kubeconfig (client certificates): node:https, exec over its own WebSocket.
+    client = await connectKube(inject("kubeconfig"), {});
+    if ("config" in client) throw new Error("connectKube picked @kubernetes/client-node for a client-certificate kubeconfig");
     await kubectl(["create", "namespace", EXEC_NS]);
   });
 

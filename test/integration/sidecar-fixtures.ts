@@ -51,13 +51,14 @@ export function readDecisionRecords(auditDir: string): Record<string, unknown>[]
 
 /**
  * Starts `leviath sidecar` in cluster mode for `run` under `root`: a workdir holding `notes.md`, the
- * {@link SIDECAR_RUN_POLICY} as its run policy, its audit in `<root>/audit`, talking to the API server as `kubeconfig`.
+ * {@link SIDECAR_RUN_POLICY} as its run policy, its audit in `<root>/audit`, talking to the API server as `kubeconfig`
+ * (`env` is added to its environment).
  */
-export async function startClusterSidecar(root: string, run: string, namespace: string, kubeconfig: string, extraArgs: readonly string[] = []): Promise<{ sc: SidecarProcess; auditDir: string }> {
+export async function startClusterSidecar(root: string, run: string, namespace: string, kubeconfig: string, extraArgs: readonly string[] = [], env: Record<string, string> = {}): Promise<{ sc: SidecarProcess; auditDir: string }> {
   mkdirSync(join(root, "work"));
   writeFileSync(join(root, "work", "notes.md"), "notes\n");
   writeFileSync(join(root, "run-policy.json"), JSON.stringify(SIDECAR_RUN_POLICY));
   const auditDir = join(root, "audit");
-  const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", run, "--namespace", namespace, "--kubeconfig", kubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir, ...extraArgs]);
+  const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", run, "--namespace", namespace, "--kubeconfig", kubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir, ...extraArgs], { env });
   return { sc, auditDir };
 }
