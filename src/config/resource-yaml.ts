@@ -1,4 +1,5 @@
-import { parseAllDocuments } from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
 import { z } from "zod";
 import { AgentSpecSchema, type AgentSpec } from "../api/agent.ts";
 import { API_VERSION, DEFAULT_NAMESPACE, KIND } from "../api/constants.ts";
@@ -34,9 +35,21 @@ function zodIssues(file: string, prefix: string, error: z.ZodError): LoadIssue[]
   });
 }
 
+/** The `yaml` package, once a YAML file is read. */
+let yaml: typeof Yaml | undefined;
+
+/**
+ * `yaml` is loaded on the first YAML file, not at import: the standalone sidecar reads upstream TOML files and
+ * polls them, and would otherwise carry the package (about 1 MiB resident beside the sidecar's other modules,
+ * 12 MiB on its own) for nothing. It is CommonJS, so `require` loads it synchronously, as a reload needs.
+ */
+function loadYaml(): typeof Yaml {
+  return (yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml);
+}
+
 /** Parse YAML text holding one resource of `kind`, checking the spec strictly. */
 function parseResource<T>(file: string, text: string, kind: string, schema: z.ZodType<T>, defaultNamespace: string): Loaded<ParsedResource<T>> {
-  const docs = parseAllDocuments(text, { prettyErrors: true }).filter((d) => d.contents !== null);
+  const docs = loadYaml().parseAllDocuments(text, { prettyErrors: true }).filter((d) => d.contents !== null);
   const first = docs[0];
   if (first === undefined) return { ok: false, issues: [{ file, message: "the file holds no YAML document" }] };
   if (first.errors.length > 0) {

@@ -33,7 +33,10 @@ export interface PodSettings {
 /**
  * V8's limits for the sidecar container (its `NODE_OPTIONS`): a small young generation and an old space well
  * under the pod limit make V8 collect before the cgroup would kill the process; the sidecar's own budgets
- * (pending calls, remembered answers, reads, command output) keep what is live below them.
+ * (pending calls, remembered answers, reads, command output) keep what is live below them. 2 MiB semi-spaces
+ * halved the scavenges (a call allocates about 24 KiB) but raised the peak RSS by about 6 MiB, and one V8 worker
+ * (`--v8-pool-size=1`) showed no gain on a loaded machine (docs/benchmarks.md, the sidecar's second pass), so
+ * neither is used. Only flags Node accepts in `NODE_OPTIONS` can go here (it refuses to start otherwise; tested).
  */
 export const SIDECAR_NODE_OPTIONS = "--max-old-space-size=128 --max-semi-space-size=1";
 

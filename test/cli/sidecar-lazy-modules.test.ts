@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callTool, listLoadedModules, makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // The standalone sidecar never loads the Kubernetes client (about 90 MiB resident with its generated model), nor
-// the CEL library (about 27 MiB) unless its policy has rules: a module hook preloaded into the real process lists
-// every module it loads while it decides calls.
+// the CEL library (about 27 MiB) unless its policy has rules, nor the YAML parser unless a file it reads is YAML:
+// a module hook preloaded into the real process lists every module it loads while it decides calls.
 let root: string;
 
 /** A sidecar over its own tree whose every loaded module URL goes to `loaded`. */
-async function startListed(name: string, extraArgs: (dir: string) => string[]): Promise<{ sc: SidecarProcess; loaded: () => string[] }> {
+async function startListed(name: string, extraArgs: (dir: string) => string[], agentFile = "agent.leviath"): Promise<{ sc: SidecarProcess; loaded: () => string[] }> {
   const dir = join(root, name);
   mkdirSync(join(dir, "home", "vault"), { recursive: true });
   mkdirSync(join(dir, "work"));
@@ -17,7 +17,7 @@ async function startListed(name: string, extraArgs: (dir: string) => string[]): 
   writeFileSync(join(dir, "agent.leviath"), `[agent]\nname = '${name}'\n[read_paths]\nallow = ['~/vault']\n[security]\ntaint_tracking = true\n`);
   writeFileSync(join(dir, "config.toml"), `[tool_permissions]\nshell = 'allow'\n[agent_read_paths.${name}]\nallow = ['~/vault']\n`);
   const modules = listLoadedModules(dir);
-  const sc = await startSidecar(["--agent", join(dir, "agent.leviath"), "--config", join(dir, "config.toml"), "--workdir", join(dir, "work"), "--audit-dir", join(dir, "audit"), ...extraArgs(dir)], {
+  const sc = await startSidecar(["--agent", join(dir, agentFile), "--config", join(dir, "config.toml"), "--workdir", join(dir, "work"), "--audit-dir", join(dir, "audit"), ...extraArgs(dir)], {
     env: { LEVIATH_HOME: join(dir, "home"), ...modules.env },
   });
   return { sc, loaded: modules.loaded };
@@ -25,6 +25,7 @@ async function startListed(name: string, extraArgs: (dir: string) => string[]): 
 
 let plain: Awaited<ReturnType<typeof startListed>>;
 let ruled: Awaited<ReturnType<typeof startListed>>;
+let yamlAgent: Awaited<ReturnType<typeof startListed>>;
 
 beforeAll(async () => {
   root = makeTempDir("leviath-sidecar-modules-");
@@ -35,15 +36,20 @@ beforeAll(async () => {
     writeFileSync(join(dir, "rules", "broken.cel"), "tool ==\n");
     return ["--rules", join(dir, "rules")];
   });
+  yamlAgent = await startListed("yamled", (dir) => {
+    writeFileSync(join(dir, "agent.yaml"), "apiVersion: leviath.dev/v1alpha1\nkind: Agent\nmetadata:\n  name: yamled\nspec:\n  agent:\n    name: yamled\n");
+    return [];
+  }, "agent.yaml");
 }, 180_000);
 
 afterAll(async () => {
   await plain?.sc.stop();
   await ruled?.sc.stop();
+  await yamlAgent?.sc.stop();
 });
 
 describe("leviath sidecar standalone: what it loads", () => {
-  it("decides calls without loading @kubernetes/client-node, nor @bufbuild/cel for a policy without rules", async () => {
+  it("decides calls without loading @kubernetes/client-node, nor @bufbuild/cel for a policy without rules, nor yaml for TOML files", async () => {
     const r = await callTool(plain.sc, "read_file", { path: "notes.txt" });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ decision: "allow", taint: "private" });
@@ -55,6 +61,15 @@ describe("leviath sidecar standalone: what it loads", () => {
     expect(urls.some((u) => u.includes("/src/sidecar/server.") || u.includes("/dist/sidecar/server."))).toBe(true);
     expect(urls.filter((u) => u.includes("@kubernetes/client-node"))).toEqual([]);
     expect(urls.filter((u) => u.includes("@bufbuild/cel"))).toEqual([]);
+    // Its files are TOML: the YAML parser is never loaded (it polls them every second too).
+    expect(urls.filter((u) => u.includes("/node_modules/yaml/"))).toEqual([]);
+  });
+
+  it("loads the YAML parser for an Agent given as YAML, and decides with it", async () => {
+    const r = await callTool(yamlAgent.sc, "read_file", { path: "notes.txt" });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ decision: "allow", result: "hello\n" });
+    expect(yamlAgent.loaded().some((u) => u.includes("/node_modules/yaml/"))).toBe(true);
   });
 
   it("loads the CEL library for a policy with rules, and its rules decide", async () => {

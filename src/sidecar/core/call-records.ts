@@ -17,6 +17,8 @@ export interface CallRecord {
   /** The length of the tool and arguments as JSON: what the call counts against the budgets. */
   readonly size: number;
   args: Record<string, unknown>;
+  /** The call's target (policy/targets.ts), taken from its arguments once: the gate and the answer both need it. */
+  readonly target: string | undefined;
   readonly entry: EntryRef;
   permissionApproved: boolean;
   permissionDone: boolean;

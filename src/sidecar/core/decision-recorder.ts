@@ -45,7 +45,8 @@ export class DecisionRecorder {
     this.#counts.set(source, (this.#counts.get(source) ?? 0) + 1);
     this.#d.metrics.decision({ decision, source, toolClass: computeToolClass(rec.tool), mode: enf.mode }, seconds);
     const paths = safePaths(rec);
-    this.#d.log.info({ callId: rec.id, tool: rec.tool, decision, source, code, path: paths, stage: stage.name }, "tool call");
+    // Built only when written: the bench and many deployments log at warn, and this runs on every call.
+    if (this.#d.log.isLevelEnabled("info")) this.#d.log.info({ callId: rec.id, tool: rec.tool, decision, source, code, path: paths, stage: stage.name }, "tool call");
     const ok = this.#d.audit.decision(index, {
       timestamp: Math.floor(this.#d.clock() / 1000), agent_id: this.#d.runName, call_id: rec.id, tool_name: rec.tool, stage: stage.name,
       decision, decision_source: source, ...(code === undefined ? {} : { code }), ...(paths === undefined ? {} : { paths }),

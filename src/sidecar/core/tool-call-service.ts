@@ -2,7 +2,7 @@
 // then the taint gate; a call runs only if all three allow. File tools and shell are executed here; other
 // tools get `run` and the runtime reports their result, which is labelled here. Prompts wait in the
 // approval book; their answers continue the call where it stopped.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { ApprovalDecision } from "../../api/approval.ts";
 import type { RunResult } from "../../api/status.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -117,7 +117,8 @@ export class ToolCallService {
   /** Decides (and for file tools and shell, executes) one call. A retried id returns the call's current answer. */
   async submit(req: ToolCallRequest): Promise<CallOutcome> {
     const json = JSON.stringify([req.tool, req.args]);
-    const fingerprint = createHash("sha256").update(json).digest("base64");
+    // One-shot: no Hash object per call (the same digest as createHash's).
+    const fingerprint = hash("sha256", json, "base64");
     const existing = this.#calls.get(req.id);
     if (existing !== undefined) {
       if (existing.fingerprint !== fingerprint) return buildDeny(req.id, req.tool, "duplicate-call-id", `[error] call id '${req.id}' was already used for another call`, "conflict");
@@ -128,8 +129,9 @@ export class ToolCallService {
     this.#calls.forgetOld();
     const full = this.#calls.pendingFull(json.length);
     const parsed = parseToolArgs(req.tool, req.args);
+    const args = parsed.ok ? parsed.value : req.args;
     const rec: CallRecord = {
-      id: req.id, seq: this.#calls.nextSeq(), tool: req.tool, fingerprint, size: json.length, args: parsed.ok ? parsed.value : req.args,
+      id: req.id, seq: this.#calls.nextSeq(), tool: req.tool, fingerprint, size: json.length, args, target: extractTarget(req.tool, args),
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
       started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
@@ -186,7 +188,7 @@ export class ToolCallService {
     const rp = enf.runPolicy;
     return {
       taintTracking: tracking, agentId: this.#d.runName, callId: rec.id, tool: rec.tool,
-      target: extractTarget(rec.tool, rec.args), context: this.#d.session.context, policy: enf.gatePolicy,
+      target: rec.target, context: this.#d.session.context, policy: enf.gatePolicy,
       mode: enf.mode, sessionRaises: this.#d.session.raises, promptTimeoutSeconds: rp.limits.interactionTimeoutSeconds, clock: this.#d.clock,
     };
   }
@@ -268,7 +270,7 @@ export class ToolCallService {
         return this.#deny(rec, "result-not-stored", `[error] Tool '${rec.tool}' was not run: its output could not be stored.`, "audit_failed", "unavailable");
       }
     }
-    const target = extractTarget(rec.tool, rec.args);
+    const target = rec.target;
     return this.#finish(rec, { kind: "run", body: { id: rec.id, tool: rec.tool, decision: "run", ...(target === undefined ? {} : { target }) } });
   }
 

@@ -38,18 +38,28 @@ function refuse(reply: FastifyReply, status: number, code: string, message: stri
   return reply.code(status).send({ decision: "deny", code, message });
 }
 
+/** Why a request is refused before any route, or undefined when it may go on. */
+function checkRequest(req: FastifyRequest, guard: RequestGuard): [status: number, code: string, message: string] | undefined {
+  if (!guard.hosts.has(req.headers.host ?? "")) return [403, "host-not-allowed", `Host '${req.headers.host ?? ""}' is not an address this sidecar listens on`];
+  if (req.headers.origin !== undefined || req.headers["sec-fetch-site"] !== undefined) {
+    return [403, "browser-request", "requests from a browser are refused (Origin or Sec-Fetch-Site was sent)"];
+  }
+  const route = `${req.method} ${req.routeOptions.url ?? ""}`;
+  if (OPEN_ROUTES.has(route)) return undefined;
+  if (hasBearer(req, guard.runtimeToken) || (route === LIST_APPROVALS_ROUTE && hasBearer(req, guard.approvalToken))) return undefined;
+  return [401, "runtime-token-required", "this API needs the runtime token (Authorization: Bearer <the contents of the runtime token file>)"];
+}
+
 /** Installs the guard on every request of the app. */
 export function installRequestGuard(app: FastifyInstance, guard: RequestGuard): void {
-  app.addHook("onRequest", async (req, reply) => {
-    if (!guard.hosts.has(req.headers.host ?? "")) {
-      return refuse(reply, 403, "host-not-allowed", `Host '${req.headers.host ?? ""}' is not an address this sidecar listens on`);
+  // A callback hook, not an async one: no promise and no microtasks on every request. A refusal answers and
+  // never calls `done`, so no route runs after it.
+  app.addHook("onRequest", (req, reply, done) => {
+    const refusal = checkRequest(req, guard);
+    if (refusal === undefined) {
+      done();
+      return;
     }
-    if (req.headers.origin !== undefined || req.headers["sec-fetch-site"] !== undefined) {
-      return refuse(reply, 403, "browser-request", "requests from a browser are refused (Origin or Sec-Fetch-Site was sent)");
-    }
-    const route = `${req.method} ${req.routeOptions.url ?? ""}`;
-    if (OPEN_ROUTES.has(route)) return undefined;
-    if (hasBearer(req, guard.runtimeToken) || (route === LIST_APPROVALS_ROUTE && hasBearer(req, guard.approvalToken))) return undefined;
-    return refuse(reply, 401, "runtime-token-required", "this API needs the runtime token (Authorization: Bearer <the contents of the runtime token file>)");
+    void refuse(reply, ...refusal);
   });
 }
