@@ -48,7 +48,8 @@ const say = (line: string) => process.stdout.write(`[${new Date().toISOString().
 
 const peers = buildPeers();
 say(`peers: OPA ${peers.opaVersion} (${peers.opa}), agent-sandbox ${peers.agentSandboxVersion} (${peers.agentSandbox}), Go floor ${peers.goFloor}`);
-const record = new SuiteRecord("peers", { ...opts, opaVersion: peers.opaVersion, agentSandboxVersion: peers.agentSandboxVersion, sidecarNodeOptions: SIDECAR_NODE_OPTIONS });
+// A run of one half writes peers-<half>.json, so it never replaces the whole record behind the docs' tables.
+const record = new SuiteRecord(opts.only ? `peers-${opts.only}` : "peers", { ...opts, opaVersion: peers.opaVersion, agentSandboxVersion: peers.agentSandboxVersion, sidecarNodeOptions: SIDECAR_NODE_OPTIONS });
 const workDir = mkdtempSync(join(tmpdir(), "leviath-bench-peers-"));
 
 try {

@@ -13,7 +13,7 @@ const controllerName = z.enum(["leviath", "agent-sandbox"]);
 
 /** What the tables read of a `peers` record. */
 export const PeersRecordSchema = z.object({
-  suite: z.literal("peers"),
+  suite: z.enum(["peers", "peers-controller", "peers-sidecar"]),
   startedAt: z.string(),
   durationSeconds: z.number(),
   load: z.object({ before: z.array(z.number()), after: z.array(z.number()) }),
