@@ -6,7 +6,7 @@ import { startLeaderElection, type LeaderElectionConfig, type LeaderElector } fr
 import { componentLogger, type Logger } from "../log/logger.ts";
 import { createControllerMetrics, type ControllerMetrics } from "../metrics/controller-metrics.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
-import { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "./admission/webhook-server.ts";
+import type { WebhookServer, WebhookServerOptions } from "./admission/webhook-server.ts";
 import { buildMetricsApp, buildProbeApp, type MetricsSecurity } from "./http-apps.ts";
 import { createManager, type Manager } from "./manager.ts";
 
@@ -70,7 +70,10 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
   });
   const apps: FastifyInstance[] = [];
   const addresses: { metrics?: string; probes?: string; webhook?: string } = {};
-  const webhook = opts.webhook ? await startWebhookServer(opts.webhook, { client: opts.client, log: componentLogger(opts.log, "webhook"), nowMs: () => Date.now() }) : undefined;
+  // Loaded only when served: the webhook's parsers and its HTTPS app are not part of a controller without one.
+  const webhook = opts.webhook
+    ? await (await import("./admission/webhook-server.ts")).startWebhookServer(opts.webhook, { client: opts.client, log: componentLogger(opts.log, "webhook"), nowMs: () => Date.now() })
+    : undefined;
   if (webhook) addresses.webhook = webhook.address;
   if (opts.metricsAddress) {
     const app = buildMetricsApp(metrics.registry, opts.metricsSecurity);

@@ -1,7 +1,7 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeModuleHook } from "../fixtures/module-hook.ts";
 import { callTool, makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // The standalone sidecar never loads the Kubernetes client (about 90 MiB resident with its generated model), nor
@@ -17,17 +17,11 @@ async function startListed(name: string, extraArgs: (dir: string) => string[]): 
   writeFileSync(join(dir, "work", "notes.txt"), "hello\n");
   writeFileSync(join(dir, "agent.leviath"), `[agent]\nname = '${name}'\n[read_paths]\nallow = ['~/vault']\n[security]\ntaint_tracking = true\n`);
   writeFileSync(join(dir, "config.toml"), `[tool_permissions]\nshell = 'allow'\n[agent_read_paths.${name}]\nallow = ['~/vault']\n`);
-  const loaded = join(dir, "loaded.txt");
-  const hook = join(dir, "hook.mjs");
-  writeFileSync(hook, [
-    'import { registerHooks } from "node:module";',
-    'import { appendFileSync } from "node:fs";',
-    `registerHooks({ load(url, context, next) { appendFileSync(${JSON.stringify(loaded)}, url + "\\n"); return next(url, context); } });`,
-  ].join("\n"));
+  const hook = writeModuleHook(dir);
   const sc = await startSidecar(["--agent", join(dir, "agent.leviath"), "--config", join(dir, "config.toml"), "--workdir", join(dir, "work"), "--audit-dir", join(dir, "audit"), ...extraArgs(dir)], {
-    env: { LEVIATH_HOME: join(dir, "home"), NODE_OPTIONS: `--import ${pathToFileURL(hook).href}` },
+    env: { LEVIATH_HOME: join(dir, "home"), NODE_OPTIONS: hook.nodeOptions },
   });
-  return { sc, loaded: () => readFileSync(loaded, "utf8").split("\n").filter((u) => u !== "") };
+  return { sc, loaded: hook.loaded };
 }
 
 let plain: Awaited<ReturnType<typeof startListed>>;
