@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
+import type { Server } from "node:net";
 import { hostname } from "node:os";
-import type { FastifyInstance } from "fastify";
 import type { KubeClient } from "../kube/client.ts";
 import { startLeaderElection, type LeaderElectionConfig, type LeaderElector } from "../kube/leader-election.ts";
 import { componentLogger, type Logger } from "../log/logger.ts";
@@ -50,10 +50,21 @@ export interface Operator {
   stop(): Promise<void>;
 }
 
-async function listen(app: FastifyInstance, { host, port }: BindAddress): Promise<string> {
-  await app.listen({ host, port });
-  const bound = app.server.address();
+async function listen(server: Server, { host, port }: BindAddress): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host, port }, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const bound = server.address();
   return `${host}:${typeof bound === "object" && bound ? bound.port : port}`;
+}
+
+/** Stops accepting, and resolves once the connections in use have ended (idle keep-alive ones are closed). */
+function close(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
 }
 
 /** Start caches, servers and (once leading) the controllers. */
@@ -68,7 +79,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
     ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
   });
-  const apps: FastifyInstance[] = [];
+  const apps: Server[] = [];
   const addresses: { metrics?: string; probes?: string; webhook?: string } = {};
   // Loaded only when served: the webhook's parsers and its HTTPS app are not part of a controller without one.
   const webhook = opts.webhook
@@ -122,7 +133,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
         metrics.leader(false);
         log.info("released the lease");
       }
-      await Promise.all([...apps.map((a) => a.close()), webhook?.stop()]);
+      await Promise.all([...apps.map(close), webhook?.stop()]);
     },
   };
 }

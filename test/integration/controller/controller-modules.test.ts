@@ -1,7 +1,8 @@
 // What `leviath controller` loads while it reconciles, as a real process against the real API server: a module hook
 // preloaded into it lists every module. Without the webhook it carries neither @bufbuild/cel (about 27 MiB
-// resident, needed only to check a policy's rules at admission) nor the webhook's app, nor @kubernetes/client-node
-// (its generated model); with a JSON kubeconfig (as here) or the in-cluster account, not the YAML parser either.
+// resident, needed only to check a policy's rules at admission) nor the webhook's app, nor fastify, nor
+// @kubernetes/client-node (its generated model); with a JSON kubeconfig (as here) or the in-cluster account, not the
+// YAML parser either.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,7 +34,7 @@ afterAll(async () => {
 });
 
 describe("leviath controller: what it loads", { timeout: 180_000 }, () => {
-  it("reconciles a Run without loading @bufbuild/cel, the webhook, @kubernetes/client-node or the YAML parser", async () => {
+  it("reconciles a Run without loading @bufbuild/cel, the webhook, fastify, @kubernetes/client-node or the YAML parser", async () => {
     await createAgent(namespace, "lean", { sandbox: { kind: "container", image: "debian:bookworm-slim", network: false }, stages: [{ name: "one" }] });
     await createRun(namespace, "lean-1", { agentRef: { name: "lean" }, task: "t" });
     await waitFor(async () => (await childrenOf(namespace, "lean-1")).some((c) => c.ref === "Pod/lean-1-engine"), { description: "the Run's engine pod", timeoutMs: 60_000 });
@@ -46,5 +47,7 @@ describe("leviath controller: what it loads", { timeout: 180_000 }, () => {
     expect(urls.filter((u) => /\/controller\/admission\/(webhook-server|webhook-app|spec-admission)\./.test(u))).toEqual([]);
     expect(urls.filter((u) => u.includes("/node_modules/@kubernetes/client-node/"))).toEqual([]);
     expect(urls.filter((u) => u.includes("/node_modules/yaml/"))).toEqual([]);
+    // Its metrics and probe servers are node:http; fastify is the webhook's only.
+    expect(urls.filter((u) => u.includes("/node_modules/fastify/"))).toEqual([]);
   });
 });
