@@ -5,6 +5,10 @@ import type { BenchKube } from "./bench-kube.ts";
 import { formatMicros } from "./bench-stats.ts";
 import { computeCpuShares, readCpuSeconds, readRssKiB, scrapeMetrics, snapshotCpu, sumSeries, until, waitForQuiet, type ControllerChild, type Scrape } from "./controller-cluster.ts";
 import type { ChildTracker, CreatedRun } from "./controller-load.ts";
+import { buildCacheTransforms } from "../src/controller/cached-fields.ts";
+import { stripLastApplied, stripManagedFields } from "../src/kube/informer.ts";
+import type { KubeObject } from "../src/kube/objects.ts";
+import type { ResourceName } from "../src/kube/resources.ts";
 
 /** What one batch measured. */
 export interface BatchResult {
@@ -150,22 +154,34 @@ export function printMemoryTable(samples: readonly MemorySample[]): void {
 }
 
 /** The size of what the controller caches, as JSON: per kind, the objects and the managedFields it strips. */
-export async function measureCachedJson(kube: BenchKube, ns: string): Promise<Record<string, { objects: number; jsonMiB: number; managedFieldsMiB: number }>> {
-  const kinds: Record<string, string> = {
-    runs: `/apis/leviath.dev/v1alpha1/namespaces/${ns}/runs`,
-    pods: `/api/v1/namespaces/${ns}/pods`,
-    configmaps: `/api/v1/namespaces/${ns}/configmaps`,
+export async function measureCachedJson(kube: BenchKube, ns: string): Promise<Record<string, { objects: number; jsonMiB: number; managedFieldsMiB: number; cachedMiB: number }>> {
+  const kinds: Record<string, [string, ResourceName]> = {
+    runs: [`/apis/leviath.dev/v1alpha1/namespaces/${ns}/runs`, "run"],
+    pods: [`/api/v1/namespaces/${ns}/pods`, "pod"],
+    configmaps: [`/api/v1/namespaces/${ns}/configmaps`, "configMap"],
   };
-  const out: Record<string, { objects: number; jsonMiB: number; managedFieldsMiB: number }> = {};
-  for (const [kind, path] of Object.entries(kinds)) {
-    const list = await kube.call<{ items: { metadata: { managedFields?: unknown } }[] }>("GET", path);
+  // What the controller's informers keep of each (cached-fields.ts), as JSON; shared texts count once.
+  const transforms = buildCacheTransforms();
+  const out: Record<string, { objects: number; jsonMiB: number; managedFieldsMiB: number; cachedMiB: number }> = {};
+  for (const [kind, [path, resource]] of Object.entries(kinds)) {
+    const list = await kube.call<{ items: KubeObject[] }>("GET", path);
     let json = 0;
     let managed = 0;
+    let cached = 0;
+    const texts = new Set<string>();
     for (const item of list.items) {
       json += JSON.stringify(item).length;
       managed += JSON.stringify(item.metadata.managedFields ?? []).length;
+      const kept = (transforms[resource] ?? ((o: KubeObject) => o))(stripLastApplied(stripManagedFields(item)));
+      const data = kept["data"] as Record<string, string> | undefined;
+      cached += JSON.stringify({ ...kept, data: undefined }).length;
+      for (const text of Object.values(data ?? {})) {
+        if (texts.has(text)) continue;
+        texts.add(text);
+        cached += text.length;
+      }
     }
-    out[kind] = { objects: list.items.length, jsonMiB: json / 2 ** 20, managedFieldsMiB: managed / 2 ** 20 };
+    out[kind] = { objects: list.items.length, jsonMiB: json / 2 ** 20, managedFieldsMiB: managed / 2 ** 20, cachedMiB: cached / 2 ** 20 };
   }
   return out;
 }

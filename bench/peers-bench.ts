@@ -6,7 +6,7 @@
 // Run with: node bench/peers-bench.ts [--reps 3] [--count 200] [--rate 20] [--workers 4] [--seconds 8] [--rate-groups 50]
 //                                     [--only controller|sidecar] [--cpu N] [--client-cpu N] [--no-pin] [--profile] (our controller's CPU profile)
 //                                     [--default-heap] (the sidecar and the fastify floor at Node's defaults, not the sidecar container's NODE_OPTIONS)
-//                                     [--source] (the sidecar from the TypeScript sources, not the compiled CLI the image ships)
+//                                     [--source] (our sidecar and controller from the TypeScript sources, not the compiled CLI the image ships)
 //        or: node bench/peers-bench.ts --report FILE [--before FILE]  (the tables of a kept record, with an earlier one's ratios beside them; builds and runs nothing)
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { findBinary } from "../test/integration/harness/control-plane.ts";
 import { ROOT } from "./bench-results.ts";
 import { summarize, type LatencySummary } from "./bench-stats.ts";
-import { findChildPids, parseMetrics, readCpuSeconds, readRssKiB, startBenchCluster, startControllerChild, sumSeries, until, waitForQuiet, waitForValidAgent, type Scrape } from "./controller-cluster.ts";
+import { buildCompiledCli, findChildPids, parseMetrics, readCpuSeconds, readRssKiB, startBenchCluster, startControllerChild, sumSeries, until, waitForQuiet, waitForValidAgent, type Scrape } from "./controller-cluster.ts";
 import { BENCH_AGENT as AGENT, BENCH_POLICY as POLICY, buildRun, ChildTracker, createAtRate, runNames, runsPath } from "./controller-load.ts";
 import { printProfileTop } from "./cpu-profile-top.ts";
 import type { PeerBinaries } from "./peers-bin.ts";
@@ -82,7 +82,7 @@ function startAgentSandbox(bin: string, kubeconfig: string, workers: number, log
 }
 
 /** Runs the controller comparison: `reps` repetitions of `count` objects each at `rate`/s. */
-export async function runControllerPeers(peers: PeerBinaries, opts: { reps: number; count: number; rate: number; workers: number; workDir: string; profile: boolean; log: (line: string) => void }): Promise<{ batches: ControllerBatch[]; memory: ControllerMemory[]; profileTop?: unknown }> {
+export async function runControllerPeers(peers: PeerBinaries, opts: { reps: number; count: number; rate: number; workers: number; workDir: string; profile: boolean; source: boolean; log: (line: string) => void }): Promise<{ batches: ControllerBatch[]; memory: ControllerMemory[]; profileTop?: unknown }> {
   const cluster = await startBenchCluster(NS, opts.log);
   const { kube } = cluster;
   const kubectl = findBinary("kubectl", cluster.cp.binDir)!;
@@ -92,7 +92,9 @@ export async function runControllerPeers(peers: PeerBinaries, opts: { reps: numb
   const runs = new ChildTracker(kube, NS);
   const sandboxes = new ChildTracker(kube, NS, { ownerKind: "Sandbox", paths: ["/api/v1/namespaces/{ns}/pods", "/api/v1/namespaces/{ns}/services"] });
   const profileDir = join(opts.workDir, "profile");
-  const ours = await startControllerChild(cluster.cp.kubeconfigPath, { workers: opts.workers, logDir: opts.workDir, nodeArgs: opts.profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [] });
+  // Ours as its image runs it (the compiled CLI), unless --source.
+  const entry = opts.source ? {} : { entry: buildCompiledCli() };
+  const ours = await startControllerChild(cluster.cp.kubeconfigPath, { workers: opts.workers, logDir: opts.workDir, nodeArgs: opts.profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [], ...entry });
   const theirs = startAgentSandbox(peers.agentSandbox, cluster.cp.kubeconfigPath, opts.workers, join(opts.workDir, "agent-sandbox.log"));
   const shared = findChildPids();
   const pids: Record<string, number> = { leviath: ours.pid, "agent-sandbox": theirs.pid, "kube-apiserver": shared["kube-apiserver"]!, etcd: shared["etcd"]! };

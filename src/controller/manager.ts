@@ -10,6 +10,7 @@ import type { ControllerMetrics, ControllerName } from "../metrics/controller-me
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import { createAgentReconciler, createPolicyReconciler } from "./agent-reconciler.ts";
 import { DEFAULT_APPROVAL_TTL_MS } from "./approval-decision.ts";
+import { buildCacheTransforms } from "./cached-fields.ts";
 import { approvalRunName, createApprovalReconciler } from "./approval-reconciler.ts";
 import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
 import { NotLeaderError, startControllerLoop, type ControllerLoop } from "./controller-loop.ts";
@@ -59,9 +60,12 @@ export function createManager(opts: ManagerOptions): Manager {
   const log = componentLogger(opts.log, "controller");
   const onError = (res: { plural: string }, err: unknown, retryInMs: number) => log.warn({ err, resource: res.plural, retryInMs }, "watch failed; restarting");
   const informers = new Map<ResourceName, Informer>();
-  for (const name of ["agent", "run", "policy", "runtimeClass", "approval", "namespace"] as const) informers.set(name, createInformer(opts.client, RESOURCES[name], { onError }));
+  // Each cache keeps only what the reconcilers read of its kind (cached-fields.ts).
+  const transforms = buildCacheTransforms();
+  const cached = (name: ResourceName) => ({ onError, ...(transforms[name] ? { transform: transforms[name] } : {}) });
+  for (const name of ["agent", "run", "policy", "runtimeClass", "approval", "namespace"] as const) informers.set(name, createInformer(opts.client, RESOURCES[name], cached(name)));
   for (const name of CHILD_KINDS) {
-    informers.set(name, createInformer(opts.client, RESOURCES[name], { labelSelector: `${LABEL.managedBy}=${FIELD_MANAGER}`, onError }));
+    informers.set(name, createInformer(opts.client, RESOURCES[name], { labelSelector: `${LABEL.managedBy}=${FIELD_MANAGER}`, ...cached(name) }));
   }
   const inf = (name: ResourceName) => informers.get(name)!;
 

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
+import type { Server } from "node:net";
 import { hostname } from "node:os";
-import type { FastifyInstance } from "fastify";
 import type { KubeClient } from "../kube/client.ts";
 import { startLeaderElection, type LeaderElectionConfig, type LeaderElector } from "../kube/leader-election.ts";
 import { componentLogger, type Logger } from "../log/logger.ts";
 import { createControllerMetrics, type ControllerMetrics } from "../metrics/controller-metrics.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
-import { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "./admission/webhook-server.ts";
+import type { WebhookServer, WebhookServerOptions } from "./admission/webhook-server.ts";
 import { buildMetricsApp, buildProbeApp, type MetricsSecurity } from "./http-apps.ts";
 import { createManager, type Manager } from "./manager.ts";
 
@@ -50,10 +50,21 @@ export interface Operator {
   stop(): Promise<void>;
 }
 
-async function listen(app: FastifyInstance, { host, port }: BindAddress): Promise<string> {
-  await app.listen({ host, port });
-  const bound = app.server.address();
+async function listen(server: Server, { host, port }: BindAddress): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host, port }, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const bound = server.address();
   return `${host}:${typeof bound === "object" && bound ? bound.port : port}`;
+}
+
+/** Stops accepting, and resolves once the connections in use have ended (idle keep-alive ones are closed). */
+function close(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
 }
 
 /** Start caches, servers and (once leading) the controllers. */
@@ -68,9 +79,12 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
     ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
   });
-  const apps: FastifyInstance[] = [];
+  const apps: Server[] = [];
   const addresses: { metrics?: string; probes?: string; webhook?: string } = {};
-  const webhook = opts.webhook ? await startWebhookServer(opts.webhook, { client: opts.client, log: componentLogger(opts.log, "webhook"), nowMs: () => Date.now() }) : undefined;
+  // Loaded only when served: the webhook's parsers and its HTTPS app are not part of a controller without one.
+  const webhook = opts.webhook
+    ? await (await import("./admission/webhook-server.ts")).startWebhookServer(opts.webhook, { client: opts.client, log: componentLogger(opts.log, "webhook"), nowMs: () => Date.now() })
+    : undefined;
   if (webhook) addresses.webhook = webhook.address;
   if (opts.metricsAddress) {
     const app = buildMetricsApp(metrics.registry, opts.metricsSecurity);
@@ -119,7 +133,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
         metrics.leader(false);
         log.info("released the lease");
       }
-      await Promise.all([...apps.map((a) => a.close()), webhook?.stop()]);
+      await Promise.all([...apps.map(close), webhook?.stop()]);
     },
   };
 }

@@ -39,8 +39,34 @@ export function stripManagedFields<T>(obj: T): T {
   return obj;
 }
 
+/** The annotation `kubectl apply` (client-side) keeps a whole copy of the object in. */
+export const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * Drops the `kubectl apply` annotation before an object is cached: no reconcile reads it, and it holds the object
+ * as last applied, so an Agent or Run applied with kubectl would be cached twice over.
+ */
+export function stripLastApplied<T>(obj: T): T {
+  const annotations = (obj as { metadata?: { annotations?: Record<string, string> } } | undefined)?.metadata?.annotations;
+  if (annotations?.[LAST_APPLIED_ANNOTATION] !== undefined) delete annotations[LAST_APPLIED_ANNOTATION];
+  return obj;
+}
+
 function controllerUid(obj: KubeObject): string | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+}
+
+/** What to list and watch, and what of each object to keep. */
+export interface InformerOptions<T extends KubeObject> extends InformerHooks {
+  labelSelector?: string;
+  fieldSelector?: string;
+  namespace?: string;
+  /**
+   * What the cache keeps of each listed or watched object (after managedFields and the kubectl annotation are
+   * dropped): the fields its readers use. It may change the object in place; it must keep the header and
+   * `metadata.name`, `namespace` and `resourceVersion`. Default: all of it.
+   */
+  transform?: (obj: T) => T;
 }
 
 /** A list response: the items and the resource version to watch from. */
@@ -49,16 +75,19 @@ type ListResponse<T> = { metadata?: { resourceVersion?: string }; items: T[] };
 const WATCH_TIMEOUT_SECONDS = 300;
 
 /**
- * An informer: list, then watch from the list's resource version, storing each object (without managedFields)
- * and telling the listeners. A watch the server ends is reopened from the last resource version; `410 Gone`
- * lists again (the listeners see the difference as adds, updates and deletes); any other failure (an API server
- * restart, a refused connection) restarts it with capped exponential backoff.
+ * An informer: list, then watch from the list's resource version, storing each object (without managedFields,
+ * the kubectl annotation and whatever `transform` drops) and telling the listeners. A watch the server ends is
+ * reopened from the last resource version; `410 Gone` lists again (the listeners see the difference as adds,
+ * updates and deletes); any other failure (an API server restart, a refused connection) restarts it with capped
+ * exponential backoff.
  */
-export function createInformer<T extends KubeObject>(client: KubeClient, resource: Resource, opts: { labelSelector?: string; fieldSelector?: string; namespace?: string } & InformerHooks = {}): Informer<T> {
+export function createInformer<T extends KubeObject>(client: KubeClient, resource: Resource, opts: InformerOptions<T> = {}): Informer<T> {
   // One namespace for a client whose Role holds only that namespace (the sidecar); every namespace otherwise.
   const path = buildPath(resource, opts.namespace);
   const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
   const selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
+  const transform = opts.transform ?? ((o: T) => o);
+  const keep = (o: T) => transform(stripLastApplied(stripManagedFields(o)));
   const objects = new Map<string, T>();
   const byNamespace = new Map<string, Map<string, T>>();
   const owned = new Map<string, Map<string, T>>();
@@ -111,7 +140,7 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
     const seen = new Set<string>();
     for (const item of res.items) {
       // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
-      const o = stripManagedFields(Object.assign(item, { apiVersion, kind: resource.kind }));
+      const o = keep(Object.assign(item, { apiVersion, kind: resource.kind }));
       const key = keyOfObj(o);
       seen.add(key);
       const before = objects.get(key);
@@ -140,10 +169,10 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
           own.abort();
           return;
         }
-        const o = object as T;
-        if (o.metadata?.resourceVersion) resourceVersion = o.metadata.resourceVersion;
+        const version = (object as T).metadata?.resourceVersion;
+        if (version) resourceVersion = version;
         if (type === "BOOKMARK") return;
-        stripManagedFields(o);
+        const o = keep(object as T);
         if (type === "ADDED") store(objects.has(keyOfObj(o)) ? "update" : "add", o);
         else if (type === "MODIFIED") store("update", o);
         else if (type === "DELETED") store("delete", o);

@@ -40,6 +40,13 @@ describe("readKubeconfigFile", () => {
     expect(t.ok && t.access.auth).toMatchObject({ kind: "tokenFile", file: expect.stringMatching(/\/token$/) });
   });
 
+  it("reads a YAML flow mapping that only looks like JSON with the YAML parser", () => {
+    const flow = "{current-context: c, contexts: [{name: c, context: {cluster: k}}], clusters: [{name: k, cluster: {server: 'https://h:2'}}]}\n";
+    const r = readKubeconfigFile(write(flow));
+    expect(r.ok && r.access.server).toBe("https://h:2");
+    expect(() => readKubeconfigFile(write("{current-context: [\n"))).toThrow();
+  });
+
   it("leaves plugin credentials and proxies to the library", () => {
     expect(readKubeconfigFile(write(base({ exec: { command: "aws" } })))).toEqual({ ok: false, needsLibrary: "user 'u' authenticates with a plugin" });
     expect(readKubeconfigFile(write(base({ "auth-provider": { name: "oidc" } }))).ok).toBe(false);

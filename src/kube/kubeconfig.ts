@@ -3,9 +3,10 @@
 // process's RSS). Credentials that need a plugin (exec, auth-provider) are not read here: the caller falls back to
 // the library for those (see connect.ts).
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
-import { parse as parseYaml } from "yaml";
+import type * as Yaml from "yaml";
 import { z } from "zod";
 
 /** Where a pod's ServiceAccount credentials are mounted. */
@@ -110,9 +111,24 @@ function readAuth(user: User | undefined, base: string): KubeAuth {
   return { kind: "none" };
 }
 
+/**
+ * A kubeconfig's text as data. JSON (which is YAML too) is read without the YAML parser, loaded only for a YAML
+ * file: a controller in its pod reads the mounted account, not a kubeconfig, and need not carry it.
+ */
+function parseKubeconfigText(text: string): unknown {
+  if (text.trimStart().startsWith("{")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // A YAML flow mapping that is not JSON: the YAML parser reads it, or says what is wrong.
+    }
+  }
+  return (createRequire(import.meta.url)("yaml") as typeof Yaml).parse(text);
+}
+
 /** One kubeconfig file's current context. Relative paths inside it are relative to the file, as kubectl reads them. */
 export function readKubeconfigFile(file: string): KubeAccessResult {
-  const raw: unknown = parseYaml(readFileSync(file, "utf8"));
+  const raw: unknown = parseKubeconfigText(readFileSync(file, "utf8"));
   const parsed = KubeconfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -41,22 +41,6 @@ export function makeTempDir(prefix: string): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 }
 
-/**
- * A module hook for a real process: with `env` (NODE_OPTIONS) it appends every module URL it loads to a file in `dir`,
- * which `loaded()` reads.
- */
-export function listLoadedModules(dir: string): { env: Record<string, string>; loaded: () => string[] } {
-  const list = join(dir, "loaded.txt");
-  const hook = join(dir, "hook.mjs");
-  writeFileSync(list, "");
-  writeFileSync(hook, [
-    'import { registerHooks } from "node:module";',
-    'import { appendFileSync } from "node:fs";',
-    `registerHooks({ load(url, context, next) { appendFileSync(${JSON.stringify(list)}, url + "\\n"); return next(url, context); } });`,
-  ].join("\n"));
-  return { env: { NODE_OPTIONS: `--import ${pathToFileURL(hook).href}` }, loaded: () => readFileSync(list, "utf8").split("\n").filter((u) => u !== "") };
-}
-
 /** The scrape token of the sidecars started here with `--metrics-listen` and no `--metrics-token-sha256`. */
 export const TEST_METRICS_TOKEN = "test-scrape-token-0123456789abcdef0123456789abcdef";
 

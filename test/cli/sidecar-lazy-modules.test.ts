@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callTool, listLoadedModules, makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+import { writeModuleHook } from "../fixtures/module-hook.ts";
+import { callTool, makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // The standalone sidecar never loads the Kubernetes client (about 90 MiB resident with its generated model), nor
 // the CEL library (about 27 MiB) unless its policy has rules, nor the YAML parser unless a file it reads is YAML:
@@ -16,11 +17,11 @@ async function startListed(name: string, extraArgs: (dir: string) => string[], a
   writeFileSync(join(dir, "work", "notes.txt"), "hello\n");
   writeFileSync(join(dir, "agent.leviath"), `[agent]\nname = '${name}'\n[read_paths]\nallow = ['~/vault']\n[security]\ntaint_tracking = true\n`);
   writeFileSync(join(dir, "config.toml"), `[tool_permissions]\nshell = 'allow'\n[agent_read_paths.${name}]\nallow = ['~/vault']\n`);
-  const modules = listLoadedModules(dir);
+  const hook = writeModuleHook(dir);
   const sc = await startSidecar(["--agent", join(dir, agentFile), "--config", join(dir, "config.toml"), "--workdir", join(dir, "work"), "--audit-dir", join(dir, "audit"), ...extraArgs(dir)], {
-    env: { LEVIATH_HOME: join(dir, "home"), ...modules.env },
+    env: { LEVIATH_HOME: join(dir, "home"), NODE_OPTIONS: hook.nodeOptions },
   });
-  return { sc, loaded: modules.loaded };
+  return { sc, loaded: hook.loaded };
 }
 
 let plain: Awaited<ReturnType<typeof startListed>>;

@@ -4,7 +4,8 @@
 // status, the audit ConfigMaps, a shell call that goes to pods/exec and waits for the sandbox container).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAuditChunkName } from "../../src/sandbox/names.ts";
-import { callTool, listLoadedModules, makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { callTool, makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { writeModuleHook } from "../fixtures/module-hook.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "./harness/index.ts";
 import { startClusterSidecar } from "./sidecar-fixtures.ts";
 
@@ -20,9 +21,9 @@ beforeAll(async () => {
   const { custom, kubeconfigPath } = testCluster();
   await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN }, spec: { agentRef: { name: "agent" } } } });
   const root = makeTempDir("leviath-sidecar-modules-");
-  const modules = listLoadedModules(root);
+  const modules = writeModuleHook(root);
   loaded = modules.loaded;
-  ({ sc } = await startClusterSidecar(root, RUN, namespace, kubeconfigPath, ["--exec-wait-seconds", "1"], modules.env));
+  ({ sc } = await startClusterSidecar(root, RUN, namespace, kubeconfigPath, ["--exec-wait-seconds", "1"], { NODE_OPTIONS: modules.nodeOptions }));
 }, 120_000);
 
 afterAll(async () => {

@@ -20,11 +20,14 @@ function command(): string[] {
   return routed ? [join(REPO_ROOT, "bin/leviath"), "controller"] : [join(REPO_ROOT, "test/integration/controller/controller-main.ts")];
 }
 
-/** Start `leviath controller` with `args` (the kubeconfig and a free metrics port are added). */
-export function startControllerProcess(args: string[]): ControllerProcess {
-  const child = spawn(process.execPath, [...command(), "--kubeconfig", testCluster().kubeconfigPath, "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", ...args], {
+/**
+ * Start `leviath controller` with `args` (the kubeconfig, the test cluster's unless `opts.kubeconfig` names another,
+ * and a free metrics port are added), with `opts.env` added to this process's environment.
+ */
+export function startControllerProcess(args: string[], opts: { kubeconfig?: string; env?: Record<string, string> } = {}): ControllerProcess {
+  const child = spawn(process.execPath, [...command(), "--kubeconfig", opts.kubeconfig ?? testCluster().kubeconfigPath, "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, KUBECONFIG: "" },
+    env: { ...process.env, KUBECONFIG: "", ...opts.env },
   });
   const logs: Record<string, unknown>[] = [];
   let buffer = "";
