@@ -66,6 +66,11 @@ function reportController(batches: readonly ControllerBatch[], memory: readonly 
   for (const m of memory) out(`| RSS, ${m.when} (${m.objectsEach} objects each) | ${m.rssMiB["agent-sandbox"]} MiB | ${m.rssMiB["leviath"]} MiB | ${ratio(m.rssMiB["leviath"]!, m.rssMiB["agent-sandbox"]!)} | ${m.objectsEach >= 200 && m.objectsEach < 400 ? "≤ 2×" : ""} |\n`);
   out("\nPer repetition (first Pod p50 / p99, all children p50 / p99):\n\n");
   for (const b of batches) out(`- rep ${b.rep + 1} ${b.controller}: ${formatMicros(b.firstPod.p50)} / ${formatMicros(b.firstPod.p99)}, ${formatMicros(b.allChildren.p50)} / ${formatMicros(b.allChildren.p99)}; ${b.incomplete} incomplete; API server POST means ${JSON.stringify(b.apiServerPostMeanMs)} ms\n`);
+  out("\nThe API server's requests per object during each batch (WATCH aside), and its own mean latency for each:\n\n");
+  for (const b of batches) {
+    const requests = Object.entries(b.apiServerRequests ?? {}).filter(([, r]) => r.count / b.objects >= 0.05);
+    out(`- rep ${b.rep + 1} ${b.controller}: ${requests.map(([name, r]) => `${name} ${(r.count / b.objects).toFixed(2)} × ${r.meanMs.toFixed(1)} ms`).join(", ")}\n`);
+  }
 }
 
 function reportSidecar(samples: readonly PeerSample[]): void {
