@@ -90,7 +90,7 @@ export function createSnapshotPinner(deps: PinningDeps): (ref: RunRef, spec: Run
       const found = accept(ref, written as ConfigMapObject, desired.data, status);
       return "blocked" in found ? found : undefined;
     });
-    // Awaited later in the pass (reconcileKey's finally at the latest); a failure must not count as unhandled meanwhile.
+    // Awaited later in the pass (at the latest when the pass ends); a failure must not count as unhandled meanwhile.
     accepted.catch(() => undefined);
     // What the write, once accepted, holds: the data this pass resolved.
     const snapshot = accept(ref, desired, desired.data, status);
