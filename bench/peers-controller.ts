@@ -46,6 +46,11 @@ export interface ControllerBatch {
   readonly createPost: LatencySummary;
   /** The API server's own mean POST latency per resource during the batch (apiserver_request_duration_seconds), ms. */
   readonly apiServerPostMeanMs: Record<string, number>;
+  /**
+   * Every request the API server answered during the batch (WATCH aside), by verb and resource (`APPLY pods`,
+   * `APPLY runs/status`, `POST events`): how many, and its own mean latency in ms (apiserver_request_duration_seconds).
+   */
+  readonly apiServerRequests: Record<string, { count: number; meanMs: number }>;
   /** CPU seconds each process used from the first create until 3 s after the last object was complete. */
   readonly cpuSeconds: Record<string, number>;
 }
@@ -66,6 +71,25 @@ function apiServerPostMeans(before: Scrape, after: Scrape): Record<string, numbe
     const count = d("apiserver_request_duration_seconds_count");
     if (count > 0) out[r] = Math.round((1e6 * d("apiserver_request_duration_seconds_sum")) / count) / 1000;
   }
+  return out;
+}
+
+const REQUEST_LABELS = /(verb|resource|subresource)="([^"]*)"/g;
+
+function apiServerRequests(before: Scrape, after: Scrape): ControllerBatch["apiServerRequests"] {
+  const sums = new Map<string, { count: number; sum: number }>();
+  for (const [key, value] of after) {
+    const part = key.startsWith("apiserver_request_duration_seconds_count{") ? "count" : key.startsWith("apiserver_request_duration_seconds_sum{") ? "sum" : undefined;
+    if (part === undefined) continue;
+    const labels = Object.fromEntries([...key.matchAll(REQUEST_LABELS)].map((m) => [m[1], m[2]]));
+    if (labels["verb"] === "WATCH") continue;
+    const name = `${labels["verb"]} ${labels["resource"]}${labels["subresource"] ? `/${labels["subresource"]}` : ""}`;
+    const entry = sums.get(name) ?? { count: 0, sum: 0 };
+    entry[part] += value - (before.get(key) ?? 0);
+    sums.set(name, entry);
+  }
+  const out: ControllerBatch["apiServerRequests"] = {};
+  for (const [name, e] of [...sums].sort(([a], [b]) => a.localeCompare(b))) if (e.count > 0) out[name] = { count: e.count, meanMs: Math.round((1e6 * e.sum) / e.count) / 1000 };
   return out;
 }
 
@@ -136,7 +160,8 @@ export async function runControllerPeers(peers: PeerBinaries, opts: { reps: numb
       const b: ControllerBatch = {
         controller: which, rep, objects: names.length, childrenPerObject: tracker.expected, incomplete: names.length - tracker.completed(names),
         firstPod: summarize(since(tracker.firstPodAt)), allChildren: summarize(since(tracker.doneAt)),
-        createPost: summarize(created.map((c) => (c.createdAt - c.sentAt) * 1e6)), apiServerPostMeanMs: apiServerPostMeans(metricsBefore, metricsAfter), cpuSeconds,
+        createPost: summarize(created.map((c) => (c.createdAt - c.sentAt) * 1e6)), apiServerPostMeanMs: apiServerPostMeans(metricsBefore, metricsAfter),
+        apiServerRequests: apiServerRequests(metricsBefore, metricsAfter), cpuSeconds,
       };
       batches.push(b);
       opts.log(`rep ${rep + 1}: ${which}: first Pod p50 ${(b.firstPod.p50 / 1000).toFixed(1)} ms p99 ${(b.firstPod.p99 / 1000).toFixed(1)} ms; all ${b.childrenPerObject} children p50 ${(b.allChildren.p50 / 1000).toFixed(1)} ms p99 ${(b.allChildren.p99 / 1000).toFixed(1)} ms; CPU ${JSON.stringify(cpuSeconds)}; ${b.incomplete} incomplete`);

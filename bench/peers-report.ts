@@ -27,6 +27,7 @@ export const PeersRecordSchema = z.object({
       childrenPerObject: z.number().int().positive(), incomplete: z.number().int().nonnegative(),
       firstPod: latency, allChildren: latency, createPost: latency,
       apiServerPostMeanMs: z.record(z.string(), z.number()), cpuSeconds: z.record(z.string(), z.number()),
+      apiServerRequests: z.record(z.string(), z.object({ count: z.number(), meanMs: z.number() })).optional(),
     })).min(2),
     memory: z.array(z.object({ when: z.string(), objectsEach: z.number().int().positive(), rssMiB: z.record(z.string(), z.number()) })).min(1),
   }).optional(),
@@ -111,6 +112,13 @@ export function formatControllerReport(record: PeersRecord, before?: PeersRecord
   }
   s += "\nPer repetition (first Pod p50 / p99, all children p50 / p99):\n\n";
   for (const b of c.batches) s += `- rep ${b.rep + 1} ${b.controller}: ${formatMicros(b.firstPod.p50)} / ${formatMicros(b.firstPod.p99)}, ${formatMicros(b.allChildren.p50)} / ${formatMicros(b.allChildren.p99)}; ${b.incomplete} incomplete; API server POST means ${JSON.stringify(b.apiServerPostMeanMs)} ms\n`;
+  if (c.batches.some((b) => b.apiServerRequests)) {
+    s += "\nThe API server's requests per object during each batch (WATCH aside), and its own mean latency for each:\n\n";
+    for (const b of c.batches) {
+      const requests = Object.entries(b.apiServerRequests ?? {}).filter(([, r]) => r.count / b.objects >= 0.05);
+      s += `- rep ${b.rep + 1} ${b.controller}: ${requests.map(([name, r]) => `${name} ${(r.count / b.objects).toFixed(2)} × ${r.meanMs.toFixed(1)} ms`).join(", ")}\n`;
+    }
+  }
   return s;
 }
 

@@ -96,6 +96,13 @@ export function createManager(opts: ManagerOptions): Manager {
       opts.metrics.write("apply_status", RESOURCES[res].kind);
       await applyStatus(opts.client, RESOURCES[res], ns, name, status);
     },
+    async create(obj) {
+      guard();
+      opts.metrics.write("create", obj.kind);
+      if (await createObject(opts.client, obj)) return;
+      opts.metrics.write("apply", obj.kind);
+      await applyObject(opts.client, obj);
+    },
     read: (res, ns, name) => getObject(opts.client, RESOURCES[res], ns, name),
     readMetadata: (res, ns, name) => getObjectMetadata(opts.client, RESOURCES[res], ns, name),
     async createOrGet(obj) {

@@ -13,9 +13,13 @@ export interface Resumed {
   readPaths?: RunPolicy["readPaths"] | undefined;
 }
 
-/** The status fields the controller owns; the sidecar owns the rest (stage, taint, gate counts, approvals, result). */
+/**
+ * The status fields the controller owns; the sidecar owns the rest (stage, taint, gate counts, approvals, result).
+ * Every field {@link buildRunStatus} writes must be here: one missing is never "the same" as the cached status, so
+ * every pass would apply the status again (a no-op on the server, but a request and a worker's round trip).
+ */
 export const CONTROLLER_RUN_FIELDS = [
-  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "readPaths", "sandboxes", "agentExit", "resume", "conditions",
+  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "readPaths", "sandboxes", "agentExit", "snapshotSha256", "resume", "conditions",
 ] as const satisfies readonly (keyof RunStatus)[];
 
 /** The controller-owned part of a status, for comparing before writing. */

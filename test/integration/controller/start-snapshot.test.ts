@@ -58,6 +58,8 @@ describe("the start snapshot is checked by content and digest", { timeout: 240_0
     const failed = await failedOnSnapshot("planted");
     expect(conditionOf(failed, "PolicyResolved")?.message).toBe("ConfigMap 'planted-policy' exists and is not the snapshot this Run resolved; it was not written by the controller (delete it and the Run to start again)");
     expect(await isGone(() => testCluster().core.readNamespacedPod({ name: "planted-engine", namespace }))).toBe(true);
+    // The pod's ServiceAccount went out beside the snapshot's write (no pod before both): refused, it goes too.
+    expect(await isGone(() => testCluster().core.readNamespacedServiceAccount({ name: "planted-sidecar", namespace }))).toBe(true);
   });
 
   it("records the digest of the snapshot it pinned, and fails the Run when the snapshot is replaced by a wider one", async () => {

@@ -1,0 +1,78 @@
+// Writing a Run's children. A pod waits only for what it cannot go without: its ServiceAccount (admission refuses a
+// pod whose account does not exist), the NetworkPolicy that isolates it and, on the pass that pins the Run, the
+// start snapshot accepted on the server (`pinned`). The Role, RoleBinding and claim go out beside the pods (the
+// kubelet waits for a claim; the sidecar retries its reads until its binding exists). Pods are created, never
+// applied: a pod's spec cannot change, so a new one is a delete and a create, and a POST costs the API server less
+// than a server-side apply of the same pod.
+import type { KubeObject } from "../kube/objects.ts";
+import { ANNOTATION, type RunRef } from "../sandbox/names.ts";
+import { isApplied } from "./applied.ts";
+import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
+
+/** A Run's pod as the reconcilers read it from the cache. */
+export type PodObject = KubeObject & {
+  status?: {
+    phase?: string; reason?: string; message?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { name: string; state?: { terminated?: { exitCode?: number; reason?: string; message?: string } } }[];
+  };
+  metadata: { uid?: string; deletionTimestamp?: unknown; annotations?: Record<string, string> };
+};
+
+/** What a pod is written after: admission needs its ServiceAccount, and it must never run unisolated. */
+export const POD_PREREQUISITES: ReadonlySet<string> = new Set(["ServiceAccount", "NetworkPolicy"]);
+/** How soon a pass looks again while a pod it replaces terminates. */
+const TERMINATING_RECHECK_MS = 1000;
+
+/** Whether this uid is the object's controller. */
+export function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
+  return obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
+}
+
+/** Waits for every write, so none is still in flight when the pass ends, then throws the first failure. */
+export async function settleAll<T>(writes: Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(writes);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/** Writes one Run's children: `syncChildren` returns a requeue delay while a replaced pod terminates. */
+export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
+  /** One desired pod: created when absent, deleted when its spec changed (pods are immutable); a requeue delay while one terminates. */
+  async function syncPod(ref: RunRef, obj: KubeObject, live: boolean): Promise<number | undefined> {
+    const current = cache.get("pod", ref.namespace, obj.metadata.name) as PodObject | undefined;
+    // An engine pod that ended is the record of the run: never replaced (a new spec would run the agent again).
+    if (!live) return undefined;
+    if (current?.metadata.deletionTimestamp) return TERMINATING_RECHECK_MS;
+    if (current && current.metadata.annotations?.[ANNOTATION.specHash] === obj.metadata.annotations?.[ANNOTATION.specHash] && isOwnedBy(current, ref.uid)) return undefined;
+    if (current) {
+      // A different spec means delete, then create once it is gone.
+      await writer.delete(current);
+      return TERMINATING_RECHECK_MS;
+    }
+    await writer.create(obj);
+    return undefined;
+  }
+
+  /**
+   * Write the desired children (pods only when absent or changed), then delete owned children no longer desired.
+   * `pinned` settles once the start snapshot written in this pass is accepted (it rejects otherwise): nothing but
+   * the ServiceAccount and the NetworkPolicy is written before it, and no pod.
+   */
+  async function syncChildren(ref: RunRef, desired: KubeObject[], live: boolean, pinned: Promise<void> = Promise.resolve()): Promise<number | undefined> {
+    const owned = cache.listOwnedBy(ref.uid);
+    const stale = (obj: KubeObject) => !isApplied(obj, owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name));
+    const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && stale(o));
+    const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map((o) => writer.apply(o))]);
+    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind)).map((o) => writer.apply(o))));
+    const pods = prerequisites.then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
+    // Both settle before the pass goes on (no write still in flight); the first failure is the pass's.
+    const [, requeues] = (await settleAll<unknown>([others, pods])) as [unknown, (number | undefined)[]];
+    const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
+    await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
+    return requeues.find((r) => r !== undefined);
+  }
+
+  return { syncChildren };
+}
