@@ -1,10 +1,9 @@
 // Starts the real `leviath sidecar` (bin/leviath) as a child process and talks to it over HTTP on loopback.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { repo } from "./run-cli.ts";
 
 /** A running sidecar process. */
