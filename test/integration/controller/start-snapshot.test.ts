@@ -70,9 +70,13 @@ describe("the start snapshot is checked by content and digest", { timeout: 240_0
     expect(pinned.status?.["snapshotSha256"]).toBe(computeSnapshotDataSha256(original));
     await waitForCustom("runs", namespace, "swapped", () => true, "the run");
     expect(await isGone(() => testCluster().core.readNamespacedPod({ name: "swapped-engine", namespace }))).toBe(false);
-    // The namespace editor: immutable, so delete it and create the wider one under the same name and owner.
+    // The namespace editor: immutable, so delete it and create the wider one under the same name and owner. The
+    // controller is stopped meanwhile: a pass between the two requests would fail the Run on the missing ConfigMap
+    // (also PolicySnapshotInvalid, with no pod), and this test is about the replaced one.
+    await op.stop();
     await testCluster().core.deleteNamespacedConfigMap({ name: "swapped-policy", namespace });
     await testCluster().core.createNamespacedConfigMap({ namespace, body: planted({ name: "swapped", uid: run.metadata!.uid! }, widened(original)) });
+    op = await startTestOperator();
     await patchCustom("runs", namespace, "swapped", { metadata: { annotations: { "test/poke": "1" } } });
     const failed = await failedOnSnapshot("swapped");
     expect(conditionOf(failed, "PolicyResolved")?.message).toBe("ConfigMap 'swapped-policy' no longer holds the snapshot pinned at start (its SHA-256 is not status.snapshotSha256); a started Run is never resolved again");
