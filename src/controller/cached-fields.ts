@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/objects.ts";
 import type { ResourceName } from "../kube/resources.ts";
 import type { ObjectMeta } from "../sandbox/kube-types.ts";
+import type { PodObject } from "./run-children-sync.ts";
 
 /** What any cached object keeps of its metadata (managedFields and the kubectl annotation are gone already). */
 const METADATA_KEPT = ["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "labels", "annotations", "ownerReferences"] as const;
@@ -27,12 +28,8 @@ export function keepMetadataOnly(obj: KubeObject): KubeObject {
   return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: keepMetadata(obj.metadata) };
 }
 
-type Terminated = { exitCode?: number; reason?: string; message?: string };
-type PodStatus = {
-  phase?: string; reason?: string; message?: string;
-  conditions?: { type: string; status: string }[];
-  containerStatuses?: { name: string; state?: { terminated?: Terminated } }[];
-};
+/** The status fields kept are exactly those the Run reconciler's pod type declares. */
+type PodStatus = NonNullable<PodObject["status"]>;
 
 /**
  * A pod as the Run reconciler reads it: its metadata (the spec-hash annotation, owner, deletion) and the status
