@@ -70,7 +70,9 @@ try {
   // The tables are printed from the record as written, the same way `--report` prints a kept one.
   const written = readPeersRecord(record.write());
   process.stdout.write(formatControllerReport(written) + formatSidecarReport(written));
-  rmSync(workDir, { recursive: true, force: true });
+  // A profiled run keeps its work directory: the .cpuprofile files are what it was for.
+  if (opts.profile) say(`kept ${workDir}`);
+  else rmSync(workDir, { recursive: true, force: true });
 } catch (err) {
   say(`failed; the controllers' logs are in ${workDir}`);
   throw err;

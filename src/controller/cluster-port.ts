@@ -18,8 +18,8 @@ export interface ClusterWriter {
   /** Read only an object's metadata from the API server (a Secret's labels, never its data). */
   readMetadata(resource: ResourceName, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
   /**
-   * Create an object that is never updated afterwards (a pod: a new spec is a delete and a create). When the name
-   * is taken already, it is applied as every other child is, so what holds the name is taken over or the error says why.
+   * Create an object the cache does not hold (a pod, which is never updated afterwards, or a new child). When the
+   * name is taken already, it is applied instead, so what holds the name is taken over or the error says why.
    */
   create(obj: KubeObject): Promise<void>;
   /** Create; when the object already exists, read and return the existing one instead. */

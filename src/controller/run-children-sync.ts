@@ -2,8 +2,9 @@
 // pod whose account does not exist), the NetworkPolicy that isolates it and, on the pass that pins the Run, the
 // start snapshot accepted on the server (`pinned`). The Role, RoleBinding and claim go out beside the pods (the
 // kubelet waits for a claim; the sidecar retries its reads until its binding exists). Pods are created, never
-// applied: a pod's spec cannot change, so a new one is a delete and a create, and a POST costs the API server less
-// than a server-side apply of the same pod.
+// applied: a pod's spec cannot change, so a new one is a delete and a create. The other children are created when
+// the cache holds none of that name and applied when one drifted: a POST costs the API server less than a
+// server-side apply, and a new Run's children are all new.
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, type RunRef } from "../sandbox/names.ts";
 import { isApplied } from "./applied.ts";
@@ -62,10 +63,13 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
    */
   async function syncChildren(ref: RunRef, desired: KubeObject[], live: boolean, pinned: Promise<void> = Promise.resolve()): Promise<number | undefined> {
     const owned = cache.listOwnedBy(ref.uid);
-    const stale = (obj: KubeObject) => !isApplied(obj, owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name));
-    const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && stale(o));
-    const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map((o) => writer.apply(o))]);
-    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind)).map((o) => writer.apply(o))));
+    const cachedOf = (obj: KubeObject) => owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
+    const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && !isApplied(o, cachedOf(o)));
+    // A child the cache does not hold is created (a POST costs the API server about half a server-side apply of
+    // the same object, and a new Run's children are all new); one that drifted is applied, taking its fields back.
+    const write = (obj: KubeObject) => (cachedOf(obj) ? writer.apply(obj) : writer.create(obj));
+    const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write)]);
+    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind)).map(write)));
     const pods = prerequisites.then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
     // Both settle before the pass goes on (no write still in flight); the first failure is the pass's.
     const [, requeues] = (await settleAll<unknown>([others, pods])) as [unknown, (number | undefined)[]];

@@ -48,6 +48,30 @@ const BLUEPRINT_FILES_RECHECK_MS = 5_000;
 
 type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 
+/**
+ * What a ConfigMap's data parses and digests to, kept per data object: the informer replaces a cached object
+ * when it changes and never changes one in place, so a pass over a pinned Run no longer parses and hashes the
+ * same texts again (both were most of a settled pass). Frozen, as every pass of the Run shares it.
+ */
+const readings = new WeakMap<Readonly<Record<string, string>>, { sha256: string; parsed: ReturnType<typeof parseSnapshotData> }>();
+
+function readSnapshot(data: Readonly<Record<string, string>>): { sha256: string; parsed: ReturnType<typeof parseSnapshotData> } {
+  let read = readings.get(data);
+  if (read === undefined) {
+    read = deepFreeze({ sha256: computeSnapshotDataSha256(data), parsed: parseSnapshotData(data) });
+    readings.set(data, read);
+  }
+  return read;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 /** The snapshot of a Run for this pass, or why it may not go on. */
 export function createSnapshotPinner(deps: PinningDeps): (ref: RunRef, spec: RunSpec, status: RunStatus | undefined) => Promise<PinnedSnapshot | Blocked> {
   const { cache, writer } = deps;
@@ -61,12 +85,12 @@ export function createSnapshotPinner(deps: PinningDeps): (ref: RunRef, spec: Run
     if (!isOwnedBy(cm, ref.uid)) {
       return { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}' exists and is not owned by this Run` };
     }
+    const read = cm.data === undefined ? undefined : readSnapshot(cm.data);
     const mismatch = checkStartSnapshot(name, cm.data, {
       ...(resolved ? { resolved } : {}), ...(status?.snapshotSha256 ? { sha256: status.snapshotSha256 } : {}), neverPinned: status?.agent === undefined && status?.snapshotSha256 === undefined,
-    });
-    if (mismatch !== undefined) return { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: mismatch };
-    const parsed = parseSnapshotData(cm.data);
-    return parsed.ok ? { ...parsed.value, sha256: computeSnapshotDataSha256(cm.data!) } : { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}': ${parsed.message}` };
+    }, read?.sha256);
+    if (mismatch !== undefined || read === undefined) return { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: mismatch ?? `ConfigMap '${name}' holds no data` };
+    return read.parsed.ok ? { ...read.parsed.value, sha256: read.sha256 } : { blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message: `ConfigMap '${name}': ${read.parsed.message}` };
   }
 
   /** The run's snapshot: read from its ConfigMap, or resolved now and written once (create, never update). */

@@ -14,15 +14,18 @@ export function computeSnapshotDataSha256(data: Readonly<Record<string, string>>
   return hash.digest("hex");
 }
 
-/** Why the ConfigMap found is not this run's start snapshot (undefined: it is), given what this pass knows. */
-export function checkStartSnapshot(name: string, data: Readonly<Record<string, string>> | undefined, expected: { readonly resolved?: Record<string, string>; readonly sha256?: string; readonly neverPinned?: boolean }): string | undefined {
+/**
+ * Why the ConfigMap found is not this run's start snapshot (undefined: it is), given what this pass knows;
+ * `dataSha256`, the digest of `data` when the caller has it already.
+ */
+export function checkStartSnapshot(name: string, data: Readonly<Record<string, string>> | undefined, expected: { readonly resolved?: Record<string, string>; readonly sha256?: string; readonly neverPinned?: boolean }, dataSha256?: string): string | undefined {
   if (data === undefined) return `ConfigMap '${name}' holds no data`;
   // A Run that is over without ever having pinned a snapshot has none of its own: whatever holds the name is not it.
   const notOurs = expected.resolved !== undefined ? !isSameStatus(data, expected.resolved) : expected.neverPinned === true;
   if (notOurs) {
     return `ConfigMap '${name}' exists and is not the snapshot this Run resolved; it was not written by the controller (delete it and the Run to start again)`;
   }
-  if (expected.sha256 !== undefined && computeSnapshotDataSha256(data) !== expected.sha256) {
+  if (expected.sha256 !== undefined && (dataSha256 ?? computeSnapshotDataSha256(data)) !== expected.sha256) {
     return `ConfigMap '${name}' no longer holds the snapshot pinned at start (its SHA-256 is not status.snapshotSha256); a started Run is never resolved again`;
   }
   return undefined;

@@ -46,6 +46,25 @@ describe("computeHash", () => {
     for (const v of values) expect(computeHash(v), JSON.stringify(v)).toBe(bigIntFnv(v));
   });
 
+  it("writes the canonical text it always wrote (keys in code-unit order, array-index keys too)", () => {
+    // The writer the spec hashes of existing pods were made with.
+    const reference = (value: unknown): string => {
+      if (Array.isArray(value)) return `[${value.map(reference).join(",")}]`;
+      if (value !== null && typeof value === "object") {
+        const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${reference(v)}`).join(",")}}`;
+      }
+      return JSON.stringify(value ?? null);
+    };
+    const values: unknown[] = [
+      { b: 1, a: [1, { d: 2, c: undefined }, undefined, null], "é": "ü€😀", Z: { "": 0 } },
+      { nodeSelector: { "10": "x", "9": "y", a: "z", "01": "w" }, list: [{ "2": 1, "1": 2 }] },
+      [[], {}, "", 0, -0, 1e21, 0.1, true, false, null], "plain", 7, null,
+      { containers: [{ name: "agent", env: [{ name: "A", value: "\u2028\"quoted\"\n" }], resources: { limits: { cpu: "1" } } }] },
+    ];
+    for (const v of values) expect(buildCanonicalJson(v), JSON.stringify(v)).toBe(reference(v));
+  });
+
   it("ignores key order and undefined fields, and sees every value", () => {
     expect(buildCanonicalJson({ b: 1, a: [1, { d: 2, c: undefined }] })).toBe('{"a":[1,{"d":2}],"b":1}');
     expect(computeHash({ a: 1, b: 2 })).toBe(computeHash({ b: 2, a: 1 }));

@@ -2,7 +2,7 @@
 // all admitted by Pod Security `restricted`, a second pass that writes nothing, pinning, garbage collection.
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
+import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "../harness/index.ts";
 import { applyPolicy, childrenOf, conditionOf, OURS, createAgent, createRun, isGone, patchCustom, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
@@ -99,6 +99,21 @@ describe("a Run", () => {
     const after = await childrenOf(namespace, "digest-1");
     expect(after.map((c) => [c.ref, c.obj.metadata?.resourceVersion])).toEqual(before.map((c) => [c.ref, c.obj.metadata?.resourceVersion]));
     expect((await readCustom("runs", namespace, "digest-1")).status).toEqual(runBefore.status);
+  });
+
+  it("takes back a child it created that a namespace editor weakened (created by POST, corrected by apply)", async () => {
+    const np = `digest-1-isolate`;
+    const read = async () => (await testCluster().objects.read({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name: np, namespace } })) as { spec?: { policyTypes?: string[] }; metadata?: { managedFields?: { manager?: string; operation?: string }[] } };
+    // Created, not applied: its fields are the controller's by an Update (a POST), not by an Apply.
+    expect((await read()).metadata?.managedFields?.filter((m) => m.manager === "leviath-operator").map((m) => m.operation)).toEqual(["Update"]);
+    // Egress let out: the Run's sandboxes would reach the network.
+    await kubectl(["patch", "networkpolicy", np, "-n", namespace, "--type=merge", "-p", JSON.stringify({ spec: { policyTypes: ["Ingress"] } })]);
+    const restored = await waitFor(async () => {
+      const now = await read();
+      return now.spec?.policyTypes?.includes("Egress") ? now : undefined;
+    }, { description: "the NetworkPolicy to deny egress again" });
+    expect(restored.spec?.policyTypes).toEqual(["Ingress", "Egress"]);
+    expect(restored.metadata?.managedFields?.filter((m) => m.manager === "leviath-operator").map((m) => m.operation).sort()).toContain("Apply");
   });
 
   it("logs every line of a reconcile with the object's key", () => {

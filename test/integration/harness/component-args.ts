@@ -75,7 +75,8 @@ export function buildApiServerArgs(certDir: string, certs: Certificates, ports: 
     "--authorization-mode=Node,RBAC",
     `--enable-admission-plugins=${ADMISSION_PLUGINS.join(",")}`,
     "--allow-privileged=true",
-    "--profiling=false",
+    // LEVIATH_PROFILING=1 serves /debug/pprof (a CPU profile of the API server under a bench's load).
+    `--profiling=${process.env.LEVIATH_PROFILING === "1"}`,
   ];
 }
 
@@ -102,7 +103,7 @@ export function buildControllerManagerArgs(certDir: string, kubeconfig: string, 
     `--cluster-signing-key-file=${certs.caKey}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     "--controllers=*",
-    "--profiling=false",
+    `--profiling=${process.env.LEVIATH_PROFILING === "1"}`,
   ];
 }
 

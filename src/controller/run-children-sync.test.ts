@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../kube/objects.ts";
+import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
+import { createChildWriter } from "./run-children-sync.ts";
+
+const REF = { namespace: "team", name: "r1", uid: "uid-r1" };
+const OWNER = [{ apiVersion: "leviath.dev/v1alpha1", kind: "Run", name: "r1", uid: "uid-r1", controller: true }];
+
+function child(kind: string, name: string, spec: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: "v1", kind, metadata: { name, namespace: "team", ownerReferences: OWNER }, ...spec } as KubeObject;
+}
+
+/** A cache holding `cached` and a writer that records each write, in order, as `verb Kind/name`. */
+function harness(cached: KubeObject[]) {
+  const writes: string[] = [];
+  const cache: ClusterCache = {
+    get: (_res, _ns, name) => cached.find((o) => o.metadata.name === name),
+    list: () => cached,
+    listOwnedBy: () => cached,
+  };
+  const record = (verb: string) => async (obj: KubeObject) => { writes.push(`${verb} ${obj.kind}/${obj.metadata.name}`); };
+  const writer: ClusterWriter = {
+    apply: record("apply"), create: record("create"), delete: record("delete"),
+    applyStatus: async () => undefined, read: async () => undefined, readMetadata: async () => undefined,
+    createOrGet: async (obj) => obj,
+  };
+  return { writes, sync: createChildWriter(cache, writer).syncChildren };
+}
+
+const DESIRED = [
+  child("ServiceAccount", "r1-sidecar"),
+  child("NetworkPolicy", "r1-isolate", { spec: { podSelector: {}, policyTypes: ["Ingress", "Egress"] } }),
+  child("Role", "r1-sidecar", { rules: [{ verbs: ["get"], resources: ["runs"] }] }),
+  child("ConfigMap", "r1-policy", { data: { a: "b" } }),
+  child("Pod", "r1-engine"),
+];
+
+describe("a Run's children", () => {
+  it("are created when the cache holds none of them, the pod after its prerequisites, the ConfigMap never here", async () => {
+    const { writes, sync } = harness([]);
+    await sync(REF, DESIRED, true);
+    expect(writes.slice(0, 2).sort()).toEqual(["create NetworkPolicy/r1-isolate", "create ServiceAccount/r1-sidecar"]);
+    expect(writes.slice(2).sort()).toEqual(["create Pod/r1-engine", "create Role/r1-sidecar"]);
+    expect(writes.filter((w) => w.includes("ConfigMap"))).toEqual([]);
+  });
+
+  it("are applied when one in the cache drifted, and not written when it matches", async () => {
+    const weakened = child("NetworkPolicy", "r1-isolate", { spec: { podSelector: {}, policyTypes: ["Ingress"] } });
+    const { writes, sync } = harness([child("ServiceAccount", "r1-sidecar"), weakened, DESIRED[2]!, DESIRED[4]!]);
+    // The pod in the cache has no spec-hash annotation, as the desired one has none: it is kept, not replaced.
+    await sync(REF, DESIRED, true);
+    expect(writes).toEqual(["apply NetworkPolicy/r1-isolate"]);
+  });
+
+  it("write no pod before the start snapshot is accepted, and none when it is refused", async () => {
+    const { writes, sync } = harness([]);
+    const refused = sync(REF, DESIRED, true, Promise.reject(new Error("the snapshot was refused")));
+    await expect(refused).rejects.toThrow("the snapshot was refused");
+    expect(writes.some((w) => w.startsWith("create Pod/"))).toBe(false);
+    expect(writes.some((w) => w.startsWith("create Role/"))).toBe(false);
+  });
+});
