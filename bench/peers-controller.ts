@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { findBinary } from "../test/integration/harness/control-plane.ts";
 import { ROOT } from "./bench-results.ts";
 import { summarize, type LatencySummary } from "./bench-stats.ts";
-import { buildCompiledCli, findChildPids, parseMetrics, readCpuSeconds, readRssKiB, startBenchCluster, startControllerChild, sumSeries, until, waitForQuiet, waitForValidAgent, type Scrape } from "./controller-cluster.ts";
+import { buildCompiledCli, findChildPids, parseMetrics, readCpuSeconds, readRssKiB, scrapeMetrics, startBenchCluster, startControllerChild, sumSeries, until, waitForQuiet, waitForValidAgent, type Scrape } from "./controller-cluster.ts";
 import { BENCH_AGENT as AGENT, BENCH_POLICY as POLICY, buildRun, ChildTracker, createAtRate, runNames, runsPath } from "./controller-load.ts";
 import { printProfileTop } from "./cpu-profile-top.ts";
 import type { PeerBinaries } from "./peers-bin.ts";
@@ -53,6 +53,19 @@ export interface ControllerBatch {
   readonly apiServerRequests: Record<string, { count: number; meanMs: number }>;
   /** CPU seconds each process used from the first create until 3 s after the last object was complete. */
   readonly cpuSeconds: Record<string, number>;
+  /**
+   * Ours only: the Run work queue over the batch (its own metrics): passes, and the mean time a Run waited in the
+   * queue before a worker took it and the mean pass, in ms; what the first Pod waits for besides the API server.
+   */
+  readonly runQueue?: { passes: number; meanWaitMs: number; meanPassMs: number };
+}
+
+/** The Run queue's passes, mean wait and mean pass between two scrapes of our controller's /metrics. */
+function runQueueOf(before: Scrape, after: Scrape): NonNullable<ControllerBatch["runQueue"]> {
+  const d = (name: string) => sumSeries(after, name, 'name="run"') - sumSeries(before, name, 'name="run"');
+  const passes = d("workqueue_work_duration_seconds_count");
+  const mean = (name: string) => (passes > 0 ? Math.round((1e6 * d(`${name}_sum`)) / d(`${name}_count`)) / 1000 : 0);
+  return { passes, meanWaitMs: mean("workqueue_queue_duration_seconds"), meanPassMs: mean("workqueue_work_duration_seconds") };
 }
 
 /** Memory of both controllers at one point. */
@@ -150,18 +163,20 @@ export async function runControllerPeers(peers: PeerBinaries, opts: { reps: numb
       const [tracker, path, build, prefix] = which === "leviath" ? [runs, runsPath(NS), (n: string) => buildRun(n, "notes"), "run"] as const : [sandboxes, SANDBOXES, buildSandbox, "sbx"] as const;
       const names = runNames(`${prefix}${rep}`, opts.count);
       const metricsBefore = parseMetrics(await kube.text("/metrics"));
+      const oursBefore = which === "leviath" ? await scrapeMetrics(ours.metricsUrl) : undefined;
       const cpuBefore = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, readCpuSeconds(pid)]));
       const created = await createAtRate(kube, path, names, build, opts.rate);
       await until(() => tracker.completed(names) === names.length, `${which}: every object's children`, 120_000, 100).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 3000));
       const cpuSeconds = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, Math.round((readCpuSeconds(pid) - cpuBefore[n]!) * 100) / 100]));
       const metricsAfter = parseMetrics(await kube.text("/metrics"));
+      const runQueue = oursBefore ? runQueueOf(oursBefore, await scrapeMetrics(ours.metricsUrl)) : undefined;
       const since = (at: Map<string, number>) => created.filter((c) => at.has(c.name)).map((c) => (at.get(c.name)! - c.createdAt) * 1e6);
       const b: ControllerBatch = {
         controller: which, rep, objects: names.length, childrenPerObject: tracker.expected, incomplete: names.length - tracker.completed(names),
         firstPod: summarize(since(tracker.firstPodAt)), allChildren: summarize(since(tracker.doneAt)),
         createPost: summarize(created.map((c) => (c.createdAt - c.sentAt) * 1e6)), apiServerPostMeanMs: apiServerPostMeans(metricsBefore, metricsAfter),
-        apiServerRequests: apiServerRequests(metricsBefore, metricsAfter), cpuSeconds,
+        apiServerRequests: apiServerRequests(metricsBefore, metricsAfter), cpuSeconds, ...(runQueue ? { runQueue } : {}),
       };
       batches.push(b);
       opts.log(`rep ${rep + 1}: ${which}: first Pod p50 ${(b.firstPod.p50 / 1000).toFixed(1)} ms p99 ${(b.firstPod.p99 / 1000).toFixed(1)} ms; all ${b.childrenPerObject} children p50 ${(b.allChildren.p50 / 1000).toFixed(1)} ms p99 ${(b.allChildren.p99 / 1000).toFixed(1)} ms; CPU ${JSON.stringify(cpuSeconds)}; ${b.incomplete} incomplete`);

@@ -28,6 +28,7 @@ export const PeersRecordSchema = z.object({
       firstPod: latency, allChildren: latency, createPost: latency,
       apiServerPostMeanMs: z.record(z.string(), z.number()), cpuSeconds: z.record(z.string(), z.number()),
       apiServerRequests: z.record(z.string(), z.object({ count: z.number(), meanMs: z.number() })).optional(),
+      runQueue: z.object({ passes: z.number(), meanWaitMs: z.number(), meanPassMs: z.number() }).optional(),
     })).min(2),
     memory: z.array(z.object({ when: z.string(), objectsEach: z.number().int().positive(), rssMiB: z.record(z.string(), z.number()) })).min(1),
   }).optional(),
@@ -111,7 +112,10 @@ export function formatControllerReport(record: PeersRecord, before?: PeersRecord
     s += `| RSS, ${m.when} (${m.objectsEach} objects each) | ${m.rssMiB["agent-sandbox"]} MiB | ${m.rssMiB["leviath"]} MiB | ${ratio(m.rssMiB["leviath"]!, m.rssMiB["agent-sandbox"]!)} |${prevCell} ${m.objectsEach >= 200 && m.objectsEach < 400 ? "≤ 2×" : ""} |\n`;
   }
   s += "\nPer repetition (first Pod p50 / p99, all children p50 / p99):\n\n";
-  for (const b of c.batches) s += `- rep ${b.rep + 1} ${b.controller}: ${formatMicros(b.firstPod.p50)} / ${formatMicros(b.firstPod.p99)}, ${formatMicros(b.allChildren.p50)} / ${formatMicros(b.allChildren.p99)}; ${b.incomplete} incomplete; API server POST means ${JSON.stringify(b.apiServerPostMeanMs)} ms\n`;
+  for (const b of c.batches) {
+    const queue = b.runQueue ? `; Run queue: ${(b.runQueue.passes / b.objects).toFixed(2)} passes per Run, mean wait ${b.runQueue.meanWaitMs.toFixed(1)} ms, mean pass ${b.runQueue.meanPassMs.toFixed(1)} ms` : "";
+    s += `- rep ${b.rep + 1} ${b.controller}: ${formatMicros(b.firstPod.p50)} / ${formatMicros(b.firstPod.p99)}, ${formatMicros(b.allChildren.p50)} / ${formatMicros(b.allChildren.p99)}; ${b.incomplete} incomplete; API server POST means ${JSON.stringify(b.apiServerPostMeanMs)} ms${queue}\n`;
+  }
   if (c.batches.some((b) => b.apiServerRequests)) {
     s += "\nThe API server's requests per object during each batch (WATCH aside), and its own mean latency for each:\n\n";
     for (const b of c.batches) {
