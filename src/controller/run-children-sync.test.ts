@@ -36,10 +36,10 @@ const DESIRED = [
 ];
 
 describe("a Run's children", () => {
-  it("are created when the cache holds none of them, the pod after its prerequisites, the ConfigMap never here", async () => {
+  it("are created when the cache holds none of them (the NetworkPolicy applied), the pod after its prerequisites, the ConfigMap never here", async () => {
     const { writes, sync } = harness([]);
     await sync(REF, DESIRED, true);
-    expect(writes.slice(0, 2).sort()).toEqual(["create NetworkPolicy/r1-isolate", "create ServiceAccount/r1-sidecar"]);
+    expect(writes.slice(0, 2).sort()).toEqual(["apply NetworkPolicy/r1-isolate", "create ServiceAccount/r1-sidecar"]);
     expect(writes.slice(2).sort()).toEqual(["create Pod/r1-engine", "create Role/r1-sidecar"]);
     expect(writes.filter((w) => w.includes("ConfigMap"))).toEqual([]);
   });

@@ -2,9 +2,9 @@
 // pod whose account does not exist), the NetworkPolicy that isolates it and, on the pass that pins the Run, the
 // start snapshot accepted on the server (`pinned`). The Role, RoleBinding and claim go out beside the pods (the
 // kubelet waits for a claim; the sidecar retries its reads until its binding exists). Pods are created, never
-// applied: a pod's spec cannot change, so a new one is a delete and a create. The other children are created when
-// the cache holds none of that name and applied when one drifted: a POST costs the API server less than a
-// server-side apply, and a new Run's children are all new.
+// applied: a pod's spec cannot change, so a new one is a delete and a create. The account, RBAC and claim are
+// created when the cache holds none of that name and applied when one drifted (CREATED_KINDS says why the
+// NetworkPolicy is not among them).
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, type RunRef } from "../sandbox/names.ts";
 import { isApplied } from "./applied.ts";
@@ -22,6 +22,15 @@ export type PodObject = KubeObject & {
 
 /** What a pod is written after: admission needs its ServiceAccount, and it must never run unisolated. */
 export const POD_PREREQUISITES: ReadonlySet<string> = new Set(["ServiceAccount", "NetworkPolicy"]);
+/**
+ * The children created with a POST when new (a POST costs the API server less than a server-side apply of the same
+ * object, and a new Run's children are all new). What a POST writes is owned by an `Update` entry of our field
+ * manager, which a later apply does not clear: a field the applied object no longer sets stays. For these kinds
+ * nothing that could stay narrows what protects the Run (their lists are atomic: a Role's rules, a binding's
+ * subjects; their maps are labels and a claim's requests). The NetworkPolicy is always applied: a label key left
+ * in its podSelector would select fewer pods, and a pod would run unisolated. Pods are created (never applied again).
+ */
+const CREATED_KINDS: ReadonlySet<string> = new Set(["ServiceAccount", "Role", "RoleBinding", "PersistentVolumeClaim"]);
 /** How soon a pass looks again while a pod it replaces terminates. */
 const TERMINATING_RECHECK_MS = 1000;
 
@@ -65,9 +74,9 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
     const owned = cache.listOwnedBy(ref.uid);
     const cachedOf = (obj: KubeObject) => owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
     const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && !isApplied(o, cachedOf(o)));
-    // A child the cache does not hold is created (a POST costs the API server about half a server-side apply of
-    // the same object, and a new Run's children are all new); one that drifted is applied, taking its fields back.
-    const write = (obj: KubeObject) => (cachedOf(obj) ? writer.apply(obj) : writer.create(obj));
+    // A child the cache does not hold is created when a later apply of it cannot leave a field behind that
+    // matters (CREATED_KINDS); one that drifted or changed is applied, taking its fields back.
+    const write = (obj: KubeObject) => (!cachedOf(obj) && CREATED_KINDS.has(obj.kind) ? writer.create(obj) : writer.apply(obj));
     const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write)]);
     const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind)).map(write)));
     const pods = prerequisites.then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));

@@ -101,19 +101,29 @@ describe("a Run", () => {
     expect((await readCustom("runs", namespace, "digest-1")).status).toEqual(runBefore.status);
   });
 
-  it("takes back a child it created that a namespace editor weakened (created by POST, corrected by apply)", async () => {
-    const np = `digest-1-isolate`;
-    const read = async () => (await testCluster().objects.read({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name: np, namespace } })) as { spec?: { policyTypes?: string[] }; metadata?: { managedFields?: { manager?: string; operation?: string }[] } };
-    // Created, not applied: its fields are the controller's by an Update (a POST), not by an Apply.
-    expect((await read()).metadata?.managedFields?.filter((m) => m.manager === "leviath-operator").map((m) => m.operation)).toEqual(["Update"]);
-    // Egress let out: the Run's sandboxes would reach the network.
-    await kubectl(["patch", "networkpolicy", np, "-n", namespace, "--type=merge", "-p", JSON.stringify({ spec: { policyTypes: ["Ingress"] } })]);
-    const restored = await waitFor(async () => {
-      const now = await read();
+  it("creates the account and RBAC by POST, applies the NetworkPolicy, and takes back either when edited", async () => {
+    type Managed = { spec?: { policyTypes?: string[] }; rules?: { resources?: string[] }[]; metadata?: { managedFields?: { manager?: string; operation?: string }[] } };
+    const read = async (apiVersion: string, kind: string, name: string) => (await testCluster().objects.read({ apiVersion, kind, metadata: { name, namespace } })) as Managed;
+    const ours = (o: Managed) => o.metadata?.managedFields?.filter((m) => m.manager === "leviath-operator").map((m) => m.operation).sort();
+    // Created: the fields are the controller's by an Update (a POST). The NetworkPolicy is applied, so a field a
+    // later version stops setting is removed rather than left behind in its selector.
+    expect(ours(await read("rbac.authorization.k8s.io/v1", "Role", "digest-1-sidecar"))).toEqual(["Update"]);
+    expect(ours(await read("v1", "ServiceAccount", "digest-1-sidecar"))).toEqual(["Update"]);
+    expect(ours(await read("networking.k8s.io/v1", "NetworkPolicy", "digest-1-isolate"))).toEqual(["Apply"]);
+    // A namespace editor lets egress out, and widens the sidecar's Role.
+    await kubectl(["patch", "networkpolicy", "digest-1-isolate", "-n", namespace, "--type=merge", "-p", JSON.stringify({ spec: { policyTypes: ["Ingress"] } })]);
+    await kubectl(["patch", "role", "digest-1-sidecar", "-n", namespace, "--type=json", "-p", JSON.stringify([{ op: "add", path: "/rules/-", value: { apiGroups: [""], resources: ["secrets"], verbs: ["get"] } }])]);
+    const np = await waitFor(async () => {
+      const now = await read("networking.k8s.io/v1", "NetworkPolicy", "digest-1-isolate");
       return now.spec?.policyTypes?.includes("Egress") ? now : undefined;
     }, { description: "the NetworkPolicy to deny egress again" });
-    expect(restored.spec?.policyTypes).toEqual(["Ingress", "Egress"]);
-    expect(restored.metadata?.managedFields?.filter((m) => m.manager === "leviath-operator").map((m) => m.operation).sort()).toContain("Apply");
+    expect(np.spec?.policyTypes).toEqual(["Ingress", "Egress"]);
+    const role = await waitFor(async () => {
+      const now = await read("rbac.authorization.k8s.io/v1", "Role", "digest-1-sidecar");
+      return now.rules?.some((r) => r.resources?.includes("secrets")) ? undefined : now;
+    }, { description: "the Role to lose the added rule" });
+    // Applied back: the created Role's rules (an atomic list) are replaced whole, the added rule gone.
+    expect(ours(role)).toEqual(["Apply", "Update"]);
   });
 
   it("logs every line of a reconcile with the object's key", () => {
