@@ -98,6 +98,19 @@ describe("the informer's paginated list", () => {
     await informer.stop();
   });
 
+  it("takes a watch event that spans many chunks of the stream whole", async () => {
+    const { core, kubeconfigPath } = testCluster();
+    const informer = createInformer(await connectKube(kubeconfigPath), RESOURCES.configMap, { labelSelector: `${LABEL}=big` });
+    await informer.start();
+    await waitFor(() => informer.synced, { description: "the first list" });
+    // 300,000 characters (with multi-byte ones, which a chunk boundary may split) are several reads of the socket.
+    const value = "é€x".repeat(100_000);
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: "big", labels: { [LABEL]: "big" } }, data: { v: value } } });
+    await waitFor(() => informer.get(namespace, "big") !== undefined, { timeoutMs: 20_000, description: "the large event" });
+    expect((informer.get(namespace, "big") as { data?: { v?: string } }).data?.v).toBe(value);
+    await informer.stop();
+  });
+
   describe("over an API server without its watch cache (every read from etcd, whose history the test compacts)", () => {
     let cp: ControlPlane | undefined;
     let core: CoreV1Api;
