@@ -100,8 +100,10 @@ export async function startControllerChild(kubeconfig: string, opts: { workers: 
   const child = spawn(process.execPath, [...opts.nodeArgs, opts.entry ?? join(ROOT, "bin/leviath"), "controller", "--kubeconfig", kubeconfig, "--workers", String(opts.workers),
     "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--log-level", "info",
     "--sidecar-image", "registry.example/leviath:bench", "--runtime-image", "registry.example/runtime:bench"], {
-    stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, KUBECONFIG: "" },
+    stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KUBECONFIG: "" },
   });
+  // What node prints to stdout (a GC trace asked for with nodeArgs) goes to the log too.
+  child.stdout!.pipe(log, { end: false });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const problems: string[] = [];
   let metrics: string | undefined;

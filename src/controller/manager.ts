@@ -11,6 +11,7 @@ import type { PodSettings } from "../sandbox/pod-settings.ts";
 import { createAgentReconciler, createPolicyReconciler } from "./agent-reconciler.ts";
 import { DEFAULT_APPROVAL_TTL_MS } from "./approval-decision.ts";
 import { buildCacheTransforms } from "./cached-fields.ts";
+import { createStringPool } from "./cached-strings.ts";
 import { approvalRunName, createApprovalReconciler } from "./approval-reconciler.ts";
 import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
 import { NotLeaderError, startControllerLoop, type ControllerLoop } from "./controller-loop.ts";
@@ -60,9 +61,14 @@ export function createManager(opts: ManagerOptions): Manager {
   const log = componentLogger(opts.log, "controller");
   const onError = (res: { plural: string }, err: unknown, retryInMs: number) => log.warn({ err, resource: res.plural, retryInMs }, "watch failed; restarting");
   const informers = new Map<ResourceName, Informer>();
-  // Each cache keeps only what the reconcilers read of its kind (cached-fields.ts).
+  // Each cache keeps only what the reconcilers read of its kind (cached-fields.ts), with one copy of each short
+  // string for all of them (cached-strings.ts).
   const transforms = buildCacheTransforms();
-  const cached = (name: ResourceName) => ({ onError, ...(transforms[name] ? { transform: transforms[name] } : {}) });
+  const shared = createStringPool();
+  const cached = (name: ResourceName) => {
+    const trim = transforms[name];
+    return { onError, transform: trim ? (o: KubeObject) => shared(trim(o)) : shared };
+  };
   for (const name of ["agent", "run", "policy", "runtimeClass", "approval", "namespace"] as const) informers.set(name, createInformer(opts.client, RESOURCES[name], cached(name)));
   for (const name of CHILD_KINDS) {
     informers.set(name, createInformer(opts.client, RESOURCES[name], { labelSelector: `${LABEL.managedBy}=${FIELD_MANAGER}`, ...cached(name) }));

@@ -161,10 +161,15 @@ async function readLines(res: IncomingMessage, what: string, onLine: (line: stri
   for await (const chunk of res as AsyncIterable<Buffer>) {
     let start = 0;
     for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
-      pending.push(chunk.subarray(start, nl));
-      const line = Buffer.concat(pending).toString("utf8");
-      pending = [];
-      pendingBytes = 0;
+      // A line within one chunk (most events) is decoded from the chunk itself, not copied into a buffer first.
+      let line: string;
+      if (pending.length === 0) line = chunk.toString("utf8", start, nl);
+      else {
+        pending.push(chunk.subarray(start, nl));
+        line = Buffer.concat(pending, pendingBytes + nl - start).toString("utf8");
+        pending = [];
+        pendingBytes = 0;
+      }
       start = nl + 1;
       if (line.trim()) onLine(line);
     }

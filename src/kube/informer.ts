@@ -67,15 +67,22 @@ export interface InformerOptions<T extends KubeObject> extends InformerHooks {
    * `metadata.name`, `namespace` and `resourceVersion`. Default: all of it.
    */
   transform?: (obj: T) => T;
+  /** Most objects one page of the list holds (default {@link LIST_PAGE_SIZE}); 0 lists everything in one response. */
+  pageSize?: number;
 }
 
-/** A list response: the items and the resource version to watch from. */
-type ListResponse<T> = { metadata?: { resourceVersion?: string }; items: T[] };
+/** One page of a list: its items, the resource version to watch from and the token of the next page. */
+type ListResponse<T> = { metadata?: { resourceVersion?: string; continue?: string }; items: T[] };
+/**
+ * How many objects one page of a list holds (client-go's reflector asks for 500 too): 10,000 Runs in one response
+ * were one ~30 MiB body, held whole as a buffer, a string and its parse at once; a page is at most a few hundred KB.
+ */
+export const LIST_PAGE_SIZE = 500;
 /** How long the server keeps one watch open before it ends it and the informer opens the next (client-go: 5-10 min). */
 const WATCH_TIMEOUT_SECONDS = 300;
 
 /**
- * An informer: list, then watch from the list's resource version, storing each object (without managedFields,
+ * An informer: list (in pages of {@link LIST_PAGE_SIZE}), then watch from the list's resource version, storing each object (without managedFields,
  * the kubectl annotation and whatever `transform` drops) and telling the listeners. A watch the server ends is
  * reopened from the last resource version; `410 Gone` lists again (the listeners see the difference as adds,
  * updates and deletes); any other failure (an API server restart, a refused connection) restarts it with capped
@@ -87,6 +94,7 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
   const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
   const selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
   const transform = opts.transform ?? ((o: T) => o);
+  const pageSize = opts.pageSize ?? LIST_PAGE_SIZE;
   const keep = (o: T) => transform(stripLastApplied(stripManagedFields(o)));
   const objects = new Map<string, T>();
   const byNamespace = new Map<string, Map<string, T>>();
@@ -134,21 +142,50 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
     for (const l of listeners) l(event, o);
   };
 
-  /** Lists, and turns the difference to the cache into events. */
+  /** One page of the list: the first (no token) or the one `token` names. */
+  const listPage = (token: string | undefined) => client.request<ListResponse<T>>("GET", path, {
+    query: { ...selectors, ...(pageSize > 0 ? { limit: pageSize } : {}), ...(token ? { continue: token } : {}) }, timeoutMs: 120_000,
+  });
+
+  /**
+   * Lists page by page, storing each page's objects as it arrives, and turns the difference to the cache into
+   * events. Every page is of the same snapshot (the continue token carries the first page's resource version), so
+   * the watch resumes from the last page's version. A token the server no longer honours (410: its version was
+   * compacted while the pages were read) lists again from the first page; what was stored stays (each object of the
+   * new snapshot replaces it), and what the new snapshot lacks is deleted at its end.
+   */
   async function list(): Promise<void> {
-    const res = await client.request<ListResponse<T>>("GET", path, { query: selectors, timeoutMs: 120_000 });
     const seen = new Set<string>();
-    for (const item of res.items) {
-      // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
-      const o = keep(Object.assign(item, { apiVersion, kind: resource.kind }));
-      const key = keyOfObj(o);
-      seen.add(key);
-      const before = objects.get(key);
-      if (!before) store("add", o);
-      else if (before.metadata.resourceVersion !== o.metadata.resourceVersion) store("update", o);
+    let token: string | undefined;
+    let restarted = false;
+    for (;;) {
+      let res: ListResponse<T>;
+      try {
+        res = await listPage(token);
+      } catch (err) {
+        if (token === undefined || restarted || !isApiStatus(err, 410)) throw err;
+        restarted = true;
+        token = undefined;
+        // Only the new snapshot says what exists: an object of the first attempt's pages may be gone from it.
+        seen.clear();
+        continue;
+      }
+      for (const item of res.items) {
+        // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
+        const o = keep(Object.assign(item, { apiVersion, kind: resource.kind }));
+        const key = keyOfObj(o);
+        seen.add(key);
+        const before = objects.get(key);
+        if (!before) store("add", o);
+        else if (before.metadata.resourceVersion !== o.metadata.resourceVersion) store("update", o);
+      }
+      token = res.metadata?.continue || undefined;
+      if (token === undefined) {
+        for (const [key, o] of [...objects]) if (!seen.has(key)) store("delete", o);
+        resourceVersion = res.metadata?.resourceVersion;
+        return;
+      }
     }
-    for (const [key, o] of [...objects]) if (!seen.has(key)) store("delete", o);
-    resourceVersion = res.metadata?.resourceVersion;
   }
 
   /** Watches from `resourceVersion` until the server ends the watch; false when it answered 410 Gone. */

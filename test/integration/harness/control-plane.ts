@@ -29,6 +29,8 @@ export type ControlPlaneOptions = {
   startTimeoutMs?: number;
   /** Progress lines; default stderr. */
   log?: (line: string) => void;
+  /** More kube-apiserver flags, after the harness's own (e.g. `--watch-cache=false`, so every read goes to etcd). */
+  apiServerArgs?: readonly string[];
 };
 
 /** A running control plane. `stop()` is idempotent. */
@@ -37,6 +39,8 @@ export type ControlPlane = {
   binDir: string;
   dataDir: string;
   server: string;
+  /** etcd's client URL (plain HTTP on loopback): a test that needs etcd itself, e.g. to compact its history. */
+  etcdClientUrl: string;
   stop: () => Promise<void>;
 };
 
@@ -133,7 +137,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     });
     log(`etcd ready on 127.0.0.1:${ports.etcdClient} (${seconds(started)})`);
 
-    const apiArgs = buildApiServerArgs(join(dataDir, "apiserver"), certs, ports);
+    const apiArgs = [...buildApiServerArgs(join(dataDir, "apiserver"), certs, ports), ...(opts.apiServerArgs ?? [])];
     const apiserver = startComponent("kube-apiserver", bins.apiServer, apiArgs, dataDir, env);
     components.push(apiserver);
     await waitUntil(apiserver, deadline, async () => (await probe(`${server}/readyz`, tls)).status === 200);
@@ -149,7 +153,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       log(`kube-controller-manager ready (${seconds(started)})`);
     }
     log(`control plane up in ${seconds(started)}; kubeconfig ${kubeconfigPath}`);
-    return { kubeconfigPath, binDir, dataDir, server, stop };
+    return { kubeconfigPath, binDir, dataDir, server, etcdClientUrl: `http://127.0.0.1:${ports.etcdClient}`, stop };
   } catch (error) {
     // Keep the logs of a failed start where the message says they are.
     keepDataDir = true;
