@@ -4,7 +4,7 @@
 // RSS sampled at each size and 100 more Runs timed at each, which gives the curve of latency against Runs cached.
 // Last, 1,000 Runs created at once (as fast as the API server takes them) give the throughput.
 // Run with: node bench/controller-bench.ts [--rate 20] [--small 100] [--big 1000] [--mid 5000] [--cached 10000] [--burst 1000]
-//                                          [--workers 16] [--profile] [--keep] [--controller-node-args "..."] [--variant NAME]
+//                                          [--workers 4] [--profile] [--keep] [--controller-node-args "..."] [--variant NAME]
 //                                          [--compiled] (the compiled CLI the image ships, not the TypeScript sources)
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,7 +20,7 @@ const NS = "bench";
 
 const opts = {
   rate: numberFlag("rate", 20), small: numberFlag("small", 100), big: numberFlag("big", 1000), mid: numberFlag("mid", 5000),
-  cached: numberFlag("cached", 10_000), workers: numberFlag("workers", 16), burst: Number(flagValue("burst", "1000")), profile: process.argv.includes("--profile"),
+  cached: numberFlag("cached", 10_000), workers: numberFlag("workers", 4), burst: Number(flagValue("burst", "1000")), profile: process.argv.includes("--profile"),
   /** Extra node flags for the controller, e.g. `--max-old-space-size=128` (what V8 derives from a 512 MiB cgroup limit). */
   controllerNodeArgs: flagValue("controller-node-args", "").split(" ").filter(Boolean),
   compiled: process.argv.includes("--compiled"),

@@ -3,7 +3,7 @@
 // 20/s against one real API server), the sidecar against an OPA server deciding the same tool call, with both HTTP
 // floors. The peers are built from the Go module proxy at pinned versions (scripts/peers-bin); every comparison is
 // repeated (three times by default) with the contenders interleaved, and the tables give medians and ratios.
-// Run with: node bench/peers-bench.ts [--reps 3] [--count 200] [--rate 20] [--workers 16] [--seconds 8] [--rate-groups 50]
+// Run with: node bench/peers-bench.ts [--reps 3] [--count 200] [--rate 20] [--workers 4] [--seconds 8] [--rate-groups 50]
 //                                     [--only controller|sidecar] [--cpu N] [--client-cpu N] [--no-pin] [--profile] (our controller's CPU profile)
 //                                     [--default-heap] (the sidecar and the fastify floor at Node's defaults, not the sidecar container's NODE_OPTIONS)
 //                                     [--source] (our sidecar and controller from the TypeScript sources, not the compiled CLI the image ships)
@@ -21,7 +21,7 @@ import { hasTaskset } from "./sidecar-bench.ts";
 import { SIDECAR_NODE_OPTIONS } from "../src/sandbox/pod-settings.ts";
 
 const opts = {
-  reps: numberFlag("reps", 3), count: numberFlag("count", 200), rate: numberFlag("rate", 20), workers: numberFlag("workers", 16),
+  reps: numberFlag("reps", 3), count: numberFlag("count", 200), rate: numberFlag("rate", 20), workers: numberFlag("workers", 4),
   seconds: numberFlag("seconds", 8), groups: numberFlag("rate-groups", 50), only: flagValue("only", ""), profile: process.argv.includes("--profile"),
   defaultHeap: process.argv.includes("--default-heap"), source: process.argv.includes("--source"),
 };

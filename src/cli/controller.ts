@@ -17,13 +17,6 @@ import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import { parseWebhookOptions, WEBHOOK_HELP, WEBHOOK_OPTIONS } from "./webhook-options.ts";
 
-/**
- * Concurrent reconciles per controller by default. A Run's first pass is three dependent round trips to the API
- * server (the snapshot, ServiceAccount and NetworkPolicy; the pods and the rest; the status), so with four a
- * steady 20 Runs a second already queued behind the passes in flight (docs/benchmarks.md, "Run → first Pod").
- */
-export const DEFAULT_WORKERS = 16;
-
 /** `leviath controller --help`. */
 export const CONTROLLER_HELP = `Usage: leviath controller [options]
 
@@ -48,7 +41,7 @@ Options:
   --lease-duration SECONDS             how long a lease lasts without renewal (default 15)
   --renew-deadline SECONDS             the leader gives up after failing to renew for this long (default 10)
   --retry-period SECONDS               how often to acquire or renew (default 2)
-  --workers N                          concurrent reconciles per controller (default ${DEFAULT_WORKERS})
+  --workers N                          concurrent reconciles per controller (default 4)
   --sidecar-image IMAGE                image of the leviath sidecar container (default ${DEFAULT_POD_SETTINGS.sidecarImage})
   --runtime-image IMAGE                runtime image for Agents that name none (default: such Runs wait)
   --approval-ttl SECONDS               the controller deletes an Approval this long after its sidecar consumed it, or after
@@ -142,7 +135,7 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const level = parseLogLevel(v["log-level"]);
-  const workers = Number(v.workers ?? String(DEFAULT_WORKERS));
+  const workers = Number(v.workers ?? "4");
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`--workers: '${v.workers}' is not an integer from 1 to 64`);
   const lease = {
     leaseDurationMs: seconds("lease-duration", v["lease-duration"], 15),
