@@ -50,8 +50,8 @@ type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 
 /**
  * What a ConfigMap's data parses and digests to, kept per data object: the informer replaces a cached object
- * when it changes and never changes one in place, so a pass over a pinned Run no longer parses and hashes the
- * same texts again (both were most of a settled pass). Frozen, as every pass of the Run shares it.
+ * when it changes and never changes one in place, so the passes over a pinned Run parse and hash its texts once
+ * instead of on every pass. Frozen, as every pass of the Run shares it.
  */
 const readings = new WeakMap<Readonly<Record<string, string>>, { sha256: string; parsed: ReturnType<typeof parseSnapshotData> }>();
 
