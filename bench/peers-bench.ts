@@ -7,6 +7,7 @@
 //                                     [--only controller|sidecar] [--cpu N] [--client-cpu N] [--no-pin] [--profile] (our controller's CPU profile)
 //                                     [--default-heap] (the sidecar and the fastify floor at Node's defaults, not the sidecar container's NODE_OPTIONS)
 //                                     [--source] (our sidecar and controller from the TypeScript sources, not the compiled CLI the image ships)
+//                                     [--controller-node-args "..."] (node flags for our controller, e.g. the chart's heap flags)
 //        or: node bench/peers-bench.ts --report FILE [--before FILE]  (the tables of a kept record, with an earlier one's ratios beside them; builds and runs nothing)
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -24,6 +25,7 @@ const opts = {
   reps: numberFlag("reps", 3), count: numberFlag("count", 200), rate: numberFlag("rate", 20), workers: numberFlag("workers", 4),
   seconds: numberFlag("seconds", 8), groups: numberFlag("rate-groups", 50), only: flagValue("only", ""), profile: process.argv.includes("--profile"),
   defaultHeap: process.argv.includes("--default-heap"), source: process.argv.includes("--source"),
+  controllerNodeArgs: flagValue("controller-node-args", "").split(" ").filter(Boolean),
 };
 if (!["", "controller", "sidecar"].includes(opts.only)) {
   process.stderr.write(`peers: --only takes controller or sidecar, not '${opts.only}'\n`);

@@ -119,7 +119,7 @@ function startAgentSandbox(bin: string, kubeconfig: string, workers: number, log
 }
 
 /** Runs the controller comparison: `reps` repetitions of `count` objects each at `rate`/s. */
-export async function runControllerPeers(peers: PeerBinaries, opts: { reps: number; count: number; rate: number; workers: number; workDir: string; profile: boolean; source: boolean; log: (line: string) => void }): Promise<{ batches: ControllerBatch[]; memory: ControllerMemory[]; profileTop?: unknown }> {
+export async function runControllerPeers(peers: PeerBinaries, opts: { reps: number; count: number; rate: number; workers: number; workDir: string; profile: boolean; source: boolean; controllerNodeArgs: string[]; log: (line: string) => void }): Promise<{ batches: ControllerBatch[]; memory: ControllerMemory[]; profileTop?: unknown }> {
   const cluster = await startBenchCluster(NS, opts.log);
   const { kube } = cluster;
   const kubectl = findBinary("kubectl", cluster.cp.binDir)!;
@@ -131,7 +131,7 @@ export async function runControllerPeers(peers: PeerBinaries, opts: { reps: numb
   const profileDir = join(opts.workDir, "profile");
   // Ours as its image runs it (the compiled CLI), unless --source.
   const entry = opts.source ? {} : { entry: buildCompiledCli() };
-  const ours = await startControllerChild(cluster.cp.kubeconfigPath, { workers: opts.workers, logDir: opts.workDir, nodeArgs: opts.profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [], ...entry });
+  const ours = await startControllerChild(cluster.cp.kubeconfigPath, { workers: opts.workers, logDir: opts.workDir, nodeArgs: [...opts.controllerNodeArgs, ...(opts.profile ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [])], ...entry });
   const theirs = startAgentSandbox(peers.agentSandbox, cluster.cp.kubeconfigPath, opts.workers, join(opts.workDir, "agent-sandbox.log"));
   const shared = findChildPids();
   const pids: Record<string, number> = { leviath: ours.pid, "agent-sandbox": theirs.pid, "kube-apiserver": shared["kube-apiserver"]!, etcd: shared["etcd"]! };

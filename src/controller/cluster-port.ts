@@ -22,6 +22,12 @@ export interface ClusterWriter {
    * name is taken already, it is applied instead, so what holds the name is taken over or the error says why.
    */
   create(obj: KubeObject): Promise<void>;
+  /**
+   * Make the object exactly `obj`, whole: replaced (PUT) at `resourceVersion`, or, without one, created and, when
+   * the name is taken already, read and replaced at the version read. Unlike an apply, no field someone else set
+   * survives. A version gone stale is refused (409) and the pass retries.
+   */
+  replace(obj: KubeObject, resourceVersion: string | undefined): Promise<void>;
   /** Create; when the object already exists, read and return the existing one instead. */
   createOrGet(obj: KubeObject): Promise<KubeObject>;
   delete(obj: KubeObject): Promise<void>;

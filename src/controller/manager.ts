@@ -3,7 +3,7 @@ import { TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { createEventRecorder, type EventSink } from "../kube/event-recorder.ts";
 import { createInformer, type Informer } from "../kube/informer.ts";
-import { applyObject, applyStatus, createObject, deleteObject, getObject, getObjectMetadata, type KubeObject } from "../kube/objects.ts";
+import { applyObject, applyStatus, createObject, deleteObject, getObject, getObjectMetadata, replaceObject, type KubeObject } from "../kube/objects.ts";
 import { RESOURCES, resourceOf, type ResourceName } from "../kube/resources.ts";
 import { componentLogger, type Logger } from "../log/logger.ts";
 import type { ControllerMetrics, ControllerName } from "../metrics/controller-metrics.ts";
@@ -111,6 +111,19 @@ export function createManager(opts: ManagerOptions): Manager {
     },
     read: (res, ns, name) => getObject(opts.client, RESOURCES[res], ns, name),
     readMetadata: (res, ns, name) => getObjectMetadata(opts.client, RESOURCES[res], ns, name),
+    async replace(obj, resourceVersion) {
+      guard();
+      let version = resourceVersion;
+      if (version === undefined) {
+        opts.metrics.write("create", obj.kind);
+        if (await createObject(opts.client, obj)) return;
+        const existing = await getObject(opts.client, resourceOf(obj.apiVersion, obj.kind)!, obj.metadata.namespace, obj.metadata.name);
+        version = existing?.metadata.resourceVersion;
+        if (version === undefined) throw new Error(`${obj.kind} ${keyOf(obj)} exists and then does not: retry`);
+      }
+      opts.metrics.write("replace", obj.kind);
+      await replaceObject(opts.client, obj, version);
+    },
     async createOrGet(obj) {
       guard();
       opts.metrics.write("create", obj.kind);

@@ -29,6 +29,7 @@ function fakeCluster(phases: { open: string; closed: string }) {
     readMetadata: async () => undefined,
     applyStatus: async () => undefined,
     createOrGet: async (obj) => obj,
+    replace: async () => undefined,
     create: async () => undefined,
   };
   return { writer, objects, deleted };

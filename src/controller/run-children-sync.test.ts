@@ -23,6 +23,7 @@ function harness(cached: KubeObject[]) {
     apply: record("apply"), create: record("create"), delete: record("delete"),
     applyStatus: async () => undefined, read: async () => undefined, readMetadata: async () => undefined,
     createOrGet: async (obj) => obj,
+    replace: async (obj, version) => { writes.push(version === undefined ? `create NetworkPolicy/${obj.metadata.name}` : `replace ${obj.kind}/${obj.metadata.name}@${version}`); },
   };
   return { writes, sync: createChildWriter(cache, writer).syncChildren };
 }
@@ -36,20 +37,45 @@ const DESIRED = [
 ];
 
 describe("a Run's children", () => {
-  it("are created when the cache holds none of them (the NetworkPolicy applied), the pod after its prerequisites, the ConfigMap never here", async () => {
+  it("are created when the cache holds none of them, the pod after its prerequisites, the ConfigMap never here", async () => {
     const { writes, sync } = harness([]);
     await sync(REF, DESIRED, true);
-    expect(writes.slice(0, 2).sort()).toEqual(["apply NetworkPolicy/r1-isolate", "create ServiceAccount/r1-sidecar"]);
+    expect(writes.slice(0, 2).sort()).toEqual(["create NetworkPolicy/r1-isolate", "create ServiceAccount/r1-sidecar"]);
     expect(writes.slice(2).sort()).toEqual(["create Pod/r1-engine", "create Role/r1-sidecar"]);
     expect(writes.filter((w) => w.includes("ConfigMap"))).toEqual([]);
   });
 
   it("are applied when one in the cache drifted, and not written when it matches", async () => {
-    const weakened = child("NetworkPolicy", "r1-isolate", { spec: { podSelector: {}, policyTypes: ["Ingress"] } });
-    const { writes, sync } = harness([child("ServiceAccount", "r1-sidecar"), weakened, DESIRED[2]!, DESIRED[4]!]);
+    const widened = child("Role", "r1-sidecar", { rules: [{ verbs: ["get"], resources: ["runs"] }, { verbs: ["get"], resources: ["secrets"] }] });
+    const { writes, sync } = harness([child("ServiceAccount", "r1-sidecar"), DESIRED[1]!, widened, DESIRED[4]!]);
     // The pod in the cache has no spec-hash annotation, as the desired one has none: it is kept, not replaced.
     await sync(REF, DESIRED, true);
-    expect(writes).toEqual(["apply NetworkPolicy/r1-isolate"]);
+    expect(writes).toEqual(["apply Role/r1-sidecar"]);
+  });
+
+  it("replace the NetworkPolicy whole, at the cached version, when any field of its spec is not ours", async () => {
+    const np = (spec: Record<string, unknown>) => {
+      const obj = child("NetworkPolicy", "r1-isolate", { spec });
+      obj.metadata.resourceVersion = "41";
+      return obj;
+    };
+    const others = [child("ServiceAccount", "r1-sidecar"), DESIRED[2]!, DESIRED[4]!];
+    const drifts = {
+      "a policy type dropped": { podSelector: {}, policyTypes: ["Ingress"] },
+      // Fields we never set: an apply would keep them, and the first two let traffic through.
+      "an egress rule added": { podSelector: {}, policyTypes: ["Ingress", "Egress"], egress: [{}] },
+      "an ingress rule added": { podSelector: {}, policyTypes: ["Ingress", "Egress"], ingress: [{ from: [{ podSelector: {} }] }] },
+      "a selector key added": { podSelector: { matchLabels: { team: "x" } }, policyTypes: ["Ingress", "Egress"] },
+      "a selector expression added": { podSelector: { matchExpressions: [{ key: "a", operator: "Exists" }] }, policyTypes: ["Ingress", "Egress"] },
+    };
+    for (const [what, spec] of Object.entries(drifts)) {
+      const { writes, sync } = harness([...others, np(spec)]);
+      await sync(REF, DESIRED, true);
+      expect(writes, what).toEqual(["replace NetworkPolicy/r1-isolate@41"]);
+    }
+    const { writes, sync } = harness([...others, np({ podSelector: {}, policyTypes: ["Ingress", "Egress"] })]);
+    await sync(REF, DESIRED, true);
+    expect(writes, "a NetworkPolicy exactly as desired").toEqual([]);
   });
 
   it("write no pod before the start snapshot is accepted, and none when it is refused", async () => {

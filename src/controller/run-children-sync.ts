@@ -3,8 +3,9 @@
 // start snapshot accepted on the server (`pinned`). The Role, RoleBinding and claim go out beside the pods (the
 // kubelet waits for a claim; the sidecar retries its reads until its binding exists). Pods are created, never
 // applied: a pod's spec cannot change, so a new one is a delete and a create. The account, RBAC and claim are
-// created when the cache holds none of that name and applied when one drifted (CREATED_KINDS says why the
-// NetworkPolicy is not among them).
+// created when the cache holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
+// is kept exactly as desired (EXACT_KINDS): created, and replaced whole when its spec differs in any field.
+import { isDeepStrictEqual } from "node:util";
 import type { KubeObject } from "../kube/objects.ts";
 import { ANNOTATION, type RunRef } from "../sandbox/names.ts";
 import { isApplied } from "./applied.ts";
@@ -27,16 +28,36 @@ export const POD_PREREQUISITES: ReadonlySet<string> = new Set(["ServiceAccount",
  * object, and a new Run's children are all new). What a POST writes is owned by an `Update` entry of our field
  * manager, which a later apply does not clear: a field the applied object no longer sets stays. For these kinds
  * nothing that could stay narrows what protects the Run (their lists are atomic: a Role's rules, a binding's
- * subjects; their maps are labels and a claim's requests). The NetworkPolicy is always applied: a label key left
- * in its podSelector would select fewer pods, and a pod would run unisolated. Pods are created (never applied again).
+ * subjects; their maps are labels and a claim's requests). Pods are created (never applied again).
  */
 const CREATED_KINDS: ReadonlySet<string> = new Set(["ServiceAccount", "Role", "RoleBinding", "PersistentVolumeClaim"]);
+/**
+ * The children whose whole spec is ours: the NetworkPolicy that isolates the Run. Any field in it that we do not
+ * set widens or narrows the isolation: an `egress` or `ingress` rule a namespace editor adds lets traffic through,
+ * a key added to its podSelector leaves pods unselected, and an apply keeps both (they are someone else's fields).
+ * So its spec is compared whole, it is created with a POST (no apply on a first pod's path) and a drifted one is
+ * replaced with a PUT of the whole object, which leaves no field of anyone else's behind.
+ */
+const EXACT_KINDS: ReadonlySet<string> = new Set(["NetworkPolicy"]);
 /** How soon a pass looks again while a pod it replaces terminates. */
 const TERMINATING_RECHECK_MS = 1000;
 
 /** Whether this uid is the object's controller. */
 export function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
   return obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
+}
+
+/**
+ * Whether the live child is what we write: for EXACT_KINDS its spec is exactly ours (server defaults included: the
+ * NetworkPolicy we write sets every field the server would default), for the others every field we set has our
+ * value (isApplied); the metadata we set is compared as for any child.
+ */
+export function isInPlace(desired: KubeObject, live: KubeObject | undefined): boolean {
+  if (!EXACT_KINDS.has(desired.kind)) return isApplied(desired, live);
+  if (live === undefined || !isApplied(desired.metadata, live.metadata)) return false;
+  const { apiVersion, kind, metadata: _metadata, ...body } = desired;
+  const { apiVersion: _v, kind: _k, metadata: _m, status: _s, ...liveBody } = live as KubeObject & { status?: unknown };
+  return apiVersion === live.apiVersion && kind === live.kind && isDeepStrictEqual(body, liveBody);
 }
 
 /** Waits for every write, so none is still in flight when the pass ends, then throws the first failure. */
@@ -73,10 +94,15 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
   async function syncChildren(ref: RunRef, desired: KubeObject[], live: boolean, pinned: Promise<void> = Promise.resolve()): Promise<number | undefined> {
     const owned = cache.listOwnedBy(ref.uid);
     const cachedOf = (obj: KubeObject) => owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
-    const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && !isApplied(o, cachedOf(o)));
+    const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && !isInPlace(o, cachedOf(o)));
     // A child the cache does not hold is created when a later apply of it cannot leave a field behind that
-    // matters (CREATED_KINDS); one that drifted or changed is applied, taking its fields back.
-    const write = (obj: KubeObject) => (!cachedOf(obj) && CREATED_KINDS.has(obj.kind) ? writer.create(obj) : writer.apply(obj));
+    // matters (CREATED_KINDS); one that drifted or changed is applied, taking its fields back. The NetworkPolicy is
+    // created or replaced whole (EXACT_KINDS).
+    const write = (obj: KubeObject) => {
+      const cached = cachedOf(obj);
+      if (EXACT_KINDS.has(obj.kind)) return writer.replace(obj, cached?.metadata.resourceVersion);
+      return !cached && CREATED_KINDS.has(obj.kind) ? writer.create(obj) : writer.apply(obj);
+    };
     const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write)]);
     const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind)).map(write)));
     const pods = prerequisites.then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));

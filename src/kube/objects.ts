@@ -52,6 +52,17 @@ export async function createObject<T extends KubeObject>(client: KubeClient, obj
   }
 }
 
+/**
+ * Replace an object whole (PUT) at `resourceVersion`: afterwards it holds exactly `obj`, and no field anyone else
+ * set survives (an apply would keep those). A stale version is refused by the server with 409 Conflict.
+ */
+export async function replaceObject<T extends KubeObject>(client: KubeClient, obj: T, resourceVersion: string): Promise<T> {
+  return client.request<T>("PUT", buildPath(resourceFor(obj), obj.metadata.namespace, obj.metadata.name), {
+    query: { fieldManager: FIELD_MANAGER, fieldValidation: "Strict" },
+    body: { ...obj, metadata: { ...obj.metadata, resourceVersion } },
+  });
+}
+
 /** Read one object; `undefined` when it does not exist. */
 export async function getObject<T extends KubeObject>(client: KubeClient, res: Resource, namespace: string | undefined, name: string): Promise<T | undefined> {
   try {

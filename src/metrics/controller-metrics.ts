@@ -8,7 +8,7 @@ export type ControllerName = "agent" | "run" | "policy" | "approval";
 /** Reconcile outcomes, as controller-runtime labels them. */
 export type ReconcileOutcome = "success" | "error" | "requeue_after";
 /** Write verbs the controller makes, as a closed label set. */
-export type WriteVerb = "apply" | "apply_status" | "create" | "delete";
+export type WriteVerb = "apply" | "apply_status" | "create" | "replace" | "delete";
 
 /** The controller's Prometheus metrics, under controller-runtime's names where one exists. */
 export interface ControllerMetrics {

@@ -101,23 +101,31 @@ describe("a Run", () => {
     expect((await readCustom("runs", namespace, "digest-1")).status).toEqual(runBefore.status);
   });
 
-  it("creates the account and RBAC by POST, applies the NetworkPolicy, and takes back either when edited", async () => {
-    type Managed = { spec?: { policyTypes?: string[] }; rules?: { resources?: string[] }[]; metadata?: { managedFields?: { manager?: string; operation?: string }[] } };
+  it("creates the account, RBAC and NetworkPolicy by POST, and takes back every edit of the NetworkPolicy and the Role", async () => {
+    type Managed = {
+      spec?: { policyTypes?: string[]; egress?: unknown[]; ingress?: unknown[]; podSelector?: { matchLabels?: Record<string, string> } };
+      rules?: { resources?: string[] }[]; metadata?: { managedFields?: { manager?: string; operation?: string }[] };
+    };
     const read = async (apiVersion: string, kind: string, name: string) => (await testCluster().objects.read({ apiVersion, kind, metadata: { name, namespace } })) as Managed;
     const ours = (o: Managed) => o.metadata?.managedFields?.filter((m) => m.manager === "leviath-operator").map((m) => m.operation).sort();
-    // Created: the fields are the controller's by an Update (a POST). The NetworkPolicy is applied, so a field a
-    // later version stops setting is removed rather than left behind in its selector.
+    // Created: the fields are the controller's by an Update (a POST); none is applied.
     expect(ours(await read("rbac.authorization.k8s.io/v1", "Role", "digest-1-sidecar"))).toEqual(["Update"]);
     expect(ours(await read("v1", "ServiceAccount", "digest-1-sidecar"))).toEqual(["Update"]);
-    expect(ours(await read("networking.k8s.io/v1", "NetworkPolicy", "digest-1-isolate"))).toEqual(["Apply"]);
-    // A namespace editor lets egress out, and widens the sidecar's Role.
-    await kubectl(["patch", "networkpolicy", "digest-1-isolate", "-n", namespace, "--type=merge", "-p", JSON.stringify({ spec: { policyTypes: ["Ingress"] } })]);
+    const created = await read("networking.k8s.io/v1", "NetworkPolicy", "digest-1-isolate");
+    expect(ours(created)).toEqual(["Update"]);
+    // A namespace editor lets egress and ingress in, narrows the selector with a key of its own (fields the
+    // controller never sets, which an apply would keep), and widens the sidecar's Role.
+    const isolate = created.spec!;
+    await kubectl(["patch", "networkpolicy", "digest-1-isolate", "-n", namespace, "--type=merge", "-p", JSON.stringify({
+      spec: { egress: [{}], ingress: [{ from: [{ podSelector: {} }] }], podSelector: { matchLabels: { "editor/only": "yes" } } },
+    })]);
     await kubectl(["patch", "role", "digest-1-sidecar", "-n", namespace, "--type=json", "-p", JSON.stringify([{ op: "add", path: "/rules/-", value: { apiGroups: [""], resources: ["secrets"], verbs: ["get"] } }])]);
     const np = await waitFor(async () => {
       const now = await read("networking.k8s.io/v1", "NetworkPolicy", "digest-1-isolate");
-      return now.spec?.policyTypes?.includes("Egress") ? now : undefined;
-    }, { description: "the NetworkPolicy to deny egress again" });
-    expect(np.spec?.policyTypes).toEqual(["Ingress", "Egress"]);
+      return now.spec?.egress === undefined && now.spec?.ingress === undefined && !now.spec?.podSelector?.matchLabels?.["editor/only"] ? now : undefined;
+    }, { description: "the NetworkPolicy to be replaced with the controller's own" });
+    expect(np.spec).toEqual(isolate);
+    expect(ours(np)).toEqual(["Update"]);
     const role = await waitFor(async () => {
       const now = await read("rbac.authorization.k8s.io/v1", "Role", "digest-1-sidecar");
       return now.rules?.some((r) => r.resources?.includes("secrets")) ? undefined : now;
