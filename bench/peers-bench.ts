@@ -5,15 +5,16 @@
 // repeated (three times by default) with the contenders interleaved, and the tables give medians and ratios.
 // Run with: node bench/peers-bench.ts [--reps 3] [--count 200] [--rate 20] [--workers 4] [--seconds 8] [--rate-groups 50]
 //                                     [--only controller|sidecar] [--cpu N] [--client-cpu N] [--no-pin] [--profile] (our controller's CPU profile)
-//                                     [--default-heap] (the sidecar and the fastify floor at Node's defaults, not the sidecar container's NODE_OPTIONS)
+//                                     [--default-heap] (our sidecar, fastify floor and controller at Node's defaults, not the NODE_OPTIONS their containers get)
 //                                     [--source] (our sidecar and controller from the TypeScript sources, not the compiled CLI the image ships)
-//                                     [--controller-node-args "..."] (node flags for our controller, e.g. the chart's heap flags)
+//                                     [--controller-node-args "..."] (node flags for our controller instead of the chart's heap)
 //        or: node bench/peers-bench.ts --report FILE [--before FILE]  (the tables of a kept record, with an earlier one's ratios beside them; builds and runs nothing)
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { flagValue, numberFlag, SuiteRecord } from "./bench-results.ts";
+import { readChartControllerNodeArgs } from "./chart-heap.ts";
 import { buildPeers } from "./peers-bin.ts";
 import { runControllerPeers } from "./peers-controller.ts";
 import { formatControllerReport, formatSidecarReport, readPeersRecord } from "./peers-report.ts";
@@ -27,6 +28,8 @@ const opts = {
   defaultHeap: process.argv.includes("--default-heap"), source: process.argv.includes("--source"),
   controllerNodeArgs: flagValue("controller-node-args", "").split(" ").filter(Boolean),
 };
+// Our controller as the chart runs it (its NODE_OPTIONS and the old space its memory limit gives V8), unless told otherwise.
+if (!process.argv.includes("--controller-node-args") && !opts.defaultHeap) opts.controllerNodeArgs = readChartControllerNodeArgs();
 if (!["", "controller", "sidecar"].includes(opts.only)) {
   process.stderr.write(`peers: --only takes controller or sidecar, not '${opts.only}'\n`);
   process.exit(2);

@@ -20,6 +20,7 @@ export const PeersRecordSchema = z.object({
   options: z.object({
     reps: z.number().int().positive(), count: z.number().int().positive(), rate: z.number().positive(),
     source: z.boolean().default(false), defaultHeap: z.boolean().default(false), opaVersion: z.string(), agentSandboxVersion: z.string(), sidecarNodeOptions: z.string().optional(),
+    controllerNodeArgs: z.array(z.string()).optional(),
   }),
   controller: z.object({
     batches: z.array(z.object({
@@ -88,7 +89,8 @@ export function formatControllerReport(record: PeersRecord, before?: PeersRecord
   const now = controllerFigures(c);
   const then = before?.controller ? controllerFigures(before.controller) : undefined;
   const o = record.options;
-  let s = `\n### Controllers at ${o.rate}/s, ${o.count} objects a batch, median of ${o.reps} repetitions (leviath: Run; agent-sandbox ${o.agentSandboxVersion}: Sandbox)\n\n`;
+  const heap = o.controllerNodeArgs === undefined ? "" : o.controllerNodeArgs.length === 0 ? "; leviath at Node's default heap" : `; leviath with ${o.controllerNodeArgs.join(" ")}`;
+  let s = `\n### Controllers at ${o.rate}/s, ${o.count} objects a batch, median of ${o.reps} repetitions (leviath: Run; agent-sandbox ${o.agentSandboxVersion}: Sandbox)${heap}\n\n`;
   s += then ? "| | agent-sandbox | leviath | ratio | ratio before | goal |\n|---|---|---|---|---|---|\n" : "| | agent-sandbox | leviath | ratio | goal |\n|---|---|---|---|---|\n";
   const row = (name: string, key: keyof typeof now, fmt: (n: number) => string, goal = "") => {
     const [a, l] = now[key];

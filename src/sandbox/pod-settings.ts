@@ -33,12 +33,14 @@ export interface PodSettings {
 /**
  * V8's limits for the sidecar container (its `NODE_OPTIONS`): a small young generation and an old space well
  * under the pod limit make V8 collect before the cgroup would kill the process; the sidecar's own budgets
- * (pending calls, remembered answers, reads, command output) keep what is live below them. 2 MiB semi-spaces
- * halved the scavenges (a call allocates about 24 KiB) but raised the peak RSS by about 6 MiB, and one V8 worker
- * (`--v8-pool-size=1`) showed no gain on a loaded machine (docs/benchmarks.md, the sidecar's second pass), so
- * neither is used. Only flags Node accepts in `NODE_OPTIONS` can go here (it refuses to start otherwise; tested).
+ * (pending calls, remembered answers, reads, command output) keep what is live below them. One V8 worker thread
+ * (`--v8-pool-size=1`, Node's default is four): the container has one CPU, so the other three only time-slice
+ * with the thread they help; on a quiet machine, one core, 1,000 calls/s, the `http_post` p99.9 was 5.2 to 9.7 ms
+ * against 9.5 to 17 ms with four (docs/benchmarks.md, "Fourth pass"). 2 MiB semi-spaces halved the
+ * scavenges (a call allocates about 24 KiB) but raised the peak RSS by about 6 MiB, so they are not used. Only
+ * flags Node accepts in `NODE_OPTIONS` can go here (it refuses to start otherwise; tested).
  */
-export const SIDECAR_NODE_OPTIONS = "--max-old-space-size=128 --max-semi-space-size=1";
+export const SIDECAR_NODE_OPTIONS = "--max-old-space-size=128 --max-semi-space-size=1 --v8-pool-size=1";
 
 /**
  * The sidecar container's environment for memory. Besides the V8 flags, glibc's mmap threshold is held at its

@@ -18,6 +18,17 @@ describe("the sidecar container's memory environment", () => {
     expect(limit / 1024 / 1024).toBeLessThan(oldSpace + 32);
   });
 
+  it("runs one V8 worker thread, three fewer than Node's default", () => {
+    // Threads of an idle node: the main thread, V8's workers, and Node's own (inspector, signal watcher).
+    const threads = (env: Record<string, string>) => {
+      const r = spawnSync(process.execPath, ["-e", "process.stdout.write(/Threads:\\s+(\\d+)/.exec(require('node:fs').readFileSync('/proc/self/status', 'utf8'))[1])"], { env: { ...process.env, ...env }, encoding: "utf8" });
+      expect(r.stderr).toBe("");
+      return Number(r.stdout);
+    };
+    const { NODE_OPTIONS: _options, ...rest } = SIDECAR_MEMORY_ENV;
+    expect(threads(SIDECAR_MEMORY_ENV)).toBe(threads({ ...rest, NODE_OPTIONS: SIDECAR_NODE_OPTIONS.replace("--v8-pool-size=1", "") }) - 3);
+  });
+
   it("is refused by node when a flag is not allowed in NODE_OPTIONS (what the test above guards against)", () => {
     const r = spawnSync(process.execPath, ["-e", "0"], { env: { ...process.env, NODE_OPTIONS: `${SIDECAR_NODE_OPTIONS} --single-threaded-gc` }, encoding: "utf8" });
     expect(r.status).not.toBe(0);

@@ -12,7 +12,7 @@ import { helm, REPO_ROOT } from "../harness/index.ts";
 import { CHART, findManifest, parseManifests, renderChart, renderChartResult, type Manifest } from "./chart-harness.ts";
 
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
-type Container = { name: string; image: string; args: string[]; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; resources: { requests: Record<string, string> }; securityContext: Record<string, unknown> };
+type Container = { name: string; image: string; args: string[]; env?: { name: string; value?: string }[]; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; resources: { requests: Record<string, string> }; securityContext: Record<string, unknown> };
 type PodSpec = { containers: Container[]; securityContext: Record<string, unknown>; serviceAccountName: string };
 type Deployment = Manifest & { spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { spec: PodSpec } } };
 
@@ -50,6 +50,8 @@ describe("helm template with the default values", () => {
     expect(c.livenessProbe.httpGet.path).toBe("/healthz");
     expect(c.readinessProbe.httpGet.path).toBe("/readyz");
     expect(c.resources.requests).toEqual({ cpu: "100m", memory: "128Mi" });
+    // V8's young generation is set, not sized from the memory limit (which would give 1 MiB semi-spaces).
+    expect(c.env?.find((e) => e.name === "NODE_OPTIONS")?.value).toBe("--max-semi-space-size=4");
     expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ["ALL"] } });
     expect(deployment.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } });
 
@@ -217,6 +219,13 @@ describe("helm template with non-default values", () => {
     expect(c.args).toContain("--runtime-image=registry.internal/runtime:1");
   });
 
+  it("controller.nodeOptions empty sets no NODE_OPTIONS, and another value is passed as given", async () => {
+    const none = controller(parseManifests(await renderChart("leviath-operator", NS, ["--set", "controller.nodeOptions="])));
+    expect(none.env?.some((e) => e.name === "NODE_OPTIONS")).toBe(false);
+    const other = controller(parseManifests(await renderChart("leviath-operator", NS, ["--set", "controller.nodeOptions=--max-semi-space-size=8 --max-old-space-size=384"])));
+    expect(other.env?.find((e) => e.name === "NODE_OPTIONS")?.value).toBe("--max-semi-space-size=8 --max-old-space-size=384");
+  });
+
   it("one replica without leader election has no PodDisruptionBudget and no Lease role", async () => {
     const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "controller.replicas=1,controller.leaderElection.enabled=false"]));
     expect(ms.filter((m) => m.kind === "PodDisruptionBudget" || (m.kind === "Role" && m.metadata.name !== "leviath-operator-sidecar-metrics"))).toEqual([]);
@@ -229,6 +238,7 @@ describe("bad values fail at install with a message that names them", () => {
     ["zero replicas", ["--set", "controller.replicas=0"], ["/controller/replicas", "minimum"]],
     ["an unknown RBAC scope", ["--set", "rbac.scope=global"], ["/rbac/scope", "'namespaced', 'cluster'"]],
     ["a misspelt key", ["--set", "controller.replica=2"], ["/controller", "'replica' not allowed"]],
+    ["node options that are not flags", ["--set", "controller.nodeOptions=-r ./preload.js"], ["/controller/nodeOptions", "does not match pattern"]],
     ["a tag where a digest belongs", ["--set", "image.digest=latest"], ["/image/digest", "does not match pattern"]],
     ["a duration that is a number", ["--set", "metrics.serviceMonitor.interval=5"], ["/metrics/serviceMonitor/interval", "want string"]],
     ["an invalid namespace name", ["--set", "sandboxNamespace.name=Team_A"], ["/sandboxNamespace/name", "does not match pattern"]],
