@@ -91,6 +91,15 @@ export function createManager(opts: ManagerOptions): Manager {
   const guard = () => {
     if (!opts.isLeader()) throw new NotLeaderError("not the leader");
   };
+  /** Create `obj`; when its name is taken, read what holds it (counted as a create either way). */
+  const createOrRead = async (obj: KubeObject): Promise<{ created: true; object: KubeObject } | { created: false; existing: KubeObject }> => {
+    opts.metrics.write("create", obj.kind);
+    const created = await createObject(opts.client, obj);
+    if (created) return { created: true, object: created };
+    const existing = await getObject(opts.client, resourceOf(obj.apiVersion, obj.kind)!, obj.metadata.namespace, obj.metadata.name);
+    if (!existing) throw new Error(`${obj.kind} ${keyOf(obj)} exists and then does not: retry`);
+    return { created: false, existing };
+  };
   const writer: ClusterWriter = {
     async apply(obj) {
       guard();
@@ -115,24 +124,18 @@ export function createManager(opts: ManagerOptions): Manager {
       guard();
       let version = resourceVersion;
       if (version === undefined) {
-        opts.metrics.write("create", obj.kind);
-        if (await createObject(opts.client, obj)) return;
-        const existing = await getObject(opts.client, resourceOf(obj.apiVersion, obj.kind)!, obj.metadata.namespace, obj.metadata.name);
-        version = existing?.metadata.resourceVersion;
-        if (version === undefined) throw new Error(`${obj.kind} ${keyOf(obj)} exists and then does not: retry`);
+        const found = await createOrRead(obj);
+        if (found.created) return;
+        version = found.existing.metadata.resourceVersion;
+        if (version === undefined) throw new Error(`${obj.kind} ${keyOf(obj)} was read without a resourceVersion: retry`);
       }
       opts.metrics.write("replace", obj.kind);
       await replaceObject(opts.client, obj, version);
     },
     async createOrGet(obj) {
       guard();
-      opts.metrics.write("create", obj.kind);
-      const created = await createObject(opts.client, obj);
-      if (created) return created;
-      const res = resourceOf(obj.apiVersion, obj.kind)!;
-      const existing = await getObject(opts.client, res, obj.metadata.namespace, obj.metadata.name);
-      if (!existing) throw new Error(`${obj.kind} ${keyOf(obj)} exists and then does not: retry`);
-      return existing;
+      const found = await createOrRead(obj);
+      return found.created ? found.object : found.existing;
     },
     async delete(obj) {
       guard();

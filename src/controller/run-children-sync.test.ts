@@ -23,7 +23,7 @@ function harness(cached: KubeObject[]) {
     apply: record("apply"), create: record("create"), delete: record("delete"),
     applyStatus: async () => undefined, read: async () => undefined, readMetadata: async () => undefined,
     createOrGet: async (obj) => obj,
-    replace: async (obj, version) => { writes.push(version === undefined ? `create NetworkPolicy/${obj.metadata.name}` : `replace ${obj.kind}/${obj.metadata.name}@${version}`); },
+    replace: async (obj, version) => { writes.push(version === undefined ? `create ${obj.kind}/${obj.metadata.name}` : `replace ${obj.kind}/${obj.metadata.name}@${version}`); },
   };
   return { writes, sync: createChildWriter(cache, writer).syncChildren };
 }
