@@ -134,6 +134,26 @@ describe("a Run", () => {
     expect(ours(role)).toEqual(["Apply", "Update"]);
   });
 
+  it("takes over a NetworkPolicy a namespace editor put under the Run's name first, replacing it whole", async () => {
+    type Np = { spec?: Record<string, unknown> & { podSelector?: { matchLabels?: Record<string, string> } }; metadata?: { ownerReferences?: { uid?: string; controller?: boolean }[] } };
+    // Made before the Run exists: no owner, none of the controller's labels, and a rule that lets everything out.
+    await kubectl(["create", "-f", "-"], { input: JSON.stringify({
+      apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name: "squatted-isolate", namespace },
+      spec: { podSelector: { matchLabels: { "editor/only": "yes" } }, policyTypes: ["Ingress", "Egress"], egress: [{}] },
+    }) });
+    const run = await createRun(namespace, "squatted", { agentRef: { name: "notes" }, task: "digest docs/" });
+    const np = await waitFor(async () => {
+      const now = (await testCluster().objects.read({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name: "squatted-isolate", namespace } })) as Np;
+      return now.metadata?.ownerReferences?.some((r) => r.controller && r.uid === run.metadata?.uid) ? now : undefined;
+    }, { description: "the NetworkPolicy taken over by the Run" });
+    // Exactly the controller's own, as the first Run's was created: nothing of the editor's is left.
+    const created = (await testCluster().objects.read({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name: "digest-1-isolate", namespace } })) as Np;
+    const selector = Object.fromEntries(Object.entries(created.spec?.podSelector?.matchLabels ?? {}).map(([k, v]) => [k, v === "digest-1" ? "squatted" : v]));
+    expect(selector).toHaveProperty(["leviath.dev/run"], "squatted");
+    expect(np.spec).toEqual({ ...created.spec, podSelector: { matchLabels: selector } });
+    expect(np.spec?.["egress"]).toBeUndefined();
+  });
+
   it("logs every line of a reconcile with the object's key", () => {
     const reconcileLines = op.logs.filter((l) => l["controller"] === "run");
     expect(reconcileLines.length).toBeGreaterThan(0);
