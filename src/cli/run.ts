@@ -23,7 +23,8 @@ Run 'leviath <command> --help' for a command's options.
 type Command = { help: string; run: (argv: string[], io: CliIo) => number | Promise<number> };
 
 // Each command is imported only when it runs: the sidecar in its 256 Mi pod must not carry the controller, the
-// importer or the Kubernetes client it never uses (about 60 MiB resident, measured in docs/benchmarks.md).
+// importer or the Kubernetes client it never uses (about 60 MiB resident, measured in docs/benchmarks-history.md,
+// "Sidecar memory under hostile sequences").
 const COMMANDS: Record<string, () => Promise<Command>> = {
   validate: async () => import("./validate.ts").then((m) => ({ help: m.VALIDATE_HELP, run: m.runValidate })),
   paths: async () => import("./paths.ts").then((m) => ({ help: m.PATHS_HELP, run: m.runPaths })),

@@ -1,7 +1,7 @@
 // What the controller's informers keep of each kind: the fields the reconcilers and the status code read, and
 // nothing else. At 10,000 Runs most of the cache was pod specs that nothing reads (a pod is compared by its
 // spec-hash annotation, never by its spec) and copies of the same snapshot text in every Run's ConfigMap
-// (docs/benchmarks.md, "Controller memory: the profile and what changed"). A field a reconciler starts reading
+// (docs/benchmarks-history.md, "Controller memory: the profile and what changed"). A field a reconciler starts reading
 // must be kept here too; test/integration/controller/cached-fields.test.ts checks the cache against the server.
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/objects.ts";

@@ -2,7 +2,7 @@
 // every watch event (V8 shares only property names and values of a few characters), so 10,000 cached objects each
 // held their own "leviath.dev/v1alpha1", "leviath-operator", label values, condition reasons and messages, image
 // names and their owner's name and uid: at 1,101 Runs a heap snapshot found 6.5 of the 51 MiB in use to be such
-// copies (docs/benchmarks.md, "Controller memory at Node's default heap (issue 20, third pass)").
+// copies (docs/benchmarks-history.md, "Controller memory at Node's default heap (issue 20, third pass)").
 
 /** Longest string shared: longer values (start snapshots, specs) are rare and handled elsewhere (cached-fields.ts). */
 const SHARED_MAX_LENGTH = 256;

@@ -1,7 +1,7 @@
 // The controller's two small HTTP servers, on node:http and node:https: /metrics for Prometheus and the kubelet's
 // probes. Three GET routes need no framework, and fastify's module graph is about 7 MiB of every controller's
-// resident set (docs/benchmarks.md, "Controller memory"). The validating webhook, served only when configured,
-// keeps fastify.
+// resident set (docs/benchmarks-history.md, "Controller memory: the profile and what changed"). The validating
+// webhook, served only when configured, keeps fastify.
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { Server } from "node:net";

@@ -36,7 +36,7 @@ export interface PodSettings {
  * (pending calls, remembered answers, reads, command output) keep what is live below them. One V8 worker thread
  * (`--v8-pool-size=1`, Node's default is four): the container has one CPU, so the other three only time-slice
  * with the thread they help; on a quiet machine, one core, 1,000 calls/s, the `http_post` p99.9 was 5.2 to 9.7 ms
- * against 9.5 to 17 ms with four (docs/benchmarks.md, "Fourth pass"). 2 MiB semi-spaces halved the
+ * against 9.5 to 17 ms with four (docs/benchmarks-history.md, "Fourth pass"). 2 MiB semi-spaces halved the
  * scavenges (a call allocates about 24 KiB) but raised the peak RSS by about 6 MiB, so they are not used. Only
  * flags Node accepts in `NODE_OPTIONS` can go here (it refuses to start otherwise; tested).
  */

@@ -19,7 +19,7 @@ export const MAX_READ_FILES = 256;
 /**
  * What one `read_files` call may return in total, however many files it names: 8 MiB, half a `read_file`,
  * because its answer is built from one more copy (the files joined) and the sidecar lives in 256 Mi
- * (docs/benchmarks.md, `sidecar-memory`).
+ * (docs/benchmarks-history.md, `sidecar-memory`).
  */
 export const MAX_READ_FILES_TOTAL_BYTES = 8 * 1024 * 1024;
 

@@ -54,7 +54,7 @@ export function createLocalShell(opts: LocalShellOptions): ShellExecutor {
             capped = buildBodyCapMessage(LOCAL_SHELL_PEER, cap);
             killGroup();
             // Read no more: what is still in the pipes would be allocated as chunks only to be dropped, up to
-            // tens of MiB of garbage per command before V8 next collects (docs/benchmarks.md, `sidecar-memory`).
+            // tens of MiB of garbage per command before V8 next collects (docs/benchmarks-history.md, `sidecar-memory`).
             child.stdout.destroy();
             child.stderr.destroy();
             return;

@@ -55,7 +55,7 @@ export function buildShellResultText(r: ShellResult, timeoutSeconds: number): { 
 /**
  * The output all of the sidecar's running commands may hold together: 8 MiB. A command's
  * output is copied several times on its way out (chunks, text, the JSON answer, the socket), so the seed's 64 MiB
- * per command would pass the sidecar's 256 Mi pod limit on its own (docs/benchmarks.md, `sidecar-memory`).
+ * per command would pass the sidecar's 256 Mi pod limit on its own (docs/benchmarks-history.md, `sidecar-memory`).
  */
 export const MAX_SHELL_OUTPUT_BYTES = 8 * 1024 * 1024;
 
