@@ -97,7 +97,9 @@ Serving:
 In a cluster (--run-policy with --kubeconfig or KUBERNETES_SERVICE_HOST), prompts are answered with Approval
 resources; the stage, taint, decision counts, pending approvals and result are written to the Run's status
 (a result over 4096 bytes to the ConfigMap <run>-result); every audit record is also one JSON line on stdout
-under the key "leviath_audit" and is kept in the ConfigMaps <run>-audit-NNN until the Run is deleted.
+under the key "leviath_audit" and is kept in the ConfigMaps <run>-audit-NNN until the Run is deleted. A
+restart continues those ConfigMaps after the last one and keeps the stored result (it exits 1 when it cannot
+read them).
 '~' in read-path entries is LEVIATH_HOME when set (even to an empty string), else your home directory.
 The audit directory and the token files must be outside the workdir and every granted read path (refused
 at start otherwise). Prints the address it listens on and the token files' paths; exits 0 on SIGTERM or
