@@ -8,6 +8,8 @@
 //   fail, exit      exit with `exitCode` at once (when not 0, saying why in the termination message)
 //   (flow) holdTool a call of that tool before submit_output, which waits for a person (an Approval)
 //   wait            a call that asks for a person nobody sends, waited on until the Run's deadline stops it
+//   restart         a refused read and submit_output, then it waits for the sidecar's next start (a new runtime
+//                   token: the test kills the sidecar), reads /v1/status from it, makes one more refused read; exit 0
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 
@@ -84,6 +86,20 @@ if (e2e.scenario === "wait") {
   await call("wait", "wait-1", e2e.tool ?? "shell", { command: "true" });
   emit("done", 1, { unexpected: "the prompt was answered" });
   process.exit(1);
+}
+
+if (e2e.scenario === "restart") {
+  await call("read-refused", "rd-1", "read_file", { path: "/etc/shadow" });
+  await call("submit-output", "out-1", "submit_output", { output: "# answer\nkept across a restart\n" });
+  emit("waiting-for-restart", 0, {});
+  // The sidecar writes a new token at each start, before it listens.
+  while ((readOrNull(tokenFile) ?? "").trim() === token) await new Promise((resolve) => setTimeout(resolve, 500));
+  emit("healthz-again", ...Object.values(await waitForSidecar()));
+  token = readFileSync(tokenFile, "utf8").trim();
+  emit("state", ...Object.values(await request("GET", "/v1/status")));
+  await call("read-refused-again", "rd-2", "read_file", { path: "/etc/gshadow" });
+  emit("done", 0, {});
+  process.exit(0);
 }
 
 const grantedPath = e2e.grantedPath ?? "/data/team-notes/notes.md";

@@ -45,6 +45,11 @@ export const APPROVAL_ANNOTATION = {
 } as const;
 /** Field manager (and `managed-by` label value) of what the sidecar writes: its part of the Run status, result and audit objects. */
 export const SIDECAR_FIELD_MANAGER = "leviath-sidecar";
+/**
+ * Field manager of the one Run status field the sidecar writes on its own, `result`: applied before the runtime
+ * hears that a `submit_output` was accepted, and never part of the periodic status write, so no restart can drop it.
+ */
+export const SIDECAR_RESULT_FIELD_MANAGER = "leviath-sidecar-result";
 
 /** Annotations a person sets on a Run (admission decides who may: the chart's `<release>-resume` policy). */
 export const RUN_ANNOTATION = {

@@ -97,7 +97,9 @@ Serving:
 In a cluster (--run-policy with --kubeconfig or KUBERNETES_SERVICE_HOST), prompts are answered with Approval
 resources; the stage, taint, decision counts, pending approvals and result are written to the Run's status
 (a result over 4096 bytes to the ConfigMap <run>-result); every audit record is also one JSON line on stdout
-under the key "leviath_audit" and is kept in the ConfigMaps <run>-audit-NNN until the Run is deleted.
+under the key "leviath_audit" and is kept in the ConfigMaps <run>-audit-NNN until the Run is deleted. A
+restart continues those ConfigMaps after the last one and keeps the stored result (it exits 1 when it cannot
+read them).
 '~' in read-path entries is LEVIATH_HOME when set (even to an empty string), else your home directory.
 The audit directory and the token files must be outside the workdir and every granted read path (refused
 at start otherwise). Prints the address it listens on and the token files' paths; exits 0 on SIGTERM or
@@ -180,15 +182,30 @@ function policySources(v: Values, io: CliIo, namespace: string, cluster: boolean
 /** How often the audit ConfigMaps are brought up to date while the sidecar runs. */
 const AUDIT_FLUSH_MS = 1000;
 
-/** The cluster side of the sidecar's records: audit lines to stdout and the audit ConfigMaps, the result sink. */
-function clusterRecords(client: KubeClient, namespace: string, run: string, io: CliIo): { chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result"> } {
+/**
+ * The cluster side of the sidecar's records: audit lines to stdout and the audit ConfigMaps, the result sink. A
+ * restart carries on from what earlier starts stored (the audit sequence after its last chunk, the result); a
+ * start that cannot read it fails rather than write over it.
+ */
+async function clusterRecords(client: KubeClient, namespace: string, run: string, io: CliIo): Promise<{ chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result"> }> {
   const records = createClusterRecords({ client, namespace, run });
+  const stored = await records.readStored();
   const chunks = new AuditChunks((index, text) => records.writeAuditChunk(index, text));
+  if (stored.lastChunk !== undefined) chunks.resume(stored.lastChunk.index, stored.lastChunk.text);
+  // Owned by the result's own field manager from now on, whoever wrote it before.
+  if (stored.result !== undefined) await records.writeResultReference(stored.result);
   const stdout = (line: string): boolean => {
     io.stdout(line);
     return true;
   };
-  return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result: createResultSink(buildChildNames(run).result, records.writeResult) } };
+  const result = createResultSink(buildChildNames(run).result, { external: records.writeResult, reference: records.writeResultReference }, stored.result);
+  return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result } };
+}
+
+/** The cluster records (none standalone), or why what an earlier start stored could not be read. */
+function openClusterRecords(client: KubeClient | undefined, namespace: string, run: string, io: CliIo): Promise<Awaited<ReturnType<typeof clusterRecords>> | Error | undefined> {
+  if (client === undefined) return Promise.resolve(undefined);
+  return clusterRecords(client, namespace, run, io).catch((err: unknown) => new Error(`cannot read the records an earlier start of this Run's sidecar stored: ${(err as Error).message}`));
 }
 
 function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger; resumable: Resumable | undefined; startApprovalWatcher: typeof startApprovalWatcher }): () => Promise<void> {
@@ -344,7 +361,11 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const shell = shellFactory(v, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
-  const records = client !== undefined ? clusterRecords(client, namespace, run, io) : undefined;
+  const records = await openClusterRecords(client, namespace, run, io);
+  if (records instanceof Error) {
+    io.stderr(`leviath sidecar: ${records.message}\n`);
+    return EXIT.refused;
+  }
   const started = await startSidecarServer({
     ...records?.options,
     source, workdir, home: homeOf(io), mode: parseMode(v.mode), runName: run, listen, metricsListen, metricsTokenSha256,

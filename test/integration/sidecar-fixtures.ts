@@ -3,9 +3,10 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
+import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
 import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
 import { startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
-import { testCluster, waitFor } from "./harness/index.ts";
+import { kubectl, testCluster, waitFor } from "./harness/index.ts";
 
 /** One container stage; shell allowed by permission, so the taint gate is what asks. */
 export const SIDECAR_RUN_POLICY = RunPolicySchema.parse({
@@ -17,6 +18,18 @@ export const SIDECAR_RUN_POLICY = RunPolicySchema.parse({
   readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
   taint: { tracking: true, allowlist: [], rules: [], toolOverrides: {} },
   limits: { interactionTimeoutSeconds: 3600, shellTimeoutSeconds: 10 },
+});
+
+/** A stage of kind `none` (no sandbox pod), unattended: submit_output allowed, send_email denied by the ceiling. */
+export const RECORDS_RUN_POLICY = RunPolicySchema.parse({
+  agent: { key: "x/agent", name: "agent" },
+  stages: [{ name: "main", sandbox: { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" } }],
+  entryStage: "main",
+  launch: { mode: "unattended", allow: [] },
+  toolPermissions: { blueprint: {}, ceiling: { submit_output: "allow", send_email: "deny" }, allowBlueprintPermissions: false },
+  readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
+  taint: { tracking: false, allowlist: [], rules: [], toolOverrides: {} },
+  limits: { interactionTimeoutSeconds: 60, shellTimeoutSeconds: 10 },
 });
 
 /** Create the Run's sandbox pod as the plan names it; returns its name. */
@@ -61,4 +74,27 @@ export async function startClusterSidecar(root: string, run: string, namespace: 
   const auditDir = join(root, "audit");
   const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", run, "--namespace", namespace, "--kubeconfig", kubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir, ...extraArgs], { env });
   return { sc, auditDir };
+}
+
+/**
+ * Creates Run `run` (agent `agent`) and its sidecar's identity exactly as the controller builds it (ServiceAccount,
+ * Role with no exec targets, RoleBinding), and writes `<root>/kubeconfig` authenticating as that ServiceAccount (a
+ * TokenRequest token), nothing else; returns the kubeconfig's path.
+ */
+export async function createRunWithSidecarIdentity(namespace: string, run: string, root: string): Promise<string> {
+  const { custom, kc } = testCluster();
+  const created = (await custom.createNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: run }, spec: { agentRef: { name: "agent" } } } })) as { metadata: { uid: string } };
+  const ref = { name: run, namespace, uid: created.metadata.uid };
+  const identity = [buildServiceAccount(ref, "agent"), buildRole(ref, "agent", []), buildRoleBinding(ref, "agent")];
+  await kubectl(["apply", "-f", "-"], { input: identity.map((o) => JSON.stringify(o)).join("\n") });
+  const token = (await kubectl(["create", "token", `${run}-sidecar`, "--namespace", namespace, "--duration=1h"])).stdout.trim();
+  const cluster = kc.getCurrentCluster()!;
+  const kubeconfig = join(root, "kubeconfig");
+  writeFileSync(kubeconfig, JSON.stringify({
+    apiVersion: "v1", kind: "Config", "current-context": "sa",
+    clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": cluster.caData } }],
+    users: [{ name: "sa", user: { token } }],
+    contexts: [{ name: "sa", context: { cluster: "c", user: "sa", namespace } }],
+  }), { mode: 0o600 });
+  return kubeconfig;
 }

@@ -7,11 +7,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunPolicySchema } from "../../src/api/run-policy.ts";
 import { MAX_RESULT_BYTES } from "../../src/api/status.ts";
-import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
 import { callTool, makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
+import { createRunWithSidecarIdentity, RECORDS_RUN_POLICY } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "records-run";
@@ -19,40 +18,16 @@ let namespace = "";
 let sc: SidecarProcess;
 let kubeconfig = "";
 
-const policy = RunPolicySchema.parse({
-  agent: { key: "x/agent", name: "agent" },
-  stages: [{ name: "main", sandbox: { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" } }],
-  entryStage: "main",
-  launch: { mode: "unattended", allow: [] },
-  toolPermissions: { blueprint: {}, ceiling: { submit_output: "allow", send_email: "deny" }, allowBlueprintPermissions: false },
-  readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
-  taint: { tracking: false, allowlist: [], rules: [], toolOverrides: {} },
-  limits: { interactionTimeoutSeconds: 60, shellTimeoutSeconds: 10 },
-});
-
 const readRun = async () => (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", name: RUN })) as { status?: { result?: Record<string, unknown> } };
 
 beforeAll(async () => {
   await installCrds("crds/");
   namespace = await createRestrictedNamespace("records");
-  const { custom, kc } = testCluster();
-  const run = (await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN }, spec: { agentRef: { name: "agent" } } } })) as { metadata: { uid: string } };
-  const ref = { name: RUN, namespace, uid: run.metadata.uid };
-  const identity = [buildServiceAccount(ref, "agent"), buildRole(ref, "agent", []), buildRoleBinding(ref, "agent")];
-  await kubectl(["apply", "-f", "-"], { input: identity.map((o) => JSON.stringify(o)).join("\n") });
-  await kubectl(["create", "configmap", "someone-elses", "-n", namespace, "--from-literal=secret=value"]);
-  const token = (await kubectl(["create", "token", `${RUN}-sidecar`, "--namespace", namespace, "--duration=1h"])).stdout.trim();
   const root = makeTempDir("leviath-sidecar-records-");
-  const cluster = kc.getCurrentCluster()!;
-  kubeconfig = join(root, "kubeconfig");
-  writeFileSync(kubeconfig, JSON.stringify({
-    apiVersion: "v1", kind: "Config", "current-context": "sa",
-    clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": cluster.caData } }],
-    users: [{ name: "sa", user: { token } }],
-    contexts: [{ name: "sa", context: { cluster: "c", user: "sa", namespace } }],
-  }), { mode: 0o600 });
+  kubeconfig = await createRunWithSidecarIdentity(namespace, RUN, root);
+  await kubectl(["create", "configmap", "someone-elses", "-n", namespace, "--from-literal=secret=value"]);
   mkdirSync(join(root, "work"));
-  writeFileSync(join(root, "run-policy.json"), JSON.stringify(policy));
+  writeFileSync(join(root, "run-policy.json"), JSON.stringify(RECORDS_RUN_POLICY));
   sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", kubeconfig, "--workdir", join(root, "work"), "--audit-dir", join(root, "audit")]);
 }, 120_000);
 

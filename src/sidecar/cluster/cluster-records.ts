@@ -1,11 +1,15 @@
-// What the sidecar keeps in the cluster beyond the Run's status: its result ConfigMap and its audit ConfigMaps,
+// What the sidecar keeps in the cluster beyond its periodic part of the Run's status: its result (the reference in
+// `status.result` under its own field manager, a larger output in the result ConfigMap) and its audit ConfigMaps,
 // owned by the Run (garbage-collected with it) and labelled `managed-by: leviath-sidecar`, so the controller,
 // which prunes the children it manages, never takes them for its own. Written by server-side apply (create or
-// replace in one request); the per-Run Role lets the sidecar read or change these names only.
-import { API_VERSION, KIND, LABEL, SIDECAR_FIELD_MANAGER } from "../../api/constants.ts";
+// replace in one request); the per-Run Role lets the sidecar read or change these names only. A restarted
+// sidecar reads them first (`readStored`) and carries on from them.
+import { API_VERSION, KIND, LABEL, SIDECAR_FIELD_MANAGER, SIDECAR_RESULT_FIELD_MANAGER } from "../../api/constants.ts";
+import { RunResultSchema, type RunResult } from "../../api/status.ts";
 import type { KubeClient } from "../../kube/client.ts";
+import { isApiStatus } from "../../kube/errors.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
-import { buildAuditChunkName, buildChildNames, buildLabelValue, COMPONENT } from "../../sandbox/names.ts";
+import { buildAuditChunkName, buildChildNames, buildLabelValue, COMPONENT, MAX_AUDIT_CHUNKS } from "../../sandbox/names.ts";
 import { AUDIT_CHUNK_KEY } from "../storage/audit-chunks.ts";
 import { RESULT_KEY } from "../core/run-result.ts";
 
@@ -16,14 +20,29 @@ export interface RunLocation {
   readonly run: string;
 }
 
-/** Writes the sidecar's ConfigMaps of one Run; the Run's uid (for the owner reference) is read once. */
-export function createClusterRecords(at: RunLocation): { writeAuditChunk(index: number, text: string): Promise<void>; writeResult(text: string): Promise<void> } {
+/** What earlier starts of this Run's sidecar stored: the last audit chunk (index and text) and the result. */
+export interface StoredRecords {
+  readonly lastChunk?: { readonly index: number; readonly text: string };
+  readonly result?: RunResult;
+}
+
+/** The sidecar's records of one Run in the cluster. */
+export interface ClusterRecords {
+  readStored(): Promise<StoredRecords>;
+  writeAuditChunk(index: number, text: string): Promise<void>;
+  writeResult(text: string): Promise<void>;
+  /** Applies `status.result` alone, under {@link SIDECAR_RESULT_FIELD_MANAGER}. */
+  writeResultReference(result: RunResult): Promise<void>;
+}
+
+type ConfigMap = { metadata?: { ownerReferences?: { uid?: string }[] }; data?: Record<string, string> };
+type RunObject = { metadata?: { uid?: string }; status?: { result?: unknown } };
+
+/** Writes and reads back the sidecar's records of one Run; the Run's uid (for the owner reference) is read once. */
+export function createClusterRecords(at: RunLocation): ClusterRecords {
   let uid: Promise<string> | undefined;
   const runUid = (): Promise<string> => {
-    uid ??= at.client.request<{ metadata?: { uid?: string } }>("GET", buildPath(RESOURCES.run, at.namespace, at.run)).then((r) => {
-      if (!r.metadata?.uid) throw new Error(`Run '${at.run}' has no uid`);
-      return r.metadata.uid;
-    });
+    uid ??= readRun(at).then((r) => r.uid);
     // A failed read is tried again next time.
     uid.catch(() => {
       uid = undefined;
@@ -48,7 +67,49 @@ export function createClusterRecords(at: RunLocation): { writeAuditChunk(index: 
     });
   };
   return {
+    async readStored() {
+      const run = await readRun(at);
+      uid ??= Promise.resolve(run.uid);
+      const lastChunk = await readLastChunk(at, run.uid);
+      return { ...(lastChunk === undefined ? {} : { lastChunk }), ...(run.result === undefined ? {} : { result: run.result }) };
+    },
     writeAuditChunk: (index, text) => apply(buildAuditChunkName(at.run, index), COMPONENT.audit, { [AUDIT_CHUNK_KEY]: text }),
     writeResult: (text) => apply(buildChildNames(at.run).result, COMPONENT.result, { [RESULT_KEY]: text }),
+    async writeResultReference(result) {
+      const body = { apiVersion: API_VERSION, kind: KIND.run, metadata: { name: at.run, namespace: at.namespace }, status: { result } };
+      await at.client.request("PATCH", buildPath(RESOURCES.run, at.namespace, at.run, "status"), {
+        query: { fieldManager: SIDECAR_RESULT_FIELD_MANAGER, force: true, fieldValidation: "Strict" },
+        body,
+        contentType: "application/apply-patch+yaml",
+      });
+    },
   };
+}
+
+/** The Run's uid and its stored result (checked against the schema: a result that does not parse fails the start). */
+async function readRun(at: RunLocation): Promise<{ uid: string; result: RunResult | undefined }> {
+  const r = await at.client.request<RunObject>("GET", buildPath(RESOURCES.run, at.namespace, at.run));
+  if (!r.metadata?.uid) throw new Error(`Run '${at.run}' has no uid`);
+  if (r.status?.result === undefined) return { uid: r.metadata.uid, result: undefined };
+  const parsed = RunResultSchema.safeParse(r.status.result);
+  if (!parsed.success) throw new Error(`Run '${at.run}': status.result is not a result: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  return { uid: r.metadata.uid, result: parsed.data };
+}
+
+/**
+ * The highest-numbered audit ConfigMap this Run owns (by uid: one planted under the name before the Run existed
+ * is not its audit and is written over), read from the top so a chunk missing in the middle never lets the
+ * sequence write over a later one. Any error but 404 fails the start: the sidecar never writes over what it could
+ * not read.
+ */
+async function readLastChunk(at: RunLocation, uid: string): Promise<StoredRecords["lastChunk"]> {
+  for (let index = MAX_AUDIT_CHUNKS - 1; index >= 0; index--) {
+    const name = buildAuditChunkName(at.run, index);
+    const cm = await at.client.request<ConfigMap>("GET", buildPath(RESOURCES.configMap, at.namespace, name)).catch((err: unknown) => {
+      if (isApiStatus(err, 404)) return undefined;
+      throw new Error(`reading the audit ConfigMap '${name}' failed: ${(err as Error).message}`);
+    });
+    if (cm?.metadata?.ownerReferences?.some((o) => o.uid === uid)) return { index, text: cm.data?.[AUDIT_CHUNK_KEY] ?? "" };
+  }
+  return undefined;
 }

@@ -1,6 +1,8 @@
 // In a cluster, the sidecar owns part of its Run's status (field manager `leviath-sidecar`): the stage, the
-// taint, the decision counts by source, the pending approvals (at most 32), the result reference and its MCP servers. Written by server-side apply
-// on the status subresource, only when it changed.
+// taint, the decision counts by source, the pending approvals (at most 32) and its MCP servers. Written by
+// server-side apply on the status subresource, only when it changed. Never the result: that is applied once per
+// accepted submit_output under its own field manager (cluster-records.ts), so this write, which a restarted sidecar
+// starts from nothing, cannot drop it.
 import { API_VERSION, KIND, SIDECAR_FIELD_MANAGER } from "../../api/constants.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
@@ -16,7 +18,6 @@ export function buildRunStatusPatch(snap: RunStatusSnapshot): Record<string, unk
     pendingApprovals: snap.pendingApprovals.map((a) => ({
       id: a.id, kind: a.kind, tool: a.tool, stage: a.stage, prompt: a.prompt.slice(0, 4096), raisedAt: a.raisedAt,
     })),
-    ...(snap.result !== undefined ? { result: snap.result } : {}),
     ...(snap.mcpServers !== undefined ? { mcpServers: snap.mcpServers.map((m) => ({ name: m.name, offered: m.offered, tools: m.tools, ...(m.message === undefined ? {} : { message: m.message.slice(0, 1024) }) })) } : {}),
   };
 }

@@ -25,12 +25,33 @@ describe("the Run's result", () => {
   });
 
   it("stores nothing when the ConfigMap write fails", async () => {
-    const sink = createResultSink("r-result", async () => {
-      throw new Error("forbidden");
+    const sink = createResultSink("r-result", {
+      external: async () => {
+        throw new Error("forbidden");
+      },
     });
     expect(await sink.store({ output: "x".repeat(MAX_INLINE_RESULT_BYTES + 1), callId: "c", stage: "s" })).toEqual({ ok: false, message: "forbidden" });
     expect(sink.current()).toBeUndefined();
     expect(await sink.store({ output: "ok", callId: "c2", stage: "s" })).toEqual({ ok: true });
     expect(sink.current()).toMatchObject({ inline: "ok", callId: "c2" });
+  });
+
+  it("counts a result as stored only once its reference is written, whatever its size, and starts from what was stored", async () => {
+    const written: unknown[] = [];
+    let failing = false;
+    const stored = { inline: "earlier", bytes: 7, callId: "c0", stage: "s" };
+    const sink = createResultSink("r-result", {
+      external: async (text) => void written.push(text.length),
+      reference: async (r) => {
+        if (failing) throw new Error("API server unavailable");
+        written.push(r);
+      },
+    }, stored);
+    expect(sink.current()).toEqual(stored);
+    expect(await sink.store({ output: "ok", callId: "c1", stage: "s" })).toEqual({ ok: true });
+    expect(written).toEqual([expect.objectContaining({ inline: "ok", callId: "c1" })]);
+    failing = true;
+    expect(await sink.store({ output: "x".repeat(MAX_INLINE_RESULT_BYTES + 1), callId: "c2", stage: "s" })).toEqual({ ok: false, message: "API server unavailable" });
+    expect(sink.current()).toMatchObject({ inline: "ok", callId: "c1" });
   });
 });

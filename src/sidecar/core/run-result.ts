@@ -1,7 +1,8 @@
 // The Run's result: what `submit_output` hands over once every check allowed it. Small outputs go inline in the
 // Run's status, larger ones to a ConfigMap owned by the Run, and beyond a hard bound the call is refused (upstream
 // cuts the answer at 256 KiB and flags it `truncated`; a cut answer is a different answer, so we refuse instead).
-// A refused or failed submit_output stores nothing: the result is kept only after it is stored.
+// A refused or failed submit_output stores nothing: the result is kept only after it is stored (in a cluster, in
+// the Run's status, before the runtime is told the call was accepted).
 import { createHash } from "node:crypto";
 import { MAX_INLINE_RESULT_BYTES, MAX_RESULT_BYTES, type RunResult } from "../../api/status.ts";
 
@@ -56,21 +57,33 @@ export interface ResultSink {
   current(): RunResult | undefined;
 }
 
-/** A sink that keeps the result in memory and hands larger ones to `writeExternal` (a ConfigMap, a file). */
-export function createResultSink(configMapName: string, writeExternal: (text: string) => Promise<void>): ResultSink {
-  let stored: RunResult | undefined;
+/** Where a sink writes: a larger output's text, and (in a cluster) the reference that makes the result durable. */
+export interface ResultWriters {
+  /** Writes an output over the inline bound (a ConfigMap, a file). */
+  readonly external: (text: string) => Promise<void>;
+  /** Stores the reference where a restart finds it (the Run's status); without it, memory is the record. */
+  readonly reference?: (result: RunResult) => Promise<void>;
+}
+
+/**
+ * A sink that writes a result (the text if large, then its reference) before it counts as stored, so the runtime
+ * hears `run` only for an answer that survives the sidecar; `stored` is what an earlier start stored.
+ */
+export function createResultSink(configMapName: string, writers: ResultWriters, stored?: RunResult): ResultSink {
+  let current = stored;
   return {
     async store(input) {
       const plan = planResult(input, configMapName);
       try {
-        if (plan.external !== undefined) await writeExternal(plan.external);
+        if (plan.external !== undefined) await writers.external(plan.external);
+        await writers.reference?.(plan.status);
       } catch (err) {
         return { ok: false, message: (err as Error).message };
       }
       // The last allowed submit_output is the result, as upstream keeps one answer per run.
-      stored = plan.status;
+      current = plan.status;
       return { ok: true };
     },
-    current: () => stored,
+    current: () => current,
   };
 }

@@ -130,8 +130,10 @@ describe("ToolCallService records", () => {
 // Only an allowed submit_output becomes the Run's result: refused by permission, denied by the person asked, or
 // failing to be stored, nothing is kept and the runtime is never told `run`.
 function withResult(submit: "allow" | "ask" | "deny", failWrites = false) {
-  const result = createResultSink("app-result", async () => {
-    if (failWrites) throw new Error("forbidden");
+  const result = createResultSink("app-result", {
+    external: async () => {
+      if (failWrites) throw new Error("forbidden");
+    },
   });
   return setup(100, undefined, { ceiling: { submit_output: submit }, result });
 }

@@ -45,4 +45,25 @@ describe("AuditChunks", () => {
     await chunks.flush();
     expect(r.writes).toEqual([[0, "one\ntwo\n"]]);
   });
+
+  it("continues after the last chunk an earlier start stored, extending it and never writing an earlier one", async () => {
+    const r = recorder();
+    const chunks = new AuditChunks(r.write, 10, 4);
+    chunks.resume(1, "aaaa\n");
+    expect(chunks.pending).toBe(false);
+    expect(chunks.accept("bbbb\n")).toBe(true);
+    expect(chunks.accept("cc\n")).toBe(true);
+    await chunks.flush();
+    expect(r.writes).toEqual([[1, "aaaa\nbbbb\n"], [2, "cc\n"]]);
+  });
+
+  it("opens the next chunk after a full one, and refuses once the full one was the last", () => {
+    const full = new AuditChunks(recorder().write, 10, 3);
+    full.resume(1, "123456789\n");
+    expect(full.accept("x\n")).toBe(true);
+    expect(full.accept("123456789\n")).toBe(false);
+    const last = new AuditChunks(recorder().write, 10, 3);
+    last.resume(2, "x".repeat(20));
+    expect(last.accept("x\n")).toBe(false);
+  });
 });

@@ -189,6 +189,24 @@ export function buildApproval(name: string, run: string, approvalId: string, rea
  * `latest`) is one built on this machine under that name.
  */
 export async function tagNodeImage(node: NodeInfo, source: string, target: string): Promise<void> {
+  await runCtr(node, ["images", "tag", "--force", source, target]);
+}
+
+/** `ctr` on the node's containerd, namespace k8s.io (the kubelet's). */
+async function runCtr(node: NodeInfo, args: readonly string[]): Promise<void> {
   const ctr = join(process.env.LEVIATH_CONTAINERD_DIR || "/usr/bin", "ctr");
-  await promisify(execFile)(ctr, ["--address", node.containerdSocket, "--namespace", "k8s.io", "images", "tag", "--force", source, target], { timeout: 60_000 });
+  await promisify(execFile)(ctr, ["--address", node.containerdSocket, "--namespace", "k8s.io", ...args], { timeout: 60_000 });
+}
+
+/**
+ * Ends container `container` of pod `pod` with SIGKILL through the node's containerd, as the kernel's OOM killer
+ * would: the task of exactly that container id (from the pod's status), nothing else.
+ */
+export async function killContainer(node: NodeInfo, pod: string, container: string): Promise<void> {
+  type Status = { name: string; containerID?: string };
+  const p = await getJson<{ status?: { initContainerStatuses?: Status[]; containerStatuses?: Status[] } }>(["get", "pod", pod, "-n", NS]);
+  const found = [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])].find((c) => c.name === container);
+  const id = found?.containerID?.replace(/^containerd:\/\//, "");
+  if (!id) throw new Error(`pod ${pod} has no running container '${container}'`);
+  await runCtr(node, ["tasks", "kill", "--signal", "SIGKILL", id]);
 }
