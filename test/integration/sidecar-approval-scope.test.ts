@@ -2,8 +2,6 @@
 // (built by the controller's buildRole) lets it read no Approval at all, another Run's relay neither, only its own
 // Run's `<run>-approvals` ConfigMap by name, where the Approval controller relays the answers bound to that Run.
 // An approval still works end to end with that Role, and the approver and reason reach the audit record.
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient, loadKubeConfig } from "../../src/kube/client.ts";
 import { KubeApiError } from "../../src/kube/errors.ts";
@@ -15,7 +13,7 @@ import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testC
 import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";
 import { ADMIN_USER } from "./harness/generate-certificates.ts";
 import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
-import { createSandboxPod, readDecisionRecords, startClusterSidecar, waitForConsumed } from "./sidecar-fixtures.ts";
+import { createSandboxPod, readDecisionRecords, startClusterSidecar, waitForConsumed, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "scoped-run";
@@ -32,22 +30,6 @@ let sidecarKubeconfig = "";
 const approval = (name: string, run: string, approvalId: string, reason: string) => ({
   apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name }, spec: { runRef: { name: run }, approvalId, decision: "allowOnce", reason, approvedBy: ADMIN_USER },
 });
-
-/** A kubeconfig that authenticates as the Run's sidecar ServiceAccount (a TokenRequest token), nothing else. */
-async function writeSidecarKubeconfig(uid: string): Promise<string> {
-  const sa = buildChildNames(RUN).serviceAccount;
-  const token = (await kubectl(["create", "token", sa, "-n", namespace, "--duration=1h"])).stdout.trim();
-  const cluster = testCluster().kc.getCurrentCluster()!;
-  const ca = cluster.caData ?? readFileSync(cluster.caFile!).toString("base64");
-  const file = join(root, `sidecar-${uid}.kubeconfig`);
-  writeFileSync(file, JSON.stringify({
-    apiVersion: "v1", kind: "Config", "current-context": "sidecar",
-    clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": ca } }],
-    users: [{ name: "sidecar", user: { token } }],
-    contexts: [{ name: "sidecar", context: { cluster: "c", user: "sidecar", namespace } }],
-  }), { mode: 0o600 });
-  return file;
-}
 
 beforeAll(async () => {
   await installCrds("crds/");
@@ -66,7 +48,7 @@ beforeAll(async () => {
   const identity = [buildServiceAccount(ref, "agent"), buildRole(ref, "agent", [pod]), buildRoleBinding(ref, "agent")];
   await kubectl(["apply", "-n", namespace, "-f", "-"], { input: identity.map((o) => JSON.stringify(o)).join("\n---\n") });
   root = makeTempDir("leviath-sidecar-scope-");
-  sidecarKubeconfig = await writeSidecarKubeconfig(ref.uid);
+  sidecarKubeconfig = await writeSidecarKubeconfig(root, namespace, RUN);
 }, 120_000);
 
 afterAll(async () => {

@@ -3,9 +3,10 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
+import { buildChildNames } from "../../src/sandbox/names.ts";
 import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
 import { startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
-import { testCluster, waitFor } from "./harness/index.ts";
+import { kubectl, testCluster, waitFor } from "./harness/index.ts";
 
 /** One container stage; shell allowed by permission, so the taint gate is what asks. */
 export const SIDECAR_RUN_POLICY = RunPolicySchema.parse({
@@ -61,4 +62,20 @@ export async function startClusterSidecar(root: string, run: string, namespace: 
   const auditDir = join(root, "audit");
   const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", run, "--namespace", namespace, "--kubeconfig", kubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir, ...extraArgs], { env });
   return { sc, auditDir };
+}
+
+/** A kubeconfig under `root` that authenticates as `run`'s sidecar ServiceAccount (a TokenRequest token), nothing else. */
+export async function writeSidecarKubeconfig(root: string, namespace: string, run: string): Promise<string> {
+  const sa = buildChildNames(run).serviceAccount;
+  const token = (await kubectl(["create", "token", sa, "-n", namespace, "--duration=1h"])).stdout.trim();
+  const cluster = testCluster().kc.getCurrentCluster()!;
+  const ca = cluster.caData ?? readFileSync(cluster.caFile!).toString("base64");
+  const file = join(root, `sidecar-${run}.kubeconfig`);
+  writeFileSync(file, JSON.stringify({
+    apiVersion: "v1", kind: "Config", "current-context": "sidecar",
+    clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": ca } }],
+    users: [{ name: "sidecar", user: { token } }],
+    contexts: [{ name: "sidecar", context: { cluster: "c", user: "sidecar", namespace } }],
+  }), { mode: 0o600 });
+  return file;
 }
