@@ -57,8 +57,11 @@ async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promi
   const agent = typeof run.spec?.agentRef?.name === "string" ? run.spec.agentRef.name : "";
   const approvals = deps.cache.list("approval", namespace).filter((a) => approvalRunName(a) === name);
   const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, agent, approvals);
-  const rbac = [[role, deps.cache.get("role", namespace, role.metadata.name)], [roleBinding, deps.cache.get("roleBinding", namespace, roleBinding.metadata.name)]] as const;
-  await settleAll(rbac.filter(([desired, live]) => !isApplied(desired, live)).map(([desired]) => deps.writer.apply(desired)));
+  // The server may keep a Role without rules as `rules: null`, so its rules are compared as lists.
+  const liveRole = deps.cache.get("role", namespace, role.metadata.name) as (KubeObject & { rules?: unknown[] | null }) | undefined;
+  const roleInPlace = liveRole !== undefined && isApplied(role.metadata, liveRole.metadata) && isSameStatus((role as { rules?: unknown }).rules, liveRole.rules ?? []);
+  const bindingInPlace = isApplied(roleBinding, deps.cache.get("roleBinding", namespace, roleBinding.metadata.name));
+  await settleAll([...(roleInPlace ? [] : [role]), ...(bindingInPlace ? [] : [roleBinding])].map((o) => deps.writer.apply(o)));
   const current = deps.cache.get("configMap", namespace, relay.metadata.name);
   if (!isExactly(relay, current)) await deps.writer.replace(relay, current?.metadata.resourceVersion);
 }

@@ -46,6 +46,6 @@ describe("buildApprovalRelayObjects", () => {
   });
   it("has no rule at all while nothing is relayed (an empty resourceNames would mean every Approval)", () => {
     const { role } = buildApprovalRelayObjects(run, "agent", [approval("done", { status: { consumed: true } })]);
-    expect((role as unknown as Role).rules).toBeUndefined();
+    expect((role as unknown as Role).rules).toEqual([]);
   });
 });

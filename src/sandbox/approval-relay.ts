@@ -36,15 +36,15 @@ export function buildApprovalRelayObjects(run: RunRef, agent: string, approvals:
 }
 
 /**
- * The sidecar's Role to get exactly the Approvals `names` and its binding. With no names it has no rule (an empty
- * `resourceNames` would mean every Approval); applied without one, the rule it had is removed.
+ * The sidecar's Role to get exactly the Approvals `names` and its binding. With no names it has no rule: an empty
+ * `resourceNames` would mean every Approval.
  */
 function buildApprovalReader(run: RunRef, agent: string, names: readonly string[]): { role: KubeObject; roleBinding: KubeObject } {
   const childNames = buildChildNames(run.name);
   const metadata = { ...relayMetadata(run, agent), name: childNames.approvalReader };
-  const rules = [{ apiGroups: [GROUP], resources: [PLURAL.approval], verbs: ["get"], resourceNames: [...names].sort() }];
+  const rules = names.length > 0 ? [{ apiGroups: [GROUP], resources: [PLURAL.approval], verbs: ["get"], resourceNames: [...names].sort() }] : [];
   return {
-    role: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata, ...(names.length > 0 ? { rules } : {}) },
+    role: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata, rules },
     roleBinding: {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "RoleBinding",
