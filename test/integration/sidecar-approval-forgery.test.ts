@@ -7,64 +7,42 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient, loadKubeConfig } from "../../src/kube/client.ts";
 import { buildChildNames } from "../../src/sandbox/names.ts";
-import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
 import { createSidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
-import { installApprovalPolicies } from "./admission/admission-harness.ts";
-import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
-import { ADMIN_USER } from "./harness/generate-certificates.ts";
-import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
+import { applySidecarIdentity, buildTestApproval, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
+import { kubectl, testCluster, waitFor } from "./harness/index.ts";
 import { createSandboxPod, readDecisionRecords, startClusterSidecar, waitForConsumed, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const VICTIM = "victim-run";
 const ATTACKER = "attacker-run";
 const EDITOR = "namespace-editor";
+let cluster: ApprovalCluster | undefined;
 let namespace = "";
 let sc: SidecarProcess | undefined;
-let op: TestOperator;
-let policies: { remove(): Promise<void> } | undefined;
 let root = "";
 let auditDir = "";
 const uids: Record<string, string> = {};
 
-const approval = (name: string, run: string, approvalId: string) => ({
-  apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name }, spec: { runRef: { name: run }, approvalId, decision: "allowOnce", reason: "real", approvedBy: ADMIN_USER },
-});
+const approval = (name: string, run: string, approvalId: string) => buildTestApproval(name, run, approvalId, "real");
 /** A relay entry as the controller would write it, naming `approval` and approved by someone who never did. */
 const forged = (approval: string, approvalId: string) => JSON.stringify({ approval, approvalId, decision: "allowForRun", reason: "forged", approvedBy: "security-officer" });
 const relayName = buildChildNames(VICTIM).approvals;
 const readRelay = async () => (await testCluster().core.readNamespacedConfigMap({ name: relayName, namespace })).data ?? {};
 
 beforeAll(async () => {
-  await installCrds("crds/");
-  namespace = await createRestrictedNamespace("forge");
-  policies = await installApprovalPolicies();
-  op = await startTestOperator();
-  const { custom } = testCluster();
-  for (const name of [VICTIM, ATTACKER]) {
-    const run = await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name }, spec: { agentRef: { name: "agent" } } } }) as { metadata: { uid: string } };
-    uids[name] = run.metadata.uid;
-  }
-  // Each sidecar's identity exactly as the controller builds it (no Agent here, so the controller makes no children).
-  const pod = await createSandboxPod(namespace, VICTIM);
-  const identity = [VICTIM, ATTACKER].flatMap((name) => {
-    const ref = { name, namespace, uid: uids[name]! };
-    return [buildServiceAccount(ref, "agent"), buildRole(ref, "agent", name === VICTIM ? [pod] : []), buildRoleBinding(ref, "agent")];
-  });
-  await kubectl(["apply", "-n", namespace, "-f", "-"], { input: identity.map((o) => JSON.stringify(o)).join("\n---\n") });
+  cluster = await startApprovalCluster("forge");
+  namespace = cluster.namespace;
+  for (const name of [VICTIM, ATTACKER]) uids[name] = await createTestRun(namespace, name);
+  await applySidecarIdentity(namespace, VICTIM, uids[VICTIM]!, [await createSandboxPod(namespace, VICTIM)]);
+  await applySidecarIdentity(namespace, ATTACKER, uids[ATTACKER]!, []);
   // A namespace editor: the built-in `edit` role, which may write every ConfigMap of the namespace.
   await kubectl(["create", "rolebinding", "editor", "-n", namespace, "--clusterrole=edit", `--user=${EDITOR}`]);
   root = makeTempDir("leviath-sidecar-forgery-");
   ({ sc, auditDir } = await startClusterSidecar(root, VICTIM, namespace, await writeSidecarKubeconfig(root, namespace, VICTIM), ["--exec-wait-seconds", "2"]));
 }, 120_000);
 
-afterAll(async () => {
-  if (sc) expect(await sc.stop()).toBe(0);
-  await op?.stop();
-  await policies?.remove();
-  if (namespace) await deleteNamespace(namespace);
-});
+afterAll(() => cluster?.stop(sc));
 
 describe("a forged answer in the approval relay", () => {
   it("answers no prompt, whoever wrote it; a real Approval still does, and the relay is rewritten without it", async () => {

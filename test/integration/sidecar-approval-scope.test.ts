@@ -6,57 +6,33 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient, loadKubeConfig } from "../../src/kube/client.ts";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import { buildChildNames } from "../../src/sandbox/names.ts";
-import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
 import { createSidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
-import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
-import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";
-import { ADMIN_USER } from "./harness/generate-certificates.ts";
-import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
+import { whoAmI } from "./admission/admission-harness.ts";
+import { applySidecarIdentity, buildTestApproval as approval, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
+import { testCluster, waitFor } from "./harness/index.ts";
 import { createSandboxPod, readDecisionRecords, startClusterSidecar, waitForConsumed, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "scoped-run";
 const OTHER = "other-run";
+let cluster: ApprovalCluster | undefined;
 let namespace = "";
 let sc: SidecarProcess | undefined;
-let op: TestOperator;
-let policies: { remove(): Promise<void> } | undefined;
 let root = "";
 let sidecarKubeconfig = "";
 
-// approvedBy is the creating user, as the chart's mutating policy would set it: other suites install and remove the
-// same cluster-wide approval policies, and a validating one may be in force before the mutating one takes effect.
-const approval = (name: string, run: string, approvalId: string, reason: string) => ({
-  apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name }, spec: { runRef: { name: run }, approvalId, decision: "allowOnce", reason, approvedBy: ADMIN_USER },
-});
-
 beforeAll(async () => {
-  await installCrds("crds/");
-  namespace = await createRestrictedNamespace("scope");
-  policies = await installApprovalPolicies();
-  op = await startTestOperator();
-  const { custom } = testCluster();
-  const runs = [];
-  for (const name of [RUN, OTHER]) {
-    runs.push(await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name }, spec: { agentRef: { name: "agent" } } } }) as { metadata: { uid: string } });
-  }
-  // The sidecar's identity exactly as the controller builds it for a Run (the Agent is missing here, so the
-  // controller itself creates no children).
-  const ref = { name: RUN, namespace, uid: runs[0]!.metadata.uid };
-  const pod = await createSandboxPod(namespace, RUN);
-  const identity = [buildServiceAccount(ref, "agent"), buildRole(ref, "agent", [pod]), buildRoleBinding(ref, "agent")];
-  await kubectl(["apply", "-n", namespace, "-f", "-"], { input: identity.map((o) => JSON.stringify(o)).join("\n---\n") });
+  cluster = await startApprovalCluster("scope");
+  namespace = cluster.namespace;
+  const uid = await createTestRun(namespace, RUN);
+  await createTestRun(namespace, OTHER);
+  await applySidecarIdentity(namespace, RUN, uid, [await createSandboxPod(namespace, RUN)]);
   root = makeTempDir("leviath-sidecar-scope-");
   sidecarKubeconfig = await writeSidecarKubeconfig(root, namespace, RUN);
 }, 120_000);
 
-afterAll(async () => {
-  if (sc) expect(await sc.stop()).toBe(0);
-  await op?.stop();
-  await policies?.remove();
-  if (namespace) await deleteNamespace(namespace);
-});
+afterAll(() => cluster?.stop(sc));
 
 const denied = async (p: Promise<unknown>) => {
   const err = await p.then(() => undefined, (e: unknown) => e);
