@@ -25,8 +25,8 @@ let auditDir = "";
 const uids: Record<string, string> = {};
 
 const approval = (name: string, run: string, approvalId: string) => buildTestApproval(name, run, approvalId, "real");
-/** A relay entry as the controller would write it, naming `approval` and approved by someone who never did. */
-const forged = (approval: string, approvalId: string) => JSON.stringify({ approval, approvalId, decision: "allowForRun", reason: "forged", approvedBy: "security-officer" });
+/** A relay entry as the controller would write it, naming `approval` and approved by someone who never did (allow once: each forged key answers only its own prompt). */
+const forged = (approval: string, approvalId: string) => JSON.stringify({ approval, approvalId, decision: "allowOnce", reason: "forged", approvedBy: "security-officer" });
 const relayName = buildChildNames(VICTIM).approvals;
 const readRelay = async () => (await testCluster().core.readNamespacedConfigMap({ name: relayName, namespace })).data ?? {};
 
