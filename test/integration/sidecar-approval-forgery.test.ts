@@ -96,5 +96,15 @@ describe("a forged answer in the approval relay", () => {
       return Object.keys(data).every((k) => !k.includes("forged") && k !== `a-${foreign.metadata.uid}`) ? data : undefined;
     }, { description: "the forged keys gone from the relay" });
     expect(relay["run-uid"]).toBe(uids[VICTIM]);
+
+    // Once the controller holds the relay, the attacker sidecar can neither change nor re-create it, and a key the
+    // editor adds is taken out again without waiting for another Approval.
+    const relayPath = `/api/v1/namespaces/${namespace}/configmaps/${relayName}`;
+    const refusedWith = (p: Promise<unknown>) => p.then(() => 0, (err: unknown) => (err as { code?: number }).code);
+    expect(await refusedWith(attacker.request("PATCH", relayPath, { body: { data: { "a-late": forged("late", "gate-s1") } }, contentType: "application/merge-patch+json" }))).toBe(403);
+    expect(await refusedWith(attacker.request("POST", `/api/v1/namespaces/${namespace}/configmaps`, { body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: relayName }, data: {} } }))).toBe(409);
+    await kubectl(["patch", "configmap", relayName, "-n", namespace, "--as", EDITOR, "--type", "merge", "-p", JSON.stringify({ data: { "a-late": forged("late", "gate-s1") } })]);
+    await waitFor(async () => !("a-late" in (await readRelay())) || undefined, { description: "the editor's late key gone from the relay" });
+    expect(await pending()).toEqual(["gate-s1", "gate-s2", "gate-s3"]);
   });
 });
