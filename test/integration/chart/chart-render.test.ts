@@ -104,8 +104,9 @@ describe("helm template with the default values", () => {
     const bound = { metadata: { name: "ok", uid: "a-uid", labels: { "leviath.dev/run-uid": "u" } }, spec: { runRef: { name: "r" }, approvalId: "gate-1", decision: "allowOnce" } };
     const reader = buildApprovalRelayObjects(ref, "a", [bound]).role as unknown as { rules: Rule[] };
     expect(reader.rules).toHaveLength(1);
-    // The relay is replaced whole (PUT), which is `update`.
+    // The approval relay and the NetworkPolicy are replaced whole (PUT), which is `update`.
     expect(allows(write, "", "configmaps", "update")).toBe(true);
+    expect(allows(write, "networking.k8s.io", "networkpolicies", "update")).toBe(true);
     for (const rule of [...sidecarRole.rules, ...reader.rules]) {
       for (const group of rule.apiGroups) for (const resource of rule.resources) for (const verb of rule.verbs) {
         expect(allows([...read, ...write], group, resource, verb), `${verb} ${resource}`).toBe(true);
