@@ -1,7 +1,8 @@
 // The sidecar's reach over Approvals, as its own ServiceAccount against the real API server: its per-Run Role
-// (built by the controller's buildRole) lets it read no Approval at all, another Run's relay neither, only its own
-// Run's `<run>-approvals` ConfigMap by name, where the Approval controller relays the answers bound to that Run.
-// An approval still works end to end with that Role, and the approver and reason reach the audit record.
+// (built by the controller's buildRole) lets it list or watch no Approval, read no other Run's relay, only its own
+// Run's `<run>-approvals` ConfigMap by name, where the Approval controller relays the answers bound to that Run; the
+// controller's approval-reader Role lets it get exactly the Approvals so relayed, nothing else.
+// An approval still works end to end with those Roles, and the approver and reason reach the audit record.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient, loadKubeConfig } from "../../src/kube/client.ts";
 import { KubeApiError } from "../../src/kube/errors.ts";
@@ -68,6 +69,16 @@ describe("the sidecar's Role and Approvals", () => {
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", name: "retracted" });
     await waitFor(async () => !(await relayHolds("changed my mind")) || undefined, { description: "the answer gone from the relay" });
     expect(await relayHolds("not yours")).toBe(true);
+  });
+
+  it("may get exactly the Approvals bound to its Run that the controller relays, and still list none", async () => {
+    await testCluster().custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", body: approval("mine", RUN, "gate-never", "not asked") });
+    const client = createKubeClient(loadKubeConfig(sidecarKubeconfig));
+    const approvals = `/apis/leviath.dev/v1alpha1/namespaces/${namespace}/approvals`;
+    const mine = await waitFor(async () => client.request<{ metadata: { name: string } }>("GET", `${approvals}/mine`).catch(() => undefined), { description: "the relayed Approval readable by the sidecar" });
+    expect(mine.metadata.name).toBe("mine");
+    expect(await denied(client.request("GET", `${approvals}/for-other`))).toBe(403);
+    expect(await denied(client.request("GET", approvals))).toBe(403);
   });
 
   it("an approval still works end to end with that Role: applied, consumed, approver and reason in the audit", async () => {
