@@ -56,7 +56,8 @@ export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
 
 /**
  * One answer in a Run's approval relay (the ConfigMap `<run>-approvals`, key `a-<Approval uid>`): what the Approval
- * controller read from an Approval bound to that Run, so the Run's sidecar never needs to read Approvals itself.
+ * controller read from an Approval bound to that Run. The sidecar takes only the name and uid from it and reads
+ * that Approval itself (the relay is a ConfigMap others may write), answering with what the Approval says.
  */
 export const ApprovalRelayEntrySchema = z.strictObject({
   approval: z.string().min(1).max(253).describe("The Approval's name, whose status the sidecar marks consumed."),

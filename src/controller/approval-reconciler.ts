@@ -1,16 +1,19 @@
 // The Approval controller: binds each Approval to the uid of the Run it names (label, owner reference, the Run's
 // sidecar named for admission), reports on Approvals that answer nothing, and deletes consumed, orphaned, stale and
 // invalid ones after their TTL. It relays the answers bound to a Run into that Run's `<run>-approvals` ConfigMap,
-// the only copy the Run's sidecar may read (its Role names that ConfigMap; it cannot read Approvals).
+// which the Run's sidecar watches (it cannot list Approvals), and grants that sidecar `get` on exactly the
+// Approvals relayed, against which it checks each answer before applying it.
 import type { ApprovalStatus } from "../api/approval.ts";
 import { API_VERSION, KIND, LABEL } from "../api/constants.ts";
 import type { RunStatus } from "../api/status.ts";
 import type { KubeObject } from "../kube/objects.ts";
-import { buildApprovalRelay } from "../sandbox/approval-relay.ts";
+import { buildApprovalRelayObjects } from "../sandbox/approval-relay.ts";
 import { buildChildNames, COMPONENT } from "../sandbox/names.ts";
 import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
+import { isApplied } from "./applied.ts";
 import { buildConditions, isSameStatus } from "./conditions.ts";
+import { isExactly, settleAll } from "./run-children-sync.ts";
 
 /** What the Approval reconciler needs. */
 export interface ApprovalReconcilerDeps {
@@ -42,16 +45,25 @@ export function approvalRunName(obj: KubeObject): string | undefined {
   return typeof name === "string" ? name : undefined;
 }
 
-/** Rewrite the Run's relay when the answers bound to it differ from what it holds. */
+/**
+ * Rewrite the Run's relay when it is not exactly the answers bound to it. The Role that lets the sidecar read those
+ * Approvals goes first (the sidecar checks each relayed answer against its Approval). The relay is replaced whole
+ * (PUT), never applied: an apply keeps keys someone else added, and anyone who may write ConfigMaps in the
+ * namespace may write it (or create it before the controller does).
+ */
 async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promise<void> {
   const { name, namespace, uid } = run.metadata;
   if (!namespace || !uid) return;
   const agent = typeof run.spec?.agentRef?.name === "string" ? run.spec.agentRef.name : "";
   const approvals = deps.cache.list("approval", namespace).filter((a) => approvalRunName(a) === name);
-  const desired = buildApprovalRelay({ name, namespace, uid }, agent, approvals);
-  const current = deps.cache.get("configMap", namespace, desired.metadata.name) as (KubeObject & { data?: unknown }) | undefined;
-  if (current && isSameStatus(current.data, (desired as { data?: unknown }).data)) return;
-  await deps.writer.apply(desired);
+  const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, agent, approvals);
+  // The server may keep a Role without rules as `rules: null`, so its rules are compared as lists.
+  const liveRole = deps.cache.get("role", namespace, role.metadata.name) as (KubeObject & { rules?: unknown[] | null }) | undefined;
+  const roleInPlace = liveRole !== undefined && isApplied(role.metadata, liveRole.metadata) && isSameStatus((role as { rules?: unknown }).rules, liveRole.rules ?? []);
+  const bindingInPlace = isApplied(roleBinding, deps.cache.get("roleBinding", namespace, roleBinding.metadata.name));
+  await settleAll([...(roleInPlace ? [] : [role]), ...(bindingInPlace ? [] : [roleBinding])].map((o) => deps.writer.apply(o)));
+  const current = deps.cache.get("configMap", namespace, relay.metadata.name);
+  if (!isExactly(relay, current)) await deps.writer.replace(relay, current?.metadata.resourceVersion);
 }
 
 /** An Approval deleted (or being deleted) leaves every relay that still holds it: a retracted answer never applies. */

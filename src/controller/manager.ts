@@ -7,6 +7,7 @@ import { applyObject, applyStatus, createObject, deleteObject, getObject, getObj
 import { RESOURCES, resourceOf, type ResourceName } from "../kube/resources.ts";
 import { componentLogger, type Logger } from "../log/logger.ts";
 import type { ControllerMetrics, ControllerName } from "../metrics/controller-metrics.ts";
+import { COMPONENT } from "../sandbox/names.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import { createAgentReconciler, createPolicyReconciler } from "./agent-reconciler.ts";
 import { DEFAULT_APPROVAL_TTL_MS } from "./approval-decision.ts";
@@ -169,10 +170,11 @@ export function createManager(opts: ManagerOptions): Manager {
     q("agent").add(keyOf(agent));
     for (const run of unpinnedRuns(agent.metadata.namespace)) if ((run as Obj).spec?.agentRef?.name === agent.metadata.name) q("run").add(keyOf(run));
   });
+  const approvalsOf = (namespace: string | undefined, run: string) => inf("approval").list(namespace).filter((a) => approvalRunName(a) === run);
   inf("run").on((_e, run) => {
     q("run").add(keyOf(run));
     // An Approval's binding and match follow its Run (created, re-created, a prompt raised or answered).
-    for (const a of inf("approval").list(run.metadata.namespace)) if (approvalRunName(a) === run.metadata.name) q("approval").add(keyOf(a));
+    for (const a of approvalsOf(run.metadata.namespace, run.metadata.name)) q("approval").add(keyOf(a));
   });
   inf("approval").on((_e, approval) => q("approval").add(keyOf(approval)));
   inf("policy").on(() => {
@@ -191,6 +193,9 @@ export function createManager(opts: ManagerOptions): Manager {
     inf(kind).on((_e, child) => {
       const owner = child.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND.run);
       if (owner && child.metadata.namespace) q("run").add(`${child.metadata.namespace}/${owner.name}`);
+      // A relay (or its reader Role) someone else edited or deleted is written again by its Approvals' pass.
+      const relayOf = child.metadata.labels?.[LABEL.component] === COMPONENT.approvals ? child.metadata.ownerReferences?.find((r) => r.kind === KIND.run) : undefined;
+      if (relayOf && child.metadata.namespace) for (const a of approvalsOf(child.metadata.namespace, relayOf.name)) q("approval").add(keyOf(a));
     });
   }
 

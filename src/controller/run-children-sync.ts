@@ -53,7 +53,15 @@ export function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
  * value (isApplied); the metadata we set is compared as for any child.
  */
 export function isInPlace(desired: KubeObject, live: KubeObject | undefined): boolean {
-  if (!EXACT_KINDS.has(desired.kind)) return isApplied(desired, live);
+  return EXACT_KINDS.has(desired.kind) ? isExactly(desired, live) : isApplied(desired, live);
+}
+
+/**
+ * Whether the live object is exactly `desired` apart from its metadata and status: every other field (a
+ * ConfigMap's `data` and `binaryData`, a NetworkPolicy's spec) equal, none added; the metadata we set compared as
+ * for any child. What a replace (PUT) would change nothing in.
+ */
+export function isExactly(desired: KubeObject, live: KubeObject | undefined): boolean {
   if (live === undefined || !isApplied(desired.metadata, live.metadata)) return false;
   const { apiVersion, kind, metadata: _metadata, ...body } = desired;
   const { apiVersion: _v, kind: _k, metadata: _m, status: _s, ...liveBody } = live as KubeObject & { status?: unknown };

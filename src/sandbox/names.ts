@@ -64,6 +64,8 @@ export function buildChildNames(run: string) {
     /** Written by the sidecar: a `submit_output` too large for `status.result.inline`. */
     result: buildChildName(run, "result"),
     approvals: buildChildName(run, "approvals"),
+    /** The Role (and its binding) that lets the sidecar get exactly the Approvals its relay names. */
+    approvalReader: buildChildName(run, "approval-reader"),
   };
 }
 

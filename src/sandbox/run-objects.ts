@@ -19,11 +19,12 @@ export function buildServiceAccount(run: RunRef, agent: string): KubeObject {
 
 /**
  * What the sidecar may do: exec into exactly this run's pods (named, never all pods), read and report on its own
- * Run, read the answers the Approval controller relays to it (its `<run>-approvals` ConfigMap, never the Approvals
- * themselves), mark the Approvals it applied consumed (admission lets it do so only for those bound to its Run),
- * and write its result and audit ConfigMaps. A rule with no pod names is left out, since an
- * empty `resourceNames` means every pod. `create` cannot be limited by name in Kubernetes RBAC, so the sidecar
- * may create ConfigMaps of any name; it can read or change only its own (docs/security.md).
+ * Run, watch the relay the Approval controller writes for it (its `<run>-approvals` ConfigMap; the Approvals it
+ * names are readable through the controller's separate approval-reader Role), mark the Approvals it applied
+ * consumed (admission lets it do so only for those bound to its Run), and write its result and audit ConfigMaps.
+ * A rule with no pod names is left out, since an empty `resourceNames` means every pod. `create` cannot be limited
+ * by name in Kubernetes RBAC, so the sidecar may create ConfigMaps of any name; it can read or change only its own,
+ * and a relay it plants for another Run answers nothing there (docs/security.md).
  */
 export function buildRole(run: RunRef, agent: string, execTargets: readonly string[]): KubeObject {
   const pods = [...execTargets].sort();

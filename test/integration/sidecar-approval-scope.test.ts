@@ -1,80 +1,39 @@
 // The sidecar's reach over Approvals, as its own ServiceAccount against the real API server: its per-Run Role
-// (built by the controller's buildRole) lets it read no Approval at all, another Run's relay neither, only its own
-// Run's `<run>-approvals` ConfigMap by name, where the Approval controller relays the answers bound to that Run.
-// An approval still works end to end with that Role, and the approver and reason reach the audit record.
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+// (built by the controller's buildRole) lets it list or watch no Approval, read no other Run's relay, only its own
+// Run's `<run>-approvals` ConfigMap by name, where the Approval controller relays the answers bound to that Run; the
+// controller's approval-reader Role lets it get exactly the Approvals so relayed, nothing else.
+// An approval still works end to end with those Roles, and the approver and reason reach the audit record.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient, loadKubeConfig } from "../../src/kube/client.ts";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import { buildChildNames } from "../../src/sandbox/names.ts";
-import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
 import { createSidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
-import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
-import { installApprovalPolicies, whoAmI } from "./admission/admission-harness.ts";
-import { ADMIN_USER } from "./harness/generate-certificates.ts";
-import { startTestOperator, type TestOperator } from "./controller/operator-harness.ts";
-import { createSandboxPod, readDecisionRecords, startClusterSidecar, waitForConsumed } from "./sidecar-fixtures.ts";
+import { whoAmI } from "./admission/admission-harness.ts";
+import { applySidecarIdentity, buildTestApproval as approval, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
+import { testCluster, waitFor } from "./harness/index.ts";
+import { createSandboxPod, readDecisionRecords, startClusterSidecar, waitForConsumed, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "scoped-run";
 const OTHER = "other-run";
+let cluster: ApprovalCluster | undefined;
 let namespace = "";
 let sc: SidecarProcess | undefined;
-let op: TestOperator;
-let policies: { remove(): Promise<void> } | undefined;
 let root = "";
 let sidecarKubeconfig = "";
 
-// approvedBy is the creating user, as the chart's mutating policy would set it: other suites install and remove the
-// same cluster-wide approval policies, and a validating one may be in force before the mutating one takes effect.
-const approval = (name: string, run: string, approvalId: string, reason: string) => ({
-  apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name }, spec: { runRef: { name: run }, approvalId, decision: "allowOnce", reason, approvedBy: ADMIN_USER },
-});
-
-/** A kubeconfig that authenticates as the Run's sidecar ServiceAccount (a TokenRequest token), nothing else. */
-async function writeSidecarKubeconfig(uid: string): Promise<string> {
-  const sa = buildChildNames(RUN).serviceAccount;
-  const token = (await kubectl(["create", "token", sa, "-n", namespace, "--duration=1h"])).stdout.trim();
-  const cluster = testCluster().kc.getCurrentCluster()!;
-  const ca = cluster.caData ?? readFileSync(cluster.caFile!).toString("base64");
-  const file = join(root, `sidecar-${uid}.kubeconfig`);
-  writeFileSync(file, JSON.stringify({
-    apiVersion: "v1", kind: "Config", "current-context": "sidecar",
-    clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": ca } }],
-    users: [{ name: "sidecar", user: { token } }],
-    contexts: [{ name: "sidecar", context: { cluster: "c", user: "sidecar", namespace } }],
-  }), { mode: 0o600 });
-  return file;
-}
-
 beforeAll(async () => {
-  await installCrds("crds/");
-  namespace = await createRestrictedNamespace("scope");
-  policies = await installApprovalPolicies();
-  op = await startTestOperator();
-  const { custom } = testCluster();
-  const runs = [];
-  for (const name of [RUN, OTHER]) {
-    runs.push(await custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name }, spec: { agentRef: { name: "agent" } } } }) as { metadata: { uid: string } });
-  }
-  // The sidecar's identity exactly as the controller builds it for a Run (the Agent is missing here, so the
-  // controller itself creates no children).
-  const ref = { name: RUN, namespace, uid: runs[0]!.metadata.uid };
-  const pod = await createSandboxPod(namespace, RUN);
-  const identity = [buildServiceAccount(ref, "agent"), buildRole(ref, "agent", [pod]), buildRoleBinding(ref, "agent")];
-  await kubectl(["apply", "-n", namespace, "-f", "-"], { input: identity.map((o) => JSON.stringify(o)).join("\n---\n") });
+  cluster = await startApprovalCluster("scope");
+  namespace = cluster.namespace;
+  const uid = await createTestRun(namespace, RUN);
+  await createTestRun(namespace, OTHER);
+  await applySidecarIdentity(namespace, RUN, uid, [await createSandboxPod(namespace, RUN)]);
   root = makeTempDir("leviath-sidecar-scope-");
-  sidecarKubeconfig = await writeSidecarKubeconfig(ref.uid);
+  sidecarKubeconfig = await writeSidecarKubeconfig(root, namespace, RUN);
 }, 120_000);
 
-afterAll(async () => {
-  if (sc) expect(await sc.stop()).toBe(0);
-  await op?.stop();
-  await policies?.remove();
-  if (namespace) await deleteNamespace(namespace);
-});
+afterAll(() => cluster?.stop(sc));
 
 const denied = async (p: Promise<unknown>) => {
   const err = await p.then(() => undefined, (e: unknown) => e);
@@ -110,6 +69,16 @@ describe("the sidecar's Role and Approvals", () => {
     await custom.deleteNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", name: "retracted" });
     await waitFor(async () => !(await relayHolds("changed my mind")) || undefined, { description: "the answer gone from the relay" });
     expect(await relayHolds("not yours")).toBe(true);
+  });
+
+  it("may get exactly the Approvals bound to its Run that the controller relays, and still list none", async () => {
+    await testCluster().custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals", body: approval("mine", RUN, "gate-never", "not asked") });
+    const client = createKubeClient(loadKubeConfig(sidecarKubeconfig));
+    const approvals = `/apis/leviath.dev/v1alpha1/namespaces/${namespace}/approvals`;
+    const mine = await waitFor(async () => client.request<{ metadata: { name: string } }>("GET", `${approvals}/mine`).catch(() => undefined), { description: "the relayed Approval readable by the sidecar" });
+    expect(mine.metadata.name).toBe("mine");
+    expect(await denied(client.request("GET", `${approvals}/for-other`))).toBe(403);
+    expect(await denied(client.request("GET", approvals))).toBe(403);
   });
 
   it("an approval still works end to end with that Role: applied, consumed, approver and reason in the audit", async () => {

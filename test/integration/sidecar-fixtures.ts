@@ -3,6 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
+import { buildChildNames } from "../../src/sandbox/names.ts";
 import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
 import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
 import { startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
@@ -78,23 +79,30 @@ export async function startClusterSidecar(root: string, run: string, namespace: 
 
 /**
  * Creates Run `run` (agent `agent`) and its sidecar's identity exactly as the controller builds it (ServiceAccount,
- * Role with no exec targets, RoleBinding), and writes `<root>/kubeconfig` authenticating as that ServiceAccount (a
- * TokenRequest token), nothing else; returns the kubeconfig's path.
+ * Role with no exec targets, RoleBinding), and returns a kubeconfig that authenticates as that ServiceAccount
+ * ({@link writeSidecarKubeconfig}).
  */
 export async function createRunWithSidecarIdentity(namespace: string, run: string, root: string): Promise<string> {
-  const { custom, kc } = testCluster();
+  const { custom } = testCluster();
   const created = (await custom.createNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: run }, spec: { agentRef: { name: "agent" } } } })) as { metadata: { uid: string } };
   const ref = { name: run, namespace, uid: created.metadata.uid };
   const identity = [buildServiceAccount(ref, "agent"), buildRole(ref, "agent", []), buildRoleBinding(ref, "agent")];
   await kubectl(["apply", "-f", "-"], { input: identity.map((o) => JSON.stringify(o)).join("\n") });
-  const token = (await kubectl(["create", "token", `${run}-sidecar`, "--namespace", namespace, "--duration=1h"])).stdout.trim();
-  const cluster = kc.getCurrentCluster()!;
-  const kubeconfig = join(root, "kubeconfig");
-  writeFileSync(kubeconfig, JSON.stringify({
-    apiVersion: "v1", kind: "Config", "current-context": "sa",
-    clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": cluster.caData } }],
-    users: [{ name: "sa", user: { token } }],
-    contexts: [{ name: "sa", context: { cluster: "c", user: "sa", namespace } }],
+  return writeSidecarKubeconfig(root, namespace, run);
+}
+
+/** A kubeconfig under `root` that authenticates as `run`'s sidecar ServiceAccount (a TokenRequest token), nothing else. */
+export async function writeSidecarKubeconfig(root: string, namespace: string, run: string): Promise<string> {
+  const sa = buildChildNames(run).serviceAccount;
+  const token = (await kubectl(["create", "token", sa, "-n", namespace, "--duration=1h"])).stdout.trim();
+  const cluster = testCluster().kc.getCurrentCluster()!;
+  const ca = cluster.caData ?? readFileSync(cluster.caFile!).toString("base64");
+  const file = join(root, `sidecar-${run}.kubeconfig`);
+  writeFileSync(file, JSON.stringify({
+    apiVersion: "v1", kind: "Config", "current-context": "sidecar",
+    clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": ca } }],
+    users: [{ name: "sidecar", user: { token } }],
+    contexts: [{ name: "sidecar", context: { cluster: "c", user: "sidecar", namespace } }],
   }), { mode: 0o600 });
-  return kubeconfig;
+  return file;
 }

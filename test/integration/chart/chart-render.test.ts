@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { RESOURCES } from "../../../src/kube/resources.ts";
+import { buildApprovalRelayObjects } from "../../../src/sandbox/approval-relay.ts";
 import { buildRole } from "../../../src/sandbox/run-objects.ts";
 import { helm, REPO_ROOT } from "../harness/index.ts";
 import { CHART, findManifest, parseManifests, renderChart, renderChartResult, type Manifest } from "./chart-harness.ts";
@@ -97,9 +98,16 @@ describe("helm template with the default values", () => {
     }
     expect(read.some((r) => r.resources.includes("secrets"))).toBe(false);
     expect(allows(write, "", "secrets", "get")).toBe(true);
-    // Kubernetes lets the controller create the per-Run sidecar Role only with permissions it holds there.
-    const sidecarRole = buildRole({ name: "r", namespace: "leviath-sandbox", uid: "u" }, "a", ["r-engine", "r-sbx-1"]) as unknown as { rules: Rule[] };
-    for (const rule of sidecarRole.rules) {
+    // Kubernetes lets the controller create the per-Run sidecar Roles only with permissions it holds there.
+    const ref = { name: "r", namespace: "leviath-sandbox", uid: "u" };
+    const sidecarRole = buildRole(ref, "a", ["r-engine", "r-sbx-1"]) as unknown as { rules: Rule[] };
+    const bound = { metadata: { name: "ok", uid: "a-uid", labels: { "leviath.dev/run-uid": "u" } }, spec: { runRef: { name: "r" }, approvalId: "gate-1", decision: "allowOnce" } };
+    const reader = buildApprovalRelayObjects(ref, "a", [bound]).role as unknown as { rules: Rule[] };
+    expect(reader.rules).toHaveLength(1);
+    // The approval relay and the NetworkPolicy are replaced whole (PUT), which is `update`.
+    expect(allows(write, "", "configmaps", "update")).toBe(true);
+    expect(allows(write, "networking.k8s.io", "networkpolicies", "update")).toBe(true);
+    for (const rule of [...sidecarRole.rules, ...reader.rules]) {
       for (const group of rule.apiGroups) for (const resource of rule.resources) for (const verb of rule.verbs) {
         expect(allows([...read, ...write], group, resource, verb), `${verb} ${resource}`).toBe(true);
       }
