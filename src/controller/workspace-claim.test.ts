@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { LeviathPolicySpecSchema } from "../api/policy.ts";
 import { RunSpecSchema, WORKSPACE_ROOT } from "../api/run.ts";
 import { ENGINE_PATHS } from "../sandbox/pods.ts";
-import { decideWorkspaceClaim, listPolicyClaims, type WorkspaceClaimFacts } from "./workspace-claim.ts";
+import type { KubeObject } from "../kube/objects.ts";
+import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
+import { checkWorkspaceClaim, decideWorkspaceClaim, listPolicyClaims, type WorkspaceClaimFacts } from "./workspace-claim.ts";
 
 const policy = LeviathPolicySpecSchema.parse({
   ceilings: { workspaceClaims: ["team/shared"] },
@@ -76,5 +78,41 @@ describe("decideWorkspaceClaim", () => {
     expect(decideWorkspaceClaim(facts({ claimName: "shared", heldBy: [{ run: "first", claimName: "shared" }] }))).toEqual({
       reason: "WorkspaceInUse", message: "spec.workspace.claimName: PersistentVolumeClaim 'shared' is already the workspace of Run 'first'; the Run waits until that Run has finished",
     });
+  });
+});
+
+describe("checkWorkspaceClaim", () => {
+  const listed = LeviathPolicySpecSchema.parse({ ceilings: { workspaceClaims: ["team/shared"] } });
+  const runOf = (name: string, created: string, spec: Record<string, unknown>, status?: Record<string, unknown>): KubeObject =>
+    ({ apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name, namespace: "team", uid: `uid-${name}`, creationTimestamp: created }, spec, ...(status ? { status } : {}) }) as KubeObject;
+  const snapshotOf = (run: string, workspace: Record<string, unknown>): KubeObject => ({
+    apiVersion: "v1", kind: "ConfigMap",
+    metadata: { name: `${run}-policy`, namespace: "team", ownerReferences: [{ apiVersion: "leviath.dev/v1alpha1", kind: "Run", name: run, uid: `uid-${run}`, controller: true }] },
+    data: { "controller.json": JSON.stringify({ workspace }) },
+  }) as KubeObject;
+  const check = (objects: KubeObject[], name = "me") => {
+    const cache: ClusterCache = {
+      get: (res, _ns, n) => objects.find((o) => o.kind === (res === "run" ? "Run" : "ConfigMap") && o.metadata.name === n),
+      list: () => objects.filter((o) => o.kind === "Run"),
+      listOwnedBy: () => [],
+    };
+    const writer = { readMetadata: async () => undefined } as unknown as ClusterWriter;
+    return checkWorkspaceClaim({ cache, writer }, { name, namespace: "team", uid: `uid-${name}` }, { mountPath: "/workspace", claimName: "shared", size: "1Gi", accessMode: "ReadWriteOnce" }, listed);
+  };
+  const me = runOf("me", "2026-01-01T00:00:10Z", { workspace: { claimName: "shared" } });
+
+  it("finds the claim another Run pinned, whatever its spec says since", async () => {
+    const other = runOf("other", "2026-01-01T00:00:20Z", { workspace: {} }, { agent: { name: "a" } });
+    expect((await check([me, other, snapshotOf("other", { claimName: "shared" })]))?.message).toContain("is already the workspace of Run 'other'");
+    expect(await check([me, other, snapshotOf("other", {})])).toBeUndefined();
+  });
+
+  it("leaves out finished Runs, and of two not yet pinned lets the older one hold the claim (same second: by name)", async () => {
+    const spec = { workspace: { claimName: "shared" } };
+    expect(await check([me, runOf("done", "2026-01-01T00:00:01Z", spec, { phase: "Succeeded", agent: { name: "a" } })])).toBeUndefined();
+    expect((await check([me, runOf("older", "2026-01-01T00:00:01Z", spec)]))?.message).toContain("of Run 'older'");
+    expect(await check([me, runOf("younger", "2026-01-01T00:00:30Z", spec)])).toBeUndefined();
+    expect((await check([me, runOf("a-run", "2026-01-01T00:00:10Z", spec)]))?.message).toContain("of Run 'a-run'");
+    expect(await check([me, runOf("z-run", "2026-01-01T00:00:10Z", spec)])).toBeUndefined();
   });
 });

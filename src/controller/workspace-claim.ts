@@ -6,7 +6,7 @@
 // (Where it is mounted is checked by the Run's schema: /workspace or below, api/run.ts.)
 import { GROUP, KIND } from "../api/constants.ts";
 import type { LeviathPolicySpec, PolicyCeilings } from "../api/policy.ts";
-import { WorkspaceSchema, type Workspace } from "../api/run.ts";
+import type { Workspace } from "../api/run.ts";
 import { REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { buildChildNames, type RunRef } from "../sandbox/names.ts";
@@ -88,20 +88,26 @@ type RunObject = KubeObject & { spec?: { workspace?: unknown }; status?: RunStat
 
 const timeOf = (t: string | Date | undefined): string => (t instanceof Date ? t.toISOString().replace(/\.\d{3}Z$/, "Z") : t ?? "");
 
-/** The workspace pinned in a cached snapshot, parsed once per data object (the informer replaces, never edits). */
-const pinnedWorkspaces = new WeakMap<object, Workspace | null>();
+/** A `claimName` as written, if it is a string (the rest of the workspace may be from before today's rules). */
+const claimNameOf = (workspace: unknown): string | undefined => {
+  const name = (workspace as { claimName?: unknown } | null | undefined)?.claimName;
+  return typeof name === "string" ? name : undefined;
+};
 
-function readPinnedWorkspace(data: Record<string, string> | undefined): Workspace | undefined {
+/** The claim pinned in a cached snapshot, read once per data object (the informer replaces objects, never edits). */
+const pinnedClaims = new WeakMap<object, { claimName: string | undefined } | null>();
+
+function readPinnedClaim(data: Record<string, string> | undefined): { claimName: string | undefined } | undefined {
   if (data === undefined) return undefined;
-  let found = pinnedWorkspaces.get(data);
+  let found = pinnedClaims.get(data);
   if (found === undefined) {
     try {
-      const parsed = WorkspaceSchema.safeParse((JSON.parse(data[SNAPSHOT_KEY.controller] ?? "null") as { workspace?: unknown } | null)?.workspace);
-      found = parsed.success ? parsed.data : null;
+      const controller = JSON.parse(data[SNAPSHOT_KEY.controller] ?? "null") as { workspace?: unknown } | null;
+      found = controller?.workspace === undefined ? null : { claimName: claimNameOf(controller.workspace) };
     } catch {
       found = null;
     }
-    pinnedWorkspaces.set(data, found);
+    pinnedClaims.set(data, found);
   }
   return found ?? undefined;
 }
@@ -119,8 +125,8 @@ function heldClaimOf(cache: ClusterCache, run: RunObject, self: { name: string; 
   if (!pinned && (created > self.created || (created === self.created && run.metadata.name > self.name))) return undefined;
   const cm = cache.get("configMap", run.metadata.namespace, buildChildNames(run.metadata.name).configMap) as (KubeObject & { data?: Record<string, string> }) | undefined;
   const owned = cm?.metadata.ownerReferences?.some((r) => r.controller && r.uid === run.metadata.uid) ?? false;
-  const workspace = (owned ? readPinnedWorkspace(cm?.data) : undefined) ?? WorkspaceSchema.safeParse(run.spec?.workspace ?? {}).data;
-  return workspace?.claimName;
+  const pinnedClaim = owned ? readPinnedClaim(cm?.data) : undefined;
+  return pinnedClaim ? pinnedClaim.claimName : claimNameOf(run.spec?.workspace);
 }
 
 /** The claim as it exists on the server (metadata only): which Run the operator made it for, if any. */
