@@ -57,6 +57,10 @@ try {
     apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "bench-ws" },
     spec: { accessModes: ["ReadWriteOnce"], storageClassName: "", volumeName: "bench-ws", resources: { requests: { storage: "1Gi" } } },
   });
+  // Every Run works in the one pre-bound claim, one after another: the admin lists it (docs/controller.md, The workspace).
+  await kube.call("POST", "/apis/leviath.dev/v1alpha1/leviathpolicies", {
+    apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec: { ceilings: { workspaceClaims: [`${NS}/bench-ws`] } },
+  });
   await kube.call("POST", `/apis/leviath.dev/v1alpha1/namespaces/${NS}/agents`, {
     apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: "bench" },
     spec: { sandbox: { kind: "container", image: node.images.sandbox, network: true }, stages: [{ name: "main" }] },

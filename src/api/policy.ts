@@ -110,7 +110,10 @@ export const PolicyCeilingsSchema = z.strictObject({
     .describe("Modes a Run may use; yolo (asks waived) and unattended (asks expire) are refused unless listed."),
   allowTools: z.boolean().default(false)
     .describe("Whether a Run may use spec.allowTools (launch allows that turn ask into allow)."),
-}).describe("Ceilings on what Agents and Runs choose: runtime images, run modes, launch allows.");
+  workspaceClaims: z.array(z.string().max(317).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, "must be '<namespace>/<claim>'"))
+    .default([])
+    .describe("PersistentVolumeClaims a Run may name as its workspace (spec.workspace.claimName), each '<namespace>/<claim>'; none by default (the operator creates a claim for each Run). A claim behind a read-path volume or sandbox mount of this policy, or another Run's workspace, is refused even if listed."),
+}).describe("Ceilings on what Agents and Runs choose: runtime images, run modes, launch allows, workspace claims.");
 /** The ceilings on Agents' and Runs' choices. */
 export type PolicyCeilings = z.infer<typeof PolicyCeilingsSchema>;
 
@@ -167,7 +170,7 @@ export const LeviathPolicySpecSchema = z.strictObject({
   taint: TaintPolicySchema.default({ allowlist: [], rules: [], toolOverrides: {} }),
   safeCommands: PolicySafeCommandsSchema.default({ shell: [] }),
   limits: PolicyLimitsSchema.default({ interactionTimeoutSeconds: 3600, defaultMaxIterations: 50, shellTimeoutSeconds: 60 }),
-  ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false }),
+  ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false, workspaceClaims: [] }),
   networkEnforcement: NetworkEnforcementSchema.optional(),
   mcpServers: z.array(McpServerSchema).refine((s) => new Set(s.map((x) => x.name)).size === s.length, { message: "two MCP servers have the same name" }).default([]).describe("MCP servers every Run reaches through its sidecar, each call taint-gated."),
 }).describe("The cluster admin's grants and ceilings (upstream's config.toml and policy.toml).");

@@ -4,14 +4,25 @@ import { RUN_MODES } from "./run-policy.ts";
 
 
 /**
+ * The only place a workspace may be mounted: `/workspace` or a directory under it. No image of the operator (the
+ * sidecar's `/app`, its PATH, `/usr`, `/etc`, `/tmp`, the token and Secret mounts) has anything there, so a
+ * claim filled by an earlier Run can never shadow code or files the sidecar or the runtime use.
+ */
+export const WORKSPACE_ROOT = "/workspace";
+/** `/workspace` or `/workspace/<dir>/...`: plain segments (letters, digits, `-`, `_`, `.`; none starting with `.`). */
+const WORKSPACE_PATH = /^\/workspace(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/;
+
+/**
  * Where the run works: one volume mounted at the same absolute path in the engine pod and in every sandbox pod.
- * Without `claimName` the operator creates a per-Run PersistentVolumeClaim.
+ * Without `claimName` the operator creates a per-Run PersistentVolumeClaim; a named claim must be allowed by the
+ * LeviathPolicy (`spec.ceilings.workspaceClaims`, checked by the controller).
  */
 export const WorkspaceSchema = z.strictObject({
-  mountPath: z.string().startsWith("/", "the workspace mount path must be absolute").default("/workspace")
-    .describe("Absolute path of the workspace in the engine and sandbox pods (the run's workdir)."),
+  mountPath: z.string().max(256).regex(WORKSPACE_PATH, `the workspace mount path must be ${WORKSPACE_ROOT} or a directory under it (plain names, none starting with '.')`)
+    .default(WORKSPACE_ROOT)
+    .describe(`Path of the workspace in the engine and sandbox pods (the run's workdir): ${WORKSPACE_ROOT} or a directory under it, nowhere else.`),
   claimName: ObjectNameSchema.optional()
-    .describe("An existing PersistentVolumeClaim to work in; the operator creates `<run>-workspace` when unset."),
+    .describe("An existing PersistentVolumeClaim to work in, only if the LeviathPolicy lists it as `<namespace>/<claim>` in spec.ceilings.workspaceClaims; the operator creates `<run>-workspace` when unset."),
   size: z.string().regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/, "must be a Kubernetes quantity such as 10Gi").default("1Gi")
     .describe("Requested size of the claim the operator creates."),
   storageClassName: z.string().min(1).optional().describe("Storage class of the claim the operator creates."),
@@ -42,7 +53,7 @@ export const RunSpecSchema = z.strictObject({
   mode: z.enum(RUN_MODES).default("interactive")
     .describe("interactive: a person answers prompts; unattended: asks expire; yolo: asks waived and recorded; headless: no prompt lane."),
   allowTools: z.array(z.string().min(1)).default([]).describe("Launch allows (`--allow`): turn `ask` into `allow` for these tools, never lifting `deny`."),
-  workspace: WorkspaceSchema.default({ mountPath: "/workspace", size: "1Gi", accessMode: "ReadWriteOnce" }),
+  workspace: WorkspaceSchema.default({ mountPath: WORKSPACE_ROOT, size: "1Gi", accessMode: "ReadWriteOnce" }),
   deadlines: DeadlinesSchema.default({ sandboxReadySeconds: 300 }),
   ttlSecondsAfterFinished: z.number().int().min(0).max(31_536_000).optional()
     .describe("Delete the Run (and with it every child) this long after it finished; unset: keep it until someone deletes it."),

@@ -51,6 +51,8 @@ export const REASON = {
   invalidSpec: "InvalidSpec",
   invalidPolicy: "InvalidPolicy",
   refusedByPolicy: "RefusedByPolicy",
+  /** The workspace claim is another Run's, or a claim the operator did not make holds the Run's own claim name. */
+  workspaceInUse: "WorkspaceInUse",
   resolved: "Resolved",
   agentNotFound: "AgentNotFound",
   noRuntimeImage: "NoRuntimeImage",

@@ -11,7 +11,7 @@ function child(kind: string, name: string, spec: Record<string, unknown> = {}): 
 }
 
 /** A cache holding `cached` and a writer that records each write, in order, as `verb Kind/name`. */
-function harness(cached: KubeObject[]) {
+function harness(cached: KubeObject[], existing: KubeObject[] = []) {
   const writes: string[] = [];
   const cache: ClusterCache = {
     get: (_res, _ns, name) => cached.find((o) => o.metadata.name === name),
@@ -22,7 +22,11 @@ function harness(cached: KubeObject[]) {
   const writer: ClusterWriter = {
     apply: record("apply"), create: record("create"), delete: record("delete"),
     applyStatus: async () => undefined, read: async () => undefined, readMetadata: async () => undefined,
-    createOrGet: async (obj) => obj,
+    createOrGet: async (obj) => {
+      const found = existing.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
+      if (!found) writes.push(`create ${obj.kind}/${obj.metadata.name}`);
+      return found ?? obj;
+    },
     replace: async (obj, version) => { writes.push(version === undefined ? `create ${obj.kind}/${obj.metadata.name}` : `replace ${obj.kind}/${obj.metadata.name}@${version}`); },
   };
   return { writes, sync: createChildWriter(cache, writer).syncChildren };
@@ -43,6 +47,17 @@ describe("a Run's children", () => {
     expect(writes.slice(0, 2).sort()).toEqual(["create NetworkPolicy/r1-isolate", "create ServiceAccount/r1-sidecar"]);
     expect(writes.slice(2).sort()).toEqual(["create Pod/r1-engine", "create Role/r1-sidecar"]);
     expect(writes.filter((w) => w.includes("ConfigMap"))).toEqual([]);
+  });
+
+  it("create the workspace claim before the pods that mount it, and never take over one someone else made", async () => {
+    const claim = child("PersistentVolumeClaim", "r1-workspace", { spec: { accessModes: ["ReadWriteOnce"] } });
+    const own = harness([]);
+    await own.sync(REF, [...DESIRED, claim], true);
+    expect(own.writes.indexOf("create PersistentVolumeClaim/r1-workspace")).toBeLessThan(own.writes.indexOf("create Pod/r1-engine"));
+    const planted = { ...claim, metadata: { name: "r1-workspace", namespace: "team" } };
+    const taken = harness([], [planted]);
+    await expect(taken.sync(REF, [...DESIRED, claim], true)).rejects.toThrow("PersistentVolumeClaim 'r1-workspace' exists and was not made by the operator for this Run");
+    expect(taken.writes.filter((w) => w.includes("Pod/") || w.includes("PersistentVolumeClaim"))).toEqual([]);
   });
 
   it("are applied when one in the cache drifted, and not written when it matches", async () => {

@@ -1,9 +1,10 @@
 // Writing a Run's children. A pod waits only for what it cannot go without: its ServiceAccount (admission refuses a
 // pod whose account does not exist), the NetworkPolicy that isolates it and, on the pass that pins the Run, the
-// start snapshot accepted on the server (`pinned`). The Role, RoleBinding and claim go out beside the pods (the
-// kubelet waits for a claim; the sidecar retries its reads until its binding exists). Pods are created, never
-// applied: a pod's spec cannot change, so a new one is a delete and a create. The account, RBAC and claim are
-// created when the cache holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
+// start snapshot accepted on the server (`pinned`), and its workspace claim: created, or found to be the one made
+// for this Run (one of that name someone else made is never taken over). The Role and RoleBinding go out beside
+// the pods (the sidecar retries its reads until its binding exists). Pods are created, never applied: a pod's spec
+// cannot change, so a new one is a delete and a create. The account, RBAC and claim are created when the cache
+// holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
 // is kept exactly as desired (EXACT_KINDS): created, and replaced whole when its spec differs in any field.
 import { isDeepStrictEqual } from "node:util";
 import type { KubeObject } from "../kube/objects.ts";
@@ -39,6 +40,8 @@ const CREATED_KINDS: ReadonlySet<string> = new Set(["ServiceAccount", "Role", "R
  * replaced with a PUT of the whole object, which leaves no field of anyone else's behind.
  */
 const EXACT_KINDS: ReadonlySet<string> = new Set(["NetworkPolicy"]);
+/** The workspace claim the operator makes for a Run: pods wait for it, and it is never taken over from someone else. */
+const CLAIM_KIND = "PersistentVolumeClaim";
 /** How soon a pass looks again while a pod it replaces terminates. */
 const TERMINATING_RECHECK_MS = 1000;
 
@@ -95,6 +98,15 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
   }
 
   /**
+   * The Run's own workspace claim, created; never one that holds its name already without being the operator's for
+   * this Run (taken over, it would be mounted read-write with whatever someone put in it).
+   */
+  async function createOwnClaim(ref: RunRef, claim: KubeObject): Promise<void> {
+    const found = await writer.createOrGet(claim);
+    if (!isOwnedBy(found, ref.uid)) throw new Error(`PersistentVolumeClaim '${claim.metadata.name}' exists and was not made by the operator for this Run`);
+  }
+
+  /**
    * Write the desired children (pods only when absent or changed), then delete owned children no longer desired.
    * `pinned` settles once the start snapshot written in this pass is accepted (it rejects otherwise): nothing but
    * the ServiceAccount and the NetworkPolicy is written before it, and no pod.
@@ -109,13 +121,17 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
     const write = (obj: KubeObject) => {
       const cached = cachedOf(obj);
       if (EXACT_KINDS.has(obj.kind)) return writer.replace(obj, cached?.metadata.resourceVersion);
+      if (!cached && obj.kind === CLAIM_KIND) return createOwnClaim(ref, obj);
       return !cached && CREATED_KINDS.has(obj.kind) ? writer.create(obj) : writer.apply(obj);
     };
+    const isClaim = (o: KubeObject) => o.kind === CLAIM_KIND;
     const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write)]);
-    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind)).map(write)));
-    const pods = prerequisites.then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
+    const claims = pinned.then(() => settleAll(writes.filter(isClaim).map(write)));
+    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind) && !isClaim(o)).map(write)));
+    // A pod mounts its workspace claim by name: it waits until the claim under that name is the one made for this Run.
+    const pods = settleAll<unknown>([prerequisites, claims]).then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
     // Both settle before the pass goes on (no write still in flight); the first failure is the pass's.
-    const [, requeues] = (await settleAll<unknown>([others, pods])) as [unknown, (number | undefined)[]];
+    const [, , requeues] = (await settleAll<unknown>([claims, others, pods])) as [unknown, unknown, (number | undefined)[]];
     const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
     await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
     return requeues.find((r) => r !== undefined);

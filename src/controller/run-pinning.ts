@@ -24,6 +24,7 @@ import { checkMcpSecrets } from "./mcp-secrets.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 import { isOwnedBy } from "./run-children-sync.ts";
 import { checkStartSnapshot, computeSnapshotDataSha256 } from "./start-snapshot.ts";
+import { checkWorkspaceClaim } from "./workspace-claim.ts";
 
 /** A Run that may not go on; `sha256`: the digest of the start snapshot this pass accepted before it was stopped. */
 export type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string; recheckMs?: number; sha256?: string };
@@ -146,6 +147,8 @@ export function createSnapshotPinner(deps: PinningDeps): (ref: RunRef, spec: Run
     // The admin's ceilings on the untrusted parties' choices: refused, the Run waits and no pod is created.
     const refused = decideRunCeilings(policy.spec.ceilings, spec) ?? decideImageCeiling(policy.spec.ceilings, agentSpec.data.image, deps.settings.defaultRuntimeImage);
     if (refused) return { blocked: true, phase: "Pending", reason: REASON.refusedByPolicy, message: refused.field === "spec.image" ? `Agent '${spec.agentRef.name}': ${refused.message}` : refused.message };
+    const workspace = await checkWorkspaceClaim(deps, ref, spec.workspace, policy.spec);
+    if (workspace) return workspace;
     const key = buildAgentKey(ref.namespace, spec.agentRef.name);
     const findings = computeAgentFindings({ spec: agentSpec.data, name: spec.agentRef.name, key, policy: policy.spec, ...VALIDATION_CONTEXT, advice: CLUSTER_ADVICE });
     const errors = findings.filter((f) => f.severity === "error");

@@ -128,11 +128,11 @@ describe("buildRunChildren", () => {
   });
 
   it("mounts the workspace at the same path in every pod", () => {
-    const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3" } }, undefined, { workspace: { mountPath: "/work/notes", claimName: "repo" } });
+    const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "alpine:3" } }, undefined, { workspace: { mountPath: "/workspace/notes", claimName: "repo" } });
     const objs = childrenOf(snapshot);
     expect(byKind(objs, "PersistentVolumeClaim")).toEqual([]);
     for (const pod of pods(objs)) {
-      for (const c of pod.spec.containers) expect(c.volumeMounts).toContainEqual({ name: "workspace", mountPath: "/work/notes" });
+      for (const c of pod.spec.containers) expect(c.volumeMounts).toContainEqual({ name: "workspace", mountPath: "/workspace/notes" });
       expect(pod.spec.volumes).toContainEqual({ name: "workspace", persistentVolumeClaim: { claimName: "repo" } });
     }
   });
