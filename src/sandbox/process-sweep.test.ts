@@ -3,13 +3,14 @@ import { buildMarkedCommand, buildSweepCommand, isMarkFailure, MARK_FAILED, MAX_
 
 // What the scripts do is proven on the real node (test/e2e/process-tree.test.ts); here, what the sidecar sends.
 describe("process-sweep", () => {
-  it("marks a command with its slot and deadline, then becomes the command itself", () => {
+  it("marks a command with its slot and deadline, runs it, then sweeps its slot and exits with its status", () => {
     const argv = buildMarkedCommand(7, 36.2, ["timeout", "-s", "KILL", "30", "sh", "-c", "echo 'hi'"]);
     expect(argv.slice(0, 2)).toEqual(["sh", "-c"]);
     expect(argv.slice(3)).toEqual(["leviath-shell", "7", "37", "timeout", "-s", "KILL", "30", "sh", "-c", "echo 'hi'"]);
-    // The command never reaches the wrapper's own script: it is an argument, run by `exec "$@"`.
+    // The command never reaches the wrapper's own script: it is an argument, run as `"$@"`.
     expect(argv[2]).toMatch(/>\/proc\/self\/loginuid 2>\/dev\/null \|\|/);
-    expect(argv[2]).toMatch(/exec "\$@"$/);
+    expect(argv[2]).toContain(PROCESS_SWEEP_SH);
+    expect(argv[2]).toMatch(/\n"\$@"\n_rc=\$\?\nsweep "\$_slot" >\/dev\/null 2>&1\nexit "\$_rc"$/);
     expect(buildMarkedCommand(0, 10 ** 9, ["true"])[5]).toBe(String(MAX_MARKED_SECONDS));
   });
 

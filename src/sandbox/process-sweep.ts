@@ -8,8 +8,10 @@
 // after that only CAP_AUDIT_CONTROL can change it, and fork and exec pass it on to every descendant, whatever
 // session, group, environment or parent it moves to. Each command sets a marker of its own before anything of
 // it runs (buildMarkedCommand), and a sweep (PROCESS_SWEEP_SH) kills every process carrying a marker that is no longer
-// live or is past its deadline: once the command's exec ends, the sidecar sweeps, naming its slot, and PID 1 of a
-// sandbox pod sweeps every few seconds as a backstop no command can kill (the kernel delivers no signal to a PID
+// live or is past its deadline: the exec's first process sweeps its own slot once the command has ended (so a
+// leftover holding the exec's output open does not keep the exec from ending), the sidecar sweeps the slot again
+// once the exec has ended (the first process may have been killed, or the command held past its timeout), and
+// PID 1 of a sandbox pod sweeps every few seconds as a backstop no command can kill (the kernel delivers no signal to a PID
 // namespace's init from inside unless it handles it, and no SIGKILL or SIGSTOP at all).
 //
 // Only POSIX sh builtins (read, case, kill, globbing), so any sandbox image's sh runs it, and PID 1 runs it in
@@ -39,8 +41,8 @@ export const MARKER = { slots: 1024, deadlineModulo: 2 ** 21 } as const;
 export const MAX_MARKED_SECONDS = MARKER.deadlineModulo / 2 - 1;
 
 /**
- * `sweep [slot...]`: kills every process whose login uid differs from PID 1's (a marked command's) when its marker
- * is not live, is past its deadline or has a slot named; repeats until a pass finds nothing to kill (at most 100
+ * `sweep [slot...]`: kills every process but itself whose login uid differs from PID 1's (a marked command's) when
+ * its marker is not live, is past its deadline or has a slot named; repeats until a pass finds nothing to kill (at most 100
  * passes, then returns 4). A marker is live while a process carrying it runs with its parent outside the
  * container: the exec's own first process (a command cannot make one), neither stopped nor traced. Zombies are
  * never counted.
@@ -53,7 +55,7 @@ export const PROCESS_SWEEP_SH = [
   "  while :; do",
   '    _live=" " _seen=""',
   "    for _d in /proc/[0-9]*; do",
-  '      _m="" && read -r _m <"$_d/loginuid"; [ -n "$_m" ] || continue',
+  '      _m="" && read -r _m <"$_d/loginuid"; [ -n "$_m" ] && [ "${_d#/proc/}" != "$$" ] || continue',
   '      [ "$_m" = "$_base" ] && continue',
   '      _s="" _pp=""',
   '      while read -r _k _v _r; do case $_k in State:) _s=$_v ;; PPid:) _pp=$_v; break ;; esac; done <"$_d/status" || continue',
@@ -83,16 +85,21 @@ export const SANDBOX_PID1_SCRIPT = `${PROCESS_SWEEP_SH}\ntrap 'exit 0' TERM INT\
 
 /**
  * `argv` run marked: the wrapping sh sets its login uid to the marker of `slot` and a deadline `seconds` from now
- * (the pod's clock), then becomes `argv` (exec), so the exec's first process carries the marker and nothing of
- * the command runs unmarked; when it cannot be set the command does not run and the exec ends with {@link MARK_FAILED}.
+ * (the pod's clock) before anything else runs, runs `argv`, sweeps the slot (sparing itself) and exits with
+ * `argv`'s status; when the marker cannot be set the command does not run and the exec ends with {@link MARK_FAILED}.
  */
 export function buildMarkedCommand(slot: number, seconds: number, argv: readonly string[]): string[] {
   const script = [
     "read -r _up _r </proc/uptime &&",
     `echo $(((\${_up%.*} + $2) % ${MARKER.deadlineModulo} * ${MARKER.slots} + $1)) >/proc/self/loginuid 2>/dev/null ||`,
     `{ echo '${MARK_FAILED.stderr.trimEnd()}' >&2; exit ${MARK_FAILED.exitCode}; }`,
+    "_slot=$1",
     "shift 2",
-    'exec "$@"',
+    PROCESS_SWEEP_SH,
+    '"$@"',
+    "_rc=$?",
+    'sweep "$_slot" >/dev/null 2>&1',
+    'exit "$_rc"',
   ].join("\n");
   const within = Math.min(Math.ceil(seconds), MAX_MARKED_SECONDS);
   return ["sh", "-c", script, WRAPPER_NAME, String(slot), String(within), ...argv];

@@ -80,10 +80,17 @@ describe("a command's processes in a sandbox pod", () => {
     expect(sleeps(await processes(), 7201, 7202)).toEqual([]);
   });
 
-  it("ends what a command left when no sweep followed it (the sidecar gone): PID 1 sweeps", async () => {
+  it("ends what a command left when neither its exec nor the sidecar swept (it killed its exec's first process; the sidecar is gone): PID 1 does", async () => {
     const unswept = createPodExecShell({ exec: createPodExec(client), namespace: NS, target: () => ({ pod: POD, container: "sandbox" }), sweep: async () => undefined });
-    const r = await unswept.run({ command: "setsid sleep 7401 & (sleep 7402 &); echo left", timeoutSeconds: 60, stage });
-    expect(r).toMatchObject({ exitCode: 0, stdout: "left\n" });
+    const command = [
+      "read -r me </proc/self/loginuid",
+      "setsid sleep 7401 & (sleep 7402 &)",
+      'for p in /proc/[0-9]*; do read -r l <$p/loginuid; [ "$l" = "$me" ] && [ "$(sed -n "s/^PPid:[[:space:]]*//p" $p/status)" = 0 ] && kill -9 ${p#/proc/}; done',
+      "echo left",
+    ].join("; ");
+    const r = await unswept.run({ command, timeoutSeconds: 60, stage });
+    // The exec ends once PID 1 has killed what held its output open, long before the timeout.
+    expect(r).toMatchObject({ exitCode: 137, timedOut: false });
     await waitFor(async () => sleeps(await processes(), 7401, 7402).length === 0, {
       timeoutMs: (PID1_SWEEP_SECONDS + 10) * 1000, intervalMs: 250, description: "PID 1 to end the unswept leftovers",
     });
