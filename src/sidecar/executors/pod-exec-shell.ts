@@ -3,9 +3,9 @@
 // sandbox even if the sidecar goes away; the sidecar also gives up a few seconds later. The exec runs marked
 // (src/sandbox/process-sweep.ts) and, once it has ended, a sweep kills every process it left in the pod
 // (pod-exec-sweep.ts) before the result is returned: a command that cannot be marked does not run, and one whose
-// leftovers cannot be confirmed ended is an error. Output read from the
-// API server is held to the seed's 8 MiB per frame and to the sidecar's 8 MiB of output in flight (shared by all
-// running commands; `MAX_SHELL_OUTPUT_BYTES`), and the exec is dropped past them.
+// leftovers cannot be confirmed ended is an error. Output read from the API server is held to the seed's 8 MiB
+// per frame and to the sidecar's 8 MiB of output in flight (shared by all running commands;
+// `MAX_SHELL_OUTPUT_BYTES`), and the exec is dropped past them.
 import { Writable } from "node:stream";
 import type { V1Status } from "@kubernetes/client-node";
 import type { PodExec } from "../../kube/pod-exec.ts";
