@@ -5,6 +5,7 @@ import type { Credential } from "../api/common.ts";
 import type { Container, Pod, Volume } from "./kube-types.ts";
 import { ANNOTATION, buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, NETWORK_NONE, type RunRef } from "./names.ts";
 import { buildContainerSecurityContext, buildPodSecurityContext, buildTmpVolume, SIDECAR_MEMORY_ENV, type PodSettings } from "./pod-settings.ts";
+import { SANDBOX_PID1_SCRIPT } from "./process-sweep.ts";
 import type { PolicyMount } from "./read-path-volumes.ts";
 import type { SandboxPlan } from "./sandbox-plan.ts";
 import { SNAPSHOT_KEY, type RunSnapshot } from "./run-snapshot.ts";
@@ -42,11 +43,12 @@ export const RUNTIME_TOKEN_FILE = `${ENGINE_PATHS.runtimeSecret}/runtime-token`;
 const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/var/run/leviath", "/run/leviath", ENGINE_PATHS.runtimeSecret, "/proc", "/sys", "/dev"];
 
 /**
- * PID 1 of a sandbox pod: it sleeps until the sidecar execs commands in, and exits at once on SIGTERM (a bare
+ * PID 1 of a sandbox pod: it sleeps until the sidecar execs commands in, sweeping every few seconds what ended
+ * commands left (process-sweep.ts: the backstop no command can kill), and exits at once on SIGTERM (a bare
  * `sleep` as PID 1 ignores it, so every teardown would wait out the grace period). Only `sh` and `sleep`, which
  * the sandbox image needs anyway (commands run as `timeout ... sh -c`).
  */
-export const SANDBOX_PID1 = ["sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 86400 & wait $!; done"] as const;
+export const SANDBOX_PID1 = ["sh", "-c", SANDBOX_PID1_SCRIPT] as const;
 
 /** The agent container's view of the credential Secrets: env sources and file volumes (nothing for any other container). */
 function buildCredentialMounts(credentials: readonly Credential[]): { envFrom: Record<string, unknown>[]; volumes: Volume[]; volumeMounts: NonNullable<Container["volumeMounts"]> } {

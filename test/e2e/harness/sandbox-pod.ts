@@ -8,12 +8,16 @@ import type { TestCluster } from "../../integration/harness/test-cluster.ts";
 import { waitFor } from "../../integration/harness/wait-for.ts";
 
 /** What {@link buildSandboxPod} varies; everything else is the operator's restricted sandbox settings. */
-export type SandboxPodSpec = { name: string; namespace: string; image: string; labels?: Record<string, string> };
+export type SandboxPodSpec = {
+  name: string; namespace: string; image: string; labels?: Record<string, string>;
+  /** PID 1 (default `sleep infinity`); the operator's own is SANDBOX_PID1 (src/sandbox/pods.ts). */
+  command?: readonly string[];
+};
 
 /**
  * A sandbox pod as the operator makes one: the operator's own security contexts and resources
  * (src/sandbox/pod-settings.ts), a writable emptyDir `/tmp` on a read-only root, no service-account
- * token, `sleep infinity`, and `imagePullPolicy: Never` (the node's images are imported, never pulled).
+ * token, `sleep infinity` (or the given PID 1), and `imagePullPolicy: Never` (the node's images are imported, never pulled).
  */
 export function buildSandboxPod(spec: SandboxPodSpec): V1Pod {
   const settings = DEFAULT_POD_SETTINGS;
@@ -32,7 +36,7 @@ export function buildSandboxPod(spec: SandboxPodSpec): V1Pod {
           name: "sandbox",
           image: spec.image,
           imagePullPolicy: "Never",
-          command: ["sleep", "infinity"],
+          command: [...(spec.command ?? ["sleep", "infinity"])],
           securityContext: buildContainerSecurityContext(),
           resources: settings.resources.sandbox,
           volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
