@@ -10,6 +10,7 @@ import type { KubeObject } from "../../kube/objects.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import type { Logger } from "../../log/logger.ts";
 import { buildChildNames } from "../../sandbox/names.ts";
+import { APPROVAL_WITHDRAWN, buildWithdrawnAnswerMessage } from "../core/approvals.ts";
 
 /** The relay ConfigMap as watched. */
 type RelayObject = KubeObject & { data?: Record<string, string> };
@@ -23,6 +24,8 @@ export interface ApprovalAnswerer {
 /** What the watcher needs from the sidecar. */
 export interface ApprovalTarget {
   isPending(id: string): boolean;
+  /** Whether the prompt was withdrawn (its call's client gave up): its answer is refused as such. */
+  isWithdrawn(id: string): boolean;
   answer(id: string, decision: ApprovalDecision, answerer: ApprovalAnswerer): boolean;
 }
 
@@ -46,6 +49,12 @@ async function markConsumed(opts: ApprovalWatcherOptions, name: string, message:
   await opts.client.request("PATCH", path, { body: { status }, contentType: "application/merge-patch+json" });
 }
 
+/** Why an answer was not applied, as the Approval's consumed message says it. */
+function describeUnapplied(target: ApprovalTarget, approvalId: string): string {
+  if (target.isWithdrawn(approvalId)) return `${APPROVAL_WITHDRAWN}: ${buildWithdrawnAnswerMessage(approvalId)}`;
+  return `no pending prompt '${approvalId}' (already answered or expired)`;
+}
+
 /**
  * Applies one relayed answer, at most once per Approval uid: the answer settles its prompt (or the Approval names
  * none pending), then the Approval is marked consumed with what happened.
@@ -56,7 +65,7 @@ export async function applyApproval(opts: ApprovalWatcherOptions, approvalUid: s
   const { approval, approvalId, decision, reason, approvedBy } = entry;
   const ok = opts.target.isPending(approvalId) && opts.target.answer(approvalId, decision, { approvedBy, reason });
   opts.log.info({ approval, approvalId, decision, approvedBy, applied: ok }, "approval resource seen");
-  await markConsumed(opts, approval, ok ? `applied: ${decision}` : `no pending prompt '${approvalId}' (already answered or expired)`);
+  await markConsumed(opts, approval, ok ? `applied: ${decision}` : describeUnapplied(opts.target, approvalId));
   return ok;
 }
 
