@@ -156,6 +156,19 @@ describe("a /v1 client that drops its wait on a call waiting for approval", () =
     });
     await expectWithdrawn(p, marker, "connection_closed");
   });
+
+  it("withdraws a call its client no longer waits for once the last leviath-deadline it gave has passed", async () => {
+    const marker = join(root, "work", "v1-deadline");
+    const deadline = Date.now() + 1500;
+    const asked = await post<{ decision: string }>(`${sc.url}/v1/tool-calls`, { id: "v1-deadline", tool: "shell", args: { command: `touch ${marker}` } }, { "leviath-deadline": String(deadline) });
+    expect(asked).toMatchObject({ status: 202, body: { decision: "ask" } });
+    const p = await promptFor(marker);
+    // One wait renews it (its own deadline, as the client in src/sidecar/http/client.ts sends), then the client is gone.
+    const waited = await get(`${sc.url}/v1/tool-calls/v1-deadline?wait=0.2`, { "leviath-deadline": String(Date.now() + 1500) });
+    expect(waited.body).toMatchObject({ decision: "ask" });
+    expect((await pendingList()).some((q) => q.id === p.id)).toBe(true);
+    await expectWithdrawn(p, marker, "deadline");
+  });
 });
 
 /** The sum of `leviath_sidecar_decisions_total` samples with these labels (any tool class and mode). */

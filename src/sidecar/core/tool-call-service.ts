@@ -178,6 +178,21 @@ export class ToolCallService {
     return true;
   }
 
+  /**
+   * A client's word that it waits for the call until `deadline` (milliseconds since the epoch, a `/v1` wait's
+   * `leviath-deadline`): if the call is still unsettled then and no later wait renewed it, it is withdrawn.
+   */
+  renewDeadline(id: string, deadline: number): void {
+    const rec = this.#calls.get(id);
+    if (rec !== undefined && !rec.done) this.#armGiveUp(rec, deadline);
+  }
+
+  #armGiveUp(rec: CallRecord, deadline: number): void {
+    clearTimeout(rec.giveUpTimer);
+    rec.giveUpTimer = setTimeout(() => this.withdraw(rec.id, "deadline"), Math.max(0, deadline - this.#d.clock()));
+    rec.giveUpTimer.unref();
+  }
+
   /** Answers a pending prompt; false when none has this id. */
   answer(approvalId: string, decision: ApprovalDecision, reason?: string, approvedBy?: string): boolean {
     return this.#d.approvals.answer(approvalId, decision, reason, approvedBy);
@@ -310,7 +325,8 @@ export class ToolCallService {
 
   #ask(rec: CallRecord, kind: ApprovalKind, id: string, prompt: string, options: readonly string[], timeoutSeconds: number | undefined, pending: PendingGate | undefined): CallOutcome {
     const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
-    // The client hears "ask" now and then waits; the deadline of its first request is over.
+    // The client hears "ask" now and then waits: its deadline now bounds how long it may take to wait again.
+    if (rec.deadline !== undefined) this.#armGiveUp(rec, rec.deadline);
     rec.deadline = undefined;
     this.#record.decided(rec, "ask", kind === "taint_gate" ? "auto_block" : "permission_ask", undefined, seconds);
     const { stage } = this.currentStage();
@@ -371,6 +387,11 @@ export class ToolCallService {
   }
 
   #finish(rec: CallRecord, response: CallOutcome): CallOutcome {
-    return this.#calls.finish(rec, response);
+    const out = this.#calls.finish(rec, response);
+    if (rec.done && rec.giveUpTimer !== undefined) {
+      clearTimeout(rec.giveUpTimer);
+      rec.giveUpTimer = undefined;
+    }
+    return out;
   }
 }

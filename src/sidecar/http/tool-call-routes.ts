@@ -1,5 +1,6 @@
-// `/v1/tool-calls`: the one entry point for every tool call, the wait on a pending one (whose dropped connection
-// withdraws the call), and the runtime's report of a result it produced (which the sidecar labels).
+// `/v1/tool-calls`: the one entry point for every tool call, the wait on a pending one (a dropped connection, or
+// no wait again before the client's last deadline, withdraws the call), and the runtime's report of a result it
+// produced (which the sidecar labels).
 import type { FastifyInstance } from "fastify";
 import type { SidecarAppDeps } from "./app.ts";
 import { buildDeny } from "../core/call-outcomes.ts";
@@ -30,7 +31,10 @@ export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDep
     if (!query.success) return reply.code(400).send({ decision: "deny", code: "invalid-request", message: formatZodIssue(query.error) });
     // A client that drops its wait before the answer gave up on the call (it was told the call did not run):
     // the call is withdrawn, its prompt closed, and it never runs.
+    const deadline = DeadlineSchema.safeParse(req.headers[DEADLINE_HEADER]);
+    if (!deadline.success) return reply.code(400).send({ decision: "deny", code: "invalid-request", message: `invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}` });
     const id = req.params.id;
+    if (deadline.data !== undefined) deps.service.renewDeadline(id, deadline.data);
     onResponseDropped(reply.raw, () => deps.service.withdraw(id, "connection_closed"));
     const r = await deps.service.wait(id, query.data.wait * 1000);
     if (r === undefined) return reply.code(404).send({ id: req.params.id, decision: "deny", code: "unknown-call", message: `[error] no tool call '${req.params.id}'` });
