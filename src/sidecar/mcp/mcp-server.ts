@@ -96,7 +96,10 @@ function buildServer(sdk: ServerSdk, deps: McpDeps, inFlight: InFlight): Server 
     };
     const dropped = new AbortController();
     inFlight.set(extra.requestId, dropped);
-    return callTool(deps, req.params.name, req.params.arguments ?? {}, AbortSignal.any([extra.signal, dropped.signal]), progress).finally(() => inFlight.delete(extra.requestId));
+    const done = () => {
+      if (inFlight.get(extra.requestId) === dropped) inFlight.delete(extra.requestId);
+    };
+    return callTool(deps, req.params.name, req.params.arguments ?? {}, AbortSignal.any([extra.signal, dropped.signal]), progress).finally(done);
   });
   return server;
 }
