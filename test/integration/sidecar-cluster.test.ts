@@ -86,7 +86,7 @@ describe("leviath sidecar in a cluster", () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${sc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${sc.runtimeToken}` } } }));
     const abort = new AbortController();
     const call = client.callTool({ name: "shell", arguments: { command: "id -u" } }, undefined, { signal: abort.signal });
-    type Prompt = { id: string; callId: string; tool: string };
+    type Prompt = { id: string; tool: string };
     const prompt = await waitFor(async () => ((await readRun()).status?.["pendingApprovals"] as Prompt[] | undefined)?.find((p) => p.tool === "shell"), { description: "the MCP call's prompt in the Run's status" });
     abort.abort();
     await expect(call).rejects.toThrow();
@@ -98,7 +98,9 @@ describe("leviath sidecar in a cluster", () => {
     });
     const approval = await waitForConsumed(namespace, "too-late");
     expect(approval.message).toBe(`approval-withdrawn: prompt '${prompt.id}' was withdrawn: the client of its call gave up waiting, so the call was refused and will never run`);
-    const records = readDecisionRecords(auditDir).filter((r) => r["call_id"] === prompt.callId);
-    expect(records.map((r) => [r["decision"], r["decision_source"], r["code"], r["gave_up"]])).toEqual([["ask", "auto_block", undefined, undefined], ["deny", "client_gave_up", "client-gave-up", "cancelled"]]);
+    // The status names no call id: the withdrawal's record names the prompt, and through its call id the whole call.
+    const withdrawal = readDecisionRecords(auditDir).find((r) => r["withdrawn_approval_id"] === prompt.id);
+    const records = readDecisionRecords(auditDir).filter((r) => r["call_id"] === withdrawal?.["call_id"]);
+    expect(records.map((r) => [r["tool_name"], r["decision"], r["decision_source"], r["code"], r["gave_up"]])).toEqual([["shell", "ask", "auto_block", undefined, undefined], ["shell", "deny", "client_gave_up", "client-gave-up", "cancelled"]]);
   });
 });
