@@ -220,7 +220,7 @@ function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: Audit
   const { service, approvals } = sidecar.deps;
   const watcher = startApprovalWatcher({
     client, namespace, run, log, clock: Date.now,
-    target: { isPending: (id) => approvals.get(id) !== undefined, answer: (id, d, who) => service.answer(id, d, who.reason, who.approvedBy) },
+    target: { isPending: (id) => approvals.get(id) !== undefined, isWithdrawn: (id) => approvals.isWithdrawn(id), answer: (id, d, who) => service.answer(id, d, who.reason, who.approvedBy) },
   });
   const reporter = startRunStatusReporter({ client, namespace, run, log, status: () => sidecar.status() });
   const flushAudit = () => chunks.flush().catch((err: unknown) => log.warn({ err: (err as Error).message }, "audit ConfigMap update failed; retrying"));

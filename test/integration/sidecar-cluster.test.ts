@@ -3,7 +3,10 @@
 // why land in the audit record of the decision), marks them consumed, and shells into the stage's sandbox
 // pod with pods/exec. Pods never run here (there is no kubelet), so the exec waits for the sandbox container
 // (--exec-wait-seconds) and then fails naming the pod and container, and the test checks that this reaches the
-// runtime as an error result, never a hang or an allow without a run.
+// runtime as an error result, never a hang or an allow without a run. A prompt whose MCP client gave up is
+// withdrawn: the Approval given afterwards is consumed as `approval-withdrawn` and runs nothing.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
@@ -76,5 +79,28 @@ describe("leviath sidecar in a cluster", () => {
       return (status?.["pendingApprovals"] as unknown[] | undefined)?.length === 0 ? status : undefined;
     }, { description: "the prompt gone from the Run's status" });
     expect(after["gateDecisions"]).toMatchObject({ auto_allow: 1, auto_block: 1, user_allow_once: 1 });
+  });
+
+  it("withdraws the prompt of an MCP call whose client cancelled: the Approval given afterwards is consumed as approval-withdrawn", async () => {
+    const client = new Client({ name: "leviath-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${sc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${sc.runtimeToken}` } } }));
+    const abort = new AbortController();
+    const call = client.callTool({ name: "shell", arguments: { command: "id -u" } }, undefined, { signal: abort.signal });
+    type Prompt = { id: string; tool: string };
+    const prompt = await waitFor(async () => ((await readRun()).status?.["pendingApprovals"] as Prompt[] | undefined)?.find((p) => p.tool === "shell"), { description: "the MCP call's prompt in the Run's status" });
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    await client.close();
+    await waitFor(async () => (((await readRun()).status?.["pendingApprovals"] as Prompt[] | undefined)?.some((p) => p.id === prompt.id) === false ? true : undefined), { description: "the withdrawn prompt gone from the Run's status" });
+    await testCluster().custom.createNamespacedCustomObject({
+      ...GROUP, namespace, plural: "approvals",
+      body: { apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name: "too-late" }, spec: { runRef: { name: RUN }, approvalId: prompt.id, decision: "allowOnce" } },
+    });
+    const approval = await waitForConsumed(namespace, "too-late");
+    expect(approval.message).toBe(`approval-withdrawn: prompt '${prompt.id}' was withdrawn: the client of its call gave up waiting, so the call was refused and will never run`);
+    // The status names no call id: the withdrawal's record names the prompt, and through its call id the whole call.
+    const withdrawal = readDecisionRecords(auditDir).find((r) => r["withdrawn_approval_id"] === prompt.id);
+    const records = readDecisionRecords(auditDir).filter((r) => r["call_id"] === withdrawal?.["call_id"]);
+    expect(records.map((r) => [r["tool_name"], r["decision"], r["decision_source"], r["code"], r["gave_up"]])).toEqual([["shell", "ask", "auto_block", undefined, undefined], ["shell", "deny", "client_gave_up", "client-gave-up", "cancelled"]]);
   });
 });

@@ -14,6 +14,7 @@ import type { KubeObject } from "../../kube/objects.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import type { Logger } from "../../log/logger.ts";
 import { buildChildNames } from "../../sandbox/names.ts";
+import { APPROVAL_WITHDRAWN, buildWithdrawnAnswerMessage } from "../core/approvals.ts";
 import { checkRelayedApproval, type ReadApproval, type RelayedRef } from "./relayed-approval.ts";
 
 /** The relay ConfigMap as watched. */
@@ -28,6 +29,8 @@ export interface ApprovalAnswerer {
 /** What the watcher needs from the sidecar. */
 export interface ApprovalTarget {
   isPending(id: string): boolean;
+  /** Whether the prompt was withdrawn (its call's client gave up): its answer is refused as such. */
+  isWithdrawn(id: string): boolean;
   answer(id: string, decision: ApprovalDecision, answerer: ApprovalAnswerer): boolean;
 }
 
@@ -52,6 +55,12 @@ async function markConsumed(opts: ApprovalWatcherOptions, name: string, message:
   const path = buildPath(RESOURCES.approval, opts.namespace, name, "status");
   const status = { consumed: true, consumedAt: new Date(opts.clock()).toISOString(), message };
   await opts.client.request("PATCH", path, { body: { status }, contentType: "application/merge-patch+json" });
+}
+
+/** Why an answer was not applied, as the Approval's consumed message says it. */
+function describeUnapplied(target: ApprovalTarget, approvalId: string): string {
+  if (target.isWithdrawn(approvalId)) return `${APPROVAL_WITHDRAWN}: ${buildWithdrawnAnswerMessage(approvalId)}`;
+  return `no pending prompt '${approvalId}' (already answered or expired)`;
 }
 
 /**
@@ -94,7 +103,7 @@ export async function applyApproval(opts: ApprovalWatcherOptions, ref: RelayedRe
   const { approvalId, decision, reason, approvedBy } = checked.spec;
   const ok = opts.target.isPending(approvalId) && opts.target.answer(approvalId, decision, { approvedBy, reason });
   opts.log.info({ approval: ref.approval, approvalId, decision, approvedBy, applied: ok }, "approval resource seen");
-  await markConsumed(opts, ref.approval, ok ? `applied: ${decision}` : `no pending prompt '${approvalId}' (already answered or expired)`);
+  await markConsumed(opts, ref.approval, ok ? `applied: ${decision}` : describeUnapplied(opts.target, approvalId));
   return ok;
 }
 

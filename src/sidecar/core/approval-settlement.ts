@@ -1,4 +1,4 @@
-// What an answered, expired or cancelled prompt means for its call (taint-gate spec §5.3, §7): a tool-approval
+// What an answered, expired, withdrawn or cancelled prompt means for its call (taint-gate spec §5.3, §7): a tool-approval
 // answer grants once, for the stage or for the run, or declines; a gate answer allows once, raises the tool's
 // clearance for the session, or denies with upstream's records and text. Pure: the service applies it.
 import type { ApprovalDecision } from "../../api/approval.ts";
@@ -13,6 +13,7 @@ import { computeGateSource } from "./call-inputs.ts";
 /** What the call does next. */
 export type SettlementAction =
   | { readonly kind: "stopping" }
+  | { readonly kind: "withdrawn" }
   | { readonly kind: "deny"; readonly code: string; readonly message: string; readonly source: DecisionSourceLabel; readonly events: readonly AuditEvent[] }
   | { readonly kind: "permission-granted"; readonly scope: "once" | "stage" | "run" }
   | { readonly kind: "gate-allowed"; readonly events: readonly AuditEvent[]; readonly raise: string | undefined; readonly source: DecisionSourceLabel };
@@ -24,6 +25,7 @@ const GATE_INDEX: Readonly<Record<ApprovalDecision, number>> = { allowOnce: 0, a
 /** Decides what a settled prompt means for its call. */
 export function decideSettlement(kind: ApprovalKind, tool: string, s: ApprovalSettlement, pending: PendingGate | undefined, clock: Clock): SettlementAction {
   if (s.kind === "cancelled") return { kind: "stopping" };
+  if (s.kind === "withdrawn") return { kind: "withdrawn" };
   if (kind === "tool_approval") {
     const choice = decidePermissionChoice(s.kind === "answer" ? PERMISSION_INDEX[s.decision] : undefined);
     if (choice === "decline") return { kind: "deny", code: "approval-declined", message: buildUserDeclinedMessage(tool), source: "user_declined", events: [] };

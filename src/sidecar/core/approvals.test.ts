@@ -44,6 +44,35 @@ describe("ApprovalBook", () => {
     expect(book.list()).toEqual([]);
   });
 
+  it("withdraws a pending prompt once, remembers it as withdrawn until raised again, and refuses its answer", () => {
+    const counts: number[] = [];
+    const book = new ApprovalBook(() => Date.now(), (_k, n) => counts.push(n));
+    const settled: string[] = [];
+    book.raise(prompt("w"), 60, (s) => settled.push(s.kind));
+    expect(book.withdraw("w")).toBe(true);
+    expect(book.withdraw("w")).toBe(false);
+    expect(book.withdraw("never")).toBe(false);
+    expect(book.isWithdrawn("w")).toBe(true);
+    expect(book.isWithdrawn("never")).toBe(false);
+    expect(book.answer("w", "allowOnce")).toBe(false);
+    vi.advanceTimersByTime(120_000);
+    expect(settled).toEqual(["withdrawn"]);
+    expect(counts).toEqual([1, 0]);
+    book.raise(prompt("w"), undefined, (s) => settled.push(s.kind));
+    expect(book.isWithdrawn("w")).toBe(false);
+  });
+
+  it("forgets the oldest withdrawn ids past 4096", () => {
+    const book = new ApprovalBook(() => Date.now(), () => {});
+    for (let i = 0; i < 4097; i++) {
+      book.raise(prompt(`p${i}`), undefined, () => {});
+      book.withdraw(`p${i}`);
+    }
+    expect(book.isWithdrawn("p0")).toBe(false);
+    expect(book.isWithdrawn("p1")).toBe(true);
+    expect(book.isWithdrawn("p4096")).toBe(true);
+  });
+
   it("reports the number pending per kind after every change, with thousands of prompts pending", () => {
     const reported = new Map<ApprovalKind, number>();
     const book = new ApprovalBook(() => Date.now(), (kind, n) => reported.set(kind, n));

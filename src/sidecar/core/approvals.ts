@@ -1,6 +1,7 @@
 // Prompts waiting for a person: a taint-gate prompt or a tool-approval prompt per pending call. Each one is
 // settled exactly once, by an answer (the local endpoint standalone, an Approval resource in a cluster), by
-// its expiry (`interaction_timeout_secs`; 0 waits forever) or by the sidecar stopping.
+// its expiry (`interaction_timeout_secs`; 0 waits forever), by its call's client giving up (withdrawn) or by the
+// sidecar stopping. A withdrawn prompt is remembered, so a late answer is refused as withdrawn, not as unknown.
 import type { ApprovalDecision } from "../../api/approval.ts";
 import type { ApprovalKind } from "../../metrics/sidecar-metrics.ts";
 
@@ -23,7 +24,19 @@ export interface PendingApproval {
 export type ApprovalSettlement =
   | { readonly kind: "answer"; readonly decision: ApprovalDecision; readonly reason?: string | undefined; readonly approvedBy?: string | undefined }
   | { readonly kind: "expired" }
+  | { readonly kind: "withdrawn" }
   | { readonly kind: "cancelled" };
+
+/** The code of an answer to a withdrawn prompt (`POST /v1/approvals/{id}`, an Approval's consumed message). */
+export const APPROVAL_WITHDRAWN = "approval-withdrawn";
+
+/** Why an answer to a withdrawn prompt is refused: its call's client gave up, so the call was refused and never runs. */
+export function buildWithdrawnAnswerMessage(id: string): string {
+  return `prompt '${id}' was withdrawn: the client of its call gave up waiting, so the call was refused and will never run`;
+}
+
+/** How many withdrawn prompt ids are remembered (the oldest forgotten first: a late answer then reads as unknown). */
+const MAX_WITHDRAWN = 4096;
 
 interface Entry {
   readonly approval: PendingApproval;
@@ -37,6 +50,8 @@ export class ApprovalBook {
   readonly #entries = new Map<string, Entry>();
   /** Pending prompts per kind, kept as entries come and go: a flood of prompts must not make each one cost more. */
   readonly #pending = new Map<ApprovalKind, number>();
+  /** Withdrawn prompt ids, oldest first (a Set keeps insertion order). */
+  readonly #withdrawn = new Set<string>();
   readonly #clock: () => number;
   readonly #onCount: (kind: ApprovalKind, count: number) => void;
 
@@ -85,6 +100,19 @@ export class ApprovalBook {
   /** Answers a pending prompt; false when no such prompt is pending. */
   answer(id: string, decision: ApprovalDecision, reason?: string, approvedBy?: string): boolean {
     return this.#finish(id, { kind: "answer", decision, reason, approvedBy });
+  }
+
+  /** Closes a pending prompt whose call's client gave up; false when no such prompt is pending. */
+  withdraw(id: string): boolean {
+    if (!this.#finish(id, { kind: "withdrawn" })) return false;
+    this.#withdrawn.add(id);
+    if (this.#withdrawn.size > MAX_WITHDRAWN) this.#withdrawn.delete(this.#withdrawn.values().next().value!);
+    return true;
+  }
+
+  /** Whether this prompt was withdrawn (and not raised again since). */
+  isWithdrawn(id: string): boolean {
+    return this.#withdrawn.has(id) && !this.#entries.has(id);
   }
 
   /** One pending prompt. */

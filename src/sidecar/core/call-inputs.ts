@@ -6,12 +6,21 @@ import type { DecisionSourceLabel, ToolClassLabel } from "../../metrics/sidecar-
 import { decisionSourceKind, type AuditEvent } from "../../policy/audit.ts";
 import { classifyBuiltinTool, READ_TOOLS } from "../../policy/classification.ts";
 import { buildLaunchOverrides, canonicalToolName, type PermissionInputs } from "../../policy/permissions.ts";
-import { FILE_TOOL_ARGS, isFileTool } from "../executors/file-tools.ts";
+import { FILE_TOOL_ARGS, FILE_TOOLS, isFileTool } from "../executors/file-tools.ts";
 import type { RunStage } from "../executors/shell.ts";
+import { RESULT_TOOL } from "./run-result.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
 
 /** Tools the sidecar runs in the stage's sandbox. */
 export const SHELL_TOOLS: ReadonlySet<string> = new Set(["shell", "bash"]);
+
+/** The built-ins the sidecar settles itself (executes, or stores as the result): every other tool is the runtime's to run. */
+export const SIDECAR_BUILTIN_TOOLS: ReadonlySet<string> = new Set([...FILE_TOOLS, ...SHELL_TOOLS, RESULT_TOOL]);
+
+/** Whether the sidecar settles a call of this tool itself (a built-in above, or a tool of an admin's MCP server). */
+export function isSettledBySidecar(tool: string, gateway?: ToolGateway): boolean {
+  return SIDECAR_BUILTIN_TOOLS.has(tool) || gateway?.find(tool) !== undefined;
+}
 
 /** `shell {command}`. */
 export const ShellArgsSchema = z.object({ command: z.string().min(1) });

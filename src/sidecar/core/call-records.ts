@@ -35,6 +35,27 @@ export interface CallRecord {
   chars: number;
   /** The client's deadline for the first answer; cleared once it has one (a prompt). */
   deadline: number | undefined;
+  /** Whether its caller can execute a tool handed back `run` (MCP cannot). */
+  readonly callerRuns: boolean;
+  /** Fires when the last deadline its client gave for waiting passes (the call is then withdrawn). */
+  giveUpTimer?: NodeJS.Timeout | undefined;
+  /** Set once its client gave up: the call never runs from then on (its prompt, if any, is withdrawn). */
+  gaveUp?: GiveUp;
+}
+
+/** Why a call's client gave up, as its audit record says it. */
+export type GiveUpReason =
+  /** An MCP request cancelled (`notifications/cancelled`, the client's request timeout) or its session or connection closed. */
+  | "cancelled"
+  /** A `/v1` wait on the call closed its connection before its answer. */
+  | "connection_closed"
+  /** The last `leviath-deadline` its `/v1` client gave passed while the call was still unsettled. */
+  | "deadline";
+
+/** Why a call's client gave up, and the prompt it withdrew (if one was pending). */
+export interface GiveUp {
+  readonly reason: GiveUpReason;
+  readonly approvalId?: string | undefined;
 }
 
 /** The default number of settled calls remembered. */

@@ -52,6 +52,8 @@ export class DecisionRecorder {
       decision, decision_source: source, ...(code === undefined ? {} : { code }), ...(paths === undefined ? {} : { paths }),
       ...(rec.answeredBy?.approvedBy === undefined ? {} : { approved_by: rec.answeredBy.approvedBy }),
       ...(rec.answeredBy?.reason === undefined ? {} : { approval_reason: rec.answeredBy.reason }),
+      ...(rec.gaveUp === undefined ? {} : { gave_up: rec.gaveUp.reason }),
+      ...(rec.gaveUp?.approvalId === undefined ? {} : { withdrawn_approval_id: rec.gaveUp.approvalId }),
     });
     if (!ok) this.#d.metrics.auditWriteError();
     return ok;

@@ -166,3 +166,46 @@ describe("submit_output and the Run's result", () => {
     expect(s.service.result).toMatchObject({ inline: "small", callId: "o1" });
   });
 });
+
+describe("ToolCallService withdrawals and callers that cannot run tools", () => {
+  it("withdraws a call waiting on its prompt: the prompt is closed, the call refused client-gave-up, and nothing runs", async () => {
+    const s = setup(100);
+    await s.write("w0");
+    expect(s.service.withdraw("w0", "cancelled")).toBe(true);
+    expect(s.service.withdraw("w0", "cancelled")).toBe(false);
+    expect(s.approvals.list()).toEqual([]);
+    expect(s.approvals.isWithdrawn("tool-w0")).toBe(true);
+    expect(s.service.answer("tool-w0", "allowOnce")).toBe(false);
+    await settle();
+    expect(s.service.get("w0")).toMatchObject({ kind: "deny", source: "client_gave_up", body: { code: "client-gave-up" } });
+    expect(await s.pendingGauge()).toBe(0);
+    expect(s.service.withdraw("w0", "cancelled")).toBe(false);
+    expect(s.service.withdraw("unknown", "cancelled")).toBe(false);
+  });
+
+  it("refuses a call whose prompt was answered but which had not run yet when its client gave up", async () => {
+    const s = setup(100);
+    await s.write("w1");
+    expect(s.service.answer("tool-w1", "allowOnce")).toBe(true);
+    // The answer continues the call on a later microtask; the client gives up before that.
+    expect(s.service.withdraw("w1", "connection_closed")).toBe(true);
+    await settle();
+    expect(s.service.get("w1")).toMatchObject({ kind: "deny", body: { code: "client-gave-up" } });
+  });
+
+  it("withdraws a call its client did not wait for again before its last deadline", async () => {
+    const s = setup(100);
+    const first = await s.service.submit({ id: "d0", tool: "write_file", args: { path: "b.txt", content: "b" }, deadline: Date.now() + 10_000 });
+    expect(first).toMatchObject({ kind: "ask" });
+    s.service.renewDeadline("d0", Date.now() + 30);
+    expect(await s.service.wait("d0", 5000)).toMatchObject({ kind: "deny", body: { code: "client-gave-up" } });
+    expect(s.approvals.isWithdrawn("tool-d0")).toBe(true);
+  });
+
+  it("refuses a tool it would hand back to a caller that cannot run it, before any prompt", async () => {
+    const s = setup(100, undefined, { ceiling: { web_fetch: "ask" } });
+    expect(await s.service.submit({ id: "x0", tool: "web_fetch", args: {}, callerRuns: false })).toMatchObject({ kind: "deny", source: "tool_unavailable", body: { code: "tool-unavailable" } });
+    expect(s.approvals.list()).toEqual([]);
+    expect(await s.service.submit({ id: "x1", tool: "web_fetch", args: {} })).toMatchObject({ kind: "ask" });
+  });
+});

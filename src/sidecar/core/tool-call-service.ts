@@ -15,13 +15,13 @@ import { extractTarget } from "../../policy/targets.ts";
 import { decideSettlement } from "./approval-settlement.ts";
 import type { ApprovalBook, ApprovalSettlement } from "./approvals.ts";
 import type { AuditSink } from "../storage/audit-writer.ts";
-import { buildGrantKey, buildPermissionInputs, computeGateSource, isToolOffered, parseToolArgs, SHELL_TOOLS } from "./call-inputs.ts";
+import { buildGrantKey, buildPermissionInputs, computeGateSource, isSettledBySidecar, isToolOffered, parseToolArgs, SHELL_TOOLS } from "./call-inputs.ts";
 import {
   buildAuditFailedMessage, buildDeny, buildGaveUpMessage, buildPendingFullMessage, buildInvalidArgumentsMessage, buildStoppingMessage, buildUnavailableMessage, type CallOutcome, type EntryRef, type RefusalKind,
 } from "./call-outcomes.ts";
 import type { Enforcement } from "./enforcement.ts";
 import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, type FileToolArgs, type PathCheck } from "../executors/file-tools.ts";
-import { CallRecords, type CallRecord } from "./call-records.ts";
+import { CallRecords, type CallRecord, type GiveUpReason } from "./call-records.ts";
 import { DecisionRecorder } from "./decision-recorder.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
 import { buildPermissionPrompt } from "./prompt-text.ts";
@@ -69,6 +69,11 @@ export interface ToolCallRequest {
   readonly entry?: EntryRef | undefined;
   /** Milliseconds since the epoch after which the client no longer waits (and was told the call did not run). */
   readonly deadline?: number | undefined;
+  /**
+   * Whether the caller can execute a tool the sidecar hands back (`run`). MCP cannot: a tool the sidecar does not
+   * settle itself is then refused `tool-unavailable`, decided and recorded here like any refusal. Default true.
+   */
+  readonly callerRuns?: boolean | undefined;
 }
 
 /** The default region of a tool result in the runtime's context. */
@@ -135,11 +140,11 @@ export class ToolCallService {
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
       started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
-      deadline: req.deadline,
+      deadline: req.deadline, callerRuns: req.callerRuns ?? true,
     };
     this.#calls.add(rec);
     if (full) return this.#deny(rec, "pending-full", buildPendingFullMessage(rec.tool, this.#calls.maxPendingCalls), "pending_full", "unavailable");
-    if (this.#pastDeadline(rec)) return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
+    if (this.#gaveUp(rec)) return this.#refuseGaveUp(rec);
     if (!parsed.ok) return this.#deny(rec, "invalid-arguments", buildInvalidArgumentsMessage(req.tool, parsed.detail), "invalid_arguments", "invalid");
     const tooLarge = checkResultSize(req.tool, parsed.value);
     if (tooLarge !== undefined) return this.#deny(rec, "result-too-large", tooLarge, "invalid_arguments", "invalid");
@@ -156,6 +161,36 @@ export class ToolCallService {
   /** The call's answer once it changes (a prompt answered, a new prompt raised) or after `ms`. */
   wait(id: string, ms: number): Promise<CallOutcome | undefined> {
     return this.#calls.wait(id, ms);
+  }
+
+  /**
+   * Withdraws a call whose client gave up (a cancelled MCP request, a closed session or connection): a prompt it
+   * waits on is closed and the call refused `client-gave-up` (one audit record, one metric); a call still being
+   * decided is refused before it runs. False when there is nothing left to withdraw (unknown, settled).
+   */
+  withdraw(id: string, reason: GiveUpReason): boolean {
+    const rec = this.#calls.get(id);
+    if (rec === undefined || rec.done || rec.gaveUp !== undefined) return false;
+    const approvalId = rec.response?.kind === "ask" ? rec.response.body.approval.id : undefined;
+    rec.gaveUp = { reason, approvalId };
+    // Closing the prompt settles the call (#settled); a call between steps meets the flag at the next one.
+    if (approvalId !== undefined) this.#d.approvals.withdraw(approvalId);
+    return true;
+  }
+
+  /**
+   * A client's word that it waits for the call until `deadline` (milliseconds since the epoch, a `/v1` wait's
+   * `leviath-deadline`): if the call is still unsettled then and no later wait renewed it, it is withdrawn.
+   */
+  renewDeadline(id: string, deadline: number): void {
+    const rec = this.#calls.get(id);
+    if (rec !== undefined && !rec.done) this.#armGiveUp(rec, deadline);
+  }
+
+  #armGiveUp(rec: CallRecord, deadline: number): void {
+    clearTimeout(rec.giveUpTimer);
+    rec.giveUpTimer = setTimeout(() => this.withdraw(rec.id, "deadline"), Math.max(0, deadline - this.#d.clock()));
+    rec.giveUpTimer.unref();
   }
 
   /** Answers a pending prompt; false when none has this id. */
@@ -198,7 +233,10 @@ export class ToolCallService {
     const rp = enf.runPolicy;
     const { stage } = this.currentStage(enf);
     if (this.#d.gateway?.claims(rec.tool) === true) await this.#d.gateway.ready();
-    if (!isToolOffered(stage, enf.offeredTools, rec.tool, this.#d.gateway)) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
+    if (this.#gaveUp(rec)) return this.#refuseGaveUp(rec);
+    if (!isToolOffered(stage, enf.offeredTools, rec.tool, this.#d.gateway) || (!rec.callerRuns && !isSettledBySidecar(rec.tool, this.#d.gateway))) {
+      return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
+    }
     if (!rec.permissionDone) {
       const grant = this.#d.session.hasGrant(buildGrantKey(rec.tool, rec.args));
       // Permission only: the gate is evaluated (and audited) below, after the read-path check.
@@ -231,14 +269,18 @@ export class ToolCallService {
     return this.#execute(rec, enf, stage, checks);
   }
 
-  /** Whether the client already gave up on the call's first answer (the sidecar was stopped or slow). */
-  #pastDeadline(rec: CallRecord): boolean {
-    return rec.deadline !== undefined && this.#d.clock() > rec.deadline;
+  /** Whether the client gave up: it withdrew the call, or its deadline for the first answer passed (the sidecar was stopped or slow). */
+  #gaveUp(rec: CallRecord): boolean {
+    return rec.gaveUp !== undefined || (rec.deadline !== undefined && this.#d.clock() > rec.deadline);
+  }
+
+  #refuseGaveUp(rec: CallRecord): CallOutcome {
+    return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
   }
 
   async #execute(rec: CallRecord, enf: Enforcement, stage: RunStage, checks: PathCheck[] | undefined): Promise<CallOutcome> {
     // Checked again right before anything runs: the sidecar may have been stopped (SIGSTOP) since the call came in.
-    if (this.#pastDeadline(rec)) return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
+    if (this.#gaveUp(rec)) return this.#refuseGaveUp(rec);
     // A server's name never falls through to the runtime: dropped by a reload while the call waited, it is refused.
     const server = this.#d.gateway?.claims(rec.tool) === true ? this.#d.gateway.find(rec.tool)?.server : undefined;
     if (this.#d.gateway?.claims(rec.tool) === true && server === undefined) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
@@ -283,13 +325,14 @@ export class ToolCallService {
 
   #ask(rec: CallRecord, kind: ApprovalKind, id: string, prompt: string, options: readonly string[], timeoutSeconds: number | undefined, pending: PendingGate | undefined): CallOutcome {
     const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
-    // The client hears "ask" now and then waits; the deadline of its first request is over.
+    // The client hears "ask" now and then waits: its deadline now bounds how long it may take to wait again.
+    if (rec.deadline !== undefined) this.#armGiveUp(rec, rec.deadline);
     rec.deadline = undefined;
     this.#record.decided(rec, "ask", kind === "taint_gate" ? "auto_block" : "permission_ask", undefined, seconds);
     const { stage } = this.currentStage();
     const approval = this.#d.approvals.raise({ id, kind, callId: rec.id, tool: rec.tool, stage: stage.name, prompt, options }, timeoutSeconds, (s, waited) => {
       const outcome = s.kind === "expired" ? "expired" : s.kind === "answer" && s.decision !== "deny" ? "allowed" : "denied";
-      if (s.kind !== "cancelled") this.#d.metrics.approvalAnswered(kind, outcome, waited);
+      if (s.kind !== "cancelled" && s.kind !== "withdrawn") this.#d.metrics.approvalAnswered(kind, outcome, waited);
       // Continue outside the answering call: the answer endpoint returns at once.
       queueMicrotask(() => void this.#settled(rec, kind, s, pending));
     });
@@ -302,6 +345,10 @@ export class ToolCallService {
     const action = decideSettlement(kind, rec.tool, s, pending, this.#d.clock);
     if (action.kind === "stopping") {
       this.#finish(rec, buildDeny(rec.id, rec.tool, "sidecar-stopping", buildStoppingMessage(rec.tool), "unavailable"));
+      return;
+    }
+    if (action.kind === "withdrawn") {
+      this.#refuseGaveUp(rec);
       return;
     }
     if (action.kind === "permission-granted") {
@@ -340,6 +387,11 @@ export class ToolCallService {
   }
 
   #finish(rec: CallRecord, response: CallOutcome): CallOutcome {
-    return this.#calls.finish(rec, response);
+    const out = this.#calls.finish(rec, response);
+    if (rec.done && rec.giveUpTimer !== undefined) {
+      clearTimeout(rec.giveUpTimer);
+      rec.giveUpTimer = undefined;
+    }
+    return out;
   }
 }

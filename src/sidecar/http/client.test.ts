@@ -23,6 +23,18 @@ function httpAnswering(status: number, body: string): Promise<string> {
 }
 
 describe("createSidecarClient fails closed", () => {
+  it("sends its deadline with the call and with each wait (the time it stops waiting)", async () => {
+    const seen: (string | undefined)[] = [];
+    const url = await listen(createHttpServer((req, res) => {
+      seen.push(req.headers["leviath-deadline"] as string | undefined);
+      res.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify({ ...call, decision: "ask", approval: { id: "gate-c1" } }));
+    }));
+    const client = createSidecarClient({ baseUrl: url, timeoutMs: 1000, clock: () => 5000 });
+    expect(await client.callTool(call)).toMatchObject({ decision: "ask" });
+    expect(await client.waitForCall("c1", "shell", 30)).toMatchObject({ decision: "ask" });
+    expect(seen).toEqual(["6000", "36000"]);
+  });
+
   it("denies when nothing listens", async () => {
     const url = await listen(createTcpServer());
     await new Promise((r) => servers.pop()!.close(r));

@@ -119,6 +119,8 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
     callTool: (call) =>
       // The deadline: a call the sidecar only gets to after this client gave up (and said it did not run) must not run.
       exchange(call.id, call.tool, "/v1/tool-calls", { method: "POST", headers: { "content-type": "application/json", [DEADLINE_HEADER]: String(clock() + timeoutMs) }, body: JSON.stringify(call) }, 0),
-    waitForCall: (id, tool, seconds) => exchange(id, tool, `/v1/tool-calls/${encodeURIComponent(id)}?wait=${seconds}`, { method: "GET" }, seconds * 1000),
+    // The deadline again: a call still waiting on its prompt when this client stops waiting is withdrawn, never run.
+    waitForCall: (id, tool, seconds) =>
+      exchange(id, tool, `/v1/tool-calls/${encodeURIComponent(id)}?wait=${seconds}`, { method: "GET", headers: { [DEADLINE_HEADER]: String(clock() + timeoutMs + seconds * 1000) } }, seconds * 1000),
   };
 }

@@ -1,6 +1,7 @@
 // The context endpoints (labels are assigned here, never by the caller), the stage, and the prompts: listed
 // for everyone, answered over HTTP only standalone and only with the approval token.
 import type { FastifyInstance } from "fastify";
+import { APPROVAL_WITHDRAWN, buildWithdrawnAnswerMessage } from "../core/approvals.ts";
 import { findStageIndex } from "../core/enforcement.ts";
 import type { SidecarAppDeps } from "./app.ts";
 import { hasBearer } from "./request-guard.ts";
@@ -71,6 +72,7 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
     const body = AnswerBodySchema.safeParse(req.body);
     if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
     const approval = deps.approvals.get(req.params.id);
+    if (approval === undefined && deps.approvals.isWithdrawn(req.params.id)) return reply.code(410).send({ code: APPROVAL_WITHDRAWN, message: buildWithdrawnAnswerMessage(req.params.id) });
     if (approval === undefined || !deps.service.answer(req.params.id, body.data.decision, body.data.reason)) {
       return reply.code(404).send({ code: "unknown-approval", message: `no pending approval '${req.params.id}'` });
     }

@@ -1,9 +1,11 @@
-// `/v1/tool-calls`: the one entry point for every tool call, the wait on a pending one, and the runtime's
-// report of a result it produced (which the sidecar labels).
+// `/v1/tool-calls`: the one entry point for every tool call, the wait on a pending one (a dropped connection, or
+// no wait again before the client's last deadline, withdraws the call), and the runtime's report of a result it
+// produced (which the sidecar labels).
 import type { FastifyInstance } from "fastify";
 import type { SidecarAppDeps } from "./app.ts";
 import { buildDeny } from "../core/call-outcomes.ts";
 import { computeCallStatus } from "./call-status.ts";
+import { onResponseDropped } from "./response-dropped.ts";
 import { DEADLINE_HEADER, DeadlineSchema, formatZodIssue, ResultBodySchema, ToolCallBodySchema, WaitQuerySchema } from "./http-schemas.ts";
 
 /** Registers the tool-call routes. */
@@ -27,7 +29,14 @@ export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDep
   app.get<{ Params: { id: string } }>("/v1/tool-calls/:id", async (req, reply) => {
     const query = WaitQuerySchema.safeParse(req.query);
     if (!query.success) return reply.code(400).send({ decision: "deny", code: "invalid-request", message: formatZodIssue(query.error) });
-    const r = await deps.service.wait(req.params.id, query.data.wait * 1000);
+    // A client that drops its wait before the answer gave up on the call (it was told the call did not run):
+    // the call is withdrawn, its prompt closed, and it never runs.
+    const deadline = DeadlineSchema.safeParse(req.headers[DEADLINE_HEADER]);
+    if (!deadline.success) return reply.code(400).send({ decision: "deny", code: "invalid-request", message: `invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}` });
+    const id = req.params.id;
+    if (deadline.data !== undefined) deps.service.renewDeadline(id, deadline.data);
+    onResponseDropped(reply.raw, () => deps.service.withdraw(id, "connection_closed"));
+    const r = await deps.service.wait(id, query.data.wait * 1000);
     if (r === undefined) return reply.code(404).send({ id: req.params.id, decision: "deny", code: "unknown-call", message: `[error] no tool call '${req.params.id}'` });
     return reply.code(computeCallStatus(r)).send(r.body);
   });

@@ -2,16 +2,21 @@
 // transport for its session, a request without one gets its own). `tools/list` is the
 // current stage's catalogue; `tools/call` is one call to the same core as `/v1/tool-calls`: permission → read
 // path → gate, the same audit and labels; an `ask` waits on the same approval channel until it is answered or
-// the policy's timeout refuses it. The MCP client cannot answer prompts: nothing on `/mcp` does.
+// the policy's timeout refuses it. The MCP client cannot answer prompts: nothing on `/mcp` does. A call whose
+// request is cancelled (`notifications/cancelled`, the client's timeout) or whose session or connection closes
+// is withdrawn in the core: its prompt is closed and it never runs. Every refusal is the core's, so it is
+// audited and counted like one on `/v1`.
 import { randomUUID } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { buildGaveUpMessage, buildUnavailableMessage, type CallOutcome } from "../core/call-outcomes.ts";
+import type { CallOutcome } from "../core/call-outcomes.ts";
 import { RESULT_TOOL } from "../core/run-result.ts";
+import { onResponseDropped } from "../http/response-dropped.ts";
 import type { ToolCallService } from "../core/tool-call-service.ts";
-import { buildCallResult, buildRefusalResult, buildTextResult } from "./call-result.ts";
-import { isMcpCallable, listStageTools } from "./tool-catalog.ts";
+import { buildCallResult, buildTextResult } from "./call-result.ts";
+import { listStageTools } from "./tool-catalog.ts";
 
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";
@@ -28,37 +33,36 @@ export interface McpDeps {
 /** The text of a confirmed `submit_output`. */
 const OUTPUT_SUBMITTED = "Output submitted.";
 
-/** Waits out an `ask` (the same prompt a `/v1` client would wait on) until the call is settled or the client leaves. */
-async function settle(service: ToolCallService, id: string, first: CallOutcome, signal: AbortSignal, progress: () => Promise<void>): Promise<CallOutcome | undefined> {
+/** Waits out an `ask` (the same prompt a `/v1` client would wait on) until the call is settled (or withdrawn). */
+async function settle(service: ToolCallService, id: string, first: CallOutcome, progress: () => Promise<void>): Promise<CallOutcome | undefined> {
   let out: CallOutcome | undefined = first;
   while (out?.kind === "ask") {
-    if (signal.aborted) return undefined;
     await progress();
     out = await service.wait(id, ASK_WAIT_MS);
   }
   return out;
 }
 
-/** `[unavailable]`: a tool MCP cannot carry (one the runtime would execute itself), with `/v1`'s code. */
-function unavailable(deps: McpDeps, name: string): CallToolResult {
-  return buildRefusalResult(buildUnavailableMessage(name, deps.service.currentStage().stage.name), { code: "tool-unavailable", source: "tool_unavailable" });
-}
-
 async function callTool(deps: McpDeps, name: string, args: Record<string, unknown>, signal: AbortSignal, progress: () => Promise<void>): Promise<CallToolResult> {
-  await deps.service.gateway?.ready();
-  if (!isMcpCallable(name, deps.service.gateway)) return unavailable(deps, name);
   const id = `mcp-${randomUUID()}`;
-  const out = await settle(deps.service, id, await deps.service.submit({ id, tool: name, args }), signal, progress);
-  // The client left while its call waited on a prompt: nobody reads this answer.
-  if (out === undefined) return buildRefusalResult(buildGaveUpMessage(name), { code: "client-gave-up", source: "client_gave_up" });
-  if (out.kind === "ask") throw new Error("unreachable: a settled call is never pending");
-  if (out.kind !== "run") return buildCallResult(out);
-  // Only `submit_output` is answered `run` among the tools MCP offers: its output is stored, and the
-  // confirmation is labelled like any result the runtime reports.
-  if (name !== RESULT_TOOL) return unavailable(deps, name);
-  const r = deps.service.reportResult(id, undefined);
-  if (!r.ok) return buildRefusalResult(`[error] ${r.message}`, { code: "result-not-stored" });
-  return buildTextResult(OUTPUT_SUBMITTED, false);
+  // The client gave up (cancelled, timed out, its session or connection closed): nobody reads the answer, so the
+  // call is withdrawn at once, its prompt closed; an answer given later refuses. Submitting is synchronous up to
+  // the call's record, so the withdrawal always finds it.
+  const withdraw = () => void deps.service.withdraw(id, "cancelled");
+  signal.addEventListener("abort", withdraw, { once: true });
+  try {
+    const out = await settle(deps.service, id, await deps.service.submit({ id, tool: name, args, callerRuns: false }), progress);
+    if (out === undefined || out.kind === "ask") throw new Error("unreachable: a settled call is never pending or forgotten");
+    if (out.kind !== "run") return buildCallResult(out);
+    // The core hands back only `submit_output` to a caller that cannot run tools: its output is stored, and the
+    // confirmation is labelled like any result the runtime reports.
+    if (name !== RESULT_TOOL) throw new Error(`unreachable: '${name}' was handed back to an MCP client`);
+    const r = deps.service.reportResult(id, undefined);
+    if (!r.ok) throw new Error(`unreachable: the result of '${id}' could not be labelled: ${r.message}`);
+    return buildTextResult(OUTPUT_SUBMITTED, false);
+  } finally {
+    signal.removeEventListener("abort", withdraw);
+  }
 }
 
 /** The SDK's server side, loaded on the first `/mcp` request: it costs a sidecar that never serves MCP 0.6 s of CPU at start. */
@@ -72,7 +76,10 @@ async function loadServerSdk() {
   return { Server: index.Server, Transport: http.StreamableHTTPServerTransport, CallToolRequestSchema: types.CallToolRequestSchema, ListToolsRequestSchema: types.ListToolsRequestSchema };
 }
 
-function buildServer(sdk: ServerSdk, deps: McpDeps): Server {
+/** The calls a server is serving, by JSON-RPC id: each can be aborted when the connection carrying its answer drops. */
+type InFlight = Map<string | number, AbortController>;
+
+function buildServer(sdk: ServerSdk, deps: McpDeps, inFlight: InFlight): Server {
   const { CallToolRequestSchema, ListToolsRequestSchema } = sdk;
   const server = new sdk.Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -87,7 +94,12 @@ function buildServer(sdk: ServerSdk, deps: McpDeps): Server {
       // A prompt can wait longer than a client's request timeout: progress lets it keep waiting.
       if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: ++tick, message: "waiting for approval" } });
     };
-    return callTool(deps, req.params.name, req.params.arguments ?? {}, extra.signal, progress);
+    const dropped = new AbortController();
+    inFlight.set(extra.requestId, dropped);
+    const done = () => {
+      if (inFlight.get(extra.requestId) === dropped) inFlight.delete(extra.requestId);
+    };
+    return callTool(deps, req.params.name, req.params.arguments ?? {}, AbortSignal.any([extra.signal, dropped.signal]), progress).finally(done);
   });
   return server;
 }
@@ -101,6 +113,20 @@ const SESSION_HEADER = "mcp-session-id";
 interface Session {
   readonly server: Server;
   readonly transport: InstanceType<ServerSdk["Transport"]>;
+  readonly inFlight: InFlight;
+}
+
+/**
+ * Aborts the calls of a session's POST whose connection closes before their answers were written. The sidecar
+ * keeps no event store, so such an answer can never be delivered (nor resumed): the client has lost the call.
+ */
+function abortOnDrop(res: ServerResponse, body: unknown, inFlight: InFlight): void {
+  onResponseDropped(res, () => {
+    for (const m of Array.isArray(body) ? body : [body]) {
+      const id = typeof m === "object" && m !== null ? (m as { id?: unknown }).id : undefined;
+      if (typeof id === "string" || typeof id === "number") inFlight.get(id)?.abort();
+    }
+  });
 }
 
 function isInitialize(body: unknown): boolean {
@@ -130,17 +156,19 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpDeps): void {
       const session = sessions.get(sessionId);
       if (session === undefined) return reply.code(404).send({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null });
       reply.hijack();
+      abortOnDrop(reply.raw, req.body, session.inFlight);
       await session.transport.handleRequest(req.raw, reply.raw, req.body);
       return;
     }
     reply.hijack();
-    const server = buildServer(loaded, deps);
+    const inFlight: InFlight = new Map();
+    const server = buildServer(loaded, deps, inFlight);
     if (isInitialize(req.body)) {
       const transport = new loaded.Transport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           while (sessions.size >= MAX_MCP_SESSIONS) end(sessions.keys().next().value!);
-          sessions.set(id, { server, transport });
+          sessions.set(id, { server, transport, inFlight });
         },
       });
       await server.connect(transport);
@@ -148,6 +176,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpDeps): void {
       return;
     }
     const transport = new loaded.Transport({ sessionIdGenerator: undefined });
+    // Closing the transport aborts its calls (the SDK aborts every request it is serving).
     reply.raw.on("close", () => {
       void transport.close();
       void server.close();

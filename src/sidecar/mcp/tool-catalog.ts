@@ -4,10 +4,10 @@
 // tool it called and report the result.
 import { z } from "zod";
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import { isToolOffered, SHELL_TOOLS, ShellArgsSchema } from "../core/call-inputs.ts";
+import { isToolOffered, ShellArgsSchema } from "../core/call-inputs.ts";
 import type { Enforcement } from "../core/enforcement.ts";
 import { RESULT_TOOL } from "../core/run-result.ts";
-import { FILE_TOOL_ARGS, FILE_TOOLS } from "../executors/file-tools.ts";
+import { FILE_TOOL_ARGS } from "../executors/file-tools.ts";
 import type { RunStage } from "../executors/shell.ts";
 import type { GatewayTool, ToolGateway } from "../core/tool-gateway.ts";
 
@@ -45,9 +45,6 @@ const BUILTINS: ReadonlyMap<string, BuiltinEntry> = new Map<string, BuiltinEntry
   }],
 ]);
 
-/** The built-ins callable over MCP (`bash` is `shell`'s alias, callable when the stage names it). */
-export const MCP_BUILTIN_TOOLS: ReadonlySet<string> = new Set([...FILE_TOOLS, ...SHELL_TOOLS, RESULT_TOOL]);
-
 function toInputSchema(schema: z.ZodType): Tool["inputSchema"] {
   // `io: "input"`: defaults (list_dir's path) make a field optional for the caller.
   const json = z.toJSONSchema(schema, { io: "input" }) as Record<string, unknown>;
@@ -81,9 +78,4 @@ export function listStageTools(enf: Enforcement, stage: RunStage, gateway?: Tool
   if (stage.availableTools?.includes("bash") === true) tools.push({ ...BUILTIN_TOOLS.get("shell")!, name: "bash" });
   for (const t of gateway?.tools() ?? []) if (isToolOffered(stage, enf.offeredTools, t.name, gateway)) tools.push(toListedGatewayTool(t));
   return tools;
-}
-
-/** Whether an MCP client may call this tool by name (whether the stage offers it is the core's decision). */
-export function isMcpCallable(tool: string, gateway?: ToolGateway): boolean {
-  return MCP_BUILTIN_TOOLS.has(tool) || gateway?.find(tool) !== undefined;
 }

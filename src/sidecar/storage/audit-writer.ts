@@ -23,6 +23,10 @@ export interface DecisionRecord {
   readonly approved_by?: string;
   /** The reason the answer gave. */
   readonly approval_reason?: string;
+  /** On the refusal of a call whose client gave up (`client-gave-up`): how it gave up (`cancelled`, `connection_closed`). */
+  readonly gave_up?: string;
+  /** With `gave_up`: the pending prompt that was withdrawn (closed unanswered). */
+  readonly withdrawn_approval_id?: string;
   /** On the record of an "allow for this run" approval: what a restart may restore from the state journal. */
   readonly grant_scope?: "run";
   /** SHA-256 (hex) of the permission key the approval covers (never the command itself). */
