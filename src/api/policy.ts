@@ -143,6 +143,7 @@ const MCP_SERVER_NAME = /^[A-Za-z0-9_-]{1,48}$/;
  * or over stdio by `command`, which runs in the run's sandbox (standalone: a local process confined as `shell`).
  * `${VAR}` in a header value or an env value is the sidecar's environment variable VAR standalone; in a cluster
  * it is the key VAR of the Secret `secretRef` names (docs/mcp.md); a missing one is an error, never an empty header.
+ * A stdio server's env from a Secret would live in the sandbox pod, so it needs `secretEnvInSandbox` (docs/mcp.md).
  */
 export const McpServerSchema = z.strictObject({
   name: z.string().regex(MCP_SERVER_NAME, "an MCP server name is 1-48 characters of A-Z a-z 0-9 _ -").describe("Prefixes the server's tools as <name>__<tool>; the key of available_connectors."),
@@ -153,7 +154,10 @@ export const McpServerSchema = z.strictObject({
   env: z.record(z.string(), z.string()).optional().describe("A stdio server's environment; ${VAR} is replaced as in headers."),
   secretRef: z.strictObject({ name: ObjectNameSchema.describe("The Secret's name.") }).optional()
     .describe("A Secret in the Run's namespace whose keys are the ${VAR} values, labelled leviath.dev/mcp-server: <this server's name> by its owner; mounted into the sidecar container only."),
-}).refine((s) => (s.url === undefined) !== (s.command === undefined), { message: "an MCP server has exactly one of url and command" });
+  secretEnvInSandbox: z.boolean().optional()
+    .describe("A stdio server only: let ${VAR} in env put the Secret's values into the server's environment in the sandbox pod, where the model's commands can read them (sent over the exec's stdin, never its command line). Default false: such a server is refused."),
+}).refine((s) => (s.url === undefined) !== (s.command === undefined), { message: "an MCP server has exactly one of url and command" })
+  .refine((s) => s.secretEnvInSandbox !== true || s.command !== undefined, { message: "secretEnvInSandbox is for a stdio server (command)", path: ["secretEnvInSandbox"] });
 /** One MCP server as declared. */
 export type McpServer = z.infer<typeof McpServerSchema>;
 

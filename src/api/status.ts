@@ -76,6 +76,8 @@ export const REASON = {
   noCredentials: "NoCredentials",
   secretNotFound: "SecretNotFound",
   secretNotOptedIn: "SecretNotOptedIn",
+  /** A stdio MCP server's env names its Secret, and the admin did not opt it in (`secretEnvInSandbox`). */
+  secretInSandboxRefused: "SecretInSandboxRefused",
   credentialsOnHost: "CredentialsWithHostExecution",
   mcpServersOffered: "McpServersOffered",
   mcpServersConnecting: "McpServersConnecting",

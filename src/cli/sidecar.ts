@@ -86,7 +86,8 @@ Serving:
                             (default ${DEFAULT_EXEC_WAIT_SECONDS}, a Run's default sandboxReadySeconds)
       --mcp-secrets-dir DIR ${"${VAR}"} in an MCP server's headers and env is the file DIR/<secretRef>/VAR of that
                             server's own Secret, never the environment (the controller mounts each Secret
-                            there, in the sidecar container only); a missing key keeps the server unoffered.
+                            there, in the sidecar container only); a missing key keeps the server unoffered,
+                            and a stdio server's env takes one only with secretEnvInSandbox (docs/mcp.md).
                             Default: the environment standalone, nothing in a cluster
       --reload-interval-ms N  how often the policy inputs are checked (default 1000)
       --log-level LEVEL     ${LOG_LEVELS.join(", ")} (default info); JSON lines on stderr

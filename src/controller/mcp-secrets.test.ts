@@ -32,4 +32,16 @@ describe("checkMcpSecrets", () => {
     expect((await checkMcpSecrets(meta({ "leviath.dev/mcp-server": "tickets", "leviath.dev/credential": "true" }), "a", servers))[0]).toMatchObject({ mounted: false, reason: "SecretNotOptedIn" });
     expect((await checkMcpSecrets(meta(undefined), "a", servers))[0]).toMatchObject({ mounted: false, reason: "SecretNotFound" });
   });
+
+  it("mounts no Secret for a stdio server whose env names it, unless the admin let it into the sandbox", async () => {
+    const stdio: McpServer = { name: "tickets", command: "mcp-tickets", env: { TOKEN: "Bearer ${T}", MODE: "ro" }, secretRef: { name: "tickets-mcp" } };
+    const opted = meta({ "leviath.dev/mcp-server": "tickets" });
+    expect(await checkMcpSecrets(opted, "a", [stdio])).toEqual([{
+      server: "tickets", secretName: "tickets-mcp", mounted: false, reason: "SecretInSandboxRefused",
+      message: "env 'TOKEN': ${T} would put a value of Secret 'tickets-mcp' into the sandbox pod, where the model's commands can read it; the server is not started (the admin allows it with secretEnvInSandbox: true on the server)",
+    }]);
+    expect(await checkMcpSecrets(opted, "a", [{ ...stdio, secretEnvInSandbox: true }])).toEqual([{ server: "tickets", secretName: "tickets-mcp", mounted: true }]);
+    // An env of literals only takes nothing from the Secret.
+    expect(await checkMcpSecrets(opted, "a", [{ ...stdio, env: { MODE: "ro" } }])).toEqual([{ server: "tickets", secretName: "tickets-mcp", mounted: true }]);
+  });
 });

@@ -2,12 +2,15 @@
 // A Secret reaches the sidecar container only (never the agent container or a sandbox pod), and only when it lives
 // in the Run's namespace and its owner opted it in for exactly that server with the label
 // `leviath.dev/mcp-server: <server>`; one also opted in as a credential (`leviath.dev/credential`) is refused,
-// since a Run could then hand it to its own runtime image. Only metadata is read: the controller never holds a
-// value, and the keys are checked by the sidecar, which reports them (status.mcpServers). A server whose Secret
-// is refused is still declared (its names stay `[unavailable]`) but has nothing mounted, so it is never offered.
+// since a Run could then hand it to its own runtime image. Nor is the Secret of a stdio server whose env names a
+// `${VAR}` without the admin's `secretEnvInSandbox` (the server runs in the sandbox pod). Only metadata is read:
+// the controller never holds a value, and the keys are checked by the sidecar, which reports them
+// (status.mcpServers). A server whose Secret is refused is still declared (its names stay `[unavailable]`) but
+// has nothing mounted, so it is never offered.
 import type { McpServer } from "../api/policy.ts";
 import { LABEL } from "../api/constants.ts";
 import { CONDITION, REASON, type RunStatus } from "../api/status.ts";
+import { computeSandboxSecretEnvRefusal } from "../policy/mcp-secret-env.ts";
 import type { McpSecretCheck } from "../sandbox/run-snapshot.ts";
 import type { ClusterWriter } from "./cluster-port.ts";
 import type { ConditionDecision } from "./conditions.ts";
@@ -17,6 +20,8 @@ import { CREDENTIAL_OPT_IN } from "./run-credentials.ts";
 export async function checkMcpSecrets(writer: Pick<ClusterWriter, "readMetadata">, namespace: string, servers: readonly McpServer[]): Promise<McpSecretCheck[]> {
   return Promise.all(servers.filter((s) => s.secretRef !== undefined).map(async (s): Promise<McpSecretCheck> => {
     const secretName = s.secretRef!.name;
+    const inSandbox = computeSandboxSecretEnvRefusal(s);
+    if (inSandbox !== undefined) return { server: s.name, secretName, mounted: false, reason: REASON.secretInSandboxRefused, message: inSandbox };
     const found = await writer.readMetadata("secret", namespace, secretName);
     const labels = found?.metadata.labels ?? {};
     if (found === undefined) return { server: s.name, secretName, mounted: false, reason: REASON.secretNotFound, message: `Secret '${secretName}' not found in namespace '${namespace}'` };

@@ -7,13 +7,16 @@
 // runtime.mjs): the Agent's stdio server runs in its sandbox pod (never in the engine pod), a call through it
 // after a workspace read is asked by the taint gate and answered by an Approval made with kubectl, and the
 // Run's audit shows the `everything__<tool>` calls.
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Exec } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { McpServer } from "../../src/api/policy.ts";
 import { connectKube, type ClusterClient } from "../../src/kube/connect.ts";
+import { buildExecPath } from "../../src/kube/exec-channel.ts";
 import { createPodExec } from "../../src/kube/pod-exec.ts";
 import { buildMcpReadFailureMessage } from "../../src/policy/size-caps.ts";
 import { createPodExecStdioLauncher } from "../../src/sidecar/executors/pod-exec-stdio-server.ts";
@@ -39,6 +42,16 @@ async function processesIn(namespace: string, pod: string, container = "sandbox"
   const r = await execInPod(namespace, pod, "for p in /proc/[0-9]*; do tr '\\0' ' ' <\"$p/cmdline\" 2>/dev/null; echo; done", container);
   expect(r.exitCode, r.stderr).toBe(0);
   return r.stdout.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("tr ") && !l.startsWith("sh -c for p in"));
+}
+
+/** Every process of a pod's container: its command line and environment (NULs as spaces), read from /proc. */
+async function processTable(namespace: string, pod: string): Promise<{ pid: string; cmdline: string; environ: string }[]> {
+  const r = await execInPod(namespace, pod, "for p in /proc/[0-9]*; do printf '\\n@@%s\\n' \"${p#/proc/}\"; tr '\\0\\n' '  ' <\"$p/cmdline\" 2>/dev/null; printf '\\n'; tr '\\0\\n' '  ' <\"$p/environ\" 2>/dev/null; done");
+  expect(r.exitCode, r.stderr).toBe(0);
+  return r.stdout.split("\n@@").slice(1).map((block) => {
+    const [pid = "", cmdline = "", environ = ""] = block.split("\n");
+    return { pid, cmdline: cmdline.trim(), environ };
+  });
 }
 
 describe("stdio MCP servers in a sandbox pod, over pods/exec", () => {
@@ -91,6 +104,55 @@ describe("stdio MCP servers in a sandbox pod, over pods/exec", () => {
     }, { timeoutMs: 30_000, intervalMs: 500, description: "no MCP server process left in the pod" });
     // Only the pod's own `sleep infinity` is left.
     expect(left).toEqual(["sleep infinity"]);
+  });
+
+  it("a Secret's value in a stdio server's env: refused without the admin's opt-in; with it, never in the exec request nor any command line in the pod, and in no environment but the server's", async () => {
+    const pod = "mcp-secret-env";
+    await testCluster().core.createNamespacedPod({ namespace: EXEC_NS, body: buildSandboxPod({ name: pod, namespace: EXEC_NS, image: mcpImage! }) });
+    const mark = `tok-${randomUUID()}`;
+    const value = `${mark} it's "quoted" $(echo no)\nline two`;
+    const dir = mkdtempSync(join(tmpdir(), "leviath-e2e-mcp-secrets-"));
+    mkdirSync(join(dir, "everything-mcp"));
+    writeFileSync(join(dir, "everything-mcp", "TOKEN"), value);
+    // The request paths the API server receives (and an audit log records) for each exec the launcher makes.
+    const requests: string[] = [];
+    const exec = createPodExec(client, 120_000);
+    const recorded: typeof exec = {
+      exec: (namespace, name, container, command, ...rest) => {
+        requests.push(buildExecPath({ namespace, pod: name, container, command, stdin: true, stdout: true, stderr: true, tty: false }));
+        return exec.exec(namespace, name, container, command, ...rest);
+      },
+    };
+    const gatewayFor = (server: McpServer) => {
+      const g = new McpGateway({
+        servers: [server], vars: { kind: "secrets", dir }, log: silent,
+        launchStdio: createPodExecStdioLauncher({ exec: recorded, namespace: EXEC_NS, target: () => ({ pod, container: "sandbox" }) }),
+      });
+      gateways.push(g);
+      return g;
+    };
+    const server: McpServer = { name: "everything", command: "node", args: [EVERYTHING, "stdio"], env: { TOKEN: "${TOKEN}" }, secretRef: { name: "everything-mcp" } };
+
+    const refused = gatewayFor(server);
+    await refused.ready();
+    expect(refused.servers()[0]).toMatchObject({ offered: false, message: expect.stringContaining("mcp server 'everything' env 'TOKEN': ${TOKEN} would put a value of Secret 'everything-mcp' into the sandbox pod") });
+    expect(requests).toEqual([]);
+
+    const g = gatewayFor({ ...server, secretEnvInSandbox: true });
+    await g.ready();
+    expect(g.servers()[0]?.message ?? "offered").toBe("offered");
+    expect(JSON.parse((await g.call("everything__get-env", {})).text)).toMatchObject({ TOKEN: value, HOSTNAME: pod });
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toContain("leviath-mcp-stdio");
+    expect(decodeURIComponent(requests[0]!)).not.toContain(mark);
+    // What the model's commands see in the pod (the same user): every process's command line and environment.
+    const seen = await processTable(EXEC_NS, pod);
+    expect(seen.filter((p) => p.cmdline.includes(mark))).toEqual([]);
+    const holding = seen.filter((p) => p.environ.includes(mark));
+    expect(holding.length).toBeGreaterThan(0);
+    expect(holding.every((p) => isServer(p.cmdline))).toBe(true);
+    expect(seen.some((p) => p.cmdline.includes("leviath-mcp-stdio"))).toBe(true);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("drops the connection past the 1 MiB line cap with upstream's message, and the server dies with it", async () => {

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -11,7 +11,8 @@ import type { McpServer } from "../../api/policy.ts";
 import type { PodExec } from "../../kube/pod-exec.ts";
 import { buildMcpReadFailureMessage } from "../../policy/size-caps.ts";
 import { McpGateway } from "../gateway/mcp-gateway.ts";
-import { buildStdioExecCommand, computeStdioTarget, createPodExecStdioLauncher } from "./pod-exec-stdio-server.ts";
+import type { VarSource } from "../gateway/server-vars.ts";
+import { buildStdioEnvFrame, buildStdioExecCommand, computeStdioTarget, createPodExecStdioLauncher } from "./pod-exec-stdio-server.ts";
 import type { PodTarget } from "./pod-exec-shell.ts";
 
 // The launcher over a stand-in for the exec API that plays the kubelet's part on this machine: it runs the exec'd
@@ -48,13 +49,13 @@ function localExec(seen: { pod: string; command: string[] }[], bin?: string): Po
   };
 }
 
-/** Live processes whose environment carries `mark` (every process a server started inherits it). */
-function processesMarked(mark: string): number[] {
+/** Live processes whose /proc/<pid>/<file> holds `text`. */
+function processesHolding(text: string, file: "environ" | "cmdline" = "environ"): number[] {
   const found: number[] = [];
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
       if (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z")) continue;
-      if (readFileSync(`/proc/${pid}/environ`, "utf8").includes(`LEVIATH_TEST_MARK=${mark}`)) found.push(Number(pid));
+      if (readFileSync(`/proc/${pid}/${file}`, "utf8").includes(text)) found.push(Number(pid));
     } catch {
       // Gone meanwhile, or not ours to read.
     }
@@ -62,28 +63,54 @@ function processesMarked(mark: string): number[] {
   return found;
 }
 
+/** Live processes whose environment carries `mark` (every process a server started inherits it). */
+const processesMarked = (mark: string): number[] => processesHolding(`LEVIATH_TEST_MARK=${mark}`);
+
 async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
   for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (check()) return;
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/** What no command line and no process but the opted-in server may ever hold. */
+const SECRET_MARK = `tok-${randomUUID()}`;
+
+/** The Secret `everything-mcp` as the kubelet mounts it into the sidecar container: a file per key. */
+function secretsDir(): { vars: VarSource; value: string } {
+  const dir = mkdtempSync(join(tmpdir(), "leviath-mcp-secrets-"));
+  const value = `${SECRET_MARK} it's "quoted" $(echo no) \`x\`\nline two`;
+  mkdirSync(join(dir, "everything-mcp"));
+  writeFileSync(join(dir, "everything-mcp", "TOKEN"), value);
+  return { vars: { kind: "secrets", dir }, value };
+}
+
+/** server-everything with its TOKEN from its Secret, and a literal mark on every process it starts. */
+const secretServer = (mark: string): McpServer => ({
+  name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"], env: { TOKEN: "${TOKEN}", LEVIATH_TEST_MARK: mark }, secretRef: { name: "everything-mcp" },
+});
 
 const gateways: McpGateway[] = [];
 afterEach(async () => {
   await Promise.all(gateways.splice(0).map((g) => g.close()));
 });
 
-function gatewayOver(server: McpServer, target: () => PodTarget, seen: { pod: string; command: string[] }[], bin?: string): McpGateway {
-  const g = new McpGateway({ servers: [server], vars: { kind: "env", env: {} }, log: silent, launchStdio: createPodExecStdioLauncher({ exec: localExec(seen, bin), namespace: "team", target, closeGraceMs: 200 }) });
+function gatewayOver(server: McpServer, target: () => PodTarget, seen: { pod: string; command: string[] }[], bin?: string, vars: VarSource = { kind: "env", env: {} }): McpGateway {
+  const g = new McpGateway({ servers: [server], vars, log: silent, launchStdio: createPodExecStdioLauncher({ exec: localExec(seen, bin), namespace: "team", target, closeGraceMs: 200 }) });
   gateways.push(g);
   return g;
 }
 
-describe("buildStdioExecCommand", () => {
-  it("runs the command behind the wrapper with its env as assignments, and refuses a name env would take for an option", () => {
-    const argv = buildStdioExecCommand({ name: "fs", command: "mcp-fs", args: ["/workspace", "a b"] }, { TOKEN: "x y" });
+describe("buildStdioExecCommand and buildStdioEnvFrame", () => {
+  it("puts no env on the command line: the wrapper, the command and its arguments only", () => {
+    const argv = buildStdioExecCommand({ name: "fs", command: "mcp-fs", args: ["/workspace", "a b"], env: { TOKEN: "x y" } });
     expect(argv.slice(0, 2)).toEqual(["sh", "-c"]);
-    expect(argv.slice(3)).toEqual(["leviath-mcp-stdio", "env", "TOKEN=x y", "mcp-fs", "/workspace", "a b"]);
-    expect(() => buildStdioExecCommand({ name: "fs", command: "mcp-fs" }, { "-i": "1" })).toThrow("mcp server 'fs' env '-i': not a variable name");
+    expect(argv.slice(3)).toEqual(["leviath-mcp-stdio", "mcp-fs", "/workspace", "a b"]);
+  });
+
+  it("frames the env for the exec's stdin (a byte count, then quoted exports), and refuses a name export would take for an option or a NUL", () => {
+    expect(buildStdioEnvFrame({ name: "fs", command: "mcp-fs" }, { TOKEN: "it's é" }).toString()).toBe("26\nexport TOKEN='it'\\''s é'\n");
+    expect(buildStdioEnvFrame({ name: "fs", command: "mcp-fs" }, {}).toString()).toBe("0\n");
+    expect(() => buildStdioEnvFrame({ name: "fs", command: "mcp-fs" }, { "-i": "1" })).toThrow("mcp server 'fs' env '-i': not a variable name");
+    expect(() => buildStdioEnvFrame({ name: "fs", command: "mcp-fs" }, { A: "x\0y" })).toThrow("mcp server 'fs' env 'A': a value holds a NUL byte");
   });
 });
 
@@ -110,6 +137,28 @@ describe.each(["dash", "busybox"])("a stdio MCP server over pods/exec (the wrapp
     await until(() => processesMarked(mark).length === 0, "the server's processes to end");
   });
 
+  it("a Secret's value the admin let into the sandbox reaches the server over stdin: never the exec's command line, nor the wrapper's environment", async () => {
+    const { vars, value } = secretsDir();
+    const mark = randomUUID();
+    const seen: { pod: string; command: string[] }[] = [];
+    const server: McpServer = { ...secretServer(mark), secretEnvInSandbox: true };
+    const g = gatewayOver(server, () => ({ pod: "run-1-sbx-a", container: "sandbox" }), seen, bin, vars);
+    await g.ready();
+    // The server has it, byte for byte (quotes, a newline, `$(...)` and all): the trade the admin chose.
+    expect(JSON.parse((await g.call("everything__get-env", {})).text)).toMatchObject({ TOKEN: value, LEVIATH_TEST_MARK: mark });
+    // What the API server's audit log and the pod's /proc/<pid>/cmdline would show: the command line, without it.
+    expect(seen).toHaveLength(1);
+    expect(JSON.stringify(seen)).not.toContain(SECRET_MARK);
+    expect(processesHolding(SECRET_MARK, "cmdline")).toEqual([]);
+    // In the pod, only the server's own processes hold it: not the wrapper (nor its relay), which the model's commands share.
+    const holding = processesHolding(SECRET_MARK);
+    expect(holding.length).toBeGreaterThan(0);
+    expect(holding.sort()).toEqual(processesMarked(mark).sort());
+    const wrappers = processesHolding("leviath-mcp-stdio", "cmdline");
+    expect(wrappers.length).toBeGreaterThan(0);
+    expect(wrappers.filter((p) => holding.includes(p))).toEqual([]);
+  });
+
   it("kills what the server started when the connection closes, grandchildren included", async () => {
     const mark = randomUUID();
     // A server that leaves a grandchild behind, then answers initialize and nothing else.
@@ -131,6 +180,24 @@ describe.each(["dash", "busybox"])("a stdio MCP server over pods/exec (the wrapp
     const r = await g.call("huge__dump", {});
     expect(r).toEqual({ text: `[error] ${buildMcpReadFailureMessage("dumping")}`, isError: true });
     await until(() => processesMarked(mark).length === 0, "the capped server to end");
+  });
+});
+
+describe("a stdio MCP server whose env names its Secret, without the admin's opt-in", { timeout: 30_000 }, () => {
+  it("is refused naming the server and the entry: nothing is exec'd, and no process holds the value", async () => {
+    const { vars } = secretsDir();
+    const mark = randomUUID();
+    const seen: { pod: string; command: string[] }[] = [];
+    const g = gatewayOver(secretServer(mark), () => ({ pod: "run-1-sbx-a", container: "sandbox" }), seen, undefined, vars);
+    await g.ready();
+    expect(g.servers()).toEqual([{
+      name: "everything", offered: false, tools: 0,
+      message: "mcp server 'everything' env 'TOKEN': ${TOKEN} would put a value of Secret 'everything-mcp' into the sandbox pod, where the model's commands can read it; the server is not started (the admin allows it with secretEnvInSandbox: true on the server)",
+    }]);
+    expect(g.tools()).toEqual([]);
+    expect(seen).toEqual([]);
+    expect(processesHolding(SECRET_MARK)).toEqual([]);
+    expect(processesMarked(mark)).toEqual([]);
   });
 });
 

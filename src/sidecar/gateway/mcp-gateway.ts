@@ -13,7 +13,7 @@ import { buildMcpToolName, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from "../../
 import type { GatewayResult, GatewayServerState, GatewayTool, ToolGateway } from "../core/tool-gateway.ts";
 import { createCappedFetch } from "./capped-fetch.ts";
 import { CappedStdioTransport, type StdioProcess } from "./capped-stdio.ts";
-import { buildVarLookup, expandAll, type VarSource } from "./server-vars.ts";
+import { buildVarLookup, expandAll, expandStdioEnv, type VarSource } from "./server-vars.ts";
 
 /** Starts a stdio server's command (standalone: a local process confined as `shell`; in a cluster: in a sandbox pod). */
 export type StdioLauncher = (server: McpServer, env: Readonly<Record<string, string>>) => StdioProcess | Promise<StdioProcess>;
@@ -200,11 +200,10 @@ export class McpGateway implements ToolGateway {
     ]);
     let capFailure: string | undefined;
     const client = new ClientClass({ name: "leviath-sidecar", version: "0.1.0" });
-    const vars = buildVarLookup(server, this.#o.vars);
     let transport: Transport;
     let stdio: CappedStdioTransport | undefined;
     if (server.url !== undefined) {
-      const headers = expandAll(server.headers, vars, "header");
+      const headers = expandAll(server.headers, buildVarLookup(server, this.#o.vars), "header");
       transport = new StreamableHTTPClientTransport(new URL(server.url), {
         // No redirects: a header from a Secret goes to the admin's URL only, never where a reply points.
         requestInit: { headers, redirect: "error" },
@@ -218,7 +217,7 @@ export class McpGateway implements ToolGateway {
       });
     } else {
       if (this.#o.launchStdio === undefined) throw new Error(`mcp server '${server.name}': stdio servers cannot be started by this sidecar`);
-      stdio = new CappedStdioTransport(await this.#o.launchStdio(server, expandAll(server.env, vars, "env")));
+      stdio = new CappedStdioTransport(await this.#o.launchStdio(server, expandStdioEnv(server, this.#o.vars)));
       transport = stdio;
     }
     const d = () => this.#servers.get(server.name);

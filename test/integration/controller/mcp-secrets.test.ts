@@ -2,7 +2,8 @@
 // namespace that its owner opted in for that very server (`leviath.dev/mcp-server: <server>`) and that is not
 // also a credential is mounted, into the sidecar container alone (never the agent container, never a sandbox
 // pod, never as a value in the pod spec); every other one is a McpServersReady=False condition naming the server
-// and the Secret, and a key the sidecar does not find (its real status reporter) is named there too.
+// and the Secret, and a key the sidecar does not find (its real status reporter) is named there too. A stdio server
+// whose env names its (opted-in) Secret without the admin's secretEnvInSandbox gets nothing mounted, and is named.
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient } from "../../../src/kube/client.ts";
@@ -23,7 +24,10 @@ beforeAll(async () => {
   namespace = await createRestrictedNamespace("mcp-secrets");
   await applyPolicy({
     ceilings: { runtimeImages: ["registry.example/runtime:*"] },
-    mcpServers: [server("tickets", "tickets-mcp"), server("plain", "db-password"), server("both", "model-key"), server("absent", "no-such-secret"), { name: "open", url: "https://open.mcp.example/mcp" }],
+    mcpServers: [
+      server("tickets", "tickets-mcp"), server("plain", "db-password"), server("both", "model-key"), server("absent", "no-such-secret"), { name: "open", url: "https://open.mcp.example/mcp" },
+      { name: "sandboxed", command: "mcp-sandboxed", env: { TOKEN: "${TOKEN}" }, secretRef: { name: "sandboxed-mcp" } },
+    ],
   });
   const { core } = testCluster();
   const secret = (name: string, labels: Record<string, string>) => core.createNamespacedSecret({ namespace, body: { metadata: { name, labels }, stringData: { TOKEN } } });
@@ -32,6 +36,8 @@ beforeAll(async () => {
   await secret("db-password", {});
   // Opted in for the server, but also as a credential any Run may hand to its runtime image.
   await secret("model-key", { "leviath.dev/mcp-server": "both", "leviath.dev/credential": "true" });
+  // Opted in for its stdio server by its owner, but the admin did not let that server take it into the sandbox.
+  await secret("sandboxed-mcp", { "leviath.dev/mcp-server": "sandboxed" });
   op = await startTestOperator();
 });
 
@@ -45,7 +51,7 @@ describe("MCP servers' Secrets", () => {
   it("reach the sidecar container only, and only when opted in for that server", async () => {
     await createAgent(namespace, "helper", {
       image: "registry.example/runtime:1",
-      stages: [{ name: "main", availableConnectors: ["tickets", "plain", "both", "absent", "open"], sandbox: { kind: "container", image: "debian:bookworm-slim" } }],
+      stages: [{ name: "main", availableConnectors: ["tickets", "plain", "both", "absent", "open", "sandboxed"], sandbox: { kind: "container", image: "debian:bookworm-slim" } }],
     });
     await createRun(namespace, "mcp-1", { agentRef: { name: "helper" } });
     const pods = await waitFor(async () => {
@@ -74,6 +80,7 @@ describe("MCP servers' Secrets", () => {
     expect(c.message).toContain(`MCP server 'plain': Secret 'db-password' lacks the label leviath.dev/mcp-server: "plain"`);
     expect(c.message).toContain("MCP server 'both': Secret 'model-key' is also a credential");
     expect(c.message).toContain(`MCP server 'absent': Secret 'no-such-secret' not found in namespace '${namespace}'`);
+    expect(c.message).toContain("MCP server 'sandboxed': env 'TOKEN': ${TOKEN} would put a value of Secret 'sandboxed-mcp' into the sandbox pod, where the model's commands can read it; the server is not started (the admin allows it with secretEnvInSandbox: true on the server)");
     expect(c.message).not.toContain("'tickets'");
   });
 
