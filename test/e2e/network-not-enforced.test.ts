@@ -3,7 +3,10 @@
 // defaults for the enforcement check (verify on, onUnverified: warn, probe pods in the sandbox namespace), and
 // proves what the operator says and does: its probe reports NotEnforced, a Run with a `network = false` sandbox
 // starts under `warn` with NetworkIsolated False (NetworkNotEnforced), and that is true (its closed sandbox pod
-// reaches the node); under `onUnverified: refuse` a new such Run does not start.
+// reaches the node); under `onUnverified: refuse` a new such Run does not start. The same real Run also shows what
+// needs a kubelet in the Run's lifecycle (moved here from test/integration/controller/sandbox-availability.test.ts,
+// which wrote pod status by hand): SandboxReady once its sandbox pods are Ready, WaitingInput while its sidecar
+// reports a pending prompt, and Cancelled, its pods deleted and its prompts kept, when cancelled.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestCluster, kubectl, startControlPlane, useTestCluster, waitFor, type ControlPlane } from "../integration/harness/index.ts";
 import { getJson } from "./harness/kube-json.ts";
@@ -89,6 +92,20 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
     expect(r.stdout.trim()).toBe("connected\nhello-from-the-node");
   });
 
+  it("runs once its sandbox pods are Ready, and waits for input while its sidecar reports a pending prompt", async () => {
+    const waiting = await waitFor(async () => {
+      const r = await getRun(WARNED);
+      return r.status?.phase === "WaitingInput" ? r : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 1000, description: "the Run to wait for input (its held send_email)" });
+    expect(conditionOf(waiting, "SandboxReady")).toMatchObject({ status: "True", reason: "Ready" });
+    const sandboxes = (waiting.status?.sandboxes ?? []) as { ready?: boolean; stages?: string[]; pod?: string }[];
+    expect(sandboxes.map((b) => [b.stages?.join(","), b.ready]).sort()).toEqual([["digest", true], ["survey", true]]);
+    const pods = (await getJson<{ items: { metadata: { name: string } }[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${WARNED}`])).items.map((p) => p.metadata.name);
+    for (const b of sandboxes) expect(pods).toContain(b.pod);
+    expect(conditionOf(waiting, "AwaitingApproval")).toMatchObject({ status: "True", reason: "PendingApproval" });
+    expect(waiting.status?.pendingApprovals).toEqual([expect.objectContaining({ tool: "send_email" })]);
+  });
+
   it("under refuse, a new network = false Run does not start, and says why; the started one goes on", async () => {
     await kubectl(["patch", "leviathpolicy", "cluster", "--type=merge", "-p", JSON.stringify({ spec: { networkEnforcement: { onUnverified: "refuse" } } })]);
     // The controller has the new generation in force before the Run exists (else it could start under warn).
@@ -107,5 +124,17 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
     );
     expect((await getJson<{ items: unknown[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${REFUSED}`])).items).toEqual([]);
     expect(["Running", "WaitingInput"]).toContain((await getRun(WARNED)).status?.phase);
+  });
+
+  it("stops when cancelled: Cancelled, its pods deleted, its pending prompt kept on the status", async () => {
+    const before = (await getRun(WARNED)).status?.pendingApprovals;
+    await kubectl(["patch", "run", WARNED, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { desiredState: "Cancelled" } })]);
+    const cancelled = await waitFor(async () => {
+      const r = await getRun(WARNED);
+      return r.status?.phase === "Cancelled" ? r : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000, description: "the Run to be cancelled" });
+    expect(cancelled.status?.pendingApprovals).toEqual(before);
+    await waitFor(async () => (await getJson<{ items: unknown[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${WARNED}`])).items.length === 0 ? true : undefined,
+      { timeoutMs: 120_000, intervalMs: 1000, description: "the Run's pods to be deleted" });
   });
 });
