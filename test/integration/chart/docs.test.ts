@@ -41,6 +41,30 @@ function runBlock(block: Block): string {
 }
 
 const WEBHOOK_CONFIGURATION = "leviath-operator-specs";
+let webhookPort = 0;
+
+type ClientConfig = { url?: string; service?: Record<string, unknown>; caBundle?: string };
+
+/**
+ * Points the chart's webhooks at the controller process on loopback (by URL), or back at the chart's Service (what
+ * `helm upgrade` expects to find: a live `url` next to the chart's `service` would be invalid); the caBundle stays.
+ */
+async function pointWebhook(at: "loopback" | "service"): Promise<void> {
+  const vwc = JSON.parse((await kubectl(["get", "validatingwebhookconfiguration", WEBHOOK_CONFIGURATION, "-o", "json"])).stdout) as { webhooks: { clientConfig: ClientConfig }[] };
+  const service = { name: "leviath-operator-webhook", namespace: "leviath-system", path: "/validate", port: 443 };
+  const patch = vwc.webhooks.map((w, i) => ({
+    op: "replace", path: `/webhooks/${i}/clientConfig`,
+    value: { ...(at === "loopback" ? { url: `https://127.0.0.1:${webhookPort}/validate` } : { service }), ...(w.clientConfig.caBundle ? { caBundle: w.clientConfig.caBundle } : {}) },
+  }));
+  await kubectl(["patch", "validatingwebhookconfiguration", WEBHOOK_CONFIGURATION, "--type=json", "-p", JSON.stringify(patch)]);
+}
+
+/** Waits for what `kubectl rollout status` waits for on a cluster: a replica that answers the webhook. */
+async function waitForWebhook(): Promise<void> {
+  const probe = JSON.stringify({ apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: "webhook-probe", namespace: "leviath-sandbox" }, spec: {} });
+  await waitFor(async () => ((await kubectl(["create", "--dry-run=server", "-f", "-"], { input: probe, allowFailure: true })).exitCode === 0 ? true : undefined),
+    { timeoutMs: 60_000, description: "the controller's webhook to admit a valid Agent" });
+}
 
 /**
  * No node runs the Deployment's pods here: the same controller runs as a process in their stead, with the chart's
@@ -53,18 +77,13 @@ async function startControllerInPodsStead(): Promise<void> {
     controller.kill("SIGKILL");
     await exited;
   }
-  const [port] = await freePorts(1) as [number];
-  const vwc = JSON.parse((await kubectl(["get", "validatingwebhookconfiguration", WEBHOOK_CONFIGURATION, "-o", "json"])).stdout) as { webhooks: unknown[] };
-  const patch = vwc.webhooks.map((_, i) => ({ op: "replace", path: `/webhooks/${i}/clientConfig`, value: { url: `https://127.0.0.1:${port}/validate` } }));
-  await kubectl(["patch", "validatingwebhookconfiguration", WEBHOOK_CONFIGURATION, "--type=json", "-p", JSON.stringify(patch)]);
+  [webhookPort] = await freePorts(1) as [number];
+  await pointWebhook("loopback");
   controller = spawn(process.execPath, [join(REPO_ROOT, "bin/leviath"), "controller", "--kubeconfig", testCluster().kubeconfigPath,
     "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--runtime-image", "registry.example/leviath-runtime:1",
-    "--webhook-bind-address", `127.0.0.1:${port}`, "--webhook-secret", "leviath-system/leviath-operator-webhook-tls",
+    "--webhook-bind-address", `127.0.0.1:${webhookPort}`, "--webhook-secret", "leviath-system/leviath-operator-webhook-tls",
     "--webhook-configuration", WEBHOOK_CONFIGURATION, "--webhook-hosts", "127.0.0.1"], { stdio: "ignore", env: { ...process.env, KUBECONFIG: "" } });
-  // What `kubectl rollout status` waits for on a cluster: a replica that answers the webhook.
-  const probe = JSON.stringify({ apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: "webhook-probe", namespace: "leviath-sandbox" }, spec: {} });
-  await waitFor(async () => ((await kubectl(["create", "--dry-run=server", "-f", "-"], { input: probe, allowFailure: true })).exitCode === 0 ? true : undefined),
-    { timeoutMs: 60_000, description: "the controller's webhook to admit a valid Agent" });
+  await waitForWebhook();
 }
 
 async function cleanUp(): Promise<void> {
@@ -159,7 +178,15 @@ describe("the docs", () => {
       }
       if (block.text.includes("kubectl apply --server-side -f deploy/leviath-operator.yaml")) await startControllerInPodsStead();
       if (block.text.includes("kubectl apply -f examples/approval.yaml")) {
-        for (const ops of operations) out.push(runBlock(ops));
+        for (const ops of operations) {
+          const upgrade = ops.text.includes("helm upgrade");
+          if (upgrade) await pointWebhook("service");
+          out.push(runBlock(ops));
+          if (upgrade) {
+            await pointWebhook("loopback");
+            await waitForWebhook();
+          }
+        }
       }
     }
     const all = out.join("\n");
