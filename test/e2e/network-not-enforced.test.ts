@@ -116,7 +116,7 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
     await applyObjects([run(REFUSED), workspaces!.volume(REFUSED)]);
     const refused = await waitFor(async () => {
       const r = await getRun(REFUSED);
-      return r.status?.phase === "Pending" && String((r.status as { message?: string }).message ?? "").includes("refuse") ? r : undefined;
+      return r.status?.phase === "Pending" && String((r.status as { message?: string }).message ?? "").includes("onUnverified is refuse") ? r : undefined;
     }, { timeoutMs: 60_000, intervalMs: 1000, description: "the Run to wait, refused" });
     expect((refused.status as { message?: string }).message).toBe(
       "stages survey need network = false, and NetworkPolicy enforcement is not verified on this cluster "
