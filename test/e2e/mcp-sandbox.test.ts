@@ -23,7 +23,7 @@ import { createPodExecStdioLauncher } from "../../src/sidecar/executors/pod-exec
 import { McpGateway } from "../../src/sidecar/gateway/mcp-gateway.ts";
 import { helm, kubectl, REPO_ROOT, testCluster, waitFor } from "../integration/harness/index.ts";
 import { getJson, imageValues } from "./harness/kube-json.ts";
-import { NS, RELEASE, SYSTEM_NS } from "./harness/operator-fixture.ts";
+import { NS, RELEASE, SYSTEM_NS, waitForWebhook } from "./harness/operator-fixture.ts";
 import { buildSandboxPod, execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
 
@@ -202,6 +202,7 @@ describe("a Run whose runtime speaks only MCP, with a stdio MCP server in its sa
       const pods = await getJson<{ items: { status?: { phase?: string } }[] }>(["get", "pods", "-n", SYSTEM_NS]);
       return pods.items.length > 0 && pods.items.every((p) => p.status?.phase === "Running");
     }, { timeoutMs: 120_000, intervalMs: 1000, description: "the controller pod Running" });
+    await waitForWebhook();
   });
 
   afterAll(async () => {

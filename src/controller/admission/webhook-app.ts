@@ -8,8 +8,14 @@ import { computeAdmissionProblem, type AdmittedObject } from "./spec-admission.t
 /** The path the ValidatingWebhookConfiguration calls. */
 export const WEBHOOK_PATH = "/validate";
 
-/** The name of the webhook in the ValidatingWebhookConfiguration (what kubectl prints when it refuses). */
+/**
+ * The name of the webhook for Agents, Runs and Approvals in the ValidatingWebhookConfiguration (what kubectl prints
+ * when it refuses); it fails closed.
+ */
 export const WEBHOOK_NAME = "specs.leviath.dev";
+
+/** The name of the webhook for the LeviathPolicy (the same path); skipped while no replica answers. */
+export const POLICY_WEBHOOK_NAME = "policy.leviath.dev";
 
 const ADMISSION_API = "admission.k8s.io/v1";
 

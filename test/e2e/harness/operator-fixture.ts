@@ -62,6 +62,17 @@ export async function installOperator(node: NodeInfo, values: Record<string, unk
     const pods = await getJson<PodList>(["get", "pods", "-n", SYSTEM_NS]);
     return pods.items.length > 0 && pods.items.every((p) => p.status?.phase === "Running");
   }, { timeoutMs: 180_000, intervalMs: 1000, description: "the controller pod Running" });
+  await waitForWebhook();
+}
+
+/**
+ * Waits until the operator's webhook (on by default) admits a valid Agent: a replica is ready behind its Service and
+ * serves the certificate whose CA it patched into the configuration. Until then it refuses every Agent and Run.
+ */
+export async function waitForWebhook(): Promise<void> {
+  const probe = stringify({ apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: "webhook-probe", namespace: NS }, spec: {} });
+  await waitFor(async () => (await kubectl(["create", "--dry-run=server", "-f", "-"], { input: probe, allowFailure: true })).exitCode === 0 ? true : undefined,
+    { timeoutMs: 120_000, intervalMs: 1000, description: "the operator's webhook to admit a valid Agent" });
 }
 
 /** Deletes the Runs (not waiting), uninstalls the chart and removes the workspaces: each test file's afterAll. */

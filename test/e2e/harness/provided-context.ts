@@ -22,6 +22,8 @@ export type NodeInfo = {
 declare module "vitest" {
   export interface ProvidedContext {
     node: NodeInfo;
+    /** Set (to the reason) only when this run cannot start a node: every e2e test is then skipped. */
+    e2eUnavailable?: string;
   }
 }
 

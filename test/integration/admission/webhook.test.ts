@@ -8,7 +8,7 @@ import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WEBHOOK_NAME, WEBHOOK_PATH } from "../../../src/controller/admission/webhook-app.ts";
+import { POLICY_WEBHOOK_NAME, WEBHOOK_NAME, WEBHOOK_PATH } from "../../../src/controller/admission/webhook-app.ts";
 import { CERT_KEYS } from "../../../src/controller/admission/webhook-certificates.ts";
 import { createKubeClient } from "../../../src/kube/client.ts";
 import { KubeApiError } from "../../../src/kube/errors.ts";
@@ -36,7 +36,9 @@ let chart: Manifest[] = [];
 function webhookConfiguration(): Record<string, unknown> {
   const rendered = findManifest(chart, "ValidatingWebhookConfiguration");
   const hooks = rendered["webhooks"] as Record<string, unknown>[];
-  expect(hooks.map((h) => [h["name"], h["failurePolicy"]])).toEqual([[WEBHOOK_NAME, "Fail"]]);
+  // Fail closed for what users write; the admin's policy is skipped while no replica answers (the chart's own policy
+  // installs with the controller), and parsed by the controller either way.
+  expect(hooks.map((h) => [h["name"], h["failurePolicy"]])).toEqual([[WEBHOOK_NAME, "Fail"], [POLICY_WEBHOOK_NAME, "Ignore"]]);
   return {
     ...rendered,
     metadata: { name: configuration },
@@ -182,6 +184,9 @@ describe("the validating webhook", () => {
     const r = await applyLoose(agent("while-down", {}));
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toContain(`failed calling webhook "${WEBHOOK_NAME}"`);
+    // The admin's policy is not held up by it (so the chart's own installs with the controller): admitted unchecked.
+    const policy = await applyLoose({ ...badPolicy, spec: { security: { taintTracking: true } } }, ["--dry-run=server"]);
+    expect(policy.exitCode, policy.stderr).toBe(0);
     op = await startOperator();
     await waitForWebhook();
     const after = await applyLoose(agent("while-down", {}));

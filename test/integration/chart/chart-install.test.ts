@@ -32,8 +32,11 @@ beforeAll(async () => {
   release = await createRestrictedNamespace("operator");
   team = await createRestrictedNamespace("team");
   outside = await createRestrictedNamespace("outside");
+  // Without the webhook (on by default): no node runs the controller's pods here, so the API server could not reach
+  // it through its Service, and it fails closed for the Agents and Runs this file creates. The webhook is tested in
+  // test/integration/admission/webhook.test.ts and, installed by default, on the real node (test/e2e/).
   await helm(["install", RELEASE, CHART, "--namespace", release, "--set", `sandboxNamespace.name=${SANDBOX}`,
-    "--set", `rbac.namespaces={${team}}`, "--set", "controller.runtimeImage=registry.example/runtime:1"], { timeoutMs: 120_000 });
+    "--set", `rbac.namespaces={${team}}`, "--set", "controller.runtimeImage=registry.example/runtime:1", "--set", "admission.webhook.enabled=false"], { timeoutMs: 120_000 });
   // What an installer does for Prometheus (docs/metrics.md): bind the chart's reader role to the scraper.
   await applyObjects([
     { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "prometheus", namespace: release } },

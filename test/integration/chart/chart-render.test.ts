@@ -67,8 +67,43 @@ describe("helm template with the default values", () => {
     expect(sandbox.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
     expect(sandbox.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
     const policy = findManifest(ms, "LeviathPolicy", "cluster") as Manifest & { spec: unknown };
-    expect(policy.spec).toEqual({ sandbox: { kind: "container", image: "debian:bookworm-slim", onUnavailable: "error" }, security: { taintTracking: true } });
+    expect(policy.spec).toEqual({
+      sandbox: { kind: "container", image: "debian:bookworm-slim", onUnavailable: "error" }, security: { taintTracking: true },
+      // Safe by default: the enforcement check runs, its probe pods in the sandbox namespace.
+      networkEnforcement: { verify: true, namespace: "leviath-sandbox", onUnverified: "warn" },
+    });
     for (const kind of ["ServiceMonitor", "PodMonitor", "PrometheusRule", "ConfigMap"]) expect(ms.filter((m) => m.kind === kind)).toEqual([]);
+  });
+
+  it("turns on the validating webhook with the controller's own certificates: fail closed for Agents, Runs and Approvals", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", NS));
+    const vwc = findManifest(ms, "ValidatingWebhookConfiguration", "leviath-operator-specs") as Manifest & { webhooks: { name: string; failurePolicy: string; rules: { resources: string[] }[]; clientConfig: { service: { name: string; namespace: string } } }[] };
+    expect(vwc.webhooks.map((w) => [w.name, w.failurePolicy, w.rules[0]!.resources])).toEqual([
+      ["specs.leviath.dev", "Fail", ["agents", "runs", "approvals"]],
+      ["policy.leviath.dev", "Ignore", ["leviathpolicies"]],
+    ]);
+    for (const w of vwc.webhooks) expect(w.clientConfig.service).toMatchObject({ name: "leviath-operator-webhook", namespace: NS });
+    expect(controller(ms).args).toEqual(expect.arrayContaining([
+      "--webhook-bind-address=0.0.0.0:9443", `--webhook-secret=${NS}/leviath-operator-webhook-tls`, "--webhook-configuration=leviath-operator-specs",
+    ]));
+    expect(ms.filter((m) => m.kind === "Certificate" || m.kind === "Issuer")).toEqual([]);
+    const off = parseManifests(await renderChart("leviath-operator", NS, ["--set", "admission.webhook.enabled=false"]));
+    expect(off.filter((m) => m.kind === "ValidatingWebhookConfiguration")).toEqual([]);
+    expect(controller(off).args.filter((a) => a.startsWith("--webhook"))).toEqual([]);
+  });
+
+  it("probes enforcement in a named namespace, in a document's, and not at all when a document leaves it out", async () => {
+    const spec = async (args: string[]) => (findManifest(parseManifests(await renderChart("leviath-operator", NS, args)), "LeviathPolicy") as Manifest & { spec: Record<string, unknown> }).spec;
+    expect((await spec(["--set", "policy.spec.networkEnforcement.namespace=probes,policy.spec.networkEnforcement.onUnverified=refuse"]))["networkEnforcement"])
+      .toEqual({ verify: true, namespace: "probes", onUnverified: "refuse" });
+    const dir = mkdtempSync(join(tmpdir(), "lev-doc-"));
+    const doc = (s: Record<string, unknown>) => {
+      const file = join(dir, `${Object.keys(s).join("-") || "empty"}.yaml`);
+      writeFileSync(file, JSON.stringify({ apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec: s }));
+      return ["--set", "sandboxNamespace.name=team-sandbox", "--set-file", `policy.document=${file}`];
+    };
+    expect((await spec(doc({ networkEnforcement: { verify: true } })))["networkEnforcement"]).toEqual({ verify: true, namespace: "team-sandbox" });
+    expect(await spec(doc({ security: { taintTracking: true } }))).toEqual({ security: { taintTracking: true } });
   });
 
   it("grants writes only in the sandbox namespace, reads what the informers watch, and of secrets only get (credential metadata) where it writes", async () => {
@@ -86,7 +121,15 @@ describe("helm template with the default values", () => {
     const scrapeToken = findManifest(ms, "Role", "leviath-operator-sidecar-metrics");
     expect(scrapeToken.metadata.namespace).toBe(NS);
     expect(rulesOf(scrapeToken).map((r) => [r.resources, r.verbs, (r as Rule & { resourceNames?: string[] }).resourceNames])).toEqual([[["secrets"], ["create"], undefined], [["secrets"], ["get"], ["leviath-operator-sidecar-metrics"]]]);
-    const all = ms.filter((m) => (m.kind === "ClusterRole" || m.kind === "Role") && m !== scrapeToken).flatMap(rulesOf);
+    // The webhook's certificate (on by default): create (as above) and get/update of that one Secret, and its own
+    // webhook configuration's caBundle.
+    const webhookTls = findManifest(ms, "Role", "leviath-operator-webhook-tls");
+    expect(webhookTls.metadata.namespace).toBe(NS);
+    expect(rulesOf(webhookTls).map((r) => [r.resources, r.verbs, r.resourceNames])).toEqual([[["secrets"], ["create"], undefined], [["secrets"], ["get", "update"], ["leviath-operator-webhook-tls"]]]);
+    expect(rulesOf(findManifest(ms, "ClusterRole", "leviath-operator-webhook-ca"))).toEqual([
+      { apiGroups: ["admissionregistration.k8s.io"], resources: ["validatingwebhookconfigurations"], resourceNames: ["leviath-operator-specs"], verbs: ["get", "update"] },
+    ]);
+    const all = ms.filter((m) => (m.kind === "ClusterRole" || m.kind === "Role") && m !== scrapeToken && m !== webhookTls).flatMap(rulesOf);
     // Non-resource rules: only the reader role of secure metrics, to bind to a scraper, which reads /metrics.
     expect(all.filter((r) => r.resources === undefined)).toEqual([{ nonResourceURLs: ["/metrics"], verbs: ["get"] }]);
     const every = all.filter((r) => r.resources !== undefined);
@@ -197,7 +240,7 @@ describe("helm template with non-default values", () => {
     const sm = findManifest(ms, "ServiceMonitor") as Manifest & { spec: { endpoints: { port: string }[] } };
     expect(sm.metadata.labels?.["release"]).toBe("kube-prometheus");
     expect(sm.spec.endpoints[0]!.port).toBe("metrics");
-    const service = findManifest(ms, "Service") as Manifest & { spec: { ports: { name: string; targetPort: string }[] } };
+    const service = findManifest(ms, "Service", "leviath-operator-metrics") as Manifest & { spec: { ports: { name: string; targetPort: string }[] } };
     expect(service.spec.ports[0]).toMatchObject({ name: "metrics", targetPort: "metrics" });
     const rule = findManifest(ms, "PrometheusRule") as Manifest & { spec: { groups: { rules: { alert: string }[] }[] } };
     const alerts = rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert));
@@ -236,7 +279,8 @@ describe("helm template with non-default values", () => {
 
   it("one replica without leader election has no PodDisruptionBudget and no Lease role", async () => {
     const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", "controller.replicas=1,controller.leaderElection.enabled=false"]));
-    expect(ms.filter((m) => m.kind === "PodDisruptionBudget" || (m.kind === "Role" && m.metadata.name !== "leviath-operator-sidecar-metrics"))).toEqual([]);
+    const ownSecrets = ["leviath-operator-sidecar-metrics", "leviath-operator-webhook-tls"];
+    expect(ms.filter((m) => m.kind === "PodDisruptionBudget" || (m.kind === "Role" && !ownSecrets.includes(m.metadata.name)))).toEqual([]);
     expect(controller(ms).args).not.toContain("--leader-elect");
   });
 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { findBinary, helm, installCrds, kubectl, REPO_ROOT, testCluster, waitFor } from "../harness/index.ts";
 import { OURS } from "../controller/operator-harness.ts";
+import { freePorts } from "../harness/loopback.ts";
 import { applyStream, findPromtool } from "./chart-harness.ts";
 
 const DOCS = ["README.md", "docs/quickstart.md", "docs/concepts.md", "docs/security.md", "docs/operations.md", "docs/metrics.md"];
@@ -37,6 +38,52 @@ function runBlock(block: Block): string {
   const r = spawnSync("bash", ["-e", "-o", "pipefail", "-c", block.text], { cwd: REPO_ROOT, env, encoding: "utf8", timeout: 180_000 });
   if (r.status !== 0) throw new Error(`${block.file}: this block exited ${r.status}:\n${block.text}\n--- output:\n${r.stdout}${r.stderr}`);
   return r.stdout;
+}
+
+const WEBHOOK_CONFIGURATION = "leviath-operator-specs";
+let webhookPort = 0;
+
+type ClientConfig = { url?: string; service?: Record<string, unknown>; caBundle?: string };
+
+/**
+ * Points the chart's webhooks at the controller process on loopback (by URL), or back at the chart's Service (what
+ * `helm upgrade` expects to find: a live `url` next to the chart's `service` would be invalid); the caBundle stays.
+ */
+async function pointWebhook(at: "loopback" | "service"): Promise<void> {
+  const vwc = JSON.parse((await kubectl(["get", "validatingwebhookconfiguration", WEBHOOK_CONFIGURATION, "-o", "json"])).stdout) as { webhooks: { clientConfig: ClientConfig }[] };
+  const service = { name: "leviath-operator-webhook", namespace: "leviath-system", path: "/validate", port: 443 };
+  const patch = vwc.webhooks.map((w, i) => ({
+    op: "replace", path: `/webhooks/${i}/clientConfig`,
+    value: { ...(at === "loopback" ? { url: `https://127.0.0.1:${webhookPort}/validate` } : { service }), ...(w.clientConfig.caBundle ? { caBundle: w.clientConfig.caBundle } : {}) },
+  }));
+  await kubectl(["patch", "validatingwebhookconfiguration", WEBHOOK_CONFIGURATION, "--type=json", "-p", JSON.stringify(patch)]);
+}
+
+/** Waits for what `kubectl rollout status` waits for on a cluster: a replica that answers the webhook. */
+async function waitForWebhook(): Promise<void> {
+  const probe = JSON.stringify({ apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: "webhook-probe", namespace: "leviath-sandbox" }, spec: {} });
+  await waitFor(async () => ((await kubectl(["create", "--dry-run=server", "-f", "-"], { input: probe, allowFailure: true })).exitCode === 0 ? true : undefined),
+    { timeoutMs: 60_000, description: "the controller's webhook to admit a valid Agent" });
+}
+
+/**
+ * No node runs the Deployment's pods here: the same controller runs as a process in their stead, with the chart's
+ * webhook (on by default) served on loopback, and the configuration the docs just applied points the API server at
+ * it by URL instead of through the Service. A fresh process creates its certificate Secret and patches the caBundle.
+ */
+async function startControllerInPodsStead(): Promise<void> {
+  if (controller && controller.exitCode === null) {
+    const exited = new Promise((resolve) => controller!.once("exit", resolve));
+    controller.kill("SIGKILL");
+    await exited;
+  }
+  [webhookPort] = await freePorts(1) as [number];
+  await pointWebhook("loopback");
+  controller = spawn(process.execPath, [join(REPO_ROOT, "bin/leviath"), "controller", "--kubeconfig", testCluster().kubeconfigPath,
+    "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--runtime-image", "registry.example/leviath-runtime:1",
+    "--webhook-bind-address", `127.0.0.1:${webhookPort}`, "--webhook-secret", "leviath-system/leviath-operator-webhook-tls",
+    "--webhook-configuration", WEBHOOK_CONFIGURATION, "--webhook-hosts", "127.0.0.1"], { stdio: "ignore", env: { ...process.env, KUBECONFIG: "" } });
+  await waitForWebhook();
 }
 
 async function cleanUp(): Promise<void> {
@@ -118,7 +165,8 @@ describe("the docs", () => {
   it("the quickstart's commands, with operations.md's against the Helm install, run in order", async () => {
     const quickstart = blocks.filter((b) => b.file === "docs/quickstart.md" && b.lang === "sh" && !b.skipped);
     const operations = blocks.filter((b) => b.file === "docs/operations.md" && b.lang === "sh" && !b.skipped);
-    expect(quickstart.length).toBe(8);
+    // Nine: the install without Helm is two blocks, as the webhook must answer before the examples are applied.
+    expect(quickstart.length).toBe(9);
     expect(operations.length).toBe(2);
     const out: string[] = [];
     for (const block of quickstart) {
@@ -126,12 +174,19 @@ describe("the docs", () => {
       if (block.text.includes("helm install")) {
         expect(out.at(-1)).toContain("STATUS: deployed");
         expect(out.at(-1)).toContain("kubectl apply -f examples/team-notes.yaml -f examples/agent.yaml -f examples/run.yaml");
-        // No node runs the Deployment's pods here: the same controller runs as a process in their stead.
-        controller = spawn(process.execPath, [join(REPO_ROOT, "bin/leviath"), "controller", "--kubeconfig", testCluster().kubeconfigPath,
-          "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--runtime-image", "registry.example/leviath-runtime:1"], { stdio: "ignore", env: { ...process.env, KUBECONFIG: "" } });
+        await startControllerInPodsStead();
       }
+      if (block.text.includes("kubectl apply --server-side -f deploy/leviath-operator.yaml")) await startControllerInPodsStead();
       if (block.text.includes("kubectl apply -f examples/approval.yaml")) {
-        for (const ops of operations) out.push(runBlock(ops));
+        for (const ops of operations) {
+          const upgrade = ops.text.includes("helm upgrade");
+          if (upgrade) await pointWebhook("service");
+          out.push(runBlock(ops));
+          if (upgrade) {
+            await pointWebhook("loopback");
+            await waitForWebhook();
+          }
+        }
       }
     }
     const all = out.join("\n");

@@ -1,11 +1,11 @@
-// Sandbox readiness and `onUnavailable` against the real API server. No kubelet runs here, so the tests play its
-// part by writing pod status; "never Ready" is the default and is caught by the Run's deadline.
+// Sandbox availability and `onUnavailable` against the real API server, for what needs no kubelet: no kubelet runs
+// here, so a pod is never Ready (the deadline case asserts exactly that), and a missing runtime class is decided
+// before any pod exists. What needs a running pod (SandboxReady, WaitingInput while the sidecar reports a prompt,
+// Cancelled) is on the real node: test/e2e/network-not-enforced.test.ts.
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKubeClient } from "../../../src/kube/client.ts";
-import { buildPath, RESOURCES } from "../../../src/kube/resources.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
-import { childrenOf, conditionOf, createAgent, createRun, OURS, patchCustom, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
+import { childrenOf, conditionOf, createAgent, createRun, OURS, readCustom, waitForCustom, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
 let op: TestOperator;
@@ -29,12 +29,6 @@ afterAll(async () => {
 
 const waitForRun = (name: string, check: (run: Custom) => boolean, description: string): Promise<Custom> => waitForCustom("runs", namespace, name, check, description);
 
-async function setPodStatus(name: string, status: V1Pod["status"]): Promise<void> {
-  const { core } = testCluster();
-  const pod = await core.readNamespacedPod({ name, namespace });
-  await core.replaceNamespacedPodStatus({ name, namespace, body: { ...pod, status } });
-}
-
 const sandboxPods = async (run: string) => (await childrenOf(namespace, run)).filter((c) => /-sbx-/.test(c.ref));
 
 describe("sandbox availability", () => {
@@ -48,35 +42,6 @@ describe("sandbox availability", () => {
     expect(run.status?.message).toBe(conditionOf(run, "SandboxReady")?.message);
     await waitFor(async () => (await childrenOf(namespace, "slow")).length === 2, { description: "every pod to be deleted" });
     expect((await childrenOf(namespace, "slow")).map((c) => c.ref)).toEqual(["ConfigMap/slow-policy", "PersistentVolumeClaim/slow-workspace"]);
-  });
-
-  it("runs once its sandbox and engine are up, waits for input while a prompt is pending, and stops when cancelled", async () => {
-    await createRun(namespace, "live", { agentRef: { name: "boxed" } });
-    const [sandbox] = await waitFor(async () => {
-      const pods = await sandboxPods("live");
-      return pods.length === 1 ? pods : undefined;
-    }, { description: "the sandbox pod" });
-    const ready = { phase: "Running", conditions: [{ type: "Ready", status: "True" }] };
-    await setPodStatus(sandbox!.obj.metadata!.name!, ready);
-    await setPodStatus("live-engine", ready);
-    const running = await waitForRun("live", (r) => r.status?.phase === "Running", "the Run to run");
-    expect(conditionOf(running, "SandboxReady")).toMatchObject({ status: "True", reason: "Ready" });
-    expect(running.status?.sandboxes).toEqual([expect.objectContaining({ ready: true, stages: ["main"], pod: sandbox!.obj.metadata!.name })]);
-
-    // The sidecar reports a pending prompt under its own field manager; the controller's fields are untouched.
-    const sidecar = createKubeClient(testCluster().kc);
-    await sidecar.request("PATCH", buildPath(RESOURCES.run, namespace, "live", "status"), {
-      query: { fieldManager: "leviath-sidecar", force: true },
-      contentType: "application/apply-patch+yaml",
-      body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: "live", namespace }, status: { pendingApprovals: [{ id: "req-7", kind: "tool_approval", tool: "shell" }] } },
-    });
-    const waiting = await waitForRun("live", (r) => r.status?.phase === "WaitingInput", "the Run to wait for input");
-    expect(conditionOf(waiting, "AwaitingApproval")).toMatchObject({ status: "True", reason: "PendingApproval" });
-
-    await patchCustom("runs", namespace, "live", { spec: { desiredState: "Cancelled" } });
-    const cancelled = await waitForRun("live", (r) => r.status?.phase === "Cancelled", "the Run to be cancelled");
-    expect(cancelled.status?.pendingApprovals).toEqual([{ id: "req-7", kind: "tool_approval", tool: "shell" }]);
-    await waitFor(async () => (await childrenOf(namespace, "live")).length === 2, { description: "the pods to be deleted" });
   });
 
   it("fails a Run whose runtime class does not exist under onUnavailable=error, creating no sandbox pod", async () => {

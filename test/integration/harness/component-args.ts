@@ -72,6 +72,10 @@ export function buildApiServerArgs(certDir: string, certs: Certificates, ports: 
     `--service-account-key-file=${certs.serviceAccountPub}`,
     `--service-account-signing-key-file=${certs.serviceAccountKey}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    // A webhook behind a Service (the chart's, on by default) is called at its ready pods' addresses, as clusters
+    // without kube-proxy on the control plane do: there is no kube-proxy here, so a cluster IP would go nowhere
+    // (or out through the default route); with no ready pod the call fails at once, on this machine.
+    "--enable-aggregator-routing=true",
     "--authorization-mode=Node,RBAC",
     `--enable-admission-plugins=${ADMISSION_PLUGINS.join(",")}`,
     "--allow-privileged=true",

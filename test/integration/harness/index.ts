@@ -6,7 +6,7 @@ export { findBinary, REPO_ROOT, resolveBinDir, startControlPlane } from "./contr
 export type { ControlPlane, ControlPlaneOptions } from "./control-plane.ts";
 export { applyObjects, HARNESS_FIELD_MANAGER, installCrds, readManifests, toClientModel } from "./install-crds.ts";
 export { createRestrictedNamespace, deleteNamespace, POD_SECURITY_ENFORCE_LABEL, uniqueName } from "./create-restricted-namespace.ts";
-export { createTestCluster, testCluster } from "./test-cluster.ts";
+export { createTestCluster, testCluster, useTestCluster } from "./test-cluster.ts";
 export type { TestCluster } from "./test-cluster.ts";
 export { helm, kubectl } from "./kubectl.ts";
 export type { ToolOptions, ToolResult } from "./kubectl.ts";

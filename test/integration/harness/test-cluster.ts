@@ -36,3 +36,11 @@ export function testCluster(): TestCluster {
   current ??= createTestCluster(inject("kubeconfig"), inject("binDir"));
   return current;
 }
+
+/**
+ * Points this test file's helpers (kubectl, helm, the fixtures) at another cluster: an e2e file that starts a
+ * control plane and a node of its own (a node without a NetworkPolicy data plane, beside the suite's).
+ */
+export function useTestCluster(cluster: TestCluster): void {
+  current = cluster;
+}

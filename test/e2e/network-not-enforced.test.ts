@@ -1,0 +1,140 @@
+// Safe by default, on a node whose network plugin does not enforce NetworkPolicy (issue 29): this file starts its
+// own control plane and a node without kube-router (beside the suite's enforcing node), installs the chart with its
+// defaults for the enforcement check (verify on, onUnverified: warn, probe pods in the sandbox namespace), and
+// proves what the operator says and does: its probe reports NotEnforced, a Run with a `network = false` sandbox
+// starts under `warn` with NetworkIsolated False (NetworkNotEnforced), and that is true (its closed sandbox pod
+// reaches the node); under `onUnverified: refuse` a new such Run does not start. The same real Run also shows what
+// needs a kubelet in the Run's lifecycle (moved here from test/integration/controller/sandbox-availability.test.ts,
+// which wrote pod status by hand): SandboxReady once its sandbox pods are Ready, WaitingInput while its sidecar
+// reports a pending prompt, and Cancelled, its pods deleted and its prompts kept, when cancelled.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestCluster, kubectl, startControlPlane, useTestCluster, waitFor, type ControlPlane } from "../integration/harness/index.ts";
+import { getJson } from "./harness/kube-json.ts";
+import { startNode, type Node } from "./harness/node.ts";
+import { listenTcp, type Listener } from "./harness/node-listeners.ts";
+import {
+  applyObjects, buildTwoStageAgent, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, waitForRunPods, type Workspaces,
+} from "./harness/operator-fixture.ts";
+import { execInPod } from "./harness/sandbox-pod.ts";
+import type {} from "./harness/provided-context.ts";
+
+const AGENT = "open-net-agent";
+const WARNED = "warned-run";
+const REFUSED = "refused-run";
+const NOT_ENFORCED = "a probe pod under a deny-all NetworkPolicy connected to another pod: the network plugin ignores NetworkPolicy";
+
+type Enforcement = { state: string; message: string; node?: string; checkedAt?: string };
+
+const run = (name: string) => ({
+  apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name, namespace: NS },
+  // The runtime's flow, then a send_email that waits for a person: the Run stays in progress while the test looks.
+  spec: { agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 }, runtime: { e2e: { holdTool: "send_email" } } },
+});
+
+describe("network = false on a node that does not enforce NetworkPolicy, with the chart's defaults", () => {
+  let controlPlane: ControlPlane | undefined;
+  let node: Node | undefined;
+  let workspaces: Workspaces | undefined;
+  let tcp: Listener | undefined;
+
+  beforeAll(async () => {
+    controlPlane = await startControlPlane();
+    node = await startNode(controlPlane, { networkPolicy: false, images: ["leviath-operator", "leviath-runtime"], startTimeoutMs: 600_000 });
+    useTestCluster(createTestCluster(controlPlane.kubeconfigPath, controlPlane.binDir));
+    const runtime = node.images["leviath-runtime"];
+    if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
+    workspaces = createWorkspaces("leviath-e2e-open-net-");
+    tcp = await listenTcp(node.network.gateway, "hello-from-the-node");
+    // Only what the Run needs besides the chart's defaults (networkEnforcement: verify, onUnverified: warn).
+    await installOperator(node, {
+      controller: { runtimeImage: runtime },
+      policy: { spec: { sandbox: { kind: "container", image: node.images.sandbox, onUnavailable: "error" }, toolPermissions: { shell: "allow", submit_output: "allow" } } },
+    });
+  }, 900_000);
+
+  afterAll(async () => {
+    if (controlPlane) await cleanUp([WARNED, REFUSED], workspaces).catch(() => undefined);
+    await tcp?.close();
+    await node?.stop();
+    await controlPlane?.stop();
+  }, 300_000);
+
+  it("the operator's probe, on by default, finds that the node does not enforce NetworkPolicy", async () => {
+    const policy = await waitFor(async () => {
+      const p = await getJson<{ spec: { networkEnforcement?: unknown }; status?: { networkEnforcement?: Enforcement } }>(["get", "leviathpolicy", "cluster"]);
+      return p.status?.networkEnforcement?.checkedAt ? p : undefined;
+    }, { timeoutMs: 240_000, intervalMs: 1000, description: "the probe's first result" });
+    expect(policy.spec.networkEnforcement).toEqual({ verify: true, namespace: NS, onUnverified: "warn" });
+    expect(policy.status?.networkEnforcement).toMatchObject({ state: "NotEnforced", message: NOT_ENFORCED, node: node!.name });
+  });
+
+  it("under warn, a network = false Run starts and its NetworkIsolated condition says the policy is not enforced, which holds", async () => {
+    await applyObjects([
+      buildTwoStageAgent({
+        name: AGENT, sandbox: node!.images.sandbox!, description: "e2e open network", toolPermissions: { shell: "allow", submit_output: "allow", send_email: "ask" },
+        surveyTools: ["read_file", "shell"], digestTools: ["shell", "send_email", "submit_output"],
+      }),
+      run(WARNED),
+      workspaces!.volume(WARNED),
+    ]);
+    const pods = await waitForRunPods(WARNED, 3, 300_000);
+    const closed = pods.find((p) => p.metadata.labels?.["leviath.dev/network"] === "none")?.metadata.name;
+    expect(closed, JSON.stringify(pods.map((p) => p.metadata))).toBeTruthy();
+    const isolated = await waitFor(async () => {
+      const c = conditionOf(await getRun(WARNED), "NetworkIsolated");
+      return c?.reason === "NetworkNotEnforced" ? c : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000, description: "NetworkIsolated to say NetworkNotEnforced" });
+    expect(isolated.status).toBe("False");
+    expect(isolated.message).toBe(`NetworkPolicy '${WARNED}-isolate' denies all ingress and egress of the sandbox pods, but the cluster does NOT enforce NetworkPolicy: ${NOT_ENFORCED}`);
+    // The NetworkPolicy exists and is ignored: the closed sandbox pod reaches the node.
+    await getJson(["get", "networkpolicy", `${WARNED}-isolate`, "-n", NS]);
+    const r = await execInPod(NS, closed!, `if nc -w 3 ${node!.network.gateway} ${tcp!.port} </dev/null >/tmp/nc.out 2>&1; then echo connected; cat /tmp/nc.out; else echo refused; fi`);
+    expect(r.stdout.trim()).toBe("connected\nhello-from-the-node");
+  });
+
+  it("runs once its sandbox pods are Ready, and waits for input while its sidecar reports a pending prompt", async () => {
+    const waiting = await waitFor(async () => {
+      const r = await getRun(WARNED);
+      return r.status?.phase === "WaitingInput" ? r : undefined;
+    }, { timeoutMs: 180_000, intervalMs: 1000, description: "the Run to wait for input (its held send_email)" });
+    expect(conditionOf(waiting, "SandboxReady")).toMatchObject({ status: "True", reason: "Ready" });
+    const sandboxes = (waiting.status?.sandboxes ?? []) as { ready?: boolean; stages?: string[]; pod?: string }[];
+    expect(sandboxes.map((b) => [b.stages?.join(","), b.ready]).sort()).toEqual([["digest", true], ["survey", true]]);
+    const pods = (await getJson<{ items: { metadata: { name: string } }[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${WARNED}`])).items.map((p) => p.metadata.name);
+    for (const b of sandboxes) expect(pods).toContain(b.pod);
+    expect(conditionOf(waiting, "AwaitingApproval")).toMatchObject({ status: "True", reason: "PendingApproval" });
+    expect(waiting.status?.pendingApprovals).toEqual([expect.objectContaining({ tool: "send_email" })]);
+  });
+
+  it("under refuse, a new network = false Run does not start, and says why; the started one goes on", async () => {
+    await kubectl(["patch", "leviathpolicy", "cluster", "--type=merge", "-p", JSON.stringify({ spec: { networkEnforcement: { onUnverified: "refuse" } } })]);
+    // The controller has the new generation in force before the Run exists (else it could start under warn).
+    await waitFor(async () => {
+      const p = await getJson<{ metadata: { generation: number }; status?: { observedGeneration?: number } }>(["get", "leviathpolicy", "cluster"]);
+      return p.status?.observedGeneration === p.metadata.generation ? true : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500, description: "the controller to observe the refuse policy" });
+    await applyObjects([run(REFUSED), workspaces!.volume(REFUSED)]);
+    const refused = await waitFor(async () => {
+      const r = await getRun(REFUSED);
+      return r.status?.phase === "Pending" && String((r.status as { message?: string }).message ?? "").includes("onUnverified is refuse") ? r : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000, description: "the Run to wait, refused" });
+    expect((refused.status as { message?: string }).message).toBe(
+      "stages survey need network = false, and NetworkPolicy enforcement is not verified on this cluster "
+      + `(LeviathPolicy spec.networkEnforcement.onUnverified is refuse): NotEnforced: ${NOT_ENFORCED}`,
+    );
+    expect((await getJson<{ items: unknown[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${REFUSED}`])).items).toEqual([]);
+    expect(["Running", "WaitingInput"]).toContain((await getRun(WARNED)).status?.phase);
+  });
+
+  it("stops when cancelled: Cancelled, its pods deleted, its pending prompt kept on the status", async () => {
+    const before = (await getRun(WARNED)).status?.pendingApprovals;
+    await kubectl(["patch", "run", WARNED, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { desiredState: "Cancelled" } })]);
+    const cancelled = await waitFor(async () => {
+      const r = await getRun(WARNED);
+      return r.status?.phase === "Cancelled" ? r : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000, description: "the Run to be cancelled" });
+    expect(cancelled.status?.pendingApprovals).toEqual(before);
+    await waitFor(async () => (await getJson<{ items: unknown[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${WARNED}`])).items.length === 0 ? true : undefined,
+      { timeoutMs: 120_000, intervalMs: 1000, description: "the Run's pods to be deleted" });
+  });
+});
