@@ -5,7 +5,7 @@
 // Approvals relayed, against which it checks each answer before applying it.
 import type { ApprovalStatus } from "../api/approval.ts";
 import { API_VERSION, KIND, LABEL } from "../api/constants.ts";
-import type { RunStatus } from "../api/status.ts";
+import { TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { buildApprovalRelayObjects } from "../sandbox/approval-relay.ts";
 import { buildChildNames, COMPONENT } from "../sandbox/names.ts";
@@ -53,7 +53,8 @@ export function approvalRunName(obj: KubeObject): string | undefined {
  */
 async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promise<void> {
   const { name, namespace, uid } = run.metadata;
-  if (!namespace || !uid) return;
+  // A finished Run has no prompt left to answer: its reader goes with its sidecar's Role (the Run reconciler).
+  if (!namespace || !uid || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending")) return;
   const agent = typeof run.spec?.agentRef?.name === "string" ? run.spec.agentRef.name : "";
   const approvals = deps.cache.list("approval", namespace).filter((a) => approvalRunName(a) === name);
   const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, agent, approvals);

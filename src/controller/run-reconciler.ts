@@ -15,7 +15,7 @@ import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
 import { decidePodSecurityCondition } from "./pod-security-condition.ts";
 import { checkCredentials } from "./run-credentials.ts";
-import { createChildWriter, POD_PREREQUISITES, type PodObject } from "./run-children-sync.ts";
+import { createChildWriter, POD_PREREQUISITES, settleAll, type PodObject } from "./run-children-sync.ts";
 import { decideRun } from "./run-decision.ts";
 import { createSnapshotPinner, type Blocked, type PinnedSnapshot } from "./run-pinning.ts";
 import { resolveResume } from "./run-resume.ts";
@@ -97,6 +97,17 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     recordTransitions(referenceOf(ref), run.status?.conditions, status.conditions, RUN_ACTION);
   }
 
+  /**
+   * A finished Run's sidecar reads no Approval: the approval controller's reader Role and its binding (owned by
+   * the Run without being its controller, so the prune of its own children leaves them) go with the sidecar's Role.
+   */
+  async function dropApprovalReader(ref: RunRef): Promise<void> {
+    const name = buildChildNames(ref.name).approvalReader;
+    const live = (["role", "roleBinding"] as const).map((kind) => cache.get(kind, ref.namespace, name))
+      .filter((o): o is KubeObject => o !== undefined && !o.metadata.deletionTimestamp && (o.metadata.ownerReferences?.some((r) => r.uid === ref.uid) ?? false));
+    await settleAll(live.map((o) => writer.delete(o)));
+  }
+
   /** The cached Run, with the status this controller last wrote where the cache has not caught up with it. */
   function withOwnWrite(key: string, cached: RunObject | undefined): RunObject | undefined {
     const own = written.get(key);
@@ -162,9 +173,11 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso)).catch(() => undefined);
       throw err;
     }
+    const finished = TERMINAL_PHASES.includes(decision.phase);
+    if (finished) await dropApprovalReader(ref);
     const status = buildRunStatus(name, generation, snapshot, decision, run.status, nowIso, resumed);
     await writeStatus(run, ref, status);
-    const expiry = TERMINAL_PHASES.includes(decision.phase) ? computeTtlExpiryMs(spec, status) : undefined;
+    const expiry = finished ? computeTtlExpiryMs(spec, status) : undefined;
     const after = [requeue, decision.requeueAfterMs, expiry === undefined ? undefined : Math.max(1, expiry - deps.nowMs())].filter((n): n is number => n !== undefined);
     return after.length ? { requeueAfterMs: Math.min(...after) } : {};
   }
@@ -195,6 +208,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       const owned = cache.listOwnedBy(ref.uid).filter((o) => STOPPED_KINDS.has(o.kind) && !o.metadata.deletionTimestamp);
       const uncached = written.filter((w) => !owned.some((o) => o.kind === w.kind && o.metadata.name === w.metadata.name));
       for (const obj of [...owned, ...uncached]) await writer.delete(obj);
+      await dropApprovalReader(ref);
     }
     await writeStatus(run, ref, buildBlockedRunStatus(at.generation, run.status, blocked.phase, blocked.reason, blocked.message, at.nowIso, blocked.sha256));
     return blocked.recheckMs !== undefined ? { requeueAfterMs: blocked.recheckMs } : {};

@@ -6,6 +6,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "../harness/index.ts";
+import { buildTestApproval } from "../approval-cluster.ts";
 import { childrenOf, conditionOf, createAgent, createRun, isGone, readCustom, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
@@ -41,6 +42,30 @@ describe("a Run's end", () => {
       return c.length === 2 ? c : undefined;
     }, { description: "everything but the policy ConfigMap and the claim gone" });
     expect(left.map((c) => c.ref)).toEqual(["ConfigMap/short-policy", "PersistentVolumeClaim/short-workspace"]);
+  });
+
+  it("loses the approval reader Role and binding with its own when it ends, and the approval controller does not write them again", async () => {
+    await createRun(namespace, "answered", { agentRef: { name: "boxed" }, deadlines: { activeDeadlineSeconds: 4 } });
+    await waitFor(async () => (await pods("answered")).length === 2, { description: "the engine and sandbox pods" });
+    await testCluster().custom.createNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "approvals", body: buildTestApproval("answered-1", "answered", "tool-call-0001", "ok") });
+    const reader = await waitFor(async () => {
+      const role = (await childrenOf(namespace, "answered")).find((c) => c.ref === "Role/answered-approval-reader")?.obj as { rules?: { resourceNames?: string[] }[] } | undefined;
+      return role?.rules?.[0]?.resourceNames?.includes("answered-1") ? role : undefined;
+    }, { description: "the approval reader Role naming the Approval" });
+    expect(reader.rules).toHaveLength(1);
+    await waitForRun("answered", (r) => r.status?.phase === "Failed", "the deadline to fail the Run");
+    const left = await waitFor(async () => {
+      const c = await childrenOf(namespace, "answered");
+      return c.length === 3 ? c : undefined;
+    }, { description: "everything but the ConfigMaps and the claim gone" });
+    expect(left.map((c) => c.ref)).toEqual(["ConfigMap/answered-approvals", "ConfigMap/answered-policy", "PersistentVolumeClaim/answered-workspace"]);
+    // A later Approval for the finished Run brings no reader back.
+    await testCluster().custom.createNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "approvals", body: buildTestApproval("answered-2", "answered", "tool-call-0002", "late") });
+    await waitFor(async () => {
+      const a = (await testCluster().custom.getNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "approvals", name: "answered-2" })) as Custom;
+      return (a.status?.conditions?.length ?? 0) > 0;
+    }, { description: "the late Approval reconciled" });
+    expect((await childrenOf(namespace, "answered")).map((c) => c.ref)).toEqual(left.map((c) => c.ref));
   });
 
   it("is deleted ttlSecondsAfterFinished after it finished, its children with it", async () => {
