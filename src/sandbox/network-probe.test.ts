@@ -1,5 +1,7 @@
+import { spawn } from "node:child_process";
+import { createServer, type AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { buildProbeNames, buildProbePod, buildProbePolicy, decideProbeVerdict, PROBE_LABEL, PROBE_ROLE_LABEL } from "./network-probe.ts";
+import { buildProbeClientScript, buildProbeNames, buildProbePod, buildProbePolicy, decideProbeVerdict, PROBE_LABEL, PROBE_ROLE_LABEL } from "./network-probe.ts";
 import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
 
 describe("the network probe", () => {
@@ -33,5 +35,36 @@ describe("the network probe", () => {
     ["connected", "pending", "Unknown"],
   ] as const)("open %s, closed %s: %s", (open, closed, state) => {
     expect(decideProbeVerdict(open, closed).state).toBe(state);
+  });
+
+  describe("the client's program, run by node against a real socket", () => {
+    /** Runs the client script against 127.0.0.1:`port` and resolves with its exit code. */
+    const runClient = (port: number, retryMs: number) => new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, ["-e", buildProbeClientScript(port, 0, retryMs)], { env: { PROBE_TARGET: "127.0.0.1" }, stdio: "ignore" });
+      child.on("exit", (code) => resolve(code));
+    });
+    const freePort = () => new Promise<number>((resolve) => {
+      const s = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => resolve(port));
+      });
+    });
+
+    it("connects to a server that starts listening only after its first attempts (exit 0)", async () => {
+      const port = await freePort();
+      const server = createServer((c) => c.end("ok"));
+      const exited = runClient(port, 6000);
+      await new Promise((r) => setTimeout(r, 2500));
+      await new Promise<void>((r) => server.listen(port, "127.0.0.1", () => r()));
+      try {
+        expect(await exited).toBe(0);
+      } finally {
+        server.close();
+      }
+    });
+
+    it("gives up once its retry window is over when nothing ever listens (exit 1)", async () => {
+      expect(await runClient(await freePort(), 2000)).toBe(1);
+    });
   });
 });

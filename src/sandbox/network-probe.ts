@@ -13,13 +13,31 @@ export const PROBE_ROLE_LABEL = "leviath.dev/network-probe-role";
 export const PROBE_PORT = 8080;
 /** How long a client waits before it connects: a data plane programs a new pod's rules shortly after it starts. */
 export const PROBE_CLIENT_DELAY_MS = 5000;
+/**
+ * How long after its first attempt a client keeps trying (once a second, each attempt given 3 s): a new pod's own
+ * network, or the server's listener, may not be up at the first attempt on a loaded node, and one refusal then
+ * made the probe inconclusive.
+ */
+export const PROBE_CLIENT_RETRY_MS = 10_000;
 /** A probe pod that outlives a crashed controller still ends. */
 const PROBE_DEADLINE_SECONDS = 300;
 
 const SERVER_SCRIPT = `require("node:net").createServer((s) => s.end("ok")).listen(${PROBE_PORT})`;
-// Exit 0: connected; 1: refused, reset, unreachable or no answer within 3 s.
-const CLIENT_SCRIPT = `setTimeout(() => { const s = require("node:net").connect(${PROBE_PORT}, process.env.PROBE_TARGET);
-s.setTimeout(3000, () => process.exit(1)); s.on("connect", () => process.exit(0)); s.on("error", () => process.exit(1)); }, ${PROBE_CLIENT_DELAY_MS})`;
+
+/**
+ * The client's program: after `delayMs`, connect to `PROBE_TARGET`:`port`, again once a second until `retryMs`
+ * after the first attempt. Exit 0: one attempt connected; 1: every attempt was refused, reset, unreachable or
+ * unanswered within 3 s.
+ */
+export function buildProbeClientScript(port: number, delayMs: number, retryMs: number): string {
+  return `const net = require("node:net"); const until = Date.now() + ${delayMs + retryMs};
+const attempt = () => { const s = net.connect(${port}, process.env.PROBE_TARGET); let over = false;
+  const fail = () => { if (over) return; over = true; s.destroy(); if (Date.now() + 1000 < until) setTimeout(attempt, 1000); else process.exit(1); };
+  s.setTimeout(3000, fail); s.on("connect", () => process.exit(0)); s.on("error", fail); };
+setTimeout(attempt, ${delayMs});`;
+}
+
+const CLIENT_SCRIPT = buildProbeClientScript(PROBE_PORT, PROBE_CLIENT_DELAY_MS, PROBE_CLIENT_RETRY_MS);
 
 /** The names of one probe's objects. */
 export function buildProbeNames(id: string): Record<ProbeRole | "policy", string> {

@@ -6,14 +6,15 @@
 // reaches the node); under `onUnverified: refuse` a new such Run does not start. The same real Run also shows what
 // needs a kubelet in the Run's lifecycle (moved here from test/integration/controller/sandbox-availability.test.ts,
 // which wrote pod status by hand): SandboxReady once its sandbox pods are Ready, WaitingInput while its sidecar
-// reports a pending prompt, and Cancelled, its pods deleted and its prompts kept, when cancelled.
+// reports a pending prompt, and Cancelled when cancelled: its pods deleted, the prompt settled by the stopping
+// sidecar (no longer pending on the Run) and refused in the audit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestCluster, kubectl, startControlPlane, useTestCluster, waitFor, type ControlPlane } from "../integration/harness/index.ts";
 import { getJson } from "./harness/kube-json.ts";
 import { startNode, type Node } from "./harness/node.ts";
 import { listenTcp, type Listener } from "./harness/node-listeners.ts";
 import {
-  applyObjects, buildTwoStageAgent, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, waitForRunPods, type Workspaces,
+  applyObjects, buildTwoStageAgent, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit, readAuditText, waitForRunPods, type Workspaces,
 } from "./harness/operator-fixture.ts";
 import { execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
@@ -126,15 +127,21 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
     expect(["Running", "WaitingInput"]).toContain((await getRun(WARNED)).status?.phase);
   });
 
-  it("stops when cancelled: Cancelled, its pods deleted, its pending prompt kept on the status", async () => {
-    const before = (await getRun(WARNED)).status?.pendingApprovals;
+  it("stops when cancelled: Cancelled, its pods deleted, no prompt left waiting on it, the held call refused in its audit", async () => {
+    const before = (await getRun(WARNED)).status?.pendingApprovals ?? [];
+    expect(before).toHaveLength(1);
     await kubectl(["patch", "run", WARNED, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { desiredState: "Cancelled" } })]);
-    const cancelled = await waitFor(async () => {
-      const r = await getRun(WARNED);
-      return r.status?.phase === "Cancelled" ? r : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 1000, description: "the Run to be cancelled" });
-    expect(cancelled.status?.pendingApprovals).toEqual(before);
+    await waitFor(async () => ((await getRun(WARNED)).status?.phase === "Cancelled" ? true : undefined),
+      { timeoutMs: 60_000, intervalMs: 1000, description: "the Run to be cancelled" });
     await waitFor(async () => (await getJson<{ items: unknown[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/run=${WARNED}`])).items.length === 0 ? true : undefined,
       { timeoutMs: 120_000, intervalMs: 1000, description: "the Run's pods to be deleted" });
+    // The stopping sidecar settled the prompt (its runtime gone, or itself stopping), reported it and flushed its
+    // audit: an Approval for it now would answer nothing, and the Run does not say it waits.
+    const stopped = await getRun(WARNED);
+    expect(stopped.status?.pendingApprovals ?? []).toEqual([]);
+    expect(conditionOf(stopped, "AwaitingApproval")).toMatchObject({ status: "False" });
+    // The runtime's held call (images/runtime/runtime.mjs, holdTool): its last decision is a refusal.
+    const held = parseAudit(await readAuditText(WARNED)).map((l) => l.leviath_audit.record).filter((r) => r.call_id === "hold-1" && r.decision !== undefined);
+    expect(held.at(-1)).toMatchObject({ decision: "deny" });
   });
 });
