@@ -5,12 +5,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LABEL_META_KEY, REFUSAL_META_KEY, RefusalMetaSchema } from "../api/mcp-meta.ts";
+import { RESULT_TOOL } from "../api/tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
 import { createCappedFetch } from "./capped-fetch.ts";
 import type { ToolOutcome } from "./tool-client.ts";
 
-/** The one tool whose success means the output is stored. */
-const SUBMIT_OUTPUT = "submit_output";
 /** A call may wait this long without progress; progress (a prompt still pending) renews it. */
 const CALL_TIMEOUT_MS = 60_000;
 
@@ -46,7 +45,7 @@ export async function connectMcpTools(baseUrl: string, token: string): Promise<M
       const meta = metas?.[LABEL_META_KEY] as Meta | undefined;
       const isError = r.isError === true;
       if (meta !== undefined) return { decision: "allow", content, isError, ...(meta.label ? { label: meta.label } : {}), ...(meta.taint ? { taint: meta.taint } : {}), ...(meta.entry ? { entry: meta.entry } : {}) };
-      if (!isError && name === SUBMIT_OUTPUT) return { decision: "run", content, isError: false };
+      if (!isError && name === RESULT_TOOL) return { decision: "run", content, isError: false };
       const refusal = RefusalMetaSchema.safeParse(metas?.[REFUSAL_META_KEY]);
       // Neither labelled nor a refusal the sidecar signed: nothing says it ran, so it is taken as refused.
       if (!refusal.success) return { decision: "deny", content, isError: true, code: "sidecar-invalid-response", failedClosed: true };

@@ -1,6 +1,7 @@
 // One stage: the model loop. Each iteration is one model turn; every tool call goes to the sidecar (through the
 // tool client) and its outcome, refusals included, goes back to the model. The stage ends when the model hands
 // over the output, picks a transition, ends its turn where the blueprint lets it, or runs out of iterations.
+import { RESULT_TOOL } from "../api/tools.ts";
 import type { Conversation } from "./conversation.ts";
 import { ProviderError, type ModelProvider, type ModelTurn, type ToolCall, type ToolSpec } from "./providers/types.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
@@ -11,7 +12,6 @@ import { describeArgs, type Transcript } from "./transcript.ts";
 
 /** The runtime's own tool for picking a transition: it never reaches the sidecar (it does nothing outside). */
 export const NEXT_STAGE_TOOL = "next_stage";
-const SUBMIT_OUTPUT = "submit_output";
 
 /** How a stage ended. */
 export type StageEnd =
@@ -37,7 +37,7 @@ export function buildSystemPrompt(plan: StagePlan, llmEdges: readonly Transition
   parts.push(`You are in stage '${plan.name}'. Use the tools to do the work; every tool call is checked by a policy, and a refused call says why.`);
   if (plan.output) {
     const format = plan.output.format ? ` Format: ${plan.output.format}.` : "";
-    parts.push(`When the answer is complete, call ${SUBMIT_OUTPUT} with it.${format}${plan.output.instructions ? ` ${plan.output.instructions}` : ""}`);
+    parts.push(`When the answer is complete, call ${RESULT_TOOL} with it.${format}${plan.output.instructions ? ` ${plan.output.instructions}` : ""}`);
   }
   if (llmEdges.length > 0) {
     parts.push(`When this stage's work is done, call ${NEXT_STAGE_TOOL} with the stage to go to:\n${llmEdges.map((e) => `- ${e.to}${e.hint ? `: ${e.hint}` : ""}`).join("\n")}`);
@@ -85,7 +85,7 @@ async function runCall(call: ToolCall, at: string, deps: StageDeps): Promise<{ s
   }
   deps.transcript.detail("result", outcome.content);
   deps.conversation.addToolResult(call, outcome.content, outcome.isError, outcome.entry);
-  return { submitted: call.name === SUBMIT_OUTPUT && outcome.decision === "run" };
+  return { submitted: call.name === RESULT_TOOL && outcome.decision === "run" };
 }
 
 /** Runs a stage until it ends. */
@@ -117,7 +117,7 @@ export async function runStage(plan: StagePlan, offered: readonly ToolSpec[], de
     deps.transcript.detail("text", turn.text);
     if (turn.toolCalls.length === 0) {
       if (always) return { kind: "transition", edge: always, why: "the stage's work ended (condition always)" };
-      if (plan.output) { deps.conversation.addUser(`Call ${SUBMIT_OUTPUT} with the final answer; the run ends only when it is handed over.`); continue; }
+      if (plan.output) { deps.conversation.addUser(`Call ${RESULT_TOOL} with the final answer; the run ends only when it is handed over.`); continue; }
       if (llmEdges.length > 0) { deps.conversation.addUser(`Call ${NEXT_STAGE_TOOL} to go on (${llmEdges.map((e) => e.to).join(", ")}), or keep working with the tools.`); continue; }
       return plan.transitions === undefined ? { kind: "fallthrough" } : { kind: "done" };
     }

@@ -1,6 +1,7 @@
 // The tool client over the sidecar's /v1 API (src/sidecar/client.ts, which fails closed): the stage's tools come
 // from its names (built-in schemas), a prompt is waited on until a person or its expiry settles it, and a call the
 // sidecar hands back (`run`) is reported, with the result the runtime produced.
+import { RESULT_TOOL } from "../api/tools.ts";
 import { createSidecarClient, type ClientAnswer } from "../sidecar/http/client.ts";
 import { DEFAULT_STAGE_TOOLS, describeTool } from "./builtin-tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
@@ -8,13 +9,11 @@ import type { ToolClient, ToolOutcome } from "./tool-client.ts";
 
 /** How long one long-poll of a pending call waits (the sidecar allows up to 300 s). */
 const WAIT_SECONDS = 30;
-/** The tool whose `run` means the sidecar stored the output as the Run's result. */
-const SUBMIT_OUTPUT = "submit_output";
 
 function toOutcome(a: ClientAnswer): ToolOutcome {
   if (a.decision === "allow") return { decision: "allow", content: a.result, isError: a.isError, label: a.label, taint: a.taint };
   if (a.decision === "deny") return { decision: "deny", content: a.message, isError: true, code: a.code, ...(a.failedClosed ? { failedClosed: true } : {}) };
-  if (a.tool === SUBMIT_OUTPUT) return { decision: "run", content: "Output submitted: it is the Run's result.", isError: false };
+  if (a.tool === RESULT_TOOL) return { decision: "run", content: "Output submitted: it is the Run's result.", isError: false };
   // The reference runtime executes no tool of its own: a tool the sidecar leaves to it has no implementation here.
   return { decision: "run", content: `[error] Tool '${a.tool}' has no implementation in leviath agent (reach it through an MCP server of the policy)`, isError: true };
 }
@@ -22,7 +21,7 @@ function toOutcome(a: ClientAnswer): ToolOutcome {
 /** The tools of a stage as /v1 knows them: its names (or the defaults), submit_output in an output stage. */
 export function listV1Tools(stage: Parameters<ToolClient["listTools"]>[0]): ToolSpec[] {
   const names = stage.toolNames ?? [...DEFAULT_STAGE_TOOLS];
-  const all = stage.output !== undefined && !names.includes(SUBMIT_OUTPUT) ? [...names, SUBMIT_OUTPUT] : names;
+  const all = stage.output !== undefined && !names.includes(RESULT_TOOL) ? [...names, RESULT_TOOL] : names;
   return all.map(describeTool);
 }
 

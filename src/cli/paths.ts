@@ -1,6 +1,7 @@
 import { realpathSync } from "node:fs";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { EMPTY_POLICY } from "../api/policy.ts";
+import { listToolsOf, listToolSpellings } from "../api/tools.ts";
 import { READ_TOOLS } from "../policy/classification.ts";
 import { buildReadPathPolicy, canonicalizeForMatch, foldLexically, joinRequest, resolveRead, resolveWrite, type PathFs, type PathResolution } from "../policy/read-paths/index.ts";
 import { parseCommandArgs } from "./args.ts";
@@ -30,7 +31,7 @@ path you test is not expanded (as upstream: it names a directory called '~' in t
 Exit status: 0 allowed, 1 refused, 2 invalid input (a bad entry or grant, an unreadable file, a missing workdir).
 `;
 
-const WRITE_TOOLS = ["write_file", "edit_file"];
+const WRITE_TOOLS = listToolSpellings((e) => e.metricClass === "file_write");
 
 /** The real file system, through realpath(3). */
 const REAL_FS: PathFs = { realpath: (p) => realpathSync.native(p) };
@@ -50,7 +51,7 @@ function renderAnswer(r: PathResolution, q: { request: string; tool: string; age
 
 function checkTool(tool: string): void {
   if (!READ_TOOLS.includes(tool) && !WRITE_TOOLS.includes(tool)) {
-    throw new UsageError(`--tool '${tool}' is not a file tool (read_file, read_files, list_dir, write_file, edit_file)`);
+    throw new UsageError(`--tool '${tool}' is not a file tool (${listToolsOf("file").join(", ")})`);
   }
 }
 

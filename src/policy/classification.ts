@@ -2,20 +2,12 @@
 // send data out, and the highest taint it may run under. Lookup is by exact, case-sensitive name; a
 // name we do not know is treated as outbound with public clearance, so a new MCP or script tool is
 // gated until someone classifies it (fail closed).
+import { BUILTIN_TOOL_SPELLINGS, findBuiltinTool, listToolSpellings, type Direction, type ToolClassification } from "../api/tools.ts";
 import { maxLevel, parseLevel } from "./levels.ts";
 import type { Level } from "./levels.ts";
 
-/** Which way a tool moves data; only `outbound` tools are ever gated. */
-export type Direction = "inbound" | "internal" | "outbound";
-
-/** A tool's `(sensitivity, direction, clearance)`. */
-export interface ToolClassification {
-  /** The label given to the tool's results. */
-  readonly sensitivity: Level;
-  readonly direction: Direction;
-  /** The highest context taint the tool may run under; only meaningful for outbound tools. */
-  readonly clearance: Level;
-}
+/** A tool's direction and `(sensitivity, direction, clearance)`: declared once, in api/tools.ts. */
+export type { Direction, ToolClassification };
 
 /** A classification override (`[mcp_overrides]`): only the fields that are set replace the current ones. */
 export interface ClassificationOverride {
@@ -47,29 +39,13 @@ function cls(sensitivity: Level, direction: Direction, clearance: Level): ToolCl
 /** What an unknown tool (any MCP `server__tool`, any script tool, any other name) is treated as. */
 export const UNKNOWN_TOOL_CLASSIFICATION: ToolClassification = cls("public", "outbound", "public");
 
-const ROWS: ReadonlyArray<readonly [readonly string[], ToolClassification]> = [
-  [["shell", "bash"], cls("public", "outbound", "public")],
-  [["web_search", "web_fetch", "http_get", "http_post", "fetch"], cls("public", "outbound", "public")],
-  [["submit_output"], cls("public", "outbound", "public")],
-  [["read_file", "read_files", "list_dir"], cls("internal", "inbound", "public")],
-  [["write_file", "install_tool", "edit_file", "edit_document"], cls("internal", "internal", "public")],
-  [
-    ["context_write", "context_append", "context_read", "context_delete", "context_list", "todo_add", "todo_done", "todo_note"],
-    cls("internal", "internal", "public"),
-  ],
-  [["current_time", "locale_info"], cls("public", "inbound", "public")],
-  [["system_info", "environment_info", "which_command", "runtime_info"], cls("internal", "inbound", "public")],
-  [["ask_user_text", "ask_user_choice", "ask_user_confirm", "present_for_review"], cls("internal", "internal", "public")],
-  [["spawn_agent", "check_agent", "wait_for_agent", "send_to_agent", "kill_agent", "fan_out"], cls("internal", "internal", "public")],
-];
-
-/** The built-in classification table (upstream's newer table, PR #707), keyed by exact tool name. */
+/** The built-in classification table (upstream's newer table, PR #707), keyed by exact tool name (aliases included). */
 export const BUILTIN_CLASSIFICATIONS: ReadonlyMap<string, ToolClassification> = new Map(
-  ROWS.flatMap(([names, c]) => names.map((name) => [name, c] as const)),
+  BUILTIN_TOOL_SPELLINGS.map((name) => [name, findBuiltinTool(name)!.classification] as const),
 );
 
 /** The tools whose results an active read-path grant raises to private (read-paths spec §6 step 5). */
-export const READ_TOOLS: readonly string[] = ["read_file", "read_files", "list_dir"];
+export const READ_TOOLS: readonly string[] = listToolSpellings((e) => e.metricClass === "file_read");
 
 /** The built-in classification of a tool, or the fail-closed unknown classification. */
 export function classifyBuiltinTool(tool: string): ToolClassification {

@@ -3,6 +3,7 @@
 // Every lookup tries all spellings of a tool, so a `bash` entry governs `shell` calls and vice versa.
 
 import type { Permission } from "../api/common.ts";
+import { BUILTIN_TOOL_LIST } from "../api/tools.ts";
 
 /** A tool permission value: declared once, in api/common.ts, and re-exported for the policy core. */
 export type { Permission };
@@ -13,23 +14,15 @@ export type PermissionMap = Readonly<Record<string, Permission>>;
 const RANK: Readonly<Record<Permission, number>> = { allow: 0, ask: 1, deny: 2 };
 
 /** Alias spelling to canonical tool name. */
-export const TOOL_ALIASES: ReadonlyMap<string, string> = new Map([["bash", "shell"]]);
+export const TOOL_ALIASES: ReadonlyMap<string, string> = new Map(
+  BUILTIN_TOOL_LIST.flatMap((e) => (e.aliases ?? []).map((alias) => [alias, e.name] as const)),
+);
 
 /** Built-in `allow` defaults, by canonical name; everything else defaults to `ask`. */
-export const DEFAULT_ALLOWED_TOOLS: ReadonlySet<string> = new Set([
-  "read_file", "read_files", "list_dir",
-  "context_write", "context_append", "context_read", "context_delete", "context_list",
-  "todo_add", "todo_done", "todo_note",
-  "current_time", "system_info", "locale_info", "environment_info", "which_command", "runtime_info",
-  "spawn_agent", "check_agent", "wait_for_agent", "send_to_agent", "kill_agent",
-  "ask_user_text", "ask_user_choice", "ask_user_confirm", "edit_document",
-  // Upstream applies these inline and never asks, so their effective default is allow; resolving them
-  // like any tool (so a `deny` takes effect) must not start prompting for every submitted answer.
-  "submit_output", "fan_out",
-]);
+export const DEFAULT_ALLOWED_TOOLS: ReadonlySet<string> = new Set(BUILTIN_TOOL_LIST.filter((e) => e.permission === "allow").map((e) => e.name));
 
 /** Tools a blueprint may pre-allow even when the user has not configured them. */
-const BLUEPRINT_MAY_ALLOW: ReadonlySet<string> = new Set(["web_search", "web_fetch"]);
+const BLUEPRINT_MAY_ALLOW: ReadonlySet<string> = new Set(BUILTIN_TOOL_LIST.filter((e) => e.blueprintMayAllow === true).map((e) => e.name));
 
 /** Parses a permission value; only the exact lower-case words are accepted. */
 export function parsePermission(text: string): Permission | undefined {

@@ -1,21 +1,23 @@
 // Target extraction (DESIGN.md §5; taint-gate spec §3.3 sidecar note). Upstream never passes a target
 // to the live gate, so target-scoped allowlist rules only ever matched in `lev policy test`. We extract
 // one per tool, and fail closed: anything ambiguous or unparseable is "no target", which never
-// matches a target-scoped rule (and CEL rules see `target == ""`).
+// matches a target-scoped rule (and CEL rules see `target == ""`). Which rule a built-in follows is its
+// `target` in api/tools.ts:
 //
-//   web_fetch, http_get, http_post, fetch  host of the `url` argument (http/https only, WHATWG-normalised)
-//   web_search, shell, bash, submit_output none
+//   url_host (web_fetch, http_get, ...)    host of the `url` argument (http/https only, WHATWG-normalised)
+//   none (web_search, shell, ...)          none
 //   any other tool with `to` / `recipient`  the single recipient (also checked against `cc` / `bcc`)
 //   any other tool with `channel`           the channel string
+import { listToolSpellings } from "../api/tools.ts";
 
 /** The arguments of a tool call as decoded from JSON. */
 export type ToolArgs = Readonly<Record<string, unknown>>;
 
-/** Tools whose target is the host of their `url` argument. */
-export const HTTP_TOOLS: ReadonlySet<string> = new Set(["web_fetch", "http_get", "http_post", "fetch"]);
+/** Tools whose target is the host of their `url` argument (any spelling). */
+export const HTTP_TOOLS: ReadonlySet<string> = new Set(listToolSpellings((e) => e.target === "url_host"));
 
-/** Tools that never have a target. */
-export const TARGETLESS_TOOLS: ReadonlySet<string> = new Set(["web_search", "shell", "bash", "submit_output"]);
+/** Tools that never have a target (any spelling). */
+export const TARGETLESS_TOOLS: ReadonlySet<string> = new Set(listToolSpellings((e) => e.target === "none"));
 
 const RECIPIENT_KEYS = ["to", "recipient", "cc", "bcc"] as const;
 

@@ -1,21 +1,19 @@
 // What one call is decided from, taken from the run policy and the call: the permission maps, the tool's
 // arguments (upstream's names, checked before any decision), its class for metrics and its grant key.
-import { z } from "zod";
+import { BUILTIN_TOOLS, findBuiltinTool, listToolSpellings } from "../../api/tools.ts";
 import type { RunPolicy } from "../../api/run-policy.ts";
 import type { DecisionSourceLabel, ToolClassLabel } from "../../metrics/sidecar-metrics.ts";
 import { decisionSourceKind, type AuditEvent } from "../../policy/audit.ts";
-import { classifyBuiltinTool, READ_TOOLS } from "../../policy/classification.ts";
+import { classifyBuiltinTool } from "../../policy/classification.ts";
 import { buildLaunchOverrides, canonicalToolName, type PermissionInputs } from "../../policy/permissions.ts";
-import { FILE_TOOL_ARGS, FILE_TOOLS, isFileTool } from "../executors/file-tools.ts";
 import type { RunStage } from "../executors/shell.ts";
-import { RESULT_TOOL } from "./run-result.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
 
-/** Tools the sidecar runs in the stage's sandbox. */
-export const SHELL_TOOLS: ReadonlySet<string> = new Set(["shell", "bash"]);
+/** Tools the sidecar runs in the stage's sandbox (any spelling). */
+export const SHELL_TOOLS: ReadonlySet<string> = new Set(listToolSpellings((e) => e.executor === "shell"));
 
 /** The built-ins the sidecar settles itself (executes, or stores as the result): every other tool is the runtime's to run. */
-export const SIDECAR_BUILTIN_TOOLS: ReadonlySet<string> = new Set([...FILE_TOOLS, ...SHELL_TOOLS, RESULT_TOOL]);
+export const SIDECAR_BUILTIN_TOOLS: ReadonlySet<string> = new Set(listToolSpellings((e) => e.executor !== "runtime"));
 
 /** Whether the sidecar settles a call of this tool itself (a built-in above, or a tool of an admin's MCP server). */
 export function isSettledBySidecar(tool: string, gateway?: ToolGateway): boolean {
@@ -23,7 +21,7 @@ export function isSettledBySidecar(tool: string, gateway?: ToolGateway): boolean
 }
 
 /** `shell {command}`. */
-export const ShellArgsSchema = z.object({ command: z.string().min(1) });
+export const ShellArgsSchema = BUILTIN_TOOLS.shell.args;
 
 /** The permission maps of a call in a stage (the tool is added by the caller). */
 export function buildPermissionInputs(policy: RunPolicy, stage: RunStage): Omit<PermissionInputs, "tool"> {
@@ -54,9 +52,13 @@ export function isToolOffered(stage: RunStage, offered: ReadonlySet<string>, too
   return offered.has(tool) || (tool.length <= 64 && MCP_TOOL_NAME.test(tool));
 }
 
-/** The arguments checked against the tool's schema; tools the runtime executes take any object. */
+/**
+ * The arguments checked against the tool's schema: file tools and shell; tools the runtime executes take any
+ * object, and so does `submit_output` (an output that is not a string is stored as its JSON, see extractOutput).
+ */
 export function parseToolArgs(tool: string, args: Record<string, unknown>): { ok: true; value: Record<string, unknown> } | { ok: false; detail: string } {
-  const schema = isFileTool(tool) ? FILE_TOOL_ARGS[tool] : SHELL_TOOLS.has(tool) ? ShellArgsSchema : undefined;
+  const entry = findBuiltinTool(tool);
+  const schema = entry?.executor === "file" || entry?.executor === "shell" ? entry.args : undefined;
   if (schema === undefined) return { ok: true, value: args };
   const parsed = schema.safeParse(args);
   if (parsed.success) return { ok: true, value: parsed.data as Record<string, unknown> };
@@ -64,12 +66,9 @@ export function parseToolArgs(tool: string, args: Record<string, unknown>): { ok
   return { ok: false, detail: issue === undefined ? "invalid" : `${issue.path.join(".") || "arguments"}: ${issue.message}` };
 }
 
-/** The metric class of a tool: file tools and shell by name, any other tool by its built-in direction. */
+/** The metric class of a tool: its entry's (file tools and shell), else its built-in direction. */
 export function computeToolClass(tool: string): ToolClassLabel {
-  if (READ_TOOLS.includes(tool)) return "file_read";
-  if (tool === "write_file" || tool === "edit_file") return "file_write";
-  if (SHELL_TOOLS.has(tool)) return "shell";
-  return classifyBuiltinTool(tool).direction;
+  return findBuiltinTool(tool)?.metricClass ?? classifyBuiltinTool(tool).direction;
 }
 
 /**

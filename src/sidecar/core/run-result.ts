@@ -5,9 +5,7 @@
 // the Run's status, before the runtime is told the call was accepted).
 import { createHash } from "node:crypto";
 import { MAX_INLINE_RESULT_BYTES, MAX_RESULT_BYTES, type RunResult } from "../../api/status.ts";
-
-/** The tool whose allowed call becomes the Run's result. */
-export const RESULT_TOOL = "submit_output";
+import { RESULT_TOOL } from "../../api/tools.ts";
 
 /** The key of the result ConfigMap that holds the output. */
 export const RESULT_KEY = "result";

@@ -5,6 +5,7 @@
 import { hash } from "node:crypto";
 import type { ApprovalDecision } from "../../api/approval.ts";
 import type { RunResult } from "../../api/status.ts";
+import { RESULT_TOOL } from "../../api/tools.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { ApprovalKind, DecisionSourceLabel, SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import { lookupResultLabel } from "../../policy/classification.ts";
@@ -26,7 +27,7 @@ import { DecisionRecorder } from "./decision-recorder.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
 import { buildPermissionPrompt } from "./prompt-text.ts";
 import type { RunSession } from "./run-session.ts";
-import { checkResultSize, extractOutput, RESULT_TOOL, type ResultSink } from "./run-result.ts";
+import { checkResultSize, extractOutput, type ResultSink } from "./run-result.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "../executors/shell.ts";
 
 /** What the service needs from the outside world. */

@@ -2,20 +2,19 @@
 // (DESIGN.md §4). Paths are resolved by the read-path core (read tools may fall back to [read_paths], write
 // tools never leave the workdir); files are then opened through checked-open, on the real path that was judged.
 import { closeSync, lstatSync, readdirSync, statSync } from "node:fs";
-import { z } from "zod";
+import type { z } from "zod";
+import { listToolsOf, type BUILTIN_TOOLS, type ToolsOf } from "../../api/tools.ts";
 import { resolveRead, resolveWrite, type PathResolution, type RefusedPath, type ResolveContext } from "../../policy/read-paths/index.ts";
 import { openCheckedForRead, openCheckedForWrite, readDescriptor, replaceDescriptorContent, type CheckedOpen } from "./checked-open.ts";
 import { errnoCode, formatOsError } from "./os-error.ts";
 
-/** The tools the sidecar executes on files. */
-export const FILE_TOOLS = ["read_file", "read_files", "list_dir", "write_file", "edit_file"] as const;
 /** A file tool. */
-export type FileTool = (typeof FILE_TOOLS)[number];
+export type FileTool = ToolsOf<"file">;
+/** The tools the sidecar executes on files (their entries in api/tools.ts name the `file` executor). */
+export const FILE_TOOLS: readonly FileTool[] = listToolsOf("file");
 
 /** Largest file a read returns; a model reads text, and the sidecar's memory is bounded. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
-/** Most paths one `read_files` call may name. */
-export const MAX_READ_FILES = 256;
 /**
  * What one `read_files` call may return in total, however many files it names: 8 MiB, half a `read_file`,
  * because its answer is built from one more copy (the files joined) and the sidecar lives in 256 Mi
@@ -23,17 +22,8 @@ export const MAX_READ_FILES = 256;
  */
 export const MAX_READ_FILES_TOTAL_BYTES = 8 * 1024 * 1024;
 
-/** Arguments of each file tool, with upstream's names. */
-export const FILE_TOOL_ARGS = {
-  read_file: z.object({ path: z.string() }),
-  read_files: z.object({ paths: z.array(z.string()).min(1).max(MAX_READ_FILES) }),
-  list_dir: z.object({ path: z.string().default(".") }),
-  write_file: z.object({ path: z.string(), content: z.string() }),
-  edit_file: z.object({ path: z.string(), old_str: z.string(), new_str: z.string() }),
-} as const;
-
 /** Parsed arguments of a file tool. */
-export type FileToolArgs = { [T in FileTool]: z.infer<(typeof FILE_TOOL_ARGS)[T]> };
+export type FileToolArgs = { [T in FileTool]: z.infer<(typeof BUILTIN_TOOLS)[T]["args"]> };
 
 /** Whether the sidecar executes this tool on files. */
 export function isFileTool(tool: string): tool is FileTool {

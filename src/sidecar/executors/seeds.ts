@@ -5,13 +5,14 @@
 // spawn does. Files are opened on the checked real path and re-verified (checked-open.ts).
 import { closeSync, readdirSync } from "node:fs";
 import { z } from "zod";
+import { MAX_READ_FILES } from "../../api/tools.ts";
 import { maxLevel, type Level } from "../../policy/levels.ts";
 import {
   BLUEPRINT_SEED_PREFIX, compileGlob, joinRequest, resolveBlueprintSeedPath, resolveSeedPath,
   type ResolveContext, type SeedOrigin, type SeedPathResolution,
 } from "../../policy/read-paths/index.ts";
 import { openCheckedForRead, readDescriptor } from "./checked-open.ts";
-import { MAX_READ_FILES, MAX_READ_FILES_TOTAL_BYTES } from "./file-tools.ts";
+import { MAX_READ_FILES_TOTAL_BYTES } from "./file-tools.ts";
 
 /** The seed forms whose paths the fence covers (the first key present wins upstream; here exactly one is given). */
 export const SeedSchema = z.union([
