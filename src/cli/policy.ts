@@ -4,7 +4,7 @@ import { stringify } from "smol-toml";
 import { stringify as stringifyYaml } from "yaml";
 import type { LeviathPolicySpec } from "../api/policy.ts";
 import { formatIssue } from "../config/load-error.ts";
-import { loadPolicy, STDIN_PATH } from "../config/load.ts";
+import { loadPolicy, sourceName, STDIN_PATH } from "../config/load.ts";
 import { detectSourceFormat } from "../config/source-format.ts";
 import { parseTomlDoc } from "../config/toml-source.ts";
 import type { AllowlistRule } from "../policy/allowlist.ts";
@@ -68,9 +68,10 @@ interface Sources {
 function sourcesOf(values: { policy?: string | undefined; rules?: string | undefined; config?: string | undefined }, io: CliIo): Sources {
   if (values.policy === STDIN_PATH && values.config === STDIN_PATH) throw new UsageError("only one file can come from stdin ('-'), not --policy and --config");
   const policyFile = resolveInput(io, values.policy ?? defaultPolicyPath(io));
-  const rulesGuess = join(dirname(policyFile), "rules");
+  // stdin has no directory to look for rules beside.
+  const rulesGuess = policyFile === STDIN_PATH ? undefined : join(dirname(policyFile), "rules");
   // A --rules path is kept as typed, so listings show it the way the user wrote it.
-  const rulesDir = values.rules !== undefined ? values.rules : existsSync(rulesGuess) ? rulesGuess : undefined;
+  const rulesDir = values.rules !== undefined ? values.rules : rulesGuess !== undefined && existsSync(rulesGuess) ? rulesGuess : undefined;
   return { policyFile, policyGiven: values.policy !== undefined, rulesDir, config: resolveInput(io, values.config) };
 }
 
@@ -98,7 +99,7 @@ function runList(argv: string[], io: CliIo): number {
   if (typeof policy === "number") return policy;
   let ruleFiles: RuleFile[] | undefined;
   if (src.rulesDir) ruleFiles = readdirSync(src.rulesDir).filter((n) => n.endsWith(".cel")).map((n) => ({ name: basename(n, ".cel"), path: join(src.rulesDir as string, n) }));
-  else if (policy.taint.rules.length > 0) ruleFiles = policy.taint.rules.map((r) => ({ name: r.name, path: `LeviathPolicy ${src.config ?? ""}`.trim() }));
+  else if (policy.taint.rules.length > 0) ruleFiles = policy.taint.rules.map((r) => ({ name: r.name, path: `LeviathPolicy ${sourceName(src.config ?? src.policyFile)}` }));
   io.stdout(renderPolicyList({ allowlist: allowlistOf(policy), ruleFiles, overrides: overridesOf(policy) }));
   return EXIT.ok;
 }

@@ -1,7 +1,7 @@
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { formatIssue } from "../config/load-error.ts";
 import { FINDING_CODE, formatFindingJson, type Finding, type FindingAdvice } from "../api/findings.ts";
-import { STDIN_PATH } from "../config/load.ts";
+import { sourceName } from "../config/load.ts";
 import type { SourceFormat } from "../config/source-format.ts";
 import { computeAgentFindings, describeBlueprint } from "../policy/agent-findings.ts";
 import { renderFinding } from "../policy/read-paths/index.ts";
@@ -70,7 +70,7 @@ export function runValidate(argv: string[], io: CliIo): number {
     if (!loaded.ok) {
       const findings: Finding[] = loaded.issues.map((i) => ({ severity: "error", code: FINDING_CODE.blueprintInvalid, message: formatIssue(i) }));
       if (values.json) io.stdout(`${JSON.stringify(findings.map(formatFindingJson), null, 2)}\n`);
-      else io.stdout(`✗ Blueprint '${path === STDIN_PATH ? "<stdin>" : path}' is invalid.\n${findings.map(renderFinding).join("\n")}\n`);
+      else io.stdout(`✗ Blueprint '${sourceName(path)}' is invalid.\n${findings.map(renderFinding).join("\n")}\n`);
       return EXIT.refused;
     }
     const { agent } = loaded;

@@ -38,7 +38,7 @@ function listScriptTools(blueprintFile: string): string[] {
 export const STDIN_PATH = "-";
 
 /** A file's name in messages: `<stdin>` for {@link STDIN_PATH}. */
-const nameOf = (file: string): string => (file === STDIN_PATH ? "<stdin>" : file);
+export const sourceName = (file: string): string => (file === STDIN_PATH ? "<stdin>" : file);
 
 function readStdin(): string {
   try {
@@ -59,7 +59,7 @@ interface SourceText {
 
 /** Read a file (or stdin for `-`) and tell its syntax by content; an unreadable one is an issue naming it. */
 function readSource(file: string): { ok: true; source: SourceText } | { ok: false; issue: LoadIssue } {
-  const name = nameOf(file);
+  const name = sourceName(file);
   try {
     const text = file === STDIN_PATH ? readStdin() : readFileSync(file, "utf8");
     return { ok: true, source: { name, text, format: detectSourceFormat(file, text) } };
