@@ -119,6 +119,20 @@ describe("leviath input formats", () => {
     expect(r.stdout).not.toContain("config.toml");
   });
 
+  it("policy list names a LeviathPolicy from stdin as <stdin>", () => {
+    const withRule = POLICY_YAML.replace("  taint:\n", '  taint:\n    rules:\n      - name: ops\n        expression: tool == "shell"\n');
+    const r = leviath(["policy", "list", "--policy", "-"], { input: withRule });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("  1. send_email [max: internal] → *.example.com");
+    expect(r.stdout).toContain("  - ops (LeviathPolicy <stdin>)");
+  });
+
+  it("import prints an Agent resource back checked and normalized, in its own namespace", () => {
+    const r = leviath(["import", repo("examples/agent.yaml")]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(leviath(["import", repo("examples/agent.leviath"), "--namespace", "leviath-sandbox"]).stdout);
+  });
+
   it("prints its version with --version and version", () => {
     const { version } = JSON.parse(readFileSync(repo("package.json"), "utf8")) as { version: string };
     for (const arg of ["--version", "version"]) {
