@@ -1,8 +1,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { LeviathPolicySpec } from "../api/policy.ts";
 import { formatIssue, formatWarnings, type LoadIssue } from "../config/load-error.ts";
-import { loadAgent, loadPolicy, type LoadedAgent } from "../config/load.ts";
+import { loadAgent, loadPolicyFiles, STDIN_PATH, type LoadedAgent, type LoadedPolicy } from "../config/load.ts";
 import { buildMcpToolName } from "../policy/mcp-overrides.ts";
 import { resolveLeviathHome } from "../policy/read-paths/index.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
@@ -45,11 +44,26 @@ export function canonicalWorkdir(io: CliIo, given: string | undefined, flag = "-
   }
 }
 
-/** The admin policy from --config/--policy/--rules, or null when none was given. Unreadable files stop with 2. */
-export function loadPolicyFlags(io: CliIo, flags: { config?: string | undefined; policy?: string | undefined; rules?: string | undefined; namespace?: string | undefined }): LeviathPolicySpec | null {
+/** A file argument as the loaders take it: absolute, or `-` (stdin) as given. */
+export function resolveInput(io: CliIo, path: string): string;
+export function resolveInput(io: CliIo, path: string | undefined): string | undefined;
+export function resolveInput(io: CliIo, path: string | undefined): string | undefined {
+  return path === undefined || path === STDIN_PATH ? path : resolve(io.cwd, path);
+}
+
+/** Stdin can be read once: a usage error when more than one of the named arguments is `-`. */
+export function checkOneStdin(args: Record<string, string | undefined>): void {
+  const named = Object.entries(args).filter(([, v]) => v === STDIN_PATH).map(([k]) => k);
+  if (named.length > 1) throw new UsageError(`only one file can come from stdin ('-'), not ${named.join(" and ")}`);
+}
+
+/**
+ * The admin policy from --config/--policy/--rules with the syntax of its file, or null when none was given.
+ * Unreadable or invalid files stop with 2.
+ */
+export function loadPolicyFlags(io: CliIo, flags: { config?: string | undefined; policy?: string | undefined; rules?: string | undefined; namespace?: string | undefined }): LoadedPolicy | null {
   if (!flags.config && !flags.policy && !flags.rules) return null;
-  const abs = (p: string | undefined) => (p === undefined ? undefined : resolve(io.cwd, p));
-  const res = loadPolicy({ config: abs(flags.config), policy: abs(flags.policy), rules: abs(flags.rules), namespace: flags.namespace }, buildMcpToolName);
+  const res = loadPolicyFiles({ config: resolveInput(io, flags.config), policy: resolveInput(io, flags.policy), rules: resolveInput(io, flags.rules), namespace: flags.namespace }, buildMcpToolName);
   if (!res.ok) {
     printIssues(io, res.issues);
     throw new CliStop(EXIT.usage);
@@ -60,7 +74,7 @@ export function loadPolicyFlags(io: CliIo, flags: { config?: string | undefined;
 
 /** Load the agent file; a missing or unreadable file is a usage error (2), an invalid blueprint is returned. */
 export function loadAgentFlag(io: CliIo, path: string, namespace: string | undefined): { ok: true; agent: LoadedAgent } | { ok: false; issues: LoadIssue[] } {
-  const res = loadAgent(resolve(io.cwd, path), namespace);
+  const res = loadAgent(resolveInput(io, path), namespace);
   if (res.ok) {
     printWarnings(io, res.warnings);
     return { ok: true, agent: res.value };

@@ -3,6 +3,7 @@ import { stringify } from "yaml";
 import { API_VERSION, CLUSTER_POLICY_NAME, DEFAULT_NAMESPACE, KIND } from "../api/constants.ts";
 import { formatIssue, type LoadIssue } from "../config/load-error.ts";
 import { loadAgent, loadPolicy } from "../config/load.ts";
+import { detectSourceFormat } from "../config/source-format.ts";
 import { parseTomlDoc, isTable } from "../config/toml-source.ts";
 import { buildMcpToolName } from "../policy/mcp-overrides.ts";
 import { parseCommandArgs } from "./args.ts";
@@ -13,7 +14,8 @@ import { EXIT, UsageError, type CliIo } from "./io.ts";
 /** `leviath import --help`. */
 export const IMPORT_HELP = `Usage: leviath import <agent.leviath | config.toml [policy.toml]> [options]
 
-Print the Agent or LeviathPolicy YAML equivalent to upstream Leviath files, ready for kubectl apply.
+Print the Agent or LeviathPolicy YAML equivalent to upstream Leviath files, ready for kubectl apply. Given
+our own YAML (an Agent, or a LeviathPolicy; also in a List), it prints it checked and normalized.
 
   agent.leviath            an upstream blueprint (a directory holding one works too) -> Agent
   config.toml [policy.toml]
@@ -41,10 +43,13 @@ function printIssues(io: CliIo, issues: LoadIssue[]): number {
   return EXIT.refused;
 }
 
+/** A blueprint (agent.leviath, or an Agent resource, which comes out checked and normalized) rather than the admin's files. */
 function isBlueprint(file: string): boolean {
   if (file.endsWith(".leviath")) return true;
   try {
-    const doc = parseTomlDoc(file, readFileSync(file, "utf8"));
+    const text = readFileSync(file, "utf8");
+    if (detectSourceFormat(file, text) === "yaml") return /^\s*-?\s*kind:\s*["']?Agent["']?\s*$/m.test(text);
+    const doc = parseTomlDoc(file, text);
     return doc.ok && isTable(doc.doc.data["agent"]);
   } catch {
     return true; // a directory or unreadable path: let the agent loader name the problem
@@ -80,7 +85,9 @@ export function runImport(argv: string[], io: CliIo): number {
     spec.agent.name = name;
     const out: Record<string, unknown> = { ...spec };
     if (spec.stages.length === 0) delete out["stages"];
-    io.stdout(stringify({ apiVersion: API_VERSION, kind: KIND.agent, metadata: { name, namespace }, spec: out }));
+    // An Agent resource keeps its own namespace unless one is asked for.
+    const ns = res.value.format === "yaml" && values.namespace === undefined ? (res.value.key.split("/")[0] ?? namespace) : namespace;
+    io.stdout(stringify({ apiVersion: API_VERSION, kind: KIND.agent, metadata: { name, namespace: ns }, spec: out }));
     return EXIT.ok;
   }
   const res = loadPolicy({ config: first, policy: second, rules: values.rules, namespace }, buildMcpToolName);

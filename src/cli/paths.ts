@@ -3,9 +3,11 @@ import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { EMPTY_POLICY } from "../api/policy.ts";
 import { listToolsOf, listToolSpellings } from "../api/tools.ts";
 import { READ_TOOLS } from "../policy/classification.ts";
-import { buildReadPathPolicy, canonicalizeForMatch, foldLexically, joinRequest, resolveRead, resolveWrite, type PathFs, type PathResolution } from "../policy/read-paths/index.ts";
+import {
+  buildReadPathPolicy, canonicalizeForMatch, foldLexically, GRANT_ERROR_PREFIX, joinRequest, resolveRead, resolveWrite, type PathFs, type PathResolution,
+} from "../policy/read-paths/index.ts";
 import { parseCommandArgs } from "./args.ts";
-import { canonicalWorkdir, CliStop, homeOf, loadAgentFlag, loadPolicyFlags, printIssues } from "./context.ts";
+import { canonicalWorkdir, checkOneStdin, CliStop, homeOf, loadAgentFlag, loadPolicyFlags, printIssues } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 
 /** `leviath paths --help`. */
@@ -17,15 +19,18 @@ resolved through symlinks, and allowed inside the workdir, or outside it only fo
 [read_paths] entry of the blueprint AND a grant of the admin's policy both match the real path.
 
 Options:
-      --agent FILE         agent.leviath, a directory holding one, or an Agent YAML (required)
+      --agent FILE         agent.leviath, a directory holding one, or an Agent (YAML or JSON, a List too)
+                           (required)
       --workdir DIR        the run's workdir (required; it must exist)
-      --config FILE        the admin's config.toml or a LeviathPolicy YAML holding the grants (without it,
-                           nothing is granted)
+      --config FILE        the admin's config.toml or a LeviathPolicy (YAML or JSON, a List too) holding the
+                           grants (without it, nothing is granted)
       --tool NAME          read_file (default), read_files, list_dir, write_file or edit_file
   -n, --namespace NS       namespace of the agent for per-agent grants (default: ${DEFAULT_NAMESPACE})
       --json               print {decision: "allow"|"deny", code, resolved, open, reason, ...}
   -h, --help               show this help
 
+Files are told apart by content, not by name; '-' reads one of them from stdin. A refusal's advice names the
+LeviathPolicy's fields when the grants came from one, config.toml's tables otherwise.
 '~' in entries is LEVIATH_HOME when set (even to an empty string), else your home directory; '~' in the
 path you test is not expanded (as upstream: it names a directory called '~' in the workdir).
 Exit status: 0 allowed, 1 refused, 2 invalid input (a bad entry or grant, an unreadable file, a missing workdir).
@@ -35,6 +40,18 @@ const WRITE_TOOLS = listToolSpellings((e) => e.metricClass === "file_write");
 
 /** The real file system, through realpath(3). */
 const REAL_FS: PathFs = { realpath: (p) => realpathSync.native(p) };
+
+/**
+ * A refusal's advice in the LeviathPolicy's fields: the decision code words it for upstream's config.toml, as the
+ * sidecar says it to an agent run from upstream files.
+ */
+function adviseInPolicyFields(r: PathResolution, request: string, agentKey: string): PathResolution {
+  if (r.ok || r.code !== "not-granted") return r;
+  const message =
+    `path '${request}' matches this agent's read paths, but the LeviathPolicy does not grant it; ` +
+    `add it to spec.readPaths.perAgent ${JSON.stringify(agentKey)} (or set spec.readPaths.allowBlueprintReadPaths: true) of the LeviathPolicy`;
+  return { ...r, message };
+}
 
 /** The answer, as JSON or for a person; a refusal shows the real path that was judged (the admin's "why"). */
 function renderAnswer(r: PathResolution, q: { request: string; tool: string; agent: string; workdir: string; json: boolean }): string {
@@ -76,11 +93,13 @@ export function runPaths(argv: string[], io: CliIo): number {
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   if (!values.agent) throw new UsageError("--agent FILE is required");
   if (!values.workdir) throw new UsageError("--workdir DIR is required");
+  checkOneStdin({ "--agent": values.agent, "--config": values.config });
   const tool = values.tool ?? "read_file";
   checkTool(tool);
   try {
     const workdir = canonicalWorkdir(io, values.workdir);
-    const policy = loadPolicyFlags(io, { config: values.config, namespace: values.namespace }) ?? EMPTY_POLICY;
+    const admin = loadPolicyFlags(io, { config: values.config, namespace: values.namespace });
+    const policy = admin?.spec ?? EMPTY_POLICY;
     const loaded = loadAgentFlag(io, values.agent, values.namespace);
     if (!loaded.ok) {
       printIssues(io, loaded.issues);
@@ -95,12 +114,14 @@ export function runPaths(argv: string[], io: CliIo): number {
       workdir,
       home: homeOf(io),
     });
+    const inPolicyFields = admin?.format === "yaml";
     if (!built.ok) {
-      io.stderr(`error: ${built.error}\n`);
+      io.stderr(`error: ${inPolicyFields ? built.error.replace(GRANT_ERROR_PREFIX, "read_paths grant in the LeviathPolicy: ") : built.error}\n`);
       return EXIT.usage;
     }
     const ctx = { workdir, policy: built.value, fs: REAL_FS };
-    const r = READ_TOOLS.includes(tool) ? resolveRead(request, ctx) : resolveWrite(request, ctx);
+    const answer = READ_TOOLS.includes(tool) ? resolveRead(request, ctx) : resolveWrite(request, ctx);
+    const r = inPolicyFields ? adviseInPolicyFields(answer, request, agent.key) : answer;
     io.stdout(renderAnswer(r, { request, tool, agent: agent.key, workdir, json: values.json === true }));
     return r.ok ? EXIT.ok : EXIT.refused;
   } catch (err) {

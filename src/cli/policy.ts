@@ -1,9 +1,11 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { stringify } from "smol-toml";
+import { stringify as stringifyYaml } from "yaml";
 import type { LeviathPolicySpec } from "../api/policy.ts";
 import { formatIssue } from "../config/load-error.ts";
-import { loadPolicy } from "../config/load.ts";
+import { loadPolicy, sourceName, STDIN_PATH } from "../config/load.ts";
+import { detectSourceFormat } from "../config/source-format.ts";
 import { parseTomlDoc } from "../config/toml-source.ts";
 import type { AllowlistRule } from "../policy/allowlist.ts";
 import { compileRules } from "../policy/cel-library.ts";
@@ -14,19 +16,21 @@ import {
   type RuleFile,
 } from "../policy/policy-test.ts";
 import { parseCommandArgs } from "./args.ts";
-import { printWarnings } from "./context.ts";
+import { printWarnings, resolveInput } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 
 /** `leviath policy --help`. */
 export const POLICY_HELP = `Usage: leviath policy <list|add|test> [options]
 
-The taint gate's static allowlist (policy.toml), its CEL rules (a directory of *.cel files, evaluated in
-file-name order) and a dry run of the gate, as upstream's lev policy.
+The taint gate's static allowlist (policy.toml, or spec.taint of a LeviathPolicy), its CEL rules (a directory
+of *.cel files, evaluated in file-name order, or spec.taint.rules) and a dry run of the gate, as upstream's
+lev policy.
 
   leviath policy list [--policy FILE] [--rules DIR] [--config FILE]
       print the allowlist rules, the CEL rules and the classification overrides
   leviath policy add <tool> [--target PATTERN] [--max-sensitivity LEVEL] [--policy FILE]
-      append one allowlist rule to policy.toml (the rest of the file, comments included, is kept)
+      append one allowlist rule to policy.toml (the rest of the file, comments included, is kept); given a
+      LeviathPolicy, it prints the entry to add under spec.taint.allowlist instead and exits 1
       --target PATTERN         '*', '*.example.com' (ends with), 'https://hooks/*' (starts with) or exact
       --max-sensitivity LEVEL  public, internal or private (default: internal)
   leviath policy test <tool> [--target T] [--taint LEVEL] [--policy FILE] [--rules DIR] [--config FILE] [--json]
@@ -34,10 +38,15 @@ file-name order) and a dry run of the gate, as upstream's lev policy.
       --json prints {tool, sensitivity, direction, clearance, taint, target, result, source, rule}
 
 Files:
-  --policy FILE   policy.toml (default: $XDG_CONFIG_HOME/leviath/policy.toml, else ~/.config/leviath/policy.toml)
+  --policy FILE   policy.toml, or a LeviathPolicy (its spec.taint is used)
+                  (default: $XDG_CONFIG_HOME/leviath/policy.toml, else ~/.config/leviath/policy.toml)
   --rules DIR     CEL rules, one expression per *.cel file over tool, target and taint_level
                   (default: the 'rules' directory beside the policy file)
-  --config FILE   a LeviathPolicy YAML (its spec.taint is used) or config.toml
+  --config FILE   config.toml, or a LeviathPolicy (its spec.taint is used; then --policy is a policy.toml)
+
+A LeviathPolicy is YAML or JSON, one resource, one of several documents, or in a List as 'kubectl get
+leviathpolicy -o yaml' prints it; files are told apart by content, so
+'--policy <(kubectl get leviathpolicy cluster -o yaml)' works, and '-' reads one file from stdin.
 
 Exit status: 0 done (policy test prints the verdict; it exits 0 for allowed and blocked alike),
 1 a file is invalid, 2 usage error.
@@ -57,11 +66,13 @@ interface Sources {
 }
 
 function sourcesOf(values: { policy?: string | undefined; rules?: string | undefined; config?: string | undefined }, io: CliIo): Sources {
-  const policyFile = resolve(io.cwd, values.policy ?? defaultPolicyPath(io));
-  const rulesGuess = join(dirname(policyFile), "rules");
+  if (values.policy === STDIN_PATH && values.config === STDIN_PATH) throw new UsageError("only one file can come from stdin ('-'), not --policy and --config");
+  const policyFile = resolveInput(io, values.policy ?? defaultPolicyPath(io));
+  // stdin has no directory to look for rules beside.
+  const rulesGuess = policyFile === STDIN_PATH ? undefined : join(dirname(policyFile), "rules");
   // A --rules path is kept as typed, so listings show it the way the user wrote it.
-  const rulesDir = values.rules !== undefined ? values.rules : existsSync(rulesGuess) ? rulesGuess : undefined;
-  return { policyFile, policyGiven: values.policy !== undefined, rulesDir, config: values.config === undefined ? undefined : resolve(io.cwd, values.config) };
+  const rulesDir = values.rules !== undefined ? values.rules : rulesGuess !== undefined && existsSync(rulesGuess) ? rulesGuess : undefined;
+  return { policyFile, policyGiven: values.policy !== undefined, rulesDir, config: resolveInput(io, values.config) };
 }
 
 function load(src: Sources, io: CliIo): LeviathPolicySpec | number {
@@ -88,9 +99,17 @@ function runList(argv: string[], io: CliIo): number {
   if (typeof policy === "number") return policy;
   let ruleFiles: RuleFile[] | undefined;
   if (src.rulesDir) ruleFiles = readdirSync(src.rulesDir).filter((n) => n.endsWith(".cel")).map((n) => ({ name: basename(n, ".cel"), path: join(src.rulesDir as string, n) }));
-  else if (policy.taint.rules.length > 0) ruleFiles = policy.taint.rules.map((r) => ({ name: r.name, path: `LeviathPolicy ${src.config ?? ""}`.trim() }));
+  else if (policy.taint.rules.length > 0) ruleFiles = policy.taint.rules.map((r) => ({ name: r.name, path: `LeviathPolicy ${sourceName(src.config ?? src.policyFile)}` }));
   io.stdout(renderPolicyList({ allowlist: allowlistOf(policy), ruleFiles, overrides: overridesOf(policy) }));
   return EXIT.ok;
+}
+
+/** A LeviathPolicy is the cluster's, applied with kubectl: say what to add, in its own syntax, rather than edit it. */
+function renderYamlAllowlistAdvice(path: string, rule: AllowlistRule): string {
+  const entry = { tool: rule.tool, ...(rule.to.length > 0 ? { to: [...rule.to] } : {}), maxSensitivity: rule.maxSensitivity };
+  const items = stringifyYaml([entry]).trimEnd().split("\n").map((l) => `  ${l}`).join("\n");
+  return `error: ${path}: a LeviathPolicy, which policy add does not edit (it appends to a policy.toml); add under its spec.taint.allowlist:\n` +
+    `${items}\nand apply it (kubectl apply -f ${path}).\n`;
 }
 
 function runAdd(argv: string[], io: CliIo): number {
@@ -101,15 +120,21 @@ function runAdd(argv: string[], io: CliIo): number {
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   const level = parseSensitivityFlag(values["max-sensitivity"]);
   if (!level.ok) throw new UsageError(level.error);
+  if (values.policy === STDIN_PATH) throw new UsageError("policy add writes to the policy file; '-' (stdin) is not one");
   const path = resolve(io.cwd, values.policy ?? defaultPolicyPath(io));
+  const rule = buildPolicyAddRule(tool, level.value, values.target);
   if (existsSync(path)) {
-    const doc = parseTomlDoc(path, readFileSync(path, "utf8"));
+    const text = readFileSync(path, "utf8");
+    if (detectSourceFormat(path, text) === "yaml") {
+      io.stderr(renderYamlAllowlistAdvice(values.policy ?? path, rule));
+      return EXIT.refused;
+    }
+    const doc = parseTomlDoc(path, text);
     if (!doc.ok) {
       io.stderr(`error: ${formatIssue({ ...doc.issue, message: `Failed to parse policy.toml: ${doc.issue.message}` })}\n`);
       return EXIT.refused;
     }
   }
-  const rule = buildPolicyAddRule(tool, level.value, values.target);
   const block = stringify({ allowlist: [{ tool: rule.tool, to: [...rule.to], channel: [...rule.channel], max_sensitivity: rule.maxSensitivity }] });
   mkdirSync(dirname(path), { recursive: true });
   const existing = existsSync(path) ? readFileSync(path, "utf8") : "";

@@ -1,3 +1,4 @@
+import { getBuildInfo } from "../config/build-info.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 
 /** `leviath --help`. */
@@ -13,9 +14,14 @@ Commands:
   controller               run the operator: reconcile Agents, Runs and the LeviathPolicy into sandbox pods
   sidecar                  decide and enforce every tool call of an agent runtime (HTTP on loopback)
   agent                    the reference agent runtime: run an Agent's stages against a model, through the sidecar
+  version                  print the version (also --version)
 
-Files: upstream TOML (agent.leviath, config.toml, policy.toml, a directory of *.cel rules) and our YAML
-resources (Agent, LeviathPolicy) are accepted wherever a file is asked for.
+Files: our resources (an Agent, a LeviathPolicy: YAML or JSON, one of several documents, or in a List as
+'kubectl get -o yaml' prints it) and upstream TOML (agent.leviath, config.toml, policy.toml, a directory of
+*.cel rules) are accepted wherever an agent or a policy is asked for, told apart by content, so
+'--config <(kubectl get leviathpolicy cluster -o yaml)' works; validate, paths and policy read '-' as stdin.
+Advice names the fields of the file given: spec.toolPermissions.shell of a LeviathPolicy, [tool_permissions]
+shell of config.toml.
 
 Run 'leviath <command> --help' for a command's options.
 `;
@@ -41,6 +47,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout(TOP_HELP);
     return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === "--version" || name === "version") {
+    io.stdout(`leviath ${getBuildInfo().version}\n`);
+    return EXIT.ok;
   }
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!load) {

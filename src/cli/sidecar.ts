@@ -44,7 +44,9 @@ shell itself, labels results, answers prompts, and writes the audit trail.
 Policy (one of):
       --agent FILE          agent.leviath, a directory holding one, or an Agent YAML (standalone)
       --config FILE         the admin's config.toml or a LeviathPolicy YAML (grants, ceilings, limits)
-      --policy FILE         policy.toml (taint allowlist and classification overrides)
+      --policy FILE         policy.toml (taint allowlist and classification overrides), or a LeviathPolicy
+                            given instead of --config
+                            (each file is told YAML or TOML by content; the files are watched, so not '-')
       --rules DIR           CEL rules, one expression per *.cel file
   -n, --namespace NS        namespace of the agent (grant keys) and of the Run (default: LEVIATH_NAMESPACE,
                             else ${DEFAULT_NAMESPACE})

@@ -1,12 +1,13 @@
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { formatIssue } from "../config/load-error.ts";
 import { FINDING_CODE, formatFindingJson, type Finding, type FindingAdvice } from "../api/findings.ts";
-import { isYamlFile } from "../config/load.ts";
+import { sourceName } from "../config/load.ts";
+import type { SourceFormat } from "../config/source-format.ts";
 import { computeAgentFindings, describeBlueprint } from "../policy/agent-findings.ts";
 import { renderFinding } from "../policy/read-paths/index.ts";
 import { parseCommandArgs } from "./args.ts";
 import { computeBlueprintFileFindings } from "./blueprint-findings.ts";
-import { canonicalWorkdir, CliStop, homeOf, loadAgentFlag, loadPolicyFlags } from "./context.ts";
+import { canonicalWorkdir, checkOneStdin, CliStop, homeOf, loadAgentFlag, loadPolicyFlags } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 
 /** `leviath validate --help`. */
@@ -17,12 +18,15 @@ findings (read-paths-declared, read-paths-not-granted, read-paths-grant-invalid,
 "granted over declared" counts and the stanza to add, plus sandbox and permission findings. Read-path
 grants are compared as patterns here; 'leviath paths test' checks one real path.
 
-  <agent>                  agent.leviath, a directory holding one, or an Agent YAML
+  <agent>                  agent.leviath, a directory holding one, or an Agent (YAML or JSON: a file, several
+                           documents, or a List as 'kubectl get agent -o yaml' prints); '-' reads stdin
 
 Options:
-      --config FILE        the admin's config.toml or a LeviathPolicy YAML (without it, no grants are known
-                           and the declarations are reported as inert)
-      --policy FILE        policy.toml (the taint allowlist and overrides)
+      --config FILE        the admin's config.toml or a LeviathPolicy (YAML or JSON, a List too; '-' is stdin,
+                           so '--config <(kubectl get leviathpolicy cluster -o yaml)' works); without it, no
+                           grants are known and the declarations are reported as inert
+      --policy FILE        policy.toml (the taint allowlist and overrides), or a LeviathPolicy given instead
+                           of --config
   -n, --namespace NS       namespace of the agent for per-agent grants (default: ${DEFAULT_NAMESPACE}; an Agent
                            YAML's own namespace wins)
       --workdir DIR        the directory relative entries resolve against (default: the current directory)
@@ -30,17 +34,19 @@ Options:
       --json               print the findings as a JSON array of {severity, code, stage, message, fix}
   -h, --help               show this help
 
+Every file is told apart by content, not by its name: YAML resources or upstream TOML. Advice names the
+fields of the files given: a LeviathPolicy's (spec.toolPermissions.shell) or config.toml's
+([tool_permissions] shell), an Agent's (spec.stages[0].sandbox) or agent.leviath's.
 '~' in entries is LEVIATH_HOME when set (even to an empty string), else your home directory.
 Exit status: 0 valid (warnings allowed), 1 invalid (or warnings with --deny-warnings), 2 usage error.
 `;
 
 /**
- * Advice names the files given: the admin's side is the kind of `--config` (a LeviathPolicy YAML, or config.toml),
- * and without one follows the blueprint's format; the blueprint's side is its own format.
+ * Advice names the files given: the admin's side speaks the syntax of the policy file read (a LeviathPolicy, or
+ * config.toml), and without one follows the blueprint's; the blueprint's side is its own syntax.
  */
-function adviceFor(config: string | undefined, format: "toml" | "yaml"): FindingAdvice {
-  const policyIsYaml = config !== undefined ? isYamlFile(config) : format === "yaml";
-  return { policy: policyIsYaml ? "LeviathPolicy" : "config.toml", blueprint: format === "yaml" ? "Agent" : "agent.leviath" };
+function adviceFor(policy: SourceFormat | null, blueprint: SourceFormat): FindingAdvice {
+  return { policy: (policy ?? blueprint) === "yaml" ? "LeviathPolicy" : "config.toml", blueprint: blueprint === "yaml" ? "Agent" : "agent.leviath" };
 }
 
 /** Run `leviath validate`. */
@@ -56,21 +62,22 @@ export function runValidate(argv: string[], io: CliIo): number {
   const [path, ...extra] = positionals;
   if (path === undefined) throw new UsageError("validate needs an agent file");
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  checkOneStdin({ "<agent>": path, "--config": values.config, "--policy": values.policy });
   try {
     const workdir = canonicalWorkdir(io, values.workdir);
-    const policy = loadPolicyFlags(io, { config: values.config, policy: values.policy, namespace: values.namespace });
+    const admin = loadPolicyFlags(io, { config: values.config, policy: values.policy, namespace: values.namespace });
     const loaded = loadAgentFlag(io, path, values.namespace);
     if (!loaded.ok) {
       const findings: Finding[] = loaded.issues.map((i) => ({ severity: "error", code: FINDING_CODE.blueprintInvalid, message: formatIssue(i) }));
       if (values.json) io.stdout(`${JSON.stringify(findings.map(formatFindingJson), null, 2)}\n`);
-      else io.stdout(`✗ Blueprint '${path}' is invalid.\n${findings.map(renderFinding).join("\n")}\n`);
+      else io.stdout(`✗ Blueprint '${sourceName(path)}' is invalid.\n${findings.map(renderFinding).join("\n")}\n`);
       return EXIT.refused;
     }
     const { agent } = loaded;
     const severityRank = { error: 0, warning: 1, note: 2 } as const;
     const findings = [
       ...computeBlueprintFileFindings(agent),
-      ...computeAgentFindings({ spec: agent.spec, name: agent.name, key: agent.key, policy, workdir, home: homeOf(io), advice: adviceFor(values.config, agent.format) }),
+      ...computeAgentFindings({ spec: agent.spec, name: agent.name, key: agent.key, policy: admin?.spec ?? null, workdir, home: homeOf(io), advice: adviceFor(admin?.format ?? null, agent.format) }),
     ].sort((a, b) => severityRank[a.severity] - severityRank[b.severity]);
     if (values.json) io.stdout(`${JSON.stringify(findings.map(formatFindingJson), null, 2)}\n`);
     else {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildMcpToolName } from "../policy/mcp-overrides.ts";
 import { formatIssue } from "./load-error.ts";
-import { loadAgent, loadPolicy } from "./load.ts";
+import { loadAgent, loadPolicy, loadPolicyFiles } from "./load.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "leviath-load-"));
 function file(name: string, text: string): string {
@@ -61,6 +61,25 @@ describe("loadPolicy", () => {
     expect(!res.ok && res.issues.map(formatIssue)).toEqual([`${dir}/bad.yaml: spec: unknown key 'readPath'`]);
   });
 
+  it("tells a LeviathPolicy by content, takes it from a List and as policy, and names the syntax read", () => {
+    const policy = "apiVersion: leviath.dev/v1alpha1\nkind: LeviathPolicy\nmetadata: {name: cluster, uid: x}\nspec:\n  toolPermissions: {shell: deny}\nstatus: {observedGeneration: 1}\n";
+    const list = file("from-kubectl", `apiVersion: v1\nkind: List\nitems:\n${policy.split("\n").map((l, i) => (l === "" ? l : `${i === 0 ? "- " : "  "}${l}`)).join("\n")}`);
+    const res = loadPolicyFiles({ config: list }, buildMcpToolName);
+    expect(res.ok && { shell: res.value.spec.toolPermissions["shell"], format: res.value.format }).toEqual({ shell: "deny", format: "yaml" });
+    const asPolicy = loadPolicyFiles({ policy: file("p-yaml.toml", policy) }, buildMcpToolName);
+    expect(asPolicy.ok && { shell: asPolicy.value.spec.toolPermissions["shell"], format: asPolicy.value.format }).toEqual({ shell: "deny", format: "yaml" });
+    const toml = loadPolicyFiles({ config: file("cfg", "[tool_permissions]\nshell = 'ask'\n") }, buildMcpToolName);
+    expect(toml.ok && toml.value.format).toBe("toml");
+  });
+
+  it("refuses a LeviathPolicy beside a config, and two of them in one file", () => {
+    const policy = "apiVersion: leviath.dev/v1alpha1\nkind: LeviathPolicy\nmetadata: {name: cluster}\nspec: {}\n";
+    const beside = loadPolicy({ config: "test/fixtures/config/config.toml", policy: file("lp.yaml", policy) }, buildMcpToolName);
+    expect(!beside.ok && beside.issues[0]?.message).toContain("give it alone");
+    const two = loadPolicy({ config: file("two.yaml", `${policy}---\n${policy}`) }, buildMcpToolName);
+    expect(!two.ok && two.issues[0]?.message).toBe("2 LeviathPolicy objects in the file; give one");
+  });
+
   it("names a missing file", () => {
     const res = loadPolicy({ config: join(dir, "nope.toml") }, buildMcpToolName);
     expect(!res.ok && formatIssue(res.issues[0]!)).toBe(`${dir}/nope.toml: cannot read: no such file`);
@@ -79,5 +98,13 @@ describe("loadAgent", () => {
     const bad = file("b.yaml", "apiVersion: leviath.dev/v1alpha1\nkind: Agent\nmetadata: {name: intern}\nspec:\n  agent: {name: cto}\n");
     const res = loadAgent(bad);
     expect(!res.ok && res.issues[0]?.where).toBe("spec.agent.name");
+  });
+
+  it("picks the Agent out of several documents, and names the kinds a file holds instead", () => {
+    const agent = "apiVersion: leviath.dev/v1alpha1\nkind: Agent\nmetadata: {name: cto, namespace: team-a}\nspec: {}\n";
+    const res = loadAgent(file("ns-and-agent", `apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\n${agent}`));
+    expect(res.ok && { key: res.value.key, format: res.value.format }).toEqual({ key: "team-a/cto", format: "yaml" });
+    const none = loadAgent(file("ns-only.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n"));
+    expect(!none.ok && none.issues[0]?.message).toBe("no Agent in the file (it holds Namespace)");
   });
 });

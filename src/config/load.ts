@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, dirname, extname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { AgentSpec } from "../api/agent.ts";
 import { buildAgentKey } from "../api/common.ts";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
@@ -8,6 +8,7 @@ import { parseBlueprintToml } from "./blueprint-toml.ts";
 import { mapConfigToml, mapPolicyToml } from "./config-toml.ts";
 import type { LoadIssue, Loaded } from "./load-error.ts";
 import { parseAgentYaml, parsePolicyYaml } from "./resource-yaml.ts";
+import { detectSourceFormat, type SourceFormat } from "./source-format.ts";
 import { parseTomlDoc } from "./toml-source.ts";
 
 /** An agent as the policy core sees it: its spec, its grant key and the name messages use. */
@@ -17,7 +18,8 @@ export interface LoadedAgent {
   key: string;
   /** The name upstream messages print (`[agent] name`, or `metadata.name`). */
   name: string;
-  format: "toml" | "yaml";
+  format: SourceFormat;
+  /** The file as messages name it (`<stdin>` for `-`). */
   file: string;
   /** Upstream script tools shipped beside a blueprint (`tools/*.rhai`, relative to it); they do not run here. */
   scriptTools: string[];
@@ -32,41 +34,72 @@ function listScriptTools(blueprintFile: string): string[] {
   }
 }
 
-function readText(file: string): { ok: true; text: string } | { ok: false; issue: LoadIssue } {
+/** The path that means standard input, as kubectl's `-f -`: read once, named `<stdin>` in messages. */
+export const STDIN_PATH = "-";
+
+/** A file's name in messages: `<stdin>` for {@link STDIN_PATH}. */
+export const sourceName = (file: string): string => (file === STDIN_PATH ? "<stdin>" : file);
+
+function readStdin(): string {
   try {
-    return { ok: true, text: readFileSync(file, "utf8") };
+    return readFileSync(0, "utf8");
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : String((err as Error).message);
-    return { ok: false, issue: { file, message: `cannot read: ${why}` } };
+    // A non-blocking stdin (left so by a parent) refuses a synchronous read; a fresh descriptor of it blocks.
+    if ((err as NodeJS.ErrnoException).code === "EAGAIN") return readFileSync("/dev/stdin", "utf8");
+    throw err;
   }
 }
 
-/** Whether a file is read as YAML (our resources) rather than TOML (upstream's files), by its extension. */
-export const isYamlFile = (file: string): boolean => [".yaml", ".yml", ".json"].includes(extname(file).toLowerCase());
+interface SourceText {
+  /** The name messages use. */
+  name: string;
+  text: string;
+  format: SourceFormat;
+}
 
-/** Load an agent from `agent.leviath` (TOML), a directory holding one, or an `Agent` YAML/JSON resource. */
+/** Read a file (or stdin for `-`) and tell its syntax by content; an unreadable one is an issue naming it. */
+function readSource(file: string): { ok: true; source: SourceText } | { ok: false; issue: LoadIssue } {
+  const name = sourceName(file);
+  try {
+    const text = file === STDIN_PATH ? readStdin() : readFileSync(file, "utf8");
+    return { ok: true, source: { name, text, format: detectSourceFormat(file, text) } };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : String((err as Error).message);
+    return { ok: false, issue: { file: name, message: `cannot read: ${why}` } };
+  }
+}
+
+/**
+ * Load an agent from `agent.leviath` (TOML), a directory holding one, an `Agent` YAML/JSON resource (alone, among
+ * other documents, or in a `kind: List`), or stdin for `-`; the syntax is told by content.
+ */
 export function loadAgent(path: string, namespace = DEFAULT_NAMESPACE): Loaded<LoadedAgent> {
   let file = path;
-  if (existsSync(path) && statSync(path).isDirectory()) file = join(path, "agent.leviath");
-  const read = readText(file);
+  if (path !== STDIN_PATH && existsSync(path) && statSync(path).isDirectory()) file = join(path, "agent.leviath");
+  const read = readSource(file);
   if (!read.ok) return { ok: false, issues: [read.issue] };
-  if (isYamlFile(file)) {
-    const res = parseAgentYaml(file, read.text, namespace);
+  const { name: shown, text } = read.source;
+  if (read.source.format === "yaml") {
+    const res = parseAgentYaml(shown, text, namespace);
     if (!res.ok) return res;
     const { spec, name } = res.value;
-    return { ok: true, warnings: res.warnings, value: { spec, name, key: buildAgentKey(res.value.namespace, name), format: "yaml", file, scriptTools: [] } };
+    return { ok: true, warnings: res.warnings, value: { spec, name, key: buildAgentKey(res.value.namespace, name), format: "yaml", file: shown, scriptTools: [] } };
   }
-  const doc = parseTomlDoc(file, read.text);
+  const doc = parseTomlDoc(shown, text);
   if (!doc.ok) return { ok: false, issues: [doc.issue] };
   const res = parseBlueprintToml(doc.doc);
   if (!res.ok) return res;
   // Upstream's default name; the grant key takes the namespace the caller gives.
   const name = res.value.agent.name ?? "unnamed";
-  return { ok: true, warnings: res.warnings, value: { spec: res.value, name, key: buildAgentKey(namespace, name), format: "toml", file, scriptTools: listScriptTools(file) } };
+  const scriptTools = file === STDIN_PATH ? [] : listScriptTools(file);
+  return { ok: true, warnings: res.warnings, value: { spec: res.value, name, key: buildAgentKey(namespace, name), format: "toml", file: shown, scriptTools } };
 }
 
-/** Where the admin's side comes from: config.toml or a LeviathPolicy YAML, policy.toml, a rules directory. */
+/**
+ * Where the admin's side comes from: config.toml or a LeviathPolicy, policy.toml, a rules directory. A LeviathPolicy
+ * holds the whole admin side, so it may stand as `policy` too when no `config` is given.
+ */
 export interface PolicySources {
   config?: string | undefined;
   policy?: string | undefined;
@@ -84,44 +117,82 @@ export function loadRulesDir(dir: string): Loaded<CelRuleSpec[]> {
   }
   const rules: CelRuleSpec[] = [];
   for (const n of names) {
-    const read = readText(join(dir, n));
+    const read = readSource(join(dir, n));
     if (!read.ok) return { ok: false, issues: [read.issue] };
-    rules.push({ name: basename(n, ".cel"), expression: read.text.trim() });
+    rules.push({ name: basename(n, ".cel"), expression: read.source.text.trim() });
   }
   return { ok: true, value: rules, warnings: [] };
 }
 
-/** Merge the admin's files into one LeviathPolicy spec, checked by the schema; nothing given means the empty policy. */
-export function loadPolicy(src: PolicySources, sanitize: (server: string, tool: string) => string): Loaded<LeviathPolicySpec> {
+/** The admin's policy, and the syntax of the file it came from (which the advice about it should speak). */
+export interface LoadedPolicy {
+  spec: LeviathPolicySpec;
+  /** `config`'s syntax, else `policy`'s; null when neither was given. */
+  format: SourceFormat | null;
+}
+
+/** The draft spec of config.toml or of a LeviathPolicy (a lone resource, one of several documents, or in a List). */
+function draftOfConfig(source: SourceText, ns: string): Loaded<Record<string, unknown>> {
+  if (source.format === "yaml") {
+    const res = parsePolicyYaml(source.name, source.text);
+    return res.ok ? { ok: true, value: structuredClone(res.value.spec) as Record<string, unknown>, warnings: res.warnings } : res;
+  }
+  const doc = parseTomlDoc(source.name, source.text);
+  if (!doc.ok) return { ok: false, issues: [doc.issue] };
+  const mapped = mapConfigToml(doc.doc, ns);
+  if (mapped.issues.length > 0) return { ok: false, issues: mapped.issues };
+  return { ok: true, value: mapped.draft, warnings: mapped.warnings };
+}
+
+/** The taint section of policy.toml. */
+function taintOfPolicyToml(source: SourceText, sanitize: (server: string, tool: string) => string): Loaded<Record<string, unknown>> {
+  const doc = parseTomlDoc(source.name, source.text);
+  if (!doc.ok) return { ok: false, issues: [{ ...doc.issue, message: `Failed to parse policy.toml: ${doc.issue.message}` }] };
+  const mapped = mapPolicyToml(doc.doc, sanitize);
+  if (mapped.issues.length > 0) return { ok: false, issues: mapped.issues };
+  return { ok: true, value: mapped.taint, warnings: mapped.warnings };
+}
+
+/** Read the given files; a LeviathPolicy given as `policy` stands as the config, and beside a config is refused. */
+function readAdminSources(src: PolicySources): Loaded<{ config?: SourceText; policy?: SourceText }> {
+  const out: { config?: SourceText; policy?: SourceText } = {};
+  for (const which of ["config", "policy"] as const) {
+    const file = src[which];
+    if (!file) continue;
+    const read = readSource(file);
+    if (!read.ok) return { ok: false, issues: [read.issue] };
+    out[which] = read.source;
+  }
+  if (out.policy?.format !== "yaml") return { ok: true, value: out, warnings: [] };
+  if (out.config) {
+    return { ok: false, issues: [{ file: out.policy.name, message: "a LeviathPolicy is the whole admin side (its spec.taint is what policy.toml holds); give it alone, not beside a config" }] };
+  }
+  return { ok: true, value: { config: out.policy }, warnings: [] };
+}
+
+/**
+ * Merge the admin's files into one LeviathPolicy spec, checked by the schema; nothing given means the empty policy.
+ * Each file's syntax is told by its content, and `-` is stdin.
+ */
+export function loadPolicyFiles(src: PolicySources, sanitize: (server: string, tool: string) => string): Loaded<LoadedPolicy> {
   const ns = src.namespace ?? DEFAULT_NAMESPACE;
+  const sources = readAdminSources(src);
+  if (!sources.ok) return sources;
+  const { config, policy } = sources.value;
   const warnings: LoadIssue[] = [];
   let draft: Record<string, unknown> = {};
-  if (src.config) {
-    const read = readText(src.config);
-    if (!read.ok) return { ok: false, issues: [read.issue] };
-    if (isYamlFile(src.config)) {
-      const res = parsePolicyYaml(src.config, read.text);
-      if (!res.ok) return res;
-      draft = structuredClone(res.value.spec) as Record<string, unknown>;
-    } else {
-      const doc = parseTomlDoc(src.config, read.text);
-      if (!doc.ok) return { ok: false, issues: [doc.issue] };
-      const mapped = mapConfigToml(doc.doc, ns);
-      if (mapped.issues.length > 0) return { ok: false, issues: mapped.issues };
-      warnings.push(...mapped.warnings);
-      draft = mapped.draft;
-    }
+  if (config) {
+    const res = draftOfConfig(config, ns);
+    if (!res.ok) return res;
+    warnings.push(...res.warnings);
+    draft = res.value;
   }
   const taint: Record<string, unknown> = { ...((draft["taint"] as Record<string, unknown> | undefined) ?? {}) };
-  if (src.policy) {
-    const read = readText(src.policy);
-    if (!read.ok) return { ok: false, issues: [read.issue] };
-    const doc = parseTomlDoc(src.policy, read.text);
-    if (!doc.ok) return { ok: false, issues: [{ ...doc.issue, message: `Failed to parse policy.toml: ${doc.issue.message}` }] };
-    const mapped = mapPolicyToml(doc.doc, sanitize);
-    if (mapped.issues.length > 0) return { ok: false, issues: mapped.issues };
-    warnings.push(...mapped.warnings);
-    Object.assign(taint, mapped.taint);
+  if (policy) {
+    const res = taintOfPolicyToml(policy, sanitize);
+    if (!res.ok) return res;
+    warnings.push(...res.warnings);
+    Object.assign(taint, res.value);
   }
   if (src.rules) {
     const rules = loadRulesDir(src.rules);
@@ -131,8 +202,14 @@ export function loadPolicy(src: PolicySources, sanitize: (server: string, tool: 
   if (Object.keys(taint).length > 0) draft["taint"] = taint;
   const parsed = LeviathPolicySpecSchema.safeParse(draft);
   if (!parsed.success) {
-    const file = src.config ?? src.policy ?? "policy";
+    const file = config?.name ?? policy?.name ?? "policy";
     return { ok: false, issues: parsed.error.issues.map((i) => ({ file, where: i.path.join("."), message: i.message })) };
   }
-  return { ok: true, value: parsed.data, warnings };
+  return { ok: true, value: { spec: parsed.data, format: (config ?? policy)?.format ?? null }, warnings };
+}
+
+/** {@link loadPolicyFiles}, the spec alone. */
+export function loadPolicy(src: PolicySources, sanitize: (server: string, tool: string) => string): Loaded<LeviathPolicySpec> {
+  const res = loadPolicyFiles(src, sanitize);
+  return res.ok ? { ok: true, value: res.value.spec, warnings: res.warnings } : res;
 }

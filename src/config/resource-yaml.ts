@@ -47,20 +47,39 @@ function loadYaml(): typeof Yaml {
   return (yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml);
 }
 
-/** Parse YAML text holding one resource of `kind`, checking the spec strictly. */
+/** The objects of a stream: each document's, and the `items` of a `kind: List` (or `<Kind>List`) in their place. */
+function objectsOf(documents: unknown[]): unknown[] {
+  return documents.flatMap((o) => {
+    const list = o as { kind?: unknown; items?: unknown } | null;
+    const isList = typeof list?.kind === "string" && list.kind.endsWith("List") && Array.isArray(list.items);
+    return isList ? (list.items as unknown[]) : [o];
+  });
+}
+
+/** "no Agent in the file (it holds LeviathPolicy)", or how many there are: one is wanted. */
+function describeMismatch(kind: string, count: number, kinds: string[]): string {
+  if (count > 1) return `${count} ${kind} objects in the file; give one`;
+  const others = [...new Set(kinds)];
+  return others.length === 0 ? `no ${kind} in the file` : `no ${kind} in the file (it holds ${others.join(", ")})`;
+}
+
+/**
+ * Parse YAML text holding one resource of `kind`, checking the spec strictly: alone, among other documents (a
+ * namespace and its Agent), or an item of a List, as `kubectl get -o yaml` prints several.
+ */
 function parseResource<T>(file: string, text: string, kind: string, schema: z.ZodType<T>, defaultNamespace: string): Loaded<ParsedResource<T>> {
   const docs = loadYaml().parseAllDocuments(text, { prettyErrors: true }).filter((d) => d.contents !== null);
-  const first = docs[0];
-  if (first === undefined) return { ok: false, issues: [{ file, message: "the file holds no YAML document" }] };
-  if (first.errors.length > 0) {
-    const err = first.errors[0];
+  if (docs.length === 0) return { ok: false, issues: [{ file, message: "the file holds no YAML document" }] };
+  const broken = docs.find((d) => d.errors.length > 0);
+  if (broken !== undefined) {
+    const err = broken.errors[0];
     const pos = err?.linePos?.[0];
     return { ok: false, issues: [{ file, message: `invalid YAML: ${err?.message.split("\n")[0] ?? "parse error"}`, ...(pos ? { line: pos.line, column: pos.col } : {}) }] };
   }
-  const candidates = docs.map((d) => d.toJS() as unknown).filter((o) => (o as { kind?: unknown })?.kind === kind);
-  if (candidates.length !== 1) {
-    return { ok: false, issues: [{ file, message: candidates.length === 0 ? `no ${kind} in the file` : `${candidates.length} ${kind} objects in the file; give one` }] };
-  }
+  const objects = objectsOf(docs.map((d) => d.toJS() as unknown));
+  const kinds = objects.map((o) => (o as { kind?: unknown } | null)?.kind).filter((k): k is string => typeof k === "string");
+  const candidates = objects.filter((o) => (o as { kind?: unknown } | null)?.kind === kind);
+  if (candidates.length !== 1) return { ok: false, issues: [{ file, message: describeMismatch(kind, candidates.length, kinds) }] };
   const head = HeaderSchema.safeParse(candidates[0]);
   if (!head.success) return { ok: false, issues: zodIssues(file, "", head.error) };
   const spec = schema.safeParse(head.data.spec ?? {});

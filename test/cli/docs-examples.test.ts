@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { leviath, repo } from "./run-cli.ts";
 
 // Every ```console block of docs/cli.md: the `$ leviath ...` line is run from the repository root and its
-// stdout must equal the lines below it (`<workdir>` stands for the canonical --workdir).
+// stdout must equal the lines below it (`<workdir>` stands for the canonical --workdir); a trailing `< FILE` is
+// its stdin.
 const doc = readFileSync(repo("docs/cli.md"), "utf8");
 const blocks = [...doc.matchAll(/```console\n\$ leviath (.*)\n([\s\S]*?)```/g)].map((m) => ({ args: (m[1] ?? "").split(" "), expected: m[2] ?? "" }));
 
@@ -13,7 +14,10 @@ describe("docs/cli.md examples", () => {
   });
 
   it.each(blocks.map((b) => [b.args.join(" "), b] as const))("leviath %s", (_name, block) => {
-    const r = leviath(block.args, { env: { XDG_CONFIG_HOME: "/nonexistent", LEVIATH_HOME: undefined } });
+    const redirect = block.args.indexOf("<");
+    const args = redirect >= 0 ? block.args.slice(0, redirect) : block.args;
+    const input = redirect >= 0 ? readFileSync(repo(block.args[redirect + 1] ?? ""), "utf8") : "";
+    const r = leviath(args, { env: { XDG_CONFIG_HOME: "/nonexistent", LEVIATH_HOME: undefined }, input });
     const wd = block.args.indexOf("--workdir");
     const workdir = wd >= 0 ? realpathSync(repo(block.args[wd + 1] ?? ".")) : "";
     expect(r.stderr).toBe("");
