@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { createServer, type AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { buildProbeClientScript, buildProbeNames, buildProbePod, buildProbePolicy, decideProbeVerdict, PROBE_LABEL, PROBE_ROLE_LABEL } from "./network-probe.ts";
+import { buildProbeClientScript, buildProbeNames, buildProbeServerScript, buildProbePod, buildProbePolicy, decideProbeVerdict, PROBE_LABEL, PROBE_ROLE_LABEL } from "./network-probe.ts";
 import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
 
 describe("the network probe", () => {
@@ -52,7 +52,10 @@ describe("the network probe", () => {
 
     it("connects to a server that starts listening only after its first attempts (exit 0)", async () => {
       const port = await freePort();
-      const server = createServer((c) => c.end("ok"));
+      const server = createServer((c) => {
+        c.on("error", () => undefined);
+        c.end("ok");
+      });
       const exited = runClient(port, 6000);
       await new Promise((r) => setTimeout(r, 2500));
       await new Promise<void>((r) => server.listen(port, "127.0.0.1", () => r()));
@@ -60,6 +63,21 @@ describe("the network probe", () => {
         expect(await exited).toBe(0);
       } finally {
         server.close();
+      }
+    });
+
+    it("against the server's program: a client that resets its connection leaves the server serving the next one", async () => {
+      const port = await freePort();
+      const server = spawn(process.execPath, ["-e", buildProbeServerScript(port)], { stdio: ["ignore", "ignore", "pipe"] });
+      let stderr = "";
+      server.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      try {
+        // Connected clients exit at once (as the probe's do), resetting their connections; each must find the server.
+        for (let i = 0; i < 3; i++) expect(await runClient(port, 5000)).toBe(0);
+        expect(server.exitCode).toBeNull();
+        expect(stderr).toBe("");
+      } finally {
+        server.kill();
       }
     });
 

@@ -14,15 +14,25 @@ export const PROBE_PORT = 8080;
 /** How long a client waits before it connects: a data plane programs a new pod's rules shortly after it starts. */
 export const PROBE_CLIENT_DELAY_MS = 5000;
 /**
- * How long after its first attempt a client keeps trying (once a second, each attempt given 3 s): a new pod's own
- * network, or the server's listener, may not be up at the first attempt on a loaded node, and one refusal then
- * made the probe inconclusive.
+ * How long after its first attempt a client keeps trying (once a second, each attempt given 3 s): on a loaded node
+ * a new pod's network or the server's listener may not be up at the first attempt, and one refused attempt must
+ * not make the probe inconclusive.
  */
 export const PROBE_CLIENT_RETRY_MS = 10_000;
 /** A probe pod that outlives a crashed controller still ends. */
 const PROBE_DEADLINE_SECONDS = 300;
 
-const SERVER_SCRIPT = `require("node:net").createServer((s) => s.end("ok")).listen(${PROBE_PORT})`;
+/**
+ * The server's program: answers every connection with "ok". A client exits as soon as it connects, which may reset
+ * the connection; the socket's error is ignored, so that one client's reset never ends the server before the other
+ * client connects (it did: on a plugin that ignores NetworkPolicy the closed client connected first, and the
+ * probe called the open one's refusal inconclusive).
+ */
+export function buildProbeServerScript(port: number): string {
+  return `require("node:net").createServer((s) => { s.on("error", () => {}); s.end("ok"); }).listen(${port})`;
+}
+
+const SERVER_SCRIPT = buildProbeServerScript(PROBE_PORT);
 
 /**
  * The client's program: after `delayMs`, connect to `PROBE_TARGET`:`port`, again once a second until `retryMs`
