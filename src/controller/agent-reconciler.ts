@@ -5,6 +5,7 @@ import type { AgentStatus, NetworkEnforcementStatus } from "../api/status.ts";
 import { computeAgentStatus } from "./agent-status.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import { buildConditions, isSameStatus } from "./conditions.ts";
+import { parseObjectKey } from "./object-key.ts";
 import type { PolicyState } from "./policy-state.ts";
 import { decideValidReadiness } from "./readiness.ts";
 import { createTransitionRecorder } from "./status-events.ts";
@@ -32,7 +33,8 @@ const VALIDATE_ACTION = "Validate";
 export function createAgentReconciler(deps: AgentReconcilerDeps): (key: string) => Promise<ReconcileResult> {
   const recordTransitions = createTransitionRecorder(deps.events);
   return async (key) => {
-    const [namespace, name] = key.split("/") as [string, string];
+    const { namespace, name } = parseObjectKey(key);
+    if (namespace === undefined) return {};
     const obj = deps.cache.get("agent", namespace, name) as (AgentObject & { metadata: { name: string } }) | undefined;
     if (!obj) return {};
     const status = computeAgentStatus({

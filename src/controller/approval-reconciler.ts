@@ -5,6 +5,7 @@
 // Approvals relayed, against which it checks each answer before applying it.
 import type { ApprovalStatus } from "../api/approval.ts";
 import { API_VERSION, KIND, LABEL } from "../api/constants.ts";
+import { formatApiTime } from "../api/time.ts";
 import { TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { buildApprovalRelayObjects } from "../sandbox/approval-relay.ts";
@@ -13,6 +14,7 @@ import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import { isApplied } from "./applied.ts";
 import { buildConditions, isSameStatus } from "./conditions.ts";
+import { parseObjectKey } from "./object-key.ts";
 import { isExactly, settleAll } from "./run-children-sync.ts";
 
 /** What the Approval reconciler needs. */
@@ -81,7 +83,8 @@ async function dropFromRelays(deps: ApprovalReconcilerDeps, namespace: string, n
 /** Reconcile one Approval. */
 export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: string) => Promise<ReconcileResult> {
   return async (key) => {
-    const [namespace, name] = key.split("/") as [string, string];
+    const { namespace, name } = parseObjectKey(key);
+    if (namespace === undefined) return {};
     const obj = deps.cache.get("approval", namespace, name) as ApprovalObject | undefined;
     if (!obj || obj.metadata.deletionTimestamp) {
       await dropFromRelays(deps, namespace, name);
@@ -99,7 +102,7 @@ export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: st
       const { labels, annotations, ownerReference } = decision.bind;
       await deps.writer.apply({ apiVersion: API_VERSION, kind: KIND.approval, metadata: { name, namespace, labels, annotations, ownerReferences: [ownerReference] } });
     }
-    const nowIso = new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const nowIso = formatApiTime(now);
     const conditions = buildConditions(obj.status?.conditions, decision.conditions, nowIso, obj.metadata.generation ?? 0);
     if (!isSameStatus(obj.status?.conditions, conditions)) await deps.writer.applyStatus("approval", namespace, name, { conditions });
     // Bound now or before: the relay follows (the Approval's new labels bring it back through the cache).

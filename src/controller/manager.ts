@@ -1,5 +1,6 @@
 import { CLUSTER_POLICY_NAME, FIELD_MANAGER, KIND, LABEL } from "../api/constants.ts";
 import { TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import { formatApiTime } from "../api/time.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { createEventRecorder, type EventSink } from "../kube/event-recorder.ts";
 import { createInformer, type Informer } from "../kube/informer.ts";
@@ -19,6 +20,7 @@ import { NotLeaderError, startControllerLoop, type ControllerLoop } from "./cont
 import { computePolicyState, type GoodPolicy, type PolicyState } from "./policy-state.ts";
 import { createRunReconciler } from "./run-reconciler.ts";
 import { createNetworkVerifier } from "./network-verification.ts";
+import { buildObjectKey, buildObjectKeyOf } from "./object-key.ts";
 import { createWorkQueue, type WorkQueue } from "./work-queue.ts";
 
 /** Everything the manager is built from; the clock, ids and leadership come in from the composition root. */
@@ -55,7 +57,7 @@ const CHILD_KINDS = ["pod", "configMap", "serviceAccount", "role", "roleBinding"
 
 type Obj = KubeObject & { spec?: { agentRef?: { name?: string } }; status?: RunStatus };
 
-const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+const keyOf = buildObjectKeyOf;
 
 /** Build the Agent, Run and policy controllers over one set of informers. */
 export function createManager(opts: ManagerOptions): Manager {
@@ -192,7 +194,7 @@ export function createManager(opts: ManagerOptions): Manager {
   for (const kind of CHILD_KINDS) {
     inf(kind).on((_e, child) => {
       const owner = child.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND.run);
-      if (owner && child.metadata.namespace) q("run").add(`${child.metadata.namespace}/${owner.name}`);
+      if (owner && child.metadata.namespace) q("run").add(buildObjectKey(child.metadata.namespace, owner.name));
       // A relay (or its reader Role) someone else edited or deleted is written again by its Approvals' pass.
       const relayOf = child.metadata.labels?.[LABEL.component] === COMPONENT.approvals ? child.metadata.ownerReferences?.find((r) => r.kind === KIND.run) : undefined;
       if (relayOf && child.metadata.namespace) for (const a of approvalsOf(child.metadata.namespace, relayOf.name)) q("approval").add(keyOf(a));
@@ -207,7 +209,7 @@ export function createManager(opts: ManagerOptions): Manager {
     },
   });
   const deps = { cache, writer, policy: policyState, networkEnforcement: () => verifier.state(), events };
-  const nowIso = () => new Date(opts.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const nowIso = () => formatApiTime(opts.nowMs());
   const reconcilers = {
     agent: createAgentReconciler({ ...deps, nowIso, defaultRuntimeImage: opts.settings.defaultRuntimeImage }),
     policy: createPolicyReconciler({ ...deps, nowIso }),

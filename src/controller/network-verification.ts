@@ -1,5 +1,6 @@
 import type { NetworkEnforcementSpec } from "../api/policy.ts";
 import type { NetworkEnforcementStatus } from "../api/status.ts";
+import { formatApiTime } from "../api/time.ts";
 import { componentLogger, type Logger } from "../log/logger.ts";
 import type { ControllerMetrics } from "../metrics/controller-metrics.ts";
 import { buildProbeNames, buildProbePod, buildProbePolicy, decideProbeVerdict, type ProbeOutcome, type ProbeRole } from "../sandbox/network-probe.ts";
@@ -35,10 +36,6 @@ export interface NetworkVerifier {
 type PodObject = { metadata: { name: string }; spec?: { nodeName?: string }; status?: { phase?: string; podIP?: string } };
 
 const POLL_MS = 1000;
-
-function isoSeconds(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 /**
  * Verifies, on the cluster the operator runs in, that NetworkPolicy drops packets: a server pod, a client no
@@ -87,7 +84,7 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
       created.push({ kind: "pod", name: names.server });
       const [server] = await waitForPods(ns, [names.server], timeoutMs, (p) => p?.status?.phase === "Running" && Boolean(p.status.podIP));
       if (!server?.status?.podIP || server.status.phase !== "Running") {
-        return { state: "Unknown", message: `the probe server pod '${ns}/${names.server}' did not run within ${timeoutMs / 1000}s (no schedulable node, or its image cannot be run)`, checkedAt: isoSeconds(deps.nowMs()) };
+        return { state: "Unknown", message: `the probe server pod '${ns}/${names.server}' did not run within ${timeoutMs / 1000}s (no schedulable node, or its image cannot be run)`, checkedAt: formatApiTime(deps.nowMs()) };
       }
       const node = server.spec?.nodeName;
       // The policy first: the closed client must never run without it.
@@ -99,7 +96,7 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
       }));
       const [open, closed] = await waitForPods(ns, [names.open, names.closed], timeoutMs, (p) => outcome(p) !== "pending");
       const verdict = decideProbeVerdict(outcome(open), outcome(closed));
-      return { ...verdict, checkedAt: isoSeconds(deps.nowMs()), ...(node ? { node } : {}) };
+      return { ...verdict, checkedAt: formatApiTime(deps.nowMs()), ...(node ? { node } : {}) };
     } finally {
       for (const obj of created) {
         await deps.writer.delete({ apiVersion: obj.kind === "pod" ? "v1" : "networking.k8s.io/v1", kind: obj.kind === "pod" ? "Pod" : "NetworkPolicy", metadata: { name: obj.name, namespace: ns } })
@@ -126,7 +123,7 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
       set(result, result.state);
     } catch (err) {
       log.warn({ err }, "the network probe failed");
-      set({ state: "Unknown", message: `the probe could not run: ${(err as Error).message}`, checkedAt: isoSeconds(deps.nowMs()) }, "Unknown");
+      set({ state: "Unknown", message: `the probe could not run: ${(err as Error).message}`, checkedAt: formatApiTime(deps.nowMs()) }, "Unknown");
     }
   }
 

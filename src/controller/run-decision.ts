@@ -1,4 +1,5 @@
 import type { RunSpec } from "../api/run.ts";
+import { formatApiTime } from "../api/time.ts";
 import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunPhase, type RunStatus } from "../api/status.ts";
 import { buildChildNames } from "../sandbox/names.ts";
 import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
@@ -78,7 +79,7 @@ function sandboxCondition(states: SandboxState[], deadlineMs: number): Condition
   const waiting = states.filter((s) => s.state === "waiting");
   if (waiting.length) {
     // The deadline as a time, not a countdown: a message that changed every pass would be a status write every pass.
-    const deadline = new Date(deadlineMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const deadline = formatApiTime(deadlineMs);
     return { type, status: "False", reason: REASON.waiting, message: `waiting for sandbox pods ${waiting.map((s) => s.plan.pod).join(", ")} to be Ready (deadline ${deadline})` };
   }
   if (states.length === 0) return { type, status: "True", reason: REASON.noSandbox, message: "every stage runs in the engine pod" };

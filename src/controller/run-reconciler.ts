@@ -1,5 +1,6 @@
 import { RunSpecSchema, type RunSpec } from "../api/run.ts";
 import { API_VERSION, KIND } from "../api/constants.ts";
+import { formatApiTime } from "../api/time.ts";
 import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunStatus } from "../api/status.ts";
 import { isApiStatus } from "../kube/errors.ts";
 import type { EventSink, ObjectReference } from "../kube/event-recorder.ts";
@@ -10,6 +11,7 @@ import { buildRunChildren } from "../sandbox/run-children.ts";
 import { computeSandboxPlan } from "../sandbox/sandbox-plan.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import { formatFieldPath, isSameStatus } from "./conditions.ts";
+import { buildObjectKey, parseObjectKey } from "./object-key.ts";
 import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
@@ -88,7 +90,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     if (isSameStatus(pickControllerFields(run.status), status)) return;
     try {
       await writer.applyStatus("run", ref.namespace, ref.name, status);
-      written.set(`${ref.namespace}/${ref.name}`, { fromRv: run.metadata.resourceVersion, status });
+      written.set(buildObjectKey(ref.namespace, ref.name), { fromRv: run.metadata.resourceVersion, status });
     } catch (err) {
       // Deleted while this pass ran (a TTL, a person): there is nothing left to report on.
       if (!isApiStatus(err, 404)) throw err;
@@ -215,12 +217,13 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
   }
 
   return async (key) => {
-    const [namespace, name] = key.split("/") as [string, string];
+    const { namespace, name } = parseObjectKey(key);
+    if (namespace === undefined) return {};
     const run = withOwnWrite(key, cache.get("run", namespace, name) as RunObject | undefined);
     if (!run || run.metadata.deletionTimestamp || !run.metadata.uid) return {};
     const ref: RunRef = { name, namespace, uid: run.metadata.uid };
     const generation = run.metadata.generation ?? 0;
-    const nowIso = new Date(deps.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const nowIso = formatApiTime(deps.nowMs());
     const parsed = RunSpecSchema.safeParse(structuredClone(run.spec ?? {}));
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

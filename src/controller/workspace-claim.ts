@@ -8,8 +8,10 @@ import { GROUP, KIND } from "../api/constants.ts";
 import type { LeviathPolicySpec, PolicyCeilings } from "../api/policy.ts";
 import type { Workspace } from "../api/run.ts";
 import { REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+import { formatApiTime } from "../api/time.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { buildChildNames, type RunRef } from "../sandbox/names.ts";
+import { buildObjectKey } from "./object-key.ts";
 import { SNAPSHOT_KEY } from "../sandbox/run-snapshot.ts";
 import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
 import type { Blocked } from "./run-pinning.ts";
@@ -75,7 +77,7 @@ export function decideWorkspaceClaim(f: WorkspaceClaimFacts): WorkspaceRefusal |
   if (f.existing?.madeFor !== undefined && !f.existing.thisRun) {
     return { reason: REASON.workspaceInUse, message: `${what} is the workspace the operator made for Run '${f.existing.madeFor}'` };
   }
-  const entry = `${f.namespace}/${claim}`;
+  const entry = buildObjectKey(f.namespace, claim);
   if (!f.ceilings.workspaceClaims.includes(entry)) {
     return { reason: REASON.refusedByPolicy, message: `${what} is not allowed by the LeviathPolicy (spec.ceilings.workspaceClaims has no '${entry}'); leave claimName unset to work in a claim the operator makes for this Run` };
   }
@@ -86,7 +88,7 @@ export function decideWorkspaceClaim(f: WorkspaceClaimFacts): WorkspaceRefusal |
 
 type RunObject = KubeObject & { spec?: { workspace?: unknown }; status?: RunStatus };
 
-const timeOf = (t: string | Date | undefined): string => (t instanceof Date ? t.toISOString().replace(/\.\d{3}Z$/, "Z") : t ?? "");
+const timeOf = (t: string | Date | undefined): string => (t instanceof Date ? formatApiTime(t) : t ?? "");
 
 /** A `claimName` as written, if it is a string (the rest of the workspace may be from before today's rules). */
 const claimNameOf = (workspace: unknown): string | undefined => {
