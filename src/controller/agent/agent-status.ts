@@ -1,15 +1,15 @@
-import { AgentSpecSchema } from "../api/agent.ts";
-import { CLUSTER_ADVICE, FINDING_CODE, type Finding } from "../api/findings.ts";
-import { CONDITION, REASON, type AgentStatus } from "../api/status.ts";
-import { decideImageCeiling } from "../policy/ceilings.ts";
-import { resolveStageSandboxes } from "../policy/sandbox-resolve.ts";
-import { computeAgentFindings, computeReadPathCounts } from "../policy/agent-findings.ts";
-import { computeAgentGrants } from "../policy/run-policy.ts";
-import { VALIDATION_CONTEXT } from "../policy/read-paths/index.ts";
-import { buildConditions, formatFieldPath, type ConditionDecision } from "./conditions.ts";
-import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
-import { decideValidReadiness } from "./readiness.ts";
-import { buildAgentKey } from "../api/common.ts";
+import { AgentSpecSchema } from "../../api/agent.ts";
+import { CLUSTER_ADVICE, FINDING_CODE, type Finding } from "../../api/findings.ts";
+import { CONDITION, REASON, type AgentStatus } from "../../api/status.ts";
+import { decideImageCeiling } from "../../policy/ceilings.ts";
+import { resolveStageSandboxes } from "../../policy/sandbox-resolve.ts";
+import { computeAgentFindings, computeReadPathCounts } from "../../policy/agent-findings.ts";
+import { computeAgentGrants } from "../../policy/run-policy.ts";
+import { VALIDATION_CONTEXT } from "../../policy/read-paths/index.ts";
+import { buildConditions, formatFieldPath, type ConditionDecision } from "../conditions.ts";
+import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
+import { decideValidReadiness } from "../readiness.ts";
+import { buildAgentKey } from "../../api/common.ts";
 
 /** Everything the Agent status is computed from. */
 export interface AgentStatusInput {

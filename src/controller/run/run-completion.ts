@@ -1,8 +1,8 @@
 // How a Run ends: the agent container's exit (read from the kubelet's report on the engine pod), a whole-run
 // deadline, a cancellation or a sandbox that cannot start. Pure: the reconciler passes in what it observed.
-import type { RunSpec } from "../api/run.ts";
-import { CONDITION, REASON, type RunPhase, type RunStatus } from "../api/status.ts";
-import type { ConditionDecision } from "./conditions.ts";
+import type { RunSpec } from "../../api/run.ts";
+import { CONDITION, REASON, type RunPhase, type RunStatus } from "../../api/status.ts";
+import type { ConditionDecision } from "../conditions.ts";
 
 /** How a container ended, as the kubelet reports it (`state.terminated`). */
 export interface ContainerExit {

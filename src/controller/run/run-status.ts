@@ -1,10 +1,10 @@
-import type { RunPolicy } from "../api/run-policy.ts";
-import { CONDITION, type RunPhase, type RunResumeStatus, type RunStatus } from "../api/status.ts";
-import { buildChildNames } from "../sandbox/names.ts";
-import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
-import { computeReadPathCounts } from "../policy/agent-findings.ts";
-import { buildConditions, type ConditionDecision } from "./conditions.ts";
-import { decideRunReadiness } from "./readiness.ts";
+import type { RunPolicy } from "../../api/run-policy.ts";
+import { CONDITION, type RunPhase, type RunResumeStatus, type RunStatus } from "../../api/status.ts";
+import { buildChildNames } from "../../sandbox/names.ts";
+import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
+import { computeReadPathCounts } from "../../policy/agent-findings.ts";
+import { buildConditions, type ConditionDecision } from "../conditions.ts";
+import { decideRunReadiness } from "../readiness.ts";
 import type { RunDecision } from "./run-decision.ts";
 
 /** A resume's part of the status: the record to write, and the read paths in force when a resume moved them. */

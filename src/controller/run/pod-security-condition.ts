@@ -1,8 +1,8 @@
 // Whether the API server itself holds a Run's pods to the `restricted` Pod Security profile. The operator builds
 // every pod to pass it, but only a namespace that enforces it has the server check that, and keeps the other
 // pods of the namespace (which may mount the same workspace claim) from running privileged beside the sandboxes.
-import { CONDITION, REASON } from "../api/status.ts";
-import type { ConditionDecision } from "./conditions.ts";
+import { CONDITION, REASON } from "../../api/status.ts";
+import type { ConditionDecision } from "../conditions.ts";
 
 /** The Pod Security Admission label that makes the API server refuse pods the profile forbids. */
 export const POD_SECURITY_ENFORCE_LABEL = "pod-security.kubernetes.io/enforce";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LABEL } from "../api/constants.ts";
+import { LABEL } from "../../api/constants.ts";
 import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
 
 const TTL = 1000;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { RunSpecSchema } from "../api/run.ts";
-import { computeSandboxPlan } from "../sandbox/sandbox-plan.ts";
-import { RUN, snapshotOf } from "../sandbox/test-fixtures.ts";
-import { isSameStatus } from "./conditions.ts";
+import { RunSpecSchema } from "../../api/run.ts";
+import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
+import { RUN, snapshotOf } from "../../sandbox/test-fixtures.ts";
+import { isSameStatus } from "../conditions.ts";
 import { decideRun } from "./run-decision.ts";
 import { buildBlockedRunStatus, buildRunStatus, overlayControllerFields, pickControllerFields } from "./run-status.ts";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { NetworkEnforcementSchema } from "../api/policy.ts";
-import type { Condition, NetworkEnforcementStatus } from "../api/status.ts";
-import { computeSandboxPlan } from "../sandbox/sandbox-plan.ts";
-import { RUN, snapshotOf } from "../sandbox/test-fixtures.ts";
+import { NetworkEnforcementSchema } from "../../api/policy.ts";
+import type { Condition, NetworkEnforcementStatus } from "../../api/status.ts";
+import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
+import { RUN, snapshotOf } from "../../sandbox/test-fixtures.ts";
 import { decideNetworkCondition, decideNetworkRefusal, ENFORCEMENT_UNCHECKED, type NetworkConditionInput } from "./network-condition.ts";
 
 const NOW = "2026-01-01T00:10:00Z";

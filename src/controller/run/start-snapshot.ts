@@ -5,7 +5,7 @@
 // creation), or when its digest is the one recorded in `status.snapshotSha256` (every later pass), as it does for
 // resumed snapshots (run-resume.ts).
 import { createHash } from "node:crypto";
-import { isSameStatus } from "./conditions.ts";
+import { isSameStatus } from "../conditions.ts";
 
 /** SHA-256 (hex) of a snapshot ConfigMap's data: every key and value, in key order, each NUL-terminated. */
 export function computeSnapshotDataSha256(data: Readonly<Record<string, string>>): string {

@@ -7,13 +7,13 @@
 // the controller never holds a value, and the keys are checked by the sidecar, which reports them
 // (status.mcpServers). A server whose Secret is refused is still declared (its names stay `[unavailable]`) but
 // has nothing mounted, so it is never offered.
-import type { McpServer } from "../api/policy.ts";
-import { LABEL } from "../api/constants.ts";
-import { CONDITION, REASON, type RunStatus } from "../api/status.ts";
-import { computeSandboxSecretEnvRefusal } from "../policy/mcp-secret-env.ts";
-import type { McpSecretCheck } from "../sandbox/run-snapshot.ts";
-import type { ClusterWriter } from "./cluster-port.ts";
-import type { ConditionDecision } from "./conditions.ts";
+import type { McpServer } from "../../api/policy.ts";
+import { LABEL } from "../../api/constants.ts";
+import { CONDITION, REASON, type RunStatus } from "../../api/status.ts";
+import { computeSandboxSecretEnvRefusal } from "../../policy/mcp-secret-env.ts";
+import type { McpSecretCheck } from "../../sandbox/run-snapshot.ts";
+import type { ClusterWriter } from "../cluster-port.ts";
+import type { ConditionDecision } from "../conditions.ts";
 import { CREDENTIAL_OPT_IN } from "./run-credentials.ts";
 
 /** Checks each server's Secret in the Run's namespace (servers without `secretRef` need none). */

@@ -1,11 +1,11 @@
 // What the controller does with one Approval (pure): bind it to the uid of the Run it names, or say why it cannot
 // answer anything; say whether it matches a pending prompt; and when to delete it. An Approval made before its Run
 // existed, or bound to an earlier Run of the same name, never answers the new Run's prompts.
-import { APPROVAL_CONDITION, APPROVAL_REASON, ApprovalSpecSchema, type ApprovalStatus } from "../api/approval.ts";
-import { API_VERSION, APPROVAL_ANNOTATION, KIND, LABEL } from "../api/constants.ts";
-import { buildLabelValue } from "../sandbox/names.ts";
-import type { OwnerReference } from "../sandbox/kube-types.ts";
-import { formatFieldPath, type ConditionDecision } from "./conditions.ts";
+import { APPROVAL_CONDITION, APPROVAL_REASON, ApprovalSpecSchema, type ApprovalStatus } from "../../api/approval.ts";
+import { API_VERSION, APPROVAL_ANNOTATION, KIND, LABEL } from "../../api/constants.ts";
+import { buildLabelValue } from "../../sandbox/names.ts";
+import type { OwnerReference } from "../../sandbox/kube-types.ts";
+import { formatFieldPath, type ConditionDecision } from "../conditions.ts";
 
 /** How long a consumed, orphaned, stale or invalid Approval is kept before the controller deletes it. */
 export const DEFAULT_APPROVAL_TTL_MS = 60 * 60_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { McpServer } from "../api/policy.ts";
+import type { McpServer } from "../../api/policy.ts";
 import { checkMcpSecrets, decideMcpCondition } from "./mcp-secrets.ts";
 
 const servers: McpServer[] = [

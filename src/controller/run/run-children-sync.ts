@@ -7,10 +7,10 @@
 // holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
 // is kept exactly as desired (EXACT_KINDS): created, and replaced whole when its spec differs in any field.
 import { isDeepStrictEqual } from "node:util";
-import type { KubeObject } from "../kube/objects.ts";
-import { ANNOTATION, type RunRef } from "../sandbox/names.ts";
-import { isApplied } from "./applied.ts";
-import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { ANNOTATION, type RunRef } from "../../sandbox/names.ts";
+import { isApplied } from "../applied.ts";
+import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 
 /** A Run's pod as the reconcilers read it from the cache. */
 export type PodObject = KubeObject & {

@@ -1,7 +1,7 @@
-import type { NetworkEnforcementSpec } from "../api/policy.ts";
-import { CONDITION, REASON, type Condition, type NetworkEnforcementStatus as NetworkEnforcement } from "../api/status.ts";
-import type { SandboxPlan } from "../sandbox/sandbox-plan.ts";
-import type { ConditionDecision } from "./conditions.ts";
+import type { NetworkEnforcementSpec } from "../../api/policy.ts";
+import { CONDITION, REASON, type Condition, type NetworkEnforcementStatus as NetworkEnforcement } from "../../api/status.ts";
+import type { SandboxPlan } from "../../sandbox/sandbox-plan.ts";
+import type { ConditionDecision } from "../conditions.ts";
 
 /** Enforcement when the admin has not asked for a probe. */
 export const ENFORCEMENT_UNCHECKED: NetworkEnforcement = { state: "Unknown", message: "not verified on this cluster (spec.networkEnforcement.verify is off in the LeviathPolicy)" };

@@ -1,10 +1,10 @@
-import type { RunSpec } from "../api/run.ts";
-import { formatApiTime } from "../api/time.ts";
-import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunPhase, type RunStatus } from "../api/status.ts";
-import { buildChildNames } from "../sandbox/names.ts";
-import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
-import { hasHostStages, type SandboxPlan } from "../sandbox/sandbox-plan.ts";
-import type { ConditionDecision } from "./conditions.ts";
+import type { RunSpec } from "../../api/run.ts";
+import { formatApiTime } from "../../api/time.ts";
+import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunPhase, type RunStatus } from "../../api/status.ts";
+import { buildChildNames } from "../../sandbox/names.ts";
+import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
+import { hasHostStages, type SandboxPlan } from "../../sandbox/sandbox-plan.ts";
+import type { ConditionDecision } from "../conditions.ts";
 import { buildInFlightCondition, computeRunDeadlineMs, decideCompletion, decideEnginePhase, type ContainerExit, type ObservedPod } from "./run-completion.ts";
 import { decideNetworkCondition, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 import { decideMcpCondition } from "./mcp-secrets.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { KubeObject } from "../kube/objects.ts";
-import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { createChildWriter } from "./run-children-sync.ts";
 
 const REF = { namespace: "team", name: "r1", uid: "uid-r1" };

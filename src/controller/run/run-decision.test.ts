@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { RunSpecSchema } from "../api/run.ts";
-import type { RunStatus } from "../api/status.ts";
-import { computeSandboxPlan } from "../sandbox/sandbox-plan.ts";
-import { RUN, snapshotOf } from "../sandbox/test-fixtures.ts";
+import { RunSpecSchema } from "../../api/run.ts";
+import type { RunStatus } from "../../api/status.ts";
+import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
+import { RUN, snapshotOf } from "../../sandbox/test-fixtures.ts";
 import { decideRun, type ObservedPod, type RunObservation } from "./run-decision.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");

@@ -1,14 +1,14 @@
-import { API_VERSION, CLUSTER_POLICY_NAME, KIND } from "../api/constants.ts";
-import type { EventSink } from "../kube/event-recorder.ts";
-import { CONDITION, REASON } from "../api/status.ts";
-import type { AgentStatus, NetworkEnforcementStatus } from "../api/status.ts";
+import { API_VERSION, CLUSTER_POLICY_NAME, KIND } from "../../api/constants.ts";
+import type { EventSink } from "../../kube/event-recorder.ts";
+import { CONDITION, REASON } from "../../api/status.ts";
+import type { AgentStatus, NetworkEnforcementStatus } from "../../api/status.ts";
 import { computeAgentStatus } from "./agent-status.ts";
-import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
-import { buildConditions, isSameStatus } from "./conditions.ts";
-import { parseObjectKey } from "./object-key.ts";
-import type { PolicyState } from "./policy-state.ts";
-import { decideValidReadiness } from "./readiness.ts";
-import { createTransitionRecorder } from "./status-events.ts";
+import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
+import { buildConditions, isSameStatus } from "../conditions.ts";
+import { parseObjectKey } from "../object-key.ts";
+import type { PolicyState } from "../policy/policy-state.ts";
+import { decideValidReadiness } from "../readiness.ts";
+import { createTransitionRecorder } from "../status-events.ts";
 
 /** What the Agent reconciler needs. */
 export interface AgentReconcilerDeps {

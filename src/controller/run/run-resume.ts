@@ -3,20 +3,20 @@
 // snapshot, and say in `status.resume` what changed. Who may set the annotation is decided at admission (the
 // chart's `<release>-resume` policy: `update` on the pseudo-subresource `runs/resume`), not here.
 import { createHash } from "node:crypto";
-import { RUN_ANNOTATION } from "../api/constants.ts";
-import type { RunPolicy } from "../api/run-policy.ts";
-import { TERMINAL_PHASES, type RunResumeStatus, type RunStatus } from "../api/status.ts";
-import type { KubeObject } from "../kube/objects.ts";
-import { computeReadPathVolumes } from "../sandbox/read-path-volumes.ts";
-import type { RunRef } from "../sandbox/names.ts";
+import { RUN_ANNOTATION } from "../../api/constants.ts";
+import type { RunPolicy } from "../../api/run-policy.ts";
+import { TERMINAL_PHASES, type RunResumeStatus, type RunStatus } from "../../api/status.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { computeReadPathVolumes } from "../../sandbox/read-path-volumes.ts";
+import type { RunRef } from "../../sandbox/names.ts";
 import {
   buildResumeConfigMap, buildResumeSnapshotData, buildResumeSnapshotName, computeResumedGrants, MAX_RESUME_SNAPSHOTS,
   parseResumedRunPolicy, RESUME_SNAPSHOT_KEY, type ResumeRecord,
-} from "../sandbox/run-resume.ts";
-import type { RunSnapshot } from "../sandbox/run-snapshot.ts";
-import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
-import { isSameStatus } from "./conditions.ts";
-import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
+} from "../../sandbox/run-resume.ts";
+import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
+import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
+import { isSameStatus } from "../conditions.ts";
+import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import type { Resumed } from "./run-status.ts";
 
 /** The gate-decision count (status.gateDecisions, written by the sidecar) of reads the read-path fence refused. */

@@ -3,25 +3,25 @@
 // (start-snapshot.ts). On the pass that writes it, the pass goes on with the snapshot it resolved while the write
 // is in flight (`accepted`): the children are built from it and a pod's prerequisites go out beside it, but no
 // pod and nothing else before the answer says the ConfigMap on the server is this snapshot.
-import { AgentSpecSchema, type AgentSpec } from "../api/agent.ts";
-import type { RunSpec } from "../api/run.ts";
-import { CLUSTER_ADVICE } from "../api/findings.ts";
-import { buildAgentKey } from "../api/common.ts";
-import { REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
-import type { KubeObject } from "../kube/objects.ts";
-import { computeAgentFindings } from "../policy/agent-findings.ts";
-import { decideImageCeiling, decideRunCeilings } from "../policy/ceilings.ts";
-import { VALIDATION_CONTEXT } from "../policy/read-paths/index.ts";
-import { checkBlueprintFiles, type BlueprintFilesSource } from "../sandbox/blueprint-files.ts";
-import { buildChildNames, type RunRef } from "../sandbox/names.ts";
-import type { PodSettings } from "../sandbox/pod-settings.ts";
-import { buildPolicyConfigMap } from "../sandbox/run-objects.ts";
-import { buildRunSnapshot, parseSnapshotData, type RunSnapshot } from "../sandbox/run-snapshot.ts";
-import { hasHostStages } from "../sandbox/sandbox-plan.ts";
-import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
-import { formatFieldPath } from "./conditions.ts";
+import { AgentSpecSchema, type AgentSpec } from "../../api/agent.ts";
+import type { RunSpec } from "../../api/run.ts";
+import { CLUSTER_ADVICE } from "../../api/findings.ts";
+import { buildAgentKey } from "../../api/common.ts";
+import { REASON, TERMINAL_PHASES, type RunStatus } from "../../api/status.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { computeAgentFindings } from "../../policy/agent-findings.ts";
+import { decideImageCeiling, decideRunCeilings } from "../../policy/ceilings.ts";
+import { VALIDATION_CONTEXT } from "../../policy/read-paths/index.ts";
+import { checkBlueprintFiles, type BlueprintFilesSource } from "../../sandbox/blueprint-files.ts";
+import { buildChildNames, type RunRef } from "../../sandbox/names.ts";
+import type { PodSettings } from "../../sandbox/pod-settings.ts";
+import { buildPolicyConfigMap } from "../../sandbox/run-objects.ts";
+import { buildRunSnapshot, parseSnapshotData, type RunSnapshot } from "../../sandbox/run-snapshot.ts";
+import { hasHostStages } from "../../sandbox/sandbox-plan.ts";
+import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
+import { formatFieldPath } from "../conditions.ts";
 import { checkMcpSecrets } from "./mcp-secrets.ts";
-import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
+import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import { isOwnedBy } from "./run-children-sync.ts";
 import { checkStartSnapshot, computeSnapshotDataSha256 } from "./start-snapshot.ts";
 import { checkWorkspaceClaim } from "./workspace-claim.ts";

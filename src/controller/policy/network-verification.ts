@@ -1,12 +1,12 @@
-import type { NetworkEnforcementSpec } from "../api/policy.ts";
-import type { NetworkEnforcementStatus } from "../api/status.ts";
-import { formatApiTime } from "../api/time.ts";
-import { componentLogger, type Logger } from "../log/logger.ts";
-import type { ControllerMetrics } from "../metrics/controller-metrics.ts";
-import { buildProbeNames, buildProbePod, buildProbePolicy, decideProbeVerdict, type ProbeOutcome, type ProbeRole } from "../sandbox/network-probe.ts";
-import type { PodSettings } from "../sandbox/pod-settings.ts";
-import type { ClusterWriter } from "./cluster-port.ts";
-import { ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
+import type { NetworkEnforcementSpec } from "../../api/policy.ts";
+import type { NetworkEnforcementStatus } from "../../api/status.ts";
+import { formatApiTime } from "../../api/time.ts";
+import { componentLogger, type Logger } from "../../log/logger.ts";
+import type { ControllerMetrics } from "../../metrics/controller-metrics.ts";
+import { buildProbeNames, buildProbePod, buildProbePolicy, decideProbeVerdict, type ProbeOutcome, type ProbeRole } from "../../sandbox/network-probe.ts";
+import type { PodSettings } from "../../sandbox/pod-settings.ts";
+import type { ClusterWriter } from "../cluster-port.ts";
+import { ENFORCEMENT_UNCHECKED } from "../run/network-condition.ts";
 import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
 
 /** What the verifier needs; the clock, ids and timers come in from the manager. */

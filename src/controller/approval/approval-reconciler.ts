@@ -3,19 +3,19 @@
 // invalid ones after their TTL. It relays the answers bound to a Run into that Run's `<run>-approvals` ConfigMap,
 // which the Run's sidecar watches (it cannot list Approvals), and grants that sidecar `get` on exactly the
 // Approvals relayed, against which it checks each answer before applying it.
-import type { ApprovalStatus } from "../api/approval.ts";
-import { API_VERSION, KIND, LABEL } from "../api/constants.ts";
-import { formatApiTime } from "../api/time.ts";
-import { TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
-import type { KubeObject } from "../kube/objects.ts";
-import { buildApprovalRelayObjects } from "../sandbox/approval-relay.ts";
-import { buildChildNames, COMPONENT } from "../sandbox/names.ts";
+import type { ApprovalStatus } from "../../api/approval.ts";
+import { API_VERSION, KIND, LABEL } from "../../api/constants.ts";
+import { formatApiTime } from "../../api/time.ts";
+import { TERMINAL_PHASES, type RunStatus } from "../../api/status.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { buildApprovalRelayObjects } from "../../sandbox/approval-relay.ts";
+import { buildChildNames, COMPONENT } from "../../sandbox/names.ts";
 import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
-import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
-import { isApplied } from "./applied.ts";
-import { buildConditions, isSameStatus } from "./conditions.ts";
-import { parseObjectKey } from "./object-key.ts";
-import { isExactly, settleAll } from "./run-children-sync.ts";
+import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
+import { isApplied } from "../applied.ts";
+import { buildConditions, isSameStatus } from "../conditions.ts";
+import { parseObjectKey } from "../object-key.ts";
+import { isExactly, settleAll } from "../run/run-children-sync.ts";
 
 /** What the Approval reconciler needs. */
 export interface ApprovalReconcilerDeps {

@@ -1,19 +1,19 @@
-import { RunSpecSchema, type RunSpec } from "../api/run.ts";
-import { API_VERSION, KIND } from "../api/constants.ts";
-import { formatApiTime } from "../api/time.ts";
-import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunStatus } from "../api/status.ts";
-import { isApiStatus } from "../kube/errors.ts";
-import type { EventSink, ObjectReference } from "../kube/event-recorder.ts";
-import type { KubeObject } from "../kube/objects.ts";
-import { buildChildNames, type RunRef } from "../sandbox/names.ts";
-import type { PodSettings } from "../sandbox/pod-settings.ts";
-import { buildRunChildren } from "../sandbox/run-children.ts";
-import { computeSandboxPlan } from "../sandbox/sandbox-plan.ts";
-import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
-import { formatFieldPath, isSameStatus } from "./conditions.ts";
-import { buildObjectKey, parseObjectKey } from "./object-key.ts";
+import { RunSpecSchema, type RunSpec } from "../../api/run.ts";
+import { API_VERSION, KIND } from "../../api/constants.ts";
+import { formatApiTime } from "../../api/time.ts";
+import { CONDITION, REASON, TERMINAL_PHASES, type NetworkEnforcementStatus, type RunStatus } from "../../api/status.ts";
+import { isApiStatus } from "../../kube/errors.ts";
+import type { EventSink, ObjectReference } from "../../kube/event-recorder.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { buildChildNames, type RunRef } from "../../sandbox/names.ts";
+import type { PodSettings } from "../../sandbox/pod-settings.ts";
+import { buildRunChildren } from "../../sandbox/run-children.ts";
+import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
+import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
+import { formatFieldPath, isSameStatus } from "../conditions.ts";
+import { buildObjectKey, parseObjectKey } from "../object-key.ts";
 import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
-import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
+import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
 import { decidePodSecurityCondition } from "./pod-security-condition.ts";
 import { checkCredentials } from "./run-credentials.ts";
@@ -21,7 +21,7 @@ import { createChildWriter, POD_PREREQUISITES, settleAll, type PodObject } from 
 import { decideRun } from "./run-decision.ts";
 import { createSnapshotPinner, type Blocked, type PinnedSnapshot } from "./run-pinning.ts";
 import { resolveResume } from "./run-resume.ts";
-import { createTransitionRecorder } from "./status-events.ts";
+import { createTransitionRecorder } from "../status-events.ts";
 import { buildBlockedRunStatus, buildRunStatus, overlayControllerFields, pickControllerFields } from "./run-status.ts";
 
 /** What the Run reconciler needs. */

@@ -1,11 +1,11 @@
 // Whether the credential Secrets a Run names may reach its agent container: each must exist in the Run's
 // namespace and carry the opt-in label `leviath.dev/credential: "true"` (docs/security.md says why). Only the
 // Secret's metadata is read, so the controller never holds a credential's value.
-import type { Credential } from "../api/common.ts";
-import { LABEL } from "../api/constants.ts";
-import { CONDITION, REASON } from "../api/status.ts";
-import type { ClusterWriter } from "./cluster-port.ts";
-import type { ConditionDecision } from "./conditions.ts";
+import type { Credential } from "../../api/common.ts";
+import { LABEL } from "../../api/constants.ts";
+import { CONDITION, REASON } from "../../api/status.ts";
+import type { ClusterWriter } from "../cluster-port.ts";
+import type { ConditionDecision } from "../conditions.ts";
 
 /** The label value that opts a Secret in. */
 export const CREDENTIAL_OPT_IN = "true";

@@ -4,16 +4,16 @@
 // (`<run>-workspace`, which must be the operator's for this Run) or in one the LeviathPolicy lists as
 // `<namespace>/<claim>` in `spec.ceilings.workspaceClaims`, never one a policy volume or another Run holds.
 // (Where it is mounted is checked by the Run's schema: /workspace or below, api/run.ts.)
-import { GROUP, KIND } from "../api/constants.ts";
-import type { LeviathPolicySpec, PolicyCeilings } from "../api/policy.ts";
-import type { Workspace } from "../api/run.ts";
-import { REASON, TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
-import { formatApiTime } from "../api/time.ts";
-import type { KubeObject } from "../kube/objects.ts";
-import { buildChildNames, type RunRef } from "../sandbox/names.ts";
-import { buildObjectKey } from "./object-key.ts";
-import { SNAPSHOT_KEY } from "../sandbox/run-snapshot.ts";
-import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
+import { GROUP, KIND } from "../../api/constants.ts";
+import type { LeviathPolicySpec, PolicyCeilings } from "../../api/policy.ts";
+import type { Workspace } from "../../api/run.ts";
+import { REASON, TERMINAL_PHASES, type RunStatus } from "../../api/status.ts";
+import { formatApiTime } from "../../api/time.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { buildChildNames, type RunRef } from "../../sandbox/names.ts";
+import { buildObjectKey } from "../object-key.ts";
+import { SNAPSHOT_KEY } from "../../sandbox/run-snapshot.ts";
+import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import type { Blocked } from "./run-pinning.ts";
 
 /** A claim a policy volume mounts: the policy field that names it. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { LeviathPolicySpecSchema } from "../api/policy.ts";
-import { RunSpecSchema, WORKSPACE_ROOT } from "../api/run.ts";
-import { ENGINE_PATHS } from "../sandbox/pods.ts";
-import type { KubeObject } from "../kube/objects.ts";
-import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
+import { LeviathPolicySpecSchema } from "../../api/policy.ts";
+import { RunSpecSchema, WORKSPACE_ROOT } from "../../api/run.ts";
+import { ENGINE_PATHS } from "../../sandbox/pods.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { checkWorkspaceClaim, decideWorkspaceClaim, listPolicyClaims, type WorkspaceClaimFacts } from "./workspace-claim.ts";
 
 const policy = LeviathPolicySpecSchema.parse({
