@@ -11,6 +11,7 @@ import { buildRunChildren } from "../../sandbox/run-children.ts";
 import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
 import { formatFieldPath, isSameStatus } from "../conditions.ts";
+import { decideErrorReason } from "../error-reasons.ts";
 import { buildObjectKey, parseObjectKey } from "../object-key.ts";
 import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
@@ -170,7 +171,10 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       // The snapshot's own write failed: nothing is pinned, so no status may say it is; the loop retries.
       if (snapshot.accepted !== undefined && await snapshot.accepted.then(() => false, () => true)) throw err;
       // Say on the Run why it is stuck (a Pod Security refusal, a quota), then let the loop retry with backoff.
-      const failed = { ...decision, message: `writing the Run's children failed: ${(err as Error).message}` };
+      // The server's text stays the message; the condition's reason says what kind of refusal it was.
+      const message = `writing the Run's children failed: ${(err as Error).message}`;
+      const refused = { type: CONDITION.childrenFailure, status: "True" as const, reason: decideErrorReason(err), message };
+      const failed = { ...decision, message, conditions: [...decision.conditions, refused] };
       deps.events?.record(referenceOf(ref), { type: "Warning", reason: REASON.failedCreate, action: "Create", note: failed.message });
       await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso)).catch(() => undefined);
       throw err;
