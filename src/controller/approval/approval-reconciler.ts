@@ -12,10 +12,9 @@ import { buildApprovalRelayObjects } from "../../sandbox/approval-relay.ts";
 import { buildChildNames, COMPONENT } from "../../sandbox/names.ts";
 import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
-import { isApplied } from "../applied.ts";
+import { isApplied, isExactly, settleAll } from "../applied.ts";
 import { buildConditions, isSameStatus } from "../conditions.ts";
 import { parseObjectKey } from "../object-key.ts";
-import { isExactly, settleAll } from "../run/run-children-sync.ts";
 
 /** What the Approval reconciler needs. */
 export interface ApprovalReconcilerDeps {

@@ -6,10 +6,9 @@
 // cannot change, so a new one is a delete and a create. The account, RBAC and claim are created when the cache
 // holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
 // is kept exactly as desired (EXACT_KINDS): created, and replaced whole when its spec differs in any field.
-import { isDeepStrictEqual } from "node:util";
 import type { KubeObject } from "../../kube/objects.ts";
 import { ANNOTATION, type RunRef } from "../../sandbox/names.ts";
-import { isApplied } from "../applied.ts";
+import { isApplied, isExactly, settleAll } from "../applied.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 
 /** A Run's pod as the reconcilers read it from the cache. */
@@ -57,26 +56,6 @@ export function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
  */
 export function isInPlace(desired: KubeObject, live: KubeObject | undefined): boolean {
   return EXACT_KINDS.has(desired.kind) ? isExactly(desired, live) : isApplied(desired, live);
-}
-
-/**
- * Whether the live object is exactly `desired` apart from its metadata and status: every other field (a
- * ConfigMap's `data` and `binaryData`, a NetworkPolicy's spec) equal, none added; the metadata we set compared as
- * for any child. What a replace (PUT) would change nothing in.
- */
-export function isExactly(desired: KubeObject, live: KubeObject | undefined): boolean {
-  if (live === undefined || !isApplied(desired.metadata, live.metadata)) return false;
-  const { apiVersion, kind, metadata: _metadata, ...body } = desired;
-  const { apiVersion: _v, kind: _k, metadata: _m, status: _s, ...liveBody } = live as KubeObject & { status?: unknown };
-  return apiVersion === live.apiVersion && kind === live.kind && isDeepStrictEqual(body, liveBody);
-}
-
-/** Waits for every write, so none is still in flight when the pass ends, then throws the first failure. */
-export async function settleAll<T>(writes: Promise<T>[]): Promise<T[]> {
-  const results = await Promise.allSettled(writes);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 /** Writes one Run's children: `syncChildren` returns a requeue delay while a replaced pod terminates. */

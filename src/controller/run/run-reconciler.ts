@@ -18,7 +18,8 @@ import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
 import { decidePodSecurityCondition } from "./pod-security-condition.ts";
 import { checkCredentials } from "./run-credentials.ts";
-import { createChildWriter, POD_PREREQUISITES, settleAll, type PodObject } from "./run-children-sync.ts";
+import { settleAll } from "../applied.ts";
+import { createChildWriter, POD_PREREQUISITES, type PodObject } from "./run-children-sync.ts";
 import { decideRun } from "./run-decision.ts";
 import { createSnapshotPinner, type Blocked, type PinnedSnapshot } from "./run-pinning.ts";
 import { resolveResume } from "./run-resume.ts";
