@@ -43,6 +43,11 @@ export const CONDITION = {
   stalled: "Stalled",
   /** Run, present only when True: the controller or the agent is still working on it (kstatus: InProgress). */
   reconciling: "Reconciling",
+  /**
+   * Run, present (True) only while the API server refuses the writes of its children (as a ReplicaSet's
+   * ReplicaFailure); the reason names the kind of refusal (controller/error-reasons.ts), the message is the server's.
+   */
+  childrenFailure: "ChildrenFailure",
 } as const;
 
 /** Condition reasons the operator writes (also error-class labels at the edges). */
@@ -93,6 +98,16 @@ export const REASON = {
   namespaceNotRestricted: "NamespaceNotRestricted",
   namespaceNotObserved: "NamespaceNotObserved",
   failedCreate: "FailedCreate",
+  /** Why a request failed (ChildrenFailure): the API server's refusal or what kept the request from it. */
+  forbidden: "Forbidden",
+  notFound: "NotFound",
+  conflict: "Conflict",
+  invalid: "Invalid",
+  tooManyRequests: "TooManyRequests",
+  serverError: "ServerError",
+  timeout: "Timeout",
+  unreachable: "Unreachable",
+  internalError: "InternalError",
 } as const;
 
 /** What the operator's NetworkPolicy probe found (LeviathPolicy `status.networkEnforcement`). */

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { DEFAULT_APPROVAL_TTL_MS } from "../controller/approval-decision.ts";
+import { DEFAULT_APPROVAL_TTL_MS } from "../controller/approval/approval-decision.ts";
 import { join } from "node:path";
 import { issueCertificate } from "../controller/admission/x509.ts";
 import { createMetricsAuthorizer } from "../controller/metrics-auth.ts";

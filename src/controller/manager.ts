@@ -1,28 +1,33 @@
-import { CLUSTER_POLICY_NAME, FIELD_MANAGER, KIND, LABEL } from "../api/constants.ts";
-import { TERMINAL_PHASES, type RunStatus } from "../api/status.ts";
+// The generic part of every controller: one informer per kind the declarations name, one queue and one set of
+// workers per controller, every informer event routed through the declarations' key maps, the writer, the Event
+// recorder and an orderly stop. It knows no kind: what each controller is for, owns and watches is declared beside
+// it (run/, agent/, policy/, approval/; controllers.ts lists them).
+import { CLUSTER_POLICY_NAME, FIELD_MANAGER, LABEL } from "../api/constants.ts";
+import { formatApiTime } from "../api/time.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { createEventRecorder, type EventSink } from "../kube/event-recorder.ts";
 import { createInformer, type Informer } from "../kube/informer.ts";
-import { applyObject, applyStatus, createObject, deleteObject, getObject, getObjectMetadata, replaceObject, type KubeObject } from "../kube/objects.ts";
-import { RESOURCES, resourceOf, type ResourceName } from "../kube/resources.ts";
+import type { KubeObject } from "../kube/objects.ts";
+import { RESOURCES, type ResourceName } from "../kube/resources.ts";
 import { componentLogger, type Logger } from "../log/logger.ts";
 import type { ControllerMetrics, ControllerName } from "../metrics/controller-metrics.ts";
-import { COMPONENT } from "../sandbox/names.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
-import { createAgentReconciler, createPolicyReconciler } from "./agent-reconciler.ts";
-import { DEFAULT_APPROVAL_TTL_MS } from "./approval-decision.ts";
+import { DEFAULT_APPROVAL_TTL_MS } from "./approval/approval-decision.ts";
 import { buildCacheTransforms } from "./cached-fields.ts";
 import { createStringPool } from "./cached-strings.ts";
-import { approvalRunName, createApprovalReconciler } from "./approval-reconciler.ts";
-import type { ClusterCache, ClusterWriter } from "./cluster-port.ts";
-import { NotLeaderError, startControllerLoop, type ControllerLoop } from "./controller-loop.ts";
-import { computePolicyState, type GoodPolicy, type PolicyState } from "./policy-state.ts";
-import { createRunReconciler } from "./run-reconciler.ts";
-import { createNetworkVerifier } from "./network-verification.ts";
+import type { ClusterCache } from "./cluster-port.ts";
+import { createClusterWriter } from "./cluster-writer.ts";
+import { startControllerLoop, type ControllerLoop } from "./controller-loop.ts";
+import type { ControllerContext, ControllerDeclaration, KeyMap, Signal } from "./controller-declaration.ts";
+import { buildObjectKey } from "./object-key.ts";
+import { createNetworkVerifier } from "./policy/network-verification.ts";
+import { computePolicyState, type GoodPolicy, type PolicyState } from "./policy/policy-state.ts";
 import { createWorkQueue, type WorkQueue } from "./work-queue.ts";
 
 /** Everything the manager is built from; the clock, ids and leadership come in from the composition root. */
 export interface ManagerOptions {
+  /** The controllers to run (controllers.ts). */
+  controllers: readonly ControllerDeclaration[];
   client: KubeClient;
   settings: PodSettings;
   workers: number;
@@ -51,109 +56,64 @@ export interface Manager {
   readonly cache: ClusterCache;
 }
 
-const CHILD_KINDS = ["pod", "configMap", "serviceAccount", "role", "roleBinding", "networkPolicy", "pvc"] as const satisfies readonly ResourceName[];
+/** Where an event of one kind goes: a controller's queue, through its key map. */
+interface Route {
+  queue: WorkQueue;
+  keys: KeyMap;
+}
 
-type Obj = KubeObject & { spec?: { agentRef?: { name?: string } }; status?: RunStatus };
+/** The kinds the declarations own, in order, each once: cached by the managed-by label, listed by owner. */
+function ownedKinds(controllers: readonly ControllerDeclaration[]): ResourceName[] {
+  return [...new Set(controllers.flatMap((c) => c.owns ?? []))];
+}
 
-const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+/** An owned child's event enqueues the object its controller owner reference names, when that is of `owner`'s kind. */
+function ownerKeys(owner: ResourceName): KeyMap {
+  const kind = RESOURCES[owner].kind;
+  return (child) => {
+    const ref = child.metadata.ownerReferences?.find((r) => r.controller && r.kind === kind);
+    return ref && child.metadata.namespace ? [buildObjectKey(child.metadata.namespace, ref.name)] : [];
+  };
+}
 
-/** Build the Agent, Run and policy controllers over one set of informers. */
+/** Build the declared controllers over one set of informers. */
 export function createManager(opts: ManagerOptions): Manager {
   const log = componentLogger(opts.log, "controller");
   const onError = (res: { plural: string }, err: unknown, retryInMs: number) => log.warn({ err, resource: res.plural, retryInMs }, "watch failed; restarting");
-  const informers = new Map<ResourceName, Informer>();
   // Each cache keeps only what the reconcilers read of its kind (cached-fields.ts), with one copy of each short
   // string for all of them (cached-strings.ts).
   const transforms = buildCacheTransforms();
   const shared = createStringPool();
-  const cached = (name: ResourceName) => {
+  const owned = ownedKinds(opts.controllers);
+  const informers = new Map<ResourceName, Informer>();
+  const addInformer = (name: ResourceName): void => {
+    if (informers.has(name)) return;
     const trim = transforms[name];
-    return { onError, transform: trim ? (o: KubeObject) => shared(trim(o)) : shared };
+    const transform = trim ? (o: KubeObject) => shared(trim(o)) : shared;
+    // Children are cached only when the operator made them.
+    const selector = owned.includes(name) ? { labelSelector: `${LABEL.managedBy}=${FIELD_MANAGER}` } : {};
+    informers.set(name, createInformer(opts.client, RESOURCES[name], { ...selector, onError, transform }));
   };
-  for (const name of ["agent", "run", "policy", "runtimeClass", "approval", "namespace"] as const) informers.set(name, createInformer(opts.client, RESOURCES[name], cached(name)));
-  for (const name of CHILD_KINDS) {
-    informers.set(name, createInformer(opts.client, RESOURCES[name], { labelSelector: `${LABEL.managedBy}=${FIELD_MANAGER}`, ...cached(name) }));
-  }
-  const inf = (name: ResourceName) => informers.get(name)!;
+  const informerOf = (name: ResourceName): Informer => {
+    const informer = informers.get(name);
+    if (!informer) throw new Error(`no controller declares ${name}: add it to the owns or watches of the controller that reads it`);
+    return informer;
+  };
+  const routes = new Map<ResourceName, Route[]>();
+  const route = (kind: ResourceName, r: Route) => {
+    addInformer(kind);
+    routes.set(kind, [...(routes.get(kind) ?? []), r]);
+  };
 
   const cache: ClusterCache = {
-    get: (res, ns, name) => inf(res).get(ns, name),
-    list: (res, ns) => inf(res).list(ns),
-    listOwnedBy: (uid) => CHILD_KINDS.flatMap((k) => inf(k).listOwnedBy(uid)),
+    get: (res, ns, name) => informerOf(res).get(ns, name),
+    list: (res, ns) => informerOf(res).list(ns),
+    listOwnedBy: (uid) => owned.flatMap((k) => informerOf(k).listOwnedBy(uid)),
   };
-
-  let lastGood: GoodPolicy | undefined;
-  const policyState = (): PolicyState => {
-    const state = computePolicyState(inf("policy").get(undefined, CLUSTER_POLICY_NAME) as Obj | undefined, lastGood);
-    if (state.kind === "valid") lastGood = { spec: state.spec, generation: state.generation };
-    return state;
-  };
-
-  const guard = () => {
-    if (!opts.isLeader()) throw new NotLeaderError("not the leader");
-  };
-  /** Create `obj`; when its name is taken, read what holds it (counted as a create either way). */
-  const createOrRead = async (obj: KubeObject): Promise<{ created: true; object: KubeObject } | { created: false; existing: KubeObject }> => {
-    opts.metrics.write("create", obj.kind);
-    const created = await createObject(opts.client, obj);
-    if (created) return { created: true, object: created };
-    const existing = await getObject(opts.client, resourceOf(obj.apiVersion, obj.kind)!, obj.metadata.namespace, obj.metadata.name);
-    if (!existing) throw new Error(`${obj.kind} ${keyOf(obj)} exists and then does not: retry`);
-    return { created: false, existing };
-  };
-  const writer: ClusterWriter = {
-    async apply(obj) {
-      guard();
-      opts.metrics.write("apply", obj.kind);
-      await applyObject(opts.client, obj);
-    },
-    async applyStatus(res, ns, name, status) {
-      guard();
-      opts.metrics.write("apply_status", RESOURCES[res].kind);
-      await applyStatus(opts.client, RESOURCES[res], ns, name, status);
-    },
-    async create(obj) {
-      guard();
-      opts.metrics.write("create", obj.kind);
-      if (await createObject(opts.client, obj)) return;
-      opts.metrics.write("apply", obj.kind);
-      await applyObject(opts.client, obj);
-    },
-    read: (res, ns, name) => getObject(opts.client, RESOURCES[res], ns, name),
-    readMetadata: (res, ns, name) => getObjectMetadata(opts.client, RESOURCES[res], ns, name),
-    async replace(obj, resourceVersion) {
-      guard();
-      let version = resourceVersion;
-      if (version === undefined) {
-        const found = await createOrRead(obj);
-        if (found.created) return;
-        version = found.existing.metadata.resourceVersion;
-        if (version === undefined) throw new Error(`${obj.kind} ${keyOf(obj)} was read without a resourceVersion: retry`);
-      }
-      opts.metrics.write("replace", obj.kind);
-      await replaceObject(opts.client, obj, version);
-    },
-    async createOrGet(obj) {
-      guard();
-      const found = await createOrRead(obj);
-      return found.created ? found.object : found.existing;
-    },
-    async delete(obj) {
-      guard();
-      opts.metrics.write("delete", obj.kind);
-      await deleteObject(opts.client, resourceOf(obj.apiVersion, obj.kind)!, obj.metadata.namespace, obj.metadata.name, obj.metadata.uid);
-    },
-  };
-
-  const recorder = createEventRecorder(opts.client, {
-    controller: FIELD_MANAGER, instance: opts.eventInstance ?? FIELD_MANAGER, nowMs: opts.nowMs,
-    onError: (err, event) => log.warn({ err, reason: event.reason }, "recording an event failed"),
-  });
-  // Only the leader speaks for the controller; a standby's view may be stale.
-  const events: EventSink = { record: (regarding, event) => { if (opts.isLeader()) recorder.record(regarding, event); } };
 
   const queues = new Map<ControllerName, WorkQueue>();
-  for (const name of ["agent", "run", "policy", "approval"] as const) {
+  for (const c of opts.controllers) {
+    const name = c.name;
     const queue = createWorkQueue(undefined, (depth, added) => {
       opts.metrics.queueDepth(name, depth);
       if (added) opts.metrics.queueAdd(name);
@@ -161,59 +121,49 @@ export function createManager(opts: ManagerOptions): Manager {
     opts.metrics.watchQueue(name, () => queue.inFlightStartedMs(), opts.monotonicMs);
     opts.metrics.maxWorkers(name, opts.workers);
     queues.set(name, queue);
+    route(c.for.kind, { queue, keys: c.for.keys });
+    for (const kind of c.owns ?? []) route(kind, { queue, keys: ownerKeys(c.for.kind) });
+    for (const w of c.watches ?? []) route(w.kind, { queue, keys: w.keys });
   }
-  const q = (name: ControllerName) => queues.get(name)!;
-  const unpinnedRuns = (ns?: string) => inf("run").list(ns).filter((r) => !(r as Obj).status?.agent);
-  const liveRuns = (ns?: string) => inf("run").list(ns).filter((r) => !TERMINAL_PHASES.includes((r as Obj).status?.phase ?? "Pending"));
-
-  inf("agent").on((_e, agent) => {
-    q("agent").add(keyOf(agent));
-    for (const run of unpinnedRuns(agent.metadata.namespace)) if ((run as Obj).spec?.agentRef?.name === agent.metadata.name) q("run").add(keyOf(run));
-  });
-  const approvalsOf = (namespace: string | undefined, run: string) => inf("approval").list(namespace).filter((a) => approvalRunName(a) === run);
-  inf("run").on((_e, run) => {
-    q("run").add(keyOf(run));
-    // An Approval's binding and match follow its Run (created, re-created, a prompt raised or answered).
-    for (const a of approvalsOf(run.metadata.namespace, run.metadata.name)) q("approval").add(keyOf(a));
-  });
-  inf("approval").on((_e, approval) => q("approval").add(keyOf(approval)));
-  inf("policy").on(() => {
-    q("policy").add(CLUSTER_POLICY_NAME);
-    for (const agent of inf("agent").list()) q("agent").add(keyOf(agent));
-    for (const run of unpinnedRuns()) q("run").add(keyOf(run));
-  });
-  inf("runtimeClass").on(() => {
-    for (const run of liveRuns()) q("run").add(keyOf(run));
-  });
-  // A namespace's Pod Security labels are part of its Runs' status (PodSecurityEnforced).
-  inf("namespace").on((_e, ns) => {
-    for (const run of liveRuns(ns.metadata.name)) q("run").add(keyOf(run));
-  });
-  for (const kind of CHILD_KINDS) {
-    inf(kind).on((_e, child) => {
-      const owner = child.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND.run);
-      if (owner && child.metadata.namespace) q("run").add(`${child.metadata.namespace}/${owner.name}`);
-      // A relay (or its reader Role) someone else edited or deleted is written again by its Approvals' pass.
-      const relayOf = child.metadata.labels?.[LABEL.component] === COMPONENT.approvals ? child.metadata.ownerReferences?.find((r) => r.kind === KIND.run) : undefined;
-      if (relayOf && child.metadata.namespace) for (const a of approvalsOf(child.metadata.namespace, relayOf.name)) q("approval").add(keyOf(a));
+  const enqueue = (queue: WorkQueue, keys: Iterable<string>) => {
+    for (const key of keys) queue.add(key);
+  };
+  for (const [kind, kindRoutes] of routes) {
+    informerOf(kind).on((_e, obj) => {
+      for (const r of kindRoutes) enqueue(r.queue, r.keys(obj, cache));
     });
   }
+  const signal = (s: Signal) => {
+    for (const c of opts.controllers) {
+      const keys = c.signals?.[s];
+      if (keys) enqueue(queues.get(c.name)!, keys(cache));
+    }
+  };
+
+  let lastGood: GoodPolicy | undefined;
+  const policyState = (): PolicyState => {
+    const state = computePolicyState(cache.get("policy", undefined, CLUSTER_POLICY_NAME) as Parameters<typeof computePolicyState>[0], lastGood);
+    if (state.kind === "valid") lastGood = { spec: state.spec, generation: state.generation };
+    return state;
+  };
+
+  const writer = createClusterWriter({ client: opts.client, metrics: opts.metrics, isLeader: opts.isLeader });
+  const recorder = createEventRecorder(opts.client, {
+    controller: FIELD_MANAGER, instance: opts.eventInstance ?? FIELD_MANAGER, nowMs: opts.nowMs,
+    onError: (err, event) => log.warn({ err, reason: event.reason }, "recording an event failed"),
+  });
+  // Only the leader speaks for the controller; a standby's view may be stale.
+  const events: EventSink = { record: (regarding, event) => { if (opts.isLeader()) recorder.record(regarding, event); } };
 
   const verifier = createNetworkVerifier({
     writer, policy: policyState, settings: opts.settings, nowMs: opts.nowMs, newId: opts.newId, log: opts.log, metrics: opts.metrics,
-    onChange: () => {
-      q("policy").add(CLUSTER_POLICY_NAME);
-      for (const run of liveRuns()) q("run").add(keyOf(run));
-    },
+    onChange: () => signal("networkEnforcement"),
   });
-  const deps = { cache, writer, policy: policyState, networkEnforcement: () => verifier.state(), events };
-  const nowIso = () => new Date(opts.nowMs()).toISOString().replace(/\.\d{3}Z$/, "Z");
-  const reconcilers = {
-    agent: createAgentReconciler({ ...deps, nowIso, defaultRuntimeImage: opts.settings.defaultRuntimeImage }),
-    policy: createPolicyReconciler({ ...deps, nowIso }),
-    run: createRunReconciler({ ...deps, settings: opts.settings, nowMs: opts.nowMs }),
-    approval: createApprovalReconciler({ ...deps, nowMs: opts.nowMs, ttlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS }),
+  const ctx: ControllerContext = {
+    cache, writer, policy: policyState, networkEnforcement: () => verifier.state(), events, settings: opts.settings,
+    nowMs: opts.nowMs, nowIso: () => formatApiTime(opts.nowMs()), approvalTtlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
   };
+  const reconcilers = new Map(opts.controllers.map((c) => [c.name, c.reconciler(ctx)]));
   let loops: ControllerLoop[] = [];
 
   return {
@@ -227,16 +177,16 @@ export function createManager(opts: ManagerOptions): Manager {
     startWorkers() {
       if (loops.length) return;
       // Everything cached is reconciled once at start: level-triggered, nothing depends on having seen an event.
-      q("policy").add(CLUSTER_POLICY_NAME);
-      for (const agent of inf("agent").list()) q("agent").add(keyOf(agent));
-      for (const run of inf("run").list()) q("run").add(keyOf(run));
-      for (const approval of inf("approval").list()) q("approval").add(keyOf(approval));
-      loops = (["agent", "run", "policy", "approval"] as const).map((name) => startControllerLoop({
-        name, queue: q(name), reconcile: reconcilers[name], workers: name === "policy" ? 1 : opts.workers,
+      for (const c of opts.controllers) {
+        const keys = c.startKeys ? c.startKeys(cache) : cache.list(c.for.kind).flatMap((o) => [...c.for.keys(o, cache)]);
+        enqueue(queues.get(c.name)!, keys);
+      }
+      loops = opts.controllers.map((c) => startControllerLoop({
+        name: c.name, queue: queues.get(c.name)!, reconcile: reconcilers.get(c.name)!, workers: c.workers ?? opts.workers,
         metrics: opts.metrics, log: opts.log, newId: opts.newId, monotonicMs: opts.monotonicMs,
       }));
       verifier.start();
-      log.info({ workers: opts.workers }, "workers started");
+      log.info({ workers: opts.workers, controllers: opts.controllers.map((c) => ({ name: c.name, purpose: c.purpose })) }, "workers started");
     },
     async stop() {
       await verifier.stop();

@@ -8,6 +8,7 @@ import { createControllerMetrics, type ControllerMetrics } from "../metrics/cont
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import type { WebhookServer, WebhookServerOptions } from "./admission/webhook-server.ts";
 import { buildMetricsApp, buildProbeApp, type MetricsSecurity } from "./http-apps.ts";
+import { CONTROLLERS } from "./controllers.ts";
 import { createManager, type Manager } from "./manager.ts";
 
 /** Where a server listens (port 0 picks a free one). */
@@ -74,6 +75,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
   let elector: LeaderElector | undefined;
   const isLeader = () => (elector ? elector.isLeader() : true);
   const manager = createManager({
+    controllers: CONTROLLERS,
     client: opts.client, settings: opts.settings, workers: opts.workers, log: opts.log, metrics,
     eventInstance: opts.leaderElection?.identity ?? hostname(),
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,

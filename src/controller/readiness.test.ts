@@ -4,9 +4,9 @@ import type { RunStatus } from "../api/status.ts";
 import { computeSandboxPlan } from "../sandbox/sandbox-plan.ts";
 import { RUN, snapshotOf } from "../sandbox/test-fixtures.ts";
 import type { ConditionDecision } from "./conditions.ts";
-import { decidePodSecurityCondition } from "./pod-security-condition.ts";
+import { decidePodSecurityCondition } from "./run/pod-security-condition.ts";
 import { decideRunReadiness, decideValidReadiness } from "./readiness.ts";
-import { decideRun, type ObservedPod } from "./run-decision.ts";
+import { decideRun, type ObservedPod } from "./run/run-decision.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");

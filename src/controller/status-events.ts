@@ -34,6 +34,9 @@ export function computeTransitionEvents(previous: (type: string) => ConditionSta
   return out;
 }
 
+/** The `action` of the Events of Agent and policy validation. */
+export const VALIDATE_ACTION = "Validate";
+
 /** Records the Events of an object's status change. */
 export type TransitionRecorder = (regarding: ObjectReference, previous: readonly Condition[] | undefined, next: readonly Condition[] | undefined, action: string) => void;
 

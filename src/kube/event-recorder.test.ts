@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { KubeClient } from "./client.ts";
 import { KubeApiError } from "./errors.ts";
-import { createEventRecorder, decideEventWrite, formatMicroTime, SERIES_EXPIRY_MS, SERIES_FLUSH_MS } from "./event-recorder.ts";
+import { formatMicroTime } from "../api/time.ts";
+import { createEventRecorder, decideEventWrite, SERIES_EXPIRY_MS, SERIES_FLUSH_MS } from "./event-recorder.ts";
 
 describe("decideEventWrite", () => {
   const seen = { count: 1, writtenCount: 1, lastObservedMs: 1000, lastWriteMs: 1000 };

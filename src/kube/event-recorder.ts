@@ -3,6 +3,7 @@
 // note) is not a new object but a series on the first one, its count patched at once on the second occurrence
 // and then at most once per flush interval; a series not seen for six minutes is finished and the next
 // occurrence starts a new Event. Writes go out in the background and never fail a reconcile.
+import { formatMicroTime } from "../api/time.ts";
 import type { KubeClient } from "./client.ts";
 import { isApiStatus } from "./errors.ts";
 
@@ -62,11 +63,6 @@ export function decideEventWrite(entry: SeriesState | undefined, nowMs: number):
   if (!entry || nowMs - entry.lastObservedMs > SERIES_EXPIRY_MS) return "create";
   if (entry.writtenCount === 1 || nowMs - entry.lastWriteMs >= SERIES_FLUSH_MS) return "patch";
   return "count";
-}
-
-/** RFC 3339 with microseconds, as `MicroTime` is written. */
-export function formatMicroTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 function truncateBytes(text: string, max: number): string {

@@ -1,3 +1,4 @@
+import { formatMicroTime } from "../api/time.ts";
 import type { KubeClient } from "./client.ts";
 import { isApiStatus } from "./errors.ts";
 import { getObject, type KubeObject } from "./objects.ts";
@@ -40,8 +41,6 @@ export interface LeaderElector {
   stop(): Promise<void>;
 }
 
-const microTime = (d: Date) => d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-
 /**
  * Leader election over a `coordination.k8s.io/v1` Lease (client-node has none). Every write carries the
  * resourceVersion it was decided on, so two candidates can never both succeed in taking the same lease; a lease
@@ -60,8 +59,8 @@ export function startLeaderElection(cfg: LeaderElectionConfig, ports: LeaderElec
   const spec = (prev: Lease["spec"], now: Date, transition: boolean) => ({
     holderIdentity: cfg.identity,
     leaseDurationSeconds: Math.max(1, Math.ceil(cfg.leaseDurationMs / 1000)),
-    acquireTime: transition || !prev?.acquireTime ? microTime(now) : prev.acquireTime,
-    renewTime: microTime(now),
+    acquireTime: transition || !prev?.acquireTime ? formatMicroTime(now) : prev.acquireTime,
+    renewTime: formatMicroTime(now),
     leaseTransitions: prev ? (prev.leaseTransitions ?? 0) + (transition ? 1 : 0) : 0,
   });
 
@@ -134,7 +133,7 @@ export function startLeaderElection(cfg: LeaderElectionConfig, ports: LeaderElec
       try {
         const lease = await getObject<Lease>(ports.client, res, cfg.namespace, cfg.name);
         if (lease?.spec?.holderIdentity === cfg.identity) {
-          const released = { ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: microTime(ports.wallClock()) } };
+          const released = { ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: formatMicroTime(ports.wallClock()) } };
           await ports.client.request("PUT", buildPath(res, cfg.namespace, cfg.name), { body: released });
         }
       } catch (err) {

@@ -9,9 +9,9 @@ import { compileRulesWith, EMPTY_RULE_SET, type CelLibrary, type CompiledRuleSet
 import { validateEntrySyntax } from "../../policy/read-paths/index.ts";
 import { buildCanonicalJson } from "../../sandbox/hash.ts";
 import { FINDING_CODE } from "../../api/findings.ts";
-import { computeAgentStatus } from "../agent-status.ts";
+import { computeAgentStatus } from "../agent/agent-status.ts";
 import { formatFieldPath } from "../conditions.ts";
-import { computePolicyState } from "../policy-state.ts";
+import { computePolicyState } from "../policy/policy-state.ts";
 
 /** An object as admission sees it. */
 export interface AdmittedObject {

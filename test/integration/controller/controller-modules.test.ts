@@ -40,7 +40,7 @@ describe("leviath controller: what it loads", { timeout: 180_000 }, () => {
     await waitFor(async () => (await childrenOf(namespace, "lean-1")).some((c) => c.ref === "Pod/lean-1-engine"), { description: "the Run's engine pod", timeoutMs: 60_000 });
     const urls = loaded();
     // The hook saw the controller's own modules, so an absence below means something.
-    expect(urls.some((u) => /\/(src|dist)\/controller\/run-reconciler\.(ts|js)$/.test(u))).toBe(true);
+    expect(urls.some((u) => /\/(src|dist)\/controller\/run\/run-reconciler\.(ts|js)$/.test(u))).toBe(true);
     expect(urls.some((u) => u.includes("/node_modules/zod/"))).toBe(true);
     expect(urls.filter((u) => u.includes("/node_modules/@bufbuild/cel/"))).toEqual([]);
     // The webhook's flags are parsed (webhook-options.ts, its certificates' defaults); its server and parsers are not loaded.

@@ -136,6 +136,10 @@ describe("a Run", () => {
       expect(event.message).toContain("exceeded quota: no-pods");
       const failed = (await eventsOf(quota, "Run", "refused")).filter((e) => e.reason === "FailedCreate");
       expect(failed).toHaveLength(1);
+      // The quota's refusal (403) is the reason of ChildrenFailure; the server's text is its message, as on the status.
+      const run = await waitForCustom("runs", quota, "refused", (r) => conditionOf(r, "ChildrenFailure") !== undefined, "ChildrenFailure on the Run");
+      expect(conditionOf(run, "ChildrenFailure")?.reason).toBe("Forbidden");
+      expect(conditionOf(run, "ChildrenFailure")?.message).toContain("exceeded quota: no-pods");
     } finally {
       await deleteNamespace(quota);
     }

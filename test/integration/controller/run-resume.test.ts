@@ -5,7 +5,7 @@
 // refused, not enforced; the run's pods are left as they are. The sidecar's switch is in sidecar-cluster tests.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunPolicy } from "../../../src/api/run-policy.ts";
-import { computeSnapshotSha256 } from "../../../src/controller/run-resume.ts";
+import { computeSnapshotSha256 } from "../../../src/controller/run/run-resume.ts";
 import { checkResumedRunPolicy } from "../../../src/sandbox/run-resume.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster } from "../harness/index.ts";
 import { applyPolicy, createAgent, createRun, OURS, patchCustom, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator } from "./operator-harness.ts";

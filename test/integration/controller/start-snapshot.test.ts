@@ -1,12 +1,12 @@
 // The start snapshot `<run>-policy` is checked by content and digest, not trusted on its owner reference alone
-// (src/controller/start-snapshot.ts), against the real API server. The adversary is another user of the
+// (src/controller/run/start-snapshot.ts), against the real API server. The adversary is another user of the
 // namespace who may create and delete ConfigMaps (not the Run's status): they plant a `<run>-policy` with an owner
 // reference to the Run before the controller writes it, or delete the immutable one and recreate it with a wider
 // grant. Either way the Run fails with PolicySnapshotInvalid and none of its pods run; an untouched Run records
 // the digest of the ConfigMap it was pinned to.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { V1ConfigMap } from "@kubernetes/client-node";
-import { computeSnapshotDataSha256 } from "../../../src/controller/start-snapshot.ts";
+import { computeSnapshotDataSha256 } from "../../../src/controller/run/start-snapshot.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster } from "../harness/index.ts";
 import { applyPolicy, conditionOf, createAgent, createRun, isGone, OURS, patchCustom, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type TestOperator } from "./operator-harness.ts";
 

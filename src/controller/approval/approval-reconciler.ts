@@ -1,0 +1,111 @@
+// The Approval controller: binds each Approval to the uid of the Run it names (label, owner reference, the Run's
+// sidecar named for admission), reports on Approvals that answer nothing, and deletes consumed, orphaned, stale and
+// invalid ones after their TTL. It relays the answers bound to a Run into that Run's `<run>-approvals` ConfigMap,
+// which the Run's sidecar watches (it cannot list Approvals), and grants that sidecar `get` on exactly the
+// Approvals relayed, against which it checks each answer before applying it.
+import type { ApprovalStatus } from "../../api/approval.ts";
+import { API_VERSION, KIND, LABEL } from "../../api/constants.ts";
+import { formatApiTime } from "../../api/time.ts";
+import { TERMINAL_PHASES, type RunStatus } from "../../api/status.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { buildApprovalRelayObjects } from "../../sandbox/approval-relay.ts";
+import { buildChildNames, COMPONENT } from "../../sandbox/names.ts";
+import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
+import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
+import { isApplied, isExactly, settleAll } from "../applied.ts";
+import { buildConditions, isSameStatus } from "../conditions.ts";
+import { parseObjectKey } from "../object-key.ts";
+
+/** What the Approval reconciler needs. */
+export interface ApprovalReconcilerDeps {
+  cache: ClusterCache;
+  writer: ClusterWriter;
+  nowMs: () => number;
+  ttlMs: number;
+}
+
+type ApprovalObject = KubeObject & { spec?: { runRef?: { name?: unknown } }; status?: ApprovalStatus };
+type RunObject = KubeObject & { spec?: { agentRef?: { name?: unknown } }; status?: RunStatus };
+
+const createdMs = (obj: KubeObject) => Date.parse(String(obj.metadata.creationTimestamp ?? "")) || 0;
+
+function runInput(run: RunObject | undefined): ApprovalRunInput | undefined {
+  if (!run?.metadata.uid || run.metadata.deletionTimestamp) return undefined;
+  return {
+    name: run.metadata.name,
+    uid: run.metadata.uid,
+    createdMs: createdMs(run),
+    pendingIds: (run.status?.pendingApprovals ?? []).map((p) => p.id),
+    sidecarServiceAccount: buildChildNames(run.metadata.name).serviceAccount,
+  };
+}
+
+/** The name of the Run an Approval names, if its spec says one. */
+export function approvalRunName(obj: KubeObject): string | undefined {
+  const name = (obj as ApprovalObject).spec?.runRef?.name;
+  return typeof name === "string" ? name : undefined;
+}
+
+/**
+ * Rewrite the Run's relay when it is not exactly the answers bound to it. The Role that lets the sidecar read those
+ * Approvals goes first (the sidecar checks each relayed answer against its Approval). The relay is replaced whole
+ * (PUT), never applied: an apply keeps keys someone else added, and anyone who may write ConfigMaps in the
+ * namespace may write it (or create it before the controller does).
+ */
+async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promise<void> {
+  const { name, namespace, uid } = run.metadata;
+  // A finished Run has no prompt left to answer: its reader goes with its sidecar's Role (the Run reconciler).
+  if (!namespace || !uid || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending")) return;
+  const agent = typeof run.spec?.agentRef?.name === "string" ? run.spec.agentRef.name : "";
+  const approvals = deps.cache.list("approval", namespace).filter((a) => approvalRunName(a) === name);
+  const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, agent, approvals);
+  // The server may keep a Role without rules as `rules: null`, so its rules are compared as lists.
+  const liveRole = deps.cache.get("role", namespace, role.metadata.name) as (KubeObject & { rules?: unknown[] | null }) | undefined;
+  const roleInPlace = liveRole !== undefined && isApplied(role.metadata, liveRole.metadata) && isSameStatus((role as { rules?: unknown }).rules, liveRole.rules ?? []);
+  const bindingInPlace = isApplied(roleBinding, deps.cache.get("roleBinding", namespace, roleBinding.metadata.name));
+  await settleAll([...(roleInPlace ? [] : [role]), ...(bindingInPlace ? [] : [roleBinding])].map((o) => deps.writer.apply(o)));
+  const current = deps.cache.get("configMap", namespace, relay.metadata.name);
+  if (!isExactly(relay, current)) await deps.writer.replace(relay, current?.metadata.resourceVersion);
+}
+
+/** An Approval deleted (or being deleted) leaves every relay that still holds it: a retracted answer never applies. */
+async function dropFromRelays(deps: ApprovalReconcilerDeps, namespace: string, name: string): Promise<void> {
+  for (const cm of deps.cache.list("configMap", namespace) as (KubeObject & { data?: Record<string, string> })[]) {
+    if (cm.metadata.labels?.[LABEL.component] !== COMPONENT.approvals) continue;
+    const holds = Object.values(cm.data ?? {}).some((text) => text.includes(`"approval":${JSON.stringify(name)}`));
+    const runName = cm.metadata.ownerReferences?.[0]?.name;
+    const run = holds && runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
+    if (run) await relayAnswers(deps, run);
+  }
+}
+
+/** Reconcile one Approval. */
+export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: string) => Promise<ReconcileResult> {
+  return async (key) => {
+    const { namespace, name } = parseObjectKey(key);
+    if (namespace === undefined) return {};
+    const obj = deps.cache.get("approval", namespace, name) as ApprovalObject | undefined;
+    if (!obj || obj.metadata.deletionTimestamp) {
+      await dropFromRelays(deps, namespace, name);
+      return {};
+    }
+    const runName = approvalRunName(obj);
+    const run = runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
+    const now = deps.nowMs();
+    const decision = decideApproval({ spec: obj.spec, status: obj.status, createdMs: createdMs(obj), labels: obj.metadata.labels ?? {} }, runInput(run), now, deps.ttlMs);
+    if (decision.deleteAtMs !== undefined && decision.deleteAtMs <= now) {
+      await deps.writer.delete(obj);
+      return {};
+    }
+    if (decision.bind) {
+      const { labels, annotations, ownerReference } = decision.bind;
+      await deps.writer.apply({ apiVersion: API_VERSION, kind: KIND.approval, metadata: { name, namespace, labels, annotations, ownerReferences: [ownerReference] } });
+    }
+    const nowIso = formatApiTime(now);
+    const conditions = buildConditions(obj.status?.conditions, decision.conditions, nowIso, obj.metadata.generation ?? 0);
+    if (!isSameStatus(obj.status?.conditions, conditions)) await deps.writer.applyStatus("approval", namespace, name, { conditions });
+    // Bound now or before: the relay follows (the Approval's new labels bring it back through the cache).
+    if (run && !decision.bind && obj.metadata.labels?.[LABEL.runUid] === run.metadata.uid) await relayAnswers(deps, run);
+    return decision.deleteAtMs !== undefined ? { requeueAfterMs: decision.deleteAtMs - now } : {};
+  };
+}

@@ -1,0 +1,155 @@
+import type { NetworkEnforcementSpec } from "../../api/policy.ts";
+import type { NetworkEnforcementStatus } from "../../api/status.ts";
+import { formatApiTime } from "../../api/time.ts";
+import { componentLogger, type Logger } from "../../log/logger.ts";
+import type { ControllerMetrics } from "../../metrics/controller-metrics.ts";
+import { buildProbeNames, buildProbePod, buildProbePolicy, decideProbeVerdict, type ProbeOutcome, type ProbeRole } from "../../sandbox/network-probe.ts";
+import type { PodSettings } from "../../sandbox/pod-settings.ts";
+import type { ClusterWriter } from "../cluster-port.ts";
+import { ENFORCEMENT_UNCHECKED } from "../run/network-condition.ts";
+import { computeEffectivePolicy, type PolicyState } from "./policy-state.ts";
+
+/** What the verifier needs; the clock, ids and timers come in from the manager. */
+export interface NetworkVerifierDeps {
+  writer: ClusterWriter;
+  policy: () => PolicyState;
+  settings: PodSettings;
+  nowMs: () => number;
+  newId: () => string;
+  log: Logger;
+  metrics: ControllerMetrics;
+  /** Called when the state changed: the policy's status and the live Runs' conditions follow it. */
+  onChange: () => void;
+  /** How often the verifier looks at the policy; default 5 s. */
+  tickMs?: number;
+}
+
+/** The controller's NetworkPolicy enforcement check. */
+export interface NetworkVerifier {
+  /** The last result (or "not verified" while none is asked for or none has finished). */
+  state(): NetworkEnforcementStatus;
+  /** Start checking (the leader only: the probe writes pods). */
+  start(): void;
+  stop(): Promise<void>;
+}
+
+type PodObject = { metadata: { name: string }; spec?: { nodeName?: string }; status?: { phase?: string; podIP?: string } };
+
+const POLL_MS = 1000;
+
+/**
+ * Verifies, on the cluster the operator runs in, that NetworkPolicy drops packets: a server pod, a client no
+ * policy selects (the control: it must connect) and a client under a deny-all policy (it must not), all in the
+ * policy's probe namespace with the sandbox pods' settings. Runs when `spec.networkEnforcement.verify` is on: at
+ * start, when that section changes, and every `intervalSeconds`; the probe objects are deleted afterwards.
+ */
+export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifier {
+  let current: NetworkEnforcementStatus = ENFORCEMENT_UNCHECKED;
+  let lastKey = "";
+  let lastRunMs = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  const set = (next: NetworkEnforcementStatus, result?: NetworkEnforcementStatus["state"]): void => {
+    if (result) deps.metrics.networkProbe(result);
+    deps.metrics.networkEnforcement(next.state);
+    const changed = JSON.stringify(next) !== JSON.stringify(current);
+    current = next;
+    if (changed) deps.onChange();
+  };
+
+  async function waitForPods(namespace: string, names: string[], timeoutMs: number, done: (pod: PodObject | undefined) => boolean): Promise<(PodObject | undefined)[]> {
+    const deadline = deps.nowMs() + timeoutMs;
+    for (;;) {
+      const pods = await Promise.all(names.map((n) => deps.writer.read("pod", namespace, n) as Promise<PodObject | undefined>));
+      if (pods.every(done) || deps.nowMs() >= deadline || stopped) return pods;
+      await sleep(POLL_MS);
+    }
+  }
+
+  const outcome = (pod: PodObject | undefined): ProbeOutcome =>
+    pod?.status?.phase === "Succeeded" ? "connected" : pod?.status?.phase === "Failed" ? "refused" : "pending";
+
+  async function probe(spec: NetworkEnforcementSpec & { namespace: string }): Promise<NetworkEnforcementStatus> {
+    const id = deps.newId().replace(/[^0-9a-f]/g, "").slice(0, 10);
+    const names = buildProbeNames(id);
+    const ns = spec.namespace;
+    const timeoutMs = spec.probeTimeoutSeconds * 1000;
+    const created: { kind: "pod" | "networkPolicy"; name: string }[] = [];
+    const pod = (role: ProbeRole, target?: string, nodeName?: string) => buildProbePod({ id, namespace: ns, role, settings: deps.settings, ...(target ? { target } : {}), ...(nodeName ? { nodeName } : {}) });
+    try {
+      await deps.writer.apply(pod("server"));
+      created.push({ kind: "pod", name: names.server });
+      const [server] = await waitForPods(ns, [names.server], timeoutMs, (p) => p?.status?.phase === "Running" && Boolean(p.status.podIP));
+      if (!server?.status?.podIP || server.status.phase !== "Running") {
+        return { state: "Unknown", message: `the probe server pod '${ns}/${names.server}' did not run within ${timeoutMs / 1000}s (no schedulable node, or its image cannot be run)`, checkedAt: formatApiTime(deps.nowMs()) };
+      }
+      const node = server.spec?.nodeName;
+      // The policy first: the closed client must never run without it.
+      await deps.writer.apply(buildProbePolicy(id, ns));
+      created.push({ kind: "networkPolicy", name: names.policy });
+      await Promise.all((["open", "closed"] as const).map(async (role) => {
+        await deps.writer.apply(pod(role, server.status!.podIP, node));
+        created.push({ kind: "pod", name: names[role] });
+      }));
+      const [open, closed] = await waitForPods(ns, [names.open, names.closed], timeoutMs, (p) => outcome(p) !== "pending");
+      const verdict = decideProbeVerdict(outcome(open), outcome(closed));
+      return { ...verdict, checkedAt: formatApiTime(deps.nowMs()), ...(node ? { node } : {}) };
+    } finally {
+      for (const obj of created) {
+        await deps.writer.delete({ apiVersion: obj.kind === "pod" ? "v1" : "networking.k8s.io/v1", kind: obj.kind === "pod" ? "Pod" : "NetworkPolicy", metadata: { name: obj.name, namespace: ns } })
+          .catch((err: unknown) => deps.log.warn({ err, name: obj.name }, "could not delete a network probe object"));
+      }
+    }
+  }
+
+  async function tick(): Promise<void> {
+    const spec = computeEffectivePolicy(deps.policy())?.spec.networkEnforcement;
+    if (!spec?.verify || spec.namespace === undefined) {
+      lastKey = "";
+      set(ENFORCEMENT_UNCHECKED);
+      return;
+    }
+    const key = JSON.stringify(spec);
+    if (key === lastKey && deps.nowMs() - lastRunMs < spec.intervalSeconds * 1000) return;
+    lastKey = key;
+    lastRunMs = deps.nowMs();
+    const log = componentLogger(deps.log, "network-verification").child({ namespace: spec.namespace });
+    try {
+      const result = await probe({ ...spec, namespace: spec.namespace });
+      log.info({ state: result.state, node: result.node }, result.message);
+      set(result, result.state);
+    } catch (err) {
+      log.warn({ err }, "the network probe failed");
+      set({ state: "Unknown", message: `the probe could not run: ${(err as Error).message}`, checkedAt: formatApiTime(deps.nowMs()) }, "Unknown");
+    }
+  }
+
+  const schedule = (): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = tick().finally(() => {
+        running = undefined;
+        schedule();
+      });
+    }, deps.tickMs ?? 5000);
+  };
+
+  return {
+    state: () => current,
+    start() {
+      if (timer || running) return;
+      running = tick().finally(() => {
+        running = undefined;
+        schedule();
+      });
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

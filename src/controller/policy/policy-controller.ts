@@ -1,0 +1,18 @@
+import { CLUSTER_POLICY_NAME } from "../../api/constants.ts";
+import type { ControllerDeclaration } from "../controller-declaration.ts";
+import { createPolicyReconciler } from "./policy-reconciler.ts";
+
+const CLUSTER_POLICY_KEY = [CLUSTER_POLICY_NAME];
+
+/** The policy controller: the singleton LeviathPolicy's validity and the probe's finding on its status. */
+export const policyController: ControllerDeclaration = {
+  name: "policy",
+  purpose: "reports whether the LeviathPolicy `cluster` is valid, which generation is in force, and the NetworkPolicy probe's finding",
+  // Only `cluster` is read; an event of any policy looks at it again.
+  for: { kind: "policy", keys: () => CLUSTER_POLICY_KEY },
+  signals: { networkEnforcement: () => CLUSTER_POLICY_KEY },
+  startKeys: () => CLUSTER_POLICY_KEY,
+  // One policy: more workers would only wait on each other.
+  workers: 1,
+  reconciler: (ctx) => createPolicyReconciler(ctx),
+};

@@ -1,0 +1,47 @@
+import { API_VERSION, CLUSTER_POLICY_NAME, KIND } from "../../api/constants.ts";
+import { CONDITION, REASON, type AgentStatus, type NetworkEnforcementStatus } from "../../api/status.ts";
+import type { EventSink } from "../../kube/event-recorder.ts";
+import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
+import { buildConditions, isSameStatus } from "../conditions.ts";
+import { decideValidReadiness } from "../readiness.ts";
+import { createTransitionRecorder, VALIDATE_ACTION } from "../status-events.ts";
+import type { PolicyState } from "./policy-state.ts";
+
+/** What the policy reconciler needs. */
+export interface PolicyReconcilerDeps {
+  cache: ClusterCache;
+  writer: ClusterWriter;
+  policy: () => PolicyState;
+  nowIso: () => string;
+  /** The NetworkPolicy probe's last finding, reported on the policy's status. */
+  networkEnforcement?: () => NetworkEnforcementStatus;
+  /** Where the Events of status transitions go (none: not recorded). */
+  events?: EventSink;
+}
+
+type PolicyObject = { spec?: unknown; status?: { conditions?: AgentStatus["conditions"] }; metadata: { generation?: number; uid?: string } };
+
+/** Reconcile the cluster policy: report whether it is valid (and which generation is in force) on its status. */
+export function createPolicyReconciler(deps: PolicyReconcilerDeps): (key: string) => Promise<ReconcileResult> {
+  const recordTransitions = createTransitionRecorder(deps.events);
+  return async () => {
+    const obj = deps.cache.get("policy", undefined, CLUSTER_POLICY_NAME) as PolicyObject | undefined;
+    if (!obj) return {};
+    const state = deps.policy();
+    const generation = obj.metadata.generation ?? 0;
+    const decided = state.kind === "invalid"
+      ? { type: CONDITION.valid, status: "False" as const, reason: REASON.invalidSpec, message: `${state.message}; ${state.lastGood ? `generation ${state.lastGood.generation} stays in force` : "no valid generation: new Runs wait"}` }
+      : { type: CONDITION.valid, status: "True" as const, reason: REASON.valid, message: "in force for new Runs" };
+    const enforcement = deps.networkEnforcement?.();
+    const status = {
+      observedGeneration: generation,
+      conditions: buildConditions(obj.status?.conditions, [decided, ...decideValidReadiness(decided)], deps.nowIso(), generation),
+      ...(enforcement ? { networkEnforcement: enforcement } : {}),
+    };
+    if (isSameStatus(obj.status, status)) return {};
+    await deps.writer.applyStatus("policy", undefined, CLUSTER_POLICY_NAME, status);
+    const regarding = { apiVersion: API_VERSION, kind: KIND.policy, name: CLUSTER_POLICY_NAME, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) };
+    recordTransitions(regarding, obj.status?.conditions, status.conditions, VALIDATE_ACTION);
+    return {};
+  };
+}

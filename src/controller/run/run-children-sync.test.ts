@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../kube/objects.ts";
+import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
+import { createChildWriter } from "./run-children-sync.ts";
+
+const REF = { namespace: "team", name: "r1", uid: "uid-r1" };
+const OWNER = [{ apiVersion: "leviath.dev/v1alpha1", kind: "Run", name: "r1", uid: "uid-r1", controller: true }];
+
+function child(kind: string, name: string, spec: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: "v1", kind, metadata: { name, namespace: "team", ownerReferences: OWNER }, ...spec } as KubeObject;
+}
+
+/** A cache holding `cached` and a writer that records each write, in order, as `verb Kind/name`. */
+function harness(cached: KubeObject[], existing: KubeObject[] = []) {
+  const writes: string[] = [];
+  const cache: ClusterCache = {
+    get: (_res, _ns, name) => cached.find((o) => o.metadata.name === name),
+    list: () => cached,
+    listOwnedBy: () => cached,
+  };
+  const record = (verb: string) => async (obj: KubeObject) => { writes.push(`${verb} ${obj.kind}/${obj.metadata.name}`); };
+  const writer: ClusterWriter = {
+    apply: record("apply"), create: record("create"), delete: record("delete"),
+    applyStatus: async () => undefined, read: async () => undefined, readMetadata: async () => undefined,
+    createOrGet: async (obj) => {
+      const found = existing.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
+      if (!found) writes.push(`create ${obj.kind}/${obj.metadata.name}`);
+      return found ?? obj;
+    },
+    replace: async (obj, version) => { writes.push(version === undefined ? `create ${obj.kind}/${obj.metadata.name}` : `replace ${obj.kind}/${obj.metadata.name}@${version}`); },
+  };
+  return { writes, sync: createChildWriter(cache, writer).syncChildren };
+}
+
+const DESIRED = [
+  child("ServiceAccount", "r1-sidecar"),
+  child("NetworkPolicy", "r1-isolate", { spec: { podSelector: {}, policyTypes: ["Ingress", "Egress"] } }),
+  child("Role", "r1-sidecar", { rules: [{ verbs: ["get"], resources: ["runs"] }] }),
+  child("ConfigMap", "r1-policy", { data: { a: "b" } }),
+  child("Pod", "r1-engine"),
+];
+
+describe("a Run's children", () => {
+  it("are created when the cache holds none of them, the pod after its prerequisites, the ConfigMap never here", async () => {
+    const { writes, sync } = harness([]);
+    await sync(REF, DESIRED, true);
+    expect(writes.slice(0, 2).sort()).toEqual(["create NetworkPolicy/r1-isolate", "create ServiceAccount/r1-sidecar"]);
+    expect(writes.slice(2).sort()).toEqual(["create Pod/r1-engine", "create Role/r1-sidecar"]);
+    expect(writes.filter((w) => w.includes("ConfigMap"))).toEqual([]);
+  });
+
+  it("create the workspace claim before the pods that mount it, and never take over one someone else made", async () => {
+    const claim = child("PersistentVolumeClaim", "r1-workspace", { spec: { accessModes: ["ReadWriteOnce"] } });
+    const own = harness([]);
+    await own.sync(REF, [...DESIRED, claim], true);
+    expect(own.writes.indexOf("create PersistentVolumeClaim/r1-workspace")).toBeLessThan(own.writes.indexOf("create Pod/r1-engine"));
+    const planted = { ...claim, metadata: { name: "r1-workspace", namespace: "team" } };
+    const taken = harness([], [planted]);
+    await expect(taken.sync(REF, [...DESIRED, claim], true)).rejects.toThrow("PersistentVolumeClaim 'r1-workspace' exists and was not made by the operator for this Run");
+    expect(taken.writes.filter((w) => w.includes("Pod/") || w.includes("PersistentVolumeClaim"))).toEqual([]);
+  });
+
+  it("are applied when one in the cache drifted, and not written when it matches", async () => {
+    const widened = child("Role", "r1-sidecar", { rules: [{ verbs: ["get"], resources: ["runs"] }, { verbs: ["get"], resources: ["secrets"] }] });
+    const { writes, sync } = harness([child("ServiceAccount", "r1-sidecar"), DESIRED[1]!, widened, DESIRED[4]!]);
+    // The pod in the cache has no spec-hash annotation, as the desired one has none: it is kept, not replaced.
+    await sync(REF, DESIRED, true);
+    expect(writes).toEqual(["apply Role/r1-sidecar"]);
+  });
+
+  it("replace the NetworkPolicy whole, at the cached version, when any field of its spec is not ours", async () => {
+    const np = (spec: Record<string, unknown>) => {
+      const obj = child("NetworkPolicy", "r1-isolate", { spec });
+      obj.metadata.resourceVersion = "41";
+      return obj;
+    };
+    const others = [child("ServiceAccount", "r1-sidecar"), DESIRED[2]!, DESIRED[4]!];
+    const drifts = {
+      "a policy type dropped": { podSelector: {}, policyTypes: ["Ingress"] },
+      // Fields we never set: an apply would keep them, and the first two let traffic through.
+      "an egress rule added": { podSelector: {}, policyTypes: ["Ingress", "Egress"], egress: [{}] },
+      "an ingress rule added": { podSelector: {}, policyTypes: ["Ingress", "Egress"], ingress: [{ from: [{ podSelector: {} }] }] },
+      "a selector key added": { podSelector: { matchLabels: { team: "x" } }, policyTypes: ["Ingress", "Egress"] },
+      "a selector expression added": { podSelector: { matchExpressions: [{ key: "a", operator: "Exists" }] }, policyTypes: ["Ingress", "Egress"] },
+    };
+    for (const [what, spec] of Object.entries(drifts)) {
+      const { writes, sync } = harness([...others, np(spec)]);
+      await sync(REF, DESIRED, true);
+      expect(writes, what).toEqual(["replace NetworkPolicy/r1-isolate@41"]);
+    }
+    const { writes, sync } = harness([...others, np({ podSelector: {}, policyTypes: ["Ingress", "Egress"] })]);
+    await sync(REF, DESIRED, true);
+    expect(writes, "a NetworkPolicy exactly as desired").toEqual([]);
+  });
+
+  it("write no pod before the start snapshot is accepted, and none when it is refused", async () => {
+    const { writes, sync } = harness([]);
+    const refused = sync(REF, DESIRED, true, Promise.reject(new Error("the snapshot was refused")));
+    await expect(refused).rejects.toThrow("the snapshot was refused");
+    expect(writes.some((w) => w.startsWith("create Pod/"))).toBe(false);
+    expect(writes.some((w) => w.startsWith("create Role/"))).toBe(false);
+  });
+});

@@ -1,0 +1,120 @@
+// Writing a Run's children. A pod waits only for what it cannot go without: its ServiceAccount (admission refuses a
+// pod whose account does not exist), the NetworkPolicy that isolates it and, on the pass that pins the Run, the
+// start snapshot accepted on the server (`pinned`), and its workspace claim: created, or found to be the one made
+// for this Run (one of that name someone else made is never taken over). The Role and RoleBinding go out beside
+// the pods (the sidecar retries its reads until its binding exists). Pods are created, never applied: a pod's spec
+// cannot change, so a new one is a delete and a create. The account, RBAC and claim are created when the cache
+// holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
+// is kept exactly as desired (EXACT_KINDS): created, and replaced whole when its spec differs in any field.
+import type { KubeObject } from "../../kube/objects.ts";
+import { ANNOTATION, type RunRef } from "../../sandbox/names.ts";
+import { isApplied, isExactly, settleAll } from "../applied.ts";
+import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
+
+/** A Run's pod as the reconcilers read it from the cache. */
+export type PodObject = KubeObject & {
+  status?: {
+    phase?: string; reason?: string; message?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { name: string; state?: { terminated?: { exitCode?: number; reason?: string; message?: string } } }[];
+  };
+  metadata: { uid?: string; deletionTimestamp?: unknown; annotations?: Record<string, string> };
+};
+
+/** What a pod is written after: admission needs its ServiceAccount, and it must never run unisolated. */
+export const POD_PREREQUISITES: ReadonlySet<string> = new Set(["ServiceAccount", "NetworkPolicy"]);
+/**
+ * The children created with a POST when new (a POST costs the API server less than a server-side apply of the same
+ * object, and a new Run's children are all new). What a POST writes is owned by an `Update` entry of our field
+ * manager, which a later apply does not clear: a field the applied object no longer sets stays. For these kinds
+ * nothing that could stay narrows what protects the Run (their lists are atomic: a Role's rules, a binding's
+ * subjects; their maps are labels and a claim's requests). Pods are created (never applied again).
+ */
+const CREATED_KINDS: ReadonlySet<string> = new Set(["ServiceAccount", "Role", "RoleBinding", "PersistentVolumeClaim"]);
+/**
+ * The children whose whole spec is ours: the NetworkPolicy that isolates the Run. Any field in it that we do not
+ * set widens or narrows the isolation: an `egress` or `ingress` rule a namespace editor adds lets traffic through,
+ * a key added to its podSelector leaves pods unselected, and an apply keeps both (they are someone else's fields).
+ * So its spec is compared whole, it is created with a POST (no apply on a first pod's path) and a drifted one is
+ * replaced with a PUT of the whole object, which leaves no field of anyone else's behind.
+ */
+const EXACT_KINDS: ReadonlySet<string> = new Set(["NetworkPolicy"]);
+/** The workspace claim the operator makes for a Run: pods wait for it, and it is never taken over from someone else. */
+const CLAIM_KIND = "PersistentVolumeClaim";
+/** How soon a pass looks again while a pod it replaces terminates. */
+const TERMINATING_RECHECK_MS = 1000;
+
+/** Whether this uid is the object's controller. */
+export function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
+  return obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
+}
+
+/**
+ * Whether the live child is what we write: for EXACT_KINDS its spec is exactly ours (server defaults included: the
+ * NetworkPolicy we write sets every field the server would default), for the others every field we set has our
+ * value (isApplied); the metadata we set is compared as for any child.
+ */
+export function isInPlace(desired: KubeObject, live: KubeObject | undefined): boolean {
+  return EXACT_KINDS.has(desired.kind) ? isExactly(desired, live) : isApplied(desired, live);
+}
+
+/** Writes one Run's children: `syncChildren` returns a requeue delay while a replaced pod terminates. */
+export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
+  /** One desired pod: created when absent, deleted when its spec changed (pods are immutable); a requeue delay while one terminates. */
+  async function syncPod(ref: RunRef, obj: KubeObject, live: boolean): Promise<number | undefined> {
+    const current = cache.get("pod", ref.namespace, obj.metadata.name) as PodObject | undefined;
+    // An engine pod that ended is the record of the run: never replaced (a new spec would run the agent again).
+    if (!live) return undefined;
+    if (current?.metadata.deletionTimestamp) return TERMINATING_RECHECK_MS;
+    if (current && current.metadata.annotations?.[ANNOTATION.specHash] === obj.metadata.annotations?.[ANNOTATION.specHash] && isOwnedBy(current, ref.uid)) return undefined;
+    if (current) {
+      // A different spec means delete, then create once it is gone.
+      await writer.delete(current);
+      return TERMINATING_RECHECK_MS;
+    }
+    await writer.create(obj);
+    return undefined;
+  }
+
+  /**
+   * The Run's own workspace claim, created; never one that holds its name already without being the operator's for
+   * this Run (taken over, it would be mounted read-write with whatever someone put in it).
+   */
+  async function createOwnClaim(ref: RunRef, claim: KubeObject): Promise<void> {
+    const found = await writer.createOrGet(claim);
+    if (!isOwnedBy(found, ref.uid)) throw new Error(`PersistentVolumeClaim '${claim.metadata.name}' exists and was not made by the operator for this Run`);
+  }
+
+  /**
+   * Write the desired children (pods only when absent or changed), then delete owned children no longer desired.
+   * `pinned` settles once the start snapshot written in this pass is accepted (it rejects otherwise): nothing but
+   * the ServiceAccount and the NetworkPolicy is written before it, and no pod.
+   */
+  async function syncChildren(ref: RunRef, desired: KubeObject[], live: boolean, pinned: Promise<void> = Promise.resolve()): Promise<number | undefined> {
+    const owned = cache.listOwnedBy(ref.uid);
+    const cachedOf = (obj: KubeObject) => owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
+    const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && !isInPlace(o, cachedOf(o)));
+    // A child the cache does not hold is created when a later apply of it cannot leave a field behind that
+    // matters (CREATED_KINDS); one that drifted or changed is applied, taking its fields back. The NetworkPolicy is
+    // created or replaced whole (EXACT_KINDS).
+    const write = (obj: KubeObject) => {
+      const cached = cachedOf(obj);
+      if (EXACT_KINDS.has(obj.kind)) return writer.replace(obj, cached?.metadata.resourceVersion);
+      if (!cached && obj.kind === CLAIM_KIND) return createOwnClaim(ref, obj);
+      return !cached && CREATED_KINDS.has(obj.kind) ? writer.create(obj) : writer.apply(obj);
+    };
+    const isClaim = (o: KubeObject) => o.kind === CLAIM_KIND;
+    const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write)]);
+    const claims = pinned.then(() => settleAll(writes.filter(isClaim).map(write)));
+    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind) && !isClaim(o)).map(write)));
+    // A pod mounts its workspace claim by name: it waits until the claim under that name is the one made for this Run.
+    const pods = settleAll<unknown>([prerequisites, claims]).then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
+    // Both settle before the pass goes on (no write still in flight); the first failure is the pass's.
+    const [, , requeues] = (await settleAll<unknown>([claims, others, pods])) as [unknown, unknown, (number | undefined)[]];
+    const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
+    await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
+    return requeues.find((r) => r !== undefined);
+  }
+
+  return { syncChildren };
+}
