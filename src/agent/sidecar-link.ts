@@ -1,7 +1,10 @@
 // The runtime's side of the sidecar's /v1 API beyond tool calls (docs/runtime.md): wait until it is healthy,
 // enter a stage, label what the runtime put in the context, report evictions. Bodies are read under the 64 MiB
 // cap and parsed with zod; a sidecar that refuses or answers nonsense is an error, never ignored.
-import { z } from "zod";
+import type { z } from "zod";
+import {
+  EvictAnswerSchema, HealthAnswerSchema, LabelAnswerSchema, RefusalAnswerSchema, SeedFilledSchema, StageAnswerSchema, type EntryRef,
+} from "../api/sidecar-contract.ts";
 import { readCappedText } from "./providers/capped-read.ts";
 
 /** A /v1 request that failed: the path, the status and what the sidecar said. */
@@ -9,31 +12,20 @@ export class SidecarLinkError extends Error {
   override readonly name = "SidecarLinkError";
 }
 
-/** An entry of the runtime's context, by identity. */
-export interface EntryRef {
-  readonly region: string;
-  readonly id: string;
-}
-
 /** A command seed runs up to the policy's shell timeout (default 60 s; the sidecar stops it): wait longer than any sane one. */
 const SEED_WAIT_MS = 15 * 60_000;
-const SeedFilled = z.object({ content: z.string(), label: z.string(), taint: z.string() });
-const Refusal = z.object({ code: z.string(), message: z.string() });
 
 /** What `POST /v1/seeds` said: the content and its label, or the sidecar's refusal (code and message). */
 export type SeedAnswer = { readonly ok: true; readonly content: string; readonly label: string; readonly taint: string } | { readonly ok: false; readonly status: number; readonly code: string; readonly message: string };
 
-const StageAnswer = z.object({ stage: z.string(), index: z.number().int(), changed: z.boolean() });
-const LabelAnswer = z.object({ labelled: z.array(z.object({ region: z.string(), id: z.string(), level: z.string() })), taint: z.string() });
-const EvictAnswer = z.object({ evicted: z.number().int(), taint: z.string() });
 
 /** The /v1 calls the runtime makes besides tool calls. */
 export interface SidecarLink {
   readonly baseUrl: string;
   waitHealthy(timeoutMs: number, sleep?: (ms: number) => Promise<void>): Promise<void>;
-  enterStage(stage: string): Promise<z.infer<typeof StageAnswer>>;
-  label(entries: readonly (EntryRef & { source: "input" | "model" })[]): Promise<z.infer<typeof LabelAnswer>>;
-  evict(entries: readonly EntryRef[]): Promise<z.infer<typeof EvictAnswer>>;
+  enterStage(stage: string): Promise<z.infer<typeof StageAnswerSchema>>;
+  label(entries: readonly (EntryRef & { source: "input" | "model" })[]): Promise<z.infer<typeof LabelAnswerSchema>>;
+  evict(entries: readonly EntryRef[]): Promise<z.infer<typeof EvictAnswerSchema>>;
   /** Fills a region through the sidecar, labelling `entry` with what its sources deserve. */
   seed(region: string, seed: Record<string, unknown>, entry: EntryRef): Promise<SeedAnswer>;
   /** Sets the token once it can be read (after healthz). */
@@ -80,7 +72,7 @@ export function createSidecarLink(baseUrl: string, timeoutMs = 10_000): SidecarL
       let last = "";
       while (Date.now() < until) {
         try {
-          await request("GET", "/v1/healthz", undefined, z.object({ status: z.literal("ok") }));
+          await request("GET", "/v1/healthz", undefined, HealthAnswerSchema);
           return;
         } catch (err) {
           last = (err as Error).message;
@@ -89,17 +81,17 @@ export function createSidecarLink(baseUrl: string, timeoutMs = 10_000): SidecarL
       }
       throw new SidecarLinkError(`the sidecar at ${host} did not become healthy within ${Math.round(waitMs / 1000)} s (${last})`);
     },
-    enterStage: (stage) => request("POST", "/v1/stage", { stage }, StageAnswer),
-    label: (entries) => request("POST", "/v1/context/entries", { entries }, LabelAnswer),
-    evict: (entries) => request("POST", "/v1/context/evictions", { entries }, EvictAnswer),
+    enterStage: (stage) => request("POST", "/v1/stage", { stage }, StageAnswerSchema),
+    label: (entries) => request("POST", "/v1/context/entries", { entries }, LabelAnswerSchema),
+    evict: (entries) => request("POST", "/v1/context/evictions", { entries }, EvictAnswerSchema),
     async seed(region, seed, entry) {
       const { status, parsed } = await send("POST", "/v1/seeds", { region, seed, entry }, SEED_WAIT_MS);
       if (status === 200) {
-        const filled = SeedFilled.safeParse(parsed);
+        const filled = SeedFilledSchema.safeParse(parsed);
         if (!filled.success) throw new SidecarLinkError(`POST /v1/seeds: an answer that does not fit (${filled.error.issues[0]?.message ?? "invalid"})`);
         return { ok: true, ...filled.data };
       }
-      const refusal = Refusal.safeParse(parsed);
+      const refusal = RefusalAnswerSchema.safeParse(parsed);
       // A refusal is an answer; a 5xx or a body that is not one is the sidecar failing, and the spawn stops on it.
       if (status >= 500 || !refusal.success) throw new SidecarLinkError(`POST /v1/seeds: HTTP ${status}${refusal.success ? `: ${refusal.data.message}` : ""}`);
       return { ok: false, status, ...refusal.data };

@@ -5,6 +5,7 @@
 // spawn does. Files are opened on the checked real path and re-verified (checked-open.ts).
 import { closeSync, readdirSync } from "node:fs";
 import { z } from "zod";
+import type { RefusalCode } from "../../api/sidecar-contract.ts";
 import { MAX_READ_FILES } from "../../api/tools.ts";
 import { maxLevel, type Level } from "../../policy/levels.ts";
 import {
@@ -44,7 +45,7 @@ export interface SeedSource {
 /** A filled seed, or why it was refused. */
 export type SeedOutcome =
   | { readonly ok: true; readonly content: string; readonly sources: readonly SeedSource[]; readonly label: Level }
-  | { readonly ok: false; readonly code: string; readonly message: string };
+  | { readonly ok: false; readonly code: RefusalCode; readonly message: string };
 
 function resolvePath(region: string, path: string, ctx: SeedContext): SeedPathResolution {
   return path.startsWith(BLUEPRINT_SEED_PREFIX)

@@ -1,9 +1,10 @@
 // A runtime's client for the sidecar that fails closed: a refused connection, a timeout, a reset, a body over
 // the cap, malformed JSON or an answer that does not fit the request all become a deny. Only a 200 whose body
 // is a well-formed allow or run for the same call id ever lets a tool run.
-import { z } from "zod";
 import { buildBodyCapMessage, MAX_BODY_BYTES } from "../../policy/size-caps.ts";
-import { DEADLINE_HEADER } from "./http-schemas.ts";
+import {
+  AllowAnswerSchema, AskAnswerSchema, buildRefusalMessage, DEADLINE_HEADER, DenyAnswerSchema, RunAnswerSchema, type EntryRef,
+} from "../../api/sidecar-contract.ts";
 
 /** Options of {@link createSidecarClient}. */
 export interface SidecarClientOptions {
@@ -30,7 +31,7 @@ export interface ClientCall {
   readonly id: string;
   readonly tool: string;
   readonly args: Record<string, unknown>;
-  readonly entry?: { readonly region: string; readonly id: string };
+  readonly entry?: EntryRef;
 }
 
 /** The client. */
@@ -40,13 +41,8 @@ export interface SidecarClient {
   waitForCall(id: string, tool: string, seconds: number): Promise<ClientAnswer>;
 }
 
-const AllowSchema = z.object({ id: z.string(), tool: z.string(), decision: z.literal("allow"), result: z.string(), isError: z.boolean(), label: z.string(), taint: z.string() });
-const RunSchema = z.object({ id: z.string(), tool: z.string(), decision: z.literal("run"), target: z.string().optional() });
-const AskSchema = z.object({ id: z.string(), tool: z.string(), decision: z.literal("ask"), approval: z.object({ id: z.string().min(1) }) });
-const DenySchema = z.object({ decision: z.literal("deny"), code: z.string().min(1), message: z.string() });
-
-function failClosed(id: string, tool: string, code: string, why: string): ClientAnswer {
-  return { decision: "deny", id, tool, code, message: `[denied] Tool '${tool}' was not run: the sidecar did not answer (${why}).`, failedClosed: true };
+function failClosed(id: string, tool: string, code: "sidecar-unavailable" | "sidecar-invalid-response", why: string): ClientAnswer {
+  return { decision: "deny", id, tool, code, message: buildRefusalMessage(code, tool, why), failedClosed: true };
 }
 
 async function readCapped(res: Response, cap: number, host: string): Promise<string> {
@@ -71,18 +67,18 @@ async function readCapped(res: Response, cap: number, host: string): Promise<str
 export function interpretAnswer(id: string, tool: string, status: number, body: unknown): ClientAnswer {
   const sameCall = (b: { id: string; tool: string }) => b.id === id && b.tool === tool;
   if (status === 200) {
-    const allow = AllowSchema.safeParse(body);
+    const allow = AllowAnswerSchema.safeParse(body);
     if (allow.success && sameCall(allow.data)) return { ...allow.data, decision: "allow" };
-    const run = RunSchema.safeParse(body);
+    const run = RunAnswerSchema.safeParse(body);
     if (run.success && sameCall(run.data)) return { decision: "run", id, tool, target: run.data.target };
     return failClosed(id, tool, "sidecar-invalid-response", "a 200 that is not an allow for this call");
   }
   if (status === 202) {
-    const ask = AskSchema.safeParse(body);
+    const ask = AskAnswerSchema.safeParse(body);
     if (ask.success && sameCall(ask.data)) return { decision: "ask", id, tool, approvalId: ask.data.approval.id };
     return failClosed(id, tool, "sidecar-invalid-response", "a 202 that is not an ask for this call");
   }
-  const deny = DenySchema.safeParse(body);
+  const deny = DenyAnswerSchema.safeParse(body);
   if (deny.success) return { decision: "deny", id, tool, code: deny.data.code, message: deny.data.message, failedClosed: status >= 500 };
   return failClosed(id, tool, "sidecar-invalid-response", `HTTP ${status}`);
 }
