@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { LABEL_META_KEY, REFUSAL_META_KEY, RefusalMetaSchema } from "../api/mcp-meta.ts";
 import { RESULT_TOOL } from "../api/tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
-import { createCappedFetch } from "./capped-fetch.ts";
+import { createCappedFetch } from "../io/capped-fetch.ts";
 import type { ToolOutcome } from "./tool-client.ts";
 
 /** A call may wait this long without progress; progress (a prompt still pending) renews it. */
@@ -26,7 +26,7 @@ type Meta = { label?: string; taint?: string; entry?: { region: string; id: stri
 export async function connectMcpTools(baseUrl: string, token: string): Promise<McpTools> {
   const url = new URL(`${baseUrl.replace(/\/+$/, "")}/mcp`);
   const client = new Client({ name: "leviath-agent", version: "0.1.0" });
-  const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } }, fetch: createCappedFetch(url.host) });
+  const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } }, fetch: createCappedFetch({ peer: url.host }) });
   await client.connect(transport);
   return {
     async list() {

@@ -1,6 +1,7 @@
 // A runtime's client for the sidecar that fails closed: a refused connection, a timeout, a reset, a body over
 // the cap, malformed JSON or an answer that does not fit the request all become a deny. Only a 200 whose body
 // is a well-formed allow or run for the same call id ever lets a tool run.
+import { readBoundedText } from "../../io/bounded-text.ts";
 import { buildBodyCapMessage, MAX_BODY_BYTES } from "../../policy/size-caps.ts";
 import {
   AllowAnswerSchema, AskAnswerSchema, buildRefusalMessage, DEADLINE_HEADER, DenyAnswerSchema, RunAnswerSchema, type EntryRef,
@@ -45,24 +46,6 @@ function failClosed(id: string, tool: string, code: "sidecar-unavailable" | "sid
   return { decision: "deny", id, tool, code, message: buildRefusalMessage(code, tool, why), failedClosed: true };
 }
 
-async function readCapped(res: Response, cap: number, host: string): Promise<string> {
-  if (res.body === null) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (total + value.length > cap) {
-      await reader.cancel();
-      throw new Error(buildBodyCapMessage(host, cap));
-    }
-    total += value.length;
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, total).toString("utf8");
-}
-
 /** Maps an HTTP answer to what the runtime may do; anything unexpected is a deny. */
 export function interpretAnswer(id: string, tool: string, status: number, body: unknown): ClientAnswer {
   const sameCall = (b: { id: string; tool: string }) => b.id === id && b.tool === tool;
@@ -97,7 +80,7 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
     try {
       const res = await fetch(`${base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) }, signal: AbortSignal.timeout(timeoutMs + extraMs) });
       status = res.status;
-      text = await readCapped(res, cap, host);
+      text = await readBoundedText(res.body, cap, () => new Error(buildBodyCapMessage(host, cap)));
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
       const why = e.name === "TimeoutError" ? `no answer within ${timeoutMs + extraMs} ms` : e.cause?.code ?? e.message;
