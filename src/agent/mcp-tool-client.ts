@@ -5,6 +5,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LABEL_META_KEY, REFUSAL_META_KEY, RefusalMetaSchema } from "../api/mcp-meta.ts";
+import type { RefusalCode } from "../api/sidecar-contract.ts";
 import { RESULT_TOOL } from "../api/tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
 import { createCappedFetch } from "../io/capped-fetch.ts";
@@ -38,7 +39,7 @@ export async function connectMcpTools(baseUrl: string, token: string): Promise<M
       try {
         r = await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, onprogress: () => undefined });
       } catch (err) {
-        return { decision: "deny", content: `[denied] Tool '${name}' was not run: the sidecar's MCP endpoint did not answer (${(err as Error).message}).`, isError: true, code: "sidecar-unavailable", failedClosed: true };
+        return { decision: "deny", content: `[denied] Tool '${name}' was not run: the sidecar's MCP endpoint did not answer (${(err as Error).message}).`, isError: true, code: "sidecar-unavailable" satisfies RefusalCode, failedClosed: true };
       }
       const content = (Array.isArray(r.content) ? r.content : []).map((c: { type: string; text?: string }) => (c.type === "text" ? c.text ?? "" : "")).join("");
       const metas = r._meta as Record<string, unknown> | undefined;
@@ -48,7 +49,7 @@ export async function connectMcpTools(baseUrl: string, token: string): Promise<M
       if (!isError && name === RESULT_TOOL) return { decision: "run", content, isError: false };
       const refusal = RefusalMetaSchema.safeParse(metas?.[REFUSAL_META_KEY]);
       // Neither labelled nor a refusal the sidecar signed: nothing says it ran, so it is taken as refused.
-      if (!refusal.success) return { decision: "deny", content, isError: true, code: "sidecar-invalid-response", failedClosed: true };
+      if (!refusal.success) return { decision: "deny", content, isError: true, code: "sidecar-invalid-response" satisfies RefusalCode, failedClosed: true };
       return { decision: "deny", content, isError: true, code: refusal.data.code, ...(refusal.data.source ? { source: refusal.data.source } : {}) };
     },
     close: () => client.close(),

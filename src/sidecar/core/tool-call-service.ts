@@ -253,7 +253,7 @@ export class ToolCallService {
     if (isFileTool(rec.tool)) {
       checks = checkFilePaths(rec.tool, rec.args as FileToolArgs[typeof rec.tool], { workdir: this.#d.workdir, policy: enf.readPolicy, fs: this.#d.fs });
       const refusal = findCallRefusal(checks);
-      if (refusal !== undefined) return this.#deny(rec, refusal.code, refusal.message);
+      if (refusal !== undefined) return this.#refuse(rec, refusal.code, refusal.message);
     }
     if (!rec.gateDone) {
       const out = evaluateGate(this.#gateInput(enf, rec, rp.taint.tracking));
@@ -286,7 +286,7 @@ export class ToolCallService {
     const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
     if (checks !== undefined && isFileTool(rec.tool)) {
       const outcome = executeFileTool(rec.tool, rec.args as FileToolArgs[typeof rec.tool], checks);
-      if (outcome.kind === "refused") return this.#deny(rec, outcome.refusal.code, outcome.refusal.message);
+      if (outcome.kind === "refused") return this.#refuse(rec, outcome.refusal.code, outcome.refusal.message);
       if (!this.#record.decided(rec, "allow", rec.gateSource, undefined, seconds)) return this.#auditFailed(rec);
       return this.#allow(rec, enf, outcome.result, outcome.isError, undefined);
     }
@@ -382,9 +382,14 @@ export class ToolCallService {
 
   /** A refusal that is a decision: recorded and counted under its row's decision source, which rides beside it. */
   #deny<C extends RecordedRefusalCode>(rec: CallRecord, code: C, ...args: RefusalMessageArgs<C>): CallOutcome {
+    return this.#refuse(rec, code, buildRefusalMessage(code, ...args));
+  }
+
+  /** A recorded refusal whose message was built from its row already (a file tool's). */
+  #refuse(rec: CallRecord, code: RecordedRefusalCode, message: string): CallOutcome {
     const source = lookupRefusalSource(code);
     this.#record.decided(rec, "deny", source, code, (this.#d.monotonicMs() - rec.started) / 1000);
-    return this.#finish(rec, buildDenyOutcome({ id: rec.id, tool: rec.tool, decision: "deny", code, message: buildRefusalMessage(code, ...args) }, source));
+    return this.#finish(rec, buildDenyOutcome({ id: rec.id, tool: rec.tool, decision: "deny", code, message }, source));
   }
 
   #finish(rec: CallRecord, response: CallOutcome): CallOutcome {
