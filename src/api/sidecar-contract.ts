@@ -8,6 +8,7 @@ import { z } from "zod";
 import { APPROVAL_DECISIONS } from "./approval.ts";
 import type { LevelName } from "./common.ts";
 import { MAX_RESULT_BYTES } from "./status.ts";
+import { MAX_READ_FILES } from "./tools.ts";
 
 /**
  * The audit `decision_source` of a recorded refusal (each one of `DECISION_SOURCES` in metrics/sidecar-metrics.ts,
@@ -204,6 +205,26 @@ export const EvictionsBodySchema = z.strictObject({
 
 /** `POST /v1/stage`. */
 export const StageBodySchema = z.strictObject({ stage: Name });
+
+/** The seed forms whose paths the fence covers (the first key present wins upstream; here exactly one is given). */
+export const SeedSchema = z.union([
+  z.strictObject({ files: z.array(z.string().min(1).max(4096)).min(1).max(MAX_READ_FILES) }),
+  z.strictObject({ glob: z.string().min(1).max(4096) }),
+  z.strictObject({ rhai: z.string().min(1).max(4096) }),
+]);
+/** A seed as the runtime sends it. */
+export type Seed = z.infer<typeof SeedSchema>;
+
+/** A command seed (`{ command = "..." }`): run in the entry stage's sandbox when the policy covers it. */
+export const CommandSeedSchema = z.strictObject({ command: z.string().min(1).max(4096) });
+
+/** `POST /v1/seeds`. */
+export const SeedBodySchema = z.strictObject({
+  region: Name,
+  seed: z.union([...SeedSchema.options, CommandSeedSchema]),
+  /** The context entry the content goes into: labelled by the sidecar with the label its sources deserve. */
+  entry: EntryRefSchema.optional(),
+});
 
 /** `POST /v1/approvals/{id}` (standalone only). */
 export const AnswerBodySchema = z.strictObject({ decision: z.enum(APPROVAL_DECISIONS), reason: z.string().max(4096).optional() });

@@ -4,7 +4,8 @@
 // in a cluster, the confined local shell standalone), under the shell timeout and the executor's output caps. A
 // non-zero exit is an error, not data (sandbox-and-blueprint §3.6). Every resolution, filled or refused, is one
 // audit record and one count; a record that cannot be written refuses the seed (fail closed).
-import { REFUSALS, type RefusalCode } from "../../api/sidecar-contract.ts";
+import type { z } from "zod";
+import { REFUSALS, type RefusalCode, type SeedBodySchema } from "../../api/sidecar-contract.ts";
 import type { Level } from "../../policy/levels.ts";
 import { lookupResultLabel } from "../../policy/classification.ts";
 import { decideSeedCommand } from "../../policy/seed-commands.ts";
@@ -20,7 +21,7 @@ import { findStageIndex, type Enforcement } from "./enforcement.ts";
 export const SEED_RECORD = { tool: "seed", commandSource: "safe_commands", auditFailed: "audit_failed" } as const;
 
 /** A seed as the runtime sends it: a path form, or a command. */
-export type AnySeed = { files: string[] } | { glob: string } | { rhai: string } | { command: string };
+export type AnySeed = z.infer<typeof SeedBodySchema>["seed"];
 
 /** What resolving seeds needs. */
 export interface SeedServiceDeps {

@@ -4,8 +4,7 @@
 // `blueprint:` path reads only from the blueprint's directory. One refused path refuses the seed, as upstream's
 // spawn does. Files are opened on the checked real path and re-verified (checked-open.ts).
 import { closeSync, readdirSync } from "node:fs";
-import { z } from "zod";
-import type { RefusalCode } from "../../api/sidecar-contract.ts";
+import type { RefusalCode, Seed } from "../../api/sidecar-contract.ts";
 import { MAX_READ_FILES } from "../../api/tools.ts";
 import { maxLevel, type Level } from "../../policy/levels.ts";
 import {
@@ -15,14 +14,6 @@ import {
 import { openCheckedForRead, readDescriptor } from "./checked-open.ts";
 import { MAX_READ_FILES_TOTAL_BYTES } from "./file-tools.ts";
 
-/** The seed forms whose paths the fence covers (the first key present wins upstream; here exactly one is given). */
-export const SeedSchema = z.union([
-  z.strictObject({ files: z.array(z.string().min(1).max(4096)).min(1).max(MAX_READ_FILES) }),
-  z.strictObject({ glob: z.string().min(1).max(4096) }),
-  z.strictObject({ rhai: z.string().min(1).max(4096) }),
-]);
-/** A seed as the runtime sends it. */
-export type Seed = z.infer<typeof SeedSchema>;
 
 /** Most entries a glob seed's walk visits, and how deep it goes. */
 const MAX_GLOB_VISITS = 10_000;

@@ -2,24 +2,9 @@
 // that the read-path fence decides every path, the policy decides every command, the audit records each
 // resolution and the sidecar labels the content (docs/sidecar-api.md, "Seeds").
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
-import { SeedSchema } from "../executors/seeds.ts";
 import type { SidecarAppDeps } from "./app.ts";
-import { buildRefusalBody, formatZodIssue } from "../../api/sidecar-contract.ts";
+import { buildRefusalBody, formatZodIssue, SeedBodySchema } from "../../api/sidecar-contract.ts";
 import { refuse } from "./refusal-reply.ts";
-
-const Name = z.string().min(1).max(256);
-
-/** A command seed (`{ command = "..." }`): run in the entry stage's sandbox when the policy covers it. */
-export const CommandSeedSchema = z.strictObject({ command: z.string().min(1).max(4096) });
-
-/** `POST /v1/seeds`. */
-export const SeedBodySchema = z.strictObject({
-  region: Name,
-  seed: z.union([...SeedSchema.options, CommandSeedSchema]),
-  /** The context entry the content goes into: labelled by the sidecar with the label its sources deserve. */
-  entry: z.strictObject({ region: Name, id: Name }).optional(),
-});
 
 /** Registers the seed route (only when the app knows the run's workdir). */
 export function registerSeedRoutes(app: FastifyInstance, deps: SidecarAppDeps): void {
