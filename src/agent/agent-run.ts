@@ -3,7 +3,7 @@
 // docs/runtime.md and the message for the termination log (which reaches the Run's Completed condition).
 import { Conversation } from "./conversation.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
-import type { SidecarLink } from "./sidecar-link.ts";
+import type { SidecarClient } from "../sidecar/http/client.ts";
 import { fillRegions } from "./region-fill.ts";
 import { runStage } from "./stage-loop.ts";
 import type { RunPlan, StagePlan } from "./stage-plan.ts";
@@ -28,7 +28,7 @@ export interface AgentRunDeps {
   readonly plan: RunPlan;
   readonly task: string | undefined;
   readonly inputs: Readonly<Record<string, string>>;
-  readonly link: SidecarLink;
+  readonly link: SidecarClient;
   readonly tools: ToolClient;
   readonly providers: (provider: string, timeoutMs?: number) => ProviderLookup;
   readonly transcript: Transcript;

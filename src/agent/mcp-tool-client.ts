@@ -5,9 +5,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LABEL_META_KEY, REFUSAL_META_KEY, RefusalMetaSchema } from "../api/mcp-meta.ts";
+import type { RefusalCode } from "../api/sidecar-contract.ts";
 import { RESULT_TOOL } from "../api/tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
-import { createCappedFetch } from "./capped-fetch.ts";
+import { createCappedFetch } from "../io/capped-fetch.ts";
 import type { ToolOutcome } from "./tool-client.ts";
 
 /** A call may wait this long without progress; progress (a prompt still pending) renews it. */
@@ -26,7 +27,7 @@ type Meta = { label?: string; taint?: string; entry?: { region: string; id: stri
 export async function connectMcpTools(baseUrl: string, token: string): Promise<McpTools> {
   const url = new URL(`${baseUrl.replace(/\/+$/, "")}/mcp`);
   const client = new Client({ name: "leviath-agent", version: "0.1.0" });
-  const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } }, fetch: createCappedFetch(url.host) });
+  const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } }, fetch: createCappedFetch({ peer: url.host }) });
   await client.connect(transport);
   return {
     async list() {
@@ -38,7 +39,7 @@ export async function connectMcpTools(baseUrl: string, token: string): Promise<M
       try {
         r = await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, onprogress: () => undefined });
       } catch (err) {
-        return { decision: "deny", content: `[denied] Tool '${name}' was not run: the sidecar's MCP endpoint did not answer (${(err as Error).message}).`, isError: true, code: "sidecar-unavailable", failedClosed: true };
+        return { decision: "deny", content: `[denied] Tool '${name}' was not run: the sidecar's MCP endpoint did not answer (${(err as Error).message}).`, isError: true, code: "sidecar-unavailable" satisfies RefusalCode, failedClosed: true };
       }
       const content = (Array.isArray(r.content) ? r.content : []).map((c: { type: string; text?: string }) => (c.type === "text" ? c.text ?? "" : "")).join("");
       const metas = r._meta as Record<string, unknown> | undefined;
@@ -48,7 +49,7 @@ export async function connectMcpTools(baseUrl: string, token: string): Promise<M
       if (!isError && name === RESULT_TOOL) return { decision: "run", content, isError: false };
       const refusal = RefusalMetaSchema.safeParse(metas?.[REFUSAL_META_KEY]);
       // Neither labelled nor a refusal the sidecar signed: nothing says it ran, so it is taken as refused.
-      if (!refusal.success) return { decision: "deny", content, isError: true, code: "sidecar-invalid-response", failedClosed: true };
+      if (!refusal.success) return { decision: "deny", content, isError: true, code: "sidecar-invalid-response" satisfies RefusalCode, failedClosed: true };
       return { decision: "deny", content, isError: true, code: refusal.data.code, ...(refusal.data.source ? { source: refusal.data.source } : {}) };
     },
     close: () => client.close(),

@@ -3,7 +3,7 @@
 // before its first turn; a `clear` transition keeps it, like the task.
 import type { Conversation } from "./conversation.ts";
 import { FENCE_CODES, type RegionSeedPlan } from "./region-seeds.ts";
-import type { SidecarLink } from "./sidecar-link.ts";
+import type { SidecarClient } from "../sidecar/http/client.ts";
 import type { Transcript } from "./transcript.ts";
 
 /** The spawn went on (with the regions filled), or it failed with upstream's message. */
@@ -18,7 +18,7 @@ export function buildRegionMessage(region: string, content: string): string {
 }
 
 /** Fills every region; a fence refusal, or any failure of a required region, fails the spawn. */
-export async function fillRegions(regions: readonly RegionSeedPlan[], deps: { link: SidecarLink; conversation: Conversation; transcript: Transcript }): Promise<RegionFill> {
+export async function fillRegions(regions: readonly RegionSeedPlan[], deps: { link: SidecarClient; conversation: Conversation; transcript: Transcript }): Promise<RegionFill> {
   const filled: string[] = [];
   for (const r of regions) {
     const entry = seedEntry(r.name);

@@ -5,7 +5,7 @@ import { RESULT_TOOL } from "../api/tools.ts";
 import type { Conversation } from "./conversation.ts";
 import { ProviderError, type ModelProvider, type ModelTurn, type ToolCall, type ToolSpec } from "./providers/types.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
-import type { SidecarLink } from "./sidecar-link.ts";
+import type { SidecarClient } from "../sidecar/http/client.ts";
 import type { StagePlan, TransitionPlan } from "./stage-plan.ts";
 import type { ToolClient } from "./tool-client.ts";
 import { describeArgs, type Transcript } from "./transcript.ts";
@@ -25,7 +25,7 @@ export type StageEnd =
 export interface StageDeps {
   readonly conversation: Conversation;
   readonly tools: ToolClient;
-  readonly link: SidecarLink;
+  readonly link: SidecarClient;
   readonly transcript: Transcript;
   readonly providers: (provider: string, timeoutMs?: number) => ProviderLookup;
   readonly signal?: AbortSignal;

@@ -1,8 +1,8 @@
-// The tool client over the sidecar's /v1 API (src/sidecar/client.ts, which fails closed): the stage's tools come
+// The tool client over the sidecar's /v1 API (src/sidecar/http/client.ts, which fails closed): the stage's tools come
 // from its names (built-in schemas), a prompt is waited on until a person or its expiry settles it, and a call the
 // sidecar hands back (`run`) is reported, with the result the runtime produced.
 import { RESULT_TOOL } from "../api/tools.ts";
-import { createSidecarClient, type ClientAnswer } from "../sidecar/http/client.ts";
+import type { ClientAnswer, SidecarClient } from "../sidecar/http/client.ts";
 import { DEFAULT_STAGE_TOOLS, describeTool } from "./builtin-tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
 import type { ToolClient, ToolOutcome } from "./tool-client.ts";
@@ -25,15 +25,8 @@ export function listV1Tools(stage: Parameters<ToolClient["listTools"]>[0]): Tool
   return all.map(describeTool);
 }
 
-/** A /v1 tool client. */
-export function createV1ToolClient(baseUrl: string, token: string, timeoutMs = 10_000): ToolClient {
-  const client = createSidecarClient({ baseUrl, token, timeoutMs });
-  const report = async (id: string): Promise<void> => {
-    const res = await fetch(`${baseUrl.replace(/\/+$/, "")}/v1/tool-calls/${encodeURIComponent(id)}/result`, {
-      method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: "{}", signal: AbortSignal.timeout(timeoutMs),
-    });
-    await res.body?.cancel();
-  };
+/** A /v1 tool client over the sidecar's client (its runtime token set). */
+export function createV1ToolClient(client: SidecarClient): ToolClient {
   return {
     listTools: async (stage) => listV1Tools(stage),
     async callTool(id, name, args) {
@@ -41,7 +34,7 @@ export function createV1ToolClient(baseUrl: string, token: string, timeoutMs = 1
       while (answer.decision === "ask") answer = await client.waitForCall(id, name, WAIT_SECONDS);
       if (answer.decision === "run") {
         try {
-          await report(id);
+          await client.reportResult(id);
         } catch (err) {
           return { decision: "deny", content: `[denied] the result of '${name}' could not be reported: ${(err as Error).message}`, isError: true, failedClosed: true };
         }

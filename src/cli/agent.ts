@@ -4,12 +4,12 @@ import { loadRuntimeConfig } from "../config/runtime-config.ts";
 import { AGENT_EXIT, runAgent } from "../agent/agent-run.ts";
 import { Conversation } from "../agent/conversation.ts";
 import { createCredentialLookup, createProviderRegistry, CREDENTIALS_DIR } from "../agent/provider-registry.ts";
-import { createSidecarLink } from "../agent/sidecar-link.ts";
 import { buildRunPlan } from "../agent/stage-plan.ts";
 import { createTranscript } from "../agent/transcript.ts";
 import { createV1ToolClient } from "../agent/v1-tool-client.ts";
 import { connectMcpTools } from "../agent/mcp-tool-client.ts";
 import { createSidecarToolClient } from "../agent/sidecar-tool-client.ts";
+import { createSidecarClient } from "../sidecar/http/client.ts";
 import { parseCommandArgs } from "./args.ts";
 import { UsageError, type CliIo } from "./io.ts";
 
@@ -91,7 +91,7 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   const tokenFile = v["token-file"] ?? io.env["LEVIATH_SIDECAR_TOKEN_FILE"];
   if (tokenFile === undefined) throw new UsageError("no runtime token file: pass --token-file or set LEVIATH_SIDECAR_TOKEN_FILE");
   const sidecarUrl = v.sidecar ?? io.env["LEVIATH_SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL;
-  const link = createSidecarLink(sidecarUrl);
+  const link = createSidecarClient({ baseUrl: sidecarUrl });
   const transcript = createTranscript(io.stdout, level);
   try {
     await link.waitHealthy(HEALTH_WAIT_MS);
@@ -110,7 +110,7 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   transcript.line(`[run] task: ${Buffer.byteLength(config.task ?? "")} bytes, inputs: ${Object.keys(config.inputs).join(", ") || "none"}, mode ${config.mode}, sidecar ${link.baseUrl}`);
   let tools;
   try {
-    tools = toolsVia === "v1" ? createV1ToolClient(sidecarUrl, token) : createSidecarToolClient(sidecarUrl, token, await connectMcpTools(sidecarUrl, token));
+    tools = toolsVia === "v1" ? createV1ToolClient(link) : createSidecarToolClient(link, await connectMcpTools(sidecarUrl, token));
   } catch (err) {
     return say(AGENT_EXIT.failed, `the sidecar's MCP endpoint at ${sidecarUrl}/mcp: ${(err as Error).message}`);
   }

@@ -6,6 +6,7 @@
 // approval-reader Role grants `get` on exactly those), checks that it is bound to this Run and unconsumed
 // (relayed-approval.ts), answers the pending prompt with what the Approval says and marks it consumed (admission
 // lets it write the status only of Approvals bound to its Run).
+import { buildRefusalMessage, type RefusalCode } from "../../api/sidecar-contract.ts";
 import { APPROVAL_RELAY_KEY, ApprovalRelayEntrySchema, MAX_RELAYED_ANSWERS, type ApprovalDecision, type ApprovalRelayEntry } from "../../api/approval.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { isApiStatus } from "../../kube/errors.ts";
@@ -14,7 +15,6 @@ import type { KubeObject } from "../../kube/objects.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import type { Logger } from "../../log/logger.ts";
 import { buildChildNames } from "../../sandbox/names.ts";
-import { APPROVAL_WITHDRAWN, buildWithdrawnAnswerMessage } from "../core/approvals.ts";
 import { checkRelayedApproval, type ReadApproval, type RelayedRef } from "./relayed-approval.ts";
 
 /** The relay ConfigMap as watched. */
@@ -59,7 +59,8 @@ async function markConsumed(opts: ApprovalWatcherOptions, name: string, message:
 
 /** Why an answer was not applied, as the Approval's consumed message says it. */
 function describeUnapplied(target: ApprovalTarget, approvalId: string): string {
-  if (target.isWithdrawn(approvalId)) return `${APPROVAL_WITHDRAWN}: ${buildWithdrawnAnswerMessage(approvalId)}`;
+  const withdrawn = "approval-withdrawn" satisfies RefusalCode;
+  if (target.isWithdrawn(approvalId)) return `${withdrawn}: ${buildRefusalMessage(withdrawn, approvalId)}`;
   return `no pending prompt '${approvalId}' (already answered or expired)`;
 }
 

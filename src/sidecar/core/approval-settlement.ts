@@ -14,7 +14,7 @@ import { computeGateSource } from "./call-inputs.ts";
 export type SettlementAction =
   | { readonly kind: "stopping" }
   | { readonly kind: "withdrawn" }
-  | { readonly kind: "deny"; readonly code: string; readonly message: string; readonly source: DecisionSourceLabel; readonly events: readonly AuditEvent[] }
+  | { readonly kind: "deny"; readonly code: "approval-declined" | "gate-denied"; readonly message: string; readonly events: readonly AuditEvent[] }
   | { readonly kind: "permission-granted"; readonly scope: "once" | "stage" | "run" }
   | { readonly kind: "gate-allowed"; readonly events: readonly AuditEvent[]; readonly raise: string | undefined; readonly source: DecisionSourceLabel };
 
@@ -28,12 +28,12 @@ export function decideSettlement(kind: ApprovalKind, tool: string, s: ApprovalSe
   if (s.kind === "withdrawn") return { kind: "withdrawn" };
   if (kind === "tool_approval") {
     const choice = decidePermissionChoice(s.kind === "answer" ? PERMISSION_INDEX[s.decision] : undefined);
-    if (choice === "decline") return { kind: "deny", code: "approval-declined", message: buildUserDeclinedMessage(tool), source: "user_declined", events: [] };
+    if (choice === "decline") return { kind: "deny", code: "approval-declined", message: buildUserDeclinedMessage(tool), events: [] };
     return { kind: "permission-granted", scope: choice === "allow-once" ? "once" : choice === "allow-stage" ? "stage" : "run" };
   }
   if (pending === undefined) throw new Error(`a gate prompt for '${tool}' settled without its pending gate`);
   const answer: GatePromptAnswer = s.kind === "answer" ? { kind: "choice", index: GATE_INDEX[s.decision] } : { kind: "expired" };
   const out = answerGatePrompt(pending, answer, clock);
-  if (out.kind === "block") return { kind: "deny", code: "gate-denied", message: out.message, source: "user_denied", events: out.events };
+  if (out.kind === "block") return { kind: "deny", code: "gate-denied", message: out.message, events: out.events };
   return { kind: "gate-allowed", events: out.events, raise: out.raiseClearanceOf, source: computeGateSource(out.events) };
 }

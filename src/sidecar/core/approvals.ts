@@ -27,14 +27,6 @@ export type ApprovalSettlement =
   | { readonly kind: "withdrawn" }
   | { readonly kind: "cancelled" };
 
-/** The code of an answer to a withdrawn prompt (`POST /v1/approvals/{id}`, an Approval's consumed message). */
-export const APPROVAL_WITHDRAWN = "approval-withdrawn";
-
-/** Why an answer to a withdrawn prompt is refused: its call's client gave up, so the call was refused and never runs. */
-export function buildWithdrawnAnswerMessage(id: string): string {
-  return `prompt '${id}' was withdrawn: the client of its call gave up waiting, so the call was refused and will never run`;
-}
-
 /** How many withdrawn prompt ids are remembered (the oldest forgotten first: a late answer then reads as unknown). */
 const MAX_WITHDRAWN = 4096;
 

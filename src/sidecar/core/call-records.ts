@@ -1,7 +1,8 @@
 // The calls of one run the service remembers: every pending call (never forgotten) and the settled ones, for
 // retries and waits, within a count and a size budget (the oldest submitted settled call is forgotten first).
 import type { DecisionSourceLabel } from "../../metrics/sidecar-metrics.ts";
-import type { CallOutcome, EntryRef } from "./call-outcomes.ts";
+import type { EntryRef } from "../../api/sidecar-contract.ts";
+import type { CallOutcome } from "./call-outcomes.ts";
 import { OldestFirst } from "./oldest-first.ts";
 
 /** One call and where its decision stands. */

@@ -5,6 +5,7 @@
 // the Run's status, before the runtime is told the call was accepted).
 import { createHash } from "node:crypto";
 import { MAX_INLINE_RESULT_BYTES, MAX_RESULT_BYTES, type RunResult } from "../../api/status.ts";
+import { buildRefusalMessage } from "../../api/sidecar-contract.ts";
 import { RESULT_TOOL } from "../../api/tools.ts";
 
 /** The key of the result ConfigMap that holds the output. */
@@ -17,12 +18,17 @@ export function extractOutput(args: Record<string, unknown>): string {
   return JSON.stringify(output ?? args);
 }
 
-/** The refusal text of an output over the bound, or undefined when it fits. */
-export function checkResultSize(tool: string, args: Record<string, unknown>): string | undefined {
+/** The size in bytes of a `submit_output` over the bound, or undefined when it fits (or the tool is another). */
+export function measureOversizedResult(tool: string, args: Record<string, unknown>): number | undefined {
   if (tool !== RESULT_TOOL) return undefined;
   const bytes = Buffer.byteLength(extractOutput(args), "utf8");
-  if (bytes <= MAX_RESULT_BYTES) return undefined;
-  return `[error] Tool '${tool}' was not run: the output is ${bytes} bytes and a Run's result holds at most ${MAX_RESULT_BYTES}; write the large parts to files in the workdir and submit a shorter answer.`;
+  return bytes <= MAX_RESULT_BYTES ? undefined : bytes;
+}
+
+/** The refusal text of an output over the bound (`result-too-large`), or undefined when it fits. */
+export function checkResultSize(tool: string, args: Record<string, unknown>): string | undefined {
+  const bytes = measureOversizedResult(tool, args);
+  return bytes === undefined ? undefined : buildRefusalMessage("result-too-large", tool, bytes);
 }
 
 /** One result to store. */

@@ -4,6 +4,8 @@
 // in a cluster, the confined local shell standalone), under the shell timeout and the executor's output caps. A
 // non-zero exit is an error, not data (sandbox-and-blueprint §3.6). Every resolution, filled or refused, is one
 // audit record and one count; a record that cannot be written refuses the seed (fail closed).
+import type { z } from "zod";
+import { REFUSALS, type RefusalCode, type SeedBodySchema } from "../../api/sidecar-contract.ts";
 import type { Level } from "../../policy/levels.ts";
 import { lookupResultLabel } from "../../policy/classification.ts";
 import { decideSeedCommand } from "../../policy/seed-commands.ts";
@@ -19,7 +21,7 @@ import { findStageIndex, type Enforcement } from "./enforcement.ts";
 export const SEED_RECORD = { tool: "seed", commandSource: "safe_commands", auditFailed: "audit_failed" } as const;
 
 /** A seed as the runtime sends it: a path form, or a command. */
-export type AnySeed = { files: string[] } | { glob: string } | { rhai: string } | { command: string };
+export type AnySeed = z.infer<typeof SeedBodySchema>["seed"];
 
 /** What resolving seeds needs. */
 export interface SeedServiceDeps {
@@ -37,10 +39,11 @@ export interface SeedServiceDeps {
 /** A filled seed, or why not (`refused`: a check said no; `failed`: allowed, but it could not be filled). */
 export type SeedResolution =
   | { readonly ok: true; readonly content: string; readonly sources: readonly SeedSource[]; readonly label: Level }
-  | { readonly ok: false; readonly outcome: "refused" | "failed"; readonly code: string; readonly message: string };
+  | { readonly ok: false; readonly outcome: "refused" | "failed"; readonly code: RefusalCode; readonly message: string };
 
 const formOf = (seed: AnySeed): SeedFormLabel => (Object.keys(seed)[0] as SeedFormLabel);
-const REFUSED_PATH_CODES = new Set(["seed-outside-workdir", "seed-outside-blueprint", "invalid-seed"]);
+/** A seed not filled is `failed` when its row says so (allowed, but it could not be filled), else `refused`. */
+const seedOutcomeOf = (code: RefusalCode): "refused" | "failed" => (REFUSALS[code].outcome === "failed" ? "failed" : "refused");
 
 /** Resolves seeds for one run. */
 export class SeedService {
@@ -67,7 +70,7 @@ export class SeedService {
         blueprintRoot: this.#d.blueprintRoot,
         workdirLabel: lookupResultLabel(enf.resultLabels, "read_file"),
       });
-      result = filled.ok ? filled : { ok: false, outcome: REFUSED_PATH_CODES.has(filled.code) ? "refused" : "failed", code: filled.code, message: filled.message };
+      result = filled.ok ? filled : { ok: false, outcome: seedOutcomeOf(filled.code), code: filled.code, message: filled.message };
       if (filled.ok) extra = { sources: filled.sources };
     }
     const outcome = result.ok ? "filled" : result.outcome;
@@ -90,7 +93,7 @@ export class SeedService {
     const r = await this.#d.shell.run({ command, timeoutSeconds, stage });
     this.#d.metrics.shell(this.#d.shell.label, computeShellOutcome(r));
     const audit = { safe_command_prefix: decided.prefix, sandbox_stage: stage.name, exit_code: r.exitCode };
-    const fail = (code: string, why: string) => ({ result: { ok: false as const, outcome: "failed" as const, code, message: `region '${region}': seed command '${command}' ${why}` }, audit });
+    const fail = (code: RefusalCode, why: string) => ({ result: { ok: false as const, outcome: "failed" as const, code, message: `region '${region}': seed command '${command}' ${why}` }, audit });
     if (r.error !== undefined) return fail("seed-command-failed", `could not be run: ${r.error}`);
     if (r.capped !== undefined) return fail("seed-command-capped", `was stopped: ${r.capped}`);
     if (r.timedOut) return fail("seed-command-timed-out", `timed out after ${timeoutSeconds} seconds`);

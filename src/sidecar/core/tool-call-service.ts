@@ -17,9 +17,8 @@ import { decideSettlement } from "./approval-settlement.ts";
 import type { ApprovalBook, ApprovalSettlement } from "./approvals.ts";
 import type { AuditSink } from "../storage/audit-writer.ts";
 import { buildGrantKey, buildPermissionInputs, computeGateSource, isSettledBySidecar, isToolOffered, parseToolArgs, SHELL_TOOLS } from "./call-inputs.ts";
-import {
-  buildAuditFailedMessage, buildDeny, buildGaveUpMessage, buildPendingFullMessage, buildInvalidArgumentsMessage, buildStoppingMessage, buildUnavailableMessage, type CallOutcome, type EntryRef, type RefusalKind,
-} from "./call-outcomes.ts";
+import { buildDeny, buildDenyOutcome, type CallOutcome } from "./call-outcomes.ts";
+import { buildRefusalMessage, lookupRefusalSource, type EntryRef, type RecordedRefusalCode, type RefusalMessageArgs } from "../../api/sidecar-contract.ts";
 import type { Enforcement } from "./enforcement.ts";
 import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, type FileToolArgs, type PathCheck } from "../executors/file-tools.ts";
 import { CallRecords, type CallRecord, type GiveUpReason } from "./call-records.ts";
@@ -27,7 +26,7 @@ import { DecisionRecorder } from "./decision-recorder.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
 import { buildPermissionPrompt } from "./prompt-text.ts";
 import type { RunSession } from "./run-session.ts";
-import { checkResultSize, extractOutput, type ResultSink } from "./run-result.ts";
+import { extractOutput, measureOversizedResult, type ResultSink } from "./run-result.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "../executors/shell.ts";
 
 /** What the service needs from the outside world. */
@@ -127,7 +126,7 @@ export class ToolCallService {
     const fingerprint = hash("sha256", json, "base64");
     const existing = this.#calls.get(req.id);
     if (existing !== undefined) {
-      if (existing.fingerprint !== fingerprint) return buildDeny(req.id, req.tool, "duplicate-call-id", `[error] call id '${req.id}' was already used for another call`, "conflict");
+      if (existing.fingerprint !== fingerprint) return buildDeny(req.id, req.tool, "duplicate-call-id", req.id);
       if (existing.response !== undefined) return existing.response;
       // Still being decided or executed: the retry gets the same answer, and nothing runs twice.
       if (existing.first !== undefined) return existing.first;
@@ -144,11 +143,11 @@ export class ToolCallService {
       deadline: req.deadline, callerRuns: req.callerRuns ?? true,
     };
     this.#calls.add(rec);
-    if (full) return this.#deny(rec, "pending-full", buildPendingFullMessage(rec.tool, this.#calls.maxPendingCalls), "pending_full", "unavailable");
+    if (full) return this.#deny(rec, "pending-full", rec.tool, this.#calls.maxPendingCalls);
     if (this.#gaveUp(rec)) return this.#refuseGaveUp(rec);
-    if (!parsed.ok) return this.#deny(rec, "invalid-arguments", buildInvalidArgumentsMessage(req.tool, parsed.detail), "invalid_arguments", "invalid");
-    const tooLarge = checkResultSize(req.tool, parsed.value);
-    if (tooLarge !== undefined) return this.#deny(rec, "result-too-large", tooLarge, "invalid_arguments", "invalid");
+    if (!parsed.ok) return this.#deny(rec, "invalid-arguments", req.tool, parsed.detail);
+    const tooLarge = measureOversizedResult(req.tool, parsed.value);
+    if (tooLarge !== undefined) return this.#deny(rec, "result-too-large", req.tool, tooLarge);
     const first = this.#advance(rec);
     if (rec.response === undefined) rec.first = first;
     return first;
@@ -202,8 +201,8 @@ export class ToolCallService {
   /** Labels the result the runtime reports for a call decided `run`. */
   reportResult(id: string, entry: EntryRef | undefined): { ok: true; entry: EntryRef; label: ReturnType<typeof lookupResultLabel> } | { ok: false; reason: "unknown-call" | "not-run"; message: string } {
     const rec = this.#calls.get(id);
-    if (rec === undefined) return { ok: false, reason: "unknown-call", message: `no tool call '${id}'` };
-    if (rec.response?.body.decision !== "run") return { ok: false, reason: "not-run", message: `tool call '${id}' was not decided 'run'` };
+    if (rec === undefined) return { ok: false, reason: "unknown-call", message: buildRefusalMessage("unknown-call", id) };
+    if (rec.response?.body.decision !== "run") return { ok: false, reason: "not-run", message: buildRefusalMessage("not-run", id) };
     const where = entry ?? rec.entry;
     const label = this.#d.session.label(where.region, where.id, lookupResultLabel(this.#d.policy().resultLabels, rec.tool));
     this.#taintChanged();
@@ -236,15 +235,14 @@ export class ToolCallService {
     if (this.#d.gateway?.claims(rec.tool) === true) await this.#d.gateway.ready();
     if (this.#gaveUp(rec)) return this.#refuseGaveUp(rec);
     if (!isToolOffered(stage, enf.offeredTools, rec.tool, this.#d.gateway) || (!rec.callerRuns && !isSettledBySidecar(rec.tool, this.#d.gateway))) {
-      return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
+      return this.#deny(rec, "tool-unavailable", rec.tool, stage.name);
     }
     if (!rec.permissionDone) {
       const grant = this.#d.session.hasGrant(buildGrantKey(rec.tool, rec.args));
       // Permission only: the gate is evaluated (and audited) below, after the read-path check.
       const d = decideToolCall({ gate: this.#gateInput(enf, rec, false), permissions: buildPermissionInputs(rp, stage), permissionApproved: rec.permissionApproved || grant });
       if (d.kind === "refuse") {
-        const denied = d.reason === "permission-denied";
-        return this.#deny(rec, denied ? "permission-denied" : "approval-unavailable", d.message, denied ? "permission_deny" : "approval_unavailable");
+        return this.#deny(rec, d.reason === "permission-denied" ? "permission-denied" : "approval-unavailable", d.message);
       }
       if (d.kind === "ask-permission") {
         return this.#ask(rec, "tool_approval", `tool-${rec.id}`, buildPermissionPrompt(rec.tool, rec.args), d.prompt.options, d.prompt.timeoutSeconds, undefined);
@@ -255,13 +253,13 @@ export class ToolCallService {
     if (isFileTool(rec.tool)) {
       checks = checkFilePaths(rec.tool, rec.args as FileToolArgs[typeof rec.tool], { workdir: this.#d.workdir, policy: enf.readPolicy, fs: this.#d.fs });
       const refusal = findCallRefusal(checks);
-      if (refusal !== undefined) return this.#deny(rec, refusal.code, refusal.message, refusal.source);
+      if (refusal !== undefined) return this.#refuse(rec, refusal.code, refusal.message);
     }
     if (!rec.gateDone) {
       const out = evaluateGate(this.#gateInput(enf, rec, rp.taint.tracking));
       for (const d of out.ruleDiagnostics) this.#d.log.warn({ callId: rec.id, rule: d.rule, kind: d.kind }, d.message);
-      if (!this.#record.gate(out.events)) return this.#deny(rec, "audit-failed", buildAuditFailedMessage(rec.tool), "audit_failed", "unavailable");
-      if (out.kind === "block") return this.#deny(rec, "gate-blocked", out.message, "auto_block");
+      if (!this.#record.gate(out.events)) return this.#deny(rec, "audit-failed", rec.tool);
+      if (out.kind === "block") return this.#deny(rec, "gate-blocked", out.message);
       if (out.kind === "prompt") return this.#ask(rec, "taint_gate", out.prompt.requestId, out.prompt.text, out.prompt.options, out.prompt.timeoutSeconds, out.pending);
       rec.gateDone = true;
       const source = computeGateSource(out.events);
@@ -276,7 +274,7 @@ export class ToolCallService {
   }
 
   #refuseGaveUp(rec: CallRecord): CallOutcome {
-    return this.#deny(rec, "client-gave-up", buildGaveUpMessage(rec.tool), "client_gave_up");
+    return this.#deny(rec, "client-gave-up", rec.tool);
   }
 
   async #execute(rec: CallRecord, enf: Enforcement, stage: RunStage, checks: PathCheck[] | undefined): Promise<CallOutcome> {
@@ -284,11 +282,11 @@ export class ToolCallService {
     if (this.#gaveUp(rec)) return this.#refuseGaveUp(rec);
     // A server's name never falls through to the runtime: dropped by a reload while the call waited, it is refused.
     const server = this.#d.gateway?.claims(rec.tool) === true ? this.#d.gateway.find(rec.tool)?.server : undefined;
-    if (this.#d.gateway?.claims(rec.tool) === true && server === undefined) return this.#deny(rec, "tool-unavailable", buildUnavailableMessage(rec.tool, stage.name), "tool_unavailable");
+    if (this.#d.gateway?.claims(rec.tool) === true && server === undefined) return this.#deny(rec, "tool-unavailable", rec.tool, stage.name);
     const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
     if (checks !== undefined && isFileTool(rec.tool)) {
       const outcome = executeFileTool(rec.tool, rec.args as FileToolArgs[typeof rec.tool], checks);
-      if (outcome.kind === "refused") return this.#deny(rec, outcome.refusal.code, outcome.refusal.message, outcome.refusal.source);
+      if (outcome.kind === "refused") return this.#refuse(rec, outcome.refusal.code, outcome.refusal.message);
       if (!this.#record.decided(rec, "allow", rec.gateSource, undefined, seconds)) return this.#auditFailed(rec);
       return this.#allow(rec, enf, outcome.result, outcome.isError, undefined);
     }
@@ -310,7 +308,7 @@ export class ToolCallService {
       const stored = await this.#d.result.store({ output: extractOutput(rec.args), callId: rec.id, stage: stage.name });
       if (!stored.ok) {
         this.#d.log.error({ callId: rec.id, err: stored.message }, "result could not be stored");
-        return this.#deny(rec, "result-not-stored", `[error] Tool '${rec.tool}' was not run: its output could not be stored.`, "audit_failed", "unavailable");
+        return this.#deny(rec, "result-not-stored", rec.tool);
       }
     }
     const target = rec.target;
@@ -345,7 +343,7 @@ export class ToolCallService {
     if (s.kind === "answer") rec.answeredBy = { approvedBy: s.approvedBy, reason: s.reason };
     const action = decideSettlement(kind, rec.tool, s, pending, this.#d.clock);
     if (action.kind === "stopping") {
-      this.#finish(rec, buildDeny(rec.id, rec.tool, "sidecar-stopping", buildStoppingMessage(rec.tool), "unavailable"));
+      this.#finish(rec, buildDeny(rec.id, rec.tool, "sidecar-stopping", rec.tool));
       return;
     }
     if (action.kind === "withdrawn") {
@@ -365,11 +363,11 @@ export class ToolCallService {
       return;
     }
     if (!this.#record.gate(action.events)) {
-      this.#deny(rec, "audit-failed", buildAuditFailedMessage(rec.tool), "audit_failed", "unavailable");
+      this.#deny(rec, "audit-failed", rec.tool);
       return;
     }
     if (action.kind === "deny") {
-      this.#deny(rec, action.code, action.message, action.source);
+      this.#deny(rec, action.code, action.message);
       return;
     }
     if (action.raise !== undefined) this.#d.session.addRaise(action.raise);
@@ -379,12 +377,19 @@ export class ToolCallService {
   }
 
   #auditFailed(rec: CallRecord): CallOutcome {
-    return this.#finish(rec, buildDeny(rec.id, rec.tool, "audit-failed", buildAuditFailedMessage(rec.tool), "unavailable"));
+    return this.#finish(rec, buildDeny(rec.id, rec.tool, "audit-failed", rec.tool));
   }
 
-  #deny(rec: CallRecord, code: string, message: string, source: DecisionSourceLabel, refusal: RefusalKind = "refused"): CallOutcome {
+  /** A refusal that is a decision: recorded and counted under its row's decision source, which rides beside it. */
+  #deny<C extends RecordedRefusalCode>(rec: CallRecord, code: C, ...args: RefusalMessageArgs<C>): CallOutcome {
+    return this.#refuse(rec, code, buildRefusalMessage(code, ...args));
+  }
+
+  /** A recorded refusal whose message was built from its row already (a file tool's). */
+  #refuse(rec: CallRecord, code: RecordedRefusalCode, message: string): CallOutcome {
+    const source = lookupRefusalSource(code);
     this.#record.decided(rec, "deny", source, code, (this.#d.monotonicMs() - rec.started) / 1000);
-    return this.#finish(rec, buildDeny(rec.id, rec.tool, code, message, refusal, source));
+    return this.#finish(rec, buildDenyOutcome({ id: rec.id, tool: rec.tool, decision: "deny", code, message }, source));
   }
 
   #finish(rec: CallRecord, response: CallOutcome): CallOutcome {

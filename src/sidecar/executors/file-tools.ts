@@ -3,6 +3,7 @@
 // tools never leave the workdir); files are then opened through checked-open, on the real path that was judged.
 import { closeSync, lstatSync, readdirSync, statSync } from "node:fs";
 import type { z } from "zod";
+import { buildRefusalMessage, lookupRefusalSource, type RefusalMessageArgs, type RefusalSource } from "../../api/sidecar-contract.ts";
 import { listToolsOf, type BUILTIN_TOOLS, type ToolsOf } from "../../api/tools.ts";
 import { resolveRead, resolveWrite, type PathResolution, type RefusedPath, type ResolveContext } from "../../policy/read-paths/index.ts";
 import { openCheckedForRead, openCheckedForWrite, readDescriptor, replaceDescriptorContent, type CheckedOpen } from "./checked-open.ts";
@@ -30,15 +31,19 @@ export function isFileTool(tool: string): tool is FileTool {
   return (FILE_TOOLS as readonly string[]).includes(tool);
 }
 
-/** Which step refused a path, as a metric label. */
-export type RefusalSource = "read_path" | "workdir" | "path_changed" | "hard_link";
+/** The codes a file tool refuses a whole call with (403; their rows name the step, the decision source). */
+type FileRefusalCode = RefusedPath["code"] | "path-changed" | "hard-link";
 
-/** A refusal of the whole call (HTTP 403). */
+/** A refusal of the whole call: its code, and the row's message and decision source. */
 export interface FileRefusal {
-  readonly code: string;
+  readonly code: FileRefusalCode;
   /** The tool result the model is given, upstream's `[error] <message>`. */
   readonly message: string;
   readonly source: RefusalSource;
+}
+
+function fileRefusal<C extends FileRefusalCode>(code: C, ...args: RefusalMessageArgs<C>): FileRefusal {
+  return { code, message: buildRefusalMessage(code, ...args), source: lookupRefusalSource(code) };
 }
 
 /** One requested path and its resolution. */
@@ -59,7 +64,7 @@ export function checkFilePaths(tool: FileTool, args: FileToolArgs[FileTool], ctx
 }
 
 function refusalOf(r: RefusedPath): FileRefusal {
-  return { code: r.code, message: `[error] ${r.message}`, source: r.decision === "WorkdirRefusal" ? "workdir" : "read_path" };
+  return fileRefusal(r.code, r.message);
 }
 
 /** The refusal of the whole call: any refused path of a single-path tool, or every path of `read_files`. */
@@ -70,15 +75,11 @@ export function findCallRefusal(checks: readonly PathCheck[]): FileRefusal | und
 }
 
 function changedRefusal(request: string): FileRefusal {
-  return { code: "path-changed", message: `[error] path '${request}' changed while it was being opened; it was not read`, source: "path_changed" };
+  return fileRefusal("path-changed", request);
 }
 
 function linkedRefusal(request: string, links: number): FileRefusal {
-  return {
-    code: "hard-link",
-    message: `[error] '${request}' is a file with ${links} hard links; files with more than one name are never read or written (their other names may be outside every allowed path)`,
-    source: "hard_link",
-  };
+  return fileRefusal("hard-link", request, links);
 }
 
 /** A file tool's outcome: a refusal of the whole call, or a result (which may be an error text). */

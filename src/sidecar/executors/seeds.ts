@@ -4,7 +4,7 @@
 // `blueprint:` path reads only from the blueprint's directory. One refused path refuses the seed, as upstream's
 // spawn does. Files are opened on the checked real path and re-verified (checked-open.ts).
 import { closeSync, readdirSync } from "node:fs";
-import { z } from "zod";
+import type { RefusalCode, Seed } from "../../api/sidecar-contract.ts";
 import { MAX_READ_FILES } from "../../api/tools.ts";
 import { maxLevel, type Level } from "../../policy/levels.ts";
 import {
@@ -14,14 +14,6 @@ import {
 import { openCheckedForRead, readDescriptor } from "./checked-open.ts";
 import { MAX_READ_FILES_TOTAL_BYTES } from "./file-tools.ts";
 
-/** The seed forms whose paths the fence covers (the first key present wins upstream; here exactly one is given). */
-export const SeedSchema = z.union([
-  z.strictObject({ files: z.array(z.string().min(1).max(4096)).min(1).max(MAX_READ_FILES) }),
-  z.strictObject({ glob: z.string().min(1).max(4096) }),
-  z.strictObject({ rhai: z.string().min(1).max(4096) }),
-]);
-/** A seed as the runtime sends it. */
-export type Seed = z.infer<typeof SeedSchema>;
 
 /** Most entries a glob seed's walk visits, and how deep it goes. */
 const MAX_GLOB_VISITS = 10_000;
@@ -44,7 +36,7 @@ export interface SeedSource {
 /** A filled seed, or why it was refused. */
 export type SeedOutcome =
   | { readonly ok: true; readonly content: string; readonly sources: readonly SeedSource[]; readonly label: Level }
-  | { readonly ok: false; readonly code: string; readonly message: string };
+  | { readonly ok: false; readonly code: RefusalCode; readonly message: string };
 
 function resolvePath(region: string, path: string, ctx: SeedContext): SeedPathResolution {
   return path.startsWith(BLUEPRINT_SEED_PREFIX)

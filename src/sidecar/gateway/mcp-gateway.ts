@@ -11,7 +11,7 @@ import type { McpServer } from "../../api/policy.ts";
 import type { Logger } from "../../log/logger.ts";
 import { buildMcpToolName, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from "../../policy/mcp-overrides.ts";
 import type { GatewayResult, GatewayServerState, GatewayTool, ToolGateway } from "../core/tool-gateway.ts";
-import { createCappedFetch } from "./capped-fetch.ts";
+import { createCappedFetch } from "../../io/capped-fetch.ts";
 import { CappedStdioTransport, type StdioProcess } from "./capped-stdio.ts";
 import { buildVarLookup, expandAll, expandStdioEnv, type VarSource } from "./server-vars.ts";
 
@@ -207,10 +207,12 @@ export class McpGateway implements ToolGateway {
       transport = new StreamableHTTPClientTransport(new URL(server.url), {
         // No redirects: a header from a Secret goes to the admin's URL only, never where a reply points.
         requestInit: { headers, redirect: "error" },
-        fetch: createCappedFetch((m) => {
-          capFailure = m;
-          // The call waiting on this stream fails now, not at its timeout.
-          queueMicrotask(() => void client.close());
+        fetch: createCappedFetch({
+          onCap: (m) => {
+            capFailure = m;
+            // The call waiting on this stream fails now, not at its timeout.
+            queueMicrotask(() => void client.close());
+          },
         }),
         // A dropped stream is not resumed: the call it carried has failed.
         reconnectionOptions: { maxReconnectionDelay: 1000, initialReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1, maxRetries: 0 },

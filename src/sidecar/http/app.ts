@@ -6,7 +6,8 @@ import type { SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import type { ApprovalBook } from "../core/approvals.ts";
 import { registerContextRoutes } from "./context-routes.ts";
 import type { Enforcement } from "../core/enforcement.ts";
-import { MAX_REQUEST_BODY_BYTES } from "./http-schemas.ts";
+import { buildRefusalBody, MAX_REQUEST_BODY_BYTES } from "../../api/sidecar-contract.ts";
+import { refuse } from "./refusal-reply.ts";
 import { installRequestGuard, type RequestGuard } from "./request-guard.ts";
 import type { RunSession } from "../core/run-session.ts";
 import { buildRunStatusSnapshot, type RunStatusSnapshot } from "../core/run-status.ts";
@@ -54,11 +55,6 @@ export function computeStatus(deps: SidecarAppDeps): RunStatusSnapshot {
   });
 }
 
-/** A refusal body for errors raised before a route ran (bad JSON, a body over the cap). */
-function errorBody(code: string, message: string) {
-  return { decision: "deny" as const, code, message };
-}
-
 /** Builds the app; call `listen` on it elsewhere (or `inject` in tests). */
 export function buildSidecarApp(deps: SidecarAppDeps): FastifyInstance {
   const app = Fastify({
@@ -71,17 +67,18 @@ export function buildSidecarApp(deps: SidecarAppDeps): FastifyInstance {
   });
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      return reply.code(413).send(errorBody("request-too-large", `request body exceeded ${MAX_REQUEST_BODY_BYTES / 1024 / 1024} MiB`));
+      return refuse(reply, buildRefusalBody("request-too-large"));
     }
     if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.code(err.statusCode).send(errorBody("invalid-request", err.message));
+      // The framework's own 4xx (malformed JSON, an unsupported media type) keeps its status.
+      return reply.code(err.statusCode).send(buildRefusalBody("invalid-request", err.message));
     }
     deps.log.error({ err }, "request failed");
     // A bug must never read as an allow: the client sees a 500 refusal.
-    return reply.code(500).send(errorBody("internal-error", "the sidecar failed to decide this request"));
+    return refuse(reply, buildRefusalBody("internal-error"));
   });
   installRequestGuard(app, deps.guard);
-  app.setNotFoundHandler((req, reply) => reply.code(404).send(errorBody("not-found", `no route ${req.method} ${req.url}`)));
+  app.setNotFoundHandler((req, reply) => refuse(reply, buildRefusalBody("not-found", req.method, req.url)));
   app.get("/v1/healthz", async () => ({ status: "ok", policy: deps.policy.lastError === undefined ? { ok: true } : { ok: false, error: deps.policy.lastError } }));
   app.get("/v1/status", async () => computeStatus(deps));
   registerToolCallRoutes(app, deps);

@@ -91,3 +91,32 @@ describe("createSidecarClient fails closed", () => {
     expect(interpretAnswer("c1", "shell", 202, { id: "c1", tool: "shell", decision: "allow" })).toMatchObject({ decision: "deny" });
   });
 });
+
+describe("createSidecarClient's other calls", () => {
+  it("sends the token set once it was read, reports a result, and reads a seed's refusal as an answer", async () => {
+    const seen: string[] = [];
+    const url = await listen(createHttpServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? "-"}`);
+      if (req.url === "/v1/healthz") return res.writeHead(200).end(JSON.stringify({ status: "ok" }));
+      if (req.url === "/v1/seeds") return res.writeHead(403).end(JSON.stringify({ decision: "deny", code: "seed-outside-workdir", message: "outside" }));
+      res.writeHead(200).end("{}");
+    }));
+    const client = createSidecarClient({ baseUrl: `${url}/` });
+    await client.waitHealthy(1000);
+    client.setToken("t0k");
+    await client.reportResult("c/1");
+    expect(await client.seed("notes", { files: ["/etc/x"] }, { region: "notes", id: "s" })).toEqual({ ok: false, status: 403, code: "seed-outside-workdir", message: "outside" });
+    expect(seen).toEqual(["GET /v1/healthz -", "POST /v1/tool-calls/c%2F1/result Bearer t0k", "POST /v1/seeds Bearer t0k"]);
+    expect(client.baseUrl).toBe(url);
+  });
+
+  it("throws a SidecarLinkError on a refusal, an answer that is not JSON, or nothing listening", async () => {
+    const refusing = await httpAnswering(404, JSON.stringify({ code: "unknown-stage", message: "no stage 'x' in the run policy" }));
+    await expect(createSidecarClient({ baseUrl: refusing }).enterStage("x")).rejects.toThrow(/^POST \/v1\/stage: HTTP 404: .*unknown-stage/);
+    const notJson = await httpAnswering(200, "ok");
+    await expect(createSidecarClient({ baseUrl: notJson }).evict([])).rejects.toThrow("POST /v1/context/evictions: HTTP 200, not JSON");
+    const closed = await listen(createTcpServer());
+    await new Promise((r) => servers.pop()!.close(r));
+    await expect(createSidecarClient({ baseUrl: closed }).label([])).rejects.toMatchObject({ name: "SidecarLinkError", message: expect.stringContaining("did not answer (ECONNREFUSED)") });
+  });
+});

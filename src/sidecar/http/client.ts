@@ -1,9 +1,28 @@
-// A runtime's client for the sidecar that fails closed: a refused connection, a timeout, a reset, a body over
-// the cap, malformed JSON or an answer that does not fit the request all become a deny. Only a 200 whose body
-// is a well-formed allow or run for the same call id ever lets a tool run.
-import { z } from "zod";
+// The one client of the sidecar's /v1 API (docs/sidecar-api.md, docs/runtime.md): one transport (base URL, the
+// runtime token, a timeout per request, replies read under the 64 MiB cap) for the runtime and the CLI. Tool calls
+// fail closed: a refused connection, a timeout, a reset, a body over the cap, malformed JSON or an answer that does
+// not fit the request all become a deny, and only a 200 whose body is a well-formed allow or run for the same call
+// id ever lets a tool run. The other calls (health, stage, labels, evictions, seeds) throw a SidecarLinkError on a
+// sidecar that refuses or answers nonsense: never ignored.
+import type { z } from "zod";
+import { readBoundedText } from "../../io/bounded-text.ts";
+import { CapExceededError } from "../../io/capped-fetch.ts";
 import { buildBodyCapMessage, MAX_BODY_BYTES } from "../../policy/size-caps.ts";
-import { DEADLINE_HEADER } from "./http-schemas.ts";
+import {
+  AllowAnswerSchema, AskAnswerSchema, buildRefusalMessage, DEADLINE_HEADER, DenyAnswerSchema, EvictAnswerSchema, HealthAnswerSchema, LabelAnswerSchema,
+  RefusalAnswerSchema, RunAnswerSchema, SeedFilledSchema, StageAnswerSchema, type EntryRef,
+} from "../../api/sidecar-contract.ts";
+
+/** A /v1 request other than a tool call that failed: the path, the status and what the sidecar said. */
+export class SidecarLinkError extends Error {
+  override readonly name = "SidecarLinkError";
+}
+
+/** A command seed runs up to the policy's shell timeout (default 60 s; the sidecar stops it): wait longer than any sane one. */
+const SEED_WAIT_MS = 15 * 60_000;
+
+/** What `POST /v1/seeds` said: the content and its label, or the sidecar's refusal (code and message). */
+export type SeedAnswer = { readonly ok: true; readonly content: string; readonly label: string; readonly taint: string } | { readonly ok: false; readonly status: number; readonly code: string; readonly message: string };
 
 /** Options of {@link createSidecarClient}. */
 export interface SidecarClientOptions {
@@ -12,9 +31,9 @@ export interface SidecarClientOptions {
   /** Per request, headers and body included (default 10 s). A wait adds its own duration. */
   readonly timeoutMs?: number;
   readonly maxResponseBytes?: number;
-  /** The runtime's per-start secret (the runtime token file's contents). */
+  /** The runtime's per-start secret (the runtime token file's contents); see also `setToken`. */
   readonly token?: string | undefined;
-  /** Milliseconds since the epoch (the call's deadline is sent with it). */
+  /** Milliseconds since the epoch (the call's deadline is sent with it; the health wait's clock). */
   readonly clock?: () => number;
 }
 
@@ -30,61 +49,124 @@ export interface ClientCall {
   readonly id: string;
   readonly tool: string;
   readonly args: Record<string, unknown>;
-  readonly entry?: { readonly region: string; readonly id: string };
+  readonly entry?: EntryRef;
 }
 
 /** The client. */
 export interface SidecarClient {
+  readonly baseUrl: string;
+  /** Sets the runtime token once it can be read (the health check needs none). */
+  setToken(token: string): void;
   callTool(call: ClientCall): Promise<ClientAnswer>;
   /** Waits up to `seconds` for a pending call's answer. */
   waitForCall(id: string, tool: string, seconds: number): Promise<ClientAnswer>;
+  /** Tells the sidecar the runtime ran a call decided `run` (its result goes in the call's entry); throws when unsent. */
+  reportResult(id: string): Promise<void>;
+  waitHealthy(timeoutMs: number, sleep?: (ms: number) => Promise<void>): Promise<void>;
+  enterStage(stage: string): Promise<z.infer<typeof StageAnswerSchema>>;
+  label(entries: readonly (EntryRef & { source: "input" | "model" })[]): Promise<z.infer<typeof LabelAnswerSchema>>;
+  evict(entries: readonly EntryRef[]): Promise<z.infer<typeof EvictAnswerSchema>>;
+  /** Fills a region through the sidecar, labelling `entry` with what its sources deserve. */
+  seed(region: string, seed: Record<string, unknown>, entry: EntryRef): Promise<SeedAnswer>;
 }
 
-const AllowSchema = z.object({ id: z.string(), tool: z.string(), decision: z.literal("allow"), result: z.string(), isError: z.boolean(), label: z.string(), taint: z.string() });
-const RunSchema = z.object({ id: z.string(), tool: z.string(), decision: z.literal("run"), target: z.string().optional() });
-const AskSchema = z.object({ id: z.string(), tool: z.string(), decision: z.literal("ask"), approval: z.object({ id: z.string().min(1) }) });
-const DenySchema = z.object({ decision: z.literal("deny"), code: z.string().min(1), message: z.string() });
-
-function failClosed(id: string, tool: string, code: string, why: string): ClientAnswer {
-  return { decision: "deny", id, tool, code, message: `[denied] Tool '${tool}' was not run: the sidecar did not answer (${why}).`, failedClosed: true };
-}
-
-async function readCapped(res: Response, cap: number, host: string): Promise<string> {
-  if (res.body === null) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (total + value.length > cap) {
-      await reader.cancel();
-      throw new Error(buildBodyCapMessage(host, cap));
-    }
-    total += value.length;
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, total).toString("utf8");
+function failClosed(id: string, tool: string, code: "sidecar-unavailable" | "sidecar-invalid-response", why: string): ClientAnswer {
+  return { decision: "deny", id, tool, code, message: buildRefusalMessage(code, tool, why), failedClosed: true };
 }
 
 /** Maps an HTTP answer to what the runtime may do; anything unexpected is a deny. */
 export function interpretAnswer(id: string, tool: string, status: number, body: unknown): ClientAnswer {
   const sameCall = (b: { id: string; tool: string }) => b.id === id && b.tool === tool;
   if (status === 200) {
-    const allow = AllowSchema.safeParse(body);
+    const allow = AllowAnswerSchema.safeParse(body);
     if (allow.success && sameCall(allow.data)) return { ...allow.data, decision: "allow" };
-    const run = RunSchema.safeParse(body);
+    const run = RunAnswerSchema.safeParse(body);
     if (run.success && sameCall(run.data)) return { decision: "run", id, tool, target: run.data.target };
     return failClosed(id, tool, "sidecar-invalid-response", "a 200 that is not an allow for this call");
   }
   if (status === 202) {
-    const ask = AskSchema.safeParse(body);
+    const ask = AskAnswerSchema.safeParse(body);
     if (ask.success && sameCall(ask.data)) return { decision: "ask", id, tool, approvalId: ask.data.approval.id };
     return failClosed(id, tool, "sidecar-invalid-response", "a 202 that is not an ask for this call");
   }
-  const deny = DenySchema.safeParse(body);
+  const deny = DenyAnswerSchema.safeParse(body);
   if (deny.success) return { decision: "deny", id, tool, code: deny.data.code, message: deny.data.message, failedClosed: status >= 500 };
   return failClosed(id, tool, "sidecar-invalid-response", `HTTP ${status}`);
+}
+
+/** One request and its reply, read whole under the cap; a transport failure or a cap throws. */
+type Send = (method: string, path: string, opts: { body?: string; headers?: Record<string, string>; waitMs: number }) => Promise<{ status: number; text: string }>;
+
+function createSend(base: string, cap: number, token: () => string | undefined): Send {
+  const host = new URL(base).host;
+  return async (method, path, opts) => {
+    const t = token();
+    const res = await fetch(`${base}${path}`, {
+      method, headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...opts.headers }, body: opts.body, signal: AbortSignal.timeout(opts.waitMs),
+    });
+    return { status: res.status, text: await readBoundedText(res.body, cap, () => new CapExceededError(buildBodyCapMessage(host, cap))) };
+  };
+}
+
+/** The calls besides tool calls: a failure is a SidecarLinkError (a cap keeps its own error). */
+function createLinkCalls(send: Send, host: string, timeoutMs: number, clock: () => number): Omit<SidecarClient, "baseUrl" | "setToken" | "callTool" | "waitForCall"> {
+  const json = async (method: string, path: string, body: unknown, waitMs = timeoutMs): Promise<{ status: number; parsed: unknown; text: string }> => {
+    let reply: { status: number; text: string };
+    try {
+      reply = await send(method, path, { waitMs, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }) });
+    } catch (err) {
+      if (err instanceof CapExceededError) throw err;
+      const e = err as Error & { cause?: { code?: string } };
+      throw new SidecarLinkError(`${method} ${path}: the sidecar at ${host} did not answer (${e.cause?.code ?? e.message})`);
+    }
+    try {
+      return { ...reply, parsed: JSON.parse(reply.text) as unknown };
+    } catch {
+      throw new SidecarLinkError(`${method} ${path}: HTTP ${reply.status}, not JSON`);
+    }
+  };
+  const request = async <T>(method: string, path: string, body: unknown, schema: z.ZodType<T>): Promise<T> => {
+    const { status, parsed, text } = await json(method, path, body);
+    if (status !== 200) throw new SidecarLinkError(`${method} ${path}: HTTP ${status}: ${text.slice(0, 500)}`);
+    const ok = schema.safeParse(parsed);
+    if (!ok.success) throw new SidecarLinkError(`${method} ${path}: an answer that does not fit (${ok.error.issues[0]?.message ?? "invalid"})`);
+    return ok.data;
+  };
+  return {
+    async reportResult(id) {
+      // Any answer will do: the call was decided `run`, and the sidecar labels the entry it named.
+      await send("POST", `/v1/tool-calls/${encodeURIComponent(id)}/result`, { body: "{}", headers: { "content-type": "application/json" }, waitMs: timeoutMs });
+    },
+    async waitHealthy(waitMs, sleep = (ms) => new Promise((r) => setTimeout(r, ms))) {
+      const until = clock() + waitMs;
+      let last = "";
+      while (clock() < until) {
+        try {
+          await request("GET", "/v1/healthz", undefined, HealthAnswerSchema);
+          return;
+        } catch (err) {
+          last = (err as Error).message;
+        }
+        await sleep(250);
+      }
+      throw new SidecarLinkError(`the sidecar at ${host} did not become healthy within ${Math.round(waitMs / 1000)} s (${last})`);
+    },
+    enterStage: (stage) => request("POST", "/v1/stage", { stage }, StageAnswerSchema),
+    label: (entries) => request("POST", "/v1/context/entries", { entries }, LabelAnswerSchema),
+    evict: (entries) => request("POST", "/v1/context/evictions", { entries }, EvictAnswerSchema),
+    async seed(region, seed, entry) {
+      const { status, parsed } = await json("POST", "/v1/seeds", { region, seed, entry }, SEED_WAIT_MS);
+      if (status === 200) {
+        const filled = SeedFilledSchema.safeParse(parsed);
+        if (!filled.success) throw new SidecarLinkError(`POST /v1/seeds: an answer that does not fit (${filled.error.issues[0]?.message ?? "invalid"})`);
+        return { ok: true, ...filled.data };
+      }
+      const refusal = RefusalAnswerSchema.safeParse(parsed);
+      // A refusal is an answer; a 5xx or a body that is not one is the sidecar failing, and the spawn stops on it.
+      if (status >= 500 || !refusal.success) throw new SidecarLinkError(`POST /v1/seeds: HTTP ${status}${refusal.success ? `: ${refusal.data.message}` : ""}`);
+      return { ok: false, status, ...refusal.data };
+    },
+  };
 }
 
 /** A client for one sidecar. */
@@ -92,35 +174,37 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
   const base = opts.baseUrl.replace(/\/+$/, "");
   const host = new URL(base).host;
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const cap = opts.maxResponseBytes ?? MAX_BODY_BYTES;
   const clock = opts.clock ?? Date.now;
-  const auth: Record<string, string> = opts.token === undefined ? {} : { authorization: `Bearer ${opts.token}` };
-  const exchange = async (id: string, tool: string, path: string, init: RequestInit, extraMs: number): Promise<ClientAnswer> => {
-    let status: number;
-    let text: string;
+  let token = opts.token;
+  const send = createSend(base, opts.maxResponseBytes ?? MAX_BODY_BYTES, () => token);
+  const exchange = async (id: string, tool: string, method: string, path: string, headers: Record<string, string>, body: string | undefined, extraMs: number): Promise<ClientAnswer> => {
+    let reply: { status: number; text: string };
     try {
-      const res = await fetch(`${base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) }, signal: AbortSignal.timeout(timeoutMs + extraMs) });
-      status = res.status;
-      text = await readCapped(res, cap, host);
+      reply = await send(method, path, { headers, waitMs: timeoutMs + extraMs, ...(body === undefined ? {} : { body }) });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string } };
       const why = e.name === "TimeoutError" ? `no answer within ${timeoutMs + extraMs} ms` : e.cause?.code ?? e.message;
       return failClosed(id, tool, "sidecar-unavailable", why);
     }
-    let body: unknown;
+    let parsed: unknown;
     try {
-      body = JSON.parse(text);
+      parsed = JSON.parse(reply.text);
     } catch {
       return failClosed(id, tool, "sidecar-invalid-response", "a body that is not JSON");
     }
-    return interpretAnswer(id, tool, status, body);
+    return interpretAnswer(id, tool, reply.status, parsed);
   };
   return {
+    baseUrl: base,
+    setToken: (t) => {
+      token = t;
+    },
     callTool: (call) =>
       // The deadline: a call the sidecar only gets to after this client gave up (and said it did not run) must not run.
-      exchange(call.id, call.tool, "/v1/tool-calls", { method: "POST", headers: { "content-type": "application/json", [DEADLINE_HEADER]: String(clock() + timeoutMs) }, body: JSON.stringify(call) }, 0),
+      exchange(call.id, call.tool, "POST", "/v1/tool-calls", { "content-type": "application/json", [DEADLINE_HEADER]: String(clock() + timeoutMs) }, JSON.stringify(call), 0),
     // The deadline again: a call still waiting on its prompt when this client stops waiting is withdrawn, never run.
     waitForCall: (id, tool, seconds) =>
-      exchange(id, tool, `/v1/tool-calls/${encodeURIComponent(id)}?wait=${seconds}`, { method: "GET", headers: { [DEADLINE_HEADER]: String(clock() + timeoutMs + seconds * 1000) } }, seconds * 1000),
+      exchange(id, tool, "GET", `/v1/tool-calls/${encodeURIComponent(id)}?wait=${seconds}`, { [DEADLINE_HEADER]: String(clock() + timeoutMs + seconds * 1000) }, undefined, seconds * 1000),
+    ...createLinkCalls(send, host, timeoutMs, clock),
   };
 }

@@ -1,14 +1,21 @@
 // The context endpoints (labels are assigned here, never by the caller), the stage, and the prompts: listed
 // for everyone, answered over HTTP only standalone and only with the approval token.
 import type { FastifyInstance } from "fastify";
-import { APPROVAL_WITHDRAWN, buildWithdrawnAnswerMessage } from "../core/approvals.ts";
 import { findStageIndex } from "../core/enforcement.ts";
 import type { SidecarAppDeps } from "./app.ts";
 import { hasBearer } from "./request-guard.ts";
-import { AnswerBodySchema, ContextEntriesBodySchema, EvictionsBodySchema, formatZodIssue, StageBodySchema } from "./http-schemas.ts";
+import {
+  AnswerBodySchema, buildRefusalMessage, ContextEntriesBodySchema, EvictionsBodySchema, formatZodIssue, StageBodySchema, type RefusalCode, type RefusalMessageArgs,
+} from "../../api/sidecar-contract.ts";
+import { refuse } from "./refusal-reply.ts";
+
+/** A refusal of these routes: `{code, message}`, from the code's row. */
+function refusal<C extends RefusalCode>(code: C, ...args: RefusalMessageArgs<C>) {
+  return { code, message: buildRefusalMessage(code, ...args) };
+}
 
 function invalid(message: string) {
-  return { code: "invalid-request", message };
+  return refusal("invalid-request", message);
 }
 
 /** Registers the context, stage and approval routes. */
@@ -32,7 +39,7 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
 
   app.post("/v1/context/entries", async (req, reply) => {
     const body = ContextEntriesBodySchema.safeParse(req.body);
-    if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
+    if (!body.success) return refuse(reply, invalid(formatZodIssue(body.error)));
     const labelled = body.data.entries.map((e) => {
       if (e.source === "model") return { region: e.region, id: e.id, level: session.labelModelWrite(e.region, e.id) };
       // An input is public, unless the id already holds something higher: that label stays.
@@ -44,7 +51,7 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
 
   app.post("/v1/context/evictions", async (req, reply) => {
     const body = EvictionsBodySchema.safeParse(req.body);
-    if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
+    if (!body.success) return refuse(reply, invalid(formatZodIssue(body.error)));
     let evicted = 0;
     for (const e of body.data.entries) if (session.evict(e.region, e.id)) evicted++;
     for (const region of body.data.regions) evicted += session.clearRegion(region);
@@ -54,9 +61,9 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
 
   app.post("/v1/stage", async (req, reply) => {
     const body = StageBodySchema.safeParse(req.body);
-    if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
+    if (!body.success) return refuse(reply, invalid(formatZodIssue(body.error)));
     const index = findStageIndex(deps.policy.current().runPolicy, body.data.stage);
-    if (index === -1) return reply.code(404).send({ code: "unknown-stage", message: `no stage '${body.data.stage}' in the run policy` });
+    if (index === -1) return refuse(reply, refusal("unknown-stage", body.data.stage));
     const changed = session.setStage(index);
     return { stage: body.data.stage, index, changed };
   });
@@ -65,17 +72,13 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
 
   app.post<{ Params: { id: string } }>("/v1/approvals/:id", async (req, reply) => {
     const local = deps.localApprovals;
-    if (local.mode === "disabled") {
-      return reply.code(403).send({ code: "approvals-by-resource", message: "prompts of this run are answered with Approval resources, not over this API" });
-    }
-    if (!hasBearer(req, local.token)) return reply.code(401).send({ code: "approval-token-required", message: "answering a prompt needs the approval token (Authorization: Bearer <token>)" });
+    if (local.mode === "disabled") return refuse(reply, refusal("approvals-by-resource"));
+    if (!hasBearer(req, local.token)) return refuse(reply, refusal("approval-token-required"));
     const body = AnswerBodySchema.safeParse(req.body);
-    if (!body.success) return reply.code(400).send(invalid(formatZodIssue(body.error)));
+    if (!body.success) return refuse(reply, invalid(formatZodIssue(body.error)));
     const approval = deps.approvals.get(req.params.id);
-    if (approval === undefined && deps.approvals.isWithdrawn(req.params.id)) return reply.code(410).send({ code: APPROVAL_WITHDRAWN, message: buildWithdrawnAnswerMessage(req.params.id) });
-    if (approval === undefined || !deps.service.answer(req.params.id, body.data.decision, body.data.reason)) {
-      return reply.code(404).send({ code: "unknown-approval", message: `no pending approval '${req.params.id}'` });
-    }
+    if (approval === undefined && deps.approvals.isWithdrawn(req.params.id)) return refuse(reply, refusal("approval-withdrawn", req.params.id));
+    if (approval === undefined || !deps.service.answer(req.params.id, body.data.decision, body.data.reason)) return refuse(reply, refusal("unknown-approval", req.params.id));
     deps.log.info({ approvalId: approval.id, callId: approval.callId, decision: body.data.decision }, "approval answered");
     return { id: approval.id, callId: approval.callId, decision: body.data.decision };
   });

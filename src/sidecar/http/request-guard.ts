@@ -3,7 +3,9 @@
 // on every route but the health check and the answer to a prompt, the runtime's per-start secret.
 import { timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { buildRefusalBody } from "../../api/sidecar-contract.ts";
+import { refuse } from "./refusal-reply.ts";
 
 /** Routes open without the runtime secret: the health probe, and the person's answer (it carries the approval token). */
 const OPEN_ROUTES = new Set(["GET /v1/healthz", "POST /v1/approvals/:id"]);
@@ -34,20 +36,14 @@ export function hasBearer(req: FastifyRequest, token: string | undefined): boole
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-function refuse(reply: FastifyReply, status: number, code: string, message: string) {
-  return reply.code(status).send({ decision: "deny", code, message });
-}
-
 /** Why a request is refused before any route, or undefined when it may go on. */
-function checkRequest(req: FastifyRequest, guard: RequestGuard): [status: number, code: string, message: string] | undefined {
-  if (!guard.hosts.has(req.headers.host ?? "")) return [403, "host-not-allowed", `Host '${req.headers.host ?? ""}' is not an address this sidecar listens on`];
-  if (req.headers.origin !== undefined || req.headers["sec-fetch-site"] !== undefined) {
-    return [403, "browser-request", "requests from a browser are refused (Origin or Sec-Fetch-Site was sent)"];
-  }
+function checkRequest(req: FastifyRequest, guard: RequestGuard): ReturnType<typeof buildRefusalBody> | undefined {
+  if (!guard.hosts.has(req.headers.host ?? "")) return buildRefusalBody("host-not-allowed", req.headers.host ?? "");
+  if (req.headers.origin !== undefined || req.headers["sec-fetch-site"] !== undefined) return buildRefusalBody("browser-request");
   const route = `${req.method} ${req.routeOptions.url ?? ""}`;
   if (OPEN_ROUTES.has(route)) return undefined;
   if (hasBearer(req, guard.runtimeToken) || (route === LIST_APPROVALS_ROUTE && hasBearer(req, guard.approvalToken))) return undefined;
-  return [401, "runtime-token-required", "this API needs the runtime token (Authorization: Bearer <the contents of the runtime token file>)"];
+  return buildRefusalBody("runtime-token-required");
 }
 
 /** Installs the guard on every request of the app. */
@@ -60,6 +56,6 @@ export function installRequestGuard(app: FastifyInstance, guard: RequestGuard): 
       done();
       return;
     }
-    void refuse(reply, ...refusal);
+    void refuse(reply, refusal);
   });
 }

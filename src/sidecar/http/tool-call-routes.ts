@@ -6,7 +6,10 @@ import type { SidecarAppDeps } from "./app.ts";
 import { buildDeny } from "../core/call-outcomes.ts";
 import { computeCallStatus } from "./call-status.ts";
 import { onResponseDropped } from "./response-dropped.ts";
-import { DEADLINE_HEADER, DeadlineSchema, formatZodIssue, ResultBodySchema, ToolCallBodySchema, WaitQuerySchema } from "./http-schemas.ts";
+import {
+  buildRefusalBody, buildRefusalMessage, DEADLINE_HEADER, DeadlineSchema, formatZodIssue, ResultBodySchema, ToolCallBodySchema, WaitQuerySchema,
+} from "../../api/sidecar-contract.ts";
+import { refuse } from "./refusal-reply.ts";
 
 /** Registers the tool-call routes. */
 export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDeps): void {
@@ -14,12 +17,12 @@ export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDep
     const body = ToolCallBodySchema.safeParse(req.body);
     if (!body.success) {
       const raw = (req.body ?? {}) as { id?: unknown; tool?: unknown };
-      const r = buildDeny(String(raw.id ?? ""), String(raw.tool ?? ""), "invalid-request", `[error] invalid tool call: ${formatZodIssue(body.error)}`, "invalid");
+      const r = buildDeny(String(raw.id ?? ""), String(raw.tool ?? ""), "invalid-request", `[error] invalid tool call: ${formatZodIssue(body.error)}`);
       return reply.code(computeCallStatus(r)).send(r.body);
     }
     const deadline = DeadlineSchema.safeParse(req.headers[DEADLINE_HEADER]);
     if (!deadline.success) {
-      const r = buildDeny(body.data.id, body.data.tool, "invalid-request", `[error] invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}`, "invalid");
+      const r = buildDeny(body.data.id, body.data.tool, "invalid-request", `[error] invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}`);
       return reply.code(computeCallStatus(r)).send(r.body);
     }
     const r = await deps.service.submit({ ...body.data, deadline: deadline.data });
@@ -28,24 +31,24 @@ export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDep
 
   app.get<{ Params: { id: string } }>("/v1/tool-calls/:id", async (req, reply) => {
     const query = WaitQuerySchema.safeParse(req.query);
-    if (!query.success) return reply.code(400).send({ decision: "deny", code: "invalid-request", message: formatZodIssue(query.error) });
+    if (!query.success) return refuse(reply, buildRefusalBody("invalid-request", formatZodIssue(query.error)));
     // A client that drops its wait before the answer gave up on the call (it was told the call did not run):
     // the call is withdrawn, its prompt closed, and it never runs.
     const deadline = DeadlineSchema.safeParse(req.headers[DEADLINE_HEADER]);
-    if (!deadline.success) return reply.code(400).send({ decision: "deny", code: "invalid-request", message: `invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}` });
+    if (!deadline.success) return refuse(reply, buildRefusalBody("invalid-request", `invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}`));
     const id = req.params.id;
     if (deadline.data !== undefined) deps.service.renewDeadline(id, deadline.data);
     onResponseDropped(reply.raw, () => deps.service.withdraw(id, "connection_closed"));
     const r = await deps.service.wait(id, query.data.wait * 1000);
-    if (r === undefined) return reply.code(404).send({ id: req.params.id, decision: "deny", code: "unknown-call", message: `[error] no tool call '${req.params.id}'` });
+    if (r === undefined) return refuse(reply, { id, decision: "deny", code: "unknown-call", message: `[error] ${buildRefusalMessage("unknown-call", id)}` });
     return reply.code(computeCallStatus(r)).send(r.body);
   });
 
   app.post<{ Params: { id: string } }>("/v1/tool-calls/:id/result", async (req, reply) => {
     const body = ResultBodySchema.safeParse(req.body ?? {});
-    if (!body.success) return reply.code(400).send({ code: "invalid-request", message: formatZodIssue(body.error) });
+    if (!body.success) return refuse(reply, { code: "invalid-request", message: formatZodIssue(body.error) });
     const r = deps.service.reportResult(req.params.id, body.data.entry);
-    if (!r.ok) return reply.code(r.reason === "unknown-call" ? 404 : 409).send({ code: r.reason, message: r.message });
+    if (!r.ok) return refuse(reply, { code: r.reason, message: r.message });
     return { id: req.params.id, entry: r.entry, label: r.label, taint: deps.session.context.level() };
   });
 }
