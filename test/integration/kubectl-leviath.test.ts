@@ -104,6 +104,9 @@ describe("kubectl leviath", () => {
   });
 
   it("answers the chosen prompt with an Approval and reports that the sidecar applied it", async () => {
+    // `pending --watch` runs meanwhile (ended by the timeout): it prints both prompts, then again without the answered one.
+    const watching = plugin(["pending", "--watch", "-n", namespace], 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
     const r = await plugin(["approve", RUN, "gate-s1", "--once", "--reason", "a listing is fine", "-n", namespace]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^approval\\.leviath\\.dev/${RUN}-[a-z0-9]{5} created: allowOnce for prompt 'gate-s1' of run '${RUN}'\\napplied: allowOnce\\n$`));
@@ -112,6 +115,11 @@ describe("kubectl leviath", () => {
     expect(await client.waitForCall("s1", "shell", 60)).toMatchObject({ decision: "allow" });
     expect(readDecisionRecords(auditDir)).toContainEqual(expect.objectContaining({ call_id: "s1", tool_name: "shell", decision: "allow", approval_reason: "a listing is fine" }));
     await waitForPending(["gate-s2"]);
+    const tables = (await watching).stdout.split(/\n(?=NAMESPACE )/);
+    expect(tables.length, tables.join("\n---\n")).toBeGreaterThanOrEqual(2);
+    expect(tables[0]).toMatch(/gate-s1[\s\S]*gate-s2/);
+    expect(tables.at(-1)).not.toContain("gate-s1");
+    expect(tables.at(-1)).toContain("gate-s2");
 
     // With one prompt left it may be named or not; a deny is applied too (the call is refused).
     const deny = await plugin(["approve", RUN, "--deny", "-n", namespace]);
