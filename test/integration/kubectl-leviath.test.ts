@@ -2,8 +2,8 @@
 // controller and a real cluster-mode sidecar answering from its Run's approval relay: the prompts the sidecar
 // reports are listed; approve creates the Approval that answers the right one (the sidecar's audit shows the call
 // allowed with the reason given) and waits for its outcome; an unknown or ambiguous prompt creates no Approval;
-// audit prints the sidecar's records from the Run's ConfigMaps; result prints what the sidecar wrote; wait ends on
-// the phase the controller keeps.
+// audit prints the sidecar's records from the Run's ConfigMaps; result prints what the sidecar wrote (inline, or
+// from its result ConfigMap); wait ends on the phase set.
 import { spawn } from "node:child_process";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -159,6 +159,19 @@ describe("kubectl leviath", () => {
       return r.code === 0 ? r : undefined;
     }, { description: "the Run's result" });
     expect(result.stdout).toBe("the digest\n");
+
+    // Beyond 4096 bytes the sidecar keeps the result in the ConfigMap `<run>-result`; the plugin prints it from there.
+    const big = `${"x".repeat(5000)}\n`;
+    expect(await client.callTool({ id: "o2", tool: "submit_output", args: { output: big } })).toMatchObject({ decision: "ask", approvalId: "gate-o2" });
+    await waitForPending(["gate-o2"]);
+    expect((await plugin(["approve", RUN, "--once", "-n", namespace])).stdout).toContain("applied: allowOnce");
+    expect(await client.waitForCall("o2", "submit_output", 60)).toMatchObject({ decision: "run" });
+    const fromConfigMap = await waitFor(async () => {
+      const r = await plugin(["result", RUN, "-n", namespace]);
+      return r.stdout !== "the digest\n" ? r : undefined;
+    }, { description: "the Run's result moved to its ConfigMap" });
+    expect(fromConfigMap.code, fromConfigMap.stderr).toBe(0);
+    expect(fromConfigMap.stdout).toBe(big);
   });
 
   it("waits for a terminal phase and exits 0 only on Succeeded", async () => {
