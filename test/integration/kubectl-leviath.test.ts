@@ -11,7 +11,7 @@ import { createSidecarClient, type SidecarClient } from "../../src/sidecar/http/
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { applySidecarIdentity, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
 import { findBinary, kubectl, REPO_ROOT, testCluster, waitFor } from "./harness/index.ts";
-import { createSandboxPod, readDecisionRecords, startClusterSidecar, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
+import { createSandboxPod, readDecisionRecords, startClusterSidecar, writeServiceAccountKubeconfig, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "ask-run";
@@ -20,6 +20,7 @@ let namespace = "";
 let sc: SidecarProcess | undefined;
 let client: SidecarClient;
 let auditDir = "";
+let root = "";
 
 type Result = { code: number; stdout: string; stderr: string };
 
@@ -52,7 +53,7 @@ beforeAll(async () => {
   namespace = cluster.namespace;
   const uid = await createTestRun(namespace, RUN);
   await applySidecarIdentity(namespace, RUN, uid, [await createSandboxPod(namespace, RUN)]);
-  const root = makeTempDir("leviath-kubectl-plugin-");
+  root = makeTempDir("leviath-kubectl-plugin-");
   ({ sc, auditDir } = await startClusterSidecar(root, RUN, namespace, await writeSidecarKubeconfig(root, namespace, RUN), ["--exec-wait-seconds", "2"]));
   client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
 }, 120_000);
@@ -164,7 +165,19 @@ describe("kubectl leviath", () => {
     const big = `${"x".repeat(5000)}\n`;
     expect(await client.callTool({ id: "o2", tool: "submit_output", args: { output: big } })).toMatchObject({ decision: "ask", approvalId: "gate-o2" });
     await waitForPending(["gate-o2"]);
-    expect((await plugin(["approve", RUN, "--once", "-n", namespace])).stdout).toContain("applied: allowOnce");
+    // Answered by a user who may do what the chart's approver role allows and nothing else, through --kubeconfig
+    // (whose context names the namespace); that user may not read the audit ConfigMaps, and is told so.
+    await kubectl(["create", "serviceaccount", "approver", "-n", namespace]);
+    await kubectl(["create", "role", "approver", "-n", namespace, "--verb=create,get,list,watch", "--resource=approvals.leviath.dev"]);
+    await kubectl(["create", "role", "run-reader", "-n", namespace, "--verb=get,list,watch", "--resource=runs.leviath.dev"]);
+    for (const role of ["approver", "run-reader"]) await kubectl(["create", "rolebinding", role, "-n", namespace, `--role=${role}`, `--serviceaccount=${namespace}:approver`]);
+    const approver = await writeServiceAccountKubeconfig(join(root, "approver.kubeconfig"), namespace, "approver");
+    const approved = await plugin(["approve", RUN, "--once", "--kubeconfig", approver]);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toContain("applied: allowOnce");
+    const forbidden = await plugin(["audit", RUN, "--kubeconfig", approver]);
+    expect(forbidden.code).toBe(1);
+    expect(forbidden.stderr).toMatch(/^kubectl leviath audit: .*configmaps is forbidden: User "system:serviceaccount:[^"]+:approver"/);
     expect(await client.waitForCall("o2", "submit_output", 60)).toMatchObject({ decision: "run" });
     const fromConfigMap = await waitFor(async () => {
       const r = await plugin(["result", RUN, "-n", namespace]);
