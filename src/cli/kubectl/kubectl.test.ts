@@ -18,6 +18,11 @@ describe("kubectl leviath argv", () => {
       [["pending", "extra"], 2, "err", "unexpected argument 'extra'"],
       [["audit"], 2, "err", "RUN is required"],
       [["result", "r", "--bogus"], 2, "err", "'--bogus'"],
+      // Checked before the kubeconfig is read: a usage error, not the kubeconfig's.
+      [["approve", "r", "--kubeconfig", "/nonexistent"], 2, "err", "give exactly one of --once, --stage, --run, --deny"],
+      [["wait", "r", "--for", "Done", "--kubeconfig", "/nonexistent"], 2, "err", "--for 'Done' is not a phase"],
+      [["wait", "r", "--timeout", "soon", "--kubeconfig", "/nonexistent"], 2, "err", "--timeout 'soon' is not a duration"],
+      [["audit", "r", "-o", "yaml", "--kubeconfig", "/nonexistent"], 2, "err", "-o 'yaml' is not table or json"],
     ] as const) {
       const c = capture();
       expect(await runKubectlPlugin([...argv], c.io), argv.join(" ")).toBe(code);

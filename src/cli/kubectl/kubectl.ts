@@ -64,25 +64,29 @@ function duration(flag: string, text: string | undefined): number | undefined {
   return ms;
 }
 
-/** Runs one parsed command in its context. */
-function dispatch(name: CommandName, ctx: PluginContext, pos: string[], v: Values): Promise<number> {
+/** Checks the command's own flags, then connects (`open`) and runs it: a usage error never waits on the kubeconfig. */
+function dispatch(name: CommandName, pos: string[], v: Values, open: () => PluginContext): Promise<number> {
+  const str = (flag: string) => v[flag] as string | undefined;
   switch (name) {
     case "pending":
-      return runPending(ctx, { all: v["all-namespaces"] === true, watch: v["watch"] === true });
+      return runPending(open(), { all: v["all-namespaces"] === true, watch: v["watch"] === true });
     case "approve": {
       const decision = parseDecision({ once: v["once"] === true, stage: v["stage"] === true, run: v["run"] === true, deny: v["deny"] === true });
-      const timeoutMs = v["no-wait"] === true ? 0 : duration("--timeout", v["timeout"] as string | undefined) ?? 30_000;
-      return runApprove(ctx, { run: pos[0]!, prompt: pos[1], decision, reason: v["reason"] as string | undefined, timeoutMs });
+      const timeoutMs = v["no-wait"] === true ? 0 : duration("--timeout", str("timeout")) ?? 30_000;
+      return runApprove(open(), { run: pos[0]!, prompt: pos[1], decision, reason: str("reason"), timeoutMs });
     }
     case "audit": {
-      const output = (v["output"] as string | undefined) ?? "table";
+      const output = str("output") ?? "table";
       if (output !== "table" && output !== "json") throw new UsageError(`-o '${output}' is not table or json`);
-      return runAudit(ctx, { run: pos[0]!, output });
+      return runAudit(open(), { run: pos[0]!, output });
     }
     case "result":
-      return runResult(ctx, pos[0]!);
-    case "wait":
-      return runWait(ctx, { run: pos[0]!, phase: parsePhase(v["for"] as string | undefined), timeoutMs: duration("--timeout", v["timeout"] as string | undefined) });
+      return runResult(open(), pos[0]!);
+    case "wait": {
+      const phase = parsePhase(str("for"));
+      const timeoutMs = duration("--timeout", str("timeout"));
+      return runWait(open(), { run: pos[0]!, phase, timeoutMs });
+    }
   }
 }
 
@@ -119,7 +123,7 @@ export async function runKubectlPlugin(argv: string[], io: CliIo): Promise<numbe
     const [min, max] = command.args;
     if (positionals.length < min) throw new UsageError(min === 1 ? "RUN is required" : "missing arguments");
     if (positionals.length > max) throw new UsageError(`unexpected argument '${positionals[max]}'`);
-    return await dispatch(name as CommandName, connect(io, values as Values), positionals, values as Values);
+    return await dispatch(name as CommandName, positionals, values as Values, () => connect(io, values as Values));
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr(`kubectl leviath ${name}: ${err.message}\n\n${command.help}`);
