@@ -14,6 +14,7 @@ Commands:
   controller               run the operator: reconcile Agents, Runs and the LeviathPolicy into sandbox pods
   sidecar                  decide and enforce every tool call of an agent runtime (HTTP on loopback)
   agent                    the reference agent runtime: run an Agent's stages against a model, through the sidecar
+  kubectl                  the kubectl plugin (kubectl leviath pending|approve|audit|result|wait), also bin/kubectl-leviath
   version                  print the version (also --version)
 
 Files: our resources (an Agent, a LeviathPolicy: YAML or JSON, one of several documents, or in a List as
@@ -39,6 +40,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   controller: async () => import("./controller.ts").then((m) => ({ help: m.CONTROLLER_HELP, run: m.runController })),
   sidecar: async () => import("./sidecar.ts").then((m) => ({ help: m.SIDECAR_HELP, run: m.runSidecar })),
   agent: async () => import("./agent.ts").then((m) => ({ help: m.AGENT_HELP, run: m.runAgentCommand })),
+  kubectl: async () => import("./kubectl/kubectl.ts").then((m) => ({ help: m.KUBECTL_HELP, run: m.runKubectlPlugin })),
 };
 
 /** Run the CLI; returns the exit status. Errors in user input never escape as stack traces. */

@@ -1,5 +1,8 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createDispatcherReuse } from "./client.ts";
+import { createDispatcherReuse, createKubeClient, loadKubeConfig } from "./client.ts";
 
 type Fake = { id: number; closed: boolean; close(): Promise<void> };
 const fake = (id: number): Fake => ({ id, closed: false, close() { this.closed = true; return Promise.resolve(); } });
@@ -24,5 +27,21 @@ describe("createDispatcherReuse", () => {
   it("leaves a request without a pool (plain HTTP, no TLS material) as it is", () => {
     const reuse = createDispatcherReuse(() => 0);
     expect(reuse(undefined)).toBeUndefined();
+  });
+});
+
+describe("loadKubeConfig", () => {
+  it("switches to the context named (kubectl's --context) and refuses one the file does not have", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "leviath-kubeconfig-")), "config");
+    writeFileSync(file, JSON.stringify({
+      apiVersion: "v1", kind: "Config", "current-context": "a",
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:6443" } }],
+      users: [{ name: "u", user: { token: "t" } }],
+      contexts: [{ name: "a", context: { cluster: "c", user: "u" } }, { name: "b", context: { cluster: "c", user: "u", namespace: "team-b" } }],
+    }));
+    expect(loadKubeConfig(file).getCurrentContext()).toBe("a");
+    expect(createKubeClient(loadKubeConfig(file)).namespace).toBeUndefined();
+    expect(createKubeClient(loadKubeConfig(file, "b")).namespace).toBe("team-b");
+    expect(() => loadKubeConfig(file, "nope")).toThrow("context 'nope' is not in the kubeconfig");
   });
 });

@@ -38,11 +38,18 @@ export interface LibraryKubeClient extends KubeClient {
   readonly config: KubeConfig;
 }
 
-/** Load the kubeconfig: an explicit file, else `KUBECONFIG`, else `~/.kube/config`, else the in-cluster account. */
-export function loadKubeConfig(file?: string): KubeConfig {
+/**
+ * Load the kubeconfig: an explicit file, else `KUBECONFIG`, else `~/.kube/config`, else the in-cluster account;
+ * `context` (kubectl's `--context`) replaces its current context and must exist.
+ */
+export function loadKubeConfig(file?: string, context?: string): KubeConfig {
   const kc = new KubeConfig();
   if (file) kc.loadFromFile(file);
   else kc.loadFromDefault();
+  if (context !== undefined) {
+    if (!kc.getContextObject(context)) throw new Error(`context '${context}' is not in the kubeconfig`);
+    kc.setCurrentContext(context);
+  }
   if (!kc.getCurrentCluster()) throw new Error("no Kubernetes cluster configured (set --kubeconfig or KUBECONFIG, or run in a cluster)");
   return kc;
 }

@@ -15,6 +15,8 @@ const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 /** A running approval cluster: its namespace, and how to take it down (the sidecar first, if one was started). */
 export interface ApprovalCluster {
   readonly namespace: string;
+  /** Stops the controller alone (idempotent): what a test that sets a Run's phase by hand needs. */
+  stopController(): Promise<void>;
   stop(sidecar?: SidecarProcess): Promise<void>;
 }
 
@@ -24,11 +26,14 @@ export async function startApprovalCluster(prefix: string): Promise<ApprovalClus
   const namespace = await createRestrictedNamespace(prefix);
   const policies = await installApprovalPolicies();
   const op = await startTestOperator();
+  let stopped: Promise<void> | undefined;
+  const stopController = () => (stopped ??= op.stop());
   return {
     namespace,
+    stopController,
     async stop(sidecar) {
       if (sidecar) expect(await sidecar.stop()).toBe(0);
-      await op.stop();
+      await stopController();
       await policies.remove();
       await deleteNamespace(namespace);
     },

@@ -92,12 +92,15 @@ export async function createRunWithSidecarIdentity(namespace: string, run: strin
 }
 
 /** A kubeconfig under `root` that authenticates as `run`'s sidecar ServiceAccount (a TokenRequest token), nothing else. */
-export async function writeSidecarKubeconfig(root: string, namespace: string, run: string): Promise<string> {
-  const sa = buildChildNames(run).serviceAccount;
+export function writeSidecarKubeconfig(root: string, namespace: string, run: string): Promise<string> {
+  return writeServiceAccountKubeconfig(join(root, `sidecar-${run}.kubeconfig`), namespace, buildChildNames(run).serviceAccount);
+}
+
+/** A kubeconfig `file` that authenticates as ServiceAccount `sa` (a TokenRequest token), its context's namespace `namespace`. */
+export async function writeServiceAccountKubeconfig(file: string, namespace: string, sa: string): Promise<string> {
   const token = (await kubectl(["create", "token", sa, "-n", namespace, "--duration=1h"])).stdout.trim();
   const cluster = testCluster().kc.getCurrentCluster()!;
   const ca = cluster.caData ?? readFileSync(cluster.caFile!).toString("base64");
-  const file = join(root, `sidecar-${run}.kubeconfig`);
   writeFileSync(file, JSON.stringify({
     apiVersion: "v1", kind: "Config", "current-context": "sidecar",
     clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": ca } }],

@@ -66,6 +66,10 @@ describe("the image's files", () => {
     const imported = leviath(["import", "examples/agent.leviath", "--namespace", "leviath-sandbox"]);
     expect(imported.status).toBe(0);
     expect(imported.stdout).toContain("name: notes-digest");
+    // The kubectl plugin is the same program under kubectl's name for it.
+    const plugin = spawnSync(process.execPath, [join(app, "bin/kubectl-leviath"), "wait", "--help"], { cwd: REPO_ROOT, encoding: "utf8" });
+    expect(plugin.status, plugin.stderr).toBe(0);
+    expect(plugin.stdout).toContain("Usage: kubectl leviath wait RUN");
   });
 
   it("import nothing at run time but Node's built-ins and production dependencies", () => {

@@ -1,0 +1,78 @@
+// `kubectl leviath audit`: a Run's audit records, read from its `<run>-audit-NNN` ConfigMaps (written by its
+// sidecar, owned by the Run) in name order, which is the order they were written in (docs/operations.md).
+import { LABEL } from "../../api/constants.ts";
+import { buildLabelValue } from "../../sandbox/names.ts";
+import { AUDIT_CHUNK_KEY } from "../../sidecar/storage/audit-chunks.ts";
+import { buildPath, RESOURCES } from "../../kube/resources.ts";
+import { formatTable, truncateText } from "./table.ts";
+import { getRun, type PluginContext } from "./plugin-context.ts";
+
+/** `kubectl leviath audit --help`. */
+export const AUDIT_HELP = `Usage: kubectl leviath audit RUN [-o table|json]
+
+The audit records of Run RUN, in the order its sidecar wrote them, from its ConfigMaps RUN-audit-000, -001, ...
+(labelled leviath.dev/component=audit and owned by the Run; one with the name but another owner is skipped).
+They stay readable after the pod is gone, until the Run is deleted.
+
+Options:
+  -o, --output FORMAT   table (default): time, file, tool, decision, source and detail of each record;
+                        json: each line as stored, {"leviath_audit": {"run", "file", "record"}}, one per line
+`;
+
+/** One stored audit line. */
+export interface AuditLine {
+  run: string;
+  file: string;
+  record: Record<string, unknown>;
+}
+
+interface ConfigMapObject {
+  metadata: { name: string; ownerReferences?: { uid: string }[] };
+  data?: Record<string, string>;
+}
+
+/** The audit lines of `text` (one ConfigMap's chunk); a line that is not an audit line is skipped. */
+export function parseAuditLines(text: string): AuditLine[] {
+  return text.split("\n").flatMap((line) => {
+    if (!line.trim()) return [];
+    try {
+      const parsed = (JSON.parse(line) as { leviath_audit?: AuditLine }).leviath_audit;
+      return parsed && typeof parsed.record === "object" && parsed.record !== null ? [parsed] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+const str = (v: unknown): string => (v === undefined || v === null ? "" : typeof v === "string" ? v : JSON.stringify(v));
+
+/** A record's table row: when (UTC), which file, tool, decision, source and what else it says. */
+export function buildAuditRow(line: AuditLine): string[] {
+  const r = line.record;
+  const ts = typeof r["timestamp"] === "number" ? new Date(r["timestamp"] * 1000).toISOString().replace(".000Z", "Z") : str(r["timestamp"]);
+  const shown = new Set(["timestamp", "agent_id", "tool_name", "decision", "decision_source", "stage"]);
+  const detail = Object.entries(r).filter(([k]) => !shown.has(k)).map(([k, v]) => `${k}=${str(v)}`).join(" ");
+  return [ts, line.file, str(r["tool_name"]), str(r["decision"]), str(r["decision_source"]), truncateText(detail, 100)];
+}
+
+/** Prints the Run's audit, as a table or as the stored JSON lines. */
+export async function runAudit(ctx: PluginContext, opts: { run: string; output: "table" | "json" }): Promise<number> {
+  const run = await getRun(ctx, opts.run);
+  const selector = `${LABEL.run}=${buildLabelValue(opts.run)},${LABEL.component}=audit`;
+  const list = await ctx.client.request<{ items: ConfigMapObject[] }>("GET", buildPath(RESOURCES.configMap, ctx.namespace), { query: { labelSelector: selector } });
+  const chunks = list.items
+    .filter((cm) => cm.metadata.ownerReferences?.some((o) => o.uid === run.metadata.uid))
+    .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  const texts = chunks.map((cm) => cm.data?.[AUDIT_CHUNK_KEY] ?? "");
+  if (opts.output === "json") {
+    for (const text of texts) for (const line of parseAuditLines(text)) ctx.io.stdout(`${JSON.stringify({ leviath_audit: line })}\n`);
+    return 0;
+  }
+  const rows = texts.flatMap((t) => parseAuditLines(t).map(buildAuditRow));
+  if (rows.length === 0) {
+    ctx.io.stderr(`No audit records for run '${opts.run}' in namespace ${ctx.namespace} yet.\n`);
+    return 0;
+  }
+  ctx.io.stdout(formatTable(["TIME", "FILE", "TOOL", "DECISION", "SOURCE", "DETAIL"], rows));
+  return 0;
+}

@@ -1,0 +1,214 @@
+// `kubectl leviath` (bin/kubectl-leviath on PATH, run by the real kubectl) against the real API server, the
+// controller and a real cluster-mode sidecar answering from its Run's approval relay: the prompts the sidecar
+// reports are listed; approve creates the Approval that answers the right one (the sidecar's audit shows the call
+// allowed with the reason given) and waits for its outcome; an unknown or ambiguous prompt creates no Approval;
+// audit prints the sidecar's records from the Run's ConfigMaps; result prints what the sidecar wrote (inline, or
+// from its result ConfigMap); wait ends on the phase set.
+import { spawn } from "node:child_process";
+import { delimiter, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSidecarClient, type SidecarClient } from "../../src/sidecar/http/client.ts";
+import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { applySidecarIdentity, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
+import { findBinary, kubectl, REPO_ROOT, testCluster, waitFor } from "./harness/index.ts";
+import { createSandboxPod, readDecisionRecords, startClusterSidecar, writeServiceAccountKubeconfig, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
+
+const GROUP = { group: "leviath.dev", version: "v1alpha1" };
+const RUN = "ask-run";
+let cluster: ApprovalCluster | undefined;
+let namespace = "";
+let sc: SidecarProcess | undefined;
+let client: SidecarClient;
+let auditDir = "";
+let root = "";
+
+type Result = { code: number; stdout: string; stderr: string };
+
+/** `kubectl leviath <args>` with the real kubectl, the plugin found on PATH and the test cluster as KUBECONFIG. */
+function plugin(args: string[], timeoutMs = 60_000): Promise<Result> {
+  const { kubeconfigPath, binDir } = testCluster();
+  const bin = findBinary("kubectl", binDir)!;
+  const env = { ...process.env, KUBECONFIG: kubeconfigPath, PATH: [join(REPO_ROOT, "bin"), process.env.PATH].join(delimiter) };
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ["leviath", ...args], { env, timeout: timeoutMs });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
+    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code: code ?? 128, stdout, stderr }));
+  });
+}
+
+const listApprovals = async () => ((await testCluster().custom.listNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals" })) as { items: { metadata: { name: string }; spec: Record<string, unknown> }[] }).items;
+const pendingIds = async () => {
+  const run = (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", name: RUN })) as { status?: { pendingApprovals?: { id: string }[] } };
+  return (run.status?.pendingApprovals ?? []).map((p) => p.id).sort();
+};
+/** Waits until the sidecar reported exactly `ids` as pending on the Run's status. */
+const waitForPending = (ids: string[]) => waitFor(async () => (JSON.stringify(await pendingIds()) === JSON.stringify(ids) ? true : undefined), { description: `pending prompts ${ids.join(", ")} on the Run` });
+
+beforeAll(async () => {
+  cluster = await startApprovalCluster("kplugin");
+  namespace = cluster.namespace;
+  const uid = await createTestRun(namespace, RUN);
+  await applySidecarIdentity(namespace, RUN, uid, [await createSandboxPod(namespace, RUN)]);
+  root = makeTempDir("leviath-kubectl-plugin-");
+  ({ sc, auditDir } = await startClusterSidecar(root, RUN, namespace, await writeSidecarKubeconfig(root, namespace, RUN), ["--exec-wait-seconds", "2"]));
+  client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
+}, 120_000);
+
+afterAll(() => cluster?.stop(sc));
+
+describe("kubectl leviath", () => {
+  it("is found by kubectl on PATH; unknown commands and flags are usage errors (exit 2), --help tells the commands", async () => {
+    const help = await plugin(["--help"]);
+    expect(help.code).toBe(0);
+    for (const c of ["pending", "approve", "audit", "result", "wait"]) expect(help.stdout).toContain(`  ${c} `);
+    expect((await plugin(["approve", "--help"])).stdout).toContain("--once");
+    const unknown = await plugin(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+    const flag = await plugin(["pending", "--bogus"]);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("'--bogus'");
+    expect((await plugin(["approve", RUN, "x", "-n", namespace])).code).toBe(2);
+  });
+
+  it("lists the prompts the sidecar reports, in the namespace and with -A", async () => {
+    expect(await client.callTool({ id: "r1", tool: "read_file", args: { path: "notes.md" } })).toMatchObject({ decision: "allow" });
+    expect(await client.callTool({ id: "s1", tool: "shell", args: { command: "true" } })).toMatchObject({ decision: "ask", approvalId: "gate-s1" });
+    await waitForPending(["gate-s1"]);
+    const here = await plugin(["pending", "-n", namespace]);
+    expect(here.code, here.stderr).toBe(0);
+    expect(here.stdout).toMatch(/^NAMESPACE\s+RUN\s+ID\s+KIND\s+TOOL\s+STAGE\s+AGE\s+PROMPT$/m);
+    expect(here.stdout).toMatch(new RegExp(`^${namespace}\\s+${RUN}\\s+gate-s1\\s+taint_gate\\s+shell\\s+main\\s+\\d+[sm]\\s+\\S`, "m"));
+    expect((await plugin(["pending", "-A"])).stdout).toContain("gate-s1");
+    const empty = await plugin(["pending", "-n", "default"]);
+    expect(empty.code).toBe(0);
+    expect(empty.stderr).toContain("No pending prompts in namespace default.");
+  });
+
+  it("refuses a prompt that is not pending, and a choice among several, creating no Approval", async () => {
+    const unknown = await plugin(["approve", RUN, "gate-nope", "--once", "-n", namespace]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("prompt 'gate-nope' is not pending on run 'ask-run' (pending: gate-s1); no Approval created");
+    expect(await client.callTool({ id: "s2", tool: "shell", args: { command: "true" } })).toMatchObject({ decision: "ask", approvalId: "gate-s2" });
+    await waitForPending(["gate-s1", "gate-s2"]);
+    const ambiguous = await plugin(["approve", RUN, "--once", "-n", namespace]);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toMatch(/has 2 pending prompts; name one:\nID .*\ngate-s1 .*\ngate-s2 /);
+    const missing = await plugin(["approve", "no-such-run", "--once", "-n", namespace]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`run 'no-such-run' not found in namespace '${namespace}'`);
+    expect(await listApprovals()).toEqual([]);
+  });
+
+  it("answers the chosen prompt with an Approval and reports that the sidecar applied it", async () => {
+    // `pending --watch` runs meanwhile (ended by the timeout): it prints both prompts, then again without the answered one.
+    const watching = plugin(["pending", "--watch", "-n", namespace], 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const r = await plugin(["approve", RUN, "gate-s1", "--once", "--reason", "a listing is fine", "-n", namespace]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^approval\\.leviath\\.dev/${RUN}-[a-z0-9]{5} created: allowOnce for prompt 'gate-s1' of run '${RUN}'\\napplied: allowOnce\\n$`));
+    const [approval] = await listApprovals();
+    expect(approval?.spec).toMatchObject({ runRef: { name: RUN }, approvalId: "gate-s1", decision: "allowOnce", reason: "a listing is fine" });
+    expect(await client.waitForCall("s1", "shell", 60)).toMatchObject({ decision: "allow" });
+    expect(readDecisionRecords(auditDir)).toContainEqual(expect.objectContaining({ call_id: "s1", tool_name: "shell", decision: "allow", approval_reason: "a listing is fine" }));
+    await waitForPending(["gate-s2"]);
+    const tables = (await watching).stdout.split(/\n(?=NAMESPACE )/);
+    expect(tables.length, tables.join("\n---\n")).toBeGreaterThanOrEqual(2);
+    expect(tables[0]).toMatch(/gate-s1[\s\S]*gate-s2/);
+    expect(tables.at(-1)).not.toContain("gate-s1");
+    expect(tables.at(-1)).toContain("gate-s2");
+
+    // With one prompt left it may be named or not; a deny is applied too (the call is refused).
+    const deny = await plugin(["approve", RUN, "--deny", "-n", namespace]);
+    expect(deny.code, deny.stderr).toBe(0);
+    expect(deny.stdout).toContain("applied: deny");
+    expect(await client.waitForCall("s2", "shell", 60)).toMatchObject({ decision: "deny" });
+  });
+
+  it("prints the Run's audit records from its ConfigMaps, as a table and as the stored lines", async () => {
+    const lines = await waitFor(async () => {
+      const r = await plugin(["audit", RUN, "-o", "json", "-n", namespace]);
+      expect(r.code, r.stderr).toBe(0);
+      const parsed = r.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { leviath_audit: { run: string; file: string; record: Record<string, unknown> } });
+      return parsed.some((l) => l.leviath_audit.record["call_id"] === "s2" && l.leviath_audit.record["decision"] === "deny") ? parsed : undefined;
+    }, { description: "the audit ConfigMaps to hold the denied call" });
+    expect(lines.every((l) => l.leviath_audit.run === RUN)).toBe(true);
+    const calls = lines.map((l) => l.leviath_audit.record).filter((r) => r["call_id"] === "s1" && r["decision"] === "allow");
+    expect(calls).toContainEqual(expect.objectContaining({ tool_name: "shell", approval_reason: "a listing is fine" }));
+    const table = await plugin(["audit", RUN, "-n", namespace]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^TIME\s+FILE\s+TOOL\s+DECISION\s+SOURCE\s+DETAIL$/m);
+    expect(table.stdout).toMatch(/^\S+Z\s+stages\/\S+\s+shell\s+allow\s+\S+\s+.*call_id=s1\b.*approval_reason=a listing is fine/m);
+    expect((await plugin(["audit", RUN, "-o", "yaml", "-n", namespace])).code).toBe(2);
+  });
+
+  it("prints the result the sidecar wrote, and says when there is none", async () => {
+    const none = await plugin(["result", RUN, "-n", namespace]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(`run '${RUN}' has no result yet`);
+    // After the read, the taint gate holds submit_output too: answered with the plugin, as a person would.
+    expect(await client.callTool({ id: "o1", tool: "submit_output", args: { output: "the digest\n" } })).toMatchObject({ decision: "ask", approvalId: "gate-o1" });
+    await waitForPending(["gate-o1"]);
+    expect((await plugin(["approve", RUN, "gate-o1", "--once", "-n", namespace])).stdout).toContain("applied: allowOnce");
+    expect(await client.waitForCall("o1", "submit_output", 60)).toMatchObject({ decision: "run" });
+    const result = await waitFor(async () => {
+      const r = await plugin(["result", RUN, "-n", namespace]);
+      return r.code === 0 ? r : undefined;
+    }, { description: "the Run's result" });
+    expect(result.stdout).toBe("the digest\n");
+
+    // Beyond 4096 bytes the sidecar keeps the result in the ConfigMap `<run>-result`; the plugin prints it from there.
+    const big = `${"x".repeat(5000)}\n`;
+    expect(await client.callTool({ id: "o2", tool: "submit_output", args: { output: big } })).toMatchObject({ decision: "ask", approvalId: "gate-o2" });
+    await waitForPending(["gate-o2"]);
+    // Answered by a user who may do what the chart's approver role allows and nothing else, through --kubeconfig
+    // (whose context names the namespace); that user may not read the audit ConfigMaps, and is told so.
+    await kubectl(["create", "serviceaccount", "approver", "-n", namespace]);
+    await kubectl(["create", "role", "approver", "-n", namespace, "--verb=create,get,list,watch", "--resource=approvals.leviath.dev"]);
+    await kubectl(["create", "role", "run-reader", "-n", namespace, "--verb=get,list,watch", "--resource=runs.leviath.dev"]);
+    for (const role of ["approver", "run-reader"]) await kubectl(["create", "rolebinding", role, "-n", namespace, `--role=${role}`, `--serviceaccount=${namespace}:approver`]);
+    const approver = await writeServiceAccountKubeconfig(join(root, "approver.kubeconfig"), namespace, "approver");
+    const approved = await plugin(["approve", RUN, "--once", "--kubeconfig", approver]);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toContain("applied: allowOnce");
+    const forbidden = await plugin(["audit", RUN, "--kubeconfig", approver]);
+    expect(forbidden.code).toBe(1);
+    expect(forbidden.stderr).toMatch(/^kubectl leviath audit: .*configmaps is forbidden: User "system:serviceaccount:[^"]+:approver"/);
+    expect(await client.waitForCall("o2", "submit_output", 60)).toMatchObject({ decision: "run" });
+    const fromConfigMap = await waitFor(async () => {
+      const r = await plugin(["result", RUN, "-n", namespace]);
+      return r.stdout !== "the digest\n" ? r : undefined;
+    }, { description: "the Run's result moved to its ConfigMap" });
+    expect(fromConfigMap.code, fromConfigMap.stderr).toBe(0);
+    expect(fromConfigMap.stdout).toBe(big);
+  });
+
+  it("waits for a terminal phase and exits 0 only on Succeeded", async () => {
+    const early = await plugin(["wait", RUN, "--timeout", "2s", "-n", namespace]);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain(`timed out waiting for run '${RUN}' (phase Pending)`);
+    // No kubelet runs an engine pod here, so the controller never ends a Run: the test sets the phase as the
+    // controller would, with the controller stopped (it would fail a "finished" Run it never pinned a policy for).
+    await cluster!.stopController();
+    const other = "failed-run";
+    await createTestRun(namespace, other);
+    const setPhase = (run: string, phase: string) => kubectl(["patch", "run", run, "-n", namespace, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { phase, message: `set by the test: ${phase}` } })]);
+    const waiting = plugin(["wait", RUN, "-n", namespace, "--timeout", "60s"]);
+    const failing = plugin(["wait", other, "-n", namespace, "--timeout", "60s"]);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await setPhase(RUN, "Succeeded");
+    await setPhase(other, "Failed");
+    const [ok, failed] = await Promise.all([waiting, failing]);
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toBe(`run.leviath.dev/${RUN} Succeeded: set by the test: Succeeded\n`);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe(`run.leviath.dev/${other} Failed: set by the test: Failed\n`);
+    expect((await plugin(["wait", other, "--for", "Failed", "-n", namespace])).code).toBe(0);
+    expect((await plugin(["wait", other, "--for", "Running", "-n", namespace])).code).toBe(1);
+    expect((await plugin(["wait", RUN, "--for", "Bogus", "-n", namespace])).code).toBe(2);
+  });
+});
