@@ -99,7 +99,7 @@ describe("a Run's workspace on the real node", () => {
       expect(readFileSync(join(workspaces!.dir, `${pod.metadata.name}.txt`), "utf8")).toBe(`from-${pod.metadata.name}\n`);
     }
     const sidecar = await execInPod(NS, `${RUN}-engine`, "ls /app/bin; awk '{print $2}' /proc/self/mounts | grep -E '^/(app|usr|workspace)' || true", "sidecar");
-    expect(sidecar.stdout.trim().split("\n"), sidecar.stderr).toEqual(["leviath", "/workspace/repo"]);
+    expect(sidecar.stdout.trim().split("\n"), sidecar.stderr).toEqual(["kubectl-leviath", "leviath", "/workspace/repo"]);
   });
 
   it("may not be the claim behind the policy's read-path volume: no pod on the node", async () => {
