@@ -221,6 +221,18 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     return blocked.recheckMs !== undefined ? { requeueAfterMs: blocked.recheckMs } : {};
   }
 
+  /**
+   * A finished Run whose pinned snapshot can no longer be read (its ConfigMap deleted or replaced after it ended)
+   * keeps its phase, reason and message: a terminal phase is never left. Nothing of it may run, so what a
+   * finished Run loses is deleted again if anything brought it back; its TTL still applies.
+   */
+  async function stayFinished(ref: RunRef, ttl: number | undefined): Promise<ReconcileResult> {
+    const owned = cache.listOwnedBy(ref.uid).filter((o) => STOPPED_KINDS.has(o.kind) && o.kind !== "Pod" && !o.metadata.deletionTimestamp);
+    await settleAll(owned.map((o) => writer.delete(o)));
+    await dropApprovalReader(ref);
+    return ttl === undefined ? {} : { requeueAfterMs: Math.max(1, ttl - deps.nowMs()) };
+  }
+
   return async (key) => {
     const { namespace, name } = parseObjectKey(key);
     if (namespace === undefined) return {};
@@ -229,7 +241,10 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
     const ref: RunRef = { name, namespace, uid: run.metadata.uid };
     const generation = run.metadata.generation ?? 0;
     const nowIso = formatApiTime(deps.nowMs());
+    const isOver = run.status?.phase !== undefined && TERMINAL_PHASES.includes(run.status.phase);
     const parsed = RunSpecSchema.safeParse(structuredClone(run.spec ?? {}));
+    // A finished Run never leaves its phase: an edit of its spec changes nothing (its TTL is read as it was).
+    if (!parsed.success && isOver) return {};
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const message = `${issue ? formatFieldPath("spec", issue.path) : "spec"}: ${issue?.message ?? "invalid"}`;
@@ -237,13 +252,13 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       return {};
     }
     const ttl = computeTtlExpiryMs(parsed.data, run.status);
-    const isOver = run.status?.phase !== undefined && TERMINAL_PHASES.includes(run.status.phase);
     if (isOver && ttl !== undefined && deps.nowMs() >= ttl) {
       // ttlSecondsAfterFinished: the Run goes, and garbage collection takes every child with it.
       await writer.delete(run);
       return {};
     }
     const snapshot = await pinSnapshot(ref, parsed.data, run.status);
+    if ("blocked" in snapshot && isOver) return stayFinished(ref, ttl);
     if ("blocked" in snapshot) return stop(run, ref, snapshot, { generation, nowIso });
     try {
       return await reconcileResolved(run, ref, parsed.data, snapshot, { generation, nowIso, isOver });

@@ -2,32 +2,20 @@
 // server, installs the operator's validating webhook and its own LeviathPolicy together (the policy's webhook is
 // skipped while no replica answers), turns on the NetworkPolicy enforcement check in the sandbox namespace, and
 // fails closed for what users write: with no controller replica running (no node here), no Agent or Run is admitted.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { POLICY_WEBHOOK_NAME, WEBHOOK_NAME } from "../../../src/controller/admission/webhook-app.ts";
-import { createRestrictedNamespace, deleteNamespace, helm, installCrds, kubectl, testCluster, uniqueName, waitFor } from "../harness/index.ts";
+import { helm, kubectl, testCluster, waitFor } from "../harness/index.ts";
 import { OURS } from "../controller/operator-harness.ts";
-import { CHART } from "./chart-harness.ts";
+import { CHART, useTestRelease } from "./chart-harness.ts";
 
-const RELEASE = uniqueName("safe");
-const FULLNAME = `${RELEASE}-leviath-operator`;
-const SANDBOX = uniqueName("sandbox");
-let release = "";
-
-beforeAll(async () => {
-  await installCrds("charts/leviath-operator/crds/");
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  release = await createRestrictedNamespace("safe");
-}, 300_000);
-
-afterAll(async () => {
-  await helm(["uninstall", RELEASE, "--namespace", release], { allowFailure: true });
-  for (const ns of [release, SANDBOX]) if (ns) await deleteNamespace(ns);
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-});
+const fixture = useTestRelease("safe");
+const RELEASE = fixture.name;
+const FULLNAME = fixture.fullname;
+const SANDBOX = fixture.sandbox;
 
 describe("helm install with the default values", () => {
   it("succeeds, with the webhook and the chart's policy, which verifies NetworkPolicy enforcement in the sandbox namespace", async () => {
-    const result = await helm(["install", RELEASE, CHART, "--namespace", release, "--set", `sandboxNamespace.name=${SANDBOX}`], { allowFailure: true, timeoutMs: 120_000 });
+    const result = await helm(["install", RELEASE, CHART, "--namespace", fixture.namespace(), "--set", `sandboxNamespace.name=${SANDBOX}`], { allowFailure: true, timeoutMs: 120_000 });
     expect(result.exitCode, result.stderr).toBe(0);
     const vwc = JSON.parse((await kubectl(["get", "validatingwebhookconfiguration", `${FULLNAME}-specs`, "-o", "json"])).stdout) as { webhooks: { name: string; failurePolicy: string }[] };
     expect(vwc.webhooks.map((w) => [w.name, w.failurePolicy])).toEqual([[WEBHOOK_NAME, "Fail"], [POLICY_WEBHOOK_NAME, "Ignore"]]);
@@ -50,7 +38,7 @@ describe("helm install with the default values", () => {
   });
 
   it("helm uninstall removes the webhook configuration, so nothing stays refused", async () => {
-    await helm(["uninstall", RELEASE, "--namespace", release]);
+    await helm(["uninstall", RELEASE, "--namespace", fixture.namespace()]);
     const left = await kubectl(["get", "validatingwebhookconfiguration", `${FULLNAME}-specs`], { allowFailure: true });
     expect(left.stderr).toContain("NotFound");
   });

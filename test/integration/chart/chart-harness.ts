@@ -3,7 +3,9 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { helm, kubectl, REPO_ROOT } from "../harness/index.ts";
+import { afterAll, beforeAll } from "vitest";
+import { OURS } from "../controller/operator-harness.ts";
+import { createRestrictedNamespace, deleteNamespace, helm, installCrds, kubectl, REPO_ROOT, testCluster, uniqueName } from "../harness/index.ts";
 import type { ToolResult } from "../harness/index.ts";
 
 /** The chart under test. */
@@ -77,4 +79,38 @@ export function findPromtool(): string {
   }
   if (!path) throw new Error("promtool is missing: apt-get update && apt-get install -y --no-install-recommends prometheus");
   return path;
+}
+
+/** A chart release a test file installs for real: its names, and the namespace it goes to once created. */
+export interface TestRelease {
+  readonly name: string;
+  /** `<release>-leviath-operator`, the prefix of the chart's objects. */
+  readonly fullname: string;
+  /** The sandbox namespace the test passes as `sandboxNamespace.name`. */
+  readonly sandbox: string;
+  /** The release namespace (created in beforeAll). */
+  namespace(): string;
+}
+
+/**
+ * Registers the hooks of a file that installs the chart: the chart's CRDs and a restricted release namespace
+ * before, no cluster LeviathPolicy before or after (the chart installs its own), and the release and both
+ * namespaces removed after.
+ */
+export function useTestRelease(prefix: string): TestRelease {
+  const name = uniqueName(prefix);
+  const sandbox = uniqueName("sandbox");
+  let namespace = "";
+  const dropPolicy = () => testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
+  beforeAll(async () => {
+    await installCrds("charts/leviath-operator/crds/");
+    await dropPolicy();
+    namespace = await createRestrictedNamespace(prefix);
+  }, 300_000);
+  afterAll(async () => {
+    await helm(["uninstall", name, "--namespace", namespace], { allowFailure: true });
+    for (const ns of [namespace, sandbox]) if (ns) await deleteNamespace(ns);
+    await dropPolicy();
+  });
+  return { name, fullname: `${name}-leviath-operator`, sandbox, namespace: () => namespace };
 }

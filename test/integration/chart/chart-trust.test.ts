@@ -5,31 +5,19 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { STRICT_KEYS_POLICY_NAME } from "../../../src/api/admission-policy.ts";
-import { createRestrictedNamespace, deleteNamespace, helm, installCrds, kubectl, testCluster, uniqueName, waitFor } from "../harness/index.ts";
+import { helm, kubectl, testCluster, waitFor } from "../harness/index.ts";
 import { OURS } from "../controller/operator-harness.ts";
-import { CHART } from "./chart-harness.ts";
+import { CHART, useTestRelease } from "./chart-harness.ts";
 
-const RELEASE = uniqueName("trust");
-const FULLNAME = `${RELEASE}-leviath-operator`;
-const SANDBOX = uniqueName("sandbox");
-let release = "";
+const fixture = useTestRelease("trust");
+const RELEASE = fixture.name;
+const FULLNAME = fixture.fullname;
+const SANDBOX = fixture.sandbox;
 
-beforeAll(async () => {
-  await installCrds("charts/leviath-operator/crds/");
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  release = await createRestrictedNamespace("trust");
-}, 300_000);
-
-afterAll(async () => {
-  await helm(["uninstall", RELEASE, "--namespace", release], { allowFailure: true });
-  for (const ns of [release, SANDBOX]) if (ns) await deleteNamespace(ns);
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-});
-
-const install = (args: string[]) => helm(["install", RELEASE, CHART, "--namespace", release, "--set", `sandboxNamespace.name=${SANDBOX}`, ...args], { allowFailure: true, timeoutMs: 120_000 });
+const install = (args: string[]) => helm(["install", RELEASE, CHART, "--namespace", fixture.namespace(), "--set", `sandboxNamespace.name=${SANDBOX}`, ...args], { allowFailure: true, timeoutMs: 120_000 });
 const policyExists = () => testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" }).then(() => true, () => false);
 
 describe("helm install", () => {

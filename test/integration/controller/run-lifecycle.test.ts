@@ -79,6 +79,19 @@ describe("a Run's end", () => {
     const run = await readCustom("runs", namespace, "short");
     expect(run.status?.phase).toBe("Failed");
   });
+
+  it("keeps a finished Run's phase, reason and message when its pinned policy ConfigMap is deleted afterwards", async () => {
+    const before = await readCustom("runs", namespace, "short");
+    await kubectl(["delete", "configmap", "short-policy", "-n", namespace]);
+    // Something else to reconcile it for: an annotation (a pass runs; the old code failed it as PolicySnapshotInvalid).
+    await kubectl(["annotate", "run", "short", "-n", namespace, "e2e.leviath.dev/poke=1"]);
+    await waitFor(async () => isGone(() => testCluster().core.readNamespacedConfigMap({ name: "short-policy", namespace })), { description: "the ConfigMap gone" });
+    await new Promise((r) => setTimeout(r, 3000));
+    const after = await readCustom("runs", namespace, "short");
+    expect(after.status?.phase).toBe("Failed");
+    expect(after.status?.message).toBe(before.status?.message);
+    expect(conditionOf(after, "Completed")).toMatchObject({ status: "True", reason: "DeadlineExceeded" });
+  });
 });
 
 describe("a Run's credentials", () => {
