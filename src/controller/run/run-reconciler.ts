@@ -45,6 +45,8 @@ type RunObject = KubeObject & { spec?: unknown; status?: RunStatus; metadata: { 
 const NETWORK_REFUSAL_RECHECK_MS = 60_000;
 /** What a stopped run loses; its ConfigMap and workspace claim stay until the Run is deleted. */
 const STOPPED_KINDS = new Set(["Pod", "ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"]);
+/** What a finished Run's later passes delete again if anything brought it back: its pods stay as they ended. */
+const FINISHED_KINDS = new Set([...STOPPED_KINDS].filter((k) => k !== "Pod"));
 /** Thrown into the child writes when the start snapshot written in this pass is not the one the server holds. */
 class SnapshotRefused extends Error {
   override readonly name = "SnapshotRefused";
@@ -206,17 +208,23 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
   }
 
   /**
+   * Deletes what a stopped Run loses: its owned children of `kinds` (and `written`, what this pass wrote that the
+   * cache may not hold yet), then the approval reader.
+   */
+  async function deleteStopped(ref: RunRef, kinds: ReadonlySet<string>, written: readonly KubeObject[] = []): Promise<void> {
+    const owned = cache.listOwnedBy(ref.uid).filter((o) => kinds.has(o.kind) && !o.metadata.deletionTimestamp);
+    const uncached = written.filter((w) => !owned.some((o) => o.kind === w.kind && o.metadata.name === w.metadata.name));
+    for (const obj of [...owned, ...uncached]) await writer.delete(obj);
+    await dropApprovalReader(ref);
+  }
+
+  /**
    * A Run that may not go on: its status says why. One that failed loses what may run or act for it, including
    * what this pass wrote and the cache may not hold yet (`written`).
    */
   async function stop(run: RunObject, ref: RunRef, blocked: Blocked, at: { generation: number; nowIso: string }, written: readonly KubeObject[] = []): Promise<ReconcileResult> {
-    if (blocked.phase === "Failed") {
-      // A run that can no longer be resolved is over: nothing of it may keep running.
-      const owned = cache.listOwnedBy(ref.uid).filter((o) => STOPPED_KINDS.has(o.kind) && !o.metadata.deletionTimestamp);
-      const uncached = written.filter((w) => !owned.some((o) => o.kind === w.kind && o.metadata.name === w.metadata.name));
-      for (const obj of [...owned, ...uncached]) await writer.delete(obj);
-      await dropApprovalReader(ref);
-    }
+    // A run that can no longer be resolved is over: nothing of it may keep running.
+    if (blocked.phase === "Failed") await deleteStopped(ref, STOPPED_KINDS, written);
     await writeStatus(run, ref, buildBlockedRunStatus(at.generation, run.status, blocked.phase, blocked.reason, blocked.message, at.nowIso, blocked.sha256));
     return blocked.recheckMs !== undefined ? { requeueAfterMs: blocked.recheckMs } : {};
   }
@@ -227,9 +235,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
    * finished Run loses is deleted again if anything brought it back; its TTL still applies.
    */
   async function stayFinished(ref: RunRef, ttl: number | undefined): Promise<ReconcileResult> {
-    const owned = cache.listOwnedBy(ref.uid).filter((o) => STOPPED_KINDS.has(o.kind) && o.kind !== "Pod" && !o.metadata.deletionTimestamp);
-    await settleAll(owned.map((o) => writer.delete(o)));
-    await dropApprovalReader(ref);
+    await deleteStopped(ref, FINISHED_KINDS);
     return ttl === undefined ? {} : { requeueAfterMs: Math.max(1, ttl - deps.nowMs()) };
   }
 
