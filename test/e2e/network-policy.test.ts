@@ -41,6 +41,19 @@ async function tcpFrom(pod: string, host: string, port: number): Promise<string>
   return r.stdout.trim();
 }
 
+type ProbeObject = {
+  kind: string; metadata: { name: string; creationTimestamp?: string; deletionTimestamp?: string };
+  status?: { phase?: string; containerStatuses?: { state?: Record<string, { reason?: string; exitCode?: number }> }[] };
+};
+
+/** One probe object as a failure message shows it: kind, name, age, phase, its container's state, and deletion. */
+function describeProbeObject(o: ProbeObject): string {
+  const state = o.status?.containerStatuses?.[0]?.state ?? {};
+  const container = Object.entries(state).map(([k, v]) => `${k}${v.reason ? `(${v.reason})` : ""}${v.exitCode === undefined ? "" : ` exit ${v.exitCode}`}`).join(",");
+  return [`${o.kind} ${o.metadata.name} created ${o.metadata.creationTimestamp ?? "?"}`, o.status?.phase, container || undefined,
+    o.metadata.deletionTimestamp ? `deleting since ${o.metadata.deletionTimestamp}` : undefined].filter(Boolean).join(" ");
+}
+
 describe("network = false on a node that enforces NetworkPolicy", () => {
   const runtime = node.images["leviath-runtime"];
   const sandbox = node.images.sandbox!;
@@ -113,8 +126,13 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     // The probe's pods and policy are gone again (the last probe's verdict is in). The chart's default policy
     // (verify on) was probed first and this file's (another networkEnforcement section) again: that second probe
     // may still be running.
-    await waitFor(async () => (await getJson<{ items: unknown[] }>(["get", "pods,networkpolicies", "-n", NS, "-l", "leviath.dev/network-probe"])).items.length === 0,
-      { timeoutMs: 90_000, intervalMs: 500, description: "the network probe's pods and policy gone" });
+    // Bounded by the probe's own bounds (server start, then the clients' verdict, each probeTimeoutSeconds = 120),
+    // plus the deletion: a slow node is waited for; a stuck probe fails naming where each of its objects stands.
+    await waitFor(async () => {
+      const left = await getJson<{ items: ProbeObject[] }>(["get", "pods,networkpolicies", "-n", NS, "-l", "leviath.dev/network-probe"]);
+      if (left.items.length === 0) return true;
+      throw new Error(left.items.map(describeProbeObject).join("; "));
+    }, { timeoutMs: 270_000, intervalMs: 500, description: "the network probe's pods and policy gone" });
     const policy = await getJson<{ status?: { networkEnforcement?: { state: string; message: string; node?: string; checkedAt?: string } } }>(["get", "leviathpolicy", "cluster"]);
     expect(policy.status?.networkEnforcement).toMatchObject({ state: "Verified", node: node.name });
     expect(policy.status?.networkEnforcement?.message).toBe("a probe pod under a deny-all NetworkPolicy was refused while its twin without one connected");
@@ -134,7 +152,7 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
     const metrics = scraped.body;
     expect(metrics).toMatch(/^leviath_network_enforcement\{state="Verified"\} 1$/m);
     expect(metrics).toMatch(/^leviath_network_probes_total\{result="Verified"\} [1-9]/m);
-  });
+  }, 330_000);
 
   it("the network = true sandbox pod reaches a pod, the API server's Service, the node and a resolver", async () => {
     expect(await httpFrom(open, serverIp)).toBe("served");
