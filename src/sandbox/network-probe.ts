@@ -1,4 +1,4 @@
-import { FIELD_MANAGER, LABEL } from "../api/constants.ts";
+import { API_VERSION, FIELD_MANAGER, LABEL } from "../api/constants.ts";
 import type { KubeObject, ObjectMeta } from "./kube-types.ts";
 import { buildContainerSecurityContext, buildPodSecurityContext, buildTmpVolume, type PodSettings } from "./pod-settings.ts";
 
@@ -54,9 +54,17 @@ export function buildProbeNames(id: string): Record<ProbeRole | "policy", string
   return { server: `leviath-netprobe-${id}-server`, open: `leviath-netprobe-${id}-open`, closed: `leviath-netprobe-${id}-closed`, policy: `leviath-netprobe-${id}-deny` };
 }
 
-function probeMeta(name: string, namespace: string, id: string, role?: ProbeRole): ObjectMeta {
+/** The LeviathPolicy a probe runs for: its objects are owned by it, so they go with it whatever befell the controller. */
+export interface ProbeOwner {
+  name: string;
+  uid: string;
+}
+
+function probeMeta(name: string, namespace: string, id: string, opts: { role?: ProbeRole | undefined; owner?: ProbeOwner | undefined }): ObjectMeta {
+  const { role, owner } = opts;
   return {
     name, namespace,
+    ...(owner ? { ownerReferences: [{ apiVersion: API_VERSION, kind: "LeviathPolicy", name: owner.name, uid: owner.uid }] } : {}),
     labels: { [LABEL.managedBy]: FIELD_MANAGER, [PROBE_LABEL]: id, ...(role ? { [PROBE_ROLE_LABEL]: role } : {}) },
   };
 }
@@ -65,13 +73,13 @@ function probeMeta(name: string, namespace: string, id: string, role?: ProbeRole
  * One probe pod: the operator's own image (it has `node`), the sandbox pods' restricted settings, no
  * service-account token, never restarted. Clients get the server's address in `PROBE_TARGET`.
  */
-export function buildProbePod(opts: { id: string; namespace: string; role: ProbeRole; settings: PodSettings; target?: string; nodeName?: string }): KubeObject {
+export function buildProbePod(opts: { id: string; namespace: string; role: ProbeRole; settings: PodSettings; target?: string; nodeName?: string; owner?: ProbeOwner }): KubeObject {
   const names = buildProbeNames(opts.id);
   const script = opts.role === "server" ? SERVER_SCRIPT : CLIENT_SCRIPT;
   return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: probeMeta(names[opts.role], opts.namespace, opts.id, opts.role),
+    metadata: probeMeta(names[opts.role], opts.namespace, opts.id, { role: opts.role, owner: opts.owner }),
     spec: {
       automountServiceAccountToken: false,
       enableServiceLinks: false,
@@ -95,11 +103,11 @@ export function buildProbePod(opts: { id: string; namespace: string; role: Probe
 }
 
 /** The deny-all (ingress and egress) policy over the `closed` client of one probe, as a Run's `network = false`. */
-export function buildProbePolicy(id: string, namespace: string): KubeObject {
+export function buildProbePolicy(id: string, namespace: string, owner?: ProbeOwner): KubeObject {
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",
-    metadata: probeMeta(buildProbeNames(id).policy, namespace, id),
+    metadata: probeMeta(buildProbeNames(id).policy, namespace, id, { owner }),
     spec: { podSelector: { matchLabels: { [PROBE_LABEL]: id, [PROBE_ROLE_LABEL]: "closed" } }, policyTypes: ["Ingress", "Egress"] },
   };
 }

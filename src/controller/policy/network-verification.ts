@@ -3,7 +3,7 @@ import type { NetworkEnforcementStatus } from "../../api/status.ts";
 import { formatApiTime } from "../../api/time.ts";
 import { componentLogger, type Logger } from "../../log/logger.ts";
 import type { ControllerMetrics } from "../../metrics/controller-metrics.ts";
-import { buildProbeNames, buildProbePod, buildProbePolicy, decideProbeVerdict, type ProbeOutcome, type ProbeRole } from "../../sandbox/network-probe.ts";
+import { buildProbeNames, buildProbePod, buildProbePolicy, decideProbeVerdict, type ProbeOutcome, type ProbeOwner, type ProbeRole } from "../../sandbox/network-probe.ts";
 import type { PodSettings } from "../../sandbox/pod-settings.ts";
 import type { ClusterWriter } from "../cluster-port.ts";
 import { ENFORCEMENT_UNCHECKED } from "../run/network-condition.ts";
@@ -41,7 +41,8 @@ const POLL_MS = 1000;
  * Verifies, on the cluster the operator runs in, that NetworkPolicy drops packets: a server pod, a client no
  * policy selects (the control: it must connect) and a client under a deny-all policy (it must not), all in the
  * policy's probe namespace with the sandbox pods' settings. Runs when `spec.networkEnforcement.verify` is on: at
- * start, when that section changes, and every `intervalSeconds`; the probe objects are deleted afterwards.
+ * start, when that section changes, and every `intervalSeconds`; the probe objects are deleted afterwards, and
+ * are owned by the policy, so what a stopped controller left goes with the policy.
  */
 export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifier {
   let current: NetworkEnforcementStatus = ENFORCEMENT_UNCHECKED;
@@ -72,13 +73,14 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
   const outcome = (pod: PodObject | undefined): ProbeOutcome =>
     pod?.status?.phase === "Succeeded" ? "connected" : pod?.status?.phase === "Failed" ? "refused" : "pending";
 
-  async function probe(spec: NetworkEnforcementSpec & { namespace: string }): Promise<NetworkEnforcementStatus> {
+  async function probe(spec: NetworkEnforcementSpec & { namespace: string }, owner: ProbeOwner | undefined): Promise<NetworkEnforcementStatus> {
     const id = deps.newId().replace(/[^0-9a-f]/g, "").slice(0, 10);
     const names = buildProbeNames(id);
     const ns = spec.namespace;
     const timeoutMs = spec.probeTimeoutSeconds * 1000;
     const created: { kind: "pod" | "networkPolicy"; name: string }[] = [];
-    const pod = (role: ProbeRole, target?: string, nodeName?: string) => buildProbePod({ id, namespace: ns, role, settings: deps.settings, ...(target ? { target } : {}), ...(nodeName ? { nodeName } : {}) });
+    const pod = (role: ProbeRole, target?: string, nodeName?: string) =>
+      buildProbePod({ id, namespace: ns, role, settings: deps.settings, ...(target ? { target } : {}), ...(nodeName ? { nodeName } : {}), ...(owner ? { owner } : {}) });
     try {
       await deps.writer.apply(pod("server"));
       created.push({ kind: "pod", name: names.server });
@@ -88,7 +90,7 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
       }
       const node = server.spec?.nodeName;
       // The policy first: the closed client must never run without it.
-      await deps.writer.apply(buildProbePolicy(id, ns));
+      await deps.writer.apply(buildProbePolicy(id, ns, owner));
       created.push({ kind: "networkPolicy", name: names.policy });
       await Promise.all((["open", "closed"] as const).map(async (role) => {
         await deps.writer.apply(pod(role, server.status!.podIP, node));
@@ -106,7 +108,8 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
   }
 
   async function tick(): Promise<void> {
-    const spec = computeEffectivePolicy(deps.policy())?.spec.networkEnforcement;
+    const effective = computeEffectivePolicy(deps.policy());
+    const spec = effective?.spec.networkEnforcement;
     if (!spec?.verify || spec.namespace === undefined) {
       lastKey = "";
       set(ENFORCEMENT_UNCHECKED);
@@ -118,7 +121,10 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
     lastRunMs = deps.nowMs();
     const log = componentLogger(deps.log, "network-verification").child({ namespace: spec.namespace });
     try {
-      const result = await probe({ ...spec, namespace: spec.namespace });
+      // Owned by the policy: what a controller stopped mid-probe (its RBAC gone first at an uninstall, a SIGKILL)
+      // could not delete is deleted by the garbage collector with the policy.
+      const owner = effective?.uid ? { name: effective.name, uid: effective.uid } : undefined;
+      const result = await probe({ ...spec, namespace: spec.namespace }, owner);
       log.info({ state: result.state, node: result.node }, result.message);
       set(result, result.state);
     } catch (err) {

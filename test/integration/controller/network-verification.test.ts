@@ -41,6 +41,10 @@ describe("the NetworkPolicy enforcement probe on a cluster where no pod runs", (
       return pods.items.find((p) => p.metadata?.name?.endsWith("-server"));
     }, { timeoutMs: 30_000, intervalMs: 200, description: "the probe server pod" });
     expect(server.spec?.containers[0]?.image).toBe("registry.example/leviath:test");
+    // Owned by the policy (a cluster-scoped owner of a namespaced object), so the garbage collector removes what
+    // a controller stopped mid-probe could not (see the last test).
+    const policyUid = ((await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as Custom).metadata?.uid;
+    expect(server.metadata?.ownerReferences).toEqual([{ apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", name: "cluster", uid: policyUid }]);
     const status = await waitFor(async () => {
       const s = await policyStatus();
       return (s?.networkEnforcement as { state?: string } | undefined)?.state === "Unknown" && (s?.networkEnforcement as { checkedAt?: string }).checkedAt ? s : undefined;
@@ -84,5 +88,18 @@ describe("the NetworkPolicy enforcement probe on a cluster where no pod runs", (
     const run = await waitForCustom("runs", namespace, "refused", (r) => conditionOf(r, "NetworkIsolated")?.reason === "NetworkPolicyRestored", "NetworkIsolated to say it was restored");
     expect(conditionOf(run, "NetworkIsolated")).toMatchObject({ status: "True" });
     expect(conditionOf(run, "NetworkIsolated")?.message).toMatch(/^NetworkPolicy 'refused-isolate' was missing and was re-created at \d{4}-\d\d-\d\dT[\d:]+Z \(the sandbox pods were not isolated in between\); applied, enforcement not verified: /);
+  });
+
+  it("leaves nothing behind with the policy: a probe still waiting is removed by the garbage collector", async () => {
+    const { core } = testCluster();
+    // A probe that would wait ten minutes for its server: only the garbage collector can remove it within the bound.
+    await setPolicy({ verify: true, namespace, probeTimeoutSeconds: 600, onUnverified: "refuse" });
+    const server = await waitFor(async () => {
+      const pods = await core.listNamespacedPod({ namespace, labelSelector: PROBE_LABEL });
+      return pods.items.find((p) => p.metadata?.name?.endsWith("-server"));
+    }, { timeoutMs: 30_000, intervalMs: 200, description: "the long probe's server pod" });
+    await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" });
+    await waitFor(async () => (await core.listNamespacedPod({ namespace, labelSelector: PROBE_LABEL })).items.length === 0 ? true : undefined,
+      { timeoutMs: 60_000, intervalMs: 500, description: `the probe pod '${server.metadata?.name}' to go with the policy` });
   });
 });
