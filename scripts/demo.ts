@@ -1,6 +1,8 @@
-// The demo behind scripts/demo: a real control plane on loopback, the CRDs, `leviath controller`, examples/,
-// and what `kubectl get` shows. No node runs here, so pods are admitted (Pod Security `restricted` included)
-// and never run: a Run is Pending until its sandbox deadline (`spec.deadlines.sandboxReadySeconds`), then Failed.
+// The demo behind scripts/demo. As root (a node needs containerd, the kubelet and pod networking): a real node,
+// the chart, and examples/ run to Succeeded by the reference runtime (scripts/demo-node.ts). Otherwise, or with
+// --no-node: a real control plane on loopback, the CRDs, `leviath controller`, examples/, and what `kubectl get`
+// shows; no node runs, so pods are admitted (Pod Security `restricted` included) and never run: a Run is Pending
+// until its sandbox deadline (`spec.deadlines.sandboxReadySeconds`), then Failed.
 import { spawn, spawnSync } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
@@ -8,14 +10,32 @@ import { parseArgs } from "node:util";
 import { findBinary, REPO_ROOT, startControlPlane } from "../test/integration/harness/control-plane.ts";
 
 const NAMESPACE = "leviath-sandbox";
-/** No runtime image ships with this project (any image that talks to the sidecar's API will do). */
+/** No node runs the runtime here: any image name will do. */
 const RUNTIME_IMAGE = "registry.example/leviath-runtime:demo";
 const CRDS = ["agents", "runs", "leviathpolicies", "approvals"].map((p) => `crd/${p}.leviath.dev`);
 
-const { values } = parseArgs({ options: { once: { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+const USAGE = `Usage: scripts/demo [--once] [--no-node]
+  As root: starts a control plane and a node on this machine, installs the operator with helm and runs
+  examples/ to Succeeded with the reference runtime and a local stand-in for the model, answering its prompts
+  with \`kubectl leviath approve\`. Builds what the machine lacks first (about 30 minutes the first time).
+  Without root (or with --no-node): a control plane and the controller only; pods are admitted, never run.
+  --once     exit after the Run ended (status 0 when it Succeeded) or, without a node, after showing the status
+  --no-node  do not start a node, even as root
+`;
+
+const { values } = parseArgs({ options: { once: { type: "boolean" }, "no-node": { type: "boolean" }, help: { type: "boolean", short: "h" } } });
 if (values.help) {
-  process.stdout.write("Usage: scripts/demo [--once]\n  --once  exit after showing the status\n");
+  process.stdout.write(USAGE);
   process.exit(0);
+}
+if (!values["no-node"] && process.getuid?.() === 0) {
+  const { runNodeDemo } = await import("./demo-node.ts");
+  process.exit(await runNodeDemo({ once: values.once === true }));
+}
+if (!values["no-node"]) {
+  process.stdout.write("demo: not root, so no node: a node needs containerd, the kubelet and pod networking, which need root.\n"
+    + "      What runs: a control plane and the controller; the Agent's findings and the Run's status are real, its pods\n"
+    + "      are admitted and never run. Run scripts/demo as root to see the agent run to Succeeded.\n");
 }
 
 /** The shutdown under way, once one began (a signal and the controller's exit both ask for it). */

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
-import { kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
+import { kubectl, kubectlLeviath, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
 import { imageValues } from "./harness/kube-json.ts";
 import {
   agentLog, buildApproval, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit, readAuditText,
@@ -95,6 +95,10 @@ describe("examples/ on the real node, with the reference runtime and a scripted 
     const transcript = await agentLog(RUN);
     process.stderr.write(`[e2e examples] transcript:\n${transcript}\n[e2e examples] status: ${JSON.stringify(run.status)}\n`);
     expect(run.status?.phase).toBe("Succeeded");
+    // What a user waiting with the plugin gets: status 0, and the phase with its message.
+    const waited = await kubectlLeviath(["wait", RUN, "-n", NS]);
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.stdout).toMatch(new RegExp(`^run\\.leviath\\.dev/${RUN} Succeeded: `));
     expect(run.status?.agentExit).toMatchObject({ exitCode: 0 });
     expect(conditionOf(run, "Completed")).toMatchObject({ status: "True", reason: "AgentSucceeded" });
     expect((await kubectl(["get", "run", RUN, "-n", NS, "-o", "jsonpath={.status.result.inline}"])).stdout).toBe(DIGEST);

@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { kubectl, waitFor } from "../integration/harness/index.ts";
+import { kubectl, kubectlLeviath, waitFor } from "../integration/harness/index.ts";
 import { getJson } from "./harness/kube-json.ts";
 import { sidecarScrapeToken } from "./harness/metrics-access.ts";
 import {
@@ -281,8 +281,14 @@ describe("the Run flow on the real node", () => {
       apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: FAIL_RUN, namespace: NS },
       spec: { agentRef: { name: SMALL_AGENT }, task: "fail", runtime: { e2e: { scenario: "fail", exitCode: 3 } } },
     }]);
+    // A user waiting with the plugin from the start: it returns when the Run ends, with status 1 as it Failed.
+    const waiting = kubectlLeviath(["wait", FAIL_RUN, "-n", NS, "--timeout", "170s"], 180_000);
     const run = await waitForPhase(FAIL_RUN, ["Failed"]);
     mark("failRunFailed");
+    const waited = await waiting;
+    expect(waited.code, waited.stderr).toBe(1);
+    expect(waited.stdout).toBe(`run.leviath.dev/${FAIL_RUN} Failed: the agent container exited with code 3 (Error): e2e: failing on purpose with exit code 3\n`);
+    expect((await kubectlLeviath(["wait", FAIL_RUN, "--for", "Failed", "-n", NS])).code).toBe(0);
     expect(run.status?.agentExit).toEqual({ exitCode: 3, reason: "Error", message: "e2e: failing on purpose with exit code 3" });
     expect(conditionOf(run, "Completed")).toMatchObject({
       status: "True", reason: "AgentFailed", message: "the agent container exited with code 3 (Error): e2e: failing on purpose with exit code 3",

@@ -1,16 +1,17 @@
-// The README's first command, end to end: `scripts/demo --once` starts its own control plane and controller,
-// applies examples/ and shows the Agents with their findings and the Runs with their phase.
+// The README's first command without a node, end to end: `scripts/demo --once --no-node` starts its own control
+// plane and controller, applies examples/ and shows the Agents with their findings and the Runs with their phase.
+// (As root, plain `scripts/demo` also starts a node and runs the agent to Succeeded: test/e2e/demo.test.ts.)
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/index.ts";
 
-describe("scripts/demo --once", () => {
+describe("scripts/demo --no-node", () => {
   it("shows the Agent's findings and the Run's phase, then stops everything", async () => {
     const env = { ...process.env };
     delete env.KUBECONFIG;
-    const child = spawn("bash", [join(REPO_ROOT, "scripts/demo"), "--once"], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", [join(REPO_ROOT, "scripts/demo"), "--once", "--no-node"], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
@@ -42,7 +43,7 @@ describe("scripts/demo --once", () => {
     const env = { ...process.env };
     delete env.KUBECONFIG;
     // Its own process group, as a terminal's foreground job: Ctrl-C signals every process in it.
-    const child = spawn("bash", [join(REPO_ROOT, "scripts/demo")], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn("bash", [join(REPO_ROOT, "scripts/demo"), "--no-node"], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));

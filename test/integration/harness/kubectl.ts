@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { findBinary } from "./control-plane.ts";
+import { delimiter, join } from "node:path";
+import { findBinary, REPO_ROOT } from "./control-plane.ts";
 import { testCluster } from "./test-cluster.ts";
 import type { TestCluster } from "./test-cluster.ts";
 
@@ -38,4 +39,26 @@ async function runTool(name: string, cluster: TestCluster, args: string[], opts:
     throw new Error(`${name} ${args.slice(2).join(" ")} exited ${result.exitCode}:\n${result.stderr || result.stdout}`);
   }
   return result;
+}
+
+/** What one `kubectl leviath` run printed, and its exit status (128 when killed). */
+export type PluginResult = { code: number; stdout: string; stderr: string };
+
+/**
+ * `kubectl leviath <args>` as a user runs it: the real kubectl, the plugin (bin/kubectl-leviath) found on PATH, the
+ * test cluster as KUBECONFIG. Never throws on a non-zero exit: the status is what the tests check.
+ */
+export function kubectlLeviath(args: readonly string[], timeoutMs = 60_000, cluster: TestCluster = testCluster()): Promise<PluginResult> {
+  const bin = findBinary("kubectl", cluster.binDir);
+  if (!bin) throw new Error(`no kubectl in ${cluster.binDir}`);
+  const env = { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: [join(REPO_ROOT, "bin"), process.env.PATH].join(delimiter) };
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ["leviath", ...args], { env, timeout: timeoutMs });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
+    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code: code ?? 128, stdout, stderr }));
+  });
 }
