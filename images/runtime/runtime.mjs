@@ -10,9 +10,13 @@
 //   wait            a call that asks for a person nobody sends, waited on until the Run's deadline stops it
 //   restart         a refused read and submit_output, then it waits for the sidecar's next start (a new runtime
 //                   token: the test kills the sidecar), reads /v1/status from it, makes one more refused read; exit 0
+//   first-call      one shell call (`true`, in the sandbox pod), then exit 0; its line carries when the runtime
+//                   started, when the sidecar answered its health check and when the call's answer arrived
+//                   (epoch ms on the node's clock), for `npm run bench -- start`
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 
+const startedAt = Date.now();
 const base = process.env.LEVIATH_SIDECAR_URL ?? "http://127.0.0.1:7777";
 // The sidecar's per-start secret: written before it listens, read once it is healthy.
 const tokenFile = process.env.LEVIATH_SIDECAR_TOKEN_FILE;
@@ -79,6 +83,14 @@ if (e2e.scenario === "fail" || e2e.scenario === "exit") {
   if (e2e.exitCode !== 0) writeFileSync("/dev/termination-log", `e2e: failing on purpose with exit code ${e2e.exitCode}`);
   emit("done", e2e.exitCode, {});
   process.exit(e2e.exitCode);
+}
+
+if (e2e.scenario === "first-call") {
+  const healthyAt = Date.now();
+  const r = await call("first-call", "fc-1", "shell", { command: "true" });
+  emit("first-call:timing", r.status, { startedAt, healthyAt, answeredAt: Date.now(), decision: r.body?.decision });
+  emit("done", 0, {});
+  process.exit(0);
 }
 
 if (e2e.scenario === "wait") {
