@@ -1,7 +1,7 @@
 // The calls of one run the service remembers: every pending call (never forgotten) and the settled ones, for
 // retries and waits, within a count and a size budget (the oldest submitted settled call is forgotten first).
-import type { DecisionSourceLabel } from "../../metrics/sidecar-metrics.ts";
 import type { EntryRef } from "../../api/sidecar-contract.ts";
+import type { RunSource } from "../../policy/decide-tool-call.ts";
 import type { CallOutcome } from "./call-outcomes.ts";
 import { OldestFirst } from "./oldest-first.ts";
 
@@ -24,7 +24,8 @@ export interface CallRecord {
   permissionApproved: boolean;
   permissionDone: boolean;
   gateDone: boolean;
-  gateSource: DecisionSourceLabel;
+  /** How the gate let it through, once it did (the source of its allow). */
+  gateSource: RunSource;
   started: number;
   response: CallOutcome | undefined;
   /** The first answer, while it is being worked out (dropped once there is one). */

@@ -9,18 +9,19 @@ import { RESULT_TOOL } from "../../api/tools.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { ApprovalKind, DecisionSourceLabel, SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import { lookupResultLabel } from "../../policy/classification.ts";
-import { decideToolCall } from "../../policy/decide-tool-call.ts";
-import { evaluateGate, type GateInput, type PendingGate } from "../../policy/gate.ts";
+import type { PathCheck } from "../../policy/call-paths.ts";
+import { decideToolCall, type ToolCallInput } from "../../policy/decide-tool-call.ts";
+import type { GateInput, PendingGate } from "../../policy/gate.ts";
 import type { PathFs } from "../../policy/read-paths/index.ts";
 import { extractTarget } from "../../policy/targets.ts";
 import { decideSettlement } from "./approval-settlement.ts";
 import type { ApprovalBook, ApprovalSettlement } from "./approvals.ts";
 import type { AuditSink } from "../storage/audit-writer.ts";
-import { buildGrantKey, buildPermissionInputs, computeGateSource, isSettledBySidecar, isToolOffered, parseToolArgs, SHELL_TOOLS } from "./call-inputs.ts";
+import { buildGrantKey, buildPermissionInputs, isSettledBySidecar, isToolOffered, parseToolArgs, SHELL_TOOLS } from "./call-inputs.ts";
 import { buildDeny, buildDenyOutcome, type CallOutcome } from "./call-outcomes.ts";
 import { buildRefusalMessage, lookupRefusalSource, type EntryRef, type RecordedRefusalCode, type RefusalMessageArgs } from "../../api/sidecar-contract.ts";
 import type { Enforcement } from "./enforcement.ts";
-import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, type FileToolArgs, type PathCheck } from "../executors/file-tools.ts";
+import { buildCallPaths, executeFileTool, isFileTool, type FileToolArgs } from "../executors/file-tools.ts";
 import { CallRecords, type CallRecord, type GiveUpReason } from "./call-records.ts";
 import { DecisionRecorder } from "./decision-recorder.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
@@ -228,44 +229,46 @@ export class ToolCallService {
     };
   }
 
+  /** The decision's input: the call as it stands, the policy in force, the steps an earlier pass settled. */
+  #decisionInput(enf: Enforcement, stage: RunStage, rec: CallRecord): ToolCallInput {
+    const rp = enf.runPolicy;
+    const grant = !rec.permissionDone && this.#d.session.hasGrant(buildGrantKey(rec.tool, rec.args));
+    const readPaths = { workdir: this.#d.workdir, policy: enf.readPolicy, fs: this.#d.fs };
+    return {
+      gate: this.#gateInput(enf, rec, rp.taint.tracking), permissions: buildPermissionInputs(rp, stage),
+      permissionApproved: rec.permissionApproved || grant, answeredPrompt: rec.permissionApproved, args: rec.args,
+      ...(isFileTool(rec.tool) ? { paths: buildCallPaths(rec.tool, rec.args as FileToolArgs[typeof rec.tool], readPaths) } : {}),
+      passed: { permission: rec.permissionDone, gate: rec.gateDone ? rec.gateSource : undefined },
+    };
+  }
+
   async #advance(rec: CallRecord): Promise<CallOutcome> {
     const enf = this.#d.policy();
-    const rp = enf.runPolicy;
     const { stage } = this.currentStage(enf);
     if (this.#d.gateway?.claims(rec.tool) === true) await this.#d.gateway.ready();
     if (this.#gaveUp(rec)) return this.#refuseGaveUp(rec);
     if (!isToolOffered(stage, enf.offeredTools, rec.tool, this.#d.gateway) || (!rec.callerRuns && !isSettledBySidecar(rec.tool, this.#d.gateway))) {
       return this.#deny(rec, "tool-unavailable", rec.tool, stage.name);
     }
-    if (!rec.permissionDone) {
-      const grant = this.#d.session.hasGrant(buildGrantKey(rec.tool, rec.args));
-      // Permission only: the gate is evaluated (and audited) below, after the read-path check.
-      const d = decideToolCall({ gate: this.#gateInput(enf, rec, false), permissions: buildPermissionInputs(rp, stage), permissionApproved: rec.permissionApproved || grant });
-      if (d.kind === "refuse") {
-        return this.#deny(rec, d.reason === "permission-denied" ? "permission-denied" : "approval-unavailable", d.message);
-      }
-      if (d.kind === "ask-permission") {
+    const d = decideToolCall(this.#decisionInput(enf, stage, rec));
+    for (const diag of d.kind === "run" || d.kind === "refuse" || d.kind === "ask-gate" ? d.gate?.ruleDiagnostics ?? [] : []) {
+      this.#d.log.warn({ callId: rec.id, rule: diag.rule, kind: diag.kind }, diag.message);
+    }
+    if (!this.#record.gate(d.events)) return this.#deny(rec, "audit-failed", rec.tool);
+    switch (d.kind) {
+      case "refuse":
+        return this.#refuse(rec, d.reason, d.message);
+      case "ask-permission":
         return this.#ask(rec, "tool_approval", `tool-${rec.id}`, buildPermissionPrompt(rec.tool, rec.args), d.prompt.options, d.prompt.timeoutSeconds, undefined);
-      }
-      rec.permissionDone = true;
+      case "ask-gate":
+        rec.permissionDone = true;
+        return this.#ask(rec, "taint_gate", d.prompt.requestId, d.prompt.text, d.prompt.options, d.prompt.timeoutSeconds, d.pending);
+      case "run":
+        rec.permissionDone = true;
+        rec.gateDone = true;
+        rec.gateSource = d.source;
+        return this.#execute(rec, enf, stage, d.paths);
     }
-    let checks: PathCheck[] | undefined;
-    if (isFileTool(rec.tool)) {
-      checks = checkFilePaths(rec.tool, rec.args as FileToolArgs[typeof rec.tool], { workdir: this.#d.workdir, policy: enf.readPolicy, fs: this.#d.fs });
-      const refusal = findCallRefusal(checks);
-      if (refusal !== undefined) return this.#refuse(rec, refusal.code, refusal.message);
-    }
-    if (!rec.gateDone) {
-      const out = evaluateGate(this.#gateInput(enf, rec, rp.taint.tracking));
-      for (const d of out.ruleDiagnostics) this.#d.log.warn({ callId: rec.id, rule: d.rule, kind: d.kind }, d.message);
-      if (!this.#record.gate(out.events)) return this.#deny(rec, "audit-failed", rec.tool);
-      if (out.kind === "block") return this.#deny(rec, "gate-blocked", out.message);
-      if (out.kind === "prompt") return this.#ask(rec, "taint_gate", out.prompt.requestId, out.prompt.text, out.prompt.options, out.prompt.timeoutSeconds, out.pending);
-      rec.gateDone = true;
-      const source = computeGateSource(out.events);
-      rec.gateSource = rec.permissionApproved && (source === "auto_allow" || source === "taint_disabled") ? "user_approved" : source;
-    }
-    return this.#execute(rec, enf, stage, checks);
   }
 
   /** Whether the client gave up: it withdrew the call, or its deadline for the first answer passed (the sidecar was stopped or slow). */
@@ -277,7 +280,7 @@ export class ToolCallService {
     return this.#deny(rec, "client-gave-up", rec.tool);
   }
 
-  async #execute(rec: CallRecord, enf: Enforcement, stage: RunStage, checks: PathCheck[] | undefined): Promise<CallOutcome> {
+  async #execute(rec: CallRecord, enf: Enforcement, stage: RunStage, checks: readonly PathCheck[] | undefined): Promise<CallOutcome> {
     // Checked again right before anything runs: the sidecar may have been stopped (SIGSTOP) since the call came in.
     if (this.#gaveUp(rec)) return this.#refuseGaveUp(rec);
     // A server's name never falls through to the runtime: dropped by a reload while the call waited, it is refused.
