@@ -24,6 +24,7 @@ import type { RunStatusSnapshot } from "./core/run-status.ts";
 import type { RunStage, ShellExecutor } from "./executors/shell.ts";
 import { openStateJournal } from "./storage/state-journal.ts";
 import { SeedService } from "./core/seed-service.ts";
+import { Ledger } from "./core/ledger.ts";
 import { ToolCallService } from "./core/tool-call-service.ts";
 import { McpGateway, type StdioLauncher } from "./gateway/mcp-gateway.ts";
 import type { VarSource } from "./gateway/server-vars.ts";
@@ -183,8 +184,9 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   });
   after.gateway = gateway;
   const shell = opts.shell(policy);
+  const ledger = new Ledger({ policy, stageIndex: () => session.stageIndex, audit, metrics, log, clock, monotonicMs: () => performance.now(), runName: opts.runName });
   const service = new ToolCallService({
-    gateway,
+    gateway, ledger,
     policy, workdir: realpathSync.native(opts.workdir), fs, session, approvals, audit, metrics,
     shell, log, clock, monotonicMs: () => performance.now(), runName: opts.runName,
     ...(opts.result ? { result: opts.result } : {}),
@@ -197,7 +199,7 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
     approvalToken: opts.localApprovals.mode === "token" ? opts.localApprovals.token : undefined,
   };
   const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName: opts.runName, guard,
-    seeds: new SeedService({ workdir: realpathSync.native(opts.workdir), blueprintRoot: opts.blueprintRoot, fs, shell, audit, metrics, clock, runName: opts.runName, stageIndex: () => session.stageIndex }) };
+    seeds: new SeedService({ workdir: realpathSync.native(opts.workdir), blueprintRoot: opts.blueprintRoot, fs, shell, ledger, metrics, clock, runName: opts.runName, stageIndex: () => session.stageIndex }) };
   const app = buildSidecarApp(deps);
   await app.listen({ host: opts.listen.host, port: opts.listen.port });
   // Until this line every request is refused (no Host is accepted yet).

@@ -169,6 +169,11 @@ export class CallRecords {
     }
     // A settled call needs its arguments no more (its record keeps the digest for retries): do not hold them.
     if (rec.done) rec.args = SETTLED_ARGS;
+    // Nobody waits for a settled call's deadline any more.
+    if (rec.done && rec.giveUpTimer !== undefined) {
+      clearTimeout(rec.giveUpTimer);
+      rec.giveUpTimer = undefined;
+    }
     if (rec.waiters !== undefined) for (const wake of [...rec.waiters]) wake();
     return response;
   }

@@ -18,12 +18,12 @@ import { decideSettlement } from "./approval-settlement.ts";
 import type { ApprovalBook, ApprovalSettlement } from "./approvals.ts";
 import type { AuditSink } from "../storage/audit-writer.ts";
 import { buildGrantKey, buildPermissionInputs, isSettledBySidecar, isToolOffered, parseToolArgs, SHELL_TOOLS } from "./call-inputs.ts";
-import { buildDeny, buildDenyOutcome, type CallOutcome } from "./call-outcomes.ts";
-import { buildRefusalMessage, lookupRefusalSource, type EntryRef, type RecordedRefusalCode, type RefusalMessageArgs } from "../../api/sidecar-contract.ts";
-import type { Enforcement } from "./enforcement.ts";
+import { buildDeny, type CallOutcome } from "./call-outcomes.ts";
+import { buildRefusalMessage, type EntryRef, type RecordedRefusalCode, type RefusalMessageArgs } from "../../api/sidecar-contract.ts";
+import { computeCurrentStage, type Enforcement } from "./enforcement.ts";
 import { buildCallPaths, executeFileTool, isFileTool, type FileToolArgs } from "../executors/file-tools.ts";
-import { CallRecords, type CallRecord, type GiveUpReason } from "./call-records.ts";
-import { DecisionRecorder } from "./decision-recorder.ts";
+import type { CallRecord, CallRecords, GiveUpReason } from "./call-records.ts";
+import { Ledger } from "./ledger.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
 import { buildPermissionPrompt } from "./prompt-text.ts";
 import type { RunSession } from "./run-session.ts";
@@ -60,6 +60,8 @@ export interface ToolCallServiceDeps {
   readonly maxPendingCalls?: number;
   /** What the pending calls may hold together (their arguments), in UTF-16 code units. */
   readonly maxPendingChars?: number;
+  /** Where decisions are recorded (absent: a ledger of its own over `audit`, `metrics` and `log`, with the budgets above). */
+  readonly ledger?: Ledger;
 }
 
 /** One call as the runtime sends it. */
@@ -84,13 +86,13 @@ export const DEFAULT_RESULT_REGION = "conversation";
 export class ToolCallService {
   readonly #d: ToolCallServiceDeps;
   readonly #calls: CallRecords;
-  readonly #record: DecisionRecorder;
+  readonly #ledger: Ledger;
 
   /** A service over its dependencies. */
   constructor(deps: ToolCallServiceDeps) {
     this.#d = deps;
-    this.#calls = new CallRecords(deps);
-    this.#record = new DecisionRecorder({ ...deps, currentStage: (enf) => this.currentStage(enf) });
+    this.#ledger = deps.ledger ?? new Ledger({ ...deps, stageIndex: () => deps.session.stageIndex });
+    this.#calls = this.#ledger.calls;
   }
 
   /** The Run's result, once an allowed `submit_output` was stored. */
@@ -100,7 +102,7 @@ export class ToolCallService {
 
   /** Counts of decisions by source since the sidecar started. */
   get decisionCounts(): ReadonlyMap<DecisionSourceLabel, number> {
-    return this.#record.counts;
+    return this.#ledger.counts;
   }
 
   /** The enforcement in force. */
@@ -115,9 +117,7 @@ export class ToolCallService {
 
   /** The current stage of the run policy in force. */
   currentStage(enf: Enforcement = this.#d.policy()): { index: number; stage: RunStage } {
-    const stages = enf.runPolicy.stages;
-    const index = Math.min(this.#d.session.stageIndex, stages.length - 1);
-    return { index, stage: stages[index]! };
+    return computeCurrentStage(enf, this.#d.session.stageIndex);
   }
 
   /** Decides (and for file tools and shell, executes) one call. A retried id returns the call's current answer. */
@@ -254,7 +254,7 @@ export class ToolCallService {
     for (const diag of d.kind === "run" || d.kind === "refuse" || d.kind === "ask-gate" ? d.gate?.ruleDiagnostics ?? [] : []) {
       this.#d.log.warn({ callId: rec.id, rule: diag.rule, kind: diag.kind }, diag.message);
     }
-    if (!this.#record.gate(d.events)) return this.#deny(rec, "audit-failed", rec.tool);
+    if (!this.#ledger.gate(d.events)) return this.#deny(rec, "audit-failed", rec.tool);
     switch (d.kind) {
       case "refuse":
         return this.#refuse(rec, d.reason, d.message);
@@ -286,14 +286,14 @@ export class ToolCallService {
     // A server's name never falls through to the runtime: dropped by a reload while the call waited, it is refused.
     const server = this.#d.gateway?.claims(rec.tool) === true ? this.#d.gateway.find(rec.tool)?.server : undefined;
     if (this.#d.gateway?.claims(rec.tool) === true && server === undefined) return this.#deny(rec, "tool-unavailable", rec.tool, stage.name);
-    const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
+    const at = this.#d.monotonicMs();
     if (checks !== undefined && isFileTool(rec.tool)) {
       const outcome = executeFileTool(rec.tool, rec.args as FileToolArgs[typeof rec.tool], checks);
       if (outcome.kind === "refused") return this.#refuse(rec, outcome.refusal.code, outcome.refusal.message);
-      if (!this.#record.decided(rec, "allow", rec.gateSource, undefined, seconds)) return this.#auditFailed(rec);
+      if (!this.#ledger.decided(rec, { decision: "allow", source: rec.gateSource, at })) return this.#auditFailed(rec);
       return this.#allow(rec, enf, outcome.result, outcome.isError, undefined);
     }
-    if (!this.#record.decided(rec, "allow", rec.gateSource, undefined, seconds)) return this.#auditFailed(rec);
+    if (!this.#ledger.decided(rec, { decision: "allow", source: rec.gateSource, at })) return this.#auditFailed(rec);
     if (SHELL_TOOLS.has(rec.tool)) {
       const timeoutSeconds = enf.runPolicy.limits.shellTimeoutSeconds;
       const r = await this.#d.shell.run({ command: String(rec.args["command"]), timeoutSeconds, stage });
@@ -326,11 +326,10 @@ export class ToolCallService {
   }
 
   #ask(rec: CallRecord, kind: ApprovalKind, id: string, prompt: string, options: readonly string[], timeoutSeconds: number | undefined, pending: PendingGate | undefined): CallOutcome {
-    const seconds = (this.#d.monotonicMs() - rec.started) / 1000;
     // The client hears "ask" now and then waits: its deadline now bounds how long it may take to wait again.
     if (rec.deadline !== undefined) this.#armGiveUp(rec, rec.deadline);
     rec.deadline = undefined;
-    this.#record.decided(rec, "ask", kind === "taint_gate" ? "auto_block" : "permission_ask", undefined, seconds);
+    this.#ledger.decided(rec, { decision: "ask", source: kind === "taint_gate" ? "auto_block" : "permission_ask" });
     const { stage } = this.currentStage();
     const approval = this.#d.approvals.raise({ id, kind, callId: rec.id, tool: rec.tool, stage: stage.name, prompt, options }, timeoutSeconds, (s, waited) => {
       const outcome = s.kind === "expired" ? "expired" : s.kind === "answer" && s.decision !== "deny" ? "allowed" : "denied";
@@ -356,7 +355,7 @@ export class ToolCallService {
     if (action.kind === "permission-granted") {
       const key = buildGrantKey(rec.tool, rec.args);
       // The approval is on record before the journal keeps it: a restart honours only an audited grant.
-      if (action.scope === "run" && !this.#record.runGrant(rec, key)) {
+      if (action.scope === "run" && !this.#ledger.runGrant(rec, key)) {
         this.#auditFailed(rec);
         return;
       }
@@ -365,7 +364,7 @@ export class ToolCallService {
       await this.#advance(rec);
       return;
     }
-    if (!this.#record.gate(action.events)) {
+    if (!this.#ledger.gate(action.events)) {
       this.#deny(rec, "audit-failed", rec.tool);
       return;
     }
@@ -390,17 +389,10 @@ export class ToolCallService {
 
   /** A recorded refusal whose message was built from its row already (a file tool's). */
   #refuse(rec: CallRecord, code: RecordedRefusalCode, message: string): CallOutcome {
-    const source = lookupRefusalSource(code);
-    this.#record.decided(rec, "deny", source, code, (this.#d.monotonicMs() - rec.started) / 1000);
-    return this.#finish(rec, buildDenyOutcome({ id: rec.id, tool: rec.tool, decision: "deny", code, message }, source));
+    return this.#ledger.refuse(rec, code, message);
   }
 
   #finish(rec: CallRecord, response: CallOutcome): CallOutcome {
-    const out = this.#calls.finish(rec, response);
-    if (rec.done && rec.giveUpTimer !== undefined) {
-      clearTimeout(rec.giveUpTimer);
-      rec.giveUpTimer = undefined;
-    }
-    return out;
+    return this.#ledger.settle(rec, response);
   }
 }
