@@ -21,8 +21,16 @@ const PERMISSION_INDEX: Readonly<Record<ApprovalDecision, number>> = { allowOnce
 // A gate prompt has no stage scope: "allow for this stage" reads as allow once, "for the run" as for the session.
 const GATE_INDEX: Readonly<Record<ApprovalDecision, number>> = { allowOnce: 0, allowForStage: 0, allowForRun: 1, deny: 2 };
 
+/** The prompt a call waited on: its kind, the call's tool, and for a gate prompt what its answer is settled against. */
+export interface SettledPrompt {
+  readonly kind: ApprovalKind;
+  readonly tool: string;
+  readonly pending?: PendingGate | undefined;
+}
+
 /** Decides what a settled prompt means for its call. */
-export function decideSettlement(kind: ApprovalKind, tool: string, s: ApprovalSettlement, pending: PendingGate | undefined, clock: Clock): SettlementAction {
+export function decideSettlement(prompt: SettledPrompt, s: ApprovalSettlement, clock: Clock): SettlementAction {
+  const { kind, tool, pending } = prompt;
   if (s.kind === "cancelled") return { kind: "stopping" };
   if (s.kind === "withdrawn") return { kind: "withdrawn" };
   if (kind === "tool_approval") {

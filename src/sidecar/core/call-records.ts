@@ -60,6 +60,11 @@ export interface GiveUp {
   readonly approvalId?: string | undefined;
 }
 
+/** Whether the call's client gave up: it withdrew the call, or its deadline for the first answer passed (the sidecar was stopped or slow). */
+export function hasGivenUp(rec: CallRecord, now: number): boolean {
+  return rec.gaveUp !== undefined || (rec.deadline !== undefined && now > rec.deadline);
+}
+
 /** The default number of settled calls remembered. */
 export const DEFAULT_MAX_RECORDS = 10_000;
 /**
@@ -83,9 +88,13 @@ function resultChars(response: CallOutcome): number {
 
 /** The budgets of the remembered calls (defaults above). */
 export interface CallRecordLimits {
+  /** Settled calls remembered for retries and waits (oldest forgotten first). */
   readonly maxRecords?: number | undefined;
+  /** What the settled calls remembered may hold, arguments and results together, in UTF-16 code units (about bytes). */
   readonly maxRecordChars?: number | undefined;
+  /** How many calls may be pending (being decided, executed or waiting on a prompt) at once. */
   readonly maxPendingCalls?: number | undefined;
+  /** What the pending calls may hold together (their arguments), in UTF-16 code units. */
   readonly maxPendingChars?: number | undefined;
 }
 

@@ -65,7 +65,7 @@ describe("Ledger", () => {
     }));
     expect(s.ledger.counts.get("user_approved")).toBe(1);
     const durations = await s.metric("leviath_sidecar_decision_duration_seconds");
-    expect(durations.find((v) => v.metricName?.endsWith("_sum"))?.value).toBeCloseTo(0.3);
+    expect(durations.find((v) => (v as { metricName?: string }).metricName?.endsWith("_sum"))?.value).toBeCloseTo(0.3);
   });
 
   it("refuses with the row's source and code, and sets the call's answer", async () => {

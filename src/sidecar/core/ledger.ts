@@ -3,7 +3,7 @@
 // decision whose record cannot be written is reported so the caller refuses the call (fail closed), and every such
 // failure is counted. The ledger knows the policy and the stage only to fill the record: it never calls back.
 import type { DecisionSourceLabel, SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
-import { lookupRefusalSource, type RecordedRefusalCode } from "../../api/sidecar-contract.ts";
+import { buildRefusalMessage, lookupRefusalSource, type RecordedRefusalCode, type RefusalMessageArgs } from "../../api/sidecar-contract.ts";
 import type { AuditEvent } from "../../policy/audit.ts";
 import type { Logger } from "../../log/logger.ts";
 import { isFileTool, listRequestedPaths, type FileToolArgs } from "../executors/file-tools.ts";
@@ -93,6 +93,11 @@ export class Ledger {
   /** Records a decision that is no tool call's (a seed's) in the current stage; false when it could not be written. */
   record(record: DecisionRecord): boolean {
     return this.#write(this.#d.stageIndex(), record);
+  }
+
+  /** A refusal that is a decision, its message built from its row. */
+  deny<C extends RecordedRefusalCode>(rec: CallRecord, code: C, ...args: RefusalMessageArgs<C>): CallOutcome {
+    return this.refuse(rec, code, buildRefusalMessage(code, ...args));
   }
 
   /** A refusal that is a decision: recorded and counted under its row's decision source, and the call's answer. */
