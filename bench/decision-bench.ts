@@ -45,18 +45,30 @@ export function expectDecision(request: string, ctx: ResolveContext, code: strin
   if (r.code !== code) throw new Error(`bench setup: ${request} resolved to ${r.code}, expected ${code}`);
 }
 
-/** A gate call over an allowlist and rule set, with a private context (so outbound calls need the allowlist or a rule). */
-export function gateCall(allowlist: readonly AllowlistRule[], rules: CompiledRuleSet, tool: string, target: string | undefined, paths?: ResolveContext & { requests: string[] }) {
+/** The decision's input for one call with a private context (so outbound calls need the allowlist or a rule). */
+function callInput(allowlist: readonly AllowlistRule[], rules: CompiledRuleSet, tool: string, target: string | undefined) {
   const taint = new ContextTaint([{ region: "conversation", entryId: "r", level: "private" }]);
-  return (i: number) => decideToolCall({
+  return (i: number) => ({
     gate: {
       taintTracking: true, agentId: "bench", callId: `c${i}`, tool, target, context: taint,
       policy: { overrides: new Map(), allowlist, rules },
-      mode: "interactive", sessionRaises: new Set(), promptTimeoutSeconds: 3600, clock: Date.now,
+      mode: "interactive" as const, sessionRaises: new Set<string>(), promptTimeoutSeconds: 3600, clock: Date.now,
     },
-    permissions: { userPermissions: { [tool]: "allow" } },
-    ...(paths === undefined ? {} : { paths: { requests: paths.requests, access: "read" as const, context: paths } }),
+    permissions: { userPermissions: { [tool]: "allow" as const } },
   });
+}
+
+/** A gate call over an allowlist and rule set (a tool that names no path: permission, then the gate). */
+export function gateCall(allowlist: readonly AllowlistRule[], rules: CompiledRuleSet, tool: string, target: string | undefined) {
+  const input = callInput(allowlist, rules, tool, target);
+  return (i: number) => decideToolCall(input(i));
+}
+
+/** A read_file call's whole decision: permission, its path resolved on `context` (real realpath), then the gate. */
+export function readFileCall(context: ResolveContext, path: string) {
+  const input = callInput([], EMPTY_RULE_SET, "read_file", undefined);
+  const paths = { requests: [path], access: "read" as const, context };
+  return (i: number) => decideToolCall({ ...input(i), paths });
 }
 
 /** How a decision went: its kind, and the gate's verdict (or the refusal key) when there is one. */
@@ -116,7 +128,7 @@ function gateRows(tree: SidecarTree, n: number): Row[] {
     ["gate: outbound, decided by a CEL rule (2 rules)", gateCall([], rules, "send_email", "ops@corp.example"), "run rule", "first rule false, second true"],
     ["gate: outbound, blocked, prompt built", gateCall(allow, rules, "http_post", "evil.example.net"), "ask-gate prompt", "allowlist and both rules miss"],
     [
-      "read_file in the workdir: permission, read path (realpath), gate", gateCall(allow, EMPTY_RULE_SET, "read_file", undefined, { ...workdir, requests: ["src/app/lib/core/index.ts"] }),
+      "read_file in the workdir: permission, read path (realpath), gate", readFileCall(workdir, "src/app/lib/core/index.ts"),
       "run not-outbound", "the whole decision of the whole-call row",
     ],
   ];
