@@ -2,7 +2,7 @@
 // offers the tool, its client still waits), decided (policy/decide-tool-call.ts: permission, read paths, taint
 // gate), recorded (the ledger), then executed by the executor of its kind (executors/executor-table.ts) or answered
 // `ask` (approval-continuation.ts, which brings it back here once its prompt is settled). Every refusal of a call
-// is made here or at its admission, and recorded by the ledger.
+// is made here, at its admission (tool-call-service.ts) or at its prompt's settlement, and recorded by the ledger.
 import type { RunStage } from "../executors/shell.ts";
 import type { Level } from "../../policy/levels.ts";
 import type { SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
