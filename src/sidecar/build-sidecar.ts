@@ -131,7 +131,7 @@ function openSession(opts: SidecarServerOptions, initial: RunPolicy): { journal:
 }
 
 /** Records a reload onto a resumed snapshot in the audit (core/resume-audit.ts), against the policy it replaces. */
-function recordResumes(opts: SidecarServerOptions, parts: { holder: PolicyHolder; session: RunSession; audit: AuditSink; clock: () => number }): void {
+function recordResumes(opts: SidecarServerOptions, parts: { holder: PolicyHolder; session: RunSession; ledger: Ledger; clock: () => number }): void {
   let inForce = parts.holder.current().runPolicy;
   parts.holder.onReload((enf) => {
     const stage = inForce.stages[parts.session.stageIndex]?.name ?? inForce.entryStage;
@@ -139,7 +139,7 @@ function recordResumes(opts: SidecarServerOptions, parts: { holder: PolicyHolder
     inForce = enf.runPolicy;
     if (record === undefined) return;
     opts.log.info({ resume: record.read_paths_resumed }, "switched to the resumed run's re-resolved read-path grants");
-    parts.audit.decision(parts.session.stageIndex, record);
+    parts.ledger.record(record);
   });
 }
 
@@ -156,7 +156,8 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
   const { journal, session } = openSession(opts, policy().runPolicy);
   const files = createAuditWriter(opts.auditDir, runName, (err) => log.error({ err }, "audit write failed"), opts.syncIntervalMs);
   const audit = opts.auditOutputs?.length ? createAuditTee(files, runName, opts.auditOutputs) : files;
-  recordResumes(opts, { holder, session, audit, clock });
+  const ledger = new Ledger({ policy, stageIndex: () => session.stageIndex, audit, metrics, log, clock, monotonicMs, runName });
+  recordResumes(opts, { holder, session, ledger, clock });
   const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
   // A stdio server starts in the current stage's sandbox. Always there, empty or not: a reload may add servers.
   const current = (): CurrentStage => ({ runPolicy: policy().runPolicy, stage: computeCurrentStage(policy(), session.stageIndex).stage });
@@ -166,7 +167,6 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
   // Servers a reload adds are connected, dropped ones disconnected (what a stage is offered never widens).
   holder.onReload((enf) => gateway.update(enf.runPolicy.mcpServers));
   const shell = opts.shell(policy);
-  const ledger = new Ledger({ policy, stageIndex: () => session.stageIndex, audit, metrics, log, clock, monotonicMs, runName });
   const executors = buildExecutorTable({ shell, metrics, log, gateway, result: opts.result });
   const workdir = realpathSync.native(opts.workdir);
   const fs = { realpath: (p: string) => realpathSync.native(p) };

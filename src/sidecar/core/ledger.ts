@@ -90,7 +90,7 @@ export class Ledger {
     return ok;
   }
 
-  /** Records a decision that is no tool call's (a seed's) in the current stage; false when it could not be written. */
+  /** Records what is no tool call's decision (a seed's, a resume) in the current stage; false when it could not be written. */
   record(record: DecisionRecord): boolean {
     return this.#write(this.#d.stageIndex(), record);
   }
