@@ -1,7 +1,9 @@
 // Suite `decision` (DESIGN.md §7, first row): the sidecar's decisions in process. The read-path check on real
 // trees (the sidecar's small tree, then 10,000 files reached through 50 declared and granted entries mixing
 // exact, glob and regex), with realpath(3) and without it (a PathFs that answers lexically, to separate the
-// matching from the syscalls), the permission + taint gate, and a whole read_file call through the service.
+// matching from the syscalls), the decision production makes (decideToolCall: permission, then the paths a file
+// tool names, then the taint gate), and a whole read_file call through the service. Every row checks first that
+// it takes the path it names (a row must never time the wrong branch).
 // Run with: node bench/decision-bench.ts [--iterations N]
 import { realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -10,7 +12,7 @@ import { createSidecarMetrics } from "../src/metrics/sidecar-metrics.ts";
 import { EMPTY_RULE_SET, type CompiledRuleSet } from "../src/policy/cel-rules.ts";
 import { compileRules } from "../src/policy/cel-library.ts";
 import { ContextTaint } from "../src/policy/context-taint.ts";
-import { decideToolCall } from "../src/policy/decide-tool-call.ts";
+import { decideToolCall, type ToolCallDecision } from "../src/policy/decide-tool-call.ts";
 import type { AllowlistRule } from "../src/policy/allowlist.ts";
 import { buildReadPathPolicy, resolveRead, type PathFs, type ResolveContext } from "../src/policy/read-paths/index.ts";
 import { ApprovalBook } from "../src/sidecar/core/approvals.ts";
@@ -43,17 +45,43 @@ export function expectDecision(request: string, ctx: ResolveContext, code: strin
   if (r.code !== code) throw new Error(`bench setup: ${request} resolved to ${r.code}, expected ${code}`);
 }
 
-/** A gate call over an allowlist and rule set, with a private context (so outbound calls need the allowlist or a rule). */
-export function gateCall(allowlist: readonly AllowlistRule[], rules: CompiledRuleSet, tool: string, target: string | undefined) {
+/** The decision's input for one call with a private context (so outbound calls need the allowlist or a rule). */
+function callInput(allowlist: readonly AllowlistRule[], rules: CompiledRuleSet, tool: string, target: string | undefined) {
   const taint = new ContextTaint([{ region: "conversation", entryId: "r", level: "private" }]);
-  return (i: number) => decideToolCall({
+  return (i: number) => ({
     gate: {
       taintTracking: true, agentId: "bench", callId: `c${i}`, tool, target, context: taint,
       policy: { overrides: new Map(), allowlist, rules },
-      mode: "interactive", sessionRaises: new Set(), promptTimeoutSeconds: 3600, clock: Date.now,
+      mode: "interactive" as const, sessionRaises: new Set<string>(), promptTimeoutSeconds: 3600, clock: Date.now,
     },
-    permissions: { userPermissions: { [tool]: "allow" } },
+    permissions: { userPermissions: { [tool]: "allow" as const } },
   });
+}
+
+/** A gate call over an allowlist and rule set (a tool that names no path: permission, then the gate). */
+export function gateCall(allowlist: readonly AllowlistRule[], rules: CompiledRuleSet, tool: string, target: string | undefined) {
+  const input = callInput(allowlist, rules, tool, target);
+  return (i: number) => decideToolCall(input(i));
+}
+
+/** A read_file call's whole decision: permission, its path resolved on `context` (real realpath), then the gate. */
+export function readFileCall(context: ResolveContext, path: string) {
+  const input = callInput([], EMPTY_RULE_SET, "read_file", undefined);
+  const paths = { requests: [path], access: "read" as const, context };
+  return (i: number) => decideToolCall({ ...input(i), paths });
+}
+
+/** How a decision went: its kind, and the gate's verdict (or the refusal key) when there is one. */
+export function describeDecision(d: ToolCallDecision): string {
+  if (d.kind === "refuse") return `refuse ${d.reason}`;
+  const gate = d.kind === "ask-permission" ? undefined : d.gate;
+  return gate?.kind === "run" ? `${d.kind} ${gate.verdict.kind}` : `${d.kind}${gate === undefined ? "" : ` ${gate.kind}`}`;
+}
+
+/** Checks that a decision row takes the branch it claims, so a row can never time the wrong path. */
+export function expectDecided(name: string, fn: (i: number) => ToolCallDecision, expected: string): void {
+  const got = describeDecision(fn(0));
+  if (got !== expected) throw new Error(`bench setup: '${name}' decided ${got}, expected ${expected}`);
 }
 
 function sidecarTreeRows(tree: SidecarTree, n: number): Row[] {
@@ -87,19 +115,27 @@ function largeTreeRows(tree: EntryTree, n: number): Row[] {
   return rows;
 }
 
-function gateRows(n: number): Row[] {
+function gateRows(tree: SidecarTree, n: number): Row[] {
   const allow: AllowlistRule[] = [{ tool: "http_post", to: ["*.example.com"], channel: [], maxSensitivity: "private" }];
   const rules = compileRules([
     { name: "10-internal-hooks", source: `tool == "http_post" && target.endsWith(".internal.example") && taint_level != "private"` },
     { name: "20-ops-mail", source: `tool == "send_email" && target == "ops@corp.example"` },
   ]);
-  const cases: [string, (i: number) => unknown, string][] = [
-    ["gate: internal tool (read_file), taint tracking on", gateCall(allow, EMPTY_RULE_SET, "read_file", undefined), "not outbound: auto-allow"],
-    ["gate: outbound, allowlist match", gateCall(allow, EMPTY_RULE_SET, "http_post", "hooks.example.com"), "the existing row"],
-    ["gate: outbound, decided by a CEL rule (2 rules)", gateCall([], rules, "send_email", "ops@corp.example"), "first rule false, second true"],
-    ["gate: outbound, blocked, prompt built", gateCall(allow, rules, "http_post", "evil.example.net"), "allowlist and both rules miss"],
+  const workdir = { workdir: tree.work, policy: null, fs: REAL_FS };
+  const cases: [string, (i: number) => ToolCallDecision, string, string][] = [
+    ["gate: internal tool (read_file), taint tracking on", gateCall(allow, EMPTY_RULE_SET, "read_file", undefined), "run not-outbound", "not outbound: auto-allow"],
+    ["gate: outbound, allowlist match", gateCall(allow, EMPTY_RULE_SET, "http_post", "hooks.example.com"), "run allowlist", "the existing row"],
+    ["gate: outbound, decided by a CEL rule (2 rules)", gateCall([], rules, "send_email", "ops@corp.example"), "run rule", "first rule false, second true"],
+    ["gate: outbound, blocked, prompt built", gateCall(allow, rules, "http_post", "evil.example.net"), "ask-gate prompt", "allowlist and both rules miss"],
+    [
+      "read_file in the workdir: permission, read path (realpath), gate", readFileCall(workdir, "src/app/lib/core/index.ts"),
+      "run not-outbound", "the whole decision of the whole-call row",
+    ],
   ];
-  return cases.map(([name, fn, note]) => ({ name, summary: summarize(timeEach(n, fn)), perSecond: measureRate(1000, fn), target: TARGET, note }));
+  return cases.map(([name, fn, expected, note]) => {
+    expectDecided(name, fn, expected);
+    return { name, summary: summarize(timeEach(n, fn)), perSecond: measureRate(1000, fn), target: TARGET, note };
+  });
 }
 
 async function wholeCallRow(tree: SidecarTree, n: number): Promise<Row> {
@@ -112,11 +148,14 @@ async function wholeCallRow(tree: SidecarTree, n: number): Promise<Row> {
     approvals: new ApprovalBook(Date.now, () => {}), audit, metrics: createSidecarMetrics(), log: pino({ level: "silent" }),
     shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) }, clock: Date.now, monotonicMs: () => performance.now(), runName: "bench",
   });
+  const call = (id: string) => service.submit({ id, tool: "read_file", args: { path: "src/app/lib/core/index.ts" } });
+  const first = await call("check");
+  if (first.kind !== "allow" || first.body.isError) throw new Error(`bench setup: the whole read_file call answered ${JSON.stringify(first.body)}, expected an allow`);
   const samples = new Float64Array(n);
   const started = performance.now();
   for (let i = 0; i < n + 2000; i++) {
     const t0 = process.hrtime.bigint();
-    await service.submit({ id: `s${i}`, tool: "read_file", args: { path: "src/app/lib/core/index.ts" } });
+    await call(`s${i}`);
     if (i >= 2000) samples[i - 2000] = Number(process.hrtime.bigint() - t0);
   }
   const perSecond = (n + 2000) / ((performance.now() - started) / 1000);
@@ -134,7 +173,7 @@ export async function runDecisionSuite(n: number): Promise<void> {
     const readRows = [...sidecarTreeRows(small, n), ...largeTreeRows(large, n)];
     printTable("Read-path decisions (resolveRead)", readRows);
     record.add("Read-path decisions (resolveRead)", readRows);
-    const gate = gateRows(n);
+    const gate = gateRows(small, n);
     printTable("Permission + taint gate (decideToolCall)", gate);
     record.add("Permission + taint gate (decideToolCall)", gate);
     const whole = [await wholeCallRow(small, n)];

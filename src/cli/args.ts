@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { isLogLevel, LOG_LEVELS, type LogLevel } from "../log/logger.ts";
-import type { ListenAddress } from "../sidecar/server.ts";
+import type { ListenAddress } from "../sidecar/build-sidecar.ts";
 import { UsageError } from "./io.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;

@@ -91,3 +91,50 @@ describe("decideToolCall (permission first, then the gate)", () => {
     expect([0, 1, 2, 3, undefined].map(decidePermissionChoice)).toEqual(["allow-once", "allow-stage", "allow-run", "decline", "decline"]);
   });
 });
+
+describe("decideToolCall: the read-path step between the permission and the gate", () => {
+  // A lexical filesystem: every path is its own real path, and the workdir is /work.
+  const fs = { realpath: (p: string) => p };
+  const paths = (requests: string[], access: "read" | "write" = "read") => ({ requests, access, context: { workdir: "/work", policy: null, fs } });
+  const outside = { paths: paths(["/etc/passwd"]) };
+
+  it("refuses a path outside the workdir with its row's code and message, before the gate (no records)", () => {
+    const got = decideToolCall(call("read_file", "private", "interactive", {}, outside));
+    expect(got).toMatchObject({ kind: "refuse", reason: "outside-workdir", gate: undefined });
+    expect(got.kind === "refuse" && got.message.startsWith("[error] ")).toBe(true);
+    expect(got.events).toEqual([]);
+  });
+
+  it("decides the permission before the paths: deny and ask stop the call before any path is resolved", () => {
+    const resolved: string[] = [];
+    const counting = { requests: ["/etc/passwd"], access: "read" as const, context: { workdir: "/work", policy: null, fs: { realpath: (p: string) => (resolved.push(p), p) } } };
+    expect(decideToolCall(call("read_file", "public", "interactive", { read_file: "deny" }, { paths: counting }))).toMatchObject({ kind: "refuse", reason: "permission-denied" });
+    expect(decideToolCall(call("write_file", "public", "interactive", {}, { paths: { ...counting, access: "write" } })).kind).toBe("ask-permission");
+    expect(resolved).toEqual([]);
+  });
+
+  it("hands the resolved paths to a call that runs, so the executor opens what was judged", () => {
+    const got = decideToolCall(call("read_file", "public", "interactive", {}, { paths: paths(["notes.txt", "/dev/null"]) }));
+    expect(got).toMatchObject({ kind: "run", source: "auto_allow" });
+    expect(got.kind === "run" && got.paths?.map((p) => [p.request, p.resolution.code])).toEqual([["notes.txt", "inside-workdir"], ["/dev/null", "null-device"]]);
+  });
+
+  it("refuses several paths only when every one is refused", () => {
+    expect(decideToolCall(call("read_files", "public", "interactive", {}, { paths: paths(["/etc/a", "ok.txt"]) })).kind).toBe("run");
+    expect(decideToolCall(call("read_files", "public", "interactive", {}, { paths: paths(["/etc/a", "/etc/b"]) }))).toMatchObject({ kind: "refuse", reason: "outside-workdir" });
+  });
+
+  it("a call continuing after a prompt skips the steps it passed, but its paths are resolved again", () => {
+    const afterGate = decideToolCall(call("shell", "private", "interactive", {}, { passed: { permission: true, gate: "user_allow_once" } }));
+    expect(afterGate).toMatchObject({ kind: "run", source: "user_allow_once", permission: undefined, gate: undefined, events: [] });
+    const moved = decideToolCall(call("read_file", "private", "interactive", { read_file: "deny" }, { ...outside, passed: { permission: true, gate: "auto_allow" } }));
+    expect(moved).toMatchObject({ kind: "refuse", reason: "outside-workdir" });
+  });
+
+  it("a run the person approved at its permission prompt counts as user_approved unless the gate decided more", () => {
+    expect(decideToolCall(call("write_file", "public", "interactive", {}, { permissionApproved: true, answeredPrompt: true }))).toMatchObject({ kind: "run", source: "user_approved" });
+    // A scoped grant is no answer of this call's prompt: the gate's own source stands.
+    expect(decideToolCall(call("write_file", "public", "interactive", {}, { permissionApproved: true }))).toMatchObject({ kind: "run", source: "auto_allow" });
+    expect(decideToolCall(call("shell", "private", "yolo", {}, { answeredPrompt: true }))).toMatchObject({ kind: "run", source: "yolo_auto_approve" });
+  });
+});

@@ -1,14 +1,17 @@
-// Permission and gate combined (DESIGN.md §5): the permission is resolved first (cheaper, and it avoids
-// asking about the taint of a call that will be refused anyway); a call runs only if both allow. Unlike
-// upstream, a `deny` refuses before the gate is evaluated, so no `YoloAutoApprove` is ever recorded for
-// a call that then did not run, and `submit_output` is subject to `deny` like every other tool.
-import { evaluateGate } from "./gate.ts";
-import type { GateInput, GateOutcome, PendingGate } from "./gate.ts";
-import { toPromptTimeout } from "./gate-messages.ts";
-import type { GatePrompt } from "./gate-messages.ts";
-import type { AuditEvent } from "./audit.ts";
+// The one decision of a tool call (DESIGN.md §5), and the one the sidecar makes: the permission first (cheaper,
+// and it avoids asking about the taint of a call that will be refused anyway), then the paths the call names
+// against the read paths, then the taint gate; a call runs only if all three allow. Unlike upstream, a `deny`
+// refuses before the gate is evaluated, so no `YoloAutoApprove` is ever recorded for a call that then did not
+// run, and `submit_output` is subject to `deny` like every other tool. Pure: the filesystem the read paths need
+// comes in with the paths (a PathFs), the clock with the gate's input.
+import type { RecordedRefusalCode } from "../api/sidecar-contract.ts";
+import { decisionSourceKind, type AuditEvent, type DecisionSourceKind } from "./audit.ts";
+import { findPathRefusal, resolveCallPaths, type CallPaths, type PathCheck, type PathRefusalCode } from "./call-paths.ts";
+import { evaluateGate, type GateInput, type GateOutcome, type PendingGate } from "./gate.ts";
+import { toPromptTimeout, type GatePrompt } from "./gate-messages.ts";
 import { buildPermissionDeniedMessage, buildUserDeclinedMessage, resolveToolPermission } from "./permissions.ts";
 import type { PermissionInputs, PermissionMap, ResolvedPermission } from "./permissions.ts";
+import type { ToolArgs } from "./targets.ts";
 
 /** Options of a tool-approval (permission `ask`) prompt, in upstream's order. */
 export const PERMISSION_PROMPT_OPTIONS = ["Allow once", "Allow for this stage", "Allow for this run", "Deny"] as const;
@@ -24,6 +27,17 @@ export function decidePermissionChoice(index: number | undefined): PermissionCho
   return "decline";
 }
 
+/** How a call that runs was let through: the gate's last record, or the person who approved its permission prompt. */
+export type RunSource = DecisionSourceKind | "taint_disabled" | "user_approved";
+
+/** The steps a call continuing after a prompt already passed: they are not decided again. */
+export interface PassedSteps {
+  /** Its permission allowed it (at once, or at its prompt). */
+  readonly permission?: boolean;
+  /** Its gate prompt was answered allow: how, as the run's source. */
+  readonly gate?: RunSource | undefined;
+}
+
 /** Everything one call is decided from. */
 export interface ToolCallInput {
   readonly gate: GateInput;
@@ -34,6 +48,13 @@ export interface ToolCallInput {
    * (allow for this stage/run, a safe command). It never lifts a `deny`.
    */
   readonly permissionApproved?: boolean;
+  /** The call's own permission prompt was answered allow: a run the gate let through as is counts as `user_approved`. */
+  readonly answeredPrompt?: boolean;
+  /** The call's arguments as checked against its tool's schema (its target is `gate.target`). */
+  readonly args?: ToolArgs;
+  /** The paths the call names (a file tool's), with the filesystem they are resolved on; absent: none. */
+  readonly paths?: CallPaths;
+  readonly passed?: PassedSteps;
 }
 
 /** A tool-approval prompt the caller must raise before the call can go on. */
@@ -44,21 +65,34 @@ export interface PermissionPrompt {
   readonly timeoutSeconds: number | undefined;
 }
 
-/** What the sidecar does with the call. */
+/** The refusal keys of the decision: each the code of its row in the refusal table (api/sidecar-contract.ts). */
+export type DecisionRefusalCode = Extract<RecordedRefusalCode, "permission-denied" | "approval-unavailable" | "gate-blocked" | PathRefusalCode>;
+
+/** What the sidecar does with the call; `events` are the gate's audit records to append, in order. */
 export type ToolCallDecision =
-  | { readonly kind: "run"; readonly permission: ResolvedPermission; readonly gate: GateOutcome; readonly events: readonly AuditEvent[] }
+  | {
+    readonly kind: "run";
+    /** Undefined when an earlier pass of the call decided it. */
+    readonly permission: ResolvedPermission | undefined;
+    readonly gate: GateOutcome | undefined;
+    readonly events: readonly AuditEvent[];
+    readonly source: RunSource;
+    /** The paths resolved, for the executor to open exactly what was judged; undefined when the call names none. */
+    readonly paths: readonly PathCheck[] | undefined;
+  }
   | {
     readonly kind: "refuse";
-    readonly reason: "permission-denied" | "approval-unavailable" | "gate-blocked";
+    /** The refusal key. */
+    readonly reason: DecisionRefusalCode;
     readonly message: string;
-    readonly permission: ResolvedPermission;
+    readonly permission: ResolvedPermission | undefined;
     readonly gate: GateOutcome | undefined;
     readonly events: readonly AuditEvent[];
   }
   | { readonly kind: "ask-permission"; readonly permission: ResolvedPermission; readonly prompt: PermissionPrompt; readonly events: readonly AuditEvent[] }
   | {
     readonly kind: "ask-gate";
-    readonly permission: ResolvedPermission;
+    readonly permission: ResolvedPermission | undefined;
     readonly gate: GateOutcome;
     readonly prompt: GatePrompt;
     readonly pending: PendingGate;
@@ -70,28 +104,50 @@ function launchFor(input: ToolCallInput): PermissionMap {
   return input.gate.mode === "yolo" ? { "*": "allow", ...input.permissions.launch } : { ...input.permissions.launch };
 }
 
-/** Decides one call: permission first (deny refuses, ask needs approval), then the taint gate. */
-export function decideToolCall(input: ToolCallInput): ToolCallDecision {
+/** The permission step: a decision that stops the call here, or the permission that lets it go on. */
+function decidePermission(input: ToolCallInput): { readonly stop: ToolCallDecision } | { readonly pass: ResolvedPermission | undefined } {
+  if (input.passed?.permission === true) return { pass: undefined };
   const tool = input.gate.tool;
   const permission = resolveToolPermission({ ...input.permissions, tool, launch: launchFor(input) });
   if (permission.permission === "deny") {
-    return { kind: "refuse", reason: "permission-denied", message: buildPermissionDeniedMessage(tool), permission, gate: undefined, events: [] };
+    return { stop: { kind: "refuse", reason: "permission-denied", message: buildPermissionDeniedMessage(tool), permission, gate: undefined, events: [] } };
   }
-  if (permission.permission === "ask" && input.permissionApproved !== true) {
-    if (input.gate.mode === "headless") {
-      // Nobody can ever answer: refuse rather than wait, as for an approval nobody gave.
-      return { kind: "refuse", reason: "approval-unavailable", message: buildUserDeclinedMessage(tool), permission, gate: undefined, events: [] };
-    }
-    return {
-      kind: "ask-permission", permission, events: [],
-      prompt: { tool, options: PERMISSION_PROMPT_OPTIONS, timeoutSeconds: toPromptTimeout(input.gate.promptTimeoutSeconds) },
-    };
+  if (permission.permission !== "ask" || input.permissionApproved === true) return { pass: permission };
+  if (input.gate.mode === "headless") {
+    // Nobody can ever answer: refuse rather than wait, as for an approval nobody gave.
+    return { stop: { kind: "refuse", reason: "approval-unavailable", message: buildUserDeclinedMessage(tool), permission, gate: undefined, events: [] } };
   }
+  const prompt = { tool, options: PERMISSION_PROMPT_OPTIONS, timeoutSeconds: toPromptTimeout(input.gate.promptTimeoutSeconds) };
+  return { stop: { kind: "ask-permission", permission, events: [], prompt } };
+}
+
+/** The decision source of the gate's records: the kind of the last one (`taint_disabled` when there is none). */
+export function computeGateSource(events: readonly AuditEvent[]): DecisionSourceKind | "taint_disabled" {
+  const last = events.at(-1);
+  return last === undefined ? "taint_disabled" : decisionSourceKind(last.decision_source);
+}
+
+function computeRunSource(input: ToolCallInput, events: readonly AuditEvent[]): RunSource {
+  const source = computeGateSource(events);
+  // The gate did not stand in the way: what let the call through is the person who answered its prompt.
+  return input.answeredPrompt === true && (source === "auto_allow" || source === "taint_disabled") ? "user_approved" : source;
+}
+
+/** Decides one call: permission (deny refuses, ask needs approval), then its paths, then the taint gate. */
+export function decideToolCall(input: ToolCallInput): ToolCallDecision {
+  const step = decidePermission(input);
+  if ("stop" in step) return step.stop;
+  const permission = step.pass;
+  const paths = input.paths === undefined ? undefined : resolveCallPaths(input.paths);
+  const refused = paths === undefined ? undefined : findPathRefusal(paths);
+  if (refused !== undefined) return { kind: "refuse", reason: refused.code, message: refused.message, permission, gate: undefined, events: [] };
+  const passedGate = input.passed?.gate;
+  if (passedGate !== undefined) return { kind: "run", permission, gate: undefined, events: [], source: passedGate, paths };
   const gate = evaluateGate(input.gate);
   switch (gate.kind) {
     case "run":
     case "waived":
-      return { kind: "run", permission, gate, events: gate.events };
+      return { kind: "run", permission, gate, events: gate.events, source: computeRunSource(input, gate.events), paths };
     case "block":
       return { kind: "refuse", reason: "gate-blocked", message: gate.message, permission, gate, events: gate.events };
     case "prompt":

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -165,6 +165,25 @@ describe("sessions and stateless requests on /mcp", () => {
     // A session id never seen is refused the same way, never served as somebody's session.
     expect((await fetch(`${sc.url}/mcp`, { method: "POST", headers: { ...headers(), "mcp-session-id": "not-a-session" }, body: call })).status).toBe(404);
     await client.close();
+  });
+});
+
+describe("what /mcp answers outside the core", () => {
+  const headers = () => ({ "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${sc.runtimeToken}` });
+  const rpc = (body: unknown) => fetch(`${sc.url}/mcp`, { method: "POST", headers: headers(), body: JSON.stringify(body) }).then((r) => r.text());
+  const recorded = () => (existsSync(join(audit, run, "stages", "0", "decisions.jsonl")) ? decisions() : []);
+
+  it("every refusal of a call is the core's, recorded; only a malformed JSON-RPC request is a protocol error, recording nothing", async () => {
+    const before = recorded().length;
+    const refused = await rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "read_file", arguments: { path: 42 } } });
+    expect(refused).toContain("Invalid arguments for 'read_file'");
+    expect(recorded().slice(before).map((d) => [d["tool_name"], d["decision"], d["decision_source"], d["code"]])).toEqual([["read_file", "deny", "invalid_arguments", "invalid-arguments"]]);
+    const malformed = await rpc({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "read_file", arguments: "notes.md" } });
+    // The SDK's own answer to params its schema refuses: a JSON-RPC error (it says -32603), never a tool result.
+    expect(malformed).toMatch(/"error":\{"code":-326\d\d,"message":".*expected record, received string/);
+    const unknownMethod = await rpc({ jsonrpc: "2.0", id: 3, method: "tools/run", params: {} });
+    expect(unknownMethod).toContain('"code":-32601');
+    expect(recorded()).toHaveLength(before + 1);
   });
 });
 

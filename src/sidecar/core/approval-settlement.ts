@@ -2,13 +2,12 @@
 // answer grants once, for the stage or for the run, or declines; a gate answer allows once, raises the tool's
 // clearance for the session, or denies with upstream's records and text. Pure: the service applies it.
 import type { ApprovalDecision } from "../../api/approval.ts";
-import type { ApprovalKind, DecisionSourceLabel } from "../../metrics/sidecar-metrics.ts";
+import type { ApprovalKind } from "../../metrics/sidecar-metrics.ts";
 import type { AuditEvent, Clock } from "../../policy/audit.ts";
-import { decidePermissionChoice } from "../../policy/decide-tool-call.ts";
+import { computeGateSource, decidePermissionChoice, type RunSource } from "../../policy/decide-tool-call.ts";
 import { answerGatePrompt, type GatePromptAnswer, type PendingGate } from "../../policy/gate.ts";
 import { buildUserDeclinedMessage } from "../../policy/permissions.ts";
 import type { ApprovalSettlement } from "./approvals.ts";
-import { computeGateSource } from "./call-inputs.ts";
 
 /** What the call does next. */
 export type SettlementAction =
@@ -16,14 +15,22 @@ export type SettlementAction =
   | { readonly kind: "withdrawn" }
   | { readonly kind: "deny"; readonly code: "approval-declined" | "gate-denied"; readonly message: string; readonly events: readonly AuditEvent[] }
   | { readonly kind: "permission-granted"; readonly scope: "once" | "stage" | "run" }
-  | { readonly kind: "gate-allowed"; readonly events: readonly AuditEvent[]; readonly raise: string | undefined; readonly source: DecisionSourceLabel };
+  | { readonly kind: "gate-allowed"; readonly events: readonly AuditEvent[]; readonly raise: string | undefined; readonly source: RunSource };
 
 const PERMISSION_INDEX: Readonly<Record<ApprovalDecision, number>> = { allowOnce: 0, allowForStage: 1, allowForRun: 2, deny: 3 };
 // A gate prompt has no stage scope: "allow for this stage" reads as allow once, "for the run" as for the session.
 const GATE_INDEX: Readonly<Record<ApprovalDecision, number>> = { allowOnce: 0, allowForStage: 0, allowForRun: 1, deny: 2 };
 
+/** The prompt a call waited on: its kind, the call's tool, and for a gate prompt what its answer is settled against. */
+export interface SettledPrompt {
+  readonly kind: ApprovalKind;
+  readonly tool: string;
+  readonly pending?: PendingGate | undefined;
+}
+
 /** Decides what a settled prompt means for its call. */
-export function decideSettlement(kind: ApprovalKind, tool: string, s: ApprovalSettlement, pending: PendingGate | undefined, clock: Clock): SettlementAction {
+export function decideSettlement(prompt: SettledPrompt, s: ApprovalSettlement, clock: Clock): SettlementAction {
+  const { kind, tool, pending } = prompt;
   if (s.kind === "cancelled") return { kind: "stopping" };
   if (s.kind === "withdrawn") return { kind: "withdrawn" };
   if (kind === "tool_approval") {

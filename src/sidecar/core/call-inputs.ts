@@ -2,8 +2,7 @@
 // arguments (upstream's names, checked before any decision), its class for metrics and its grant key.
 import { BUILTIN_TOOLS, findBuiltinTool, listToolSpellings } from "../../api/tools.ts";
 import type { RunPolicy } from "../../api/run-policy.ts";
-import type { DecisionSourceLabel, ToolClassLabel } from "../../metrics/sidecar-metrics.ts";
-import { decisionSourceKind, type AuditEvent } from "../../policy/audit.ts";
+import type { ToolClassLabel } from "../../metrics/sidecar-metrics.ts";
 import { classifyBuiltinTool } from "../../policy/classification.ts";
 import { buildLaunchOverrides, canonicalToolName, type PermissionInputs } from "../../policy/permissions.ts";
 import type { RunStage } from "../executors/shell.ts";
@@ -78,10 +77,4 @@ export function computeToolClass(tool: string): ToolClassLabel {
 export function buildGrantKey(tool: string, args: Record<string, unknown>): string {
   const canonical = canonicalToolName(tool);
   return canonical === "shell" ? `shell\u0000${String(args["command"])}` : canonical;
-}
-
-/** The decision source of a gate outcome: the kind of its last audit event (`taint_disabled` when none). */
-export function computeGateSource(events: readonly AuditEvent[]): DecisionSourceLabel {
-  const last = events.at(-1);
-  return last === undefined ? "taint_disabled" : decisionSourceKind(last.decision_source);
 }

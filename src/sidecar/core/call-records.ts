@@ -1,7 +1,7 @@
 // The calls of one run the service remembers: every pending call (never forgotten) and the settled ones, for
 // retries and waits, within a count and a size budget (the oldest submitted settled call is forgotten first).
-import type { DecisionSourceLabel } from "../../metrics/sidecar-metrics.ts";
 import type { EntryRef } from "../../api/sidecar-contract.ts";
+import type { RunSource } from "../../policy/decide-tool-call.ts";
 import type { CallOutcome } from "./call-outcomes.ts";
 import { OldestFirst } from "./oldest-first.ts";
 
@@ -24,7 +24,8 @@ export interface CallRecord {
   permissionApproved: boolean;
   permissionDone: boolean;
   gateDone: boolean;
-  gateSource: DecisionSourceLabel;
+  /** How the gate let it through, once it did (the source of its allow). */
+  gateSource: RunSource;
   started: number;
   response: CallOutcome | undefined;
   /** The first answer, while it is being worked out (dropped once there is one). */
@@ -59,6 +60,11 @@ export interface GiveUp {
   readonly approvalId?: string | undefined;
 }
 
+/** Whether the call's client gave up: it withdrew the call, or its deadline for the first answer passed (the sidecar was stopped or slow). */
+export function hasGivenUp(rec: CallRecord, now: number): boolean {
+  return rec.gaveUp !== undefined || (rec.deadline !== undefined && now > rec.deadline);
+}
+
 /** The default number of settled calls remembered. */
 export const DEFAULT_MAX_RECORDS = 10_000;
 /**
@@ -82,9 +88,13 @@ function resultChars(response: CallOutcome): number {
 
 /** The budgets of the remembered calls (defaults above). */
 export interface CallRecordLimits {
+  /** Settled calls remembered for retries and waits (oldest forgotten first). */
   readonly maxRecords?: number | undefined;
+  /** What the settled calls remembered may hold, arguments and results together, in UTF-16 code units (about bytes). */
   readonly maxRecordChars?: number | undefined;
+  /** How many calls may be pending (being decided, executed or waiting on a prompt) at once. */
   readonly maxPendingCalls?: number | undefined;
+  /** What the pending calls may hold together (their arguments), in UTF-16 code units. */
   readonly maxPendingChars?: number | undefined;
 }
 
@@ -168,6 +178,11 @@ export class CallRecords {
     }
     // A settled call needs its arguments no more (its record keeps the digest for retries): do not hold them.
     if (rec.done) rec.args = SETTLED_ARGS;
+    // Nobody waits for a settled call's deadline any more.
+    if (rec.done && rec.giveUpTimer !== undefined) {
+      clearTimeout(rec.giveUpTimer);
+      rec.giveUpTimer = undefined;
+    }
     if (rec.waiters !== undefined) for (const wake of [...rec.waiters]) wake();
     return response;
   }

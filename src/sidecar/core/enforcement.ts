@@ -126,6 +126,13 @@ export function buildEnforcement(policy: RunPolicy, ctx: EnforcementContext): { 
   };
 }
 
+/** The run's current stage under this policy: the session's index, or the last stage when a reload left fewer. */
+export function computeCurrentStage(enf: Enforcement, stageIndex: number): { index: number; stage: RunPolicy["stages"][number] } {
+  const stages = enf.runPolicy.stages;
+  const index = Math.min(stageIndex, stages.length - 1);
+  return { index, stage: stages[index]! };
+}
+
 /** The index of a stage by name, or -1. */
 export function findStageIndex(policy: RunPolicy, name: string): number {
   return policy.stages.findIndex((s) => s.name === name);

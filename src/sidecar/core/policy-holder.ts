@@ -13,22 +13,32 @@ export interface PolicyHolderHooks {
 /** A load attempt's outcome. */
 export type ReloadResult = "unchanged" | "reloaded" | "failed";
 
+/** A holder's first policy, loaded. */
+interface Opened {
+  readonly source: PolicySource;
+  readonly ctx: EnforcementContext;
+  readonly hooks: PolicyHolderHooks;
+  readonly current: Enforcement;
+  readonly fingerprint: string;
+}
+
 /** The current enforcement, reloaded from its source when the source changes. */
 export class PolicyHolder {
   readonly #source: PolicySource;
   readonly #ctx: EnforcementContext;
   readonly #hooks: PolicyHolderHooks;
+  readonly #listeners: ((enf: Enforcement) => void)[] = [];
   #current: Enforcement;
   #fingerprint: string;
   #lastError: string | undefined;
   #timer: NodeJS.Timeout | undefined;
 
-  private constructor(source: PolicySource, ctx: EnforcementContext, hooks: PolicyHolderHooks, current: Enforcement, fingerprint: string) {
-    this.#source = source;
-    this.#ctx = ctx;
-    this.#hooks = hooks;
-    this.#current = current;
-    this.#fingerprint = fingerprint;
+  private constructor(opened: Opened) {
+    this.#source = opened.source;
+    this.#ctx = opened.ctx;
+    this.#hooks = opened.hooks;
+    this.#current = opened.current;
+    this.#fingerprint = opened.fingerprint;
   }
 
   /** Loads the first policy; failing here is failing to start, with the error naming the entry. */
@@ -36,9 +46,14 @@ export class PolicyHolder {
     const fingerprint = source.fingerprint();
     const built = PolicyHolder.#build(source, ctx);
     if (!built.ok) return built;
-    const holder = new PolicyHolder(source, ctx, hooks, built.value, fingerprint);
+    const holder = new PolicyHolder({ source, ctx, hooks, current: built.value, fingerprint });
     hooks.loaded(built.value, built.warnings, true);
     return { ok: true, holder };
+  }
+
+  /** Has `listener` hear every policy a reload puts in force, after the hooks (a part built on the holder follows it). */
+  onReload(listener: (enf: Enforcement) => void): void {
+    this.#listeners.push(listener);
   }
 
   static #build(source: PolicySource, ctx: EnforcementContext): { ok: true; value: Enforcement; warnings: string[] } | { ok: false; error: string } {
@@ -73,6 +88,7 @@ export class PolicyHolder {
     this.#current = built.value;
     this.#lastError = undefined;
     this.#hooks.loaded(built.value, built.warnings, false);
+    for (const listener of this.#listeners) listener(built.value);
     return "reloaded";
   }
 

@@ -14,7 +14,8 @@ import type { SeedFormLabel, SidecarMetrics } from "../../metrics/sidecar-metric
 import { fillSeed, type SeedSource } from "../executors/seeds.ts";
 import { computeShellOutcome, type ShellExecutor } from "../executors/shell.ts";
 import { MAX_READ_FILES_TOTAL_BYTES } from "../executors/file-tools.ts";
-import type { AuditSink, SeedAuditFields } from "../storage/audit-writer.ts";
+import type { SeedAuditFields } from "../storage/audit-writer.ts";
+import type { Ledger } from "./ledger.ts";
 import { findStageIndex, type Enforcement } from "./enforcement.ts";
 
 /** The `tool_name` and `decision_source` values of seed records. */
@@ -29,7 +30,8 @@ export interface SeedServiceDeps {
   readonly blueprintRoot: string | undefined;
   readonly fs: PathFs;
   readonly shell: ShellExecutor;
-  readonly audit: AuditSink;
+  /** Where each resolution is recorded (and a record that could not be written counted). */
+  readonly ledger: Pick<Ledger, "record">;
   readonly metrics: SidecarMetrics;
   readonly clock: () => number;
   readonly runName: string;
@@ -75,9 +77,8 @@ export class SeedService {
     }
     const outcome = result.ok ? "filled" : result.outcome;
     this.#d.metrics.seed(form, outcome);
-    const recorded = this.#record(region, form, result, { ...extra, ...(result.ok ? { label: result.label } : {}) }, enf);
-    if (!recorded) {
-      this.#d.metrics.auditWriteError();
+    const fields: SeedAuditFields = { region, form, outcome, ...extra, ...(result.ok ? { label: result.label } : {}) };
+    if (!this.#record(fields, result, enf)) {
       return { ok: false, outcome: "failed", code: "audit-failed", message: `region '${region}': the seed's audit record could not be written, so the seed was not used` };
     }
     return result;
@@ -103,16 +104,15 @@ export class SeedService {
     return { result: { ok: true, content: r.stdout, sources: [], label }, audit };
   }
 
-  #record(region: string, form: SeedFormLabel, result: SeedResolution, extra: Partial<SeedAuditFields>, enf: Enforcement): boolean {
-    const index = this.#d.stageIndex();
-    const stage = enf.runPolicy.stages[index]?.name ?? enf.runPolicy.entryStage;
-    const source = form === "command" ? SEED_RECORD.commandSource : sourceOfPaths(result);
-    return this.#d.audit.decision(index, {
+  #record(seed: SeedAuditFields, result: SeedResolution, enf: Enforcement): boolean {
+    const stage = enf.runPolicy.stages[this.#d.stageIndex()]?.name ?? enf.runPolicy.entryStage;
+    const source = seed.form === "command" ? SEED_RECORD.commandSource : sourceOfPaths(result);
+    return this.#d.ledger.record({
       timestamp: Math.floor(this.#d.clock() / 1000), agent_id: this.#d.runName, call_id: `seed-${++this.#count}`, tool_name: SEED_RECORD.tool, stage,
       decision: result.ok || result.outcome === "failed" ? "allow" : "deny", decision_source: source,
       ...(result.ok ? {} : { code: result.code }),
       ...(result.ok && result.sources.length > 0 ? { paths: result.sources.map((s) => s.path) } : {}),
-      seed: { region, form, outcome: result.ok ? "filled" : result.outcome, ...extra },
+      seed,
     });
   }
 }

@@ -5,7 +5,8 @@ import { closeSync, lstatSync, readdirSync, statSync } from "node:fs";
 import type { z } from "zod";
 import { buildRefusalMessage, lookupRefusalSource, type RefusalMessageArgs, type RefusalSource } from "../../api/sidecar-contract.ts";
 import { listToolsOf, type BUILTIN_TOOLS, type ToolsOf } from "../../api/tools.ts";
-import { resolveRead, resolveWrite, type PathResolution, type RefusedPath, type ResolveContext } from "../../policy/read-paths/index.ts";
+import { buildPathRefusal, resolveCallPaths, type CallPaths, type PathCheck } from "../../policy/call-paths.ts";
+import type { RefusedPath, ResolveContext } from "../../policy/read-paths/index.ts";
 import { openCheckedForRead, openCheckedForWrite, readDescriptor, replaceDescriptorContent, type CheckedOpen } from "./checked-open.ts";
 import { errnoCode, formatOsError } from "./os-error.ts";
 
@@ -46,32 +47,23 @@ function fileRefusal<C extends FileRefusalCode>(code: C, ...args: RefusalMessage
   return { code, message: buildRefusalMessage(code, ...args), source: lookupRefusalSource(code) };
 }
 
-/** One requested path and its resolution. */
-export interface PathCheck {
-  readonly request: string;
-  readonly resolution: PathResolution;
-}
-
 /** The requested paths of one call, in order. */
 export function listRequestedPaths(tool: FileTool, args: FileToolArgs[FileTool]): string[] {
   return tool === "read_files" ? [...(args as FileToolArgs["read_files"]).paths] : [(args as { path: string }).path];
 }
 
-/** Resolve every path of a call: read tools through the read-path fallback, write tools inside the workdir only. */
+/** The paths a file tool's call names, for the read-path step of its decision: write tools stay inside the workdir. */
+export function buildCallPaths(tool: FileTool, args: FileToolArgs[FileTool], context: ResolveContext): CallPaths {
+  return { requests: listRequestedPaths(tool, args), access: tool === "write_file" || tool === "edit_file" ? "write" : "read", context };
+}
+
+/** Resolve every path of a call (what the decision does), for a file tool run on its own. */
 export function checkFilePaths(tool: FileTool, args: FileToolArgs[FileTool], ctx: ResolveContext): PathCheck[] {
-  const resolve = tool === "write_file" || tool === "edit_file" ? resolveWrite : resolveRead;
-  return listRequestedPaths(tool, args).map((request) => ({ request, resolution: resolve(request, ctx) }));
+  return resolveCallPaths(buildCallPaths(tool, args, ctx));
 }
 
 function refusalOf(r: RefusedPath): FileRefusal {
-  return fileRefusal(r.code, r.message);
-}
-
-/** The refusal of the whole call: any refused path of a single-path tool, or every path of `read_files`. */
-export function findCallRefusal(checks: readonly PathCheck[]): FileRefusal | undefined {
-  const refused = checks.map((c) => c.resolution).filter((r): r is RefusedPath => !r.ok);
-  if (refused.length === 0 || refused.length < checks.length) return undefined;
-  return refusalOf(refused[0]!);
+  return { ...buildPathRefusal(r), source: lookupRefusalSource(r.code) };
 }
 
 function changedRefusal(request: string): FileRefusal {

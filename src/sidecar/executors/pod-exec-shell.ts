@@ -47,6 +47,12 @@ export function parseExecStatus(status: V1Status): { exitCode: number } | { erro
   return { error: status.message ?? status.reason ?? "exec failed" };
 }
 
+/** Why a command that was neither capped nor timed out has no usable exit: the status's error, or no status at all. */
+function explainMissingExit(status: ReturnType<typeof parseExecStatus> | undefined, peer: string): string | undefined {
+  if (status === undefined) return `the exec stream from ${peer} closed without an exit status`;
+  return "error" in status ? status.error : undefined;
+}
+
 /** A shell executor that runs commands with pods/exec. */
 export function createPodExecShell(opts: PodExecShellOptions): ShellExecutor {
   const shared = new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
@@ -137,10 +143,9 @@ async function execCommand({ exec, namespace, target, command, req, shared, grac
       const exitCode = status !== undefined && "exitCode" in status ? status.exitCode : null;
       // `timeout -s KILL` exits 137 when it had to kill the command.
       const timedOut = gaveUp || (exitCode === 137 && Date.now() - started >= req.timeoutSeconds * 1000);
-      const error = capped === undefined && !timedOut && status !== undefined && "error" in status ? status.error : undefined;
-      const lost = status === undefined && capped === undefined && !timedOut ? `the exec stream from ${peer} closed without an exit status` : undefined;
+      const error = capped === undefined && !timedOut ? explainMissingExit(status, peer) : undefined;
       shared.release(total);
-      resolve({ exitCode, stdout, stderr, timedOut, ...(capped ? { capped } : {}), ...(error ?? lost ? { error: (error ?? lost)! } : {}) });
+      resolve({ exitCode, stdout, stderr, timedOut, ...(capped ? { capped } : {}), ...(error === undefined ? {} : { error }) });
     });
   });
 }

@@ -52,7 +52,7 @@ export function createPodSweeper(opts: PodSweeperOptions): PodSweeper {
     let why = "";
     for (const wait of waits) {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      why = await sweepOnce(opts, pod, container, slot, attemptMs);
+      why = await sweepOnce(opts, { pod, container, slot, attemptMs });
       if (why === "") return undefined;
     }
     return `the processes the command left in pod/${pod} could not be ended: ${why}`;
@@ -62,8 +62,17 @@ export function createPodSweeper(opts: PodSweeperOptions): PodSweeper {
 /** A sink for the sweep's output, of which there is none worth reading (the API server wants one stream at least). */
 const discard = () => new Writable({ write: (_chunk, _enc, done) => done() });
 
+/** Where one sweep runs: the command's pod, container and slot, and how long the attempt may take. */
+interface SweepTarget {
+  readonly pod: string;
+  readonly container: string;
+  readonly slot: number;
+  readonly attemptMs: number;
+}
+
 /** One sweep: "" when it finished, else what went wrong. */
-async function sweepOnce(opts: PodSweeperOptions, pod: string, container: string, slot: number, attemptMs: number): Promise<string> {
+async function sweepOnce(opts: PodSweeperOptions, target: SweepTarget): Promise<string> {
+  const { pod, container, slot, attemptMs } = target;
   let status: { exitCode: number } | { error: string } | undefined;
   let socket: Awaited<ReturnType<PodExec["exec"]>>;
   try {

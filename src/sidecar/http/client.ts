@@ -169,6 +169,17 @@ function createLinkCalls(send: Send, host: string, timeoutMs: number, clock: () 
   };
 }
 
+/** One request about a call: what it is, and how much longer than the client's timeout its answer may take (a wait). */
+interface Exchange {
+  readonly id: string;
+  readonly tool: string;
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string | undefined;
+  readonly extraMs: number;
+}
+
 /** A client for one sidecar. */
 export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
   const base = opts.baseUrl.replace(/\/+$/, "");
@@ -177,7 +188,8 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
   const clock = opts.clock ?? Date.now;
   let token = opts.token;
   const send = createSend(base, opts.maxResponseBytes ?? MAX_BODY_BYTES, () => token);
-  const exchange = async (id: string, tool: string, method: string, path: string, headers: Record<string, string>, body: string | undefined, extraMs: number): Promise<ClientAnswer> => {
+  const exchange = async (x: Exchange): Promise<ClientAnswer> => {
+    const { id, tool, method, path, headers, body, extraMs } = x;
     let reply: { status: number; text: string };
     try {
       reply = await send(method, path, { headers, waitMs: timeoutMs + extraMs, ...(body === undefined ? {} : { body }) });
@@ -201,10 +213,16 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
     },
     callTool: (call) =>
       // The deadline: a call the sidecar only gets to after this client gave up (and said it did not run) must not run.
-      exchange(call.id, call.tool, "POST", "/v1/tool-calls", { "content-type": "application/json", [DEADLINE_HEADER]: String(clock() + timeoutMs) }, JSON.stringify(call), 0),
+      exchange({
+        id: call.id, tool: call.tool, method: "POST", path: "/v1/tool-calls", headers: { "content-type": "application/json", [DEADLINE_HEADER]: String(clock() + timeoutMs) },
+        body: JSON.stringify(call), extraMs: 0,
+      }),
     // The deadline again: a call still waiting on its prompt when this client stops waiting is withdrawn, never run.
     waitForCall: (id, tool, seconds) =>
-      exchange(id, tool, "GET", `/v1/tool-calls/${encodeURIComponent(id)}?wait=${seconds}`, { [DEADLINE_HEADER]: String(clock() + timeoutMs + seconds * 1000) }, undefined, seconds * 1000),
+      exchange({
+        id, tool, method: "GET", path: `/v1/tool-calls/${encodeURIComponent(id)}?wait=${seconds}`, headers: { [DEADLINE_HEADER]: String(clock() + timeoutMs + seconds * 1000) },
+        body: undefined, extraMs: seconds * 1000,
+      }),
     ...createLinkCalls(send, host, timeoutMs, clock),
   };
 }

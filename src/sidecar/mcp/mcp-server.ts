@@ -4,8 +4,9 @@
 // path → gate, the same audit and labels; an `ask` waits on the same approval channel until it is answered or
 // the policy's timeout refuses it. The MCP client cannot answer prompts: nothing on `/mcp` does. A call whose
 // request is cancelled (`notifications/cancelled`, the client's timeout) or whose session or connection closes
-// is withdrawn in the core: its prompt is closed and it never runs. Every refusal is the core's, so it is
-// audited and counted like one on `/v1`.
+// is withdrawn in the core: its prompt is closed and it never runs. Every refusal of a call is the core's, so it
+// is audited and counted like one on `/v1`; what is answered here alone is the protocol's (a malformed JSON-RPC
+// request or params the SDK's schema refuses, an unknown method or session), and no call exists for those.
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance } from "fastify";
@@ -43,7 +44,16 @@ async function settle(service: ToolCallService, id: string, first: CallOutcome, 
   return out;
 }
 
-async function callTool(deps: McpDeps, name: string, args: Record<string, unknown>, signal: AbortSignal, progress: () => Promise<void>): Promise<CallToolResult> {
+/** One `tools/call`: the tool and its arguments, the signal that its client gave up, and the progress to send while it waits. */
+interface McpCall {
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+  readonly signal: AbortSignal;
+  readonly progress: () => Promise<void>;
+}
+
+async function callTool(deps: McpDeps, call: McpCall): Promise<CallToolResult> {
+  const { name, args, signal, progress } = call;
   const id = `mcp-${randomUUID()}`;
   // The client gave up (cancelled, timed out, its session or connection closed): nobody reads the answer, so the
   // call is withdrawn at once, its prompt closed; an answer given later refuses. Submitting is synchronous up to
@@ -99,7 +109,7 @@ function buildServer(sdk: ServerSdk, deps: McpDeps, inFlight: InFlight): Server 
     const done = () => {
       if (inFlight.get(extra.requestId) === dropped) inFlight.delete(extra.requestId);
     };
-    return callTool(deps, req.params.name, req.params.arguments ?? {}, AbortSignal.any([extra.signal, dropped.signal]), progress).finally(done);
+    return callTool(deps, { name: req.params.name, args: req.params.arguments ?? {}, signal: AbortSignal.any([extra.signal, dropped.signal]), progress }).finally(done);
   });
   return server;
 }
