@@ -24,7 +24,7 @@ import { checkFilePaths, executeFileTool, findCallRefusal, isFileTool, type File
 import { CallRecords, type CallRecord, type GiveUpReason } from "./call-records.ts";
 import { DecisionRecorder } from "./decision-recorder.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
-import { buildPermissionPrompt } from "./prompt-text.ts";
+import { buildPermissionPrompt, describeCallTarget } from "./prompt-text.ts";
 import type { RunSession } from "./run-session.ts";
 import { extractOutput, measureOversizedResult, type ResultSink } from "./run-result.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "../executors/shell.ts";
@@ -329,7 +329,8 @@ export class ToolCallService {
     rec.deadline = undefined;
     this.#record.decided(rec, "ask", kind === "taint_gate" ? "auto_block" : "permission_ask", undefined, seconds);
     const { stage } = this.currentStage();
-    const approval = this.#d.approvals.raise({ id, kind, callId: rec.id, tool: rec.tool, stage: stage.name, prompt, options }, timeoutSeconds, (s, waited) => {
+    const target = describeCallTarget(rec.tool, rec.args);
+    const approval = this.#d.approvals.raise({ id, kind, callId: rec.id, tool: rec.tool, ...(target === undefined ? {} : { target }), stage: stage.name, prompt, options }, timeoutSeconds, (s, waited) => {
       const outcome = s.kind === "expired" ? "expired" : s.kind === "answer" && s.decision !== "deny" ? "allowed" : "denied";
       if (s.kind !== "cancelled" && s.kind !== "withdrawn") this.#d.metrics.approvalAnswered(kind, outcome, waited);
       // Continue outside the answering call: the answer endpoint returns at once.
