@@ -6,16 +6,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSidecarClient, type SidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
-import { applySidecarIdentity, buildTestApproval, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
+import { applySidecarIdentity, buildTestApproval, createTestRun, GROUP, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
 import { kubectl, testCluster, waitFor } from "./harness/index.ts";
 import { createSandboxPod, startClusterSidecar, waitForConsumed, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
-const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "explained";
 let cluster: ApprovalCluster | undefined;
-let namespace = "";
 let sc: SidecarProcess | undefined;
 let client: SidecarClient;
+let namespace = "";
 
 type Row = Record<string, string>;
 type CoreEvent = { type: string; reason: string; message: string };
