@@ -50,6 +50,7 @@ export class DecisionRecorder {
     const ok = this.#d.audit.decision(index, {
       timestamp: Math.floor(this.#d.clock() / 1000), agent_id: this.#d.runName, call_id: rec.id, tool_name: rec.tool, stage: stage.name,
       decision, decision_source: source, ...(code === undefined ? {} : { code }), ...(paths === undefined ? {} : { paths }),
+      ...(rec.target === undefined ? {} : { target: rec.target }),
       ...(rec.answeredBy?.approvedBy === undefined ? {} : { approved_by: rec.answeredBy.approvedBy }),
       ...(rec.answeredBy?.reason === undefined ? {} : { approval_reason: rec.answeredBy.reason }),
       ...(rec.gaveUp === undefined ? {} : { gave_up: rec.gaveUp.reason }),
