@@ -4,13 +4,12 @@
 // allowed with the reason given) and waits for its outcome; an unknown or ambiguous prompt creates no Approval;
 // audit prints the sidecar's records from the Run's ConfigMaps; result prints what the sidecar wrote (inline, or
 // from its result ConfigMap); wait ends on the phase set.
-import { spawn } from "node:child_process";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSidecarClient, type SidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { applySidecarIdentity, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
-import { findBinary, kubectl, REPO_ROOT, testCluster, waitFor } from "./harness/index.ts";
+import { kubectl, kubectlLeviath, testCluster, waitFor } from "./harness/index.ts";
 import { createSandboxPod, readDecisionRecords, SIDECAR_RUN_POLICY, startClusterSidecar, writeServiceAccountKubeconfig, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
@@ -25,19 +24,9 @@ let root = "";
 type Result = { code: number; stdout: string; stderr: string };
 
 /** `kubectl leviath <args>` with the real kubectl, the plugin found on PATH and the test cluster as KUBECONFIG. */
-function plugin(args: string[], timeoutMs = 60_000): Promise<Result> {
-  const { kubeconfigPath, binDir } = testCluster();
-  const bin = findBinary("kubectl", binDir)!;
-  const env = { ...process.env, KUBECONFIG: kubeconfigPath, PATH: [join(REPO_ROOT, "bin"), process.env.PATH].join(delimiter) };
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ["leviath", ...args], { env, timeout: timeoutMs });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
-    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code: code ?? 128, stdout, stderr }));
-  });
+async function plugin(args: string[], timeoutMs = 60_000): Promise<Result> {
+  const r = await kubectlLeviath(args, { allowFailure: true, timeoutMs });
+  return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
 }
 
 const listApprovals = async () => ((await testCluster().custom.listNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals" })) as { items: { metadata: { name: string }; spec: Record<string, unknown> }[] }).items;
