@@ -42,7 +42,12 @@ export const APPROVAL_REASON = {
   pending: "PendingPrompt",
   noPendingPrompt: "NoPendingPrompt",
   consumed: "Consumed",
+  /** Consumed by the sidecar without answering anything: the prompt was gone (answered, expired, withdrawn). */
+  notApplied: "NotApplied",
 } as const;
+
+/** How the sidecar's consumed message starts when the answer settled its prompt (`applied: allowOnce`). */
+export const APPLIED_MESSAGE_PREFIX = "applied: ";
 
 /** The Approval status: `consumed*` and `message` written by the sidecar that applied it, conditions by the controller. */
 export const ApprovalStatusSchema = z.strictObject({

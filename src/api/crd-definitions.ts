@@ -2,6 +2,7 @@ import { AgentSpecSchema } from "./agent.ts";
 import { ApprovalSpecSchema, ApprovalStatusSchema } from "./approval.ts";
 import { CLUSTER_POLICY_NAME, GROUP, KIND, VERSION } from "./constants.ts";
 import type { CrdDefinition } from "./crd.ts";
+import { FindingSchema } from "./findings.ts";
 import { LeviathPolicySpecSchema } from "./policy.ts";
 import { RunSpecSchema } from "./run.ts";
 import { AgentStatusSchema, ConditionSchema, NetworkEnforcementStatusSchema, RunStatusSchema } from "./status.ts";
@@ -68,7 +69,9 @@ const PolicyStatusSchema = z.strictObject({
   observedGeneration: z.number().int().min(0).optional().describe("The metadata.generation this status is about."),
   conditions: z.array(ConditionSchema).optional().describe("Valid (in force for new Runs, or why not), and Ready/Stalled for kstatus and kubectl wait."),
   networkEnforcement: NetworkEnforcementStatusSchema.optional(),
-}).describe("Whether the policy is valid and in force, and what the NetworkPolicy probe found.");
+  findings: z.array(FindingSchema).max(100).optional()
+    .describe("What misleads in the policy itself: tool names that name no tool (unknown-tool-name), grants no volume backs (read-path-grant-unbacked)."),
+}).describe("Whether the policy is valid and in force, what it warns about, and what the NetworkPolicy probe found.");
 
 /** The LeviathPolicy CRD: the cluster admin's grants and floors (upstream config.toml + policy.toml). */
 export const POLICY_CRD: CrdDefinition = {
@@ -103,11 +106,16 @@ export const APPROVAL_CRD: CrdDefinition = {
   status: ApprovalStatusSchema,
   specRequired: true,
   listMaps: conditionsListMap,
+  // Whether the answer reaches its prompt, at a glance: a wrong id reads Matched NoPendingPrompt, one made before
+  // its Run Bound PredatesRun (the reasons, not True/False: they say why).
   printerColumns: [
     { name: "Run", type: "string", jsonPath: ".spec.runRef.name" },
+    { name: "Prompt", type: "string", jsonPath: ".spec.approvalId", description: "the pending prompt's id it answers" },
     { name: "Decision", type: "string", jsonPath: ".spec.decision" },
-    { name: "By", type: "string", jsonPath: ".spec.approvedBy" },
-    { name: "Consumed", type: "boolean", jsonPath: ".status.consumed" },
+    { name: "Bound", type: "string", jsonPath: '.status.conditions[?(@.type=="Bound")].reason', description: "BoundToRun, or why it answers nothing (PredatesRun, RunNotFound, InvalidSpec)" },
+    { name: "Matched", type: "string", jsonPath: '.status.conditions[?(@.type=="Matched")].reason', description: "PendingPrompt, NoPendingPrompt, Consumed or NotApplied" },
+    { name: "By", type: "string", jsonPath: ".spec.approvedBy", priority: 1 },
+    { name: "Message", type: "string", jsonPath: '.status.conditions[?(@.type=="Matched")].message', priority: 1 },
   ],
   validations: [{ rule: "!has(oldSelf.spec) || self.spec == oldSelf.spec", message: "an Approval's answer cannot be changed; create a new Approval" }],
 };

@@ -12,6 +12,8 @@ export const FINDING_CODE = {
   readPathsDeclared: "read-paths-declared",
   readPathsNotGranted: "read-paths-not-granted",
   readPathsGrantInvalid: "read-paths-grant-invalid",
+  /** A grant no volume of the LeviathPolicy reaches: in a cluster the sidecar has nothing at its path. */
+  readPathGrantUnbacked: "read-path-grant-unbacked",
   broadReadPath: "broad-read-path",
   /** The blueprint does not parse (a schema violation, an entry that does not compile, a name mismatch). */
   blueprintInvalid: "blueprint-invalid",
@@ -25,6 +27,8 @@ export const FINDING_CODE = {
   sandboxMountsClamped: "sandbox-mounts-clamped",
   sandboxOnUnavailableClamped: "sandbox-on-unavailable-clamped",
   toolPermissionClamped: "tool-permission-clamped",
+  /** A toolPermissions key or availableTools entry that names no tool (a typo): it governs nothing. */
+  unknownToolName: "unknown-tool-name",
   stageNoModel: "stage-no-model",
   /** A blueprint file's `[agent] name` no Kubernetes Agent can carry (`import` needs `--name`). */
   agentNameNotKubernetes: "agent-name-not-kubernetes",

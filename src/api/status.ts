@@ -30,6 +30,8 @@ export const CONDITION = {
   credentialsReady: "CredentialsReady",
   /** Run: every MCP server of its policy is offered (its Secret opted in and mounted, its keys present, it listed its tools). */
   mcpServersReady: "McpServersReady",
+  /** Run: a pod of it cannot be scheduled, or its workspace claim is not bound (present only while True). */
+  podsWaiting: "PodsWaiting",
   /** Run: it finished (True), with how: the agent's exit, a deadline, a cancellation. */
   completed: "Completed",
   /** Run: the namespace enforces Pod Security `restricted` (`pod-security.kubernetes.io/enforce`). */
@@ -65,6 +67,10 @@ export const REASON = {
   blueprintFilesNotFound: "BlueprintFilesNotFound",
   blueprintFilesInvalid: "BlueprintFilesInvalid",
   waiting: "WaitingForPods",
+  /** The scheduler could not place a pod of the Run (its message quoted). */
+  unschedulable: "Unschedulable",
+  /** A claim of the Run is not bound to a volume (Pending with the scheduler unable to place the pod, or Lost). */
+  claimNotBound: "ClaimNotBound",
   ready: "Ready",
   noSandbox: "NoSandbox",
   sandboxUnavailable: "SandboxUnavailable",
@@ -184,6 +190,7 @@ export const PendingApprovalSchema = z.strictObject({
   id: z.string().min(1).describe("The id an Approval names in spec.approvalId."),
   kind: z.enum(["taint_gate", "tool_approval"]).describe("Upstream's wait reason: taint_gate (data above the tool's clearance) or tool_approval (a tool permission of ask)."),
   tool: z.string().describe("The tool the call is for."),
+  target: z.string().max(256).optional().describe("What the call acts on, shown safely and cut short: the command (shell), the path or paths (file tools), else the URL host, recipient or channel."),
   stage: z.string().optional().describe("The stage the call was made in."),
   prompt: z.string().max(4096).optional().describe("The prompt text, as upstream words it."),
   raisedAt: z.string().optional().describe("RFC 3339 time it was raised."),
@@ -274,7 +281,7 @@ export const RunStatusSchema = z.strictObject({
     .describe("SHA-256 of the start snapshot (ConfigMap <run>-policy: every data key and value, in key order) as the controller created it; a snapshot whose bytes no longer match fails the Run (PolicySnapshotInvalid), whoever owns it."),
   resume: RunResumeStatusSchema.optional().describe("The last resume request's answer and the run-policy snapshot in force (docs/controller.md, Resuming a Run)."),
   conditions: z.array(ConditionSchema).optional()
-    .describe("PolicyResolved, SandboxReady, NetworkIsolated, AwaitingApproval, CredentialsReady, PodSecurityEnforced, Completed, and Ready/Stalled/Reconciling for kstatus and kubectl wait."),
+    .describe("PolicyResolved, SandboxReady, NetworkIsolated, AwaitingApproval, CredentialsReady, PodsWaiting (only while a pod cannot be scheduled or a claim is unbound), PodSecurityEnforced, Completed, and Ready/Stalled/Reconciling for kstatus and kubectl wait."),
 }).describe("What the run is doing; the controller and the run's sidecar each own their part.");
 /** The Run status. */
 export type RunStatus = z.infer<typeof RunStatusSchema>;

@@ -5,6 +5,7 @@ import { sourceName } from "../config/load.ts";
 import type { SourceFormat } from "../config/source-format.ts";
 import { computeAgentFindings, describeBlueprint } from "../policy/agent-findings.ts";
 import { renderFinding } from "../policy/read-paths/index.ts";
+import { computePolicyToolNameFindings } from "../policy/tool-name-findings.ts";
 import { parseCommandArgs } from "./args.ts";
 import { computeBlueprintFileFindings } from "./blueprint-findings.ts";
 import { canonicalWorkdir, checkOneStdin, CliStop, homeOf, loadAgentFlag, loadPolicyFlags } from "./context.ts";
@@ -78,6 +79,7 @@ export function runValidate(argv: string[], io: CliIo): number {
     const findings = [
       ...computeBlueprintFileFindings(agent),
       ...computeAgentFindings({ spec: agent.spec, name: agent.name, key: agent.key, policy: admin?.spec ?? null, workdir, home: homeOf(io), advice: adviceFor(admin?.format ?? null, agent.format) }),
+      ...(admin ? computePolicyToolNameFindings(admin.spec, adviceFor(admin.format, agent.format)) : []),
     ].sort((a, b) => severityRank[a.severity] - severityRank[b.severity]);
     if (values.json) io.stdout(`${JSON.stringify(findings.map(formatFindingJson), null, 2)}\n`);
     else {

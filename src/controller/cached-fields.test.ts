@@ -37,6 +37,17 @@ describe("keepPodFields", () => {
     expect(kept.metadata).not.toHaveProperty("finalizers");
   });
 
+  it("keeps the scheduler's reason and message of a pod it could not place, and of no other condition", () => {
+    const pod = served();
+    pod.status.conditions = [
+      { type: "PodScheduled", status: "False", lastTransitionTime: "t", reason: "Unschedulable", message: "0/1 nodes are available" } as never,
+      { type: "Ready", status: "False", lastTransitionTime: "t", reason: "PodFailed" },
+    ];
+    expect((keepPodFields(pod) as unknown as { status: { conditions: unknown[] } }).status.conditions).toEqual([
+      { type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/1 nodes are available" }, { type: "Ready", status: "False" },
+    ]);
+  });
+
   it("keeps a pod the server has not reported on as its metadata", () => {
     const { status: _status, ...bare } = served();
     expect(keepPodFields(bare)).toEqual({ apiVersion: "v1", kind: "Pod", metadata: keepMetadataOnly(bare).metadata });

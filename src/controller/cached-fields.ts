@@ -31,16 +31,24 @@ export function keepMetadataOnly(obj: KubeObject): KubeObject {
 /** The status fields kept are exactly those the Run reconciler's pod type declares. */
 type PodStatus = NonNullable<PodObject["status"]>;
 
+/** The scheduler's verdict on a pod it could not place: what a Run waiting on it says (its PodsWaiting condition). */
+const UNSCHEDULED = (c: { type: string; status: string }) => c.type === "PodScheduled" && c.status === "False";
+
+function keepPodCondition(c: NonNullable<PodStatus["conditions"]>[number]): NonNullable<PodStatus["conditions"]>[number] {
+  return UNSCHEDULED(c) ? { type: c.type, status: c.status, ...pick(c, ["reason", "message"]) } : { type: c.type, status: c.status };
+}
+
 /**
  * A pod as the Run reconciler reads it: its metadata (the spec-hash annotation, owner, deletion) and the status
  * it observes (phase, reason, message, each condition's type and status, each container's name and how it
- * terminated). The spec is dropped: a desired pod is compared by its spec-hash annotation, never field by field.
+ * terminated, and the scheduler's reason and message when it could not place the pod). The spec is dropped: a
+ * desired pod is compared by its spec-hash annotation, never field by field.
  */
 export function keepPodFields(pod: KubeObject): KubeObject {
   const status = pod["status"] as PodStatus | undefined;
   if (status === undefined) return keepMetadataOnly(pod);
   const kept: PodStatus = pick(status, ["phase", "reason", "message"]);
-  if (status.conditions) kept.conditions = status.conditions.map((c) => ({ type: c.type, status: c.status }));
+  if (status.conditions) kept.conditions = status.conditions.map(keepPodCondition);
   if (status.containerStatuses) {
     kept.containerStatuses = status.containerStatuses.map((c) => {
       const terminated = c.state?.terminated;

@@ -30,9 +30,11 @@ const find = (decided: readonly ConditionDecision[], type: string) => decided.fi
 
 /** Why a Pending run is not running yet: the first condition that holds it, else the pods it waits for. */
 function pendingCause(decided: readonly ConditionDecision[]): { reason: string; message: string } {
-  for (const type of [CONDITION.policyResolved, CONDITION.credentialsReady, CONDITION.sandboxReady]) {
+  // PodsWaiting holds the run while True (abnormal-true); the others while not True.
+  const holds = (c: ConditionDecision) => (c.type === CONDITION.podsWaiting) === (c.status === "True");
+  for (const type of [CONDITION.policyResolved, CONDITION.credentialsReady, CONDITION.podsWaiting, CONDITION.sandboxReady]) {
     const c = find(decided, type);
-    if (c && c.status !== "True") return { reason: c.reason, message: c.message };
+    if (c && holds(c)) return { reason: c.reason, message: c.message };
   }
   return { reason: REASON.waiting, message: "waiting for the engine pod to run" };
 }

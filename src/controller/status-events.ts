@@ -43,18 +43,21 @@ export type TransitionRecorder = (regarding: ObjectReference, previous: readonly
 /** Objects whose last reported conditions are remembered at most (the least recently reported go first). */
 const MAX_REMEMBERED = 16_384;
 
+/** The Events a kind's status change is worth (default: {@link computeTransitionEvents}, for Agents, Runs and the policy). */
+export type TransitionEvents = typeof computeTransitionEvents;
+
 /**
  * A recorder that remembers what it last reported per object uid: a status written again because the cache
  * still held the old one is not a second transition, while a real return to an earlier state is (and becomes a
  * series on its first Event).
  */
-export function createTransitionRecorder(sink: EventSink | undefined): TransitionRecorder {
+export function createTransitionRecorder(sink: EventSink | undefined, computeEvents: TransitionEvents = computeTransitionEvents): TransitionRecorder {
   const reported = new Map<string, Map<string, ConditionState>>();
   return (regarding, previous, next, action) => {
     if (!sink || !next) return;
     const memory = regarding.uid === undefined ? undefined : reported.get(regarding.uid) ?? new Map<string, ConditionState>();
     const before = (type: string) => memory?.get(type) ?? previous?.find((p) => p.type === type);
-    for (const event of computeTransitionEvents(before, next, action)) sink.record(regarding, event);
+    for (const event of computeEvents(before, next, action)) sink.record(regarding, event);
     if (memory === undefined || regarding.uid === undefined) return;
     for (const c of next) memory.set(c.type, { status: c.status, reason: c.reason });
     reported.delete(regarding.uid);

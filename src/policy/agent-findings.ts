@@ -10,6 +10,8 @@ import { lookupPermission, resolveToolPermission, type PermissionMap } from "./p
 import { buildReadPathReport, computeReadPathFindings, validateEntrySyntax, VALIDATION_CONTEXT } from "./read-paths/index.ts";
 import { computeAgentGrants } from "./run-policy.ts";
 import { computeSandboxFindings } from "./sandbox-findings.ts";
+import { computeUnbackedGrantFindings, listPlacedGrants } from "./grant-volumes.ts";
+import { computeBlueprintToolNameFindings } from "./tool-name-findings.ts";
 
 /** Everything the findings depend on; `policy` null means no admin config could be loaded (offline). */
 export interface AgentFindingsInput {
@@ -107,6 +109,9 @@ export function computeAgentFindings(input: AgentFindingsInput): Finding[] {
     ...readPaths,
     ...computeSandboxFindings(input.spec, policy === null ? null : policy.sandbox, input.advice),
     ...(policy ? permissionFindings(input.spec, input.key, policy, input.advice) : []),
+    ...computeBlueprintToolNameFindings(input.spec, input.advice),
+    // Only a cluster mounts volumes: a config.toml's grants name the machine's own paths.
+    ...(policy && input.advice.policy === "LeviathPolicy" ? computeUnbackedGrantFindings(listPlacedGrants(policy.readPaths, input.key), policy.readPaths, declared) : []),
     ...modelFindings(input.spec, input.advice),
   ];
   return findings.map((f, i) => [f, i] as const).sort((a, b) => RANK[a[0].severity] - RANK[b[0].severity] || a[1] - b[1]).map(([f]) => f);

@@ -1,13 +1,10 @@
 import type { z } from "zod";
 import type { PolicyMountSchema } from "../api/policy.ts";
+import { isPathOverlap } from "../policy/grant-volumes.ts";
 import { computeLiteralRoot } from "../policy/read-paths/entry.ts";
 
 /** A policy-declared mount with its volume source. */
 export type PolicyMount = z.infer<typeof PolicyMountSchema>;
-
-function within(path: string, dir: string): boolean {
-  return dir === "/" || path === dir || path.startsWith(`${dir}/`);
-}
 
 /**
  * The read-path volumes the sidecar mounts for one run: those a granted entry can reach (the entry's literal
@@ -16,5 +13,5 @@ function within(path: string, dir: string): boolean {
  */
 export function computeReadPathVolumes(volumes: readonly PolicyMount[], grants: readonly string[]): PolicyMount[] {
   const roots = grants.map(computeLiteralRoot).filter((r): r is string => r !== undefined);
-  return volumes.filter((v) => v.volume !== undefined && roots.some((root) => within(root, v.path) || within(v.path, root)));
+  return volumes.filter((v) => v.volume !== undefined && roots.some((root) => isPathOverlap(root, v.path)));
 }

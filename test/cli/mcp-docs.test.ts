@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { repo } from "./run-cli.ts";
@@ -11,15 +11,9 @@ const doc = readFileSync(repo("docs/mcp.md"), "utf8");
 const walkthrough = doc.slice(doc.indexOf("## Walkthrough"), doc.indexOf("## For an admin"));
 const blocks = [...walkthrough.matchAll(/```(sh|text)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, body: m[2]! }));
 const demo = makeTempDir("leviath-mcp-doc-");
-const bin = join(demo, ".bin");
-spawnSync("mkdir", ["-p", bin, join(demo, "d")]);
-const inspector = repo("node_modules/@modelcontextprotocol/inspector-cli/build");
-writeFileSync(join(bin, "leviath"), `#!/bin/sh\nexec "${process.execPath}" "${repo("bin/leviath")}" "$@"\n`);
-// inspector-cli 1.0.3 finds its package.json relative to the working directory: run it from its build dir.
-writeFileSync(join(bin, "mcp-inspector-cli"), `#!/bin/sh\ncd "${inspector}" && exec "${process.execPath}" index.js "$@"\n`);
-for (const f of ["leviath", "mcp-inspector-cli"]) chmodSync(join(bin, f), 0o755);
-const PATH = [bin, repo("node_modules/.bin"), join(process.execPath, ".."), process.env["PATH"]].join(":");
-const env: Record<string, string> = { ...(process.env as Record<string, string>), DEMO: join(demo, "d"), PATH };
+spawnSync("mkdir", ["-p", join(demo, "d")]);
+// No tool of the test's own: the page's first block, run in the checkout as it says, sets PATH and LEVIATH for the rest.
+const env: Record<string, string> = { ...(process.env as Record<string, string>), DEMO: join(demo, "d") };
 let sidecar: ChildProcess | undefined;
 let port = "";
 
@@ -35,6 +29,12 @@ it("runs as written, each output as documented", async () => {
   for (let i = 0; i < blocks.length; i++) {
     const b = blocks[i]!;
     if (b.lang !== "sh") continue;
+    if (b.body.includes("export LEVIATH=")) {
+      const r = spawnSync("bash", ["-c", `${b.body}\nprintf '%s\\n%s' "$PATH" "$LEVIATH"`], { cwd: repo("."), env, encoding: "utf8", timeout: 120_000 });
+      expect(r.status, r.stderr).toBe(0);
+      [env["PATH"], env["LEVIATH"]] = r.stdout.split("\n").slice(-2) as [string, string];
+      continue;
+    }
     const script = `cd "$DEMO"\n${b.body.replaceAll("127.0.0.1:8181", `127.0.0.1:${port}`)}`;
     if (b.body.includes("leviath sidecar")) {
       sidecar = spawn("bash", ["-c", `cd "$DEMO" && exec ${b.body.trim().replace(/ &$/, "").replace("--listen 127.0.0.1:8181", "--listen 127.0.0.1:0")}`], { env, stdio: ["ignore", "pipe", "pipe"] });

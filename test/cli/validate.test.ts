@@ -99,6 +99,24 @@ describe("leviath validate", () => {
     ]);
   });
 
+  it("warns about tool names that name no tool, with the nearest one, in the syntax of each file", () => {
+    const agent = file("typos.leviath", [
+      "[agent]", "name='typos'", "[tool_permissions]", "read_fiel = 'ask'",
+      "[stages.a]", "model = { models = [] }", "available_tools = ['shel', 'github__create_issue']",
+    ].join("\n"));
+    const admin = file("typos-config.toml", "[tool_permissions]\nweb_fetc = 'deny'\n");
+    const r = leviath(["validate", agent, "--config", admin, "--json"]);
+    expect(r.status).toBe(0);
+    const found = (JSON.parse(r.stdout) as { code: string; message: string; fix: string }[]).filter((f) => f.code === "unknown-tool-name");
+    expect(found.map((f) => f.fix)).toEqual([
+      "write [tool_permissions] read_file instead", 'write [stages.a] available_tools[0] "shell" instead', "write [tool_permissions] web_fetch in your config.toml instead",
+    ]);
+    expect(leviath(["validate", agent, "--config", admin, "--deny-warnings"]).status).toBe(1);
+    const policy = file("typos-policy.yaml", "apiVersion: leviath.dev/v1alpha1\nkind: LeviathPolicy\nmetadata: {name: cluster}\nspec:\n  toolPermissions: {web_fetc: deny}\n");
+    const asPolicy = JSON.parse(leviath(["validate", agent, "--config", policy, "--json"]).stdout) as { code: string; message: string }[];
+    expect(asPolicy.filter((f) => f.code === "unknown-tool-name").at(-1)?.message).toMatch(/^spec\.toolPermissions\.web_fetc of the LeviathPolicy: no tool is named 'web_fetc' \(did you mean 'web_fetch'\?\)/);
+  });
+
   it("accepts a blueprint with only [agent] as one synthesised stage", () => {
     const r = leviath(["validate", repo("test/fixtures/agents/agent-only")]);
     expect(r.status).toBe(0);

@@ -282,13 +282,13 @@ describe("the Run flow on the real node", () => {
       spec: { agentRef: { name: SMALL_AGENT }, task: "fail", runtime: { e2e: { scenario: "fail", exitCode: 3 } } },
     }]);
     // A user waiting with the plugin from the start: it returns when the Run ends, with status 1 as it Failed.
-    const waiting = kubectlLeviath(["wait", FAIL_RUN, "-n", NS, "--timeout", "170s"], 180_000);
+    const waiting = kubectlLeviath(["wait", FAIL_RUN, "-n", NS, "--timeout", "170s"], { allowFailure: true, timeoutMs: 180_000 });
     const run = await waitForPhase(FAIL_RUN, ["Failed"]);
     mark("failRunFailed");
     const waited = await waiting;
-    expect(waited.code, waited.stderr).toBe(1);
+    expect(waited.exitCode, waited.stderr).toBe(1);
     expect(waited.stdout).toBe(`run.leviath.dev/${FAIL_RUN} Failed: the agent container exited with code 3 (Error): e2e: failing on purpose with exit code 3\n`);
-    expect((await kubectlLeviath(["wait", FAIL_RUN, "--for", "Failed", "-n", NS])).code).toBe(0);
+    expect((await kubectlLeviath(["wait", FAIL_RUN, "--for", "Failed", "-n", NS])).exitCode).toBe(0);
     expect(run.status?.agentExit).toEqual({ exitCode: 3, reason: "Error", message: "e2e: failing on purpose with exit code 3" });
     expect(conditionOf(run, "Completed")).toMatchObject({
       status: "True", reason: "AgentFailed", message: "the agent container exited with code 3 (Error): e2e: failing on purpose with exit code 3",

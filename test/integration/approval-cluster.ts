@@ -10,7 +10,8 @@ import { startTestOperator } from "./controller/operator-harness.ts";
 import { ADMIN_USER } from "./harness/generate-certificates.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster } from "./harness/index.ts";
 
-const GROUP = { group: "leviath.dev", version: "v1alpha1" };
+/** Our API group and version, for the custom-objects client. */
+export const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 
 /** A running approval cluster: its namespace, and how to take it down (the sidecar first, if one was started). */
 export interface ApprovalCluster {

@@ -10,7 +10,7 @@ import { createSidecarClient, type SidecarClient } from "../../src/sidecar/http/
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { applySidecarIdentity, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
 import { kubectl, kubectlLeviath, testCluster, waitFor } from "./harness/index.ts";
-import { createSandboxPod, readDecisionRecords, startClusterSidecar, writeServiceAccountKubeconfig, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
+import { createSandboxPod, readDecisionRecords, SIDECAR_RUN_POLICY, startClusterSidecar, writeServiceAccountKubeconfig, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
 const RUN = "ask-run";
@@ -21,8 +21,13 @@ let client: SidecarClient;
 let auditDir = "";
 let root = "";
 
-/** `kubectl leviath <args>` against this file's cluster. */
-const plugin = (args: string[], timeoutMs = 60_000) => kubectlLeviath(args, timeoutMs);
+type Result = { code: number; stdout: string; stderr: string };
+
+/** `kubectl leviath <args>` with the real kubectl, the plugin found on PATH and the test cluster as KUBECONFIG. */
+async function plugin(args: string[], timeoutMs = 60_000): Promise<Result> {
+  const r = await kubectlLeviath(args, { allowFailure: true, timeoutMs });
+  return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+}
 
 const listApprovals = async () => ((await testCluster().custom.listNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals" })) as { items: { metadata: { name: string }; spec: Record<string, unknown> }[] }).items;
 const pendingIds = async () => {
@@ -39,7 +44,8 @@ beforeAll(async () => {
   await applySidecarIdentity(namespace, RUN, uid, [await createSandboxPod(namespace, RUN)]);
   root = makeTempDir("leviath-kubectl-plugin-");
   ({ sc, auditDir } = await startClusterSidecar(root, RUN, namespace, await writeSidecarKubeconfig(root, namespace, RUN), ["--exec-wait-seconds", "2"]));
-  client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
+  // Its deadline is how long a prompt waits before the sidecar withdraws it: longer than a loaded machine takes between tests.
+  client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 180_000 });
 }, 120_000);
 
 afterAll(() => cluster?.stop(sc));
@@ -48,7 +54,7 @@ describe("kubectl leviath", () => {
   it("is found by kubectl on PATH; unknown commands and flags are usage errors (exit 2), --help tells the commands", async () => {
     const help = await plugin(["--help"]);
     expect(help.code).toBe(0);
-    for (const c of ["pending", "approve", "audit", "result", "wait"]) expect(help.stdout).toContain(`  ${c} `);
+    for (const c of ["pending", "approve", "audit", "result", "wait", "why", "describe"]) expect(help.stdout).toContain(`  ${c} `);
     expect((await plugin(["approve", "--help"])).stdout).toContain("--once");
     const unknown = await plugin(["frobnicate"]);
     expect(unknown.code).toBe(2);
@@ -169,6 +175,61 @@ describe("kubectl leviath", () => {
     }, { description: "the Run's result moved to its ConfigMap" });
     expect(fromConfigMap.code, fromConfigMap.stderr).toBe(0);
     expect(fromConfigMap.stdout).toBe(big);
+  });
+
+  it("says why a call was refused or asked, with the change that would allow it, and describes the Run on one screen", async () => {
+    // The run policy the controller would have pinned (this Run has no Agent, so nothing pinned one): why reads it.
+    const runPolicy = JSON.stringify({ ...SIDECAR_RUN_POLICY, agent: { key: `${namespace}/agent`, name: "agent" } });
+    await kubectl(["create", "configmap", `${RUN}-policy`, "-n", namespace, `--from-literal=run-policy.json=${runPolicy}`]);
+    expect(await client.callTool({ id: "r9", tool: "read_file", args: { path: "/etc/hostname" } })).toMatchObject({ decision: "deny" });
+    expect(await client.callTool({ id: "w1", tool: "web_fetch", args: { url: "https://docs.example.com/x" } })).toMatchObject({ decision: "ask", approvalId: "tool-w1" });
+    await waitForPending(["tool-w1"]);
+    const audited = (id: string) => waitFor(async () => {
+      const r = await plugin(["audit", RUN, "-o", "json", "-n", namespace]);
+      return r.stdout.includes(`"call_id":"${id}"`) ? true : undefined;
+    }, { description: `call ${id} in the audit ConfigMaps` });
+    await audited("w1");
+
+    const last = await plugin(["why", RUN, "-n", namespace]);
+    expect(last.code, last.stderr).toBe(0);
+    expect(last.stdout).toBe([
+      `run ${RUN}, call w1 (web_fetch, stage main): ask, decision source permission_ask`,
+      "rule:    tool permission: web_fetch is 'ask', set by the built-in default for web_fetch (ask; nothing configures it)",
+      "change:  the smallest that would allow it",
+      "  in the LeviathPolicy (kubectl edit leviathpolicy cluster):",
+      "      spec:", "        agentToolPermissions:", `          "${namespace}/agent":`, "            web_fetch: allow",
+      "",
+    ].join("\n"));
+    const read = await plugin(["why", RUN, "r9", "--syntax", "toml", "-n", namespace]);
+    expect(read.code, read.stderr).toBe(0);
+    expect(read.stdout).toContain(`run ${RUN}, call r9 (read_file, stage main): deny, decision source workdir (outside-workdir)`);
+    expect(read.stdout).toContain("rule:    workdir: /etc/hostname is outside the Run's workspace, and no read path (declared by the Agent and granted by the LeviathPolicy) covers it (outside-workdir)");
+    expect(read.stdout).toContain('  in agent.leviath:\n      [read_paths]\n      allow = ["/etc/hostname"]');
+    expect(read.stdout).toContain(`  in config.toml:\n      [agent_read_paths."${namespace}/agent"]\n      allow = ["/etc/hostname"]`);
+    // The taint gate: the read of notes.md tainted the context; shell may carry out only public data.
+    expect(await client.callTool({ id: "s3", tool: "shell", args: { command: "uname -a" } })).toMatchObject({ decision: "ask", approvalId: "gate-s3" });
+    await waitForPending(["gate-s3", "tool-w1"]);
+    await audited("s3");
+    const gate = await plugin(["why", RUN, "s3", "-n", namespace]);
+    expect(gate.stdout).toContain("rule:    taint gate: the context holds internal data and shell may carry out only public (it names no target); no allowlist or CEL rule allowed it");
+    expect(gate.stdout).toContain("      - {tool: shell, maxSensitivity: internal}");
+    expect((await plugin(["why", RUN, "s1", "-n", namespace])).stdout).toBe(`run ${RUN}, call s1: allow (decision source user_allow_once): nothing refused it\n`);
+    const missing = await plugin(["why", RUN, "nope", "-n", namespace]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(new RegExp(`^kubectl leviath why: run '${RUN}' has no call 'nope' in its audit \\(last calls: .*s3`));
+
+    const described = await plugin(["describe", RUN, "-n", namespace]);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toMatch(new RegExp(`^Name:\\s+${RUN}\nNamespace:\\s+${namespace}\nPinned to:\\s+not pinned yet\nPhase:\\s+Pending`));
+    expect(described.stdout).toMatch(/Conditions:\n\s+TYPE\s+STATUS\s+REASON\s+MESSAGE\n\s+PolicyResolved\s+False\s+AgentNotFound/);
+    expect(described.stdout).toMatch(/Pending prompts:\n\s+ID\s+KIND\s+TOOL\s+TARGET\s+STAGE\s+AGE\n(\s+\S+.*\n){2}/);
+    expect(described.stdout).toMatch(/\s+tool-w1\s+tool_approval\s+web_fetch\s+docs\.example\.com\s+main\s/);
+    expect(described.stdout).toMatch(/\s+gate-s3\s+taint_gate\s+shell\s+uname -a\s+main\s/);
+    expect(described.stdout).toMatch(/^Decisions:\s+.*auto_block \d+/m);
+    expect(described.stdout).toMatch(new RegExp(`^Result:\\s+5001 bytes, in ConfigMap ${RUN}-result`, "m"));
+    expect(described.stdout).toMatch(/Last refusals and prompts:\n\s+TIME\s+CALL\s+TOOL\s+DECISION\s+SOURCE\s+CODE\n[\s\S]*\s+r9\s+read_file\s+deny\s+workdir\s+outside-workdir\n[\s\S]*\s+s3\s+shell\s+ask\s+auto_block/);
+
+    for (const id of ["tool-w1", "gate-s3"]) expect((await plugin(["approve", RUN, id, "--deny", "-n", namespace])).stdout).toContain("applied: deny");
   });
 
   it("waits for a terminal phase, says where the Run stands when it times out, and refuses an unknown phase", async () => {

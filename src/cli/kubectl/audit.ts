@@ -5,7 +5,7 @@ import { buildLabelValue } from "../../sandbox/names.ts";
 import { AUDIT_CHUNK_KEY } from "../../sidecar/storage/audit-chunks.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import { formatTable, truncateText } from "./table.ts";
-import { getRun, type PluginContext } from "./plugin-context.ts";
+import { getRun, type PluginContext, type RunObject } from "./plugin-context.ts";
 
 /** `kubectl leviath audit --help`. */
 export const AUDIT_HELP = `Usage: kubectl leviath audit RUN [-o table|json]
@@ -55,15 +55,20 @@ export function buildAuditRow(line: AuditLine): string[] {
   return [ts, line.file, str(r["tool_name"]), str(r["decision"]), str(r["decision_source"]), truncateText(detail, 100)];
 }
 
-/** Prints the Run's audit, as a table or as the stored JSON lines. */
-export async function runAudit(ctx: PluginContext, opts: { run: string; output: "table" | "json" }): Promise<number> {
-  const run = await getRun(ctx, opts.run);
-  const selector = `${LABEL.run}=${buildLabelValue(opts.run)},${LABEL.component}=audit`;
+/** The texts of the Run's audit ConfigMaps (owned by it), in the order they were written. */
+export async function readAuditTexts(ctx: PluginContext, run: RunObject): Promise<string[]> {
+  const selector = `${LABEL.run}=${buildLabelValue(run.metadata.name)},${LABEL.component}=audit`;
   const list = await ctx.client.request<{ items: ConfigMapObject[] }>("GET", buildPath(RESOURCES.configMap, ctx.namespace), { query: { labelSelector: selector } });
   const chunks = list.items
     .filter((cm) => cm.metadata.ownerReferences?.some((o) => o.uid === run.metadata.uid))
     .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
-  const texts = chunks.map((cm) => cm.data?.[AUDIT_CHUNK_KEY] ?? "");
+  return chunks.map((cm) => cm.data?.[AUDIT_CHUNK_KEY] ?? "");
+}
+
+/** Prints the Run's audit, as a table or as the stored JSON lines. */
+export async function runAudit(ctx: PluginContext, opts: { run: string; output: "table" | "json" }): Promise<number> {
+  const run = await getRun(ctx, opts.run);
+  const texts = await readAuditTexts(ctx, run);
   if (opts.output === "json") {
     for (const text of texts) for (const line of parseAuditLines(text)) ctx.io.stdout(`${JSON.stringify({ leviath_audit: line })}\n`);
     return 0;

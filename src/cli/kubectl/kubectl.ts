@@ -6,10 +6,12 @@ import { parseCommandArgs } from "../args.ts";
 import { EXIT, UsageError, type CliIo } from "../io.ts";
 import { APPROVE_HELP, parseDecision, runApprove } from "./approve.ts";
 import { AUDIT_HELP, runAudit } from "./audit.ts";
+import { DESCRIBE_HELP, runDescribe } from "./describe.ts";
 import { PENDING_HELP, runPending } from "./pending.ts";
 import type { PluginContext } from "./plugin-context.ts";
 import { parsePhase, RESULT_HELP, runResult, runWait, WAIT_HELP } from "./run-state.ts";
 import { parseDuration } from "./table.ts";
+import { parseSyntax, runWhy, WHY_HELP } from "./why.ts";
 
 const COMMON_HELP = `
 Connection (as kubectl's; nothing else is read):
@@ -32,6 +34,10 @@ Commands:
   audit RUN [-o table|json]              the Run's audit records, in order
   result RUN                             the Run's result (status.result)
   wait RUN [--for PHASE] [--timeout D]   wait for a terminal phase; exit 0 only on Succeeded
+  why RUN [CALL] [--syntax yaml|toml]    the rule that refused or asked a call, and the smallest change
+                                         that would allow it
+  describe RUN                           the Run on one screen: phase, conditions, prompts, decisions,
+                                         result, last refusals
 
 Exit status: 0 done, 1 refused or failed (named in one line), 2 usage.
 Run 'kubectl leviath <command> --help' for a command's options.
@@ -52,6 +58,8 @@ const COMMANDS = {
   audit: { help: AUDIT_HELP, options: { output: { type: "string", short: "o" } }, args: [1, 1] },
   result: { help: RESULT_HELP, options: {}, args: [1, 1] },
   wait: { help: WAIT_HELP, options: { for: { type: "string" }, timeout: { type: "string" } }, args: [1, 1] },
+  why: { help: WHY_HELP, options: { syntax: { type: "string" } }, args: [1, 2] },
+  describe: { help: DESCRIBE_HELP, options: {}, args: [1, 1] },
 } as const;
 
 type CommandName = keyof typeof COMMANDS;
@@ -87,6 +95,12 @@ function dispatch(name: CommandName, pos: string[], v: Values, open: () => Plugi
       const timeoutMs = duration("--timeout", str("timeout"));
       return runWait(open(), { run: pos[0]!, phase, timeoutMs });
     }
+    case "why": {
+      const syntax = parseSyntax(str("syntax"));
+      return runWhy(open(), { run: pos[0]!, call: pos[1], syntax });
+    }
+    case "describe":
+      return runDescribe(open(), pos[0]!);
   }
 }
 
@@ -110,7 +124,7 @@ export async function runKubectlPlugin(argv: string[], io: CliIo): Promise<numbe
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
   if (!Object.hasOwn(COMMANDS, name)) {
-    io.stderr(`kubectl leviath: unknown command '${name}'${["why", "describe"].includes(name) ? " (not in this version)" : ""}\n\n${KUBECTL_HELP}`);
+    io.stderr(`kubectl leviath: unknown command '${name}'\n\n${KUBECTL_HELP}`);
     return EXIT.usage;
   }
   const command = COMMANDS[name as CommandName];

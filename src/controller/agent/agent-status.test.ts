@@ -23,7 +23,8 @@ describe("computeAgentStatus", () => {
   });
 
   it("grants by namespace/name and counts granted over declared", () => {
-    const policy = valid({ readPaths: { perAgent: { "team-a/cto": ["/data/design"], "team-b/cto": ["/data/finance"] } } });
+    // A volume backs the grants (without one, read-path-grant-unbacked: grant-volumes.test.ts).
+    const policy = valid({ readPaths: { perAgent: { "team-a/cto": ["/data/design"], "team-b/cto": ["/data/finance"] }, volumes: [{ path: "/data", volume: { configMap: { name: "data" } } }] } });
     const s = computeAgentStatus(input({ readPaths: { allow: ["/data/design", "/data/finance"] } }, { policy }));
     expect(s.valid).toBe(true);
     expect(s.readPaths).toEqual({ declared: 2, granted: 1, display: "1/2" });

@@ -33,5 +33,7 @@ describe("decideApproval", () => {
     expect(unmatched.deleteAtMs).toBeUndefined();
     const consumed = decideApproval({ spec, status: { consumed: true, consumedAt: "1970-01-01T00:00:30Z", message: "applied: allowOnce" }, createdMs: 20_000, labels: { [LABEL.runUid]: "u2" } }, run, 20_000, TTL);
     expect(consumed).toMatchObject({ deleteAtMs: 31_000, conditions: [{ reason: "BoundToRun" }, { reason: "Consumed", message: "applied: allowOnce" }] });
+    const gone = decideApproval({ spec, status: { consumed: true, message: "no pending prompt 'p' (already answered or expired)" }, createdMs: 20_000, labels: { [LABEL.runUid]: "u2" } }, run, 20_000, TTL);
+    expect(gone.conditions[1]).toMatchObject({ status: "False", reason: "NotApplied", message: "no pending prompt 'p' (already answered or expired)" });
   });
 });

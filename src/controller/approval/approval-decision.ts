@@ -1,7 +1,7 @@
 // What the controller does with one Approval (pure): bind it to the uid of the Run it names, or say why it cannot
 // answer anything; say whether it matches a pending prompt; and when to delete it. An Approval made before its Run
 // existed, or bound to an earlier Run of the same name, never answers the new Run's prompts.
-import { APPROVAL_CONDITION, APPROVAL_REASON, ApprovalSpecSchema, type ApprovalStatus } from "../../api/approval.ts";
+import { APPLIED_MESSAGE_PREFIX, APPROVAL_CONDITION, APPROVAL_REASON, ApprovalSpecSchema, type ApprovalStatus } from "../../api/approval.ts";
 import { API_VERSION, APPROVAL_ANNOTATION, KIND, LABEL } from "../../api/constants.ts";
 import { buildLabelValue } from "../../sandbox/names.ts";
 import type { OwnerReference } from "../../sandbox/kube-types.ts";
@@ -47,6 +47,12 @@ export interface ApprovalDecision {
 const bound = (status: ConditionDecision["status"], reason: string, message: string): ConditionDecision => ({ type: APPROVAL_CONDITION.bound, status, reason, message });
 const matched = (status: ConditionDecision["status"], reason: string, message: string): ConditionDecision => ({ type: APPROVAL_CONDITION.matched, status, reason, message });
 
+/** Matched of a consumed Approval: the sidecar consumes an answer whose prompt is gone too, which answered nothing. */
+function consumedCondition(message: string | undefined): ConditionDecision {
+  if (message === undefined) return matched("True", APPROVAL_REASON.consumed, "consumed by the Run's sidecar");
+  return message.startsWith(APPLIED_MESSAGE_PREFIX) ? matched("True", APPROVAL_REASON.consumed, message) : matched("False", APPROVAL_REASON.notApplied, message);
+}
+
 /** The binding of an Approval to one Run: its uid in a label, an owner reference (garbage-collected with the Run), its sidecar named. */
 export function buildApprovalBinding(run: ApprovalRunInput): ApprovalBinding {
   return {
@@ -77,7 +83,7 @@ export function decideApproval(approval: ApprovalInput, run: ApprovalRunInput | 
   const conditions = [bound("True", APPROVAL_REASON.bound, `bound to Run '${runRef.name}' (uid ${run.uid})`)];
   const out: ApprovalDecision = { conditions, ...(boundUid === undefined ? { bind: buildApprovalBinding(run) } : {}) };
   if (approval.status?.consumed) {
-    conditions.push(matched("True", APPROVAL_REASON.consumed, approval.status.message ?? "consumed by the Run's sidecar"));
+    conditions.push(consumedCondition(approval.status.message));
     const consumedMs = Date.parse(approval.status.consumedAt ?? "");
     return { ...out, deleteAtMs: (Number.isFinite(consumedMs) ? consumedMs : approval.createdMs) + ttlMs };
   }

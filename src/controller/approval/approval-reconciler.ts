@@ -6,7 +6,8 @@
 import type { ApprovalStatus } from "../../api/approval.ts";
 import { API_VERSION, KIND, LABEL } from "../../api/constants.ts";
 import { formatApiTime } from "../../api/time.ts";
-import { TERMINAL_PHASES, type RunStatus } from "../../api/status.ts";
+import { TERMINAL_PHASES, type Condition, type RunStatus } from "../../api/status.ts";
+import type { EventSink, ObjectReference } from "../../kube/event-recorder.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { buildApprovalRelayObjects } from "../../sandbox/approval-relay.ts";
 import { buildChildNames, COMPONENT } from "../../sandbox/names.ts";
@@ -15,6 +16,8 @@ import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-po
 import { isApplied, isExactly, settleAll } from "../applied.ts";
 import { buildConditions, isSameStatus } from "../conditions.ts";
 import { parseObjectKey } from "../object-key.ts";
+import { createTransitionRecorder, type TransitionRecorder } from "../status-events.ts";
+import { APPROVAL_ACTION, computeApprovalEvents } from "./approval-events.ts";
 
 /** What the Approval reconciler needs. */
 export interface ApprovalReconcilerDeps {
@@ -22,10 +25,16 @@ export interface ApprovalReconcilerDeps {
   writer: ClusterWriter;
   nowMs: () => number;
   ttlMs: number;
+  /** Where the Events of an Approval's condition changes go (none: not recorded). */
+  events?: EventSink;
 }
 
 type ApprovalObject = KubeObject & { spec?: { runRef?: { name?: unknown } }; status?: ApprovalStatus };
 type RunObject = KubeObject & { spec?: { agentRef?: { name?: unknown } }; status?: RunStatus };
+
+const approvalReference = (obj: KubeObject): ObjectReference => ({
+  apiVersion: API_VERSION, kind: KIND.approval, name: obj.metadata.name, ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}), ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
+});
 
 const createdMs = (obj: KubeObject) => Date.parse(String(obj.metadata.creationTimestamp ?? "")) || 0;
 
@@ -79,8 +88,17 @@ async function dropFromRelays(deps: ApprovalReconcilerDeps, namespace: string, n
   }
 }
 
+/** Writes the Approval's conditions when they changed, and records the Events of the change. */
+async function writeConditions(deps: ApprovalReconcilerDeps, obj: ApprovalObject, conditions: Condition[], record: TransitionRecorder): Promise<void> {
+  const before = obj.status?.conditions;
+  if (isSameStatus(before, conditions)) return;
+  await deps.writer.applyStatus("approval", obj.metadata.namespace, obj.metadata.name, { conditions });
+  record(approvalReference(obj), before, conditions, APPROVAL_ACTION);
+}
+
 /** Reconcile one Approval. */
 export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: string) => Promise<ReconcileResult> {
+  const recordTransitions = createTransitionRecorder(deps.events, computeApprovalEvents);
   return async (key) => {
     const { namespace, name } = parseObjectKey(key);
     if (namespace === undefined) return {};
@@ -103,7 +121,7 @@ export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: st
     }
     const nowIso = formatApiTime(now);
     const conditions = buildConditions(obj.status?.conditions, decision.conditions, nowIso, obj.metadata.generation ?? 0);
-    if (!isSameStatus(obj.status?.conditions, conditions)) await deps.writer.applyStatus("approval", namespace, name, { conditions });
+    await writeConditions(deps, obj, conditions, recordTransitions);
     // Bound now or before: the relay follows (the Approval's new labels bring it back through the cache).
     if (run && !decision.bind && obj.metadata.labels?.[LABEL.runUid] === run.metadata.uid) await relayAnswers(deps, run);
     return decision.deleteAtMs !== undefined ? { requeueAfterMs: decision.deleteAtMs - now } : {};

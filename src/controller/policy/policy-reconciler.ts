@@ -6,6 +6,11 @@ import { buildConditions, isSameStatus } from "../conditions.ts";
 import { decideValidReadiness } from "../readiness.ts";
 import { createTransitionRecorder, VALIDATE_ACTION } from "../status-events.ts";
 import type { PolicyState } from "./policy-state.ts";
+import { CLUSTER_ADVICE } from "../../api/findings.ts";
+import { computePolicyFindings } from "../../policy/policy-findings.ts";
+
+/** Most findings the policy's status lists (its schema's bound). */
+const MAX_POLICY_FINDINGS = 100;
 
 /** What the policy reconciler needs. */
 export interface PolicyReconcilerDeps {
@@ -29,13 +34,15 @@ export function createPolicyReconciler(deps: PolicyReconcilerDeps): (key: string
     if (!obj) return {};
     const state = deps.policy();
     const generation = obj.metadata.generation ?? 0;
+    const findings = state.kind === "valid" ? computePolicyFindings(state.spec, CLUSTER_ADVICE).slice(0, MAX_POLICY_FINDINGS) : [];
     const decided = state.kind === "invalid"
       ? { type: CONDITION.valid, status: "False" as const, reason: REASON.invalidSpec, message: `${state.message}; ${state.lastGood ? `generation ${state.lastGood.generation} stays in force` : "no valid generation: new Runs wait"}` }
-      : { type: CONDITION.valid, status: "True" as const, reason: REASON.valid, message: "in force for new Runs" };
+      : { type: CONDITION.valid, status: "True" as const, reason: REASON.valid, message: `in force for new Runs${findings.length > 0 ? `, with ${findings.length} warning${findings.length > 1 ? "s" : ""} (status.findings)` : ""}` };
     const enforcement = deps.networkEnforcement?.();
     const status = {
       observedGeneration: generation,
       conditions: buildConditions(obj.status?.conditions, [decided, ...decideValidReadiness(decided)], deps.nowIso(), generation),
+      ...(findings.length > 0 ? { findings } : {}),
       ...(enforcement ? { networkEnforcement: enforcement } : {}),
     };
     if (isSameStatus(obj.status, status)) return {};

@@ -15,7 +15,8 @@ import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 export type PodObject = KubeObject & {
   status?: {
     phase?: string; reason?: string; message?: string;
-    conditions?: { type: string; status: string }[];
+    /** Each condition's type and status; a PodScheduled=False one keeps the scheduler's reason and message too. */
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
     containerStatuses?: { name: string; state?: { terminated?: { exitCode?: number; reason?: string; message?: string } } }[];
   };
   metadata: { uid?: string; deletionTimestamp?: unknown; annotations?: Record<string, string> };

@@ -20,6 +20,8 @@ export interface ObservedPod {
   /** The pod's own reason and message (an eviction, a node shutdown). */
   reason?: string;
   message?: string;
+  /** The scheduler's reason and message when it could not place the pod (PodScheduled=False). */
+  unschedulable?: string;
 }
 
 /** The longest message kept from a container's termination message (the kubelet caps it at 4 KiB too). */

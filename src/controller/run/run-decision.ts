@@ -8,6 +8,7 @@ import type { ConditionDecision } from "../conditions.ts";
 import { buildInFlightCondition, computeRunDeadlineMs, decideCompletion, decideEnginePhase, type ContainerExit, type ObservedPod } from "./run-completion.ts";
 import { decideNetworkCondition, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 import { decideMcpCondition } from "./mcp-secrets.ts";
+import { decideAwaitingCondition } from "./awaiting-condition.ts";
 
 export type { ObservedPod } from "./run-completion.ts";
 
@@ -24,6 +25,8 @@ export interface RunObservation {
   podSecurity?: ConditionDecision | undefined;
   /** CredentialsReady as read live from the Secrets (absent: the run names none). */
   credentials?: ConditionDecision | undefined;
+  /** PodsWaiting: a pod the scheduler could not place, a claim not bound (absent: nothing is stuck). */
+  podsWaiting?: ConditionDecision | undefined;
   nowMs: number;
   nowIso: string;
   /** The Run's NetworkPolicy is not in the cache (it is re-applied this pass). */
@@ -62,7 +65,7 @@ function sandboxState(obs: RunObservation, plan: SandboxPlan, deadlineMs: number
   if (!reason && (pod?.phase === "Failed" || pod?.phase === "Succeeded")) reason = `sandbox pod '${plan.pod}' exited (${pod.phase})`;
   if (!reason && pod?.ready) return { plan, state: "ready" };
   if (!reason && obs.nowMs < deadlineMs) return { plan, state: "waiting" };
-  reason ??= `sandbox pod '${plan.pod}' not ready within ${obs.spec.deadlines.sandboxReadySeconds}s`;
+  reason ??= `sandbox pod '${plan.pod}' not ready within ${obs.spec.deadlines.sandboxReadySeconds}s${pod?.unschedulable ? ` (it could not be scheduled: ${pod.unschedulable})` : ""}`;
   // With credentials in the agent container, falling back to it would hand them to the model's commands.
   const mayFallBack = plan.onUnavailable === "warn" && obs.snapshot.controller.credentials.length === 0;
   return { plan, state: mayFallBack ? "fallback" : "fatal", reason };
@@ -134,7 +137,6 @@ export function decideRun(obs: RunObservation): RunDecision {
     type: CONDITION.policyResolved, status: "True", reason: REASON.resolved,
     message: `pinned to Agent '${pinned.agent.name}' generation ${pinned.agent.generation} and LeviathPolicy ${pinned.policy.generation !== undefined ? `generation ${pinned.policy.generation}` : "defaults (none existed)"}`,
   };
-  const awaiting = (obs.previous?.pendingApprovals?.length ?? 0) > 0;
   const sandboxStatus = states.map((s) => ({
     signature: s.plan.signature, pod: s.plan.pod, kind: s.plan.kind,
     ...(s.plan.image !== undefined ? { image: s.plan.image } : {}),
@@ -163,10 +165,9 @@ export function decideRun(obs: RunObservation): RunDecision {
       resolved,
       sandboxCondition(states, deadlineMs),
       ...(network ? [network] : []),
-      awaiting
-        ? { type: CONDITION.awaitingApproval, status: "True", reason: REASON.pendingApproval, message: `${obs.previous?.pendingApprovals?.length} prompt(s) wait for an Approval` }
-        : { type: CONDITION.awaitingApproval, status: "False", reason: REASON.noPendingApproval, message: "no prompt is waiting" },
+      decideAwaitingCondition(obs.name, obs.previous?.pendingApprovals),
       ...(obs.credentials ? [obs.credentials] : []),
+      ...(obs.podsWaiting ? [obs.podsWaiting] : []),
       ...(mcp ? [mcp] : []),
       ...(obs.podSecurity ? [obs.podSecurity] : []),
       buildInFlightCondition(phase),

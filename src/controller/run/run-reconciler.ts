@@ -16,6 +16,7 @@ import { buildObjectKey, parseObjectKey } from "../object-key.ts";
 import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
+import { decidePodsWaiting, observePod } from "./pods-waiting.ts";
 import { decidePodSecurityCondition } from "./pod-security-condition.ts";
 import { checkCredentials } from "./run-credentials.ts";
 import { settleAll } from "../applied.ts";
@@ -61,22 +62,6 @@ class SnapshotRefused extends Error {
 const RUN_ACTION = "Reconcile";
 
 const referenceOf = (ref: RunRef): ObjectReference => ({ apiVersion: API_VERSION, kind: KIND.run, name: ref.name, namespace: ref.namespace, uid: ref.uid });
-
-/** The engine pod's runtime container, whose exit decides the Run's phase. */
-const AGENT_CONTAINER = "agent";
-
-function observePod(pod: PodObject): ObservedPod {
-  const s = pod.status;
-  const ready = s?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-  const t = s?.containerStatuses?.find((c) => c.name === AGENT_CONTAINER)?.state?.terminated;
-  return {
-    ...(s?.phase ? { phase: s.phase } : {}),
-    ready,
-    ...(t?.exitCode !== undefined ? { agent: { exitCode: t.exitCode, ...(t.reason ? { reason: t.reason } : {}), ...(t.message ? { message: t.message } : {}) } } : {}),
-    ...(s?.reason ? { reason: s.reason } : {}),
-    ...(s?.message ? { message: s.message } : {}),
-  };
-}
 
 /** Reconcile one Run: pin its policy once, build its children, write them, prune the rest, report status. */
 export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => Promise<ReconcileResult> {
@@ -155,7 +140,7 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
       name, spec: spec, previous: run.status, snapshot, plan, pods,
       podSecurity: decidePodSecurityCondition(namespace, ns ? ns.metadata.labels ?? {} : undefined),
       hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
-      credentials, nowMs: deps.nowMs(), nowIso,
+      credentials, podsWaiting: decidePodsWaiting(pods, ownedNow), nowMs: deps.nowMs(), nowIso,
       networkPolicyMissing: await isNetworkPolicyGone(ref, ownedNow, run.status), networkEnforcement,
     });
     const desired = buildRunChildren({

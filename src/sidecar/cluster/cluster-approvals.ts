@@ -7,7 +7,7 @@
 // (relayed-approval.ts), answers the pending prompt with what the Approval says and marks it consumed (admission
 // lets it write the status only of Approvals bound to its Run).
 import { buildRefusalMessage, type RefusalCode } from "../../api/sidecar-contract.ts";
-import { APPROVAL_RELAY_KEY, ApprovalRelayEntrySchema, MAX_RELAYED_ANSWERS, type ApprovalDecision, type ApprovalRelayEntry } from "../../api/approval.ts";
+import { APPLIED_MESSAGE_PREFIX, APPROVAL_RELAY_KEY, ApprovalRelayEntrySchema, MAX_RELAYED_ANSWERS, type ApprovalDecision, type ApprovalRelayEntry } from "../../api/approval.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { isApiStatus } from "../../kube/errors.ts";
 import { createInformer } from "../../kube/informer.ts";
@@ -104,7 +104,7 @@ export async function applyApproval(opts: ApprovalWatcherOptions, ref: RelayedRe
   const { approvalId, decision, reason, approvedBy } = checked.spec;
   const ok = opts.target.isPending(approvalId) && opts.target.answer(approvalId, decision, { approvedBy, reason });
   opts.log.info({ approval: ref.approval, approvalId, decision, approvedBy, applied: ok }, "approval resource seen");
-  await markConsumed(opts, ref.approval, ok ? `applied: ${decision}` : describeUnapplied(opts.target, approvalId));
+  await markConsumed(opts, ref.approval, ok ? `${APPLIED_MESSAGE_PREFIX}${decision}` : describeUnapplied(opts.target, approvalId));
   return ok;
 }
 

@@ -16,7 +16,7 @@ export function buildRunStatusPatch(snap: RunStatusSnapshot): Record<string, unk
     taint: { tracking: snap.taint.tracking, level: snap.taint.level },
     gateDecisions: snap.gateDecisions,
     pendingApprovals: snap.pendingApprovals.map((a) => ({
-      id: a.id, kind: a.kind, tool: a.tool, stage: a.stage, prompt: a.prompt.slice(0, 4096), raisedAt: a.raisedAt,
+      id: a.id, kind: a.kind, tool: a.tool, ...(a.target === undefined ? {} : { target: a.target }), stage: a.stage, prompt: a.prompt.slice(0, 4096), raisedAt: a.raisedAt,
     })),
     ...(snap.mcpServers !== undefined ? { mcpServers: snap.mcpServers.map((m) => ({ name: m.name, offered: m.offered, tools: m.tools, ...(m.message === undefined ? {} : { message: m.message.slice(0, 1024) }) })) } : {}),
   };

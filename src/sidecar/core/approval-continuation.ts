@@ -13,6 +13,7 @@ import { buildGrantKey } from "./call-inputs.ts";
 import { computeCurrentStage } from "./enforcement.ts";
 import type { Ledger, LedgerDeps } from "./ledger.ts";
 import type { RunSession } from "./run-session.ts";
+import { describeCallTarget } from "./prompt-text.ts";
 
 /** A prompt a call must wait on. */
 export interface CallPrompt {
@@ -52,7 +53,8 @@ export class ApprovalContinuation {
     rec.deadline = undefined;
     this.#d.ledger.decided(rec, { decision: "ask", source: prompt.kind === "taint_gate" ? "auto_block" : "permission_ask" });
     const { stage } = computeCurrentStage(this.#d.policy(), this.#d.session.stageIndex);
-    const raised = { id: prompt.id, kind: prompt.kind, callId: rec.id, tool: rec.tool, stage: stage.name, prompt: prompt.text, options: prompt.options };
+    const target = describeCallTarget(rec.tool, rec.args);
+    const raised = { id: prompt.id, kind: prompt.kind, callId: rec.id, tool: rec.tool, ...(target === undefined ? {} : { target }), stage: stage.name, prompt: prompt.text, options: prompt.options };
     const approval = this.#d.approvals.raise(raised, prompt.timeoutSeconds, (s, waited) => {
       const outcome = s.kind === "expired" ? "expired" : s.kind === "answer" && s.decision !== "deny" ? "allowed" : "denied";
       if (s.kind !== "cancelled" && s.kind !== "withdrawn") this.#d.metrics.approvalAnswered(prompt.kind, outcome, waited);

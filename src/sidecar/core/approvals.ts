@@ -11,6 +11,8 @@ export interface PendingApproval {
   readonly kind: ApprovalKind;
   readonly callId: string;
   readonly tool: string;
+  /** What the call acts on (the command, the paths, the URL host), shown safely; absent when it names nothing. */
+  readonly target?: string;
   readonly stage: string;
   readonly prompt: string;
   readonly options: readonly string[];

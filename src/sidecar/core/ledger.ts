@@ -70,6 +70,7 @@ export class Ledger {
     if (this.#d.log.isLevelEnabled("info")) this.#d.log.info({ callId: rec.id, tool: rec.tool, decision, source, code, path: paths, stage: stage.name }, "tool call");
     return this.#write(index, {
       ...this.#callFields(rec, stage.name), decision, decision_source: source, ...(code === undefined ? {} : { code }), ...(paths === undefined ? {} : { paths }),
+      ...(rec.target === undefined ? {} : { target: rec.target }),
       ...approvedBy(rec), ...(rec.answeredBy?.reason === undefined ? {} : { approval_reason: rec.answeredBy.reason }),
       ...(rec.gaveUp === undefined ? {} : { gave_up: rec.gaveUp.reason }),
       ...(rec.gaveUp?.approvalId === undefined ? {} : { withdrawn_approval_id: rec.gaveUp.approvalId }),

@@ -37,3 +37,15 @@ export function buildPermissionPrompt(tool: string, args: Record<string, unknown
   if (SHELL_TOOLS.has(tool)) return `Allow shell command: ${formatPromptArgument(String(args["command"]))}`;
   return `Allow tool '${formatPromptArgument(tool, 100)}'? ${describeArguments(tool, args)}`;
 }
+
+/** How much of a call's target a pending prompt's summary shows, in characters (the Run's status, `kubectl get`). */
+export const MAX_TARGET_CHARS = 200;
+
+/** What a call acts on, for the pending prompt's summary: the command, the path(s), else the extracted target. */
+export function describeCallTarget(tool: string, args: Record<string, unknown>): string | undefined {
+  let text: string | undefined;
+  if (SHELL_TOOLS.has(tool)) text = String(args["command"] ?? "");
+  else if (isFileTool(tool)) text = Array.isArray(args["paths"]) ? (args["paths"] as unknown[]).map(String).join(", ") : String(args["path"] ?? ".");
+  else text = extractTarget(tool, args);
+  return text === undefined || text === "" ? undefined : formatPromptArgument(text, MAX_TARGET_CHARS);
+}

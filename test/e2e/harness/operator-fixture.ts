@@ -26,7 +26,7 @@ export type Condition = { type: string; status: string; reason: string; message:
 export type RunObject = {
   metadata?: { annotations?: Record<string, string> };
   status?: {
-    phase?: string; taint?: { level?: string }; gateDecisions?: Record<string, number>; pendingApprovals?: { id: string; kind?: string; tool?: string }[];
+    phase?: string; taint?: { level?: string }; gateDecisions?: Record<string, number>; pendingApprovals?: { id: string; kind?: string; tool?: string; target?: string }[];
     sandboxes?: unknown[]; resume?: Record<string, unknown>; readPaths?: Record<string, unknown>;
     result?: { inline?: string; bytes?: number; sha256?: string; callId?: string }; agentExit?: { exitCode: number; reason?: string; message?: string };
     conditions?: Condition[];

@@ -10,7 +10,7 @@ import { STRICT_KEYS_POLICY_NAME } from "../../../src/api/admission-policy.ts";
 import { STRICT_KEYS_POLICY_FILE } from "../../../src/api/crd-files.ts";
 import { createKubeClient } from "../../../src/kube/client.ts";
 import { KubeApiError } from "../../../src/kube/errors.ts";
-import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, REPO_ROOT, testCluster, waitFor } from "../harness/index.ts";
+import { createRestrictedNamespace, deleteNamespace, fillApprovalTemplate, installCrds, kubectl, REPO_ROOT, testCluster, waitFor } from "../harness/index.ts";
 import { childrenOf, conditionOf, OURS, readCustom, startTestOperator, waitForCustom, type Custom, type TestOperator } from "../controller/operator-harness.ts";
 
 let namespace = "";
@@ -117,12 +117,17 @@ describe("with the strict-keys admission policy", () => {
     expect(result.stderr).toContain("spec.sandbox: unknown key 'netwrok'");
   });
 
-  it("admits the shipped examples as they are", async () => {
-    for (const file of ["agent.yaml", "run.yaml", "approval.yaml", "policy.yaml"]) {
+  it("admits the shipped examples as they are, and the Approval template once its placeholders are filled", async () => {
+    for (const file of ["agent.yaml", "run.yaml", "policy.yaml"]) {
       const obj = parse(readFileSync(join(REPO_ROOT, "examples", file), "utf8")) as { metadata: { namespace?: string } };
       delete obj.metadata.namespace;
       const result = await applyLoose(obj, ["--dry-run=server"]);
       expect(result.exitCode, `${file}: ${result.stderr}`).toBe(0);
     }
+    // generateName: created, never applied.
+    const approval = parse(fillApprovalTemplate({ run: "digest-docs", promptId: "tool-call-0001", reason: "a listing is fine" })) as { metadata: { namespace?: string } };
+    delete approval.metadata.namespace;
+    const created = await kubectl(["create", "--dry-run=server", "-n", namespace, "-f", "-"], { input: JSON.stringify(approval), allowFailure: true });
+    expect(created.exitCode, created.stderr).toBe(0);
   });
 });

@@ -86,4 +86,34 @@ describe("an Agent", () => {
     const refs = (await childrenOf(namespace, "early")).map((c) => c.ref);
     expect(refs).toEqual(["ConfigMap/early-policy", "PersistentVolumeClaim/early-workspace", "Pod/early-engine", "Role/early-sidecar", "RoleBinding/early-sidecar", "ServiceAccount/early-sidecar"]);
   });
+
+  it("names misspelt tool names with the nearest tool, and a grant no volume backs, on the Agent and on the policy", async () => {
+    const key = `${namespace}/typos`;
+    await applyPolicy({ toolPermissions: { web_fetc: "deny" }, readPaths: { perAgent: { [key]: ["/data/notes"] } } });
+    await createAgent(namespace, "typos", { image: "r:1", toolPermissions: { read_fiel: "ask" }, readPaths: { allow: ["/data/notes"] }, stages: [{ name: "main", availableTools: ["shel"], runtime: { model: { models: [{ provider: "anthropic", model: "m" }] } } }] });
+    const agent = await waitForAgent("typos", (a) => (a.status?.findings as unknown[] | undefined)?.length === 4, "the Agent's four findings");
+    const findings = agent.status?.findings as { code: string; message: string; fix?: string }[];
+    expect(findings.filter((f) => f.code === "unknown-tool-name").map((f) => [f.message.split(";")[0], f.fix])).toEqual([
+      ["spec.toolPermissions.read_fiel: no tool is named 'read_fiel' (did you mean 'read_file'?)", "write spec.toolPermissions.read_file instead"],
+      ["spec.stages[0].availableTools[0] 'shel': no tool is named 'shel' (did you mean 'shell'?)", "write spec.stages[0].availableTools[0] 'shell' instead"],
+    ]);
+    expect(findings.find((f) => f.code === "read-path-grant-unbacked")?.message).toMatch(/^spec\.readPaths\.perAgent\["[^"]+\/typos"\]\[0\] of the LeviathPolicy grants '\/data\/notes', but no entry of spec\.readPaths\.volumes mounts anything at \/data\/notes/);
+    expect(conditionOf(agent, "Valid")).toMatchObject({ status: "True", message: "valid, with 3 warnings" });
+
+    const policy = await waitFor(async () => {
+      const p = (await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as Custom;
+      return (p.status?.findings as unknown[] | undefined)?.length === 2 ? p : undefined;
+    }, { description: "the policy's findings" });
+    expect((policy.status?.findings as { code: string; message: string }[]).map((f) => f.code)).toEqual(["unknown-tool-name", "read-path-grant-unbacked"]);
+    expect((policy.status?.findings as { message: string }[])[0]?.message).toMatch(/^spec\.toolPermissions\.web_fetc of the LeviathPolicy: no tool is named 'web_fetc' \(did you mean 'web_fetch'\?\)/);
+    expect(conditionOf(policy, "Valid")).toMatchObject({ status: "True", message: "in force for new Runs, with 2 warnings (status.findings)" });
+
+    // A volume behind the grant: both findings of it go.
+    await applyPolicy({ toolPermissions: { web_fetch: "deny" }, readPaths: { perAgent: { [key]: ["/data/notes"] }, volumes: [{ path: "/data/notes", volume: { configMap: { name: "notes" } } }] } });
+    await waitForAgent("typos", (a) => !(a.status?.findings as { code: string }[]).some((f) => f.code === "read-path-grant-unbacked"), "the unbacked finding gone");
+    await waitFor(async () => {
+      const p = (await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as Custom;
+      return p.status?.findings === undefined && conditionOf(p, "Valid")?.message === "in force for new Runs";
+    }, { description: "the policy's findings gone" });
+  });
 });

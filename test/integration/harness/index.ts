@@ -9,7 +9,8 @@ export { createRestrictedNamespace, deleteNamespace, POD_SECURITY_ENFORCE_LABEL,
 export { createTestCluster, testCluster, useTestCluster } from "./test-cluster.ts";
 export type { TestCluster } from "./test-cluster.ts";
 export { helm, kubectl, kubectlLeviath } from "./kubectl.ts";
-export type { PluginResult, ToolOptions, ToolResult } from "./kubectl.ts";
+export { APPROVAL_TEMPLATE, fillApprovalTemplate } from "./approval-template.ts";
+export type { ToolOptions, ToolResult } from "./kubectl.ts";
 export { findCondition, waitFor, waitForCondition } from "./wait-for.ts";
 export type { Condition, ObjectRef, WaitOptions } from "./wait-for.ts";
 export { scrapeHttps, serviceAccountToken } from "./metrics-scrape.ts";
