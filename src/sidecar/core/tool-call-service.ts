@@ -136,7 +136,7 @@ export class ToolCallService {
     const parsed = parseToolArgs(req.tool, req.args);
     const args = parsed.ok ? parsed.value : req.args;
     const rec: CallRecord = {
-      id: req.id, seq: this.#calls.nextSeq(), tool: req.tool, fingerprint, size: json.length, args, target: extractTarget(req.tool, args),
+      id: req.id, seq: this.#calls.nextSeq(), tool: req.tool, fingerprint, size: json.length, args, target: extractTarget(req.tool, args, this.#d.policy().gatePolicy.overrides.get(req.tool)?.target),
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
       started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
@@ -223,7 +223,7 @@ export class ToolCallService {
     const rp = enf.runPolicy;
     return {
       taintTracking: tracking, agentId: this.#d.runName, callId: rec.id, tool: rec.tool,
-      target: rec.target, context: this.#d.session.context, policy: enf.gatePolicy,
+      args: rec.args, target: rec.target, context: this.#d.session.context, policy: enf.gatePolicy,
       mode: enf.mode, sessionRaises: this.#d.session.raises, promptTimeoutSeconds: rp.limits.interactionTimeoutSeconds, clock: this.#d.clock,
     };
   }
@@ -245,7 +245,7 @@ export class ToolCallService {
         return this.#deny(rec, d.reason === "permission-denied" ? "permission-denied" : "approval-unavailable", d.message);
       }
       if (d.kind === "ask-permission") {
-        return this.#ask(rec, "tool_approval", `tool-${rec.id}`, buildPermissionPrompt(rec.tool, rec.args), d.prompt.options, d.prompt.timeoutSeconds, undefined);
+        return this.#ask(rec, "tool_approval", `tool-${rec.id}`, buildPermissionPrompt(rec.tool, rec.args, enf.gatePolicy.overrides.get(rec.tool)?.target), d.prompt.options, d.prompt.timeoutSeconds, undefined);
       }
       rec.permissionDone = true;
     }
