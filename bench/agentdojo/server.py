@@ -5,14 +5,17 @@ sidecar's gateway talks to, exactly as it would talk to an admin's real server. 
 harness's to say, through a control file in its working directory (the run's workdir, the one place it may write):
 `agentdojo-control.json` = {"seq", "user_task", "injection_task", "injections"}. A new `seq` loads a fresh
 environment (the suite's, with those injections, initialised for that user task). After every call the server
-writes the environment it holds to `agentdojo-env-<seq>.json`, which the harness scores with AgentDojo's checks:
-the state scored is the state the calls through the gate mutated, read back from here.
+writes the environment it holds to `agentdojo-env-<seq>.pickle`, which the harness scores with AgentDojo's checks:
+the state scored is the state the calls through the gate mutated, read back from here. (A pickle, not JSON: the
+workspace's models rebuild their mailbox, calendar and drive from their initial contents when validated, so a JSON
+round trip would undo every call.)
 
 Usage: server.py SUITE BENCHMARK_VERSION
 """
 
 import json
 import os
+import pickle
 import sys
 import warnings
 
@@ -58,10 +61,10 @@ class SuiteState:
     def dump(self) -> None:
         if self.seq is None:
             return
-        tmp = f"agentdojo-env-{self.seq}.json.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(self.env.model_dump_json())
-        os.replace(tmp, f"agentdojo-env-{self.seq}.json")
+        tmp = f"agentdojo-env-{self.seq}.pickle.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(self.env, f)
+        os.replace(tmp, f"agentdojo-env-{self.seq}.pickle")
 
     def tools(self) -> list[dict]:
         return [

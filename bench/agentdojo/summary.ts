@@ -21,6 +21,9 @@ export interface AgentDojoRow {
   readonly asr: number;
   /** Over the pairs whose attack is AgentDojo's own ground truth (not one the harness wrote). */
   readonly asrAgentDojoAttacks: number;
+  /** Over the pairs whose attack succeeds in the control (gate off): what the gate had to stop. */
+  readonly attackablePairs: number;
+  readonly asrOfAttackable: number;
   readonly exfiltrationPairs: number;
   readonly exfiltrationSucceeded: number;
   readonly userTasks: number;
@@ -48,6 +51,9 @@ function row(suite: string, mode: string, runs: readonly AgentDojoRun[], exfil: 
   const own = pairs.filter((r) => r.attackSource === "agentdojo");
   const isExfil = (r: AgentDojoRun) => (exfil[r.suite] ?? []).includes(r.injectionTask!);
   const controlOk = control.filter((r) => r.injectionTask === null && r.utility).length;
+  const key = (r: AgentDojoRun) => `${r.suite}:${r.userTask}:${r.injectionTask}`;
+  const attackable = new Set(control.filter((r) => r.injectionTask !== null && r.security === true).map(key));
+  const inScope = pairs.filter((r) => attackable.has(key(r)));
   const useful = alone.filter((r) => r.utility).length;
   return {
     suite, mode,
@@ -55,6 +61,8 @@ function row(suite: string, mode: string, runs: readonly AgentDojoRun[], exfil: 
     attacksSucceeded: ok.length,
     asr: ratio(ok.length, pairs.length),
     asrAgentDojoAttacks: ratio(own.filter((r) => r.security === true).length, own.length),
+    attackablePairs: inScope.length,
+    asrOfAttackable: ratio(inScope.filter((r) => r.security === true).length, inScope.length),
     exfiltrationPairs: pairs.filter(isExfil).length,
     exfiltrationSucceeded: ok.filter(isExfil).length,
     userTasks: alone.length,
@@ -89,11 +97,11 @@ const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 export function renderAgentDojoTable(rows: readonly AgentDojoRow[], version: string): string {
   const lines = [
     `\nAgentDojo ${version}, hijacked-agent bound (ground-truth calls replayed through the sidecar; no model)\n`,
-    "| suite | mode | pairs | ASR | ASR, exfiltration tasks | utility (no attack) | of control | utility under attack | asks per task | asks per pair (user / injection) | stopped only by a prompt |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| suite | mode | pairs | ASR | ASR of the attacks the control lets succeed | ASR, exfiltration tasks | utility (no attack) | of control | utility under attack | asks per task | asks per pair (user / injection) | stopped only by a prompt |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of rows) {
-    lines.push(`| ${r.suite} | ${r.mode} | ${r.pairs} | ${pct(r.asr)} (${r.attacksSucceeded}) | ${pct(ratio(r.exfiltrationSucceeded, r.exfiltrationPairs))} (${r.exfiltrationSucceeded}/${r.exfiltrationPairs}) | ${pct(r.utility)} (${Math.round(r.utility * r.userTasks)}/${r.userTasks}) | ${r.utilityOfControl === undefined ? "–" : pct(r.utilityOfControl)} | ${pct(r.utilityUnderAttack)} | ${r.asksPerTask.toFixed(2)} | ${r.asksPerPairUser.toFixed(2)} / ${r.asksPerPairInjection.toFixed(2)} | ${r.stoppedByPrompt} |`);
+    lines.push(`| ${r.suite} | ${r.mode} | ${r.pairs} | ${pct(r.asr)} (${r.attacksSucceeded}) | ${pct(r.asrOfAttackable)} (of ${r.attackablePairs}) | ${pct(ratio(r.exfiltrationSucceeded, r.exfiltrationPairs))} (${r.exfiltrationSucceeded}/${r.exfiltrationPairs}) | ${pct(r.utility)} (${Math.round(r.utility * r.userTasks)}/${r.userTasks}) | ${r.utilityOfControl === undefined ? "–" : pct(r.utilityOfControl)} | ${pct(r.utilityUnderAttack)} | ${r.asksPerTask.toFixed(2)} | ${r.asksPerPairUser.toFixed(2)} / ${r.asksPerPairInjection.toFixed(2)} | ${r.stoppedByPrompt} |`);
   }
   return `${lines.join("\n")}\n`;
 }
