@@ -3,6 +3,7 @@
 // every user × injection pair of the workspace, banking and slack suites through real sidecars, in three modes;
 // this prints one table (suite × mode → ASR, utility, asks per task) and writes bench/results/agentdojo.json.
 // Options: --suites a,b  --modes gate-off,unattended,interactive  --pairs suite:user:injection,...  --order at-hijack|after-user
+// --user-tasks user_task_0,... (a part of a suite, to run parts side by side and merge them with --report)
 // --report A.json,B.json: no run, the table and record from harness outputs or records kept before (a run in parts).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -17,6 +18,7 @@ const options = {
   modes: flagValue("modes", "gate-off,unattended,interactive"),
   pairs: flagValue("pairs", ""),
   order: flagValue("order", "at-hijack"),
+  userTasks: flagValue("user-tasks", ""),
 };
 const report = flagValue("report", "");
 const record = new SuiteRecord("agentdojo", report === "" ? options : { report });
@@ -36,7 +38,7 @@ function runHarness(): HarnessOutput {
   try {
     execFileSync(venv.python, [
       join(HARNESS_DIR, "harness.py"), "--repo", ROOT, "--node", process.execPath, "--server-bin", venv.bin, "--packs", join(ROOT, "examples", "agentdojo"),
-      "--out", out, "--suites", options.suites, "--modes", options.modes, "--pairs", options.pairs, "--order", options.order,
+      "--out", out, "--suites", options.suites, "--modes", options.modes, "--pairs", options.pairs, "--order", options.order, "--user-tasks", options.userTasks,
     ], { stdio: "inherit", cwd: ROOT });
     return JSON.parse(readFileSync(out, "utf8")) as HarnessOutput;
   } finally {
