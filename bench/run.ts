@@ -15,6 +15,7 @@ export const SUITES = {
   teardown: "teardown-bench.ts",
   peers: "peers-bench.ts",
   "sidecar-cluster": "sidecar-cluster-bench.ts",
+  agentdojo: "agentdojo-bench.ts",
   start: "start-bench.ts",
 } as const;
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { findBuiltinTool } from "./tools.ts";
 import { AgentKeySchema, LevelSchema, ObjectNameSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
 
 /** A mount the admin makes reachable to sandboxes (blueprint mounts are intersected with these paths). */
@@ -61,18 +62,42 @@ export const CelRuleSchema = z.strictObject({
 /** One CEL rule. */
 export type CelRuleSpec = z.infer<typeof CelRuleSchema>;
 
+/**
+ * Which arguments of a tool name where a call acts (a recipient, an IBAN, a channel, a URL): the call's targets,
+ * which allowlist rules (`to`, `channel`) and CEL rules (`target`, `targets`) are matched against, as for the
+ * built-in mail and HTTP tools. Every value of every named argument is a target; one value that is not a string,
+ * or for `url_host` not an http(s) URL, means the call has no target at all (no target-scoped rule allows it).
+ */
+export const ToolTargetSchema = z.strictObject({
+  arguments: z.array(z.string().min(1).max(128)).min(1).max(16)
+    .describe("The tool's arguments whose values are the call's targets (each a string or a list of strings), e.g. [recipient] or [recipients, cc, bcc]."),
+  kind: z.enum(["value", "url_host"]).default("value")
+    .describe("value: each value is a target as it is; url_host: each value is a URL and its host is the target (a value without a scheme is read as http://<value>; any scheme but http and https means no target)."),
+}).describe("The arguments that name where a call of the tool acts, for allowlist and CEL rules.");
+/** A declared target of a tool. */
+export type ToolTargetSpec = z.infer<typeof ToolTargetSchema>;
+
 /** A classification override (`[mcp_overrides.<tool>]`); only the set fields replace the built-in ones. */
 export const ToolOverrideSchema = z.strictObject({
   sensitivity: LevelSchema.optional().describe("The label of what the tool returns (public, internal, private)."),
   direction: z.enum(["inbound", "internal", "outbound"]).optional().describe("outbound tools are gated by the taint gate."),
   clearance: LevelSchema.optional().describe("The most sensitive data the tool may carry out without the gate asking."),
+  target: ToolTargetSchema.optional()
+    .describe("A tool that is not built in (an MCP server's <server>__<tool>, a script tool): the arguments that name where a call acts, so allowlist and CEL rules can match it by target. Built-in tools keep their own rule."),
 }).describe("A classification override (upstream's [mcp_overrides.<tool>]); only the fields set replace the built-in ones.");
 
 /** policy.toml: allowlist rules, CEL rules and classification overrides. */
 export const TaintPolicySchema = z.strictObject({
   allowlist: z.array(AllowlistRuleSchema).default([]).describe("Static allowlist rules, checked before CEL rules."),
   rules: z.array(CelRuleSchema).default([]).describe("CEL rules, in name order."),
-  toolOverrides: z.record(z.string().min(1), ToolOverrideSchema).default({}).describe("Tool name to classification override."),
+  toolOverrides: z.record(z.string().min(1), ToolOverrideSchema).default({})
+    .superRefine((overrides, ctx) => {
+      // A built-in's target is its own (the URL's host, the recipients): an override cannot point it elsewhere.
+      for (const [tool, o] of Object.entries(overrides)) {
+        if (o.target !== undefined && findBuiltinTool(tool) !== undefined) ctx.addIssue({ code: "custom", path: [tool, "target"], message: `'${tool}' is a built-in tool: its target is its own and cannot be declared` });
+      }
+    })
+    .describe("Tool name to classification override."),
 }).describe("The taint gate's policy (upstream's policy.toml): allowlist, rules, tool classification.");
 
 /** `[security]` of config.toml. */

@@ -33,14 +33,16 @@ lev policy.
       LeviathPolicy, it prints the entry to add under spec.taint.allowlist instead and exits 1
       --target PATTERN         '*', '*.example.com' (ends with), 'https://hooks/*' (starts with) or exact
       --max-sensitivity LEVEL  public, internal or private (default: internal)
-  leviath policy test <tool> [--target T] [--taint LEVEL] [--policy FILE] [--rules DIR] [--config FILE] [--json]
+  leviath policy test <tool> [--target T | --args JSON] [--taint LEVEL] [--policy FILE] [--rules DIR] [--config FILE] [--json]
       would the gate let this tool send data at this taint (default: private) to this target?
-      --json prints {tool, sensitivity, direction, clearance, taint, target, result, source, rule}
+      --args JSON    the call's arguments (a JSON object): its targets are taken from them as the live gate
+                     takes them (the tool's declared target, else the built-in rule), and rules see them as args
+      --json prints {tool, sensitivity, direction, clearance, taint, target, targets, result, source, rule}
 
 Files:
   --policy FILE   policy.toml, or a LeviathPolicy (its spec.taint is used)
                   (default: $XDG_CONFIG_HOME/leviath/policy.toml, else ~/.config/leviath/policy.toml)
-  --rules DIR     CEL rules, one expression per *.cel file over tool, target and taint_level
+  --rules DIR     CEL rules, one expression per *.cel file over tool, target, targets, taint_level and args
                   (default: the 'rules' directory beside the policy file)
   --config FILE   config.toml, or a LeviathPolicy (its spec.taint is used; then --policy is a policy.toml)
 
@@ -147,7 +149,7 @@ function runAdd(argv: string[], io: CliIo): number {
 function runTest(argv: string[], io: CliIo): number {
   const { values, positionals } = parseCommandArgs(argv, {
     policy: { type: "string" }, rules: { type: "string" }, config: { type: "string" },
-    target: { type: "string" }, taint: { type: "string" }, json: { type: "boolean" },
+    target: { type: "string" }, args: { type: "string" }, taint: { type: "string" }, json: { type: "boolean" },
   });
   if (values.help) return help(io);
   const [tool, ...extra] = positionals;
@@ -155,10 +157,11 @@ function runTest(argv: string[], io: CliIo): number {
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   const taint = parseTaintFlag(values.taint);
   if (!taint.ok) throw new UsageError(taint.error);
+  const args = parseArgsFlag(values.args, values.target);
   const policy = load(sourcesOf(values, io), io);
   if (typeof policy === "number") return policy;
   const rules = compileRules(policy.taint.rules.map((r) => ({ name: r.name, source: r.expression })));
-  const result = computePolicyTest({ tool, target: values.target, taint: taint.value, allowlist: allowlistOf(policy), overrides: overridesOf(policy), rules });
+  const result = computePolicyTest({ tool, target: values.target, args, taint: taint.value, allowlist: allowlistOf(policy), overrides: overridesOf(policy), rules });
   for (const d of [...rules.diagnostics, ...result.ruleDiagnostics]) io.stderr(`warning: rule '${d.rule}' has no opinion (${d.kind}): ${d.message}\n`);
   for (const w of result.warnings) io.stderr(`warning: ${w.message}\n`);
   if (values.json) {
@@ -166,6 +169,20 @@ function runTest(argv: string[], io: CliIo): number {
     io.stdout(`${JSON.stringify(plain, null, 2)}\n`);
   } else io.stdout(renderPolicyTest(result));
   return EXIT.ok;
+}
+
+/** `--args`: a JSON object, never together with `--target` (the arguments name the targets themselves). */
+function parseArgsFlag(text: string | undefined, target: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  if (target !== undefined) throw new UsageError("--args and --target exclude each other: with --args the targets are taken from the arguments");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--args is not JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UsageError("--args must be a JSON object (the call's arguments)");
+  return value as Record<string, unknown>;
 }
 
 function help(io: CliIo): number {

@@ -193,7 +193,7 @@ export function mapPolicyToml(doc: TomlDoc, sanitize: (server: string, tool: str
         for (const [tool, fields] of Object.entries(tools)) {
           if (isTable(fields)) overrides[sanitize(name, tool)] = pickOverride(doc, ["mcp_overrides", name, "tools", tool], fields, warnings);
         }
-      } else if (["sensitivity", "direction", "clearance"].some((k) => k in entry)) {
+      } else if (["sensitivity", "direction", "clearance", "target"].some((k) => k in entry)) {
         overrides[name] = pickOverride(doc, ["mcp_overrides", name], entry, warnings);
       }
     }
@@ -216,5 +216,16 @@ function pickOverride(doc: TomlDoc, table: string[], fields: Record<string, unkn
     if (typeof dir === "string" && ["inbound", "internal", "outbound"].includes(dir)) out["direction"] = dir;
     else warnings.push(issueAt(doc, table, "direction", `direction ${JSON.stringify(dir)} is not inbound, internal or outbound; the tool keeps its direction`));
   }
+  if ("target" in fields) out["target"] = mapTarget(fields["target"]);
   return out;
+}
+
+/**
+ * A tool's `target`: `target = "recipient"` and `target = ["recipients", "cc"]` are short for `{ arguments = [...] }`;
+ * a table is taken as it is (`arguments`, `kind`). Not upstream's: the schema checks every form and names the field.
+ */
+function mapTarget(target: unknown): unknown {
+  if (typeof target === "string") return { arguments: [target] };
+  if (Array.isArray(target)) return { arguments: target };
+  return target;
 }

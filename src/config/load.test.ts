@@ -27,6 +27,28 @@ describe("loadPolicy", () => {
     expect(res.value.taint.toolOverrides).toEqual({ shell: { clearance: "internal" }, github__create_issue: { sensitivity: "internal", direction: "outbound" } });
   });
 
+  it("reads a tool's declared target in policy.toml: an argument, a list of them, or a table with its kind", () => {
+    const res = loadPolicy({ policy: file("p-targets.toml", [
+      "[mcp_overrides.bank.tools.send_money]", "direction = 'outbound'", "target = 'recipient'",
+      "[mcp_overrides.mail.tools.send_email]", "target = ['recipients', 'cc', 'bcc']",
+      "[mcp_overrides.web.tools.post_webpage]", "target = { arguments = ['url'], kind = 'url_host' }",
+      "[mcp_overrides.chat__post]", "target = 'channel'", "",
+    ].join("\n")) }, buildMcpToolName);
+    expect(res.ok && res.value.taint.toolOverrides).toEqual({
+      bank__send_money: { direction: "outbound", target: { arguments: ["recipient"], kind: "value" } },
+      mail__send_email: { target: { arguments: ["recipients", "cc", "bcc"], kind: "value" } },
+      web__post_webpage: { target: { arguments: ["url"], kind: "url_host" } },
+      chat__post: { target: { arguments: ["channel"], kind: "value" } },
+    });
+  });
+
+  it("refuses a declared target on a built-in tool and a bad target, naming the field", () => {
+    const builtin = loadPolicy({ policy: file("p-t2.toml", "[mcp_overrides.web_fetch]\ntarget = 'query'\n") }, buildMcpToolName);
+    expect(!builtin.ok && builtin.issues.map((i) => [i.where, i.message])).toEqual([["taint.toolOverrides.web_fetch.target", "'web_fetch' is a built-in tool: its target is its own and cannot be declared"]]);
+    const bad = loadPolicy({ policy: file("p-t3.toml", "[mcp_overrides.bank.tools.pay]\ntarget = { arguments = ['to'], kind = 'host' }\n") }, buildMcpToolName);
+    expect(!bad.ok && bad.issues[0]?.where).toBe("taint.toolOverrides.bank__pay.target.kind");
+  });
+
   it("reads taint_tracking at the top level of config.toml and warns about keys the operator ignores", () => {
     const res = loadPolicy({ config: file("c1.toml", "taint_tracking = true\n[security]\ncredential_store = 'keyring'\n") }, buildMcpToolName);
     expect(res.ok && res.value.security.taintTracking).toBe(true);

@@ -92,3 +92,21 @@ describe("parseAllowlistRule defaults", () => {
     expect(parseAllowlistRule({ tool: "t", max_sensitivity: "secret" }).maxSensitivity).toBe("public");
   });
 });
+
+describe("a call with several targets", () => {
+  const r = rule({ tool: "mail__send", to: ["*@corp.example", "partner@client.example"] });
+
+  it("is allowed only when every target matches a pattern", () => {
+    expect(isAllowlistRuleMatch(r, { tool: "mail__send", taint: "private", targets: ["a@corp.example", "partner@client.example"] })).toBe(true);
+    expect(isAllowlistRuleMatch(r, { tool: "mail__send", taint: "private", targets: ["a@corp.example", "mark@evil.example"] })).toBe(false);
+  });
+
+  it("with no target at all never matches a rule with patterns", () => {
+    expect(isAllowlistRuleMatch(r, { tool: "mail__send", taint: "private", targets: [] })).toBe(false);
+  });
+
+  it("the list wins over a single target when both are given", () => {
+    expect(isAllowlistRuleMatch(r, { tool: "mail__send", taint: "private", target: "a@corp.example", targets: ["a@corp.example", "x@evil.example"] })).toBe(false);
+  });
+});
+

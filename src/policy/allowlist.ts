@@ -1,6 +1,7 @@
 // Static allowlist rules (`[[allowlist]]`, taint-gate spec §3.2). A rule can only allow a call the
 // clearance check blocked: exact tool name (no alias folding), context taint at most the rule's
-// `max_sensitivity`, and, when the rule names targets, a target that matches one of them.
+// `max_sensitivity`, and, when the rule names targets, a call with at least one target whose every
+// target matches one of them (a mail to two recipients is allowed only if the rule allows both).
 import { isLevelAtMost, parseLevel } from "./levels.ts";
 import type { Level } from "./levels.ts";
 
@@ -49,6 +50,8 @@ export interface AllowlistCall {
   readonly taint: Level;
   /** The extracted target; undefined when the tool has none or it could not be extracted. */
   readonly target?: string | undefined;
+  /** Every extracted target (policy/targets.ts); when absent, the single `target` if there is one. */
+  readonly targets?: readonly string[] | undefined;
 }
 
 /** True when the rule allows the call; a rule with target patterns never matches a call without a target. */
@@ -56,9 +59,9 @@ export function isAllowlistRuleMatch(rule: AllowlistRule, call: AllowlistCall): 
   if (rule.tool !== call.tool) return false;
   if (!isLevelAtMost(call.taint, rule.maxSensitivity)) return false;
   if (rule.to.length === 0 && rule.channel.length === 0) return true;
-  const target = call.target;
-  if (target === undefined) return false;
-  return rule.to.some((p) => isTargetPatternMatch(p, target)) || rule.channel.some((p) => isTargetPatternMatch(p, target));
+  const targets = call.targets ?? (call.target === undefined ? [] : [call.target]);
+  if (targets.length === 0) return false;
+  return targets.every((t) => rule.to.some((p) => isTargetPatternMatch(p, t)) || rule.channel.some((p) => isTargetPatternMatch(p, t)));
 }
 
 /** The 0-based position of the first matching rule, or undefined. */

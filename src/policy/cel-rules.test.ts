@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EMPTY_RULE_SET, MAX_RULE_SOURCE_LENGTH, evaluateRules } from "./cel-rules.ts";
+import { EMPTY_RULE_SET, MAX_RULE_ARGS_CHARS, MAX_RULE_ARGS_DEPTH, MAX_RULE_SOURCE_LENGTH, evaluateRules } from "./cel-rules.ts";
 import { compileRules } from "./cel-library.ts";
 
 describe("compileRules", () => {
@@ -103,3 +103,69 @@ describe("evaluateRules", () => {
     expect(evaluateRules(EMPTY_RULE_SET, call)).toEqual({ match: undefined, diagnostics: [] });
   });
 });
+
+describe("evaluateRules: targets and args", () => {
+  const pay = { tool: "bank__send_money", target: "GB29NWBK60161331926819", taint: "private" as const, args: { recipient: "GB29NWBK60161331926819", amount: 98.7, subject: "Rent", recurring: false, tags: ["home"] } };
+  const payees = `["GB29NWBK60161331926819", "SE3550000000054910000003"]`;
+
+  it.each([
+    [`tool == "bank__send_money" && target in ${payees} && args.amount <= 2500`, true],
+    [`args.amount < 50`, false],
+    [`args.amount == 98.7 && args.subject == "Rent" && !args.recurring`, true],
+    [`has(args.recipient) && !has(args.date)`, true],
+    [`args.tags.exists(t, t == "home")`, true],
+    [`type(args.amount) == double && int(args.amount) == 98`, true],
+    [`size(targets) == 1 && targets[0] == target`, true],
+  ])("%s -> %s", (source, want) => {
+    const got = evaluateRules(compileRules([{ name: "r", source }]), pay);
+    expect(got.diagnostics).toEqual([]);
+    expect(got.match).toBe(want ? "r" : undefined);
+  });
+
+  it("a missing argument is an evaluation error: no opinion", () => {
+    const got = evaluateRules(compileRules([{ name: "r", source: `args.date == "2022-01-01"` }]), pay);
+    expect(got.match).toBeUndefined();
+    expect(got.diagnostics.map((d) => d.kind)).toEqual(["eval-error"]);
+  });
+
+  it("sees every target of a call with several, and no single target", () => {
+    const set = compileRules([
+      { name: "a-single", source: `target.endsWith("@corp")` },
+      { name: "b-all", source: `size(targets) > 0 && targets.all(t, t.endsWith("@corp"))` },
+    ]);
+    expect(evaluateRules(set, { tool: "mail__send", targets: ["a@corp", "b@corp"], taint: "private", args: {} }).match).toBe("b-all");
+    expect(evaluateRules(set, { tool: "mail__send", targets: ["a@corp", "x@evil"], taint: "private", args: {} }).match).toBeUndefined();
+  });
+
+  it("a rule reading args gives no opinion when the arguments are not known; the others still run", () => {
+    const set = compileRules([{ name: "a-args", source: `!has(args.recipient)` }, { name: "b-plain", source: `tool == "x"` }]);
+    const got = evaluateRules(set, { tool: "x", taint: "private" });
+    expect(got.match).toBe("b-plain");
+    expect(got.diagnostics).toEqual([{ rule: "a-args", kind: "args-unavailable", message: "the call's arguments are not known here" }]);
+  });
+
+  it("a rule reading args gives no opinion on arguments over the size bound, however they read", () => {
+    const set = compileRules([{ name: "no-recipient", source: `!has(args.recipient)` }]);
+    const small = evaluateRules(set, { tool: "x", taint: "private", args: { body: "hi" } });
+    expect(small.match).toBe("no-recipient");
+    const big = evaluateRules(set, { tool: "x", taint: "private", args: { body: "x".repeat(MAX_RULE_ARGS_CHARS) } });
+    expect(big.match).toBeUndefined();
+    expect(big.diagnostics[0]).toMatchObject({ rule: "no-recipient", kind: "args-unavailable" });
+    expect(big.diagnostics[0]!.message).toContain(`over the ${MAX_RULE_ARGS_CHARS} bound`);
+  });
+
+  it("a rule reading args gives no opinion on arguments nested past the depth bound", () => {
+    let deep: unknown = "x";
+    for (let i = 0; i < MAX_RULE_ARGS_DEPTH; i++) deep = [deep];
+    const set = compileRules([{ name: "r", source: `!has(args.recipient)` }]);
+    const got = evaluateRules(set, { tool: "x", taint: "private", args: { deep } });
+    expect(got.match).toBeUndefined();
+    expect(got.diagnostics[0]).toMatchObject({ kind: "args-unavailable", message: `the call's arguments nest deeper than ${MAX_RULE_ARGS_DEPTH}` });
+  });
+
+  it("rules that never read args are not held up by arguments over the bound", () => {
+    const set = compileRules([{ name: "r", source: `tool == "x"` }]);
+    expect(evaluateRules(set, { tool: "x", taint: "private", args: { body: "x".repeat(MAX_RULE_ARGS_CHARS) } })).toEqual({ match: "r", diagnostics: [] });
+  });
+});
+

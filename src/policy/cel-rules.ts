@@ -1,7 +1,8 @@
 // Scripted gate rules in CEL (taint-gate spec §4, DESIGN.md §5). Each rule is one boolean expression
-// over `tool`, `target` and `taint_level` (lower case). Rules are compiled once and evaluated in name
-// order; only a `true` allows. A compile error, an evaluation error or a non-boolean result is "no
-// opinion", reported as a diagnostic and never an allow. The CEL library is a parameter of compilation
+// over `tool`, `target`, `targets`, `taint_level` (lower case) and `args` (the call's arguments as JSON).
+// Rules are compiled once and evaluated in name order; only a `true` allows. A compile error, an
+// evaluation error or a non-boolean result is "no opinion", reported as a diagnostic and never an allow;
+// so is a rule that reads `args` when the call's arguments are not given or are over the bound. The CEL library is a parameter of compilation
 // (cel-library.ts binds it): the sidecar loads it (about 27 MiB resident) only for a policy that has rules.
 import type * as Cel from "@bufbuild/cel";
 import type { Level } from "./levels.ts";
@@ -18,8 +19,14 @@ export const MAX_RULE_SOURCE_LENGTH = 4096;
 /** Deepest nesting of comprehension macros (`all`, `exists`, `map`, …) we accept: no loops in loops. */
 export const MAX_COMPREHENSION_DEPTH = 1;
 
+/** The largest arguments (as JSON, in UTF-16 code units) a rule reading `args` is evaluated on. */
+export const MAX_RULE_ARGS_CHARS = 65_536;
+
+/** The deepest nesting of arrays and objects in the arguments a rule reading `args` is evaluated on. */
+export const MAX_RULE_ARGS_DEPTH = 32;
+
 /** Why a rule gave no opinion. */
-export type RuleDiagnosticKind = "too-long" | "too-complex" | "compile-error" | "eval-error" | "non-boolean";
+export type RuleDiagnosticKind = "too-long" | "too-complex" | "compile-error" | "eval-error" | "non-boolean" | "args-unavailable";
 
 /** A rule that could not be compiled or gave no opinion on a call. */
 export interface RuleDiagnostic {
@@ -29,9 +36,16 @@ export interface RuleDiagnostic {
 }
 
 /** What compiling and running rules needs of `@bufbuild/cel`. */
-export type CelLibrary = Pick<typeof Cel, "CelScalar" | "celEnv" | "isCelError" | "parse" | "plan">;
+export type CelLibrary = Pick<typeof Cel, "CelScalar" | "celEnv" | "isCelError" | "listType" | "mapType" | "parse" | "plan">;
 
-type Variables = { readonly tool: typeof Cel.CelScalar.STRING; readonly target: typeof Cel.CelScalar.STRING; readonly taint_level: typeof Cel.CelScalar.STRING };
+type Str = typeof Cel.CelScalar.STRING;
+type Variables = {
+  readonly tool: Str;
+  readonly target: Str;
+  readonly targets: Cel.CelListType<Str>;
+  readonly taint_level: Str;
+  readonly args: Cel.CelMapType<Str, typeof Cel.CelScalar.DYN>;
+};
 type Expr = ReturnType<typeof Cel.parse>["expr"];
 
 /** One compiled rule: its program, and the library's test for an evaluation error (the same copy that made it). */
@@ -39,6 +53,8 @@ export interface CompiledRule {
   readonly name: string;
   readonly program: ReturnType<typeof Cel.plan<Variables>>;
   readonly isError: (value: unknown) => value is Cel.CelError;
+  /** Whether the expression reads `args` (it then gives no opinion on a call whose arguments are not bound). */
+  readonly readsArgs: boolean;
 }
 
 /** The environment rules are planned in, one per library copy. */
@@ -47,7 +63,8 @@ const environments = new WeakMap<CelLibrary, ReturnType<typeof Cel.celEnv<Variab
 function environmentOf(cel: CelLibrary): ReturnType<typeof Cel.celEnv<Variables>> {
   let env = environments.get(cel);
   if (env === undefined) {
-    const variables: Variables = { tool: cel.CelScalar.STRING, target: cel.CelScalar.STRING, taint_level: cel.CelScalar.STRING };
+    const str = cel.CelScalar.STRING;
+    const variables: Variables = { tool: str, target: str, targets: cel.listType(str), taint_level: str, args: cel.mapType(str, cel.CelScalar.DYN) };
     environments.set(cel, (env = cel.celEnv({ variables })));
   }
   return env;
@@ -88,6 +105,12 @@ function comprehensionDepth(expr: Expr): number {
   return own + deepest;
 }
 
+/** Whether the expression names the identifier anywhere (a comprehension's own variable of that name counts too). */
+function referencesIdent(expr: Expr, name: string): boolean {
+  if (expr.exprKind.case === "identExpr") return expr.exprKind.value.name === name;
+  return children(expr).some((child) => referencesIdent(child, name));
+}
+
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -101,7 +124,7 @@ function compileOne(cel: CelLibrary, rule: RuleSource): CompiledRule | RuleDiagn
     if (comprehensionDepth(parsed.expr) > MAX_COMPREHENSION_DEPTH) {
       return { rule: rule.name, kind: "too-complex", message: `comprehensions nest deeper than ${MAX_COMPREHENSION_DEPTH}` };
     }
-    return { name: rule.name, program: cel.plan(environmentOf(cel), parsed), isError: cel.isCelError };
+    return { name: rule.name, program: cel.plan(environmentOf(cel), parsed), isError: cel.isCelError, readsArgs: referencesIdent(parsed.expr, "args") };
   } catch (error) {
     // The parser throws on a syntax error (and a stack overflow on absurd nesting is the same to us).
     return { rule: rule.name, kind: "compile-error", message: errorText(error) };
@@ -129,9 +152,13 @@ export function compileRulesWith(cel: CelLibrary, sources: readonly RuleSource[]
 /** What a rule sees about a call. */
 export interface RuleCall {
   readonly tool: string;
-  /** Undefined (no target) is bound as "". */
+  /** Undefined (no target, or several) is bound as "". */
   readonly target?: string | undefined;
+  /** Every target of the call; when absent, the single `target` if there is one. */
+  readonly targets?: readonly string[] | undefined;
   readonly taint: Level;
+  /** The call's arguments (decoded JSON); undefined when not known, and then a rule reading `args` gives no opinion. */
+  readonly args?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** The first rule returning `true` (by name), and every rule that gave no opinion because it failed. */
@@ -140,7 +167,47 @@ export interface RuleEvaluation {
   readonly diagnostics: readonly RuleDiagnostic[];
 }
 
-function runOne(rule: CompiledRule, bindings: { tool: string; target: string; taint_level: string }): boolean | RuleDiagnostic {
+interface Bindings {
+  readonly tool: string;
+  readonly target: string;
+  readonly targets: readonly string[];
+  readonly taint_level: string;
+  readonly args: Cel.CelInput<Variables["args"]>;
+}
+
+/** Whether a JSON value nests arrays and objects deeper than `max` (iteratively: the value may be hostile). */
+function isDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** Why the call's arguments cannot be bound as `args`, or undefined when they can. */
+function checkArgs(args: Readonly<Record<string, unknown>> | undefined): string | undefined {
+  if (args === undefined) return "the call's arguments are not known here";
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(args);
+  } catch {
+    json = undefined;
+  }
+  if (json === undefined) return "the call's arguments are not JSON";
+  if (json.length > MAX_RULE_ARGS_CHARS) return `the call's arguments are ${json.length} characters as JSON, over the ${MAX_RULE_ARGS_CHARS} bound`;
+  if (isDeeperThan(args, MAX_RULE_ARGS_DEPTH)) return `the call's arguments nest deeper than ${MAX_RULE_ARGS_DEPTH}`;
+  return undefined;
+}
+
+/** Decoded JSON is a CEL input as it is: numbers are doubles, arrays lists, objects maps with string keys. */
+function asCelInput(args: Readonly<Record<string, unknown>>): Cel.CelInput<Variables["args"]> {
+  return args as Cel.CelInput<Variables["args"]>;
+}
+
+function runOne(rule: CompiledRule, bindings: Bindings): boolean | RuleDiagnostic {
   let value: unknown;
   try {
     value = rule.program(bindings);
@@ -154,9 +221,16 @@ function runOne(rule: CompiledRule, bindings: { tool: string; target: string; ta
 
 /** Evaluates the compiled rules in order; the first `true` wins, everything else is no opinion. */
 export function evaluateRules(set: CompiledRuleSet, call: RuleCall): RuleEvaluation {
-  const bindings = { tool: call.tool, target: call.target ?? "", taint_level: call.taint };
+  const targets = call.targets ?? (call.target === undefined ? [] : [call.target]);
+  // Checked once, and only if some rule reads them: most policies never pay for serialising the arguments.
+  const argsProblem = set.rules.some((r) => r.readsArgs) ? checkArgs(call.args) : undefined;
+  const bindings: Bindings = { tool: call.tool, target: call.target ?? (targets.length === 1 ? targets[0]! : ""), targets, taint_level: call.taint, args: argsProblem === undefined ? asCelInput(call.args ?? {}) : {} };
   const diagnostics: RuleDiagnostic[] = [];
   for (const rule of set.rules) {
+    if (rule.readsArgs && argsProblem !== undefined) {
+      diagnostics.push({ rule: rule.name, kind: "args-unavailable", message: argsProblem });
+      continue;
+    }
     const result = runOne(rule, bindings);
     if (result === true) return { match: rule.name, diagnostics };
     if (result !== false) diagnostics.push(result);

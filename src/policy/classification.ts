@@ -5,6 +5,7 @@
 import { BUILTIN_TOOL_SPELLINGS, findBuiltinTool, listToolSpellings, type Direction, type ToolClassification } from "../api/tools.ts";
 import { maxLevel, parseLevel } from "./levels.ts";
 import type { Level } from "./levels.ts";
+import type { ToolTargetRule } from "./targets.ts";
 
 /** A tool's direction and `(sensitivity, direction, clearance)`: declared once, in api/tools.ts. */
 export type { Direction, ToolClassification };
@@ -15,6 +16,8 @@ export interface ClassificationOverride {
   /** Kept raw, as upstream does: an unrecognised word is ignored (with a warning) when applied. */
   readonly direction?: string;
   readonly clearance?: Level;
+  /** The arguments that name where a call of the tool acts (policy/targets.ts); never set for a built-in tool. */
+  readonly target?: ToolTargetRule;
 }
 
 /** Overrides keyed by the dispatched tool name. */

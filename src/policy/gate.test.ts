@@ -99,6 +99,33 @@ describe("evaluateGate: before the mode", () => {
     expect(evaluateGate(input({ tool: "web_fetch", mode: "headless", policy, target: "api.example.com" })).kind).toBe("run");
   });
 
+  it("a gateway tool's declared target is taken from its arguments and matched by the allowlist", () => {
+    const overrides = new Map<string, ClassificationOverride>([["bank__send_money", { direction: "outbound", target: { arguments: ["recipient"], kind: "value" } }]]);
+    const allowlist: AllowlistRule[] = [{ tool: "bank__send_money", to: ["GB29NWBK60161331926819"], channel: [], maxSensitivity: "private" }];
+    const policy = { overrides, allowlist, rules: compileRules([]) };
+    const pay = (recipient: string) => evaluateGate(input({ tool: "bank__send_money", mode: "headless", policy, args: { recipient, amount: 10 } }));
+    expect(pay("GB29NWBK60161331926819").kind).toBe("run");
+    expect(pay("US133000000121212121212").kind).toBe("block");
+    // Without its declaration the tool has no recipient-like argument the built-in rule reads: no target.
+    const undeclared = { overrides: new Map<string, ClassificationOverride>(), allowlist: [{ ...allowlist[0]!, tool: "bank__pay" }], rules: compileRules([]) };
+    expect(evaluateGate(input({ tool: "bank__pay", mode: "headless", policy: undeclared, args: { iban: "GB29NWBK60161331926819" } })).kind).toBe("block");
+  });
+
+  it("the arguments decide the targets even when a target is given beside them", () => {
+    const allowlist: AllowlistRule[] = [{ tool: "web_fetch", to: ["*.example.com"], channel: [], maxSensitivity: "private" }];
+    const policy = { overrides: new Map(), allowlist, rules: compileRules([]) };
+    expect(evaluateGate(input({ tool: "web_fetch", mode: "headless", policy, target: "api.example.com", args: { url: "https://evil.test/x" } })).kind).toBe("block");
+  });
+
+  it("CEL rules see the call's arguments as args", () => {
+    const overrides = new Map<string, ClassificationOverride>([["bank__send_money", { target: { arguments: ["recipient"], kind: "value" } }]]);
+    const rules = compileRules([{ name: "known-payee-small", source: `tool == "bank__send_money" && target == "GB29" && args.amount <= 100` }]);
+    const policy = { overrides, allowlist: [], rules };
+    const pay = (amount: number) => evaluateGate(input({ tool: "bank__send_money", mode: "headless", policy, args: { recipient: "GB29", amount } }));
+    expect(trail(pay(99.5))).toEqual([["AutoBlock", "Private", "Public", false], [{ ScriptedRule: { script_name: "known-payee-small" } }, "Private", "Public", true]]);
+    expect(pay(100.5).kind).toBe("block");
+  });
+
   it("a bash allowlist rule never allows a shell call", () => {
     const allowlist: AllowlistRule[] = [{ tool: "bash", to: [], channel: [], maxSensitivity: "private" }];
     expect(evaluateGate(input({ mode: "headless", policy: { overrides: new Map(), allowlist, rules: compileRules([]) } })).kind).toBe("block");

@@ -11,6 +11,7 @@ import type { CompiledRuleSet, RuleDiagnostic } from "./cel-rules.ts";
 import { resolveToolClassification } from "./classification.ts";
 import type { OverrideTable, PolicyWarning, ToolClassification } from "./classification.ts";
 import { isLevelAtMost } from "./levels.ts";
+import { extractCallTargets, type CallTargets, type ToolArgs } from "./targets.ts";
 import type { Level } from "./levels.ts";
 import { buildGateBlockMessage, buildGateDeniedMessage, buildGatePrompt } from "./gate-messages.ts";
 import type { GatePrompt } from "./gate-messages.ts";
@@ -47,6 +48,11 @@ export interface GateInput {
   /** The runtime's tool call id; the prompt's request id is `gate-<callId>`. */
   readonly callId: string;
   readonly tool: string;
+  /**
+   * The call's arguments: its targets are extracted from them (with the target its override declares), and CEL rules
+   * see them as `args`. Absent (a caller that extracted the target itself), `target` is the call's only target.
+   */
+  readonly args?: ToolArgs | undefined;
   readonly target?: string | undefined;
   readonly context: GateContext;
   readonly policy: GatePolicy;
@@ -94,6 +100,10 @@ export interface VerdictInput {
   readonly classification: ToolClassification;
   readonly taint: Level;
   readonly target?: string | undefined;
+  /** Every target of the call; when absent, the single `target` if there is one. */
+  readonly targets?: readonly string[] | undefined;
+  /** The call's arguments, for rules that read `args`; absent, such rules give no opinion. */
+  readonly args?: ToolArgs | undefined;
   readonly allowlist: readonly AllowlistRule[];
   readonly rules: CompiledRuleSet;
 }
@@ -103,12 +113,18 @@ export function decideGateVerdict(input: VerdictInput): { verdict: GateVerdict; 
   const { classification, taint } = input;
   if (classification.direction !== "outbound") return { verdict: { kind: "not-outbound" }, ruleDiagnostics: [] };
   if (isLevelAtMost(taint, classification.clearance)) return { verdict: { kind: "within-clearance" }, ruleDiagnostics: [] };
-  const call = { tool: input.tool, taint, target: input.target };
+  const call = { tool: input.tool, taint, target: input.target, targets: input.targets, args: input.args };
   const index = findAllowlistMatch(input.allowlist, call);
   if (index !== undefined) return { verdict: { kind: "allowlist", index }, ruleDiagnostics: [] };
   const rules = evaluateRules(input.rules, call);
   if (rules.match !== undefined) return { verdict: { kind: "rule", name: rules.match }, ruleDiagnostics: rules.diagnostics };
   return { verdict: { kind: "blocked" }, ruleDiagnostics: rules.diagnostics };
+}
+
+/** The call's targets: extracted from its arguments when given, else its one given target. */
+function computeCallTargets(input: GateInput): CallTargets {
+  if (input.args !== undefined) return extractCallTargets(input.tool, input.args, input.policy.overrides.get(input.tool)?.target);
+  return { target: input.target, targets: input.target === undefined ? [] : [input.target] };
 }
 
 /** Evaluates the gate for one call (taint-gate spec §3.1). Taint tracking off: run, no records. */
@@ -124,8 +140,9 @@ export function evaluateGate(input: GateInput): GateOutcome {
   const clearance = classification.clearance;
   const record = (source: DecisionSource, allowed: boolean, level: Level = taint): AuditEvent =>
     buildAuditEvent(input.clock, { agentId: input.agentId, tool: input.tool, taint: level, clearance, allowed, source });
+  const { target, targets } = computeCallTargets(input);
   const { verdict, ruleDiagnostics } = decideGateVerdict({
-    tool: input.tool, classification, taint, target: input.target, allowlist: input.policy.allowlist, rules: input.policy.rules,
+    tool: input.tool, classification, taint, target, targets, args: input.args, allowlist: input.policy.allowlist, rules: input.policy.rules,
   });
   const base = { classification, warnings, ruleDiagnostics };
   switch (verdict.kind) {

@@ -9,11 +9,14 @@ import type { ClassificationOverride, Direction, OverrideTable, PolicyWarning } 
 import { decideGateVerdict } from "./gate.ts";
 import { parseLevel } from "./levels.ts";
 import type { Level } from "./levels.ts";
+import { extractCallTargets, type ToolArgs } from "./targets.ts";
 
 /** `lev policy test` inputs; `taint` defaults to private. */
 export interface PolicyTestInput {
   readonly tool: string;
   readonly target?: string | undefined;
+  /** The call's arguments: the targets are then extracted from them as the live gate does, and rules see `args`. */
+  readonly args?: ToolArgs | undefined;
   readonly taint?: Level;
   readonly allowlist: readonly AllowlistRule[];
   readonly overrides: OverrideTable;
@@ -31,6 +34,8 @@ export interface PolicyTestResult {
   readonly clearance: Level;
   readonly taint: Level;
   readonly target?: string;
+  /** Every target, when the arguments named more than one. */
+  readonly targets?: readonly string[];
   readonly result: "allowed" | "blocked";
   readonly source: PolicyTestSource;
   /** The allowlist rule's 1-based number, or the CEL rule's name. */
@@ -43,14 +48,19 @@ export interface PolicyTestResult {
 export function computePolicyTest(input: PolicyTestInput): PolicyTestResult {
   const taint = input.taint ?? "private";
   const { classification, warnings } = resolveToolClassification(input.tool, { overrides: input.overrides, sessionRaises: new Set() });
+  const declared = input.overrides.get(input.tool)?.target;
+  const { target, targets } = input.args === undefined
+    ? { target: input.target, targets: input.target === undefined ? [] : [input.target] }
+    : extractCallTargets(input.tool, input.args, declared);
   const { verdict, ruleDiagnostics } = decideGateVerdict({
-    tool: input.tool, classification, taint, target: input.target, allowlist: input.allowlist, rules: input.rules,
+    tool: input.tool, classification, taint, target, targets, args: input.args, allowlist: input.allowlist, rules: input.rules,
   });
   const base = {
     tool: input.tool,
     ...classification,
     taint,
-    ...(input.target === undefined ? {} : { target: input.target }),
+    ...(target === undefined ? {} : { target }),
+    ...(targets.length > 1 ? { targets } : {}),
     warnings,
     ruleDiagnostics,
   };
@@ -93,6 +103,7 @@ export function renderPolicyTest(r: PolicyTestResult): string {
     "Test scenario:",
     `  Taint level: ${r.taint}`,
     ...(r.target === undefined ? [] : [`  Target: ${r.target}`]),
+    ...(r.targets === undefined ? [] : [`  Targets: ${r.targets.join(", ")}`]),
     "",
     ...resultLines(r),
   ];
@@ -155,6 +166,7 @@ function overrideFields(o: ClassificationOverride): string {
   if (o.sensitivity !== undefined) parts.push(`sensitivity=${o.sensitivity}`);
   if (o.direction !== undefined) parts.push(`direction=${o.direction}`);
   if (o.clearance !== undefined) parts.push(`clearance=${o.clearance}`);
+  if (o.target !== undefined) parts.push(`target=${o.target.kind === "url_host" ? "host of " : ""}${o.target.arguments.join("|")}`);
   return parts.join(", ");
 }
 

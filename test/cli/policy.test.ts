@@ -57,6 +57,32 @@ describe("leviath policy test", () => {
     expect(JSON.parse(leviath(["policy", "test", "github__delete_repo", "--policy", POLICY, "--json"]).stdout)).toMatchObject({ direction: "outbound", result: "blocked" });
   });
 
+  it("with --args takes the targets from the call's arguments as the live gate does, and rules see args", () => {
+    const dir = mkdtempSync(join(tmpdir(), "leviath-args-"));
+    const policy = join(dir, "policy.toml");
+    writeFileSync(policy, [
+      "[[allowlist]]", "tool = 'mail__send_email'", "to = ['*@corp.example']", "max_sensitivity = 'private'",
+      "[mcp_overrides.mail.tools.send_email]", "target = ['recipients', 'cc']",
+      "[mcp_overrides.bank.tools.send_money]", "target = 'recipient'", "",
+    ].join("\n"));
+    mkdirSync(join(dir, "rules"));
+    writeFileSync(join(dir, "rules", "small-payments.cel"), 'tool == "bank__send_money" && target == "GB29" && args.amount <= 100');
+    const test = (tool: string, args: unknown) => leviath(["policy", "test", tool, "--args", JSON.stringify(args), "--policy", policy, "--json"]);
+    expect(JSON.parse(test("mail__send_email", { recipients: ["a@corp.example"], cc: ["b@corp.example"] }).stdout)).toMatchObject({ targets: ["a@corp.example", "b@corp.example"], result: "allowed", source: "allowlist", rule: 1 });
+    expect(JSON.parse(test("mail__send_email", { recipients: ["a@corp.example"], cc: ["mark@evil.example"] }).stdout)).toMatchObject({ result: "blocked" });
+    expect(JSON.parse(test("bank__send_money", { recipient: "GB29", amount: 50 }).stdout)).toMatchObject({ target: "GB29", result: "allowed", source: "rule", rule: "small-payments" });
+    expect(JSON.parse(test("bank__send_money", { recipient: "GB29", amount: 5000 }).stdout)).toMatchObject({ result: "blocked" });
+    const text = leviath(["policy", "test", "mail__send_email", "--args", '{"recipients":["a@corp.example","b@corp.example"]}', "--policy", policy]);
+    expect(text.stdout).toContain("  Targets: a@corp.example, b@corp.example\n");
+    const list = leviath(["policy", "list", "--policy", policy]);
+    expect(list.stdout).toContain("  bank__send_money [target=recipient]");
+    expect(list.stdout).toContain("  mail__send_email [target=recipients|cc]");
+    const both = leviath(["policy", "test", "x", "--args", "{}", "--target", "y", "--policy", policy]);
+    expect(both.status).toBe(2);
+    expect(both.stderr).toContain("--args and --target exclude each other");
+    expect(leviath(["policy", "test", "x", "--args", "[1]", "--policy", policy]).stderr).toContain("--args must be a JSON object");
+  });
+
   it("rejects a bad taint level with upstream's message, exit 2", () => {
     const r = leviath(["policy", "test", "shell", "--taint", "secret", "--policy", POLICY]);
     expect(r.status).toBe(2);

@@ -52,8 +52,9 @@ export class ApprovalContinuation {
     if (rec.deadline !== undefined) this.#armGiveUp(rec, rec.deadline);
     rec.deadline = undefined;
     this.#d.ledger.decided(rec, { decision: "ask", source: prompt.kind === "taint_gate" ? "auto_block" : "permission_ask" });
-    const { stage } = computeCurrentStage(this.#d.policy(), this.#d.session.stageIndex);
-    const target = describeCallTarget(rec.tool, rec.args);
+    const enf = this.#d.policy();
+    const { stage } = computeCurrentStage(enf, this.#d.session.stageIndex);
+    const target = describeCallTarget(rec.tool, rec.args, enf.gatePolicy.overrides.get(rec.tool)?.target);
     const raised = { id: prompt.id, kind: prompt.kind, callId: rec.id, tool: rec.tool, ...(target === undefined ? {} : { target }), stage: stage.name, prompt: prompt.text, options: prompt.options };
     const approval = this.#d.approvals.raise(raised, prompt.timeoutSeconds, (s, waited) => {
       const outcome = s.kind === "expired" ? "expired" : s.kind === "answer" && s.decision !== "deny" ? "allowed" : "denied";

@@ -89,7 +89,7 @@ export class CallPipeline {
     const readPaths = { workdir: this.#d.workdir, policy: enf.readPolicy, fs: this.#d.fs };
     const gate = {
       taintTracking: rp.taint.tracking, agentId: this.#d.runName, callId: rec.id, tool: rec.tool,
-      target: rec.target, context: this.#d.session.context, policy: enf.gatePolicy,
+      args: rec.args, target: rec.target, context: this.#d.session.context, policy: enf.gatePolicy,
       mode: enf.mode, sessionRaises: this.#d.session.raises, promptTimeoutSeconds: rp.limits.interactionTimeoutSeconds, clock: this.#d.clock,
     };
     return {
@@ -108,7 +108,7 @@ export class CallPipeline {
         return this.#d.ledger.refuse(rec, d.reason, d.message);
       case "ask-permission": {
         const { options, timeoutSeconds } = d.prompt;
-        return continuation.ask(rec, { kind: "tool_approval", id: `tool-${rec.id}`, text: buildPermissionPrompt(rec.tool, rec.args), options, timeoutSeconds });
+        return continuation.ask(rec, { kind: "tool_approval", id: `tool-${rec.id}`, text: buildPermissionPrompt(rec.tool, rec.args, enf.gatePolicy.overrides.get(rec.tool)?.target), options, timeoutSeconds });
       }
       case "ask-gate": {
         rec.permissionDone = true;

@@ -129,7 +129,7 @@ export class ToolCallService {
   /** Remembers a new call, pending. */
   #admit(req: ToolCallRequest, fingerprint: string, size: number, args: Record<string, unknown>): CallRecord {
     const rec: CallRecord = {
-      id: req.id, seq: this.#calls.nextSeq(), tool: req.tool, fingerprint, size, args, target: extractTarget(req.tool, args),
+      id: req.id, seq: this.#calls.nextSeq(), tool: req.tool, fingerprint, size, args, target: extractTarget(req.tool, args, this.#d.policy().gatePolicy.overrides.get(req.tool)?.target),
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
       started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
