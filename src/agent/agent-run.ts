@@ -5,7 +5,7 @@ import { Conversation } from "./conversation.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
 import type { SidecarClient } from "../sidecar/http/client.ts";
 import { fillRegions } from "./region-fill.ts";
-import { runStage } from "./stage-loop.ts";
+import { runStage, type StageEnd } from "./stage-loop.ts";
 import type { RunPlan, StagePlan } from "./stage-plan.ts";
 import type { ToolClient } from "./tool-client.ts";
 import type { Transcript } from "./transcript.ts";
@@ -54,60 +54,85 @@ export async function runAgent(deps: AgentRunDeps): Promise<AgentOutcome> {
   const { plan, transcript, link } = deps;
   const conversation = deps.conversation ?? new Conversation();
   for (const w of plan.warnings) transcript.warn(w);
-  const byName = new Map(plan.stages.map((s) => [s.name, s]));
-  const visits = new Map<string, number>();
-  const outputStages = plan.stages.filter((s) => s.output !== undefined).map((s) => s.name);
   try {
     conversation.addUser(buildTaskMessage(deps.task, deps.inputs), { region: TASK_REGION, id: TASK_REGION });
     const inputEntries = Object.keys(deps.inputs).map((name) => ({ region: name, id: name, source: "input" as const }));
     await link.label([{ region: TASK_REGION, id: TASK_REGION, source: "input" }, ...inputEntries]);
     const filled = await fillRegions(plan.regions, { link, conversation, transcript });
     if (!filled.ok) return finish(AGENT_EXIT.spawn, filled.message, plan.warnings);
-    let stage: StagePlan | undefined = byName.get(plan.entry);
-    let first = true;
-    while (stage !== undefined) {
-      const seen = (visits.get(stage.name) ?? 0) + 1;
-      visits.set(stage.name, seen);
-      if (seen > 1 + stage.maxRevisits) return finish(AGENT_EXIT.failed, `stage '${stage.name}' entered more than ${1 + stage.maxRevisits} times (max_revisits ${stage.maxRevisits})`, plan.warnings);
-      const entered = await link.enterStage(stage.name);
-      transcript.line(`[run] stage '${stage.name}' (index ${entered.index}): model ${stage.model.models.map((m) => `${m.provider}/${m.model}`).join(", ")}, max_iterations ${stage.maxIterations}`);
-      if (!first) conversation.addUser(`Stage '${stage.name}' begins.`);
-      first = false;
-      const offered = await deps.tools.listTools(stage);
-      transcript.line(`[run] tools offered: ${offered.map((t) => t.name).join(", ") || "none"}`);
-      const end = await runStage(stage, offered, { conversation, tools: deps.tools, link, transcript, providers: deps.providers, ...(deps.signal ? { signal: deps.signal } : {}) });
-      if (end.kind === "submitted") {
-        transcript.line(`[run] output submitted in stage '${stage.name}': the run succeeded`);
-        return finish(AGENT_EXIT.succeeded, `output submitted in stage '${stage.name}'`, plan.warnings);
-      }
-      if (end.kind === "failed") {
-        transcript.line(`[run] failed: ${end.message}`);
-        return finish(AGENT_EXIT.failed, end.message, plan.warnings);
-      }
-      let next: StagePlan | undefined;
-      if (end.kind === "transition") {
-        transcript.line(`[run] transition ${stage.name} → ${end.edge.to}: ${end.why}`);
-        if (end.edge.clear) {
-          const dropped = conversation.clear(new Set([TASK_REGION, ...Object.keys(deps.inputs), ...filled.regions]));
-          if (dropped.length > 0) {
-            const r = await link.evict(dropped);
-            transcript.line(`[run] context cleared: ${r.evicted} entries evicted, context taint now ${r.taint}`);
-          }
-        }
-        next = byName.get(end.edge.to);
-      } else if (end.kind === "fallthrough") {
-        next = plan.stages[plan.stages.indexOf(stage) + 1];
-      }
-      stage = next;
-    }
-    if (outputStages.length > 0) return finish(AGENT_EXIT.failed, `the run ended without submit_output (output stage: ${outputStages.join(", ")})`, plan.warnings);
-    transcript.line("[run] the last stage ended: the run succeeded");
-    return finish(AGENT_EXIT.succeeded, "the last stage ended", plan.warnings);
+    return await runStages({ ...deps, conversation }, filled.regions);
   } catch (err) {
     const message = `${(err as Error).name === "SidecarLinkError" ? "" : "internal error: "}${(err as Error).message}`;
     transcript.line(`[run] failed: ${message}`);
     return finish(AGENT_EXIT.failed, message, plan.warnings);
   } finally {
     await deps.tools.close().catch(() => undefined);
+  }
+}
+
+type RunDeps = AgentRunDeps & { readonly conversation: Conversation };
+
+/** The stages from the entry, in the order their ends take them, each entered at most `1 + max_revisits` times. */
+async function runStages(deps: RunDeps, filledRegions: readonly string[]): Promise<AgentOutcome> {
+  const { plan, transcript } = deps;
+  const byName = new Map(plan.stages.map((s) => [s.name, s]));
+  const visits = new Map<string, number>();
+  let stage: StagePlan | undefined = byName.get(plan.entry);
+  let first = true;
+  while (stage !== undefined) {
+    const seen = (visits.get(stage.name) ?? 0) + 1;
+    visits.set(stage.name, seen);
+    if (seen > 1 + stage.maxRevisits) return finish(AGENT_EXIT.failed, `stage '${stage.name}' entered more than ${1 + stage.maxRevisits} times (max_revisits ${stage.maxRevisits})`, plan.warnings);
+    const end = await enterAndRunStage(deps, stage, first);
+    first = false;
+    if (end.kind === "submitted") {
+      transcript.line(`[run] output submitted in stage '${stage.name}': the run succeeded`);
+      return finish(AGENT_EXIT.succeeded, `output submitted in stage '${stage.name}'`, plan.warnings);
+    }
+    if (end.kind === "failed") {
+      transcript.line(`[run] failed: ${end.message}`);
+      return finish(AGENT_EXIT.failed, end.message, plan.warnings);
+    }
+    stage = await followStageEnd(deps, { stage, end, filledRegions, byName });
+  }
+  const outputStages = plan.stages.filter((s) => s.output !== undefined).map((s) => s.name);
+  if (outputStages.length > 0) return finish(AGENT_EXIT.failed, `the run ended without submit_output (output stage: ${outputStages.join(", ")})`, plan.warnings);
+  transcript.line("[run] the last stage ended: the run succeeded");
+  return finish(AGENT_EXIT.succeeded, "the last stage ended", plan.warnings);
+}
+
+/** Enters the stage at the sidecar, offers its tools and runs it to its end. */
+async function enterAndRunStage(deps: RunDeps, stage: StagePlan, first: boolean): Promise<StageEnd> {
+  const { link, transcript, conversation } = deps;
+  const entered = await link.enterStage(stage.name);
+  transcript.line(`[run] stage '${stage.name}' (index ${entered.index}): model ${stage.model.models.map((m) => `${m.provider}/${m.model}`).join(", ")}, max_iterations ${stage.maxIterations}`);
+  if (!first) conversation.addUser(`Stage '${stage.name}' begins.`);
+  const offered = await deps.tools.listTools(stage);
+  transcript.line(`[run] tools offered: ${offered.map((t) => t.name).join(", ") || "none"}`);
+  return runStage(stage, offered, { conversation, tools: deps.tools, link, transcript, providers: deps.providers, ...(deps.signal ? { signal: deps.signal } : {}) });
+}
+
+/** The stage a stage's end leads to (none: the run ends): the transition's target, clearing context if it says so, or the next in order. */
+async function followStageEnd(deps: RunDeps, at: { stage: StagePlan; end: Exclude<StageEnd, { kind: "submitted" | "failed" }>; filledRegions: readonly string[]; byName: ReadonlyMap<string, StagePlan> }): Promise<StagePlan | undefined> {
+  const { plan, transcript, conversation, link } = deps;
+  const { stage, end } = at;
+  switch (end.kind) {
+    case "transition": {
+      transcript.line(`[run] transition ${stage.name} → ${end.edge.to}: ${end.why}`);
+      if (end.edge.clear) {
+        const dropped = conversation.clear(new Set([TASK_REGION, ...Object.keys(deps.inputs), ...at.filledRegions]));
+        if (dropped.length > 0) {
+          const r = await link.evict(dropped);
+          transcript.line(`[run] context cleared: ${r.evicted} entries evicted, context taint now ${r.taint}`);
+        }
+      }
+      return at.byName.get(end.edge.to);
+    }
+    case "fallthrough": return plan.stages[plan.stages.indexOf(stage) + 1];
+    case "done": return undefined;
+    default: {
+      const unknown: never = end;
+      throw new Error(`unknown stage end ${JSON.stringify(unknown)}`);
+    }
   }
 }

@@ -76,29 +76,49 @@ function parseSampling(params: unknown, where: string, warnings: string[]): Samp
  * unknown keys are reported. `override` (the Run's `runtime.model`) replaces the list, keeping the parameters.
  */
 export function resolveModelSettings(model: unknown, where: string, override: ModelChoice | undefined, warnings: string[]): ModelSettings {
-  const models: ModelChoice[] = [];
-  let sampling: SamplingSettings = {};
-  let timeoutMs: number | undefined;
+  const read: ReadModel = { where, warnings, models: [], sampling: {}, timeoutMs: undefined };
   if (model !== undefined && !isRecord(model)) warnings.push(`${where}: not a table; the default model is used`);
   if (isRecord(model)) {
     for (const [key, value] of Object.entries(model)) {
-      if (key === "models") {
-        if (Array.isArray(value)) value.forEach((v, i) => { const c = parseChoice(v, `${where}.models[${i}]`, warnings); if (c) models.push(c); });
-        else warnings.push(`${where}.models: not a list; ignored`);
-      } else if (key === "fallbacks") {
-        if (Array.isArray(value)) value.forEach((v, i) => { const c = typeof v === "string" ? parseModelOverride(v) : parseChoice(v, `${where}.fallbacks[${i}]`, warnings); if (c) models.push(c); });
-        else warnings.push(`${where}.fallbacks: not a list; ignored`);
-      } else if (key === "parameters") sampling = parseSampling(value, `${where}.parameters`, warnings);
-      else if (key === "request_timeout_secs") {
-        if (typeof value === "number" && value > 0) timeoutMs = Math.round(value * 1000);
-        else warnings.push(`${where}.request_timeout_secs: not a positive number; ignored`);
-      } else if (key !== "provider" && key !== "model") warnings.push(`${where}.${key}: ignored by leviath agent`);
+      const readKey = Object.hasOwn(MODEL_KEYS, key) ? MODEL_KEYS[key] : undefined;
+      if (readKey) readKey(value, read);
+      else warnings.push(`${where}.${key}: ignored by leviath agent`);
     }
     if (model["provider"] !== undefined || model["model"] !== undefined) {
       const legacy = parseChoice({ provider: model["provider"], model: model["model"] }, where, warnings);
-      if (legacy) models.unshift(legacy);
+      if (legacy) read.models.unshift(legacy);
     }
   }
-  const chosen = override ? [override] : models.length > 0 ? models : [DEFAULT_MODEL];
-  return { models: chosen, sampling, ...(timeoutMs === undefined ? {} : { timeoutMs }) };
+  const chosen = override ? [override] : read.models.length > 0 ? read.models : [DEFAULT_MODEL];
+  return { models: chosen, sampling: read.sampling, ...(read.timeoutMs === undefined ? {} : { timeoutMs: read.timeoutMs }) };
 }
+
+/** What reading a stage's `model` table gathers, and where it reports what it ignores. */
+interface ReadModel {
+  readonly where: string;
+  readonly warnings: string[];
+  readonly models: ModelChoice[];
+  sampling: SamplingSettings;
+  timeoutMs: number | undefined;
+}
+
+/** How each known key of a `model` table is read (`provider` and `model`, the older form, are read after the loop). */
+const MODEL_KEYS: Readonly<Record<string, (value: unknown, read: ReadModel) => void>> = {
+  models(value, read) {
+    if (!Array.isArray(value)) return void read.warnings.push(`${read.where}.models: not a list; ignored`);
+    value.forEach((v, i) => { const c = parseChoice(v, `${read.where}.models[${i}]`, read.warnings); if (c) read.models.push(c); });
+  },
+  fallbacks(value, read) {
+    if (!Array.isArray(value)) return void read.warnings.push(`${read.where}.fallbacks: not a list; ignored`);
+    value.forEach((v, i) => { const c = typeof v === "string" ? parseModelOverride(v) : parseChoice(v, `${read.where}.fallbacks[${i}]`, read.warnings); if (c) read.models.push(c); });
+  },
+  parameters(value, read) {
+    read.sampling = parseSampling(value, `${read.where}.parameters`, read.warnings);
+  },
+  request_timeout_secs(value, read) {
+    if (typeof value === "number" && value > 0) read.timeoutMs = Math.round(value * 1000);
+    else read.warnings.push(`${read.where}.request_timeout_secs: not a positive number; ignored`);
+  },
+  provider: () => undefined,
+  model: () => undefined,
+};

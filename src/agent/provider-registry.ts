@@ -72,18 +72,26 @@ export function createProviderRegistry(input: RegistryInput): (provider: string,
     const protocol: Protocol = config.protocol ?? (name === "anthropic" ? "anthropic" : "openai");
     const baseUrl = config.baseUrl ?? input.lookup(`${stem}_BASE_URL`);
     const apiKey = input.lookup(`${stem}_API_KEY`);
-    if (baseUrl === undefined && name !== "anthropic" && name !== "openai") {
-      return { ok: false, message: `provider '${name}' has no base URL: set runtime.providers.${name}.baseUrl on the Run or ${stem}_BASE_URL in its credentials` };
-    }
-    if (apiKey === undefined && baseUrl === undefined) {
-      return { ok: false, message: `provider '${name}' has no API key: add ${stem}_API_KEY to the Run's credentials (a Secret, as env or files)` };
-    }
-    try {
-      if (baseUrl !== undefined) new URL(baseUrl);
-    } catch {
-      return { ok: false, message: `provider '${name}': base URL '${baseUrl}' is not a URL` };
-    }
+    const missing = checkEndpoint(name, stem, { baseUrl, apiKey });
+    if (missing !== undefined) return { ok: false, message: missing };
     const opts = { name, apiKey, ...(baseUrl === undefined ? {} : { baseUrl }), ...(config.stream === undefined ? {} : { stream: config.stream }), ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(input.retry ? { retry: input.retry } : {}) };
     return { ok: true, provider: protocol === "anthropic" ? createAnthropicProvider(opts) : createOpenAiProvider(opts) };
   };
+}
+
+/** Why a provider cannot be reached with what is set (a message naming what to set); `undefined` when it can. */
+function checkEndpoint(name: string, stem: string, endpoint: { baseUrl: string | undefined; apiKey: string | undefined }): string | undefined {
+  const { baseUrl, apiKey } = endpoint;
+  if (baseUrl === undefined && name !== "anthropic" && name !== "openai") {
+    return `provider '${name}' has no base URL: set runtime.providers.${name}.baseUrl on the Run or ${stem}_BASE_URL in its credentials`;
+  }
+  if (apiKey === undefined && baseUrl === undefined) {
+    return `provider '${name}' has no API key: add ${stem}_API_KEY to the Run's credentials (a Secret, as env or files)`;
+  }
+  try {
+    if (baseUrl !== undefined) new URL(baseUrl);
+  } catch {
+    return `provider '${name}': base URL '${baseUrl}' is not a URL`;
+  }
+  return undefined;
 }

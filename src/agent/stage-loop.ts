@@ -88,56 +88,97 @@ async function runCall(call: ToolCall, at: string, deps: StageDeps): Promise<{ s
   return { submitted: call.name === RESULT_TOOL && outcome.decision === "run" };
 }
 
+/** A stage being run: its plan and dependencies, its edges by condition, its prompt and the tools it offers. */
+interface StageRun {
+  readonly plan: StagePlan;
+  readonly deps: StageDeps;
+  readonly edges: readonly TransitionPlan[];
+  readonly llmEdges: readonly TransitionPlan[];
+  readonly system: string;
+  readonly tools: readonly ToolSpec[];
+}
+
 /** Runs a stage until it ends. */
 export async function runStage(plan: StagePlan, offered: readonly ToolSpec[], deps: StageDeps): Promise<StageEnd> {
   const edges = plan.transitions ?? [];
   const llmEdges = edges.filter((e) => e.condition === "llm_choice");
-  const always = edges.find((e) => e.condition === "always");
-  const system = buildSystemPrompt(plan, llmEdges);
-  const tools = llmEdges.length > 0 ? [...offered, nextStageSpec(llmEdges)] : [...offered];
+  const stage: StageRun = {
+    plan, deps, edges, llmEdges,
+    system: buildSystemPrompt(plan, llmEdges),
+    tools: llmEdges.length > 0 ? [...offered, nextStageSpec(llmEdges)] : [...offered],
+  };
   for (let i = 1; i <= plan.maxIterations; i++) {
-    const at = `[${plan.name} ${i}/${plan.maxIterations}]`;
-    const dropped = deps.conversation.trim();
-    if (dropped.length > 0) {
-      const r = await deps.link.evict(dropped);
-      deps.transcript.line(`${at} context trimmed: ${r.evicted} entries evicted, context taint now ${r.taint}`);
-    }
-    let turn: ModelTurn;
-    try {
-      turn = await completeWithFailover(plan, deps, { system, messages: deps.conversation.messages(), tools, sampling: plan.model.sampling });
-    } catch (err) {
-      if (!(err instanceof ProviderError)) throw err;
-      const onError = edges.find((e) => e.condition === "error");
-      if (onError) return { kind: "transition", edge: onError, why: `the model failed (${err.message})` };
-      return { kind: "failed", message: `stage '${plan.name}': the model failed: ${err.message}` };
-    }
-    const entry = deps.conversation.addAssistant(turn.text, turn.toolCalls);
-    if (entry) await deps.link.label([{ ...entry, source: "model" }]);
-    deps.transcript.line(`${at} model: ${Buffer.byteLength(turn.text)} bytes of text, ${turn.toolCalls.length} tool call(s), stop ${turn.stopReason}`);
-    deps.transcript.detail("text", turn.text);
-    if (turn.toolCalls.length === 0) {
-      if (always) return { kind: "transition", edge: always, why: "the stage's work ended (condition always)" };
-      if (plan.output) { deps.conversation.addUser(`Call ${RESULT_TOOL} with the final answer; the run ends only when it is handed over.`); continue; }
-      if (llmEdges.length > 0) { deps.conversation.addUser(`Call ${NEXT_STAGE_TOOL} to go on (${llmEdges.map((e) => e.to).join(", ")}), or keep working with the tools.`); continue; }
-      return plan.transitions === undefined ? { kind: "fallthrough" } : { kind: "done" };
-    }
-    let submitted = false;
-    let chosen: TransitionPlan | undefined;
-    for (const call of turn.toolCalls) {
-      if (call.name === NEXT_STAGE_TOOL && llmEdges.length > 0) {
-        chosen = llmEdges.find((e) => e.to === call.args["stage"]);
-        deps.transcript.line(`${at} → ${NEXT_STAGE_TOOL} ${describeArgs(call.args)}${chosen ? "" : " (not a transition of this stage)"}`);
-        deps.conversation.addToolResult(call, chosen ? `Leaving for stage '${chosen.to}'.` : `[error] '${String(call.args["stage"])}' is not a stage this one leads to (${llmEdges.map((e) => e.to).join(", ")})`, chosen === undefined);
-        continue;
-      }
-      const r = await runCall(call, at, deps);
-      if (r.fatal) return { kind: "failed", message: r.fatal };
-      submitted ||= r.submitted;
-    }
-    if (submitted) return { kind: "submitted" };
-    if (chosen) return { kind: "transition", edge: chosen, why: "the model chose it" };
+    const end = await runIteration(stage, `[${plan.name} ${i}/${plan.maxIterations}]`);
+    if (end !== undefined) return end;
   }
   const onMax = edges.find((e) => e.condition === "max_iterations");
   if (onMax) return { kind: "transition", edge: onMax, why: `max_iterations (${plan.maxIterations}) reached` };
   return { kind: "failed", message: `stage '${plan.name}' reached its max_iterations (${plan.maxIterations})${plan.output ? " without submit_output" : ""}` };
+}
+
+/** One iteration: trim the context, ask the model, act on its reply; the stage's end, or undefined to go on. */
+async function runIteration(stage: StageRun, at: string): Promise<StageEnd | undefined> {
+  const { deps } = stage;
+  const dropped = deps.conversation.trim();
+  if (dropped.length > 0) {
+    const r = await deps.link.evict(dropped);
+    deps.transcript.line(`${at} context trimmed: ${r.evicted} entries evicted, context taint now ${r.taint}`);
+  }
+  const turn = await askModel(stage);
+  if ("kind" in turn) return turn;
+  const entry = deps.conversation.addAssistant(turn.text, turn.toolCalls);
+  if (entry) await deps.link.label([{ ...entry, source: "model" }]);
+  deps.transcript.line(`${at} model: ${Buffer.byteLength(turn.text)} bytes of text, ${turn.toolCalls.length} tool call(s), stop ${turn.stopReason}`);
+  deps.transcript.detail("text", turn.text);
+  return turn.toolCalls.length === 0 ? endWithoutCalls(stage) : runToolCalls(stage, turn.toolCalls, at);
+}
+
+/** The model's turn; a provider failure takes the stage's `error` edge, or fails it. */
+async function askModel(stage: StageRun): Promise<ModelTurn | StageEnd> {
+  const { plan, deps } = stage;
+  try {
+    return await completeWithFailover(plan, deps, { system: stage.system, messages: deps.conversation.messages(), tools: [...stage.tools], sampling: plan.model.sampling });
+  } catch (err) {
+    if (!(err instanceof ProviderError)) throw err;
+    const onError = stage.edges.find((e) => e.condition === "error");
+    if (onError) return { kind: "transition", edge: onError, why: `the model failed (${err.message})` };
+    return { kind: "failed", message: `stage '${plan.name}': the model failed: ${err.message}` };
+  }
+}
+
+/** A reply without tool calls: the `always` edge, a nudge to hand over the output or choose a stage (go on), or the stage's end. */
+function endWithoutCalls(stage: StageRun): StageEnd | undefined {
+  const { plan, deps, llmEdges } = stage;
+  const always = stage.edges.find((e) => e.condition === "always");
+  if (always) return { kind: "transition", edge: always, why: "the stage's work ended (condition always)" };
+  if (plan.output) {
+    deps.conversation.addUser(`Call ${RESULT_TOOL} with the final answer; the run ends only when it is handed over.`);
+    return undefined;
+  }
+  if (llmEdges.length > 0) {
+    deps.conversation.addUser(`Call ${NEXT_STAGE_TOOL} to go on (${llmEdges.map((e) => e.to).join(", ")}), or keep working with the tools.`);
+    return undefined;
+  }
+  return plan.transitions === undefined ? { kind: "fallthrough" } : { kind: "done" };
+}
+
+/** Runs the reply's tool calls in order: submitted, a chosen transition, a fatal failure, or undefined to go on. */
+async function runToolCalls(stage: StageRun, calls: readonly ToolCall[], at: string): Promise<StageEnd | undefined> {
+  const { deps, llmEdges } = stage;
+  let submitted = false;
+  let chosen: TransitionPlan | undefined;
+  for (const call of calls) {
+    if (call.name === NEXT_STAGE_TOOL && llmEdges.length > 0) {
+      chosen = llmEdges.find((e) => e.to === call.args["stage"]);
+      deps.transcript.line(`${at} → ${NEXT_STAGE_TOOL} ${describeArgs(call.args)}${chosen ? "" : " (not a transition of this stage)"}`);
+      deps.conversation.addToolResult(call, chosen ? `Leaving for stage '${chosen.to}'.` : `[error] '${String(call.args["stage"])}' is not a stage this one leads to (${llmEdges.map((e) => e.to).join(", ")})`, chosen === undefined);
+      continue;
+    }
+    const r = await runCall(call, at, deps);
+    if (r.fatal) return { kind: "failed", message: r.fatal };
+    submitted ||= r.submitted;
+  }
+  if (submitted) return { kind: "submitted" };
+  if (chosen) return { kind: "transition", edge: chosen, why: "the model chose it" };
+  return undefined;
 }

@@ -2,7 +2,7 @@
 // the prompt, the model, the iteration budget, the tools and where the stage may go next. Keys of upstream's
 // that this runtime does not implement are listed as warnings, so the Run's status says what was not honoured.
 import { computeEffectiveStages, type AgentSpec } from "../api/agent.ts";
-import { parseModelOverride, resolveModelSettings, type ModelSettings } from "./model-settings.ts";
+import { parseModelOverride, resolveModelSettings, type ModelChoice, type ModelSettings } from "./model-settings.ts";
 import { buildRegionSeedPlans, type RegionSeedPlan } from "./region-seeds.ts";
 
 /** Upstream's `[limits] default_max_iterations`: a stage that leaves it unset or 0 gets this. */
@@ -82,6 +82,35 @@ function positiveInt(v: unknown, fallback: number, where: string, warnings: stri
   return fallback;
 }
 
+/** One stage's plan from its `runtime` table (at `where`); what is not honoured goes to `warnings`. */
+function buildStagePlan(stage: ReturnType<typeof computeEffectiveStages>[number], where: string, ctx: { names: ReadonlySet<string>; override: ModelChoice | undefined; warnings: string[] }): StagePlan {
+  const { warnings } = ctx;
+  const rt = stage.runtime ?? {};
+  for (const key of Object.keys(rt)) if (!(HONOURED_STAGE_KEYS as readonly string[]).includes(key)) warnings.push(`${where}.${key}: ignored by leviath agent`);
+  const mode = str(rt["mode"]) ?? "autonomous";
+  if (mode !== "autonomous" && mode !== "output") warnings.push(`${where}.mode: '${mode}' runs as 'autonomous'`);
+  const isOutput = mode === "output" || rt["require_output"] === true;
+  return {
+    name: stage.name,
+    mode,
+    systemPrompt: str(rt["system_prompt"]) ?? "",
+    maxIterations: positiveInt(rt["max_iterations"], DEFAULT_MAX_ITERATIONS, `${where}.max_iterations`, warnings),
+    maxRevisits: positiveInt(rt["max_revisits"], DEFAULT_MAX_REVISITS, `${where}.max_revisits`, warnings),
+    transitions: parseTransitions(rt["transitions"], `${where}.transitions`, ctx.names, warnings),
+    output: isOutput ? buildOutputPlan(rt["output"]) : undefined,
+    toolNames: stage.availableTools ? [...new Set([...stage.availableTools, ...(stage.requiredTools ?? [])])] : undefined,
+    model: resolveModelSettings(rt["model"], `${where}.model`, ctx.override, warnings),
+  };
+}
+
+/** An output stage's `output` table: its format and instructions, when given as strings. */
+function buildOutputPlan(raw: unknown): NonNullable<StagePlan["output"]> {
+  const table = isRecord(raw) ? raw : undefined;
+  const format = str(table?.["format"]);
+  const instructions = str(table?.["instructions"]);
+  return { ...(format ? { format } : {}), ...(instructions ? { instructions } : {}) };
+}
+
 /** The run plan of an Agent spec, with the Run's `runtime` values (`model: "provider/model"` overrides every stage). */
 export function buildRunPlan(spec: AgentSpec, runRuntime: Record<string, unknown> | undefined): RunPlan {
   const warnings: string[] = [];
@@ -90,26 +119,7 @@ export function buildRunPlan(spec: AgentSpec, runRuntime: Record<string, unknown
   const overrideText = str(runRuntime?.["model"]);
   const override = overrideText === undefined ? undefined : parseModelOverride(overrideText);
   if (overrideText !== undefined && override === undefined) warnings.push(`run.runtime.model: '${overrideText}' is not provider/model; ignored`);
-  const plans = stages.map((stage, i): StagePlan => {
-    const rt = stage.runtime ?? {};
-    const where = `stages[${i}].runtime`;
-    for (const key of Object.keys(rt)) if (!(HONOURED_STAGE_KEYS as readonly string[]).includes(key)) warnings.push(`${where}.${key}: ignored by leviath agent`);
-    const mode = str(rt["mode"]) ?? "autonomous";
-    if (mode !== "autonomous" && mode !== "output") warnings.push(`${where}.mode: '${mode}' runs as 'autonomous'`);
-    const outputRaw = isRecord(rt["output"]) ? rt["output"] : undefined;
-    const isOutput = mode === "output" || rt["require_output"] === true;
-    return {
-      name: stage.name,
-      mode,
-      systemPrompt: str(rt["system_prompt"]) ?? "",
-      maxIterations: positiveInt(rt["max_iterations"], DEFAULT_MAX_ITERATIONS, `${where}.max_iterations`, warnings),
-      maxRevisits: positiveInt(rt["max_revisits"], DEFAULT_MAX_REVISITS, `${where}.max_revisits`, warnings),
-      transitions: parseTransitions(rt["transitions"], `${where}.transitions`, names, warnings),
-      output: isOutput ? { ...(str(outputRaw?.["format"]) ? { format: str(outputRaw?.["format"])! } : {}), ...(str(outputRaw?.["instructions"]) ? { instructions: str(outputRaw?.["instructions"])! } : {}) } : undefined,
-      toolNames: stage.availableTools ? [...new Set([...stage.availableTools, ...(stage.requiredTools ?? [])])] : undefined,
-      model: resolveModelSettings(rt["model"], `${where}.model`, override, warnings),
-    };
-  });
+  const plans = stages.map((stage, i) => buildStagePlan(stage, `stages[${i}].runtime`, { names, override, warnings }));
   const regions = buildRegionSeedPlans(spec, warnings);
   return { stages: plans, entry: spec.agent.entryStage ?? plans[0]!.name, regions, warnings };
 }

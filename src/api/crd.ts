@@ -65,20 +65,28 @@ export function buildStructuralSchema(node: unknown): OpenApiSchema {
   return out;
 }
 
+/** Whether a keyword goes: one the API server refuses, an unknown format, or zod's safe-integer bound. */
+function isDroppedKeyword(key: string, value: unknown): boolean {
+  if (DROPPED.has(key)) return true;
+  if (key === "format") return !KEPT_FORMATS.has(String(value));
+  return (key === "minimum" || key === "maximum") && Math.abs(Number(value)) === Number.MAX_SAFE_INTEGER;
+}
+
 function convertKeyword(out: OpenApiSchema, key: string, value: unknown, hasProperties: boolean): void {
-  if (DROPPED.has(key)) return;
-  if (key === "format" && !KEPT_FORMATS.has(String(value))) return;
-  if ((key === "minimum" || key === "maximum") && Math.abs(Number(value)) === Number.MAX_SAFE_INTEGER) return;
+  if (isDroppedKeyword(key, value)) return;
   if (key === "const") out["enum"] = [value];
   else if (key === "properties" && isObject(value)) {
     out["properties"] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, buildStructuralSchema(v)]));
   } else if (key === "items") out["items"] = buildStructuralSchema(value);
-  else if (key === "additionalProperties") {
-    if (value === false || hasProperties) return;
-    // An open map (`z.record(string, unknown)`): an object that lets any keys and values through.
-    if (value === true || (isObject(value) && Object.keys(value).length === 0)) out["x-kubernetes-preserve-unknown-fields"] = true;
-    else out["additionalProperties"] = buildStructuralSchema(value);
-  } else out[key] = value;
+  else if (key === "additionalProperties") convertAdditionalProperties(out, value, hasProperties);
+  else out[key] = value;
+}
+
+function convertAdditionalProperties(out: OpenApiSchema, value: unknown, hasProperties: boolean): void {
+  if (value === false || hasProperties) return;
+  // An open map (`z.record(string, unknown)`): an object that lets any keys and values through.
+  if (value === true || (isObject(value) && Object.keys(value).length === 0)) out["x-kubernetes-preserve-unknown-fields"] = true;
+  else out["additionalProperties"] = buildStructuralSchema(value);
 }
 
 function schemaOf(type: z.ZodType): OpenApiSchema {

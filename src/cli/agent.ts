@@ -72,45 +72,23 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
     return AGENT_EXIT.succeeded;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const level = v["log-level"] ?? "info";
-  if (level !== "info" && level !== "debug") throw new UsageError(`--log-level '${level}' is not info or debug`);
-  const toolsVia = v.tools ?? "mcp";
-  if (toolsVia !== "mcp" && toolsVia !== "v1") throw new UsageError(`--tools '${toolsVia}' is not mcp or v1`);
+  const { level, toolsVia } = readModes(v);
   const abs = (p: string) => resolve(io.cwd, p);
-  const terminationLog = abs(v["termination-log"] ?? "/dev/termination-log");
-  const say = (exitCode: number, message: string): number => {
-    try {
-      writeFileSync(terminationLog, message.slice(0, 4000));
-    } catch { /* no termination log outside a pod */ }
-    if (exitCode !== 0) io.stderr(`leviath agent: ${message}\n`);
-    return exitCode;
-  };
+  const say = createTerminationReport(io, abs(v["termination-log"] ?? "/dev/termination-log"));
   const loaded = loadRuntimeConfig(abs(v["runtime-config"] ?? io.env["LEVIATH_RUNTIME_CONFIG"] ?? DEFAULT_RUNTIME_CONFIG));
   if (!loaded.ok) return say(AGENT_EXIT.usage, loaded.message);
   const config = loaded.value;
-  const tokenFile = v["token-file"] ?? io.env["LEVIATH_SIDECAR_TOKEN_FILE"];
-  if (tokenFile === undefined) throw new UsageError("no runtime token file: pass --token-file or set LEVIATH_SIDECAR_TOKEN_FILE");
-  const sidecarUrl = v.sidecar ?? io.env["LEVIATH_SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL;
+  const { tokenFile, sidecarUrl } = readSidecarSettings(v, io.env);
   const link = createSidecarClient({ baseUrl: sidecarUrl });
   const transcript = createTranscript(io.stdout, level);
-  try {
-    await link.waitHealthy(HEALTH_WAIT_MS);
-  } catch (err) {
-    return say(AGENT_EXIT.failed, (err as Error).message);
-  }
-  let token: string;
-  try {
-    token = readFileSync(abs(tokenFile), "utf8").trim();
-  } catch (err) {
-    return say(AGENT_EXIT.failed, `the runtime token file ${tokenFile}: ${(err as Error).message}`);
-  }
-  link.setToken(token);
+  const token = await readSidecarToken(link, { path: abs(tokenFile), named: tokenFile });
+  if (!token.ok) return say(AGENT_EXIT.failed, token.message);
   const plan = buildRunPlan(config.spec, config.runtime);
   const providers = createProviderRegistry({ configs: config.runtime.providers ?? {}, lookup: createCredentialLookup(io.env, abs(v["credentials-dir"] ?? CREDENTIALS_DIR)) });
   transcript.line(`[run] task: ${Buffer.byteLength(config.task ?? "")} bytes, inputs: ${Object.keys(config.inputs).join(", ") || "none"}, mode ${config.mode}, sidecar ${link.baseUrl}`);
   let tools;
   try {
-    tools = toolsVia === "v1" ? createV1ToolClient(link) : createSidecarToolClient(link, await connectMcpTools(sidecarUrl, token));
+    tools = toolsVia === "v1" ? createV1ToolClient(link) : createSidecarToolClient(link, await connectMcpTools(sidecarUrl, token.value));
   } catch (err) {
     return say(AGENT_EXIT.failed, `the sidecar's MCP endpoint at ${sidecarUrl}/mcp: ${(err as Error).message}`);
   }
@@ -127,4 +105,48 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
     conversation: new Conversation(config.runtime.maxContextChars),
   });
   return say(outcome.exitCode, outcome.message);
+}
+
+/** Where the sidecar is and the runtime token file, from the flags or the engine pod's environment. */
+function readSidecarSettings(v: { "token-file"?: string | undefined; sidecar?: string | undefined }, env: CliIo["env"]): { tokenFile: string; sidecarUrl: string } {
+  const tokenFile = v["token-file"] ?? env["LEVIATH_SIDECAR_TOKEN_FILE"];
+  if (tokenFile === undefined) throw new UsageError("no runtime token file: pass --token-file or set LEVIATH_SIDECAR_TOKEN_FILE");
+  return { tokenFile, sidecarUrl: v.sidecar ?? env["LEVIATH_SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL };
+}
+
+/** `--log-level` and `--tools`, checked. */
+function readModes(v: { "log-level"?: string | undefined; tools?: string | undefined }): { level: "info" | "debug"; toolsVia: "mcp" | "v1" } {
+  const level = v["log-level"] ?? "info";
+  if (level !== "info" && level !== "debug") throw new UsageError(`--log-level '${level}' is not info or debug`);
+  const toolsVia = v.tools ?? "mcp";
+  if (toolsVia !== "mcp" && toolsVia !== "v1") throw new UsageError(`--tools '${toolsVia}' is not mcp or v1`);
+  return { level, toolsVia };
+}
+
+/** Ends the run with an exit code: the message to the termination log (the Run's Completed condition reads it), and to stderr on failure. */
+function createTerminationReport(io: CliIo, terminationLog: string): (exitCode: number, message: string) => number {
+  return (exitCode, message) => {
+    try {
+      writeFileSync(terminationLog, message.slice(0, 4000));
+    } catch { /* no termination log outside a pod */ }
+    if (exitCode !== 0) io.stderr(`leviath agent: ${message}\n`);
+    return exitCode;
+  };
+}
+
+/** Waits for the sidecar, then reads the runtime token and gives it to the link; or why it could not. */
+async function readSidecarToken(link: ReturnType<typeof createSidecarClient>, file: { path: string; named: string }): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
+  try {
+    await link.waitHealthy(HEALTH_WAIT_MS);
+  } catch (err) {
+    return { ok: false, message: (err as Error).message };
+  }
+  let token: string;
+  try {
+    token = readFileSync(file.path, "utf8").trim();
+  } catch (err) {
+    return { ok: false, message: `the runtime token file ${file.named}: ${(err as Error).message}` };
+  }
+  link.setToken(token);
+  return { ok: true, value: token };
 }

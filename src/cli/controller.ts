@@ -126,6 +126,29 @@ function bindAddress(flag: string, value: string | undefined, fallback: string):
   return v === "0" ? undefined : parseListenAddress(`--${flag}`, v, "0.0.0.0");
 }
 
+/** `--workers`: an integer from 1 to 64 (default 4). */
+function readWorkers(flag: string | undefined): number {
+  const workers = Number(flag ?? "4");
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`--workers: '${flag}' is not an integer from 1 to 64`);
+  return workers;
+}
+
+/** The lease's timing from the flags; the renew deadline must be shorter than the lease. */
+function readLeaseTiming(v: { "lease-duration"?: string | undefined; "renew-deadline"?: string | undefined; "retry-period"?: string | undefined }) {
+  const lease = {
+    leaseDurationMs: seconds("lease-duration", v["lease-duration"], 15),
+    renewDeadlineMs: seconds("renew-deadline", v["renew-deadline"], 10),
+    retryPeriodMs: seconds("retry-period", v["retry-period"], 2),
+  };
+  if (lease.renewDeadlineMs >= lease.leaseDurationMs) throw new UsageError("--renew-deadline must be shorter than --lease-duration");
+  return lease;
+}
+
+/** The election of this process: the Lease named by `--leader-election-id`, an identity of the host name and a random suffix. */
+function buildLeaderElection(id: string | undefined, at: { namespace: string; env: CliIo["env"]; lease: ReturnType<typeof readLeaseTiming> }) {
+  return { namespace: at.namespace, name: id ?? "leviath-operator", identity: `${at.env["HOSTNAME"] ?? hostname()}_${randomBytes(4).toString("hex")}`, ...at.lease };
+}
+
 /** Run `leviath controller` until SIGTERM or SIGINT; exit status 1 when the lease is lost. */
 export async function runController(argv: string[], io: CliIo): Promise<number> {
   const { values: v, positionals } = parseCommandArgs(argv, OPTIONS);
@@ -135,14 +158,8 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const level = parseLogLevel(v["log-level"]);
-  const workers = Number(v.workers ?? "4");
-  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`--workers: '${v.workers}' is not an integer from 1 to 64`);
-  const lease = {
-    leaseDurationMs: seconds("lease-duration", v["lease-duration"], 15),
-    renewDeadlineMs: seconds("renew-deadline", v["renew-deadline"], 10),
-    retryPeriodMs: seconds("retry-period", v["retry-period"], 2),
-  };
-  if (lease.renewDeadlineMs >= lease.leaseDurationMs) throw new UsageError("--renew-deadline must be shorter than --lease-duration");
+  const workers = readWorkers(v.workers);
+  const lease = readLeaseTiming(v);
   const metricsAddress = bindAddress("metrics-bind-address", v["metrics-bind-address"], "0.0.0.0:8080");
   const probeAddress = bindAddress("health-probe-bind-address", v["health-probe-bind-address"], "0.0.0.0:8081");
   const approvalTtlMs = seconds("approval-ttl", v["approval-ttl"], DEFAULT_APPROVAL_TTL_MS / 1000);
@@ -164,14 +181,13 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
     log,
     workers,
     settings: buildPodSettings(v, sidecarMetricsTokenSha256),
-    ...(metricsAddress ? { metricsAddress } : {}),
-    ...(metricsSecurity ? { metricsSecurity } : {}),
-    ...(probeAddress ? { probeAddress } : {}),
-    ...(webhook ? { webhook } : {}),
+    // Each of these is off when undefined: the operator checks them by truth.
+    metricsAddress,
+    metricsSecurity,
+    probeAddress,
+    webhook,
     approvalTtlMs,
-    ...(v["leader-elect"]
-      ? { leaderElection: { namespace, name: v["leader-election-id"] ?? "leviath-operator", identity: `${io.env["HOSTNAME"] ?? hostname()}_${randomBytes(4).toString("hex")}`, ...lease } }
-      : {}),
+    leaderElection: v["leader-elect"] ? buildLeaderElection(v["leader-election-id"], { namespace, env: io.env, lease }) : undefined,
     onLostLeadership: () => {
       lost = true;
       wake();

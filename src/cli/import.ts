@@ -56,6 +56,25 @@ function isBlueprint(file: string): boolean {
   }
 }
 
+/** A blueprint as an Agent resource, named by `--name` or its own `[agent] name`. */
+function importBlueprint(io: CliIo, file: string, at: { namespace: string; nsAsked: boolean; name: string | undefined }): number {
+  const { namespace } = at;
+  const res = loadAgent(file, namespace);
+  if (!res.ok) return printIssues(io, res.issues);
+  const name = at.name ?? res.value.name;
+  const nameProblem = checkAgentName(name);
+  if (nameProblem !== null) return printIssues(io, [{ file: res.value.file, where: at.name === undefined ? "[agent] name" : "--name", message: nameProblem }]);
+  printWarnings(io, res.value.scriptTools.length === 0 ? res.warnings : [...res.warnings, { file: res.value.file, message: describeScriptTools(res.value.scriptTools) }]);
+  const spec = structuredClone(res.value.spec);
+  spec.agent.name = name;
+  const out: Record<string, unknown> = { ...spec };
+  if (spec.stages.length === 0) delete out["stages"];
+  // An Agent resource keeps its own namespace unless one is asked for.
+  const ns = res.value.format === "yaml" && !at.nsAsked ? (res.value.key.split("/")[0] ?? namespace) : namespace;
+  io.stdout(stringify({ apiVersion: API_VERSION, kind: KIND.agent, metadata: { name, namespace: ns }, spec: out }));
+  return EXIT.ok;
+}
+
 /** Run `leviath import`. */
 export function runImport(argv: string[], io: CliIo): number {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -75,20 +94,7 @@ export function runImport(argv: string[], io: CliIo): number {
 
   if (isBlueprint(first)) {
     if (second !== undefined) throw new UsageError("a blueprint is imported alone; policy.toml goes with config.toml");
-    const res = loadAgent(first, namespace);
-    if (!res.ok) return printIssues(io, res.issues);
-    const name = values.name ?? res.value.name;
-    const nameProblem = checkAgentName(name);
-    if (nameProblem !== null) return printIssues(io, [{ file: res.value.file, where: values.name === undefined ? "[agent] name" : "--name", message: nameProblem }]);
-    printWarnings(io, res.value.scriptTools.length === 0 ? res.warnings : [...res.warnings, { file: res.value.file, message: describeScriptTools(res.value.scriptTools) }]);
-    const spec = structuredClone(res.value.spec);
-    spec.agent.name = name;
-    const out: Record<string, unknown> = { ...spec };
-    if (spec.stages.length === 0) delete out["stages"];
-    // An Agent resource keeps its own namespace unless one is asked for.
-    const ns = res.value.format === "yaml" && values.namespace === undefined ? (res.value.key.split("/")[0] ?? namespace) : namespace;
-    io.stdout(stringify({ apiVersion: API_VERSION, kind: KIND.agent, metadata: { name, namespace: ns }, spec: out }));
-    return EXIT.ok;
+    return importBlueprint(io, first, { namespace, nsAsked: values.namespace !== undefined, name: values.name });
   }
   const res = loadPolicy({ config: first, policy: second, rules: values.rules, namespace }, buildMcpToolName);
   if (!res.ok) return printIssues(io, res.issues);

@@ -97,35 +97,51 @@ export function runPaths(argv: string[], io: CliIo): number {
   const tool = values.tool ?? "read_file";
   checkTool(tool);
   try {
-    const workdir = canonicalWorkdir(io, values.workdir);
-    const admin = loadPolicyFlags(io, { config: values.config, namespace: values.namespace });
-    const policy = admin?.spec ?? EMPTY_POLICY;
-    const loaded = loadAgentFlag(io, values.agent, values.namespace);
-    if (!loaded.ok) {
-      printIssues(io, loaded.issues);
-      return EXIT.usage;
-    }
-    const { agent } = loaded;
-    const built = buildReadPathPolicy({
-      agentName: agent.name,
-      declared: agent.spec.readPaths?.allow ?? [],
-      granted: [...policy.readPaths.global, ...(policy.readPaths.perAgent[agent.key] ?? [])],
-      allowBlueprintReadPaths: policy.readPaths.allowBlueprintReadPaths,
-      workdir,
-      home: homeOf(io),
-    });
-    const inPolicyFields = admin?.format === "yaml";
-    if (!built.ok) {
-      io.stderr(`error: ${inPolicyFields ? built.error.replace(GRANT_ERROR_PREFIX, "read_paths grant in the LeviathPolicy: ") : built.error}\n`);
-      return EXIT.usage;
-    }
-    const ctx = { workdir, policy: built.value, fs: REAL_FS };
-    const answer = READ_TOOLS.includes(tool) ? resolveRead(request, ctx) : resolveWrite(request, ctx);
-    const r = inPolicyFields ? adviseInPolicyFields(answer, request, agent.key) : answer;
-    io.stdout(renderAnswer(r, { request, tool, agent: agent.key, workdir, json: values.json === true }));
-    return r.ok ? EXIT.ok : EXIT.refused;
+    return testPath(io, { request, tool, agentFile: values.agent, workdir: values.workdir, config: values.config, namespace: values.namespace, json: values.json === true });
   } catch (err) {
     if (err instanceof CliStop) return err.status;
     throw err;
   }
+}
+
+/** One `paths test` question, its flags checked. */
+interface PathQuery {
+  readonly request: string;
+  readonly tool: string;
+  readonly agentFile: string;
+  readonly workdir: string;
+  readonly config: string | undefined;
+  readonly namespace: string | undefined;
+  readonly json: boolean;
+}
+
+/** Builds the agent's read-path policy under the admin's and answers the question as the sidecar would. */
+function testPath(io: CliIo, q: PathQuery): number {
+  const workdir = canonicalWorkdir(io, q.workdir);
+  const admin = loadPolicyFlags(io, { config: q.config, namespace: q.namespace });
+  const policy = admin?.spec ?? EMPTY_POLICY;
+  const loaded = loadAgentFlag(io, q.agentFile, q.namespace);
+  if (!loaded.ok) {
+    printIssues(io, loaded.issues);
+    return EXIT.usage;
+  }
+  const { agent } = loaded;
+  const built = buildReadPathPolicy({
+    agentName: agent.name,
+    declared: agent.spec.readPaths?.allow ?? [],
+    granted: [...policy.readPaths.global, ...(policy.readPaths.perAgent[agent.key] ?? [])],
+    allowBlueprintReadPaths: policy.readPaths.allowBlueprintReadPaths,
+    workdir,
+    home: homeOf(io),
+  });
+  const inPolicyFields = admin?.format === "yaml";
+  if (!built.ok) {
+    io.stderr(`error: ${inPolicyFields ? built.error.replace(GRANT_ERROR_PREFIX, "read_paths grant in the LeviathPolicy: ") : built.error}\n`);
+    return EXIT.usage;
+  }
+  const ctx = { workdir, policy: built.value, fs: REAL_FS };
+  const answer = READ_TOOLS.includes(q.tool) ? resolveRead(q.request, ctx) : resolveWrite(q.request, ctx);
+  const r = inPolicyFields ? adviseInPolicyFields(answer, q.request, agent.key) : answer;
+  io.stdout(renderAnswer(r, { request: q.request, tool: q.tool, agent: agent.key, workdir, json: q.json }));
+  return r.ok ? EXIT.ok : EXIT.refused;
 }

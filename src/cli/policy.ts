@@ -114,6 +114,16 @@ function renderYamlAllowlistAdvice(path: string, rule: AllowlistRule): string {
     `${items}\nand apply it (kubectl apply -f ${path}).\n`;
 }
 
+/** Why `policy add` may not append to the file at `path` (a LeviathPolicy, or TOML that does not parse); `undefined` when it may. */
+function checkAppendable(path: string, named: string, rule: AllowlistRule): string | undefined {
+  if (!existsSync(path)) return undefined;
+  const text = readFileSync(path, "utf8");
+  if (detectSourceFormat(path, text) === "yaml") return renderYamlAllowlistAdvice(named, rule);
+  const doc = parseTomlDoc(path, text);
+  if (!doc.ok) return `error: ${formatIssue({ ...doc.issue, message: `Failed to parse policy.toml: ${doc.issue.message}` })}\n`;
+  return undefined;
+}
+
 function runAdd(argv: string[], io: CliIo): number {
   const { values, positionals } = parseCommandArgs(argv, { policy: { type: "string" }, target: { type: "string" }, "max-sensitivity": { type: "string" } });
   if (values.help) return help(io);
@@ -125,17 +135,10 @@ function runAdd(argv: string[], io: CliIo): number {
   if (values.policy === STDIN_PATH) throw new UsageError("policy add writes to the policy file; '-' (stdin) is not one");
   const path = resolve(io.cwd, values.policy ?? defaultPolicyPath(io));
   const rule = buildPolicyAddRule(tool, level.value, values.target);
-  if (existsSync(path)) {
-    const text = readFileSync(path, "utf8");
-    if (detectSourceFormat(path, text) === "yaml") {
-      io.stderr(renderYamlAllowlistAdvice(values.policy ?? path, rule));
-      return EXIT.refused;
-    }
-    const doc = parseTomlDoc(path, text);
-    if (!doc.ok) {
-      io.stderr(`error: ${formatIssue({ ...doc.issue, message: `Failed to parse policy.toml: ${doc.issue.message}` })}\n`);
-      return EXIT.refused;
-    }
+  const refusal = checkAppendable(path, values.policy ?? path, rule);
+  if (refusal !== undefined) {
+    io.stderr(refusal);
+    return EXIT.refused;
   }
   const block = stringify({ allowlist: [{ tool: rule.tool, to: [...rule.to], channel: [...rule.channel], max_sensitivity: rule.maxSensitivity }] });
   mkdirSync(dirname(path), { recursive: true });

@@ -2,28 +2,14 @@ import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
-import { buildChildNames } from "../sandbox/names.ts";
 import { loadAgent } from "../config/load.ts";
-import type { KubeClient } from "../kube/client.ts";
-import type { ClusterClient } from "../kube/connect.ts";
-import type { createPodExec } from "../kube/pod-exec.ts";
 import { componentLogger, createLogger, LOG_LEVELS, type Logger } from "../log/logger.ts";
 import { isSafeRunName } from "../sidecar/storage/audit-writer.ts";
-import type { startApprovalWatcher } from "../sidecar/cluster/cluster-approvals.ts";
-import { probeConfinement, type Confinement } from "../sidecar/executors/local-confinement.ts";
-import { createLocalShell } from "../sidecar/executors/local-shell.ts";
-import { createLocalStdioLauncher } from "../sidecar/executors/local-stdio-server.ts";
-import { createPodExecShell } from "../sidecar/executors/pod-exec-shell.ts";
-import { computeStdioTarget, createPodExecStdioLauncher } from "../sidecar/executors/pod-exec-stdio-server.ts";
+import type { Confinement } from "../sidecar/executors/local-confinement.ts";
 import { createRunPolicyFileSource, createStandaloneSource, type PolicySource } from "../sidecar/cluster/policy-sources.ts";
-import { AuditChunks } from "../sidecar/storage/audit-chunks.ts";
-import { createClusterRecords } from "../sidecar/cluster/cluster-records.ts";
-import { createResultSink } from "../sidecar/core/run-result.ts";
-import { createResumableSource, startResumeWatcher } from "../sidecar/cluster/resumed-snapshot.ts";
-import { startRunStatusReporter } from "../sidecar/cluster/run-status-reporter.ts";
-import { computePodTarget } from "../sidecar/executors/sandbox-targets.ts";
-import type { ListenAddress, SidecarServerOptions } from "../sidecar/build-sidecar.ts";
-import { startSidecarServer, type RunningSidecar } from "../sidecar/server.ts";
+import { createResumableSource } from "../sidecar/cluster/resumed-snapshot.ts";
+import type { ListenAddress } from "../sidecar/build-sidecar.ts";
+import { startSidecarServer } from "../sidecar/server.ts";
 import { METRICS_TOKEN_DIGEST } from "../sidecar/http/metrics-token.ts";
 import type { VarSource } from "../sidecar/gateway/server-vars.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
@@ -32,6 +18,8 @@ import { EXIT, UsageError, type CliIo } from "./io.ts";
 import {
   DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
 } from "./sidecar-options.ts";
+import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
+import { shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
 
 /** `leviath sidecar --help`. */
@@ -183,63 +171,6 @@ function policySources(v: Values, io: CliIo, namespace: string, cluster: boolean
   return { source: resumable.source, resumable };
 }
 
-/** How often the audit ConfigMaps are brought up to date while the sidecar runs. */
-const AUDIT_FLUSH_MS = 1000;
-
-/**
- * The cluster side of the sidecar's records: audit lines to stdout and the audit ConfigMaps, the result sink. A
- * restart carries on from what earlier starts stored (the audit sequence after its last chunk, the result); a
- * start that cannot read it fails rather than write over it.
- */
-async function clusterRecords(client: KubeClient, namespace: string, run: string, io: CliIo): Promise<{ chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result"> }> {
-  const records = createClusterRecords({ client, namespace, run });
-  const stored = await records.readStored();
-  const chunks = new AuditChunks((index, text) => records.writeAuditChunk(index, text));
-  if (stored.lastChunk !== undefined) chunks.resume(stored.lastChunk.index, stored.lastChunk.text);
-  // Owned by the result's own field manager from now on, whoever wrote it before.
-  if (stored.result !== undefined) await records.writeResultReference(stored.result);
-  const stdout = (line: string): boolean => {
-    io.stdout(line);
-    return true;
-  };
-  const result = createResultSink(buildChildNames(run).result, { external: records.writeResult, reference: records.writeResultReference }, stored.result);
-  return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result } };
-}
-
-/** The cluster records (none standalone), or why what an earlier start stored could not be read. */
-function openClusterRecords(client: KubeClient | undefined, namespace: string, run: string, io: CliIo): Promise<Awaited<ReturnType<typeof clusterRecords>> | Error | undefined> {
-  if (client === undefined) return Promise.resolve(undefined);
-  return clusterRecords(client, namespace, run, io).catch((err: unknown) => new Error(`cannot read the records an earlier start of this Run's sidecar stored: ${(err as Error).message}`));
-}
-
-function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger; resumable: Resumable | undefined; startApprovalWatcher: typeof startApprovalWatcher }): () => Promise<void> {
-  const { namespace, run, log, resumable, startApprovalWatcher } = at;
-  const resume = resumable === undefined ? undefined : startResumeWatcher({
-    client, namespace, run, log, current: () => resumable.offered()?.sha256,
-    switchTo: (snapshot) => {
-      resumable.offer(snapshot);
-      if (sidecar.reloadPolicy() === "failed") log.error({ snapshot: snapshot.name }, "resumed snapshot refused; the policy in force stays");
-    },
-  });
-  const { service, approvals } = sidecar.deps;
-  const watcher = startApprovalWatcher({
-    client, namespace, run, log, clock: Date.now,
-    target: { isPending: (id) => approvals.get(id) !== undefined, isWithdrawn: (id) => approvals.isWithdrawn(id), answer: (id, d, who) => service.answer(id, d, who.reason, who.approvedBy) },
-  });
-  const reporter = startRunStatusReporter({ client, namespace, run, log, status: () => sidecar.status() });
-  const flushAudit = () => chunks.flush().catch((err: unknown) => log.warn({ err: (err as Error).message }, "audit ConfigMap update failed; retrying"));
-  const timer = setInterval(() => void flushAudit(), AUDIT_FLUSH_MS);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    watcher.stop();
-    resume?.stop();
-    // The calls refused by the stop are recorded first, then everything goes out.
-    await sidecar.close();
-    await Promise.all([flushAudit(), reporter.stop()]);
-  };
-}
-
 /** Resolves after `ms`, saying so: a stop that overruns its grace must not be killed mid-write by SIGKILL. */
 function graceTimeout(ms: number): Promise<"timeout"> {
   return new Promise((resolve) => setTimeout(() => resolve("timeout"), ms).unref());
@@ -251,47 +182,6 @@ function waitForSignal(): Promise<string> {
     process.on("SIGTERM", () => done("SIGTERM"));
     process.on("SIGINT", () => done("SIGINT"));
   });
-}
-
-/** Where the sidecar's executors run: the cluster it talks to (if any) and this run's names and confinement. */
-interface ExecutorContext {
-  cluster: boolean; client: ClusterClient | undefined; podExec: typeof createPodExec | undefined;
-  workdir: string; namespace: string; run: string; confinement: Confinement; execWaitMs: number;
-}
-
-function shellFactory(v: Values, io: CliIo, ctx: ExecutorContext): SidecarServerOptions["shell"] {
-  const kind = v.shell ?? (ctx.cluster ? "pod-exec" : "local");
-  if (kind !== "local" && kind !== "pod-exec") throw new UsageError(`--shell '${v.shell}' is not local or pod-exec`);
-  const { client, podExec } = ctx;
-  if (kind === "pod-exec") {
-    if (client === undefined || podExec === undefined) throw new UsageError("--shell pod-exec needs a cluster (--kubeconfig, or run in a pod)");
-    const exec = podExec(client, ctx.execWaitMs);
-    return (policy) => createPodExecShell({ exec, namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage) });
-  }
-  // A command that could outlive its call, see the sidecar or write its audit would undo every guarantee: no
-  // confinement, no local shell.
-  const why = probeConfinement(ctx.confinement);
-  if (why !== undefined) {
-    throw new UsageError(`--shell local needs unshare(1) with PID and mount namespaces (and user namespaces when not root) to confine commands: ${why}`);
-  }
-  return () => createLocalShell({ workdir: ctx.workdir, env: minimalEnv(io, ctx.workdir), confinement: ctx.confinement });
-}
-
-/** Stdio MCP servers: in a cluster in the current stage's sandbox pod (pods/exec), standalone a confined local process. */
-function stdioFactory(io: CliIo, ctx: ExecutorContext): SidecarServerOptions["launchStdio"] {
-  const { client, podExec } = ctx;
-  if (!ctx.cluster) return () => createLocalStdioLauncher(ctx.confinement, minimalEnv(io, ctx.workdir));
-  if (client === undefined || podExec === undefined) return undefined;
-  const exec = podExec(client, ctx.execWaitMs);
-  return (current) => createPodExecStdioLauncher({ exec, namespace: ctx.namespace, target: () => {
-    const { runPolicy, stage } = current();
-    return computeStdioTarget(ctx.run, runPolicy, stage);
-  } });
-}
-
-/** Never the sidecar's own environment: local commands and stdio servers get a path, a home and a locale, nothing else. */
-function minimalEnv(io: CliIo, workdir: string): Record<string, string> {
-  return { PATH: io.env["PATH"] ?? "/usr/bin:/bin", HOME: io.env["HOME"] ?? workdir, LANG: "C.UTF-8", TERM: "dumb", TMPDIR: "/tmp" };
 }
 
 function listenFlags(v: Values): { listen: ListenAddress; metricsListen: ListenAddress | undefined; metricsTokenSha256: string | undefined } {
@@ -341,28 +231,14 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   if (v.workdir === undefined) throw new UsageError("--workdir DIR is required");
   const { listen, metricsListen, metricsTokenSha256 } = listenFlags(v);
-  const namespace = v.namespace ?? io.env["LEVIATH_NAMESPACE"] ?? DEFAULT_NAMESPACE;
-  const cluster = v.kubeconfig !== undefined || (v["run-policy"] !== undefined && io.env["KUBERNETES_SERVICE_HOST"] !== undefined);
+  const { namespace, cluster } = whereItRuns(v, io);
   const workdir = canonicalWorkdir(io, v.workdir);
   const { source, resumable } = policySources(v, io, namespace, cluster);
-  const run = defaultRunName(v, io, namespace);
-  const auditDir = prepareAuditDir(resolve(io.cwd, v["audit-dir"] ?? defaultAuditDir(io)), run);
-  const runDir = join(auditDir, run);
-  const approvals = prepareApprovals(io, v["approval-token-file"], runDir, cluster);
-  const runtime = prepareRuntimeToken(io, v["runtime-token-file"], runDir);
-  // The MCP servers' Secrets are the sidecar's alone: hidden from commands and from every read path, like the tokens.
-  const secretsDir = v["mcp-secrets-dir"] === undefined ? [] : [resolve(io.cwd, v["mcp-secrets-dir"])].filter((d) => statSync(d, { throwIfNoEntry: false })?.isDirectory() === true);
-  const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path]), ...secretsDir];
-  const confinement: Confinement = { base: join(runDir, "shell-root"), workdir, hidden, visible: installRootsUnderTmp() };
-  mkdirSync(confinement.base, { recursive: true, mode: 0o700 });
-  // The cluster parts (REST, watches, pods/exec) are loaded only in a cluster. They run on node:https and a WebSocket
-  // client, so @kubernetes/client-node (about 55 MiB resident: its generated model) stays out unless the kubeconfig
-  // needs one of its plugins (connect.ts decides).
-  const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
-  const client = kube === undefined ? undefined : await kube[0].connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
+  const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster });
+  const { kube, client } = await connectCluster(v, io, cluster);
   const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
   const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, confinement, execWaitMs };
-  const shell = shellFactory(v, io, executors);
+  const shell = shellFactory(v.shell, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
   const records = await openClusterRecords(client, namespace, run, io);
@@ -387,15 +263,57 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const stopped = waitForSignal();
   announceListening(io, sidecar, runtime.path, approvals.path);
   const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher: kube[2].startApprovalWatcher }) : async () => {};
+  await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false });
+  return EXIT.ok;
+}
+
+/** Once a signal comes: the cluster side, then the server, stopped within the grace (past it, the log says what may be missing). */
+async function stopOnSignal(stopped: Promise<string>, parts: { stopCluster: () => Promise<void>; sidecar: { close(): Promise<void> }; log: Logger; stopGraceMs: number; auditPending: () => boolean }): Promise<void> {
+  const { log, stopGraceMs } = parts;
   const signal = await stopped;
   log.info({ signal }, "stopping");
   const stop = (async () => {
-    await stopCluster();
-    await sidecar.close();
+    await parts.stopCluster();
+    await parts.sidecar.close();
   })();
   if ((await Promise.race([stop, graceTimeout(stopGraceMs)])) === "timeout") {
     // The kubelet's SIGKILL ends what is still open; the log says what may be missing.
-    log.error({ stopGraceMs, auditPending: records?.chunks.pending ?? false }, "stop overran its grace; exiting with what was flushed");
+    log.error({ stopGraceMs, auditPending: parts.auditPending() }, "stop overran its grace; exiting with what was flushed");
   }
-  return EXIT.ok;
+}
+
+/** The Run's namespace, and whether the sidecar runs against a cluster (a kubeconfig, or a run policy in a pod). */
+function whereItRuns(v: Values, io: CliIo): { namespace: string; cluster: boolean } {
+  return {
+    namespace: v.namespace ?? io.env["LEVIATH_NAMESPACE"] ?? DEFAULT_NAMESPACE,
+    cluster: v.kubeconfig !== undefined || (v["run-policy"] !== undefined && io.env["KUBERNETES_SERVICE_HOST"] !== undefined),
+  };
+}
+
+/**
+ * The run's name and its files: the audit directory, the two tokens, and the confinement of local commands, which
+ * hides them all (with the MCP servers' Secrets: the sidecar's alone, hidden from commands and every read path).
+ */
+function prepareRunFiles(v: Values, io: CliIo, at: { namespace: string; workdir: string; cluster: boolean }) {
+  const run = defaultRunName(v, io, at.namespace);
+  const auditDir = prepareAuditDir(resolve(io.cwd, v["audit-dir"] ?? defaultAuditDir(io)), run);
+  const runDir = join(auditDir, run);
+  const approvals = prepareApprovals(io, v["approval-token-file"], runDir, at.cluster);
+  const runtime = prepareRuntimeToken(io, v["runtime-token-file"], runDir);
+  const secretsDir = v["mcp-secrets-dir"] === undefined ? [] : [resolve(io.cwd, v["mcp-secrets-dir"])].filter((d) => statSync(d, { throwIfNoEntry: false })?.isDirectory() === true);
+  const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path]), ...secretsDir];
+  const confinement: Confinement = { base: join(runDir, "shell-root"), workdir: at.workdir, hidden, visible: installRootsUnderTmp() };
+  mkdirSync(confinement.base, { recursive: true, mode: 0o700 });
+  return { run, auditDir, approvals, runtime, hidden, confinement };
+}
+
+/**
+ * The cluster parts (REST, watches, pods/exec), loaded only in a cluster. They run on node:https and a WebSocket
+ * client, so @kubernetes/client-node (about 55 MiB resident: its generated model) stays out unless the kubeconfig
+ * needs one of its plugins (connect.ts decides).
+ */
+async function connectCluster(v: Values, io: CliIo, cluster: boolean) {
+  const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
+  const client = kube === undefined ? undefined : await kube[0].connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
+  return { kube, client };
 }

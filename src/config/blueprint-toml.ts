@@ -131,6 +131,27 @@ function tomlPathOf(path: readonly PropertyKey[], stageNames: string[]): { table
   return key === undefined ? { table: out } : { table: out, key };
 }
 
+/** `[agent]`: the keys the spec models, camelCased, and the rest under `runtime` (the runtime's own settings). */
+function mapAgentTable(agentRaw: Record<string, unknown>): Record<string, unknown> {
+  const agent: Record<string, unknown> = {};
+  const agentRuntime: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(agentRaw)) {
+    if (AGENT_MODELLED.includes(k)) agent[camel(k)] = v;
+    else agentRuntime[k] = v;
+  }
+  if (Object.keys(agentRuntime).length > 0) agent["runtime"] = agentRuntime;
+  return agent;
+}
+
+/** The top-level tables mapped one to one onto a spec field (`[read_paths]` and `[stages.*]` are mapped apart). */
+const TOP_TABLES: readonly (readonly [string, string, (c: Collector, value: unknown) => unknown])[] = [
+  ["sandbox", "sandbox", (c, v) => mapSandbox(c, ["sandbox"], v)],
+  ["tool_permissions", "toolPermissions", (_c, v) => v],
+  ["security", "security", (c, v) => mapSecurity(c, ["security"], v)],
+  ["safe_commands", "safeCommands", (_c, v) => v],
+  ["tool_script_permissions", "toolScriptPermissions", (_c, v) => v],
+];
+
 /** Turn an upstream `agent.leviath` document into the Agent spec, reporting every problem with its table and line. */
 export function parseBlueprintToml(doc: TomlDoc): Loaded<AgentSpec> {
   const c = new Collector(doc);
@@ -139,25 +160,12 @@ export function parseBlueprintToml(doc: TomlDoc): Loaded<AgentSpec> {
     c.add([], undefined, "missing [agent] table (every blueprint starts with [agent] name = \"...\")");
     return { ok: false, issues: c.issues };
   }
-  const agentRaw = data["agent"];
-  const agent: Record<string, unknown> = {};
-  const agentRuntime: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(agentRaw)) {
-    if (AGENT_MODELLED.includes(k)) agent[camel(k)] = v;
-    else agentRuntime[k] = v;
-  }
-  if (Object.keys(agentRuntime).length > 0) agent["runtime"] = agentRuntime;
-
-  const spec: Record<string, unknown> = { agent };
-  if ("sandbox" in data) spec["sandbox"] = mapSandbox(c, ["sandbox"], data["sandbox"]);
+  const spec: Record<string, unknown> = { agent: mapAgentTable(data["agent"]) };
+  for (const [table, field, map] of TOP_TABLES) if (table in data) spec[field] = map(c, data[table]);
   if ("read_paths" in data) {
     const rp = mapReadPaths(c, data["read_paths"]);
     if (rp) spec["readPaths"] = rp;
   }
-  if ("tool_permissions" in data) spec["toolPermissions"] = data["tool_permissions"];
-  if ("security" in data) spec["security"] = mapSecurity(c, ["security"], data["security"]);
-  if ("safe_commands" in data) spec["safeCommands"] = data["safe_commands"];
-  if ("tool_script_permissions" in data) spec["toolScriptPermissions"] = data["tool_script_permissions"];
   const stageNames = isTable(data["stages"]) ? tableOrder(doc, "stages") : [];
   if ("stages" in data) {
     if (!isTable(data["stages"])) c.add([], "stages", "'stages' must be a table of [stages.<name>] tables");

@@ -118,15 +118,22 @@ function mapMcpServers(sink: Sink, servers: unknown): unknown[] {
 export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyDraft; issues: LoadIssue[]; warnings: LoadIssue[] } {
   const sink: Sink = { doc, issues: [], warnings: [] };
   const d = doc.data;
-  const draft: PolicyDraft = {};
-  const security: Record<string, unknown> = {};
-  const readPaths: Record<string, unknown> = {};
   for (const key of Object.keys(d)) {
     if (!KNOWN_TOP.includes(key)) sink.warnings.push(unusedAt(doc, [], key));
   }
+  // In this order: the draft's keys keep the order the policy is printed in.
+  const draft: PolicyDraft = { ...mapSecurityTables(sink, d, namespace), ...mapPolicyTables(sink, d, namespace) };
+  return { draft, issues: sink.issues, warnings: sink.warnings };
+}
+
+/** `taint_tracking`, `[security]` and `[agent_read_paths]`: the draft's `readPaths` and `security`, each only when it holds something. */
+function mapSecurityTables(sink: Sink, d: Record<string, unknown>, namespace: string): Pick<PolicyDraft, "readPaths" | "security"> {
+  const draft: PolicyDraft = {};
+  const security: Record<string, unknown> = {};
+  const readPaths: Record<string, unknown> = {};
   if ("taint_tracking" in d) security["taintTracking"] = d["taint_tracking"];
   const sec = d["security"];
-  if (sec !== undefined && !isTable(sec)) sink.issues.push(issueAt(doc, [], "security", "[security] must be a table"));
+  if (sec !== undefined && !isTable(sec)) sink.issues.push(issueAt(sink.doc, [], "security", "[security] must be a table"));
   if (isTable(sec)) mapSecurity(sink, sec, security, readPaths);
   const arp = d["agent_read_paths"];
   if (isTable(arp)) {
@@ -135,6 +142,12 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   }
   if (Object.keys(readPaths).length > 0) draft.readPaths = readPaths as PolicyDraft["readPaths"];
   if (Object.keys(security).length > 0) draft.security = security as PolicyDraft["security"];
+  return draft;
+}
+
+/** The permission, sandbox, limit, safe-command and MCP tables. */
+function mapPolicyTables(sink: Sink, d: Record<string, unknown>, namespace: string): PolicyDraft {
+  const draft: PolicyDraft = {};
   if ("tool_permissions" in d) draft.toolPermissions = d["tool_permissions"] as PolicyDraft["toolPermissions"];
   const atp = d["agent_tool_permissions"];
   if (isTable(atp)) {
@@ -144,7 +157,7 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   if (isTable(d["limits"])) draft.limits = mapLimits(sink, d["limits"]) as PolicyDraft["limits"];
   if (isTable(d["safe_commands"])) draft.safeCommands = mapSafeCommands(sink, d["safe_commands"]) as PolicyDraft["safeCommands"];
   if ("mcp_servers" in d) draft.mcpServers = mapMcpServers(sink, d["mcp_servers"]) as PolicyDraft["mcpServers"];
-  return { draft, issues: sink.issues, warnings: sink.warnings };
+  return draft;
 }
 
 /**

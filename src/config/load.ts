@@ -170,6 +170,24 @@ function readAdminSources(src: PolicySources): Loaded<{ config?: SourceText; pol
   return { ok: true, value: { config: out.policy }, warnings: [] };
 }
 
+/** The taint section: the config's, then policy.toml's allowlist and overrides, then the rules directory's CEL rules. */
+function loadTaint(fromConfig: Record<string, unknown> | undefined, more: { policy: Parameters<typeof taintOfPolicyToml>[0] | undefined; rules: string | undefined; sanitize: (server: string, tool: string) => string }): Loaded<Record<string, unknown>> {
+  const taint: Record<string, unknown> = { ...(fromConfig ?? {}) };
+  const warnings: LoadIssue[] = [];
+  if (more.policy) {
+    const res = taintOfPolicyToml(more.policy, more.sanitize);
+    if (!res.ok) return res;
+    warnings.push(...res.warnings);
+    Object.assign(taint, res.value);
+  }
+  if (more.rules) {
+    const rules = loadRulesDir(more.rules);
+    if (!rules.ok) return rules;
+    taint["rules"] = rules.value;
+  }
+  return { ok: true, value: taint, warnings };
+}
+
 /**
  * Merge the admin's files into one LeviathPolicy spec, checked by the schema; nothing given means the empty policy.
  * Each file's syntax is told by its content, and `-` is stdin.
@@ -187,19 +205,10 @@ export function loadPolicyFiles(src: PolicySources, sanitize: (server: string, t
     warnings.push(...res.warnings);
     draft = res.value;
   }
-  const taint: Record<string, unknown> = { ...((draft["taint"] as Record<string, unknown> | undefined) ?? {}) };
-  if (policy) {
-    const res = taintOfPolicyToml(policy, sanitize);
-    if (!res.ok) return res;
-    warnings.push(...res.warnings);
-    Object.assign(taint, res.value);
-  }
-  if (src.rules) {
-    const rules = loadRulesDir(src.rules);
-    if (!rules.ok) return rules;
-    taint["rules"] = rules.value;
-  }
-  if (Object.keys(taint).length > 0) draft["taint"] = taint;
+  const taint = loadTaint(draft["taint"] as Record<string, unknown> | undefined, { policy, rules: src.rules, sanitize });
+  if (!taint.ok) return taint;
+  warnings.push(...taint.warnings);
+  if (Object.keys(taint.value).length > 0) draft["taint"] = taint.value;
   const parsed = LeviathPolicySpecSchema.safeParse(draft);
   if (!parsed.success) {
     const file = config?.name ?? policy?.name ?? "policy";

@@ -67,7 +67,8 @@ function describeMismatch(kind: string, count: number, kinds: string[]): string 
  * Parse YAML text holding one resource of `kind`, checking the spec strictly: alone, among other documents (a
  * namespace and its Agent), or an item of a List, as `kubectl get -o yaml` prints several.
  */
-function parseResource<T>(file: string, text: string, kind: string, schema: z.ZodType<T>, defaultNamespace: string): Loaded<ParsedResource<T>> {
+function parseResource<T>(file: string, text: string, expected: { kind: string; schema: z.ZodType<T>; defaultNamespace: string }): Loaded<ParsedResource<T>> {
+  const { kind, schema, defaultNamespace } = expected;
   const docs = loadYaml().parseAllDocuments(text, { prettyErrors: true }).filter((d) => d.contents !== null);
   if (docs.length === 0) return { ok: false, issues: [{ file, message: "the file holds no YAML document" }] };
   const broken = docs.find((d) => d.errors.length > 0);
@@ -93,7 +94,7 @@ function parseResource<T>(file: string, text: string, kind: string, schema: z.Zo
 
 /** Read an `Agent` from YAML; `spec.agent.name`, when given, must equal `metadata.name` (grants key on the latter). */
 export function parseAgentYaml(file: string, text: string, defaultNamespace = DEFAULT_NAMESPACE): Loaded<ParsedResource<AgentSpec>> {
-  const res = parseResource(file, text, KIND.agent, AgentSpecSchema, defaultNamespace);
+  const res = parseResource(file, text, { kind: KIND.agent, schema: AgentSpecSchema, defaultNamespace });
   if (res.ok && res.value.spec.agent.name !== undefined && res.value.spec.agent.name !== res.value.name) {
     return {
       ok: false,
@@ -112,5 +113,5 @@ export function parseAgentYaml(file: string, text: string, defaultNamespace = DE
 
 /** Read a `LeviathPolicy` from YAML. */
 export function parsePolicyYaml(file: string, text: string): Loaded<ParsedResource<LeviathPolicySpec>> {
-  return parseResource(file, text, KIND.policy, LeviathPolicySpecSchema, "");
+  return parseResource(file, text, { kind: KIND.policy, schema: LeviathPolicySpecSchema, defaultNamespace: "" });
 }

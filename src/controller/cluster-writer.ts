@@ -37,7 +37,7 @@ export function createClusterWriter(opts: ClusterWriterDeps): ClusterWriter {
     async applyStatus(res, ns, name, status) {
       guard();
       opts.metrics.write("apply_status", RESOURCES[res].kind);
-      await applyStatus(opts.client, RESOURCES[res], ns, name, status);
+      await applyStatus(opts.client, RESOURCES[res], { namespace: ns, name }, status);
     },
     async create(obj) {
       guard();
@@ -68,7 +68,7 @@ export function createClusterWriter(opts: ClusterWriterDeps): ClusterWriter {
     async delete(obj) {
       guard();
       opts.metrics.write("delete", obj.kind);
-      await deleteObject(opts.client, resourceOf(obj.apiVersion, obj.kind)!, obj.metadata.namespace, obj.metadata.name, obj.metadata.uid);
+      await deleteObject(opts.client, resourceOf(obj.apiVersion, obj.kind)!, obj.metadata);
     },
   };
 }

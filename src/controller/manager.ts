@@ -76,15 +76,25 @@ function ownerKeys(owner: ResourceName): KeyMap {
   };
 }
 
-/** Build the declared controllers over one set of informers. */
-export function createManager(opts: ManagerOptions): Manager {
-  const log = componentLogger(opts.log, "controller");
+function enqueue(queue: WorkQueue, keys: Iterable<string>): void {
+  for (const key of keys) queue.add(key);
+}
+
+/** A signal (a change outside any object, such as network enforcement) enqueues the keys each controller maps it to. */
+function enqueueSignal(controllers: readonly ControllerDeclaration[], queues: ReadonlyMap<ControllerName, WorkQueue>, cache: ClusterCache, s: Signal): void {
+  for (const c of controllers) {
+    const keys = c.signals?.[s];
+    if (keys) enqueue(queues.get(c.name)!, keys(cache));
+  }
+}
+
+/** The informers, one per kind, each created on first use; `informerOf` a kind no controller declared is a bug. */
+function createInformerSet(opts: ManagerOptions, log: Logger, owned: readonly ResourceName[]) {
   const onError = (res: { plural: string }, err: unknown, retryInMs: number) => log.warn({ err, resource: res.plural, retryInMs }, "watch failed; restarting");
   // Each cache keeps only what the reconcilers read of its kind (cached-fields.ts), with one copy of each short
   // string for all of them (cached-strings.ts).
   const transforms = buildCacheTransforms();
   const shared = createStringPool();
-  const owned = ownedKinds(opts.controllers);
   const informers = new Map<ResourceName, Informer>();
   const addInformer = (name: ResourceName): void => {
     if (informers.has(name)) return;
@@ -99,6 +109,35 @@ export function createManager(opts: ManagerOptions): Manager {
     if (!informer) throw new Error(`no controller declares ${name}: add it to the owns or watches of the controller that reads it`);
     return informer;
   };
+  return { informers, addInformer, informerOf };
+}
+
+/** One controller's queue, its depth, adds, waits, work and stuck keys measured. */
+function createMeasuredQueue(opts: ManagerOptions, name: ControllerName): WorkQueue {
+  const queue = createWorkQueue(undefined, (depth, added) => {
+    opts.metrics.queueDepth(name, depth);
+    if (added) opts.metrics.queueAdd(name);
+  }, { nowMs: opts.monotonicMs, waited: (s) => opts.metrics.queueWait(name, s), worked: (s) => opts.metrics.queueWork(name, s) });
+  opts.metrics.watchQueue(name, () => queue.inFlightStartedMs(), opts.monotonicMs);
+  opts.metrics.maxWorkers(name, opts.workers);
+  return queue;
+}
+
+/** The cluster policy's state from the cache, remembering the last valid one (what an invalid edit falls back to). */
+function createPolicyStateReader(cache: ClusterCache): () => PolicyState {
+  let lastGood: GoodPolicy | undefined;
+  return () => {
+    const state = computePolicyState(cache.get("policy", undefined, CLUSTER_POLICY_NAME) as Parameters<typeof computePolicyState>[0], lastGood);
+    if (state.kind === "valid") lastGood = { spec: state.spec, generation: state.generation };
+    return state;
+  };
+}
+
+/** Build the declared controllers over one set of informers. */
+export function createManager(opts: ManagerOptions): Manager {
+  const log = componentLogger(opts.log, "controller");
+  const owned = ownedKinds(opts.controllers);
+  const { informers, addInformer, informerOf } = createInformerSet(opts, log, owned);
   const routes = new Map<ResourceName, Route[]>();
   const route = (kind: ResourceName, r: Route) => {
     addInformer(kind);
@@ -113,40 +152,20 @@ export function createManager(opts: ManagerOptions): Manager {
 
   const queues = new Map<ControllerName, WorkQueue>();
   for (const c of opts.controllers) {
-    const name = c.name;
-    const queue = createWorkQueue(undefined, (depth, added) => {
-      opts.metrics.queueDepth(name, depth);
-      if (added) opts.metrics.queueAdd(name);
-    }, { nowMs: opts.monotonicMs, waited: (s) => opts.metrics.queueWait(name, s), worked: (s) => opts.metrics.queueWork(name, s) });
-    opts.metrics.watchQueue(name, () => queue.inFlightStartedMs(), opts.monotonicMs);
-    opts.metrics.maxWorkers(name, opts.workers);
-    queues.set(name, queue);
+    const queue = createMeasuredQueue(opts, c.name);
+    queues.set(c.name, queue);
     route(c.for.kind, { queue, keys: c.for.keys });
     for (const kind of c.owns ?? []) route(kind, { queue, keys: ownerKeys(c.for.kind) });
     for (const w of c.watches ?? []) route(w.kind, { queue, keys: w.keys });
   }
-  const enqueue = (queue: WorkQueue, keys: Iterable<string>) => {
-    for (const key of keys) queue.add(key);
-  };
   for (const [kind, kindRoutes] of routes) {
     informerOf(kind).on((_e, obj) => {
       for (const r of kindRoutes) enqueue(r.queue, r.keys(obj, cache));
     });
   }
-  const signal = (s: Signal) => {
-    for (const c of opts.controllers) {
-      const keys = c.signals?.[s];
-      if (keys) enqueue(queues.get(c.name)!, keys(cache));
-    }
-  };
+  const signal = (s: Signal) => enqueueSignal(opts.controllers, queues, cache, s);
 
-  let lastGood: GoodPolicy | undefined;
-  const policyState = (): PolicyState => {
-    const state = computePolicyState(cache.get("policy", undefined, CLUSTER_POLICY_NAME) as Parameters<typeof computePolicyState>[0], lastGood);
-    if (state.kind === "valid") lastGood = { spec: state.spec, generation: state.generation };
-    return state;
-  };
-
+  const policyState = createPolicyStateReader(cache);
   const writer = createClusterWriter({ client: opts.client, metrics: opts.metrics, isLeader: opts.isLeader });
   const recorder = createEventRecorder(opts.client, {
     controller: FIELD_MANAGER, instance: opts.eventInstance ?? FIELD_MANAGER, nowMs: opts.nowMs,

@@ -45,21 +45,37 @@ function pendingCause(decided: readonly ConditionDecision[]): { reason: string; 
  * started again); a Pending run is Stalled when it waits for someone to fix something, Reconciling otherwise.
  */
 export function decideRunReadiness(phase: RunPhase, decided: readonly ConditionDecision[]): ConditionDecision[] {
-  const type = CONDITION.ready;
+  return READINESS_BY_PHASE[phase](decided, phase);
+}
+
+const ready = (status: ConditionDecision["status"], reason: string, message: string): ConditionDecision => ({ type: CONDITION.ready, status, reason, message });
+
+/** Ready, Stalled and Reconciling for each phase, from the conditions decided (a table: every phase has its row). */
+const READINESS_BY_PHASE: Record<RunPhase, (decided: readonly ConditionDecision[], phase: RunPhase) => ConditionDecision[]> = {
+  Succeeded: (decided) => {
+    const completed = find(decided, CONDITION.completed);
+    return summary(ready("True", completed?.reason ?? REASON.agentSucceeded, completed?.message ?? "the run succeeded"), "none");
+  },
+  Failed: (decided, phase) => decideEndedReadiness(decided, phase),
+  Cancelled: (decided, phase) => decideEndedReadiness(decided, phase),
+  Running: () => summary(ready("False", REASON.running, "the agent is running"), "reconciling"),
+  WaitingInput: (decided) => summary(ready("False", REASON.pendingApproval, find(decided, CONDITION.awaitingApproval)?.message ?? "a prompt waits for an Approval"), "reconciling"),
+  Pending: (decided) => {
+    const cause = pendingCause(decided);
+    return summary(ready("False", cause.reason, cause.message), STALLED_REASONS.has(cause.reason) ? "stalled" : "reconciling");
+  },
+};
+
+/** A Failed or Cancelled Run: never started again, so Stalled, with the condition that explains the end. */
+function decideEndedReadiness(decided: readonly ConditionDecision[], phase: RunPhase): ConditionDecision[] {
+  const cause = endedCause(decided);
+  return summary(ready("False", cause?.reason ?? phase, `the run is ${phase}: ${cause?.message ?? "it ended"}`), "stalled");
+}
+
+/** Why a Run ended without success: its Completed condition when True, else a policy that failed to resolve. */
+function endedCause(decided: readonly ConditionDecision[]): ConditionDecision | undefined {
   const completed = find(decided, CONDITION.completed);
-  if (phase === "Succeeded") {
-    return summary({ type, status: "True", reason: completed?.reason ?? REASON.agentSucceeded, message: completed?.message ?? "the run succeeded" }, "none");
-  }
-  if (phase === "Failed" || phase === "Cancelled") {
-    const resolved = find(decided, CONDITION.policyResolved);
-    const cause = completed?.status === "True" ? completed : resolved?.status === "False" ? resolved : undefined;
-    return summary({ type, status: "False", reason: cause?.reason ?? phase, message: `the run is ${phase}: ${cause?.message ?? "it ended"}` }, "stalled");
-  }
-  if (phase === "Running") return summary({ type, status: "False", reason: REASON.running, message: "the agent is running" }, "reconciling");
-  if (phase === "WaitingInput") {
-    const awaiting = find(decided, CONDITION.awaitingApproval);
-    return summary({ type, status: "False", reason: REASON.pendingApproval, message: awaiting?.message ?? "a prompt waits for an Approval" }, "reconciling");
-  }
-  const cause = pendingCause(decided);
-  return summary({ type, status: "False", ...cause }, STALLED_REASONS.has(cause.reason) ? "stalled" : "reconciling");
+  if (completed?.status === "True") return completed;
+  const resolved = find(decided, CONDITION.policyResolved);
+  return resolved?.status === "False" ? resolved : undefined;
 }

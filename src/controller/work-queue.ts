@@ -43,7 +43,6 @@ export function createWorkQueue(opts: BackoffOptions = { baseDelayMs: 200, maxDe
   const queuedAt = new Map<string, number>();
   const startedAt = new Map<string, number>();
   const failures = new Map<string, number>();
-  const timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
   const waiters: ((key: string | undefined) => void)[] = [];
   let closed = false;
 
@@ -73,19 +72,11 @@ export function createWorkQueue(opts: BackoffOptions = { baseDelayMs: 200, maxDe
     onChange?.(queue.length, true);
   }
 
+  const delayed = createDelayedAdds(add);
   function addAfter(key: string, delayMs: number): void {
     if (closed) return;
     if (delayMs <= 0) return add(key);
-    // The earliest requested time wins; a later request never postpones an earlier one.
-    const due = performance.now() + delayMs;
-    const pending = timers.get(key);
-    if (pending && pending.due <= due) return;
-    if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
-      timers.delete(key);
-      add(key);
-    }, delayMs);
-    timers.set(key, { timer, due });
+    delayed.addAfter(key, delayMs);
   }
 
   return {
@@ -121,9 +112,30 @@ export function createWorkQueue(opts: BackoffOptions = { baseDelayMs: 200, maxDe
     inFlightStartedMs: () => [...startedAt.values()],
     shutDown() {
       closed = true;
+      delayed.clear();
+      for (const w of waiters.splice(0)) w(undefined);
+    },
+  };
+}
+
+/** Adds after a delay, one timer per key: the earliest requested time wins; a later request never postpones an earlier one. */
+function createDelayedAdds(add: (key: string) => void): { addAfter(key: string, delayMs: number): void; clear(): void } {
+  const timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
+  return {
+    addAfter(key, delayMs) {
+      const due = performance.now() + delayMs;
+      const pending = timers.get(key);
+      if (pending && pending.due <= due) return;
+      if (pending) clearTimeout(pending.timer);
+      const timer = setTimeout(() => {
+        timers.delete(key);
+        add(key);
+      }, delayMs);
+      timers.set(key, { timer, due });
+    },
+    clear() {
       for (const t of timers.values()) clearTimeout(t.timer);
       timers.clear();
-      for (const w of waiters.splice(0)) w(undefined);
     },
   };
 }

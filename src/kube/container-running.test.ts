@@ -41,13 +41,13 @@ describe("waitForContainerRunning", () => {
     const notFound = new KubeApiError(404, "NotFound", "pods \"p\" not found");
     const waiting = { spec, status: { containerStatuses: [{ name: "sandbox", state: { waiting: { reason: "ContainerCreating" } } }] } };
     const running = { spec, status: { phase: "Running", containerStatuses: [{ name: "sandbox", state: { running: {} } }] } };
-    await waitForContainerRunning(client([notFound, waiting, running], seen), "team", "p", "sandbox", { timeoutMs: 10_000, ...clock() });
+    await waitForContainerRunning(client([notFound, waiting, running], seen), { namespace: "team", pod: "p", container: "sandbox" }, { timeoutMs: 10_000, ...clock() });
     expect(seen).toEqual(Array(3).fill("/api/v1/namespaces/team/pods/p"));
   });
 
   it("gives up at the bound, saying where the container stood last", async () => {
     const waiting = { spec, status: { containerStatuses: [{ name: "sandbox", state: { waiting: { reason: "ImagePullBackOff", message: "no such image" } } }] } };
-    await expect(waitForContainerRunning(client([waiting], []), "team", "p", "sandbox", { timeoutMs: 3000, ...clock() }))
+    await expect(waitForContainerRunning(client([waiting], []), { namespace: "team", pod: "p", container: "sandbox" }, { timeoutMs: 3000, ...clock() }))
       .rejects.toThrow("container 'sandbox' of pod 'team/p' is not running after 3 s (waiting: ImagePullBackOff (no such image))");
   });
 });

@@ -19,6 +19,13 @@ interface PodView {
   status?: { phase?: string; containerStatuses?: { name: string; state?: ContainerState }[] };
 }
 
+/** The container a wait is for. */
+export interface ContainerRef {
+  readonly namespace: string;
+  readonly pod: string;
+  readonly container: string;
+}
+
 /** Options of one wait. */
 export interface ContainerWait {
   readonly timeoutMs: number;
@@ -29,19 +36,32 @@ export interface ContainerWait {
 
 /** Where a pod stands for one container: running, still coming (and why), or never going to run (and why). */
 export function readContainerState(pod: PodView, container: string): { running: true } | { waiting: string } | { never: string } {
-  if (pod.metadata?.deletionTimestamp !== undefined) return { never: "the pod is being deleted" };
-  if (pod.spec?.containers !== undefined && !pod.spec.containers.some((c) => c.name === container)) return { never: "the pod has no such container" };
+  const never = whyNever(pod, container);
+  if (never !== undefined) return { never };
   const phase = pod.status?.phase ?? "Pending";
   const state = pod.status?.containerStatuses?.find((c) => c.name === container)?.state;
   if (state?.running !== undefined) return { running: true };
   if (phase === "Succeeded" || phase === "Failed") return { never: `the pod is ${phase}` };
-  if (state?.terminated !== undefined) return { waiting: `terminated (${state.terminated.reason ?? `exit code ${state.terminated.exitCode ?? "unknown"}`}), restarting` };
-  if (state?.waiting !== undefined) return { waiting: `waiting: ${state.waiting.reason ?? "unknown"}${state.waiting.message ? ` (${state.waiting.message})` : ""}` };
-  return { waiting: pod.spec?.nodeName === undefined ? "Pending, not scheduled to a node yet" : phase };
+  return { waiting: describeWaiting(state) ?? (pod.spec?.nodeName === undefined ? "Pending, not scheduled to a node yet" : phase) };
+}
+
+/** Why the pod, whatever its containers' state, will never run the container; `undefined` when it may. */
+function whyNever(pod: PodView, container: string): string | undefined {
+  if (pod.metadata?.deletionTimestamp !== undefined) return "the pod is being deleted";
+  if (pod.spec?.containers !== undefined && !pod.spec.containers.some((c) => c.name === container)) return "the pod has no such container";
+  return undefined;
+}
+
+/** Why a container that is not running yet still waits, from its own state; `undefined` when it has none. */
+function describeWaiting(state: ContainerState | undefined): string | undefined {
+  if (state?.terminated !== undefined) return `terminated (${state.terminated.reason ?? `exit code ${state.terminated.exitCode ?? "unknown"}`}), restarting`;
+  if (state?.waiting !== undefined) return `waiting: ${state.waiting.reason ?? "unknown"}${state.waiting.message ? ` (${state.waiting.message})` : ""}`;
+  return undefined;
 }
 
 /** Resolves once the container runs; rejects, naming the pod and the container, when it never will or the bound passes. */
-export async function waitForContainerRunning(client: Pick<KubeClient, "request">, namespace: string, pod: string, container: string, opts: ContainerWait): Promise<void> {
+export async function waitForContainerRunning(client: Pick<KubeClient, "request">, target: ContainerRef, opts: ContainerWait): Promise<void> {
+  const { namespace, pod, container } = target;
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const deadline = now() + opts.timeoutMs;

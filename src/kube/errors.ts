@@ -36,12 +36,22 @@ export function isApiStatus(err: unknown, code: number): boolean {
  * RBAC may be fixed); anything else is a bug of ours.
  */
 export function classifyError(err: unknown): ErrorKind {
-  if (err instanceof KubeApiError) {
-    if (err.code === 409 || err.code === 429 || err.code >= 500) return "transient";
-    if (err.code === 400 || err.code === 422 || err.code === 404) return "invalid";
-    if (err.code === 401 || err.code === 403) return "forbidden";
-    return "internal";
-  }
+  return err instanceof KubeApiError ? classifyStatus(err.code) : classifyThrown(err);
+}
+
+/** The HTTP statuses that are not bugs of ours, by kind; any other status is internal. */
+const STATUS_KINDS: ReadonlyMap<number, ErrorKind> = new Map([
+  [409, "transient"], [429, "transient"],
+  [400, "invalid"], [404, "invalid"], [422, "invalid"],
+  [401, "forbidden"], [403, "forbidden"],
+]);
+
+function classifyStatus(code: number): ErrorKind {
+  return code >= 500 ? "transient" : (STATUS_KINDS.get(code) ?? "internal");
+}
+
+/** An error thrown below HTTP: an abort, a timeout or a network failure is transient. */
+function classifyThrown(err: unknown): ErrorKind {
   const e = err as { name?: string; code?: string; cause?: { code?: string } } | undefined;
   const code = e?.code ?? e?.cause?.code;
   if (e?.name === "AbortError" || e?.name === "TimeoutError" || e?.name === "TypeError" && code !== undefined) return "transient";

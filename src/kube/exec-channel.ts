@@ -149,7 +149,8 @@ function relayOutput(ws: WebSocket, streams: ExecStreams): void {
     // Only the channel protocols were offered, so text is not ours to read; an empty message carries nothing.
     if (!isBinary || data.byteLength === 0) return;
     const payload = data.subarray(1);
-    switch (data[0]) {
+    // Non-empty, so the first byte is there.
+    switch (data[0]!) {
       case EXEC_CHANNEL.stdout: return write(streams.stdout, payload);
       case EXEC_CHANNEL.stderr: return write(streams.stderr, payload);
       case EXEC_CHANNEL.status: {

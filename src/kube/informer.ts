@@ -1,10 +1,12 @@
 import type { KubeClient } from "./client.ts";
 import { isApiStatus } from "./errors.ts";
 import type { KubeObject } from "./objects.ts";
+import { createInformerCache, type InformerCache } from "./informer-cache.ts";
 import { buildPath, type Resource } from "./resources.ts";
 
-/** What an informer tells its listeners. */
-export type InformerEvent = "add" | "update" | "delete";
+import type { InformerEvent } from "./informer-cache.ts";
+
+export type { InformerEvent } from "./informer-cache.ts";
 
 /** A read-only, indexed cache of one kind, kept current by list+watch. */
 export interface Informer<T extends KubeObject = KubeObject> {
@@ -52,10 +54,6 @@ export function stripLastApplied<T>(obj: T): T {
   return obj;
 }
 
-function controllerUid(obj: KubeObject): string | undefined {
-  return obj.metadata.ownerReferences?.find((r) => r.controller)?.uid;
-}
-
 /** What to list and watch, and what of each object to keep. */
 export interface InformerOptions<T extends KubeObject> extends InformerHooks {
   labelSelector?: string;
@@ -81,6 +79,18 @@ export const LIST_PAGE_SIZE = 500;
 /** How long the server keeps one watch open before it ends it and the informer opens the next (client-go: 5-10 min). */
 const WATCH_TIMEOUT_SECONDS = 300;
 
+/** What one informer's list and watch share: where to read, what to keep, the cache and the resource version reached. */
+interface Feed<T extends KubeObject> {
+  readonly client: KubeClient;
+  readonly resource: Resource;
+  readonly path: string;
+  readonly selectors: { labelSelector: string | undefined; fieldSelector: string | undefined };
+  readonly pageSize: number;
+  readonly keep: (o: T) => T;
+  readonly cache: InformerCache<T>;
+  resourceVersion: string | undefined;
+}
+
 /**
  * An informer: list (in pages of {@link LIST_PAGE_SIZE}), then watch from the list's resource version, storing each object (without managedFields,
  * the kubectl annotation and whatever `transform` drops) and telling the listeners. A watch the server ends is
@@ -89,141 +99,24 @@ const WATCH_TIMEOUT_SECONDS = 300;
  * exponential backoff.
  */
 export function createInformer<T extends KubeObject>(client: KubeClient, resource: Resource, opts: InformerOptions<T> = {}): Informer<T> {
-  // One namespace for a client whose Role holds only that namespace (the sidecar); every namespace otherwise.
-  const path = buildPath(resource, opts.namespace);
-  const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
-  const selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
   const transform = opts.transform ?? ((o: T) => o);
-  const pageSize = opts.pageSize ?? LIST_PAGE_SIZE;
-  const keep = (o: T) => transform(stripLastApplied(stripManagedFields(o)));
-  const objects = new Map<string, T>();
-  const byNamespace = new Map<string, Map<string, T>>();
-  const owned = new Map<string, Map<string, T>>();
-  const ownerOf = new Map<string, string>();
-  const listeners: ((event: InformerEvent, obj: T) => void)[] = [];
+  const feed: Feed<T> = {
+    client,
+    resource,
+    // One namespace for a client whose Role holds only that namespace (the sidecar); every namespace otherwise.
+    path: buildPath(resource, opts.namespace),
+    selectors: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector },
+    pageSize: opts.pageSize ?? LIST_PAGE_SIZE,
+    keep: (o: T) => transform(stripLastApplied(stripManagedFields(o))),
+    cache: createInformerCache<T>(resource.namespaced),
+    resourceVersion: undefined,
+  };
   let synced = false;
   let stopped = false;
   let running = false;
-  let resourceVersion: string | undefined;
   let backoff = MIN_BACKOFF_MS;
   let timer: NodeJS.Timeout | undefined;
   let abort = new AbortController();
-
-  const keyOf = (namespace: string | undefined, name: string) => `${resource.namespaced ? namespace ?? "" : ""}/${name}`;
-  const keyOfObj = (o: T) => keyOf(o.metadata.namespace, o.metadata.name);
-  const unindex = (key: string) => {
-    const uid = ownerOf.get(key);
-    if (uid !== undefined) owned.get(uid)?.delete(key);
-    if (uid !== undefined && owned.get(uid)?.size === 0) owned.delete(uid);
-    ownerOf.delete(key);
-  };
-  const index = (key: string, o: T) => {
-    unindex(key);
-    const uid = controllerUid(o);
-    if (uid === undefined) return;
-    ownerOf.set(key, uid);
-    if (!owned.has(uid)) owned.set(uid, new Map());
-    owned.get(uid)!.set(key, o);
-  };
-  const store = (event: InformerEvent, o: T) => {
-    const key = keyOfObj(o);
-    const ns = o.metadata.namespace ?? "";
-    if (event === "delete") {
-      objects.delete(key);
-      byNamespace.get(ns)?.delete(key);
-      if (byNamespace.get(ns)?.size === 0) byNamespace.delete(ns);
-      unindex(key);
-    } else {
-      objects.set(key, o);
-      if (!byNamespace.has(ns)) byNamespace.set(ns, new Map());
-      byNamespace.get(ns)!.set(key, o);
-      index(key, o);
-    }
-    for (const l of listeners) l(event, o);
-  };
-
-  /** One page of the list: the first (no token) or the one `token` names. */
-  const listPage = (token: string | undefined) => client.request<ListResponse<T>>("GET", path, {
-    query: { ...selectors, ...(pageSize > 0 ? { limit: pageSize } : {}), ...(token ? { continue: token } : {}) }, timeoutMs: 120_000,
-  });
-
-  /**
-   * Lists page by page, storing each page's objects as it arrives, and turns the difference to the cache into
-   * events. Every page is of the same snapshot (the continue token carries the first page's resource version), so
-   * the watch resumes from the last page's version. A token the server no longer honours (410: its version was
-   * compacted while the pages were read) lists again from the first page; what was stored stays (each object of the
-   * new snapshot replaces it), and what the new snapshot lacks is deleted at its end.
-   */
-  async function list(): Promise<void> {
-    const seen = new Set<string>();
-    let token: string | undefined;
-    let restarted = false;
-    for (;;) {
-      let res: ListResponse<T>;
-      try {
-        res = await listPage(token);
-      } catch (err) {
-        if (token === undefined || restarted || !isApiStatus(err, 410)) throw err;
-        restarted = true;
-        token = undefined;
-        // Only the new snapshot says what exists: an object of the first attempt's pages may be gone from it.
-        seen.clear();
-        continue;
-      }
-      for (const item of res.items) {
-        // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
-        const o = keep(Object.assign(item, { apiVersion, kind: resource.kind }));
-        const key = keyOfObj(o);
-        seen.add(key);
-        const before = objects.get(key);
-        if (!before) store("add", o);
-        else if (before.metadata.resourceVersion !== o.metadata.resourceVersion) store("update", o);
-      }
-      token = res.metadata?.continue || undefined;
-      if (token === undefined) {
-        for (const [key, o] of [...objects]) if (!seen.has(key)) store("delete", o);
-        resourceVersion = res.metadata?.resourceVersion;
-        return;
-      }
-    }
-  }
-
-  /** Watches from `resourceVersion` until the server ends the watch; false when it answered 410 Gone. */
-  async function watchOnce(signal: AbortSignal): Promise<boolean> {
-    let gone = false;
-    let failure: Error | undefined;
-    // The handler never throws into the client's stream: a failure is kept, the watch ended, and it is thrown here.
-    const own = new AbortController();
-    const end = () => own.abort();
-    signal.addEventListener("abort", end, { once: true });
-    try {
-      await client.watch(path, { ...selectors, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS }, (type, object) => {
-        if (own.signal.aborted) return;
-        if (type === "ERROR") {
-          const status = object as { code?: number; message?: string } | undefined;
-          if (status?.code === 410) gone = true;
-          else failure = new Error(`watch of ${path}: ${status?.message ?? JSON.stringify(object)}`);
-          own.abort();
-          return;
-        }
-        const version = (object as T).metadata?.resourceVersion;
-        if (version) resourceVersion = version;
-        if (type === "BOOKMARK") return;
-        const o = keep(object as T);
-        if (type === "ADDED") store(objects.has(keyOfObj(o)) ? "update" : "add", o);
-        else if (type === "MODIFIED") store("update", o);
-        else if (type === "DELETED") store("delete", o);
-      }, own.signal);
-    } catch (err) {
-      // A resource version too old may also be refused outright, before the stream starts.
-      if (isApiStatus(err, 410)) return false;
-      if (!own.signal.aborted || signal.aborted) throw err;
-    } finally {
-      signal.removeEventListener("abort", end);
-    }
-    if (failure) throw failure;
-    return !gone;
-  }
 
   function fail(err: unknown): void {
     running = false;
@@ -237,7 +130,7 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
   /** Watches until stopped or failed, reopening after each end of the server's and listing again after 410. */
   async function watchLoop(signal: AbortSignal): Promise<void> {
     while (!stopped && !signal.aborted) {
-      if (!(await watchOnce(signal))) await list();
+      if (!(await watchOnce(feed, signal))) await list(feed);
       backoff = MIN_BACKOFF_MS;
     }
   }
@@ -249,7 +142,7 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
     const signal = abort.signal;
     try {
       // After a failure, resume from the last resource version when there is one; the watch says 410 if it is too old.
-      if (!synced || resourceVersion === undefined) await list();
+      if (!synced || feed.resourceVersion === undefined) await list(feed);
     } catch (err) {
       fail(err);
       return;
@@ -264,10 +157,10 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
     get synced() {
       return synced;
     },
-    get: (namespace, name) => objects.get(keyOf(namespace, name)),
-    list: (namespace) => [...(namespace === undefined ? objects : byNamespace.get(namespace) ?? []).values()],
-    listOwnedBy: (uid) => [...(owned.get(uid)?.values() ?? [])],
-    on: (cb) => void listeners.push(cb),
+    get: (namespace, name) => feed.cache.get(namespace, name),
+    list: (namespace) => feed.cache.list(namespace),
+    listOwnedBy: (uid) => feed.cache.listOwnedBy(uid),
+    on: (cb) => feed.cache.on(cb),
     start: run,
     stop() {
       stopped = true;
@@ -276,4 +169,97 @@ export function createInformer<T extends KubeObject>(client: KubeClient, resourc
       return Promise.resolve();
     },
   };
+}
+
+/** One page of the list: the first (no token) or the one `token` names. */
+function listPage<T extends KubeObject>(feed: Feed<T>, token: string | undefined): Promise<ListResponse<T>> {
+  return feed.client.request<ListResponse<T>>("GET", feed.path, {
+    query: { ...feed.selectors, ...(feed.pageSize > 0 ? { limit: feed.pageSize } : {}), ...(token ? { continue: token } : {}) }, timeoutMs: 120_000,
+  });
+}
+
+/**
+ * Lists page by page, storing each page's objects as it arrives, and turns the difference to the cache into
+ * events. Every page is of the same snapshot (the continue token carries the first page's resource version), so
+ * the watch resumes from the last page's version. A token the server no longer honours (410: its version was
+ * compacted while the pages were read) lists again from the first page; what was stored stays (each object of the
+ * new snapshot replaces it), and what the new snapshot lacks is deleted at its end.
+ */
+async function list<T extends KubeObject>(feed: Feed<T>): Promise<void> {
+  const seen = new Set<string>();
+  let token: string | undefined;
+  let restarted = false;
+  for (;;) {
+    let res: ListResponse<T>;
+    try {
+      res = await listPage(feed, token);
+    } catch (err) {
+      if (token === undefined || restarted || !isApiStatus(err, 410)) throw err;
+      restarted = true;
+      token = undefined;
+      // Only the new snapshot says what exists: an object of the first attempt's pages may be gone from it.
+      seen.clear();
+      continue;
+    }
+    storePage(feed, res.items, seen);
+    token = res.metadata?.continue || undefined;
+    if (token === undefined) {
+      for (const [key, o] of feed.cache.entries()) if (!seen.has(key)) feed.cache.store("delete", o);
+      feed.resourceVersion = res.metadata?.resourceVersion;
+      return;
+    }
+  }
+}
+
+/** Stores one page's items, each an add or (when its version changed) an update, and notes their keys in `seen`. */
+function storePage<T extends KubeObject>(feed: Feed<T>, items: readonly T[], seen: Set<string>): void {
+  const apiVersion = feed.resource.group ? `${feed.resource.group}/${feed.resource.version}` : feed.resource.version;
+  for (const item of items) {
+    // List items come without apiVersion and kind (watch events carry them): stamp them, so every cached object has both.
+    const o = feed.keep(Object.assign(item, { apiVersion, kind: feed.resource.kind }));
+    const key = feed.cache.keyOf(o);
+    seen.add(key);
+    const before = feed.cache.lookup(key);
+    if (!before) feed.cache.store("add", o);
+    else if (before.metadata.resourceVersion !== o.metadata.resourceVersion) feed.cache.store("update", o);
+  }
+}
+
+/** Watches from the feed's resource version until the server ends the watch; false when it answered 410 Gone. */
+async function watchOnce<T extends KubeObject>(feed: Feed<T>, signal: AbortSignal): Promise<boolean> {
+  let gone = false;
+  let failure: Error | undefined;
+  // The handler never throws into the client's stream: a failure is kept, the watch ended, and it is thrown here.
+  const own = new AbortController();
+  const end = () => own.abort();
+  signal.addEventListener("abort", end, { once: true });
+  try {
+    await feed.client.watch(feed.path, { ...feed.selectors, resourceVersion: feed.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS }, (type, object) => {
+      if (own.signal.aborted) return;
+      if (type !== "ERROR") return applyWatchEvent(feed, type, object as T);
+      const status = object as { code?: number; message?: string } | undefined;
+      if (status?.code === 410) gone = true;
+      else failure = new Error(`watch of ${feed.path}: ${status?.message ?? JSON.stringify(object)}`);
+      own.abort();
+    }, own.signal);
+  } catch (err) {
+    // A resource version too old may also be refused outright, before the stream starts.
+    if (isApiStatus(err, 410)) return false;
+    if (!own.signal.aborted || signal.aborted) throw err;
+  } finally {
+    signal.removeEventListener("abort", end);
+  }
+  if (failure) throw failure;
+  return !gone;
+}
+
+/** One watch event other than ERROR: note its resource version and, unless it is a bookmark, store its object. */
+function applyWatchEvent<T extends KubeObject>(feed: Feed<T>, type: string, object: T): void {
+  const version = object.metadata?.resourceVersion;
+  if (version) feed.resourceVersion = version;
+  if (type === "BOOKMARK") return;
+  const o = feed.keep(object);
+  if (type === "ADDED") feed.cache.store(feed.cache.lookup(feed.cache.keyOf(o)) !== undefined ? "update" : "add", o);
+  else if (type === "MODIFIED") feed.cache.store("update", o);
+  else if (type === "DELETED") feed.cache.store("delete", o);
 }

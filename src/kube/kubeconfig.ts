@@ -89,6 +89,7 @@ function readInCluster(host: string, port: string): KubeAccess {
 }
 
 type User = z.infer<typeof UserSchema>;
+type Cluster = z.infer<typeof ClusterSchema>;
 type Bytes = (data: string | undefined, path: string | undefined, what: string) => Buffer | undefined;
 
 /** The CA, the client certificate and key, and how the server's certificate is checked. */
@@ -128,19 +129,7 @@ function parseKubeconfigText(text: string): unknown {
 
 /** One kubeconfig file's current context. Relative paths inside it are relative to the file, as kubectl reads them. */
 export function readKubeconfigFile(file: string): KubeAccessResult {
-  const raw: unknown = parseKubeconfigText(readFileSync(file, "utf8"));
-  const parsed = KubeconfigSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`kubeconfig ${file}: ${issue ? issue.path.join(".") : ""}: ${issue?.message ?? "invalid"}`);
-  }
-  const cfg = parsed.data;
-  const contextName = cfg["current-context"];
-  const context = cfg.contexts?.find((c) => c.name === contextName)?.context;
-  if (!context) throw new Error(`no Kubernetes cluster configured: kubeconfig ${file} has no context '${contextName ?? ""}' (its current-context)`);
-  const cluster = cfg.clusters?.find((c) => c.name === context.cluster)?.cluster;
-  if (!cluster) throw new Error(`kubeconfig ${file}: context '${contextName}' names cluster '${context.cluster}', which it does not define`);
-  const user = context.user === undefined ? undefined : cfg.users?.find((u) => u.name === context.user)?.user ?? undefined;
+  const { context, cluster, user } = selectCurrentContext(parseKubeconfig(file), file);
   if (user?.exec !== undefined || user?.["auth-provider"] !== undefined) return { ok: false, needsLibrary: `user '${context.user}' authenticates with a plugin` };
   if (cluster["proxy-url"] !== undefined) return { ok: false, needsLibrary: `cluster '${context.cluster}' is reached through a proxy` };
   const base = dirname(file);
@@ -156,4 +145,26 @@ export function readKubeconfigFile(file: string): KubeAccessResult {
   };
   const auth = readAuth(user, base);
   return { ok: true, access: { server: cluster.server.replace(/\/+$/, ""), ...(context.namespace ? { namespace: context.namespace } : {}), ...readTls(cluster, user, bytes), auth } };
+}
+
+type Kubeconfig = z.infer<typeof KubeconfigSchema>;
+type Context = NonNullable<NonNullable<Kubeconfig["contexts"]>[number]["context"]>;
+
+/** The file read and checked against the schema; an invalid one names its first wrong field. */
+function parseKubeconfig(file: string): Kubeconfig {
+  const parsed = KubeconfigSchema.safeParse(parseKubeconfigText(readFileSync(file, "utf8")));
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new Error(`kubeconfig ${file}: ${issue ? issue.path.join(".") : ""}: ${issue?.message ?? "invalid"}`);
+}
+
+/** The current context with the cluster and user it names; a context or cluster that is not defined is an error. */
+function selectCurrentContext(cfg: Kubeconfig, file: string): { context: Context; cluster: Cluster; user: User | undefined } {
+  const contextName = cfg["current-context"];
+  const context = cfg.contexts?.find((c) => c.name === contextName)?.context;
+  if (!context) throw new Error(`no Kubernetes cluster configured: kubeconfig ${file} has no context '${contextName ?? ""}' (its current-context)`);
+  const cluster = cfg.clusters?.find((c) => c.name === context.cluster)?.cluster;
+  if (!cluster) throw new Error(`kubeconfig ${file}: context '${contextName}' names cluster '${context.cluster}', which it does not define`);
+  const user = context.user === undefined ? undefined : cfg.users?.find((u) => u.name === context.user)?.user ?? undefined;
+  return { context, cluster, user };
 }

@@ -56,13 +56,7 @@ export function startLeaderElection(cfg: LeaderElectionConfig, ports: LeaderElec
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
 
-  const spec = (prev: Lease["spec"], now: Date, transition: boolean) => ({
-    holderIdentity: cfg.identity,
-    leaseDurationSeconds: Math.max(1, Math.ceil(cfg.leaseDurationMs / 1000)),
-    acquireTime: transition || !prev?.acquireTime ? formatMicroTime(now) : prev.acquireTime,
-    renewTime: formatMicroTime(now),
-    leaseTransitions: prev ? (prev.leaseTransitions ?? 0) + (transition ? 1 : 0) : 0,
-  });
+  const spec = (prev: Lease["spec"], now: Date, transition: boolean) => buildLeaseSpec(cfg, prev, now, transition);
 
   /** `ours`: we hold it now; `other`: someone else validly holds it; `lost`: a race we lost (try again). */
   async function tryAcquireOrRenew(): Promise<"ours" | "other" | "lost"> {
@@ -70,13 +64,7 @@ export function startLeaderElection(cfg: LeaderElectionConfig, ports: LeaderElec
     const lease = await getObject<Lease>(ports.client, res, cfg.namespace, cfg.name);
     if (!lease) {
       const body = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name: cfg.name, namespace: cfg.namespace }, spec: spec(undefined, now, true) };
-      try {
-        await ports.client.request("POST", buildPath(res, cfg.namespace), { body });
-        return "ours";
-      } catch (err) {
-        if (isApiStatus(err, 409)) return "lost";
-        throw err;
-      }
+      return writeOrLose(() => ports.client.request("POST", buildPath(res, cfg.namespace), { body }));
     }
     const holder = lease.spec?.holderIdentity ?? "";
     const record = JSON.stringify([holder, lease.spec?.renewTime, lease.metadata.resourceVersion]);
@@ -85,13 +73,7 @@ export function startLeaderElection(cfg: LeaderElectionConfig, ports: LeaderElec
     const expired = ports.monotonicMs() - observed.at >= durationMs;
     if (holder !== "" && holder !== cfg.identity && !expired) return "other";
     const body = { ...lease, spec: spec(lease.spec, now, holder !== cfg.identity) };
-    try {
-      await ports.client.request("PUT", buildPath(res, cfg.namespace, cfg.name), { body });
-      return "ours";
-    } catch (err) {
-      if (isApiStatus(err, 409)) return "lost";
-      throw err;
-    }
+    return writeOrLose(() => ports.client.request("PUT", buildPath(res, cfg.namespace, cfg.name), { body }));
   }
 
   async function tick(): Promise<void> {
@@ -130,15 +112,42 @@ export function startLeaderElection(cfg: LeaderElectionConfig, ports: LeaderElec
       await inFlight;
       if (!leading) return;
       leading = false;
-      try {
-        const lease = await getObject<Lease>(ports.client, res, cfg.namespace, cfg.name);
-        if (lease?.spec?.holderIdentity === cfg.identity) {
-          const released = { ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: formatMicroTime(ports.wallClock()) } };
-          await ports.client.request("PUT", buildPath(res, cfg.namespace, cfg.name), { body: released });
-        }
-      } catch (err) {
-        ports.onError?.(err);
-      }
+      await releaseLease(cfg, ports);
     },
   };
+}
+
+/** The Lease's spec as `cfg.identity` holds it from `now`; `transition` when it takes the lease from another (or no one). */
+function buildLeaseSpec(cfg: LeaderElectionConfig, prev: Lease["spec"], now: Date, transition: boolean): Lease["spec"] {
+  return {
+    holderIdentity: cfg.identity,
+    leaseDurationSeconds: Math.max(1, Math.ceil(cfg.leaseDurationMs / 1000)),
+    acquireTime: transition || !prev?.acquireTime ? formatMicroTime(now) : prev.acquireTime,
+    renewTime: formatMicroTime(now),
+    leaseTransitions: prev ? (prev.leaseTransitions ?? 0) + (transition ? 1 : 0) : 0,
+  };
+}
+
+/** One write of the Lease at the version it was decided on: `ours` when it took, `lost` when another wrote first (409). */
+async function writeOrLose(write: () => Promise<unknown>): Promise<"ours" | "lost"> {
+  try {
+    await write();
+    return "ours";
+  } catch (err) {
+    if (isApiStatus(err, 409)) return "lost";
+    throw err;
+  }
+}
+
+/** Gives the lease up if it is still ours, so a successor need not wait for it to expire; a failure is only reported. */
+async function releaseLease(cfg: LeaderElectionConfig, ports: LeaderElectionPorts): Promise<void> {
+  try {
+    const lease = await getObject<Lease>(ports.client, RESOURCES.lease, cfg.namespace, cfg.name);
+    if (lease?.spec?.holderIdentity === cfg.identity) {
+      const released = { ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: formatMicroTime(ports.wallClock()) } };
+      await ports.client.request("PUT", buildPath(RESOURCES.lease, cfg.namespace, cfg.name), { body: released });
+    }
+  } catch (err) {
+    ports.onError?.(err);
+  }
 }

@@ -10,6 +10,12 @@ import type { KubeObject } from "../sandbox/kube-types.ts";
 /** An object with the header every API object has: one declaration, the pure one the builders use. */
 export type { KubeObject };
 
+/** Which object of a resource: its namespace (none for a cluster-scoped one) and name. */
+export interface ObjectRef {
+  readonly namespace?: string | undefined;
+  readonly name: string;
+}
+
 function resourceFor(obj: KubeObject): Resource {
   const res = resourceOf(obj.apiVersion, obj.kind);
   if (!res) throw new Error(`no resource known for ${obj.apiVersion} ${obj.kind}`);
@@ -30,7 +36,8 @@ export async function applyObject<T extends KubeObject>(client: KubeClient, obj:
 }
 
 /** Server-side apply of the status subresource: the fields we own are set, the ones we stopped setting are removed. */
-export async function applyStatus(client: KubeClient, res: Resource, namespace: string | undefined, name: string, status: unknown): Promise<KubeObject> {
+export async function applyStatus(client: KubeClient, res: Resource, ref: ObjectRef, status: unknown): Promise<KubeObject> {
+  const { namespace, name } = ref;
   const body = { apiVersion: res.group ? `${res.group}/${res.version}` : res.version, kind: res.kind, metadata: { name, ...(namespace ? { namespace } : {}) }, status };
   return client.request<KubeObject>("PATCH", buildPath(res, namespace, name, "status"), {
     query: { fieldManager: FIELD_MANAGER, force: true, fieldValidation: "Strict" },
@@ -77,7 +84,8 @@ export async function getObject<T extends KubeObject>(client: KubeClient, res: R
  * Delete one object, only if it is still the one we decided about (uid precondition), with dependents deleted in
  * the background. A missing object, or one already replaced, counts as done.
  */
-export async function deleteObject(client: KubeClient, res: Resource, namespace: string | undefined, name: string, uid?: string): Promise<void> {
+export async function deleteObject(client: KubeClient, res: Resource, ref: ObjectRef & { readonly uid?: string | undefined }): Promise<void> {
+  const { namespace, name, uid } = ref;
   try {
     await client.request("DELETE", buildPath(res, namespace, name), {
       body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background", ...(uid ? { preconditions: { uid } } : {}) },

@@ -21,13 +21,15 @@ export interface PodExec {
 
 /** An exec client for the client's cluster that waits (at most `waitMs`) for the target container to run first. */
 export function createPodExec(client: ClusterClient, waitMs: number = DEFAULT_CONTAINER_WAIT_MS): PodExec {
+  // The nine positional parameters are client-node's `Exec.exec`, which this stands in for (libraryExec is that very call).
+  // eslint-disable-next-line max-params
   const open: PodExec["exec"] = "config" in client ? libraryExec(client) : (namespace, pod, container, command, stdout, stderr, stdin, tty, statusCallback) => {
     const path = buildExecPath({ namespace, pod, container, command, stdin: stdin !== null, stdout: stdout !== null, stderr: stderr !== null, tty });
     return openExecChannel(client.upgradeTarget(path), { stdout, stderr, stdin, ...(statusCallback ? { onStatus: statusCallback } : {}) });
   };
   return {
     async exec(namespace, pod, container, ...rest) {
-      await waitForContainerRunning(client, namespace, pod, container, { timeoutMs: waitMs });
+      await waitForContainerRunning(client, { namespace, pod, container }, { timeoutMs: waitMs });
       return open(namespace, pod, container, ...rest);
     },
   };

@@ -50,6 +50,34 @@ export const RECONCILE_TIME_BUCKETS = [
 /** client-go's workqueue duration buckets: ExponentialBuckets(10e-9, 10, 12), 10 ns to 1,000 s. */
 export const WORKQUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 
+/** The keys each controller's queue holds in flight, by controller, for the two gauges of work in progress. */
+type InFlightWatch = Map<ControllerName, { inFlight: () => readonly number[]; nowMs: () => number }>;
+
+/** `workqueue_unfinished_work_seconds` and `workqueue_longest_running_processor_seconds`, read from the watched queues when scraped. */
+function registerInFlightGauges(registry: Registry, queueLabels: string[]): InFlightWatch {
+  const registers = [registry];
+  const watched: InFlightWatch = new Map();
+  const inFlightAges = (c: ControllerName): number[] => {
+    const w = watched.get(c);
+    return w ? w.inFlight().map((start) => Math.max(0, (w.nowMs() - start) / 1000)) : [];
+  };
+  new Gauge({
+    name: "workqueue_unfinished_work_seconds", labelNames: queueLabels, registers,
+    help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+    collect() {
+      for (const c of CONTROLLERS) this.set({ controller: c, name: c }, inFlightAges(c).reduce((a, b) => a + b, 0));
+    },
+  });
+  new Gauge({
+    name: "workqueue_longest_running_processor_seconds", labelNames: queueLabels, registers,
+    help: "How many seconds has the longest running processor for workqueue been running.",
+    collect() {
+      for (const c of CONTROLLERS) this.set({ controller: c, name: c }, Math.max(0, ...inFlightAges(c)));
+    },
+  });
+  return watched;
+}
+
 /** Create the registry and every metric (process metrics included). */
 export function createControllerMetrics(leaseName = "leviath-operator"): ControllerMetrics {
   const registry = new Registry();
@@ -75,25 +103,7 @@ export function createControllerMetrics(leaseName = "leviath-operator"): Control
   const retries = new Counter({ name: "workqueue_retries_total", help: "Total number of retries handled by workqueue", labelNames: queueLabels, registers });
   const queueDuration = new Histogram({ name: "workqueue_queue_duration_seconds", help: "How long in seconds an item stays in workqueue before being requested", labelNames: queueLabels, buckets: WORKQUEUE_BUCKETS, registers });
   const workDuration = new Histogram({ name: "workqueue_work_duration_seconds", help: "How long in seconds processing an item from workqueue takes", labelNames: queueLabels, buckets: WORKQUEUE_BUCKETS, registers });
-  const watched = new Map<ControllerName, { inFlight: () => readonly number[]; nowMs: () => number }>();
-  const inFlightAges = (c: ControllerName): number[] => {
-    const w = watched.get(c);
-    return w ? w.inFlight().map((start) => Math.max(0, (w.nowMs() - start) / 1000)) : [];
-  };
-  new Gauge({
-    name: "workqueue_unfinished_work_seconds", labelNames: queueLabels, registers,
-    help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
-    collect() {
-      for (const c of CONTROLLERS) this.set({ controller: c, name: c }, inFlightAges(c).reduce((a, b) => a + b, 0));
-    },
-  });
-  new Gauge({
-    name: "workqueue_longest_running_processor_seconds", labelNames: queueLabels, registers,
-    help: "How many seconds has the longest running processor for workqueue been running.",
-    collect() {
-      for (const c of CONTROLLERS) this.set({ controller: c, name: c }, Math.max(0, ...inFlightAges(c)));
-    },
-  });
+  const watched = registerInFlightGauges(registry, queueLabels);
   const workers = new Gauge({ name: "controller_runtime_active_workers", help: "Number of currently used workers per controller", labelNames: ["controller"], registers });
   const writes = new Counter({ name: "leviath_api_writes_total", help: "Writes the controller sent to the API server, by verb and resource kind", labelNames: ["verb", "kind"], registers });
   const master = new Gauge({ name: "leader_election_master_status", help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master", labelNames: ["name"], registers });

@@ -93,7 +93,15 @@ function children(expr: Expr): Expr[] {
       const c = kind.value;
       return [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result].filter((e): e is Expr => e !== undefined);
     }
-    default: return [];
+    // Leaves: a constant, an identifier, or an expression the parser left empty.
+    case "constExpr":
+    case "identExpr":
+    case undefined:
+      return [];
+    default: {
+      const unknown: never = kind;
+      throw new Error(`unknown CEL expression kind ${String((unknown as { case?: unknown }).case)}`);
+    }
   }
 }
 

@@ -20,28 +20,39 @@ function policyField(advice: FindingAdvice, field: "kind" | "image" | "network" 
   return `[sandbox] ${field === "onUnavailable" ? "on_unavailable" : field} in your config.toml`;
 }
 
-function clampFindings(block: SandboxBlock, resolved: ResolvedSandbox, where: string, stage: string | null, advice: FindingAdvice): Finding[] {
+type SandboxField = Parameters<typeof policyField>[1];
+/** One clamp a resolved sandbox may show against what its block asked: the finding's code and message, or none. */
+type ClampCheck = (block: SandboxBlock, resolved: ResolvedSandbox, where: string) => { code: Finding["code"]; message: string; field: SandboxField } | undefined;
+
+/** Every field the admin's policy may change, in the order the findings are listed. */
+const CLAMP_CHECKS: readonly ClampCheck[] = [
+  (block, resolved, where) => block.kind !== undefined && rankOf(resolved.kind) > rankOf(block.kind)
+    ? { code: FINDING_CODE.sandboxKindClamped, message: `${where} asks kind '${block.kind}'; the admin's floor raises it to '${resolved.kind}'`, field: "kind" }
+    : undefined,
+  (block, resolved, where) => block.image !== undefined && resolved.image !== block.image
+    ? { code: FINDING_CODE.sandboxImageClamped, message: `${where} asks image '${block.image}'; the admin's policy runs '${resolved.image ?? "(none)"}' instead (source ${resolved.source})`, field: "image" }
+    : undefined,
+  (block, resolved, where) => block.network === true && !resolved.network
+    ? { code: FINDING_CODE.sandboxNetworkClamped, message: `${where} asks network = true; the admin's policy turns network off`, field: "network" }
+    : undefined,
+  (block, resolved, where) => {
+    const dropped = (block.mounts ?? []).filter((m) => !resolved.mounts.includes(m));
+    if (dropped.length === 0) return undefined;
+    return { code: FINDING_CODE.sandboxMountsClamped, message: `${where} mounts ${dropped.join(", ")} ${dropped.length > 1 ? "are" : "is"} dropped: the admin's policy does not offer ${dropped.length > 1 ? "them" : "it"}`, field: "mounts" };
+  },
+  (block, resolved, where) => block.onUnavailable !== undefined && resolved.onUnavailable !== block.onUnavailable
+    ? { code: FINDING_CODE.sandboxOnUnavailableClamped, message: `${where} asks onUnavailable '${block.onUnavailable}'; the admin's policy uses '${resolved.onUnavailable}'`, field: "onUnavailable" }
+    : undefined,
+];
+
+function clampFindings(block: SandboxBlock, resolved: ResolvedSandbox, at: { where: string; stage: string | null; advice: FindingAdvice }): Finding[] {
   if (resolved.source !== "clamped" && resolved.source !== "policy") return [];
-  const out: Finding[] = [];
-  const note = (code: Finding["code"], message: string, field: Parameters<typeof policyField>[1]) =>
-    out.push({ severity: "note", code, message, fix: `the admin sets it: ${policyField(advice, field)}`, ...(stage !== null ? { stage } : {}) });
-  if (block.kind !== undefined && rankOf(resolved.kind) > rankOf(block.kind)) {
-    note(FINDING_CODE.sandboxKindClamped, `${where} asks kind '${block.kind}'; the admin's floor raises it to '${resolved.kind}'`, "kind");
-  }
-  if (block.image !== undefined && resolved.image !== block.image) {
-    note(FINDING_CODE.sandboxImageClamped, `${where} asks image '${block.image}'; the admin's policy runs '${resolved.image ?? "(none)"}' instead (source ${resolved.source})`, "image");
-  }
-  if (block.network === true && !resolved.network) {
-    note(FINDING_CODE.sandboxNetworkClamped, `${where} asks network = true; the admin's policy turns network off`, "network");
-  }
-  const dropped = (block.mounts ?? []).filter((m) => !resolved.mounts.includes(m));
-  if (dropped.length > 0) {
-    note(FINDING_CODE.sandboxMountsClamped, `${where} mounts ${dropped.join(", ")} ${dropped.length > 1 ? "are" : "is"} dropped: the admin's policy does not offer ${dropped.length > 1 ? "them" : "it"}`, "mounts");
-  }
-  if (block.onUnavailable !== undefined && resolved.onUnavailable !== block.onUnavailable) {
-    note(FINDING_CODE.sandboxOnUnavailableClamped, `${where} asks onUnavailable '${block.onUnavailable}'; the admin's policy uses '${resolved.onUnavailable}'`, "onUnavailable");
-  }
-  return out;
+  const { stage } = at;
+  return CLAMP_CHECKS.flatMap((check) => {
+    const clamp = check(block, resolved, at.where);
+    if (clamp === undefined) return [];
+    return [{ severity: "note", code: clamp.code, message: clamp.message, fix: `the admin sets it: ${policyField(at.advice, clamp.field)}`, ...(stage !== null ? { stage } : {}) } satisfies Finding];
+  });
 }
 
 /**
@@ -62,7 +73,7 @@ export function computeSandboxFindings(spec: AgentSpec, policy: PolicySandbox | 
   const agentWhere = blockName(advice, null);
   engine(spec.sandbox, null, agentWhere);
   const agentBlockUsed = spec.stages.length === 0 || spec.stages.some((s) => s.sandbox === undefined);
-  if (spec.sandbox && agentBlockUsed && policy) out.push(...clampFindings(spec.sandbox, resolveSandbox(policy, spec.sandbox, undefined), agentWhere, null, advice));
+  if (spec.sandbox && agentBlockUsed && policy) out.push(...clampFindings(spec.sandbox, resolveSandbox(policy, spec.sandbox, undefined), { where: agentWhere, stage: null, advice }));
   const agentKind = spec.sandbox?.kind ?? "none";
   spec.stages.forEach((stage, index) => {
     const where = blockName(advice, { name: stage.name, index });
@@ -75,7 +86,7 @@ export function computeSandboxFindings(spec: AgentSpec, policy: PolicySandbox | 
         fix: `add ${add} to ${where}, and repeat the image and network it needs`,
       });
     }
-    if (stage.sandbox && policy) out.push(...clampFindings(stage.sandbox, resolveSandbox(policy, undefined, stage.sandbox), where, stage.name, advice));
+    if (stage.sandbox && policy) out.push(...clampFindings(stage.sandbox, resolveSandbox(policy, undefined, stage.sandbox), { where, stage: stage.name, advice }));
   });
   return out;
 }

@@ -100,7 +100,8 @@ export function buildOwnerReference(run: RunRef): OwnerReference {
 }
 
 /** Metadata of a Run's child. */
-export function buildChildMeta(run: RunRef, agent: string, name: string, component: string, extraLabels: Record<string, string> = {}): ObjectMeta {
+export function buildChildMeta(run: RunRef, agent: string, child: { name: string; component: string; labels?: Record<string, string> }): ObjectMeta {
+  const { name, component, labels: extraLabels = {} } = child;
   return {
     name,
     namespace: run.namespace,

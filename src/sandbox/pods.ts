@@ -129,73 +129,25 @@ const podSpecBase = (uid: number, graceSeconds: number) => ({
 export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: WorkspaceMount, settings: PodSettings): Pod {
   const names = buildChildNames(run.name);
   const agent = snapshot.controller.agent.name;
-  const readPaths = mountVolumes("read-path", snapshot.controller.readPathVolumes, [...RESERVED, workspace.mountPath]);
-  const env = [
-    { name: "LEVIATH_RUN", value: run.name },
-    { name: "LEVIATH_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
-    { name: "HOME", value: ENGINE_PATHS.tmp },
-  ];
-  const workspaceMount = { name: "workspace", mountPath: workspace.mountPath };
-  const credentials = buildCredentialMounts(snapshot.controller.credentials);
-  // Only the digest: the pod spec is readable in the namespace, the token itself stays in the controller's Secret.
-  const digest = settings.sidecarMetricsTokenSha256;
-  const metricsArgs = digest ? ["--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`, "--metrics-token-sha256", digest] : [];
-  const mcpSecrets = buildMcpSecretMounts(snapshot);
-  const blueprint = buildBlueprintMount(names.configMap, snapshot.blueprintFiles);
-  const agentContainer: Container = {
-    name: "agent",
-    image: snapshot.controller.agent.image,
-    workingDir: workspace.mountPath,
+  const parts: EngineParts = {
+    readPaths: mountVolumes("read-path", snapshot.controller.readPathVolumes, [...RESERVED, workspace.mountPath]),
     env: [
-      ...env,
-      { name: "LEVIATH_SIDECAR_URL", value: `http://127.0.0.1:${settings.sidecarPort}` },
-      { name: "LEVIATH_RUNTIME_CONFIG", value: `${ENGINE_PATHS.runtimeConfig}/${SNAPSHOT_KEY.runtime}` },
-      { name: "LEVIATH_SIDECAR_TOKEN_FILE", value: RUNTIME_TOKEN_FILE },
+      { name: "LEVIATH_RUN", value: run.name },
+      { name: "LEVIATH_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+      { name: "HOME", value: ENGINE_PATHS.tmp },
     ],
-    ...(credentials.envFrom.length > 0 ? { envFrom: credentials.envFrom } : {}),
-    securityContext: buildContainerSecurityContext(),
-    resources: settings.resources.agent,
-    volumeMounts: [
-      workspaceMount, { name: "agent-tmp", mountPath: ENGINE_PATHS.tmp }, { name: "runtime-config", mountPath: ENGINE_PATHS.runtimeConfig, readOnly: true },
-      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret, readOnly: true },
-      ...credentials.volumeMounts,
-    ],
+    workspaceMount: { name: "workspace", mountPath: workspace.mountPath },
+    credentials: buildCredentialMounts(snapshot.controller.credentials),
+    mcpSecrets: buildMcpSecretMounts(snapshot),
+    blueprint: buildBlueprintMount(names.configMap, snapshot.blueprintFiles),
   };
-  const sidecar: Container = {
-    name: "sidecar",
-    image: settings.sidecarImage,
-    restartPolicy: "Always",
-    command: ["leviath", "sidecar"],
-    args: [
-      "--run-policy", `${ENGINE_PATHS.runPolicy}/${SNAPSHOT_KEY.runPolicy}`,
-      "--workdir", workspace.mountPath,
-      "--listen", `127.0.0.1:${settings.sidecarPort}`,
-      ...metricsArgs,
-      "--run", run.name,
-      "--runtime-token-file", RUNTIME_TOKEN_FILE,
-      "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
-      ...mcpSecrets.args,
-      ...blueprint.args,
-    ],
-    ...(digest ? { ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }] } : {}),
-    env: [...env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
-    securityContext: buildContainerSecurityContext(),
-    resources: settings.resources.sidecar,
-    volumeMounts: [
-      workspaceMount,
-      { name: "sidecar-tmp", mountPath: ENGINE_PATHS.tmp },
-      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
-      { name: "run-policy", mountPath: ENGINE_PATHS.runPolicy, readOnly: true },
-      { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
-      ...mcpSecrets.volumeMounts,
-      ...blueprint.volumeMounts,
-      ...readPaths.volumeMounts,
-    ],
-  };
+  const { readPaths, credentials, mcpSecrets, blueprint } = parts;
+  const agentContainer = buildAgentContainer(snapshot, workspace, settings, parts);
+  const sidecar = buildSidecarContainer(run, workspace, settings, parts);
   return withSpecHash({
     apiVersion: "v1",
     kind: "Pod",
-    metadata: buildChildMeta(run, agent, names.enginePod, COMPONENT.engine),
+    metadata: buildChildMeta(run, agent, { name: names.enginePod, component: COMPONENT.engine }),
     spec: {
       ...podSpecBase(settings.runAsUser, settings.engineGraceSeconds),
       serviceAccountName: names.serviceAccount,
@@ -218,6 +170,79 @@ export function buildEnginePod(run: RunRef, snapshot: RunSnapshot, workspace: Wo
   });
 }
 
+/** What the engine pod's two containers share or split between them: env, the workspace, and the volumes each mounts. */
+interface EngineParts {
+  readonly readPaths: ReturnType<typeof mountVolumes>;
+  readonly env: NonNullable<Container["env"]>;
+  readonly workspaceMount: { name: string; mountPath: string };
+  readonly credentials: ReturnType<typeof buildCredentialMounts>;
+  readonly mcpSecrets: ReturnType<typeof buildMcpSecretMounts>;
+  readonly blueprint: ReturnType<typeof buildBlueprintMount>;
+}
+
+/** The agent runtime container: no token, no granted read paths, the run's credentials; the sidecar on loopback. */
+function buildAgentContainer(snapshot: RunSnapshot, workspace: WorkspaceMount, settings: PodSettings, parts: EngineParts): Container {
+  const { credentials } = parts;
+  return {
+    name: "agent",
+    image: snapshot.controller.agent.image,
+    workingDir: workspace.mountPath,
+    env: [
+      ...parts.env,
+      { name: "LEVIATH_SIDECAR_URL", value: `http://127.0.0.1:${settings.sidecarPort}` },
+      { name: "LEVIATH_RUNTIME_CONFIG", value: `${ENGINE_PATHS.runtimeConfig}/${SNAPSHOT_KEY.runtime}` },
+      { name: "LEVIATH_SIDECAR_TOKEN_FILE", value: RUNTIME_TOKEN_FILE },
+    ],
+    ...(credentials.envFrom.length > 0 ? { envFrom: credentials.envFrom } : {}),
+    securityContext: buildContainerSecurityContext(),
+    resources: settings.resources.agent,
+    volumeMounts: [
+      parts.workspaceMount, { name: "agent-tmp", mountPath: ENGINE_PATHS.tmp }, { name: "runtime-config", mountPath: ENGINE_PATHS.runtimeConfig, readOnly: true },
+      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret, readOnly: true },
+      ...credentials.volumeMounts,
+    ],
+  };
+}
+
+/** The `leviath sidecar` native sidecar: the token, the run policy, the MCP Secrets, the blueprint files and the granted read paths. */
+function buildSidecarContainer(run: RunRef, workspace: WorkspaceMount, settings: PodSettings, parts: EngineParts): Container {
+  const { mcpSecrets, blueprint } = parts;
+  // Only the digest: the pod spec is readable in the namespace, the token itself stays in the controller's Secret.
+  const digest = settings.sidecarMetricsTokenSha256;
+  const metricsArgs = digest ? ["--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`, "--metrics-token-sha256", digest] : [];
+  return {
+    name: "sidecar",
+    image: settings.sidecarImage,
+    restartPolicy: "Always",
+    command: ["leviath", "sidecar"],
+    args: [
+      "--run-policy", `${ENGINE_PATHS.runPolicy}/${SNAPSHOT_KEY.runPolicy}`,
+      "--workdir", workspace.mountPath,
+      "--listen", `127.0.0.1:${settings.sidecarPort}`,
+      ...metricsArgs,
+      "--run", run.name,
+      "--runtime-token-file", RUNTIME_TOKEN_FILE,
+      "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
+      ...mcpSecrets.args,
+      ...blueprint.args,
+    ],
+    ...(digest ? { ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }] } : {}),
+    env: [...parts.env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
+    securityContext: buildContainerSecurityContext(),
+    resources: settings.resources.sidecar,
+    volumeMounts: [
+      parts.workspaceMount,
+      { name: "sidecar-tmp", mountPath: ENGINE_PATHS.tmp },
+      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
+      { name: "run-policy", mountPath: ENGINE_PATHS.runPolicy, readOnly: true },
+      { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
+      ...mcpSecrets.volumeMounts,
+      ...blueprint.volumeMounts,
+      ...parts.readPaths.volumeMounts,
+    ],
+  };
+}
+
 /** The sidecar's blueprint directory: only the pinned `blueprint.*` keys of the run's snapshot, read-only. */
 function buildBlueprintMount(configMap: string, files: Readonly<Record<string, string>> | undefined) {
   if (files === undefined || Object.keys(files).length === 0) return { args: [], volumeMounts: [], volumes: [] };
@@ -232,7 +257,8 @@ function buildBlueprintMount(configMap: string, files: Readonly<Record<string, s
  * One warm sandbox pod: the resolved image sleeping ({@link SANDBOX_PID1}) until the sidecar execs commands into it, with no credentials,
  * no token, the workspace at the run's path, and only the admin-declared volumes its stages may mount.
  */
-export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, mounts: readonly PolicyMount[], workspace: WorkspaceMount, settings: PodSettings): Pod {
+export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, ctx: { mounts: readonly PolicyMount[]; workspace: WorkspaceMount; settings: PodSettings }): Pod {
+  const { mounts, workspace, settings } = ctx;
   const wanted = mounts.filter((m) => plan.mounts.includes(m.path));
   const extra = mountVolumes("mount", wanted, [...RESERVED, workspace.mountPath]);
   const labels: Record<string, string> = { [LABEL.sandboxSignature]: plan.signature };
@@ -252,7 +278,7 @@ export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, m
   return withSpecHash({
     apiVersion: "v1",
     kind: "Pod",
-    metadata: buildChildMeta(run, agent, plan.pod, COMPONENT.sandbox, labels),
+    metadata: buildChildMeta(run, agent, { name: plan.pod, component: COMPONENT.sandbox, labels }),
     spec: {
       // Nothing in a sandbox pod needs to shut down cleanly: a short grace bounds a PID 1 that a command replaced.
       ...podSpecBase(settings.runAsUser, settings.sandboxGraceSeconds),

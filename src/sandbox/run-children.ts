@@ -59,7 +59,7 @@ export function buildRunChildren(input: RunChildrenInput): KubeObject[] {
   const execTargets = [...input.sandboxes.map((s) => s.pod), ...(input.hostExec ? [engine.metadata.name] : [])];
   out.push(buildServiceAccount(run, agent), buildRole(run, agent, execTargets), buildRoleBinding(run, agent));
   if (input.sandboxes.some((s) => !s.network)) out.push(buildNetworkPolicy(run, agent));
-  const pods: Pod[] = input.sandboxes.map((s) => buildSandboxPod(run, agent, s, snapshot.controller.sandboxMounts, workspace, settings));
+  const pods: Pod[] = input.sandboxes.map((s) => buildSandboxPod(run, agent, s, { mounts: snapshot.controller.sandboxMounts, workspace, settings }));
   out.push(...pods, ...(input.holdEngine ? [] : [engine]));
   return out;
 }

@@ -7,13 +7,13 @@ import { buildSnapshotData, type RunSnapshot } from "./run-snapshot.ts";
 
 /** The immutable ConfigMap that pins a run: its resolved policy (sidecar), blueprint (runtime) and generations. */
 export function buildPolicyConfigMap(run: RunRef, snapshot: RunSnapshot): KubeObject {
-  const meta = buildChildMeta(run, snapshot.controller.agent.name, buildChildNames(run.name).configMap, COMPONENT.policy);
+  const meta = buildChildMeta(run, snapshot.controller.agent.name, { name: buildChildNames(run.name).configMap, component: COMPONENT.policy });
   return { apiVersion: "v1", kind: "ConfigMap", metadata: meta, immutable: true, data: buildSnapshotData(snapshot) };
 }
 
 /** The sidecar's identity: a per-Run ServiceAccount whose token is mounted into the sidecar container only. */
 export function buildServiceAccount(run: RunRef, agent: string): KubeObject {
-  const meta = buildChildMeta(run, agent, buildChildNames(run.name).serviceAccount, COMPONENT.sidecarIdentity);
+  const meta = buildChildMeta(run, agent, { name: buildChildNames(run.name).serviceAccount, component: COMPONENT.sidecarIdentity });
   return { apiVersion: "v1", kind: "ServiceAccount", metadata: meta, automountServiceAccountToken: false };
 }
 
@@ -43,14 +43,14 @@ export function buildRole(run: RunRef, agent: string, execTargets: readonly stri
   rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "patch"], resourceNames: own });
   // The snapshots a resume may write (read only: the controller writes them, the sidecar switches to them).
   rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: listResumeSnapshotNames(run.name) });
-  const meta = buildChildMeta(run, agent, buildChildNames(run.name).role, COMPONENT.sidecarIdentity);
+  const meta = buildChildMeta(run, agent, { name: buildChildNames(run.name).role, component: COMPONENT.sidecarIdentity });
   return { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: meta, rules };
 }
 
 /** Binds the run's Role to the run's ServiceAccount, nothing else. */
 export function buildRoleBinding(run: RunRef, agent: string): KubeObject {
   const names = buildChildNames(run.name);
-  const meta = buildChildMeta(run, agent, names.roleBinding, COMPONENT.sidecarIdentity);
+  const meta = buildChildMeta(run, agent, { name: names.roleBinding, component: COMPONENT.sidecarIdentity });
   return {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "RoleBinding",
@@ -65,7 +65,7 @@ export function buildRoleBinding(run: RunRef, agent: string): KubeObject {
  * still works and DNS is blocked, as with `--network none`). Enforcement depends on the cluster's CNI.
  */
 export function buildNetworkPolicy(run: RunRef, agent: string): KubeObject {
-  const meta = buildChildMeta(run, agent, buildChildNames(run.name).networkPolicy, COMPONENT.network);
+  const meta = buildChildMeta(run, agent, { name: buildChildNames(run.name).networkPolicy, component: COMPONENT.network });
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",
@@ -79,7 +79,7 @@ export function buildNetworkPolicy(run: RunRef, agent: string): KubeObject {
 
 /** The per-Run workspace claim, when the Run names no claim of its own. */
 export function buildWorkspaceClaim(run: RunRef, agent: string, ws: { size: string; accessMode: string; storageClassName?: string }): KubeObject {
-  const meta = buildChildMeta(run, agent, buildChildNames(run.name).workspace, COMPONENT.workspace);
+  const meta = buildChildMeta(run, agent, { name: buildChildNames(run.name).workspace, component: COMPONENT.workspace });
   return {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",

@@ -124,7 +124,7 @@ export function buildResumeSnapshotData(runPolicy: RunPolicy, record: ResumeReco
  * it computed, and the sidecar only the bytes whose digest the controller put in the Run's status.
  */
 export function buildResumeConfigMap(run: RunRef, agent: string, runPolicy: RunPolicy, record: ResumeRecord): KubeObject {
-  const meta = buildChildMeta(run, agent, buildResumeSnapshotName(run.name, record.sequence), COMPONENT.policy);
+  const meta = buildChildMeta(run, agent, { name: buildResumeSnapshotName(run.name, record.sequence), component: COMPONENT.policy });
   meta.ownerReferences = (meta.ownerReferences ?? []).map((r) => ({ ...r, controller: false }));
   return { apiVersion: "v1", kind: "ConfigMap", metadata: meta, immutable: true, data: buildResumeSnapshotData(runPolicy, record) };
 }

@@ -94,33 +94,46 @@ export function buildRunSnapshot(input: SnapshotInput): SnapshotResult {
     agentGeneration: agent.generation,
     ...(input.policy?.generation !== undefined ? { policyGeneration: input.policy.generation } : {}),
   });
-  const usedMounts = new Set(runPolicy.stages.flatMap((s) => (s.sandbox.kind === "none" ? [] : s.sandbox.mounts)));
-  const grants = [...runPolicy.readPaths.granted, ...(runPolicy.readPaths.allowBlueprintReadPaths ? runPolicy.readPaths.declared : [])];
   return {
     ok: true,
     value: {
       runPolicy,
       ...(input.blueprintFiles ? { blueprintFiles: input.blueprintFiles } : {}),
-      runtime: {
-        agent: agent.written,
-        run: {
-          mode: run.mode,
-          ...(run.task !== undefined ? { task: run.task } : {}),
-          ...(run.inputs ? { inputs: run.inputs } : {}),
-          ...(run.runtime ? { runtime: run.runtime } : {}),
-        },
-      },
-      controller: {
-        version: 1,
-        agent: { name: agent.name, generation: agent.generation, image },
-        policy: { name: input.policy?.name ?? "cluster", ...(input.policy?.generation !== undefined ? { generation: input.policy.generation } : {}) },
-        sandboxMounts: (policySpec.sandbox?.mounts ?? []).filter((m) => usedMounts.has(m.path) && m.volume !== undefined),
-        readPathVolumes: computeReadPathVolumes(policySpec.readPaths.volumes ?? [], grants),
-        workspace: run.workspace,
-        credentials: mergeCredentials(agent.spec.credentials ?? [], run.credentials ?? []),
-        mcpSecrets: [],
-      },
+      runtime: buildRuntimeSnapshot(input),
+      controller: buildControllerSnapshot(input, { image, runPolicy, policySpec }),
     },
+  };
+}
+
+/** What the runtime reads: the Agent's spec as written and the Run's task, inputs and runtime settings. */
+function buildRuntimeSnapshot(input: SnapshotInput): RunSnapshot["runtime"] {
+  const { agent, run } = input;
+  return {
+    agent: agent.written,
+    run: {
+      mode: run.mode,
+      ...(run.task !== undefined ? { task: run.task } : {}),
+      ...(run.inputs ? { inputs: run.inputs } : {}),
+      ...(run.runtime ? { runtime: run.runtime } : {}),
+    },
+  };
+}
+
+/** What the controller pins besides the run policy: the identities, the volumes its stages and grants mount, the credentials. */
+function buildControllerSnapshot(input: SnapshotInput, resolved: { image: string; runPolicy: RunPolicy; policySpec: LeviathPolicySpec }): RunSnapshot["controller"] {
+  const { agent, run } = input;
+  const { runPolicy, policySpec } = resolved;
+  const usedMounts = new Set(runPolicy.stages.flatMap((s) => (s.sandbox.kind === "none" ? [] : s.sandbox.mounts)));
+  const grants = [...runPolicy.readPaths.granted, ...(runPolicy.readPaths.allowBlueprintReadPaths ? runPolicy.readPaths.declared : [])];
+  return {
+    version: 1,
+    agent: { name: agent.name, generation: agent.generation, image: resolved.image },
+    policy: { name: input.policy?.name ?? "cluster", ...(input.policy?.generation !== undefined ? { generation: input.policy.generation } : {}) },
+    sandboxMounts: (policySpec.sandbox?.mounts ?? []).filter((m) => usedMounts.has(m.path) && m.volume !== undefined),
+    readPathVolumes: computeReadPathVolumes(policySpec.readPaths.volumes ?? [], grants),
+    workspace: run.workspace,
+    credentials: mergeCredentials(agent.spec.credentials ?? [], run.credentials ?? []),
+    mcpSecrets: [],
   };
 }
 

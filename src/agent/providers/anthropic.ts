@@ -93,23 +93,47 @@ export function buildAnthropicBody(req: ModelRequest, stream: boolean): Record<s
 type StreamBlock = { kind: "text"; text: string } | { kind: "tool"; id: string; name: string; json: string };
 interface StreamState { blocks: Map<number, StreamBlock>; stop: string | null | undefined; usage: { inputTokens: number; outputTokens: number }; stopped: boolean }
 
+type StreamEventOf<T extends string> = Extract<z.infer<typeof StreamEvent>, { type: T }>;
+
 /** Folds one stream event into the turn being built. */
 function applyStreamEvent(state: StreamState, e: z.infer<typeof StreamEvent>, provider: string, host: string): void {
-  if (e.type === "error") throw new ProviderError(`${provider} stream error: ${e.error.type}: ${e.error.message}`);
-  if (e.type === "message_start") state.usage = { inputTokens: e.message.usage?.input_tokens ?? 0, outputTokens: e.message.usage?.output_tokens ?? 0 };
-  else if (e.type === "content_block_start") {
-    const b = parseBlock(e.content_block, `malformed stream frame from ${host} (${provider})`);
-    if (b.type === "text") state.blocks.set(e.index, { kind: "text", text: b.text });
-    else if (b.type === "tool_use") state.blocks.set(e.index, { kind: "tool", id: b.id, name: b.name, json: "" });
-  } else if (e.type === "content_block_delta") {
-    const block = state.blocks.get(e.index);
-    const d = e.delta as { type: string; text?: string; partial_json?: string };
-    if (block?.kind === "text" && d.type === "text_delta") block.text += d.text ?? "";
-    if (block?.kind === "tool" && d.type === "input_json_delta") block.json += d.partial_json ?? "";
-  } else if (e.type === "message_delta") {
-    state.stop = e.delta.stop_reason;
-    state.usage = { ...state.usage, outputTokens: e.usage?.output_tokens ?? state.usage.outputTokens };
-  } else if (e.type === "message_stop") state.stopped = true;
+  switch (e.type) {
+    case "error": throw new ProviderError(`${provider} stream error: ${e.error.type}: ${e.error.message}`);
+    case "message_start":
+      state.usage = { inputTokens: e.message.usage?.input_tokens ?? 0, outputTokens: e.message.usage?.output_tokens ?? 0 };
+      return;
+    case "content_block_start": return startBlock(state, e, `malformed stream frame from ${host} (${provider})`);
+    case "content_block_delta": return extendBlock(state, e);
+    case "message_delta":
+      state.stop = e.delta.stop_reason;
+      state.usage = { ...state.usage, outputTokens: e.usage?.output_tokens ?? state.usage.outputTokens };
+      return;
+    case "message_stop":
+      state.stopped = true;
+      return;
+    case "content_block_stop":
+    case "ping":
+      return;
+    default: {
+      const unknown: never = e;
+      throw new ProviderError(`${provider} stream from ${host}: unknown event ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** A content block begins: text and tool_use blocks are kept, any other kind is not ours to read. */
+function startBlock(state: StreamState, e: StreamEventOf<"content_block_start">, what: string): void {
+  const b = parseBlock(e.content_block, what);
+  if (b.type === "text") state.blocks.set(e.index, { kind: "text", text: b.text });
+  else if (b.type === "tool_use") state.blocks.set(e.index, { kind: "tool", id: b.id, name: b.name, json: "" });
+}
+
+/** More of a block: text to a text block, argument JSON to a tool_use block. */
+function extendBlock(state: StreamState, e: StreamEventOf<"content_block_delta">): void {
+  const block = state.blocks.get(e.index);
+  const d = e.delta as { type: string; text?: string; partial_json?: string };
+  if (block?.kind === "text" && d.type === "text_delta") block.text += d.text ?? "";
+  if (block?.kind === "tool" && d.type === "input_json_delta") block.json += d.partial_json ?? "";
 }
 
 async function readStreamed(res: Response, provider: string, host: string): Promise<ModelTurn> {

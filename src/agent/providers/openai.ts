@@ -87,25 +87,36 @@ function applyToolDeltas(calls: { id: string; name: string; args: string }[], de
   }
 }
 
+/** The turn as the stream has built it so far. */
+interface StreamState {
+  text: string;
+  readonly calls: { id: string; name: string; args: string }[];
+  finish: string | null | undefined;
+  usage: { inputTokens: number; outputTokens: number } | undefined;
+}
+
+/** Folds one chunk into the turn being built. */
+function applyChunk(state: StreamState, chunk: z.infer<typeof Chunk>): void {
+  if (chunk.usage) state.usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+  const choice = chunk.choices[0];
+  if (choice === undefined) return;
+  state.text += choice.delta?.content ?? "";
+  applyToolDeltas(state.calls, choice.delta?.tool_calls ?? []);
+  if (choice.finish_reason) state.finish = choice.finish_reason;
+}
+
 async function readStreamed(res: Response, provider: string, host: string): Promise<ModelTurn> {
-  let text = "";
-  const calls: { id: string; name: string; args: string }[] = [];
-  let finish: string | null | undefined;
-  let usage: { inputTokens: number; outputTokens: number } | undefined;
+  const state: StreamState = { text: "", calls: [], finish: undefined, usage: undefined };
   let done = false;
   for await (const sse of readSseEvents(res.body, host)) {
     if (sse.data.trim() === "[DONE]") { done = true; break; }
     const parsed = Chunk.safeParse(parseProviderJson(sse.data, `malformed stream frame from ${host} (${provider})`));
     if (!parsed.success) throw new ProviderError(`malformed stream frame from ${host} (${provider}): ${parsed.error.issues[0]?.message ?? "invalid"}`);
-    if (parsed.data.usage) usage = { inputTokens: parsed.data.usage.prompt_tokens ?? 0, outputTokens: parsed.data.usage.completion_tokens ?? 0 };
-    const choice = parsed.data.choices[0];
-    if (choice === undefined) continue;
-    text += choice.delta?.content ?? "";
-    applyToolDeltas(calls, choice.delta?.tool_calls ?? []);
-    if (choice.finish_reason) finish = choice.finish_reason;
+    applyChunk(state, parsed.data);
   }
+  const { text, finish, usage } = state;
   if (!done && finish === undefined) throw new ProviderError(`${provider} stream from ${host} ended before a finish_reason or [DONE]`);
-  const complete = calls.filter((c) => c !== undefined);
+  const complete = state.calls.filter((c) => c !== undefined);
   const bad = complete.find((c) => c.id === "" || c.name === "");
   if (bad) throw new ProviderError(`malformed stream frame from ${host} (${provider}): a tool call without an id or a name`);
   return { text, toolCalls: toCalls(provider, complete), stopReason: mapStop(finish, complete.length), ...(usage ? { usage } : {}) };

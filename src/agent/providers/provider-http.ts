@@ -63,31 +63,40 @@ function describeNetworkError(err: unknown): string {
 /** The first non-retryable answer (a 2xx is returned with its body unread), or a ProviderError. */
 export async function postToProvider(req: ProviderRequest, retry: RetryPolicy = DEFAULT_RETRY, now: () => number = Date.now): Promise<Response> {
   const host = new URL(req.url).host;
-  let lastFailure = "";
   for (let attempt = 0; ; attempt++) {
-    let res: Response | undefined;
-    try {
-      const signal = req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(req.timeoutMs)]) : AbortSignal.timeout(req.timeoutMs);
-      res = await fetch(req.url, { method: "POST", headers: { "content-type": "application/json", ...req.headers }, body: JSON.stringify(req.body), signal });
-    } catch (err) {
-      if (req.signal?.aborted) throw err;
-      lastFailure = `${req.provider} at ${host} did not answer (${describeNetworkError(err)})`;
-    }
-    if (res?.ok) return res;
-    let waitMs: number | undefined;
-    if (res !== undefined) {
-      const text = await readCappedText(res.body, host).catch((err: unknown) => (err instanceof CapExceededError ? err.message : ""));
-      lastFailure = `${req.provider} answered HTTP ${res.status}: ${text.slice(0, 2000)}`;
-      if (!isRetryableStatus(res.status)) throw new ProviderError(lastFailure, res.status);
-      waitMs = parseRetryAfter(res.headers.get("retry-after"), now());
-      if (waitMs !== undefined && waitMs > retry.maxDelayMs) {
-        throw new ProviderError(`${lastFailure} (retry-after ${Math.ceil(waitMs / 1000)} s is longer than the runtime waits, ${retry.maxDelayMs / 1000} s)`, res.status);
-      }
-    }
-    if (attempt >= retry.maxRetries) throw new ProviderError(`${lastFailure} (gave up after ${attempt + 1} attempts)`, res?.status);
+    const sent = await sendOnce(req, host);
+    if ("res" in sent && sent.res.ok) return sent.res;
+    const failed = "res" in sent ? await judgeFailedAnswer(req, sent.res, { host, retry, now }) : { failure: sent.failure, status: undefined, waitMs: undefined };
+    if (attempt >= retry.maxRetries) throw new ProviderError(`${failed.failure} (gave up after ${attempt + 1} attempts)`, failed.status);
     const backoff = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** attempt * (1 + retry.random() / 2));
-    await retry.sleep(waitMs ?? backoff, req.signal);
+    await retry.sleep(failed.waitMs ?? backoff, req.signal);
   }
+}
+
+/** One attempt: the answer, or why none came (the caller's own abort is thrown). */
+async function sendOnce(req: ProviderRequest, host: string): Promise<{ res: Response } | { failure: string }> {
+  try {
+    const signal = req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(req.timeoutMs)]) : AbortSignal.timeout(req.timeoutMs);
+    return { res: await fetch(req.url, { method: "POST", headers: { "content-type": "application/json", ...req.headers }, body: JSON.stringify(req.body), signal }) };
+  } catch (err) {
+    if (req.signal?.aborted) throw err;
+    return { failure: `${req.provider} at ${host} did not answer (${describeNetworkError(err)})` };
+  }
+}
+
+/**
+ * A non-2xx answer: what it said and how long it asks to wait before the next attempt. Thrown as a ProviderError
+ * when no attempt can help: a status not worth retrying, or a Retry-After longer than the runtime waits.
+ */
+async function judgeFailedAnswer(req: ProviderRequest, res: Response, at: { host: string; retry: RetryPolicy; now: () => number }): Promise<{ failure: string; status: number; waitMs: number | undefined }> {
+  const text = await readCappedText(res.body, at.host).catch((err: unknown) => (err instanceof CapExceededError ? err.message : ""));
+  const failure = `${req.provider} answered HTTP ${res.status}: ${text.slice(0, 2000)}`;
+  if (!isRetryableStatus(res.status)) throw new ProviderError(failure, res.status);
+  const waitMs = parseRetryAfter(res.headers.get("retry-after"), at.now());
+  if (waitMs !== undefined && waitMs > at.retry.maxDelayMs) {
+    throw new ProviderError(`${failure} (retry-after ${Math.ceil(waitMs / 1000)} s is longer than the runtime waits, ${at.retry.maxDelayMs / 1000} s)`, res.status);
+  }
+  return { failure, status: res.status, waitMs };
 }
 
 /** Settings every provider client takes. */

@@ -1,4 +1,4 @@
-import { AgentSpecSchema } from "../../api/agent.ts";
+import { AgentSpecSchema, type AgentSpec } from "../../api/agent.ts";
 import { CLUSTER_ADVICE, FINDING_CODE, type Finding } from "../../api/findings.ts";
 import { CONDITION, REASON, type AgentStatus } from "../../api/status.ts";
 import { decideImageCeiling } from "../../policy/ceilings.ts";
@@ -35,21 +35,42 @@ function invalid(input: AgentStatusInput, findings: Finding[], reason: string): 
   };
 }
 
+/** The spec parsed at the boundary and named as its Agent is; otherwise the findings that say why not. */
+function parseAgentSpec(input: AgentStatusInput): { spec: AgentSpec } | { findings: Finding[] } {
+  const parsed = AgentSpecSchema.safeParse(input.spec ?? {});
+  if (!parsed.success) {
+    return { findings: parsed.error.issues.map((i): Finding => ({ severity: "error", code: FINDING_CODE.blueprintInvalid, message: `${formatFieldPath("spec", i.path)}: ${i.message}` })) };
+  }
+  const spec = parsed.data;
+  if (spec.agent.name !== undefined && spec.agent.name !== input.name) {
+    const message = `spec.agent.name: '${spec.agent.name}' differs from metadata.name '${input.name}'; an Agent is identified by namespace/name`;
+    return { findings: [{ severity: "error", code: FINDING_CODE.blueprintInvalid, message }] };
+  }
+  return { spec };
+}
+
+/** One stage's resolved sandbox as the status reports it. */
+function describeStageSandbox({ stage, sandbox }: ReturnType<typeof resolveStageSandboxes>[number]): NonNullable<AgentStatus["resolvedSandboxes"]>[number] {
+  return {
+    stage,
+    kind: sandbox.kind,
+    ...(sandbox.image !== undefined ? { image: sandbox.image } : {}),
+    network: sandbox.network,
+    mounts: sandbox.mounts,
+    ...(sandbox.runtimeClassName !== undefined ? { runtimeClassName: sandbox.runtimeClassName } : {}),
+    onUnavailable: sandbox.onUnavailable,
+    source: sandbox.source,
+  };
+}
+
 /**
  * The Agent status: the spec parsed at the boundary (a schema violation is a finding naming the field), then
  * validated against the effective policy: findings, read paths granted/declared, and each stage's sandbox.
  */
 export function computeAgentStatus(input: AgentStatusInput): AgentStatus {
-  const parsed = AgentSpecSchema.safeParse(input.spec ?? {});
-  if (!parsed.success) {
-    const findings = parsed.error.issues.map((i): Finding => ({ severity: "error", code: FINDING_CODE.blueprintInvalid, message: `${formatFieldPath("spec", i.path)}: ${i.message}` }));
-    return invalid(input, findings, REASON.invalidSpec);
-  }
-  const spec = parsed.data;
-  if (spec.agent.name !== undefined && spec.agent.name !== input.name) {
-    const message = `spec.agent.name: '${spec.agent.name}' differs from metadata.name '${input.name}'; an Agent is identified by namespace/name`;
-    return invalid(input, [{ severity: "error", code: FINDING_CODE.blueprintInvalid, message }], REASON.invalidSpec);
-  }
+  const parsed = parseAgentSpec(input);
+  if ("findings" in parsed) return invalid(input, parsed.findings, REASON.invalidSpec);
+  const { spec } = parsed;
   const policy = computeEffectivePolicy(input.policy);
   if (!policy) {
     const message = input.policy.kind === "invalid" ? `the LeviathPolicy is invalid (${input.policy.message}) and no earlier version was valid` : "no policy";
@@ -65,16 +86,7 @@ export function computeAgentStatus(input: AgentStatusInput): AgentStatus {
   if (refused) return invalid(input, [{ severity: "error", code: FINDING_CODE.runtimeImageNotAllowed, message: refused.message }, ...findings], REASON.refusedByPolicy);
   const errors = findings.filter((f) => f.severity === "error");
   if (errors.length > 0) return invalid(input, findings, REASON.invalidSpec);
-  const sandboxes = resolveStageSandboxes(spec, policy.spec.sandbox).map(({ stage, sandbox }) => ({
-    stage,
-    kind: sandbox.kind,
-    ...(sandbox.image !== undefined ? { image: sandbox.image } : {}),
-    network: sandbox.network,
-    mounts: sandbox.mounts,
-    ...(sandbox.runtimeClassName !== undefined ? { runtimeClassName: sandbox.runtimeClassName } : {}),
-    onUnavailable: sandbox.onUnavailable,
-    source: sandbox.source,
-  }));
+  const sandboxes = resolveStageSandboxes(spec, policy.spec.sandbox).map(describeStageSandbox);
   const warnings = findings.filter((f) => f.severity === "warning").length;
   const decided: ConditionDecision = {
     type: CONDITION.valid,

@@ -74,12 +74,8 @@ export function decideApproval(approval: ApprovalInput, run: ApprovalRunInput | 
   const { runRef, approvalId } = spec.data;
   if (!run) return { conditions: [bound("False", APPROVAL_REASON.runNotFound, `Run '${runRef.name}' does not exist; this Approval answers nothing`)], deleteAtMs: expire };
   const boundUid = approval.labels[LABEL.runUid];
-  if (boundUid !== undefined && boundUid !== run.uid) {
-    return { conditions: [bound("False", APPROVAL_REASON.stale, `bound to an earlier Run '${runRef.name}' (uid ${boundUid}); it never answers the prompts of Run uid ${run.uid}`)], deleteAtMs: expire };
-  }
-  if (boundUid === undefined && approval.createdMs < run.createdMs) {
-    return { conditions: [bound("False", APPROVAL_REASON.stale, `created before Run '${runRef.name}' (uid ${run.uid}) existed; it never answers that Run's prompts`)], deleteAtMs: expire };
-  }
+  const stale = decideStale(approval, run, runRef.name);
+  if (stale !== undefined) return { conditions: [stale], deleteAtMs: expire };
   const conditions = [bound("True", APPROVAL_REASON.bound, `bound to Run '${runRef.name}' (uid ${run.uid})`)];
   const out: ApprovalDecision = { conditions, ...(boundUid === undefined ? { bind: buildApprovalBinding(run) } : {}) };
   if (approval.status?.consumed) {
@@ -90,4 +86,16 @@ export function decideApproval(approval: ApprovalInput, run: ApprovalRunInput | 
   if (run.pendingIds.includes(approvalId)) conditions.push(matched("True", APPROVAL_REASON.pending, `Run '${runRef.name}' is waiting on prompt '${approvalId}'`));
   else conditions.push(matched("False", APPROVAL_REASON.noPendingPrompt, `Run '${runRef.name}' has no pending prompt '${approvalId}' (answered, expired or never asked)`));
   return out;
+}
+
+/** The Bound=False condition of an Approval that belongs to an earlier Run of the same name; `undefined` when it does not. */
+function decideStale(approval: ApprovalInput, run: ApprovalRunInput, runName: string): ConditionDecision | undefined {
+  const boundUid = approval.labels[LABEL.runUid];
+  if (boundUid !== undefined && boundUid !== run.uid) {
+    return bound("False", APPROVAL_REASON.stale, `bound to an earlier Run '${runName}' (uid ${boundUid}); it never answers the prompts of Run uid ${run.uid}`);
+  }
+  if (boundUid === undefined && approval.createdMs < run.createdMs) {
+    return bound("False", APPROVAL_REASON.stale, `created before Run '${runName}' (uid ${run.uid}) existed; it never answers that Run's prompts`);
+  }
+  return undefined;
 }

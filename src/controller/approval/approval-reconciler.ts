@@ -65,16 +65,20 @@ async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promi
   const { name, namespace, uid } = run.metadata;
   // A finished Run has no prompt left to answer: its reader goes with its sidecar's Role (the Run reconciler).
   if (!namespace || !uid || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending")) return;
-  const agent = typeof run.spec?.agentRef?.name === "string" ? run.spec.agentRef.name : "";
   const approvals = deps.cache.list("approval", namespace).filter((a) => approvalRunName(a) === name);
-  const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, agent, approvals);
-  // The server may keep a Role without rules as `rules: null`, so its rules are compared as lists.
-  const liveRole = deps.cache.get("role", namespace, role.metadata.name) as (KubeObject & { rules?: unknown[] | null }) | undefined;
-  const roleInPlace = liveRole !== undefined && isApplied(role.metadata, liveRole.metadata) && isSameStatus((role as { rules?: unknown }).rules, liveRole.rules ?? []);
+  const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, runAgentName(run), approvals);
   const bindingInPlace = isApplied(roleBinding, deps.cache.get("roleBinding", namespace, roleBinding.metadata.name));
-  await settleAll([...(roleInPlace ? [] : [role]), ...(bindingInPlace ? [] : [roleBinding])].map((o) => deps.writer.apply(o)));
+  await settleAll([...(isRoleInPlace(deps.cache, role) ? [] : [role]), ...(bindingInPlace ? [] : [roleBinding])].map((o) => deps.writer.apply(o)));
   const current = deps.cache.get("configMap", namespace, relay.metadata.name);
   if (!isExactly(relay, current)) await deps.writer.replace(relay, current?.metadata.resourceVersion);
+}
+
+const runAgentName = (run: RunObject): string => typeof run.spec?.agentRef?.name === "string" ? run.spec.agentRef.name : "";
+
+/** Whether the reader Role is in the cache as built. The server may keep a Role without rules as `rules: null`, so its rules are compared as lists. */
+function isRoleInPlace(cache: ClusterCache, role: KubeObject): boolean {
+  const liveRole = cache.get("role", role.metadata.namespace, role.metadata.name) as (KubeObject & { rules?: unknown[] | null }) | undefined;
+  return liveRole !== undefined && isApplied(role.metadata, liveRole.metadata) && isSameStatus((role as { rules?: unknown }).rules, liveRole.rules ?? []);
 }
 
 /** An Approval deleted (or being deleted) leaves every relay that still holds it: a retracted answer never applies. */
@@ -107,23 +111,28 @@ export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: st
       await dropFromRelays(deps, namespace, name);
       return {};
     }
-    const runName = approvalRunName(obj);
-    const run = runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
-    const now = deps.nowMs();
-    const decision = decideApproval({ spec: obj.spec, status: obj.status, createdMs: createdMs(obj), labels: obj.metadata.labels ?? {} }, runInput(run), now, deps.ttlMs);
-    if (decision.deleteAtMs !== undefined && decision.deleteAtMs <= now) {
-      await deps.writer.delete(obj);
-      return {};
-    }
-    if (decision.bind) {
-      const { labels, annotations, ownerReference } = decision.bind;
-      await deps.writer.apply({ apiVersion: API_VERSION, kind: KIND.approval, metadata: { name, namespace, labels, annotations, ownerReferences: [ownerReference] } });
-    }
-    const nowIso = formatApiTime(now);
-    const conditions = buildConditions(obj.status?.conditions, decision.conditions, nowIso, obj.metadata.generation ?? 0);
-    await writeConditions(deps, obj, conditions, recordTransitions);
-    // Bound now or before: the relay follows (the Approval's new labels bring it back through the cache).
-    if (run && !decision.bind && obj.metadata.labels?.[LABEL.runUid] === run.metadata.uid) await relayAnswers(deps, run);
-    return decision.deleteAtMs !== undefined ? { requeueAfterMs: decision.deleteAtMs - now } : {};
+    return reconcileApproval(deps, obj, namespace, recordTransitions);
   };
+}
+
+/** One live Approval: decide it against its Run, then delete it, or bind it, write its status and relay its Run's answers. */
+async function reconcileApproval(deps: ApprovalReconcilerDeps, obj: ApprovalObject, namespace: string, recordTransitions: TransitionRecorder): Promise<ReconcileResult> {
+  const { name } = obj.metadata;
+  const runName = approvalRunName(obj);
+  const run = runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
+  const now = deps.nowMs();
+  const decision = decideApproval({ spec: obj.spec, status: obj.status, createdMs: createdMs(obj), labels: obj.metadata.labels ?? {} }, runInput(run), now, deps.ttlMs);
+  if (decision.deleteAtMs !== undefined && decision.deleteAtMs <= now) {
+    await deps.writer.delete(obj);
+    return {};
+  }
+  if (decision.bind) {
+    const { labels, annotations, ownerReference } = decision.bind;
+    await deps.writer.apply({ apiVersion: API_VERSION, kind: KIND.approval, metadata: { name, namespace, labels, annotations, ownerReferences: [ownerReference] } });
+  }
+  const conditions = buildConditions(obj.status?.conditions, decision.conditions, formatApiTime(now), obj.metadata.generation ?? 0);
+  await writeConditions(deps, obj, conditions, recordTransitions);
+  // Bound now or before: the relay follows (the Approval's new labels bring it back through the cache).
+  if (run && !decision.bind && obj.metadata.labels?.[LABEL.runUid] === run.metadata.uid) await relayAnswers(deps, run);
+  return decision.deleteAtMs !== undefined ? { requeueAfterMs: decision.deleteAtMs - now } : {};
 }

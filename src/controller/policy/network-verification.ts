@@ -52,7 +52,6 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
   let running: Promise<void> | undefined;
   let stopped = false;
 
-  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const set = (next: NetworkEnforcementStatus, result?: NetworkEnforcementStatus["state"]): void => {
     if (result) deps.metrics.networkProbe(result);
     deps.metrics.networkEnforcement(next.state);
@@ -60,52 +59,6 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
     current = next;
     if (changed) deps.onChange();
   };
-
-  async function waitForPods(namespace: string, names: string[], timeoutMs: number, done: (pod: PodObject | undefined) => boolean): Promise<(PodObject | undefined)[]> {
-    const deadline = deps.nowMs() + timeoutMs;
-    for (;;) {
-      const pods = await Promise.all(names.map((n) => deps.writer.read("pod", namespace, n) as Promise<PodObject | undefined>));
-      if (pods.every(done) || deps.nowMs() >= deadline || stopped) return pods;
-      await sleep(POLL_MS);
-    }
-  }
-
-  const outcome = (pod: PodObject | undefined): ProbeOutcome =>
-    pod?.status?.phase === "Succeeded" ? "connected" : pod?.status?.phase === "Failed" ? "refused" : "pending";
-
-  async function probe(spec: NetworkEnforcementSpec & { namespace: string }, owner: ProbeOwner | undefined): Promise<NetworkEnforcementStatus> {
-    const id = deps.newId().replace(/[^0-9a-f]/g, "").slice(0, 10);
-    const names = buildProbeNames(id);
-    const ns = spec.namespace;
-    const timeoutMs = spec.probeTimeoutSeconds * 1000;
-    const created: { kind: "pod" | "networkPolicy"; name: string }[] = [];
-    const pod = (role: ProbeRole, target?: string, nodeName?: string) =>
-      buildProbePod({ id, namespace: ns, role, settings: deps.settings, ...(target ? { target } : {}), ...(nodeName ? { nodeName } : {}), ...(owner ? { owner } : {}) });
-    try {
-      await deps.writer.apply(pod("server"));
-      created.push({ kind: "pod", name: names.server });
-      const [server] = await waitForPods(ns, [names.server], timeoutMs, (p) => p?.status?.phase === "Running" && Boolean(p.status.podIP));
-      if (!server?.status?.podIP || server.status.phase !== "Running") {
-        return { state: "Unknown", message: `the probe server pod '${ns}/${names.server}' did not run within ${timeoutMs / 1000}s (no schedulable node, or its image cannot be run)`, checkedAt: formatApiTime(deps.nowMs()) };
-      }
-      const node = server.spec?.nodeName;
-      // The policy first: the closed client must never run without it.
-      await deps.writer.apply(buildProbePolicy(id, ns, owner));
-      created.push({ kind: "networkPolicy", name: names.policy });
-      await Promise.all((["open", "closed"] as const).map(async (role) => {
-        await deps.writer.apply(pod(role, server.status!.podIP, node));
-        created.push({ kind: "pod", name: names[role] });
-      }));
-      const [open, closed] = await waitForPods(ns, [names.open, names.closed], timeoutMs, (p) => outcome(p) !== "pending");
-      const verdict = decideProbeVerdict(outcome(open), outcome(closed));
-      return { ...verdict, checkedAt: formatApiTime(deps.nowMs()), ...(node ? { node } : {}) };
-    } finally {
-      for (const obj of created) {
-        await deps.writer.delete({ apiVersion: obj.kind === "pod" ? "v1" : "networking.k8s.io/v1", kind: obj.kind === "pod" ? "Pod" : "NetworkPolicy", metadata: { name: obj.name, namespace: ns } })
-          .catch((err: unknown) => deps.log.warn({ err, name: obj.name }, "could not delete a network probe object"));
-      }
-    }
-  }
 
   async function tick(): Promise<void> {
     const effective = computeEffectivePolicy(deps.policy());
@@ -124,7 +77,7 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
       // Owned by the policy: what a controller stopped mid-probe (its RBAC gone first at an uninstall, a SIGKILL)
       // could not delete is deleted by the garbage collector with the policy.
       const owner = effective?.uid ? { name: effective.name, uid: effective.uid } : undefined;
-      const result = await probe({ ...spec, namespace: spec.namespace }, owner);
+      const result = await runProbe({ deps, stopped: () => stopped, owner }, { ...spec, namespace: spec.namespace });
       log.info({ state: result.state, node: result.node }, result.message);
       set(result, result.state);
     } catch (err) {
@@ -158,4 +111,69 @@ export function createNetworkVerifier(deps: NetworkVerifierDeps): NetworkVerifie
       await running;
     },
   };
+}
+
+/** What one probe run reads: the verifier's dependencies, and whether it was stopped meanwhile (then waits end early). */
+interface ProbeContext {
+  readonly deps: NetworkVerifierDeps;
+  readonly stopped: () => boolean;
+  /** The policy the probe runs for: every object it makes is owned by it. */
+  readonly owner: ProbeOwner | undefined;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Reads the pods until each is `done`, the time is up or the verifier stopped; then returns them as they are. */
+async function waitForPods(ctx: ProbeContext, wait: { namespace: string; names: string[]; timeoutMs: number; done: (pod: PodObject | undefined) => boolean }): Promise<(PodObject | undefined)[]> {
+  const deadline = ctx.deps.nowMs() + wait.timeoutMs;
+  for (;;) {
+    const pods = await Promise.all(wait.names.map((n) => ctx.deps.writer.read("pod", wait.namespace, n) as Promise<PodObject | undefined>));
+    if (pods.every(wait.done) || ctx.deps.nowMs() >= deadline || ctx.stopped()) return pods;
+    await sleep(POLL_MS);
+  }
+}
+
+const outcome = (pod: PodObject | undefined): ProbeOutcome =>
+  pod?.status?.phase === "Succeeded" ? "connected" : pod?.status?.phase === "Failed" ? "refused" : "pending";
+
+/** One probe: the server, then the deny-all policy, then both clients; the verdict from where the clients ended. Every object made is deleted after. */
+async function runProbe(ctx: ProbeContext, spec: NetworkEnforcementSpec & { namespace: string }): Promise<NetworkEnforcementStatus> {
+  const { deps } = ctx;
+  const id = deps.newId().replace(/[^0-9a-f]/g, "").slice(0, 10);
+  const names = buildProbeNames(id);
+  const ns = spec.namespace;
+  const timeoutMs = spec.probeTimeoutSeconds * 1000;
+  const created: { kind: "pod" | "networkPolicy"; name: string }[] = [];
+  const owner = ctx.owner;
+  const pod = (role: ProbeRole, target?: string, nodeName?: string) =>
+    buildProbePod({ id, namespace: ns, role, settings: deps.settings, ...(target ? { target } : {}), ...(nodeName ? { nodeName } : {}), ...(owner ? { owner } : {}) });
+  try {
+    await deps.writer.apply(pod("server"));
+    created.push({ kind: "pod", name: names.server });
+    const [server] = await waitForPods(ctx, { namespace: ns, names: [names.server], timeoutMs, done: (p) => p?.status?.phase === "Running" && Boolean(p.status.podIP) });
+    if (!server?.status?.podIP || server.status.phase !== "Running") {
+      return { state: "Unknown", message: `the probe server pod '${ns}/${names.server}' did not run within ${timeoutMs / 1000}s (no schedulable node, or its image cannot be run)`, checkedAt: formatApiTime(deps.nowMs()) };
+    }
+    const node = server.spec?.nodeName;
+    // The policy first: the closed client must never run without it.
+    await deps.writer.apply(buildProbePolicy(id, ns, owner));
+    created.push({ kind: "networkPolicy", name: names.policy });
+    await Promise.all((["open", "closed"] as const).map(async (role) => {
+      await deps.writer.apply(pod(role, server.status!.podIP, node));
+      created.push({ kind: "pod", name: names[role] });
+    }));
+    const [open, closed] = await waitForPods(ctx, { namespace: ns, names: [names.open, names.closed], timeoutMs, done: (p) => outcome(p) !== "pending" });
+    const verdict = decideProbeVerdict(outcome(open), outcome(closed));
+    return { ...verdict, checkedAt: formatApiTime(deps.nowMs()), ...(node ? { node } : {}) };
+  } finally {
+    await deleteProbeObjects(deps, ns, created);
+  }
+}
+
+/** Deletes what a probe made, one by one; a failure is logged and the rest still go. */
+async function deleteProbeObjects(deps: NetworkVerifierDeps, ns: string, created: readonly { kind: "pod" | "networkPolicy"; name: string }[]): Promise<void> {
+  for (const obj of created) {
+    await deps.writer.delete({ apiVersion: obj.kind === "pod" ? "v1" : "networking.k8s.io/v1", kind: obj.kind === "pod" ? "Pod" : "NetworkPolicy", metadata: { name: obj.name, namespace: ns } })
+      .catch((err: unknown) => deps.log.warn({ err, name: obj.name }, "could not delete a network probe object"));
+  }
 }

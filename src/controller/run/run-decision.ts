@@ -59,16 +59,27 @@ export interface RunDecision {
 function sandboxState(obs: RunObservation, plan: SandboxPlan, deadlineMs: number): SandboxState {
   const before = obs.previous?.sandboxes?.find((s) => s.signature === plan.signature);
   if (before?.fellBackToHost) return { plan, state: "fallback", reason: before.unavailableReason ?? "unavailable earlier" };
-  const pod = obs.pods.get(plan.pod);
-  let reason: string | undefined = plan.problem;
-  if (!reason && plan.runtimeClassName && !obs.hasRuntimeClass(plan.runtimeClassName)) reason = `runtime class '${plan.runtimeClassName}' does not exist`;
-  if (!reason && (pod?.phase === "Failed" || pod?.phase === "Succeeded")) reason = `sandbox pod '${plan.pod}' exited (${pod.phase})`;
-  if (!reason && pod?.ready) return { plan, state: "ready" };
+  const reason = unavailableReason(obs, plan);
+  if (!reason && obs.pods.get(plan.pod)?.ready) return { plan, state: "ready" };
   if (!reason && obs.nowMs < deadlineMs) return { plan, state: "waiting" };
-  reason ??= `sandbox pod '${plan.pod}' not ready within ${obs.spec.deadlines.sandboxReadySeconds}s${pod?.unschedulable ? ` (it could not be scheduled: ${pod.unschedulable})` : ""}`;
   // With credentials in the agent container, falling back to it would hand them to the model's commands.
   const mayFallBack = plan.onUnavailable === "warn" && obs.snapshot.controller.credentials.length === 0;
-  return { plan, state: mayFallBack ? "fallback" : "fatal", reason };
+  return { plan, state: mayFallBack ? "fallback" : "fatal", reason: reason ?? notReadyReason(obs, plan) };
+}
+
+/** A sandbox pod past its deadline, and why when the scheduler said so. */
+function notReadyReason(obs: RunObservation, plan: SandboxPlan): string {
+  const unschedulable = obs.pods.get(plan.pod)?.unschedulable;
+  return `sandbox pod '${plan.pod}' not ready within ${obs.spec.deadlines.sandboxReadySeconds}s${unschedulable ? ` (it could not be scheduled: ${unschedulable})` : ""}`;
+}
+
+/** Why a sandbox can never become ready, whatever the time: its plan's problem, a missing runtime class, an exited pod. */
+function unavailableReason(obs: RunObservation, plan: SandboxPlan): string | undefined {
+  if (plan.problem) return plan.problem;
+  if (plan.runtimeClassName && !obs.hasRuntimeClass(plan.runtimeClassName)) return `runtime class '${plan.runtimeClassName}' does not exist`;
+  const pod = obs.pods.get(plan.pod);
+  if (pod?.phase === "Failed" || pod?.phase === "Succeeded") return `sandbox pod '${plan.pod}' exited (${pod.phase})`;
+  return plan.problem;
 }
 
 function sandboxCondition(states: SandboxState[], deadlineMs: number): ConditionDecision {
@@ -119,25 +130,50 @@ function phaseOf(obs: RunObservation, states: SandboxState[], engine: ObservedPo
   return (obs.previous?.pendingApprovals?.length ?? 0) > 0 ? "WaitingInput" : "Running";
 }
 
+/** What both the live and the terminal decision start from. */
+interface DecisionBasis {
+  readonly obs: RunObservation;
+  readonly phase: RunPhase;
+  readonly states: SandboxState[];
+  /** When the sandbox pods must be Ready by (epoch ms). */
+  readonly deadlineMs: number;
+  readonly resolved: ConditionDecision;
+  readonly sandboxStatus: RunDecision["sandboxStatus"];
+  readonly startedAt: string;
+  readonly engine: ObservedPod | undefined;
+}
+
 /**
  * Decide a Run's next state from what is observed. A terminal phase is never left; sandbox pods are kept only
  * while the run is live; `onUnavailable` turns a sandbox that cannot start (no image, missing runtime class,
  * exited, not Ready by the deadline) into a failure (`error`) or a fallback to the engine pod (`warn`).
  */
 export function decideRun(obs: RunObservation): RunDecision {
-  const names = buildChildNames(obs.name);
   const startedAt = obs.previous?.startedAt ?? obs.nowIso;
   const deadlineMs = Date.parse(startedAt) + obs.spec.deadlines.sandboxReadySeconds * 1000;
-  const engine = obs.pods.get(names.enginePod);
+  const engine = obs.pods.get(buildChildNames(obs.name).enginePod);
   const previousPhase = obs.previous?.phase;
   const states = obs.plan.map((p) => sandboxState(obs, p, deadlineMs));
   const phase = previousPhase && TERMINAL_PHASES.includes(previousPhase) ? previousPhase : phaseOf(obs, states, engine, startedAt);
-  const pinned = obs.snapshot.controller;
-  const resolved: ConditionDecision = {
+  const basis: DecisionBasis = {
+    obs, phase, states, deadlineMs, startedAt, engine,
+    resolved: resolvedCondition(obs.snapshot.controller),
+    sandboxStatus: states.map(describeSandbox),
+  };
+  return TERMINAL_PHASES.includes(phase) ? decideTerminal(basis) : decideActive(basis);
+}
+
+/** PolicyResolved: what the Run is pinned to. */
+function resolvedCondition(pinned: RunSnapshot["controller"]): ConditionDecision {
+  return {
     type: CONDITION.policyResolved, status: "True", reason: REASON.resolved,
     message: `pinned to Agent '${pinned.agent.name}' generation ${pinned.agent.generation} and LeviathPolicy ${pinned.policy.generation !== undefined ? `generation ${pinned.policy.generation}` : "defaults (none existed)"}`,
   };
-  const sandboxStatus = states.map((s) => ({
+}
+
+/** One sandbox's entry in `status.sandboxes`. */
+function describeSandbox(s: SandboxState): RunDecision["sandboxStatus"][number] {
+  return {
     signature: s.plan.signature, pod: s.plan.pod, kind: s.plan.kind,
     ...(s.plan.image !== undefined ? { image: s.plan.image } : {}),
     network: s.plan.network,
@@ -146,9 +182,13 @@ export function decideRun(obs: RunObservation): RunDecision {
     ready: s.state === "ready",
     ...(s.state === "fallback" ? { fellBackToHost: true } : {}),
     ...(s.reason !== undefined ? { unavailableReason: s.reason } : {}),
-  }));
-  if (TERMINAL_PHASES.includes(phase)) return decideTerminal(obs, phase, states, deadlineMs, { resolved, sandboxStatus, startedAt, engine });
-  const network = networkCondition(obs, states, names.networkPolicy);
+  };
+}
+
+/** A live Run: the sandboxes to keep, every condition, and when to look again (a deadline, a missing Secret). */
+function decideActive(basis: DecisionBasis): RunDecision {
+  const { obs, phase, states, deadlineMs, startedAt } = basis;
+  const network = networkCondition(obs, states, buildChildNames(obs.name).networkPolicy);
   const waiting = states.some((s) => s.state === "waiting");
   const wakeAt = [waiting ? deadlineMs : undefined, computeRunDeadlineMs(obs.spec, startedAt)].filter((t): t is number => t !== undefined);
   // Secrets are not watched: a missing one is looked for again every few seconds.
@@ -160,9 +200,9 @@ export function decideRun(obs: RunObservation): RunDecision {
     lifecycle: "active",
     sandboxes: states.filter((s) => s.state === "ready" || s.state === "waiting").map((s) => s.plan),
     hostExec: hasHostStages(obs.snapshot.runPolicy) || states.some((s) => s.state === "fallback"),
-    sandboxStatus,
+    sandboxStatus: basis.sandboxStatus,
     conditions: [
-      resolved,
+      basis.resolved,
       sandboxCondition(states, deadlineMs),
       ...(network ? [network] : []),
       decideAwaitingCondition(obs.name, obs.previous?.pendingApprovals),
@@ -181,30 +221,47 @@ export function decideRun(obs: RunObservation): RunDecision {
 /** How often a Run waiting for a credential Secret looks for it again. */
 export const CREDENTIAL_RECHECK_MS = 5000;
 
-function decideTerminal(
-  obs: RunObservation, phase: RunPhase, states: SandboxState[], deadlineMs: number,
-  ctx: { resolved: ConditionDecision; sandboxStatus: RunDecision["sandboxStatus"]; startedAt: string; engine: ObservedPod | undefined },
-): RunDecision {
-  const wasTerminal = obs.previous?.phase !== undefined && TERMINAL_PHASES.includes(obs.previous.phase);
-  const fatalNow = !wasTerminal && states.some((s) => s.state === "fatal");
+const copyCondition = (c: ConditionDecision): ConditionDecision => ({ type: c.type, status: c.status, reason: c.reason, message: c.message });
+
+/**
+ * SandboxReady of a terminal Run: decided now when a sandbox failure ends it on this pass, else the unavailability
+ * it ended with, else "its sandbox pods are deleted".
+ */
+function terminalSandboxCondition(basis: DecisionBasis, wasTerminal: boolean): ConditionDecision {
+  const { obs, phase, states } = basis;
+  if (!wasTerminal && states.some((s) => s.state === "fatal")) return sandboxCondition(states, basis.deadlineMs);
   const kept = obs.previous?.conditions?.find((c) => c.type === CONDITION.sandboxReady && c.reason === REASON.sandboxUnavailable);
-  const sandboxReady: ConditionDecision = fatalNow
-    ? sandboxCondition(states, deadlineMs)
-    : kept
-      ? { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message }
-      : { type: CONDITION.sandboxReady, status: "False", reason: REASON.terminal, message: `the run is ${phase}: its sandbox pods are deleted` };
-  const keptCompletion = obs.previous?.conditions?.find((c) => c.type === CONDITION.completed && c.status === "True");
-  const completion = wasTerminal
-    ? { condition: keptCompletion ? { type: keptCompletion.type, status: keptCompletion.status, reason: keptCompletion.reason, message: keptCompletion.message } : undefined, agentExit: obs.previous?.agentExit }
-    : decideCompletion({
-        cancelled: phase === "Cancelled", deadlineExceeded: isPastDeadline(obs, ctx.startedAt), spec: obs.spec, engine: ctx.engine,
-        ...(sandboxReady.reason === REASON.sandboxUnavailable ? { sandboxFailure: sandboxReady.message } : {}),
-      });
-  const message = obs.previous?.message ?? completion.condition?.message;
-  const finished = decideEnginePhase(ctx.engine) !== undefined;
+  if (kept) return copyCondition(kept);
+  return { type: CONDITION.sandboxReady, status: "False", reason: REASON.terminal, message: `the run is ${phase}: its sandbox pods are deleted` };
+}
+
+/** Completed and the agent's exit: kept as recorded once the Run was terminal, decided on the pass that ends it. */
+function terminalCompletion(basis: DecisionBasis, sandboxReady: ConditionDecision, wasTerminal: boolean): { condition: ConditionDecision | undefined; agentExit?: ContainerExit | undefined } {
+  const { obs, phase } = basis;
+  if (wasTerminal) {
+    const keptCompletion = obs.previous?.conditions?.find((c) => c.type === CONDITION.completed && c.status === "True");
+    return { condition: keptCompletion ? copyCondition(keptCompletion) : undefined, agentExit: obs.previous?.agentExit };
+  }
+  return decideCompletion({
+    cancelled: phase === "Cancelled", deadlineExceeded: isPastDeadline(obs, basis.startedAt), spec: obs.spec, engine: basis.engine,
+    ...(sandboxReady.reason === REASON.sandboxUnavailable ? { sandboxFailure: sandboxReady.message } : {}),
+  });
+}
+
+/** Pods still stopping (a sandbox pod, an engine pod being deleted): the finished engine pod does not count. */
+function isDraining(obs: RunObservation): boolean {
   const enginePod = buildChildNames(obs.name).enginePod;
-  // Pods still stopping (a sandbox pod, an engine pod being deleted): the finished engine pod does not count.
-  const draining = [...obs.pods.entries()].some(([name, pod]) => !(name === enginePod && decideEnginePhase(pod) !== undefined));
+  return [...obs.pods.entries()].some(([name, pod]) => !(name === enginePod && decideEnginePhase(pod) !== undefined));
+}
+
+function decideTerminal(basis: DecisionBasis): RunDecision {
+  const { obs, phase } = basis;
+  const wasTerminal = obs.previous?.phase !== undefined && TERMINAL_PHASES.includes(obs.previous.phase);
+  const sandboxReady = terminalSandboxCondition(basis, wasTerminal);
+  const completion = terminalCompletion(basis, sandboxReady, wasTerminal);
+  const message = obs.previous?.message ?? completion.condition?.message;
+  const finished = decideEnginePhase(basis.engine) !== undefined;
+  const draining = isDraining(obs);
   return {
     phase,
     lifecycle: finished ? "finished" : "stopped",
@@ -212,14 +269,14 @@ function decideTerminal(
     ...(completion.agentExit ? { agentExit: completion.agentExit } : {}),
     sandboxes: [],
     hostExec: false,
-    sandboxStatus: ctx.sandboxStatus.map((s) => ({ ...s, ready: false })),
+    sandboxStatus: basis.sandboxStatus.map((s) => ({ ...s, ready: false })),
     conditions: [
-      ctx.resolved, sandboxReady, { type: CONDITION.awaitingApproval, status: "False", reason: REASON.terminal, message: `the run is ${phase}` },
+      basis.resolved, sandboxReady, { type: CONDITION.awaitingApproval, status: "False", reason: REASON.terminal, message: `the run is ${phase}` },
       ...(obs.podSecurity ? [obs.podSecurity] : []),
       ...(completion.condition ? [completion.condition] : []),
     ],
     ...(message !== undefined ? { message } : {}),
-    startedAt: ctx.startedAt,
+    startedAt: basis.startedAt,
     completedAt: obs.previous?.completedAt ?? obs.nowIso,
   };
 }

@@ -10,7 +10,7 @@ import type { PodSettings } from "../../sandbox/pod-settings.ts";
 import { buildRunChildren } from "../../sandbox/run-children.ts";
 import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
-import { formatFieldPath, isSameStatus } from "../conditions.ts";
+import { formatFieldPath, isSameStatus, type ConditionDecision } from "../conditions.ts";
 import { decideErrorReason } from "../error-reasons.ts";
 import { buildObjectKey, parseObjectKey } from "../object-key.ts";
 import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
@@ -21,11 +21,11 @@ import { decidePodSecurityCondition } from "./pod-security-condition.ts";
 import { checkCredentials } from "./run-credentials.ts";
 import { settleAll } from "../applied.ts";
 import { createChildWriter, POD_PREREQUISITES, type PodObject } from "./run-children-sync.ts";
-import { decideRun } from "./run-decision.ts";
+import { decideRun, type RunDecision } from "./run-decision.ts";
 import { createSnapshotPinner, type Blocked, type PinnedSnapshot } from "./run-pinning.ts";
 import { resolveResume } from "./run-resume.ts";
 import { createTransitionRecorder } from "../status-events.ts";
-import { buildBlockedRunStatus, buildRunStatus, overlayControllerFields, pickControllerFields } from "./run-status.ts";
+import { buildBlockedRunStatus, buildRunStatus, overlayControllerFields, pickControllerFields, type StatusBasis } from "./run-status.ts";
 
 /** What the Run reconciler needs. */
 export interface RunReconcilerDeps {
@@ -63,199 +63,258 @@ const RUN_ACTION = "Reconcile";
 
 const referenceOf = (ref: RunRef): ObjectReference => ({ apiVersion: API_VERSION, kind: KIND.run, name: ref.name, namespace: ref.namespace, uid: ref.uid });
 
+/** What every step of a pass shares: the dependencies, and the status this controller last wrote for each Run. */
+interface RunContext {
+  readonly deps: RunReconcilerDeps;
+  readonly cache: ClusterCache;
+  readonly writer: ClusterWriter;
+  /**
+   * The status this controller last wrote for each Run, with the resourceVersion of the Run it was computed from.
+   * A pass whose cached Run is still at that version has not seen the write: its previous status is the written
+   * one. A stale previous would undo a one-time transition (NetworkPolicyRestored, a restore time) and the
+   * same-status check would then skip the correction for good. An entry goes once the cache has moved past it.
+   */
+  readonly written: Map<string, { fromRv: string | undefined; status: RunStatus }>;
+  readonly recordTransitions: ReturnType<typeof createTransitionRecorder>;
+  readonly pinSnapshot: ReturnType<typeof createSnapshotPinner>;
+  readonly syncChildren: ReturnType<typeof createChildWriter>["syncChildren"];
+}
+
+/** One pass over one Run: the Run as read (with this controller's last write), its reference, and when the pass is. */
+interface Pass {
+  readonly run: RunObject;
+  readonly ref: RunRef;
+  readonly generation: number;
+  readonly nowIso: string;
+  /** The Run was already in a terminal phase when the pass began. */
+  readonly isOver: boolean;
+}
+
+const basisOf = (pass: Pass): StatusBasis => ({ generation: pass.generation, previous: pass.run.status, nowIso: pass.nowIso });
+
 /** Reconcile one Run: pin its policy once, build its children, write them, prune the rest, report status. */
 export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => Promise<ReconcileResult> {
-  const { cache, writer } = deps;
-  const recordTransitions = createTransitionRecorder(deps.events);
-  const pinSnapshot = createSnapshotPinner(deps);
-  const { syncChildren } = createChildWriter(cache, writer);
-  // The status this controller last wrote for each Run, with the resourceVersion of the Run it was computed from.
-  // A pass whose cached Run is still at that version has not seen the write: its previous status is the written
-  // one. A stale previous would undo a one-time transition (NetworkPolicyRestored, a restore time) and the
-  // same-status check would then skip the correction for good. An entry goes once the cache has moved past it.
-  const written = new Map<string, { fromRv: string | undefined; status: RunStatus }>();
-
-  async function writeStatus(run: RunObject, ref: RunRef, status: RunStatus): Promise<void> {
-    if (isSameStatus(pickControllerFields(run.status), status)) return;
-    try {
-      await writer.applyStatus("run", ref.namespace, ref.name, status);
-      written.set(buildObjectKey(ref.namespace, ref.name), { fromRv: run.metadata.resourceVersion, status });
-    } catch (err) {
-      // Deleted while this pass ran (a TTL, a person): there is nothing left to report on.
-      if (!isApiStatus(err, 404)) throw err;
-      return;
-    }
-    recordTransitions(referenceOf(ref), run.status?.conditions, status.conditions, RUN_ACTION);
-  }
-
-  /**
-   * A finished Run's sidecar reads no Approval: the approval controller's reader Role and its binding (owned by
-   * the Run without being its controller, so the prune of its own children leaves them) go with the sidecar's Role.
-   */
-  async function dropApprovalReader(ref: RunRef): Promise<void> {
-    const name = buildChildNames(ref.name).approvalReader;
-    const live = (["role", "roleBinding"] as const).map((kind) => cache.get(kind, ref.namespace, name))
-      .filter((o): o is KubeObject => o !== undefined && !o.metadata.deletionTimestamp && (o.metadata.ownerReferences?.some((r) => r.uid === ref.uid) ?? false));
-    await settleAll(live.map((o) => writer.delete(o)));
-  }
-
-  /** The cached Run, with the status this controller last wrote where the cache has not caught up with it. */
-  function withOwnWrite(key: string, cached: RunObject | undefined): RunObject | undefined {
-    const own = written.get(key);
-    if (own === undefined) return cached;
-    if (cached === undefined || own.fromRv !== cached.metadata.resourceVersion) {
-      written.delete(key);
-      return cached;
-    }
-    return { ...cached, status: overlayControllerFields(cached.status, own.status) };
-  }
-
-  /** The part of a pass once the run has its snapshot: decide, write the children, write the status. */
-  async function reconcileResolved(run: RunObject, ref: RunRef, spec: RunSpec, snapshot: PinnedSnapshot, at: { generation: number; nowIso: string; isOver: boolean }): Promise<ReconcileResult> {
-    const { name, namespace } = ref;
-    const { generation, nowIso, isOver } = at;
-    const plan = computeSandboxPlan(name, snapshot.runPolicy);
-    const pods = new Map<string, ObservedPod>();
-    const ownedNow = cache.listOwnedBy(ref.uid);
-    for (const obj of ownedNow) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
-    const networkEnforcement = deps.networkEnforcement?.() ?? ENFORCEMENT_UNCHECKED;
-    const refusal = networkRefusal(run, plan, pods.size > 0, networkEnforcement);
-    if (refusal) {
-      const refused = await snapshot.accepted;
-      if (refused) return stop(run, ref, refused, at);
-      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, "Pending", REASON.networkNotVerified, refusal, nowIso, snapshot.sha256));
-      return { requeueAfterMs: NETWORK_REFUSAL_RECHECK_MS };
-    }
-    const resumed = await resolveResume({ cache, writer, policy: deps.policy }, { ref, annotations: run.metadata.annotations, status: run.status, snapshot, nowIso });
-    // Looked up live until the engine pod exists (afterwards the kubelet holds what it needs), and once more when the
-    // status seen here does not carry the answer yet (a cache behind our own write would drop the condition).
-    const kept = run.status?.conditions?.find((c) => c.type === CONDITION.credentialsReady);
-    const credentials = isOver
-      ? undefined
-      : !pods.has(buildChildNames(name).enginePod) || kept === undefined
-        ? await checkCredentials(writer, namespace, snapshot.controller.credentials)
-        : { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message };
-    const ns = cache.get("namespace", undefined, namespace);
-    const decision = decideRun({
-      name, spec: spec, previous: run.status, snapshot, plan, pods,
-      podSecurity: decidePodSecurityCondition(namespace, ns ? ns.metadata.labels ?? {} : undefined),
-      hasRuntimeClass: (rc) => cache.get("runtimeClass", undefined, rc) !== undefined,
-      credentials, podsWaiting: decidePodsWaiting(pods, ownedNow), nowMs: deps.nowMs(), nowIso,
-      networkPolicyMissing: await isNetworkPolicyGone(ref, ownedNow, run.status), networkEnforcement,
-    });
-    const desired = buildRunChildren({
-      run: ref, snapshot, settings: deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle,
-      ...(decision.draining ? { draining: true } : {}), ...(decision.holdEngine ? { holdEngine: true } : {}),
-    });
-    let requeue: number | undefined;
-    // On the pass that writes the snapshot: a pod's prerequisites go out beside it, the rest once it is accepted.
-    const pinned = snapshot.accepted?.then((refused) => {
-      if (refused) throw new SnapshotRefused(refused);
-    });
-    try {
-      requeue = await syncChildren(ref, desired, decision.lifecycle === "active", pinned);
-    } catch (err) {
-      if (err instanceof SnapshotRefused) return stop(run, ref, err.blocked, at, desired.filter((o) => POD_PREREQUISITES.has(o.kind)));
-      // The snapshot's own write failed: nothing is pinned, so no status may say it is; the loop retries.
-      if (snapshot.accepted !== undefined && await snapshot.accepted.then(() => false, () => true)) throw err;
-      // Say on the Run why it is stuck (a Pod Security refusal, a quota), then let the loop retry with backoff.
-      // The server's text stays the message; the condition's reason says what kind of refusal it was.
-      const message = `writing the Run's children failed: ${(err as Error).message}`;
-      const refused = { type: CONDITION.childrenFailure, status: "True" as const, reason: decideErrorReason(err), message };
-      const failed = { ...decision, message, conditions: [...decision.conditions, refused] };
-      deps.events?.record(referenceOf(ref), { type: "Warning", reason: REASON.failedCreate, action: "Create", note: failed.message });
-      await writeStatus(run, ref, buildRunStatus(name, generation, snapshot, failed, run.status, nowIso)).catch(() => undefined);
-      throw err;
-    }
-    const finished = TERMINAL_PHASES.includes(decision.phase);
-    if (finished) await dropApprovalReader(ref);
-    const status = buildRunStatus(name, generation, snapshot, decision, run.status, nowIso, resumed);
-    await writeStatus(run, ref, status);
-    const expiry = finished ? computeTtlExpiryMs(spec, status) : undefined;
-    const after = [requeue, decision.requeueAfterMs, expiry === undefined ? undefined : Math.max(1, expiry - deps.nowMs())].filter((n): n is number => n !== undefined);
-    return after.length ? { requeueAfterMs: Math.min(...after) } : {};
-  }
-
-  /**
-   * Whether the Run's NetworkPolicy, applied on an earlier pass (its condition was True), is gone: absent from
-   * the cache and, asked live so that a cache still catching up is not taken for a deletion, from the server.
-   */
-  async function isNetworkPolicyGone(ref: RunRef, owned: readonly KubeObject[], previous: RunStatus | undefined): Promise<boolean> {
-    if (owned.some((o) => o.kind === "NetworkPolicy")) return false;
-    if (previous?.conditions?.find((c) => c.type === CONDITION.networkIsolated)?.status !== "True") return false;
-    return (await writer.read("networkPolicy", ref.namespace, buildChildNames(ref.name).networkPolicy)) === undefined;
-  }
-
-  /** Why a Run may not start yet under `onUnverified: refuse` (undefined: it may). */
-  function networkRefusal(run: RunObject, plan: ReturnType<typeof computeSandboxPlan>, hasPods: boolean, enforcement: NetworkEnforcementStatus): string | undefined {
-    const started = hasPods || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending");
-    return decideNetworkRefusal({ plan, started, enforcement, spec: computeEffectivePolicy(deps.policy())?.spec.networkEnforcement });
-  }
-
-  /**
-   * Deletes what a stopped Run loses: its owned children of `kinds` (and `written`, what this pass wrote that the
-   * cache may not hold yet), then the approval reader.
-   */
-  async function deleteStopped(ref: RunRef, kinds: ReadonlySet<string>, written: readonly KubeObject[] = []): Promise<void> {
-    const owned = cache.listOwnedBy(ref.uid).filter((o) => kinds.has(o.kind) && !o.metadata.deletionTimestamp);
-    const uncached = written.filter((w) => !owned.some((o) => o.kind === w.kind && o.metadata.name === w.metadata.name));
-    for (const obj of [...owned, ...uncached]) await writer.delete(obj);
-    await dropApprovalReader(ref);
-  }
-
-  /**
-   * A Run that may not go on: its status says why. One that failed loses what may run or act for it, including
-   * what this pass wrote and the cache may not hold yet (`written`).
-   */
-  async function stop(run: RunObject, ref: RunRef, blocked: Blocked, at: { generation: number; nowIso: string }, written: readonly KubeObject[] = []): Promise<ReconcileResult> {
-    // A run that can no longer be resolved is over: nothing of it may keep running.
-    if (blocked.phase === "Failed") await deleteStopped(ref, STOPPED_KINDS, written);
-    await writeStatus(run, ref, buildBlockedRunStatus(at.generation, run.status, blocked.phase, blocked.reason, blocked.message, at.nowIso, blocked.sha256));
-    return blocked.recheckMs !== undefined ? { requeueAfterMs: blocked.recheckMs } : {};
-  }
-
-  /**
-   * A finished Run whose pinned snapshot can no longer be read (its ConfigMap deleted or replaced after it ended)
-   * keeps its phase, reason and message: a terminal phase is never left. Nothing of it may run, so what a
-   * finished Run loses is deleted again if anything brought it back; its TTL still applies.
-   */
-  async function stayFinished(ref: RunRef, ttl: number | undefined): Promise<ReconcileResult> {
-    await deleteStopped(ref, FINISHED_KINDS);
-    return ttl === undefined ? {} : { requeueAfterMs: Math.max(1, ttl - deps.nowMs()) };
-  }
-
+  const ctx: RunContext = {
+    deps, cache: deps.cache, writer: deps.writer, written: new Map(),
+    recordTransitions: createTransitionRecorder(deps.events),
+    pinSnapshot: createSnapshotPinner(deps),
+    syncChildren: createChildWriter(deps.cache, deps.writer).syncChildren,
+  };
   return async (key) => {
-    const { namespace, name } = parseObjectKey(key);
-    if (namespace === undefined) return {};
-    const run = withOwnWrite(key, cache.get("run", namespace, name) as RunObject | undefined);
-    if (!run || run.metadata.deletionTimestamp || !run.metadata.uid) return {};
-    const ref: RunRef = { name, namespace, uid: run.metadata.uid };
-    const generation = run.metadata.generation ?? 0;
-    const nowIso = formatApiTime(deps.nowMs());
-    const isOver = run.status?.phase !== undefined && TERMINAL_PHASES.includes(run.status.phase);
+    const pass = beginPass(ctx, key);
+    if (!pass) return {};
+    const { run, ref, isOver } = pass;
     const parsed = RunSpecSchema.safeParse(structuredClone(run.spec ?? {}));
-    // A finished Run never leaves its phase: an edit of its spec changes nothing (its TTL is read as it was).
-    if (!parsed.success && isOver) return {};
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const message = `${issue ? formatFieldPath("spec", issue.path) : "spec"}: ${issue?.message ?? "invalid"}`;
-      await writeStatus(run, ref, buildBlockedRunStatus(generation, run.status, "Failed", REASON.invalidSpec, message, nowIso));
-      return {};
-    }
+    if (!parsed.success) return refuseInvalidSpec(ctx, pass, parsed.error.issues[0]);
     const ttl = computeTtlExpiryMs(parsed.data, run.status);
     if (isOver && ttl !== undefined && deps.nowMs() >= ttl) {
       // ttlSecondsAfterFinished: the Run goes, and garbage collection takes every child with it.
-      await writer.delete(run);
+      await deps.writer.delete(run);
       return {};
     }
-    const snapshot = await pinSnapshot(ref, parsed.data, run.status);
-    if ("blocked" in snapshot && isOver) return stayFinished(ref, ttl);
-    if ("blocked" in snapshot) return stop(run, ref, snapshot, { generation, nowIso });
+    const snapshot = await ctx.pinSnapshot(ref, parsed.data, run.status);
+    if ("blocked" in snapshot && isOver) return stayFinished(ctx, ref, ttl);
+    if ("blocked" in snapshot) return stop(ctx, pass, snapshot);
     try {
-      return await reconcileResolved(run, ref, parsed.data, snapshot, { generation, nowIso, isOver });
+      return await reconcileResolved(ctx, pass, parsed.data, snapshot);
     } finally {
       // However the pass ends, the snapshot's write is not left in flight.
       await snapshot.accepted?.catch(() => undefined);
     }
   };
+}
+
+/** The pass for a key: undefined when there is nothing to reconcile (no such Run, being deleted, no uid yet). */
+function beginPass(ctx: RunContext, key: string): Pass | undefined {
+  const { namespace, name } = parseObjectKey(key);
+  if (namespace === undefined) return undefined;
+  const run = withOwnWrite(ctx, key, ctx.cache.get("run", namespace, name) as RunObject | undefined);
+  if (!run || run.metadata.deletionTimestamp || !run.metadata.uid) return undefined;
+  return {
+    run,
+    ref: { name, namespace, uid: run.metadata.uid },
+    generation: run.metadata.generation ?? 0,
+    nowIso: formatApiTime(ctx.deps.nowMs()),
+    isOver: run.status?.phase !== undefined && TERMINAL_PHASES.includes(run.status.phase),
+  };
+}
+
+/** An invalid spec fails the Run, naming the field; a finished Run never leaves its phase, so an edit of its spec changes nothing. */
+async function refuseInvalidSpec(ctx: RunContext, pass: Pass, issue: { path: PropertyKey[]; message: string } | undefined): Promise<ReconcileResult> {
+  if (pass.isOver) return {};
+  const message = `${issue ? formatFieldPath("spec", issue.path) : "spec"}: ${issue?.message ?? "invalid"}`;
+  await writeStatus(ctx, pass, buildBlockedRunStatus(basisOf(pass), { phase: "Failed", reason: REASON.invalidSpec, message }));
+  return {};
+}
+
+async function writeStatus(ctx: RunContext, pass: Pass, status: RunStatus): Promise<void> {
+  const { run, ref } = pass;
+  if (isSameStatus(pickControllerFields(run.status), status)) return;
+  try {
+    await ctx.writer.applyStatus("run", ref.namespace, ref.name, status);
+    ctx.written.set(buildObjectKey(ref.namespace, ref.name), { fromRv: run.metadata.resourceVersion, status });
+  } catch (err) {
+    // Deleted while this pass ran (a TTL, a person): there is nothing left to report on.
+    if (!isApiStatus(err, 404)) throw err;
+    return;
+  }
+  ctx.recordTransitions(referenceOf(ref), run.status?.conditions, status.conditions, RUN_ACTION);
+}
+
+/**
+ * A finished Run's sidecar reads no Approval: the approval controller's reader Role and its binding (owned by
+ * the Run without being its controller, so the prune of its own children leaves them) go with the sidecar's Role.
+ */
+async function dropApprovalReader(ctx: RunContext, ref: RunRef): Promise<void> {
+  const name = buildChildNames(ref.name).approvalReader;
+  const live = (["role", "roleBinding"] as const).map((kind) => ctx.cache.get(kind, ref.namespace, name))
+    .filter((o): o is KubeObject => o !== undefined && !o.metadata.deletionTimestamp && (o.metadata.ownerReferences?.some((r) => r.uid === ref.uid) ?? false));
+  await settleAll(live.map((o) => ctx.writer.delete(o)));
+}
+
+/** The cached Run, with the status this controller last wrote where the cache has not caught up with it. */
+function withOwnWrite(ctx: RunContext, key: string, cached: RunObject | undefined): RunObject | undefined {
+  const own = ctx.written.get(key);
+  if (own === undefined) return cached;
+  if (cached === undefined || own.fromRv !== cached.metadata.resourceVersion) {
+    ctx.written.delete(key);
+    return cached;
+  }
+  return { ...cached, status: overlayControllerFields(cached.status, own.status) };
+}
+
+/** The part of a pass once the run has its snapshot: decide, write the children, write the status. */
+async function reconcileResolved(ctx: RunContext, pass: Pass, spec: RunSpec, snapshot: PinnedSnapshot): Promise<ReconcileResult> {
+  const { run, ref } = pass;
+  const plan = computeSandboxPlan(ref.name, snapshot.runPolicy);
+  const ownedNow = ctx.cache.listOwnedBy(ref.uid);
+  const pods = new Map<string, ObservedPod>();
+  for (const obj of ownedNow) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
+  const networkEnforcement = ctx.deps.networkEnforcement?.() ?? ENFORCEMENT_UNCHECKED;
+  const refusal = networkRefusal(ctx, run, plan, { hasPods: pods.size > 0, enforcement: networkEnforcement });
+  if (refusal) return refuseUnverifiedNetwork(ctx, pass, snapshot, refusal);
+  const resumed = await resolveResume({ cache: ctx.cache, writer: ctx.writer, policy: ctx.deps.policy }, { ref, annotations: run.metadata.annotations, status: run.status, snapshot, nowIso: pass.nowIso });
+  const ns = ctx.cache.get("namespace", undefined, ref.namespace);
+  const decision = decideRun({
+    name: ref.name, spec, previous: run.status, snapshot, plan, pods,
+    podSecurity: decidePodSecurityCondition(ref.namespace, ns ? ns.metadata.labels ?? {} : undefined),
+    hasRuntimeClass: (rc) => ctx.cache.get("runtimeClass", undefined, rc) !== undefined,
+    credentials: await readCredentials(ctx, pass, pods, snapshot), podsWaiting: decidePodsWaiting(pods, ownedNow), nowMs: ctx.deps.nowMs(), nowIso: pass.nowIso,
+    networkPolicyMissing: await isNetworkPolicyGone(ctx, ref, ownedNow, run.status), networkEnforcement,
+  });
+  const written = await writeChildren(ctx, pass, snapshot, decision);
+  if ("stopped" in written) return written.stopped;
+  const finished = TERMINAL_PHASES.includes(decision.phase);
+  if (finished) await dropApprovalReader(ctx, ref);
+  const status = buildRunStatus(basisOf(pass), { name: ref.name, snapshot, decision, resumed });
+  await writeStatus(ctx, pass, status);
+  const expiry = finished ? computeTtlExpiryMs(spec, status) : undefined;
+  const after = [written.requeue, decision.requeueAfterMs, expiry === undefined ? undefined : Math.max(1, expiry - ctx.deps.nowMs())].filter((n): n is number => n !== undefined);
+  return after.length ? { requeueAfterMs: Math.min(...after) } : {};
+}
+
+/** Under `onUnverified: refuse`, a Run not started yet waits (Pending), unless its snapshot was refused meanwhile. */
+async function refuseUnverifiedNetwork(ctx: RunContext, pass: Pass, snapshot: PinnedSnapshot, refusal: string): Promise<ReconcileResult> {
+  const refused = await snapshot.accepted;
+  if (refused) return stop(ctx, pass, refused);
+  await writeStatus(ctx, pass, buildBlockedRunStatus(basisOf(pass), { phase: "Pending", reason: REASON.networkNotVerified, message: refusal, snapshotSha256: snapshot.sha256 }));
+  return { requeueAfterMs: NETWORK_REFUSAL_RECHECK_MS };
+}
+
+/**
+ * CredentialsReady: none once the Run is over; looked up live until the engine pod exists (afterwards the kubelet
+ * holds what it needs), and once more when the status seen here does not carry the answer yet (a cache behind our
+ * own write would drop the condition).
+ */
+async function readCredentials(ctx: RunContext, pass: Pass, pods: ReadonlyMap<string, ObservedPod>, snapshot: PinnedSnapshot): Promise<ConditionDecision | undefined> {
+  if (pass.isOver) return undefined;
+  const kept = pass.run.status?.conditions?.find((c) => c.type === CONDITION.credentialsReady);
+  if (!pods.has(buildChildNames(pass.ref.name).enginePod) || kept === undefined) return checkCredentials(ctx.writer, pass.ref.namespace, snapshot.controller.credentials);
+  return { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message };
+}
+
+/**
+ * Writes the Run's children as decided: the requeue delay they ask for, or, when the start snapshot turned out
+ * not to be the Run's, the stopped Run's result. Any other failure is said on the Run and thrown (the loop retries).
+ */
+async function writeChildren(ctx: RunContext, pass: Pass, snapshot: PinnedSnapshot, decision: RunDecision): Promise<{ requeue: number | undefined } | { stopped: ReconcileResult }> {
+  const { ref } = pass;
+  const desired = buildRunChildren({
+    run: ref, snapshot, settings: ctx.deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle,
+    ...(decision.draining ? { draining: true } : {}), ...(decision.holdEngine ? { holdEngine: true } : {}),
+  });
+  // On the pass that writes the snapshot: a pod's prerequisites go out beside it, the rest once it is accepted.
+  const pinned = snapshot.accepted?.then((refused) => {
+    if (refused) throw new SnapshotRefused(refused);
+  });
+  try {
+    return { requeue: await ctx.syncChildren(ref, desired, decision.lifecycle === "active", pinned) };
+  } catch (err) {
+    if (err instanceof SnapshotRefused) return { stopped: await stop(ctx, pass, err.blocked, desired.filter((o) => POD_PREREQUISITES.has(o.kind))) };
+    // The snapshot's own write failed: nothing is pinned, so no status may say it is; the loop retries.
+    if (snapshot.accepted !== undefined && await snapshot.accepted.then(() => false, () => true)) throw err;
+    await reportChildrenFailure(ctx, pass, { snapshot, decision, err });
+    throw err;
+  }
+}
+
+/**
+ * Says on the Run why it is stuck (a Pod Security refusal, a quota) before the loop retries with backoff. The
+ * server's text stays the message; the condition's reason says what kind of refusal it was.
+ */
+async function reportChildrenFailure(ctx: RunContext, pass: Pass, failure: { snapshot: PinnedSnapshot; decision: RunDecision; err: unknown }): Promise<void> {
+  const { snapshot, decision, err } = failure;
+  const message = `writing the Run's children failed: ${(err as Error).message}`;
+  const refused = { type: CONDITION.childrenFailure, status: "True" as const, reason: decideErrorReason(err), message };
+  const failed = { ...decision, message, conditions: [...decision.conditions, refused] };
+  ctx.deps.events?.record(referenceOf(pass.ref), { type: "Warning", reason: REASON.failedCreate, action: "Create", note: failed.message });
+  await writeStatus(ctx, pass, buildRunStatus(basisOf(pass), { name: pass.ref.name, snapshot, decision: failed })).catch(() => undefined);
+}
+
+/**
+ * Whether the Run's NetworkPolicy, applied on an earlier pass (its condition was True), is gone: absent from
+ * the cache and, asked live so that a cache still catching up is not taken for a deletion, from the server.
+ */
+async function isNetworkPolicyGone(ctx: RunContext, ref: RunRef, owned: readonly KubeObject[], previous: RunStatus | undefined): Promise<boolean> {
+  if (owned.some((o) => o.kind === "NetworkPolicy")) return false;
+  if (previous?.conditions?.find((c) => c.type === CONDITION.networkIsolated)?.status !== "True") return false;
+  return (await ctx.writer.read("networkPolicy", ref.namespace, buildChildNames(ref.name).networkPolicy)) === undefined;
+}
+
+/** Why a Run may not start yet under `onUnverified: refuse` (undefined: it may). */
+function networkRefusal(ctx: RunContext, run: RunObject, plan: ReturnType<typeof computeSandboxPlan>, seen: { hasPods: boolean; enforcement: NetworkEnforcementStatus }): string | undefined {
+  const started = seen.hasPods || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending");
+  return decideNetworkRefusal({ plan, started, enforcement: seen.enforcement, spec: computeEffectivePolicy(ctx.deps.policy())?.spec.networkEnforcement });
+}
+
+/**
+ * Deletes what a stopped Run loses: its owned children of `kinds` (and `written`, what this pass wrote that the
+ * cache may not hold yet), then the approval reader.
+ */
+async function deleteStopped(ctx: RunContext, ref: RunRef, kinds: ReadonlySet<string>, written: readonly KubeObject[] = []): Promise<void> {
+  const owned = ctx.cache.listOwnedBy(ref.uid).filter((o) => kinds.has(o.kind) && !o.metadata.deletionTimestamp);
+  const uncached = written.filter((w) => !owned.some((o) => o.kind === w.kind && o.metadata.name === w.metadata.name));
+  for (const obj of [...owned, ...uncached]) await ctx.writer.delete(obj);
+  await dropApprovalReader(ctx, ref);
+}
+
+/**
+ * A Run that may not go on: its status says why. One that failed loses what may run or act for it, including
+ * what this pass wrote and the cache may not hold yet (`written`).
+ */
+async function stop(ctx: RunContext, pass: Pass, blocked: Blocked, written: readonly KubeObject[] = []): Promise<ReconcileResult> {
+  // A run that can no longer be resolved is over: nothing of it may keep running.
+  if (blocked.phase === "Failed") await deleteStopped(ctx, pass.ref, STOPPED_KINDS, written);
+  await writeStatus(ctx, pass, buildBlockedRunStatus(basisOf(pass), { phase: blocked.phase, reason: blocked.reason, message: blocked.message, snapshotSha256: blocked.sha256 }));
+  return blocked.recheckMs !== undefined ? { requeueAfterMs: blocked.recheckMs } : {};
+}
+
+/**
+ * A finished Run whose pinned snapshot can no longer be read (its ConfigMap deleted or replaced after it ended)
+ * keeps its phase, reason and message: a terminal phase is never left. Nothing of it may run, so what a
+ * finished Run loses is deleted again if anything brought it back; its TTL still applies.
+ */
+async function stayFinished(ctx: RunContext, ref: RunRef, ttl: number | undefined): Promise<ReconcileResult> {
+  await deleteStopped(ctx, ref, FINISHED_KINDS);
+  return ttl === undefined ? {} : { requeueAfterMs: Math.max(1, ttl - ctx.deps.nowMs()) };
 }

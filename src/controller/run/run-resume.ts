@@ -56,10 +56,18 @@ export function decideResumeRefusal(status: RunStatus | undefined): string | und
   return `only a run that waits for input or had a read refused can be resumed; this one is ${phase} and no read was refused`;
 }
 
+/** The request being answered: the previous record, the new token and the time of the pass. */
+interface ResumeRequest {
+  readonly prev: RunResumeStatus | undefined;
+  readonly token: string;
+  readonly nowIso: string;
+}
+
 /** The answer, keeping the snapshot pointer of the previous record unless the answer moves it. */
-function answer(prev: RunResumeStatus | undefined, token: string, nowIso: string, outcome: RunResumeStatus["outcome"], message: string, extra: Partial<RunResumeStatus> = {}): RunResumeStatus {
+function answer(req: ResumeRequest, outcome: RunResumeStatus["outcome"], message: string, extra: Partial<RunResumeStatus> = {}): RunResumeStatus {
+  const { prev } = req;
   return {
-    token, outcome, message, at: nowIso,
+    token: req.token, outcome, message, at: req.nowIso,
     sequence: prev?.sequence ?? 0,
     ...(prev?.snapshot !== undefined ? { snapshot: prev.snapshot } : {}),
     ...(prev?.snapshotSha256 !== undefined ? { snapshotSha256: prev.snapshotSha256 } : {}),
@@ -83,13 +91,16 @@ function unbackedGrants(run: ResumeRun, added: readonly string[], volumes: Param
   return added.filter((g) => computeReadPathVolumes(volumes, [g]).some((v) => !mounted.has(v.path)));
 }
 
+/** The policy re-resolved against, in words. */
+const describePolicy = (generation: number | undefined): string => generation !== undefined ? `LeviathPolicy generation ${generation}` : "the default policy";
+
 function describeChange(record: ResumeRecord, unbacked: readonly string[]): string {
   const parts = [
     ...(record.added.length ? [`added ${record.added.map((g) => `'${g}'`).join(", ")}`] : []),
     ...(record.removed.length ? [`removed ${record.removed.map((g) => `'${g}'`).join(", ")}`] : []),
     ...(record.allowBlueprintReadPaths.before !== record.allowBlueprintReadPaths.after ? [`allowBlueprintReadPaths ${record.allowBlueprintReadPaths.before} -> ${record.allowBlueprintReadPaths.after}`] : []),
   ];
-  const generation = record.policyGeneration !== undefined ? `LeviathPolicy generation ${record.policyGeneration}` : "the default policy";
+  const generation = describePolicy(record.policyGeneration);
   const note = unbacked.length
     ? `; ${unbacked.map((g) => `'${g}'`).join(", ")} lie on a policy volume this run's pod does not mount, so reads there find nothing until a new Run`
     : "";
@@ -105,33 +116,48 @@ export async function answerResume(deps: ResumeDeps, run: ResumeRun): Promise<Ru
   const prev = run.status?.resume;
   const token = run.annotations?.[RUN_ANNOTATION.resume];
   if (token === undefined || token === prev?.token) return prev;
-  if (token.length > MAX_TOKEN || token.length === 0) return answer(prev, token.slice(0, MAX_TOKEN), run.nowIso, "Refused", `the ${RUN_ANNOTATION.resume} value must be 1 to ${MAX_TOKEN} characters`);
-  const refused = decideResumeRefusal(run.status);
-  if (refused) return answer(prev, token, run.nowIso, "Refused", refused);
-  const policy = computeEffectivePolicy(deps.policy());
-  if (!policy) return answer(prev, token, run.nowIso, "Refused", "the LeviathPolicy is invalid and no earlier generation was valid; nothing to re-resolve against");
-  const inForce = await readInForce(deps, run);
-  if (!inForce.ok) return answer(prev, token, run.nowIso, "Refused", inForce.message);
+  if (token.length > MAX_TOKEN || token.length === 0) return answer({ prev, token: token.slice(0, MAX_TOKEN), nowIso: run.nowIso }, "Refused", `the ${RUN_ANNOTATION.resume} value must be 1 to ${MAX_TOKEN} characters`);
+  const req: ResumeRequest = { prev, token, nowIso: run.nowIso };
+  const basis = await readResumeBasis(deps, run);
+  if ("refused" in basis) return answer(req, "Refused", basis.refused);
+  const { policy, inForce } = basis;
   const sequence = (prev?.sequence ?? 0) + 1;
-  const grants = computeResumedGrants(run.snapshot.runPolicy, inForce.value, policy, sequence);
+  const grants = computeResumedGrants(run.snapshot.runPolicy, inForce, policy, sequence);
   const generation = policy.generation !== undefined ? { policyGeneration: policy.generation } : {};
   if (!grants.changed) {
-    const at = policy.generation !== undefined ? `LeviathPolicy generation ${policy.generation}` : "the default policy";
-    return answer(prev, token, run.nowIso, "Unchanged", `${at} grants this run exactly the read paths it already has (${inForce.value.readPaths.granted.length} entries); nothing changed`, { ...generation, added: [], removed: [] });
+    return answer(req, "Unchanged", `${describePolicy(policy.generation)} grants this run exactly the read paths it already has (${inForce.readPaths.granted.length} entries); nothing changed`, { ...generation, added: [], removed: [] });
   }
-  if (sequence > MAX_RESUME_SNAPSHOTS) return answer(prev, token, run.nowIso, "Refused", `the run was resumed ${MAX_RESUME_SNAPSHOTS} times already, the most a Run may be; start a new Run`);
+  if (sequence > MAX_RESUME_SNAPSHOTS) return answer(req, "Refused", `the run was resumed ${MAX_RESUME_SNAPSHOTS} times already, the most a Run may be; start a new Run`);
   const record: ResumeRecord = { sequence, token, ...generation, added: grants.added, removed: grants.removed, allowBlueprintReadPaths: grants.allowBlueprintReadPaths };
-  const desired = buildResumeConfigMap(run.ref, run.snapshot.controller.agent.name, grants.runPolicy, record);
-  const name = buildResumeSnapshotName(run.ref.name, sequence);
+  return pinResumedSnapshot(deps, run, req, { record, runPolicy: grants.runPolicy, volumes: policy.spec.readPaths.volumes ?? [] });
+}
+
+/** Creates the resumed snapshot once and answers Resumed, or Refused when what holds its name is not exactly it. */
+async function pinResumedSnapshot(deps: ResumeDeps, run: ResumeRun, req: ResumeRequest, resumed: { record: ResumeRecord; runPolicy: RunPolicy; volumes: Parameters<typeof computeReadPathVolumes>[0] }): Promise<RunResumeStatus> {
+  const { record, runPolicy } = resumed;
+  const desired = buildResumeConfigMap(run.ref, run.snapshot.controller.agent.name, runPolicy, record);
+  const name = buildResumeSnapshotName(run.ref.name, record.sequence);
   const existing = await deps.writer.createOrGet(desired) as ConfigMapObject;
-  if (!isSameStatus(existing.data, buildResumeSnapshotData(grants.runPolicy, record))) {
-    return answer(prev, token, run.nowIso, "Refused", `ConfigMap '${name}' exists and is not the snapshot this resume computed; delete it and resume again`);
+  if (!isSameStatus(existing.data, buildResumeSnapshotData(runPolicy, record))) {
+    return answer(req, "Refused", `ConfigMap '${name}' exists and is not the snapshot this resume computed; delete it and resume again`);
   }
   const text = existing.data![RESUME_SNAPSHOT_KEY.runPolicy]!;
-  const unbacked = unbackedGrants(run, grants.added, policy.spec.readPaths.volumes ?? []);
-  return answer(prev, token, run.nowIso, "Resumed", describeChange(record, unbacked), {
-    sequence, snapshot: name, snapshotSha256: computeSnapshotSha256(text), ...generation, added: grants.added, removed: grants.removed,
+  const unbacked = unbackedGrants(run, record.added, resumed.volumes);
+  return answer(req, "Resumed", describeChange(record, unbacked), {
+    sequence: record.sequence, snapshot: name, snapshotSha256: computeSnapshotSha256(text),
+    ...(record.policyGeneration !== undefined ? { policyGeneration: record.policyGeneration } : {}), added: record.added, removed: record.removed,
   });
+}
+
+/** What a resume re-resolves against and from: the effective policy and the run policy in force; or why it may not. */
+async function readResumeBasis(deps: ResumeDeps, run: ResumeRun): Promise<{ policy: NonNullable<ReturnType<typeof computeEffectivePolicy>>; inForce: RunPolicy } | { refused: string }> {
+  const refused = decideResumeRefusal(run.status);
+  if (refused) return { refused };
+  const policy = computeEffectivePolicy(deps.policy());
+  if (!policy) return { refused: "the LeviathPolicy is invalid and no earlier generation was valid; nothing to re-resolve against" };
+  const inForce = await readInForce(deps, run);
+  if (!inForce.ok) return { refused: inForce.message };
+  return { policy, inForce: inForce.value };
 }
 
 /** The resume part of a Run's status for this pass: the record, and the read paths in force once a resume moved them. */

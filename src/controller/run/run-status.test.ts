@@ -16,7 +16,7 @@ function firstPass() {
     name: RUN.name, previous: undefined, snapshot: boxed, plan: computeSandboxPlan(RUN.name, boxed.runPolicy), pods: new Map(),
     hasRuntimeClass: () => true, nowMs: Date.parse(NOW), nowIso: NOW, spec: RunSpecSchema.parse({ agentRef: { name: "notes" } }),
   });
-  return buildRunStatus(RUN.name, 1, boxed, decision, undefined, NOW);
+  return buildRunStatus({ generation: 1, previous: undefined, nowIso: NOW }, { name: RUN.name, snapshot: boxed, decision });
 }
 
 describe("the controller's part of a Run's status", () => {
@@ -29,7 +29,7 @@ describe("the controller's part of a Run's status", () => {
   });
 
   it("keeps the digest of a blocked Run's accepted snapshot", () => {
-    const blocked = buildBlockedRunStatus(1, undefined, "Failed", "CredentialsOnHost", "credentials reach the agent container", NOW, SHA);
+    const blocked = buildBlockedRunStatus({ generation: 1, previous: undefined, nowIso: NOW }, { phase: "Failed", reason: "CredentialsOnHost", message: "credentials reach the agent container", snapshotSha256: SHA });
     expect(isSameStatus(pickControllerFields(blocked), blocked)).toBe(true);
   });
 

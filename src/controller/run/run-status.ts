@@ -39,12 +39,22 @@ export function overlayControllerFields(cached: RunStatus | undefined, written: 
   return { ...out, ...written } as RunStatus;
 }
 
+/** Where a status is computed from, besides its decision: the Run's generation, its status before and now. */
+export interface StatusBasis {
+  readonly generation: number;
+  readonly previous: RunStatus | undefined;
+  readonly nowIso: string;
+}
+
 /** The status of a Run that has its snapshot: what the decision says, plus the pinned identity. */
-export function buildRunStatus(name: string, generation: number, snapshot: RunSnapshot, decision: RunDecision, previous: RunStatus | undefined, nowIso: string, resumed?: Resumed): RunStatus {
+export function buildRunStatus(basis: StatusBasis, run: { name: string; snapshot: RunSnapshot; decision: RunDecision; resumed?: Resumed | undefined }): RunStatus {
+  const { generation, previous, nowIso } = basis;
+  const { snapshot, decision, resumed } = run;
   const pinned = snapshot.controller;
   // After a resume the counts are those of the grants in force, as upstream refreshes meta.json's.
   const rp = resumed?.readPaths ?? snapshot.runPolicy.readPaths;
   const readPaths = computeReadPathCounts({ agentName: snapshot.runPolicy.agent.key, declared: rp.declared, granted: rp.granted, allowBlueprintReadPaths: rp.allowBlueprintReadPaths });
+  const digest = snapshot.sha256 ?? previous?.snapshotSha256;
   return {
     observedGeneration: generation,
     phase: decision.phase,
@@ -53,35 +63,52 @@ export function buildRunStatus(name: string, generation: number, snapshot: RunSn
     policy: { name: pinned.policy.name, ...(pinned.policy.generation !== undefined ? { generation: pinned.policy.generation } : {}) },
     startedAt: decision.startedAt,
     ...(decision.completedAt !== undefined ? { completedAt: decision.completedAt } : {}),
-    ...(decision.lifecycle !== "stopped" ? { enginePod: buildChildNames(name).enginePod } : {}),
+    ...(decision.lifecycle !== "stopped" ? { enginePod: buildChildNames(run.name).enginePod } : {}),
     ...(readPaths ? { readPaths } : {}),
     sandboxes: decision.sandboxStatus,
     ...(decision.agentExit ? { agentExit: decision.agentExit } : {}),
-    ...(snapshot.sha256 ?? previous?.snapshotSha256 ? { snapshotSha256: (snapshot.sha256 ?? previous?.snapshotSha256)! } : {}),
+    ...(digest ? { snapshotSha256: digest } : {}),
     ...(resumed?.record ? { resume: resumed.record } : {}),
     conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions)], nowIso, generation),
   };
+}
+
+/** Why a Run is blocked: its phase, the PolicyResolved reason and message, and the start snapshot accepted before, if any. */
+export interface Blockage {
+  readonly phase: Extract<RunPhase, "Pending" | "Failed">;
+  readonly reason: string;
+  readonly message: string;
+  readonly snapshotSha256?: string | undefined;
 }
 
 /**
  * The status of a Run that cannot be resolved (yet): Pending while it waits for something outside it (its Agent,
  * a valid policy), Failed when its own spec is invalid. No children exist in either case.
  */
-export function buildBlockedRunStatus(generation: number, previous: RunStatus | undefined, phase: Extract<RunPhase, "Pending" | "Failed">, reason: string, message: string, nowIso: string, snapshotSha256?: string): RunStatus {
-  const digest = snapshotSha256 ?? previous?.snapshotSha256;
+export function buildBlockedRunStatus(basis: StatusBasis, blocked: Blockage): RunStatus {
+  const { generation, previous, nowIso } = basis;
+  const { phase, reason, message } = blocked;
+  const digest = blocked.snapshotSha256 ?? previous?.snapshotSha256;
   const decided: ConditionDecision = { type: CONDITION.policyResolved, status: "False", reason, message };
   return {
     observedGeneration: generation,
     phase,
     message,
     // What the run was pinned to stays on record: it is also what forbids resolving it a second time.
-    ...(previous?.agent ? { agent: previous.agent } : {}),
-    ...(previous?.policy ? { policy: previous.policy } : {}),
-    ...(previous?.startedAt ? { startedAt: previous.startedAt } : {}),
+    ...keptPins(previous),
     ...(phase === "Failed" ? { completedAt: previous?.completedAt ?? nowIso } : {}),
     // The start snapshot accepted before the run was stopped: later passes check it by this digest.
     ...(digest ? { snapshotSha256: digest } : {}),
     ...(previous?.resume ? { resume: previous.resume } : {}),
     conditions: buildConditions(previous?.conditions, [decided, ...decideRunReadiness(phase, [decided])], nowIso, generation),
+  };
+}
+
+/** The Agent, policy and start time a blocked Run was pinned to before, as they were. */
+function keptPins(previous: RunStatus | undefined): Pick<RunStatus, "agent" | "policy" | "startedAt"> {
+  return {
+    ...(previous?.agent ? { agent: previous.agent } : {}),
+    ...(previous?.policy ? { policy: previous.policy } : {}),
+    ...(previous?.startedAt ? { startedAt: previous.startedAt } : {}),
   };
 }

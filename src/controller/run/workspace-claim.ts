@@ -122,13 +122,22 @@ function heldClaimOf(cache: ClusterCache, run: RunObject, self: { name: string; 
   const status = run.status;
   if (status?.phase !== undefined && TERMINAL_PHASES.includes(status.phase)) return undefined;
   const pinned = status?.agent !== undefined || status?.snapshotSha256 !== undefined;
+  if (!pinned && isYounger(run, self)) return undefined;
+  const pinnedClaim = readOwnPinnedClaim(cache, run);
+  return pinnedClaim ? pinnedClaim.claimName : claimNameOf(run.spec?.workspace);
+}
+
+/** Whether `run` was created after `self`. Creation times have one-second steps: two Runs of the same second are ordered by name. */
+function isYounger(run: RunObject, self: { name: string; created: string }): boolean {
   const created = timeOf(run.metadata.creationTimestamp);
-  // Creation times have one-second steps: two Runs of the same second are ordered by name.
-  if (!pinned && (created > self.created || (created === self.created && run.metadata.name > self.name))) return undefined;
+  return created > self.created || (created === self.created && run.metadata.name > self.name);
+}
+
+/** The workspace pinned in the Run's own start snapshot (the ConfigMap it controls); `undefined` when it has none. */
+function readOwnPinnedClaim(cache: ClusterCache, run: RunObject): { claimName: string | undefined } | undefined {
   const cm = cache.get("configMap", run.metadata.namespace, buildChildNames(run.metadata.name).configMap) as (KubeObject & { data?: Record<string, string> }) | undefined;
   const owned = cm?.metadata.ownerReferences?.some((r) => r.controller && r.uid === run.metadata.uid) ?? false;
-  const pinnedClaim = owned ? readPinnedClaim(cm?.data) : undefined;
-  return pinnedClaim ? pinnedClaim.claimName : claimNameOf(run.spec?.workspace);
+  return owned ? readPinnedClaim(cm?.data) : undefined;
 }
 
 /** The claim as it exists on the server (metadata only): which Run the operator made it for, if any. */

@@ -46,20 +46,9 @@ export function parseGlob(pattern: string): CompileResult<readonly GlobToken[]> 
       tokens.push({ t: "anyChar" });
       i += 1;
     } else if (c === STAR) {
-      const old = i;
-      while (i < cps.length && cps[i] === STAR) i += 1;
-      const count = i - old;
-      if (count > 2) return syntaxError(old + 2, ERROR_WILDCARDS);
-      if (count === 1) {
-        tokens.push({ t: "anySeq" });
-        continue;
-      }
-      if (!(old === 0 || cps[old - 1] === SLASH)) return syntaxError(old - 1, ERROR_RECURSIVE_WILDCARDS);
-      if (i < cps.length && cps[i] === SLASH) i += 1;
-      else if (i !== cps.length) return syntaxError(i, ERROR_RECURSIVE_WILDCARDS);
-      // The crate collapses `**/**/` only when at least two tokens precede; kept for parity.
-      const last = tokens[tokens.length - 1];
-      if (!(tokens.length > 1 && last?.t === "anyRecursive")) tokens.push({ t: "anyRecursive" });
+      const stars = parseStars(cps, i, tokens);
+      if (!stars.ok) return stars;
+      i = stars.value;
     } else if (c === 0x5b) {
       const parsed = parseClass(cps, i);
       if (parsed === null) return syntaxError(i, ERROR_INVALID_RANGE);
@@ -71,6 +60,28 @@ export function parseGlob(pattern: string): CompileResult<readonly GlobToken[]> 
     }
   }
   return { ok: true, value: tokens };
+}
+
+/**
+ * A run of `*` at `i`: `*` is any sequence within a component; `**` a whole `**` component (after a `/` or at the
+ * start, before a `/` or at the end) is any number of components. Pushes its token; the position after it.
+ */
+function parseStars(cps: readonly number[], start: number, tokens: GlobToken[]): CompileResult<number> {
+  let i = start;
+  while (i < cps.length && cps[i] === STAR) i += 1;
+  const count = i - start;
+  if (count > 2) return syntaxError(start + 2, ERROR_WILDCARDS);
+  if (count === 1) {
+    tokens.push({ t: "anySeq" });
+    return { ok: true, value: i };
+  }
+  if (!(start === 0 || cps[start - 1] === SLASH)) return syntaxError(start - 1, ERROR_RECURSIVE_WILDCARDS);
+  if (i < cps.length && cps[i] === SLASH) i += 1;
+  else if (i !== cps.length) return syntaxError(i, ERROR_RECURSIVE_WILDCARDS);
+  // The crate collapses `**/**/` only when at least two tokens precede; kept for parity.
+  const last = tokens[tokens.length - 1];
+  if (!(tokens.length > 1 && last?.t === "anyRecursive")) tokens.push({ t: "anyRecursive" });
+  return { ok: true, value: i };
 }
 
 /** `[...]` / `[!...]` at `i`: a `]` right after the opening is a member; `null` when unterminated. */

@@ -89,6 +89,11 @@ function translateEscape(cs: readonly string[], i: number, inClass: boolean): St
   if (c === "p" || c === "P") return copyProperty(cs, i);
   const perl = inClass ? PERL_INSIDE[c] : PERL_OUTSIDE[c];
   if (perl !== undefined) return { ok: true, text: perl, next: i + 2 };
+  return translateOtherEscape(c, i, inClass);
+}
+
+/** The escapes left once digits, hex, properties and the Perl classes are handled: the single-letter ones, and literals. */
+function translateOtherEscape(c: string, i: number, inClass: boolean): Step {
   if (c === "W") return invalid(REFUSALS.notWordInClass);
   if ("aftnrv".includes(c)) return { ok: true, text: `\\${c}`, next: i + 2 };
   if (c === "A" || c === "z") return inClass ? invalid(`\\${c} is not allowed in a character class`) : { ok: true, text: `\\${c}`, next: i + 2 };
@@ -143,12 +148,19 @@ function translateGroupOpen(cs: readonly string[], i: number): Step {
   const a = cs[i + 2];
   const b = cs[i + 3];
   if (a === "=" || a === "!" || (a === "<" && (b === "=" || b === "!"))) return invalid(REFUSALS.lookAround);
-  if (a === "<" || (a === "P" && b === "<")) {
-    const start = a === "<" ? i + 3 : i + 4;
-    const close = cs.indexOf(">", start);
-    if (close < 0) return invalid(REFUSALS.unclosedName);
-    return { ok: true, text: `(?P<${cs.slice(start, close).join("")}>`, next: close + 1, opens: true };
-  }
+  if (a === "<" || (a === "P" && b === "<")) return translateNamedGroup(cs, a === "<" ? i + 3 : i + 4);
+  return translateFlagGroup(cs, i);
+}
+
+/** `(?<name>` or `(?P<name>`, the name starting at `start`: RE2 spells both `(?P<name>`. */
+function translateNamedGroup(cs: readonly string[], start: number): Step {
+  const close = cs.indexOf(">", start);
+  if (close < 0) return invalid(REFUSALS.unclosedName);
+  return { ok: true, text: `(?P<${cs.slice(start, close).join("")}>`, next: close + 1, opens: true };
+}
+
+/** `(?flags)` or `(?flags:`; any other `(?` is passed on for RE2 to refuse. */
+function translateFlagGroup(cs: readonly string[], i: number): Step {
   let j = i + 2;
   let flags = "";
   while (j < cs.length && FLAG_CHARS.includes(cs[j] ?? "")) flags += cs[j++];

@@ -55,24 +55,24 @@ afterAll(async () => {
 describe("waiting for a sandbox container before pods/exec", () => {
   it("reads its own Run's pod, and fails past the bound naming the pod, the container and where it stands", async () => {
     const started = Date.now();
-    await expect(waitForContainerRunning(sidecar, namespace, MINE, "sandbox", { timeoutMs: 1500 }))
+    await expect(waitForContainerRunning(sidecar, { namespace, pod: MINE, container: "sandbox" }, { timeoutMs: 1500 }))
       .rejects.toThrow(`container 'sandbox' of pod '${namespace}/${MINE}' is not running after 2 s (Pending, not scheduled to a node yet)`);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
   });
 
   it("waits for a pod of its Run that does not exist yet, saying so past the bound", async () => {
-    await expect(waitForContainerRunning(sidecar, namespace, NOT_YET, "sandbox", { timeoutMs: 1000 }))
+    await expect(waitForContainerRunning(sidecar, { namespace, pod: NOT_YET, container: "sandbox" }, { timeoutMs: 1000 }))
       .rejects.toThrow(`container 'sandbox' of pod '${namespace}/${NOT_YET}' is not running after 1 s (the pod does not exist yet)`);
   });
 
   it("fails at once for a container the pod does not have", async () => {
-    await expect(waitForContainerRunning(sidecar, namespace, MINE, "agent", { timeoutMs: 60_000 }))
+    await expect(waitForContainerRunning(sidecar, { namespace, pod: MINE, container: "agent" }, { timeoutMs: 60_000 }))
       .rejects.toThrow(`container 'agent' of pod '${namespace}/${MINE}' will not run: the pod has no such container`);
   });
 
   it("fails at once, without waiting, for a pod outside its Role (forbidden is not a race)", async () => {
     const started = Date.now();
-    await expect(waitForContainerRunning(sidecar, namespace, OTHER, "sandbox", { timeoutMs: 60_000 }))
+    await expect(waitForContainerRunning(sidecar, { namespace, pod: OTHER, container: "sandbox" }, { timeoutMs: 60_000 }))
       .rejects.toThrow(/^container 'sandbox' of pod '[^']+\/someone-elses-pod': reading the pod failed: .*forbidden/);
     expect(Date.now() - started).toBeLessThan(30_000);
   });

@@ -1,0 +1,75 @@
+// The cluster side of `leviath sidecar`: the records an earlier start stored (audit chunks, the result), and the
+// watches and reports that run beside the server (resumed snapshots, Approvals, the Run's status, audit flushes).
+import type { KubeClient } from "../kube/client.ts";
+import type { Logger } from "../log/logger.ts";
+import { buildChildNames } from "../sandbox/names.ts";
+import type { startApprovalWatcher } from "../sidecar/cluster/cluster-approvals.ts";
+import { createClusterRecords } from "../sidecar/cluster/cluster-records.ts";
+import { startResumeWatcher, type createResumableSource } from "../sidecar/cluster/resumed-snapshot.ts";
+import { startRunStatusReporter } from "../sidecar/cluster/run-status-reporter.ts";
+import { createResultSink } from "../sidecar/core/run-result.ts";
+import type { SidecarServerOptions } from "../sidecar/build-sidecar.ts";
+import type { RunningSidecar } from "../sidecar/server.ts";
+import { AuditChunks } from "../sidecar/storage/audit-chunks.ts";
+import type { CliIo } from "./io.ts";
+
+type Resumable = ReturnType<typeof createResumableSource>;
+
+/** How often the audit ConfigMaps are brought up to date while the sidecar runs. */
+const AUDIT_FLUSH_MS = 1000;
+
+/**
+ * The cluster side of the sidecar's records: audit lines to stdout and the audit ConfigMaps, the result sink. A
+ * restart carries on from what earlier starts stored (the audit sequence after its last chunk, the result); a
+ * start that cannot read it fails rather than write over it.
+ */
+async function clusterRecords(client: KubeClient, namespace: string, run: string, io: CliIo): Promise<{ chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result"> }> {
+  const records = createClusterRecords({ client, namespace, run });
+  const stored = await records.readStored();
+  const chunks = new AuditChunks((index, text) => records.writeAuditChunk(index, text));
+  if (stored.lastChunk !== undefined) chunks.resume(stored.lastChunk.index, stored.lastChunk.text);
+  // Owned by the result's own field manager from now on, whoever wrote it before.
+  if (stored.result !== undefined) await records.writeResultReference(stored.result);
+  const stdout = (line: string): boolean => {
+    io.stdout(line);
+    return true;
+  };
+  const result = createResultSink(buildChildNames(run).result, { external: records.writeResult, reference: records.writeResultReference }, stored.result);
+  return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result } };
+}
+
+/** The cluster records (none standalone), or why what an earlier start stored could not be read. */
+export function openClusterRecords(client: KubeClient | undefined, namespace: string, run: string, io: CliIo): Promise<Awaited<ReturnType<typeof clusterRecords>> | Error | undefined> {
+  if (client === undefined) return Promise.resolve(undefined);
+  return clusterRecords(client, namespace, run, io).catch((err: unknown) => new Error(`cannot read the records an earlier start of this Run's sidecar stored: ${(err as Error).message}`));
+}
+
+/** Starts the cluster side of a running sidecar: resume and approval watches, status reports, audit flushes; returns its stop. */
+export function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger; resumable: Resumable | undefined; startApprovalWatcher: typeof startApprovalWatcher }): () => Promise<void> {
+  const { namespace, run, log, resumable, startApprovalWatcher } = at;
+  const resume = resumable === undefined ? undefined : startResumeWatcher({
+    client, namespace, run, log, current: () => resumable.offered()?.sha256,
+    switchTo: (snapshot) => {
+      resumable.offer(snapshot);
+      if (sidecar.reloadPolicy() === "failed") log.error({ snapshot: snapshot.name }, "resumed snapshot refused; the policy in force stays");
+    },
+  });
+  const { service, approvals } = sidecar.deps;
+  const watcher = startApprovalWatcher({
+    client, namespace, run, log, clock: Date.now,
+    target: { isPending: (id) => approvals.get(id) !== undefined, isWithdrawn: (id) => approvals.isWithdrawn(id), answer: (id, d, who) => service.answer(id, d, who.reason, who.approvedBy) },
+  });
+  const reporter = startRunStatusReporter({ client, namespace, run, log, status: () => sidecar.status() });
+  const flushAudit = () => chunks.flush().catch((err: unknown) => log.warn({ err: (err as Error).message }, "audit ConfigMap update failed; retrying"));
+  const timer = setInterval(() => void flushAudit(), AUDIT_FLUSH_MS);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    watcher.stop();
+    resume?.stop();
+    // The calls refused by the stop are recorded first, then everything goes out.
+    await sidecar.close();
+    await Promise.all([flushAudit(), reporter.stop()]);
+  };
+}
+

@@ -1,0 +1,55 @@
+// The sidecar's executors as `leviath sidecar` chooses them: the shell tool and stdio MCP servers in the current
+// stage's sandbox pod (pods/exec) in a cluster, or as confined local processes standalone.
+import type { ClusterClient } from "../kube/connect.ts";
+import type { createPodExec } from "../kube/pod-exec.ts";
+import { probeConfinement, type Confinement } from "../sidecar/executors/local-confinement.ts";
+import { createLocalShell } from "../sidecar/executors/local-shell.ts";
+import { createLocalStdioLauncher } from "../sidecar/executors/local-stdio-server.ts";
+import { createPodExecShell } from "../sidecar/executors/pod-exec-shell.ts";
+import { computeStdioTarget, createPodExecStdioLauncher } from "../sidecar/executors/pod-exec-stdio-server.ts";
+import { computePodTarget } from "../sidecar/executors/sandbox-targets.ts";
+import type { SidecarServerOptions } from "../sidecar/build-sidecar.ts";
+import { UsageError, type CliIo } from "./io.ts";
+
+/** Where the sidecar's executors run: the cluster it talks to (if any) and this run's names and confinement. */
+export interface ExecutorContext {
+  cluster: boolean; client: ClusterClient | undefined; podExec: typeof createPodExec | undefined;
+  workdir: string; namespace: string; run: string; confinement: Confinement; execWaitMs: number;
+}
+
+/** The shell tool's executor: `--shell` (default pod-exec in a cluster, local standalone). */
+export function shellFactory(shell: string | undefined, io: CliIo, ctx: ExecutorContext): SidecarServerOptions["shell"] {
+  const kind = shell ?? (ctx.cluster ? "pod-exec" : "local");
+  if (kind !== "local" && kind !== "pod-exec") throw new UsageError(`--shell '${shell}' is not local or pod-exec`);
+  const { client, podExec } = ctx;
+  if (kind === "pod-exec") {
+    if (client === undefined || podExec === undefined) throw new UsageError("--shell pod-exec needs a cluster (--kubeconfig, or run in a pod)");
+    const exec = podExec(client, ctx.execWaitMs);
+    return (policy) => createPodExecShell({ exec, namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage) });
+  }
+  // A command that could outlive its call, see the sidecar or write its audit would undo every guarantee: no
+  // confinement, no local shell.
+  const why = probeConfinement(ctx.confinement);
+  if (why !== undefined) {
+    throw new UsageError(`--shell local needs unshare(1) with PID and mount namespaces (and user namespaces when not root) to confine commands: ${why}`);
+  }
+  return () => createLocalShell({ workdir: ctx.workdir, env: minimalEnv(io, ctx.workdir), confinement: ctx.confinement });
+}
+
+/** Stdio MCP servers: in a cluster in the current stage's sandbox pod (pods/exec), standalone a confined local process. */
+export function stdioFactory(io: CliIo, ctx: ExecutorContext): SidecarServerOptions["launchStdio"] {
+  const { client, podExec } = ctx;
+  if (!ctx.cluster) return () => createLocalStdioLauncher(ctx.confinement, minimalEnv(io, ctx.workdir));
+  if (client === undefined || podExec === undefined) return undefined;
+  const exec = podExec(client, ctx.execWaitMs);
+  return (current) => createPodExecStdioLauncher({ exec, namespace: ctx.namespace, target: () => {
+    const { runPolicy, stage } = current();
+    return computeStdioTarget(ctx.run, runPolicy, stage);
+  } });
+}
+
+/** Never the sidecar's own environment: local commands and stdio servers get a path, a home and a locale, nothing else. */
+function minimalEnv(io: CliIo, workdir: string): Record<string, string> {
+  return { PATH: io.env["PATH"] ?? "/usr/bin:/bin", HOME: io.env["HOME"] ?? workdir, LANG: "C.UTF-8", TERM: "dumb", TMPDIR: "/tmp" };
+}
+
