@@ -3,22 +3,13 @@
 // and the scripted stand-in for the model to Succeeded, answering both prompts with `kubectl leviath approve`.
 // Checked from what the user sees: the commands and their answers, the refused read in the audit, the result,
 // and nothing of the demo's cluster left on the machine afterwards.
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../integration/harness/index.ts";
+import { runDemo } from "../integration/harness/run-demo.ts";
 
 describe("scripts/demo --once, as root", () => {
   it("runs the example Agent to Succeeded, its prompts answered with kubectl leviath, and removes its cluster", async () => {
-    const env = { ...process.env };
-    delete env.KUBECONFIG;
-    const child = spawn("bash", [join(REPO_ROOT, "scripts/demo"), "--once"], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
-    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const { code, stdout, stderr } = await runDemo(["--once"]);
     expect(code, `${stdout}\n${stderr}`).toBe(0);
 
     // What a fresh machine lacks is prepared first, each step saying what it is and what it costs the first time.

@@ -6,17 +6,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/index.ts";
+import { runDemo } from "../harness/run-demo.ts";
 
 describe("scripts/demo --no-node", () => {
   it("shows the Agent's findings and the Run's phase, then stops everything", async () => {
-    const env = { ...process.env };
-    delete env.KUBECONFIG;
-    const child = spawn("bash", [join(REPO_ROOT, "scripts/demo"), "--once", "--no-node"], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
-    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const { code, stdout, stderr } = await runDemo(["--once", "--no-node"]);
     expect(code, `${stdout}\n${stderr}`).toBe(0);
 
     const table = (header: string) => stdout.slice(stdout.indexOf(`\n${header}`) + 1).split("\n").slice(0, 2).map((l) => l.split(/\s+/));
