@@ -11,7 +11,7 @@
 // settings, no operator), one after another, created → Ready, timed by the same watch. The controller's and the API server's CPU seconds per Run are read from
 // /proc over each mode. Needs root, like test/e2e. Run with: npm run bench -- start [--runs 50] [--rate 5]
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNode } from "../test/e2e/harness/node.ts";
@@ -126,7 +126,8 @@ function fetchLog(kubeApi: BenchKube, run: string): Promise<string> {
 
 async function createRun(name: string): Promise<void> {
   const dir = join(workDir, name);
-  spawnSync("install", ["-d", "-m", "0777", dir]);
+  mkdirSync(dir);
+  chmodSync(dir, 0o777);
   await kube.call("POST", "/api/v1/persistentvolumes", {
     apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${NS}-${name}` },
     spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "", hostPath: { path: dir, type: "Directory" }, claimRef: { namespace: NS, name: `${name}-workspace` } },
