@@ -49,11 +49,26 @@ function finish(exitCode: number, what: string, warnings: readonly string[]): Ag
   return { exitCode, message: `${what}${ignored}` };
 }
 
+/**
+ * Tells the sidecar what this runtime does not honour, so the Run's status shows it while the run goes on. Only
+ * informative: a sidecar that does not take them (an older one answers 404) is noted in the transcript, and the run
+ * goes on.
+ */
+async function reportWarnings(link: AgentRunDeps["link"], warnings: readonly string[], transcript: AgentRunDeps["transcript"]): Promise<void> {
+  if (warnings.length === 0) return;
+  try {
+    await link.reportWarnings(warnings.slice(0, 256));
+  } catch (err) {
+    transcript.warn(`the sidecar did not take the runtime's warnings: ${(err as Error).message}`);
+  }
+}
+
 /** Runs the plan's stages; never throws for a model's or a sidecar's failure (those are exit 1). */
 export async function runAgent(deps: AgentRunDeps): Promise<AgentOutcome> {
   const { plan, transcript, link } = deps;
   const conversation = deps.conversation ?? new Conversation();
   for (const w of plan.warnings) transcript.warn(w);
+  await reportWarnings(link, plan.warnings, transcript);
   try {
     conversation.addUser(buildTaskMessage(deps.task, deps.inputs), { region: TASK_REGION, id: TASK_REGION });
     const inputEntries = Object.keys(deps.inputs).map((name) => ({ region: name, id: name, source: "input" as const }));

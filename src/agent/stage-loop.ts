@@ -12,6 +12,8 @@ import { describeArgs, type Transcript } from "./transcript.ts";
 
 /** The runtime's own tool for picking a transition: it never reaches the sidecar (it does nothing outside). */
 export const NEXT_STAGE_TOOL = "next_stage";
+/** The choice that ends the run in a stage with `allow_complete` (upstream's word). */
+export const DONE_CHOICE = "DONE";
 
 /** How a stage ended. */
 export type StageEnd =
@@ -33,6 +35,7 @@ export interface StageDeps {
 
 /** The stage's system prompt: the blueprint's, then what this stage expects of the model. */
 export function buildSystemPrompt(plan: StagePlan, llmEdges: readonly TransitionPlan[]): string {
+  const done = plan.allowComplete ? `\n- ${DONE_CHOICE}: no further stage is needed; the run ends here` : "";
   const parts = [plan.systemPrompt.trim()];
   parts.push(`You are in stage '${plan.name}'. Use the tools to do the work; every tool call is checked by a policy, and a refused call says why.`);
   if (plan.output) {
@@ -40,16 +43,18 @@ export function buildSystemPrompt(plan: StagePlan, llmEdges: readonly Transition
     parts.push(`When the answer is complete, call ${RESULT_TOOL} with it.${format}${plan.output.instructions ? ` ${plan.output.instructions}` : ""}`);
   }
   if (llmEdges.length > 0) {
-    parts.push(`When this stage's work is done, call ${NEXT_STAGE_TOOL} with the stage to go to:\n${llmEdges.map((e) => `- ${e.to}${e.hint ? `: ${e.hint}` : ""}`).join("\n")}`);
+    parts.push(`When this stage's work is done, call ${NEXT_STAGE_TOOL} with the stage to go to:\n${llmEdges.map((e) => `- ${e.to}${e.hint ? `: ${e.hint}` : ""}`).join("\n")}${done}`);
   }
   return parts.filter((p) => p !== "").join("\n\n");
 }
 
-function nextStageSpec(edges: readonly TransitionPlan[]): ToolSpec {
+function nextStageSpec(edges: readonly TransitionPlan[], allowComplete: boolean): ToolSpec {
+  const done = allowComplete ? `; ${DONE_CHOICE}: no further stage is needed, the run ends here` : "";
+  const choices = [...edges.map((e) => e.to), ...(allowComplete ? [DONE_CHOICE] : [])];
   return {
     name: NEXT_STAGE_TOOL,
-    description: `Leave this stage for the next one. ${edges.map((e) => `${e.to}: ${e.hint || "(no hint)"}`).join("; ")}`,
-    inputSchema: { type: "object", properties: { stage: { type: "string", enum: edges.map((e) => e.to) }, reason: { type: "string" } }, required: ["stage"], additionalProperties: false },
+    description: `Leave this stage for the next one. ${edges.map((e) => `${e.to}: ${e.hint || "(no hint)"}`).join("; ")}${done}`,
+    inputSchema: { type: "object", properties: { stage: { type: "string", enum: choices }, reason: { type: "string" } }, required: ["stage"], additionalProperties: false },
   };
 }
 
@@ -105,7 +110,7 @@ export async function runStage(plan: StagePlan, offered: readonly ToolSpec[], de
   const stage: StageRun = {
     plan, deps, edges, llmEdges,
     system: buildSystemPrompt(plan, llmEdges),
-    tools: llmEdges.length > 0 ? [...offered, nextStageSpec(llmEdges)] : [...offered],
+    tools: llmEdges.length > 0 ? [...offered, nextStageSpec(llmEdges, plan.allowComplete)] : [...offered],
   };
   for (let i = 1; i <= plan.maxIterations; i++) {
     const end = await runIteration(stage, `[${plan.name} ${i}/${plan.maxIterations}]`);
@@ -155,6 +160,10 @@ function endWithoutCalls(stage: StageRun): StageEnd | undefined {
     deps.conversation.addUser(`Call ${RESULT_TOOL} with the final answer; the run ends only when it is handed over.`);
     return undefined;
   }
+  if (llmEdges.length > 0 && plan.allowComplete) {
+    deps.transcript.line(`[${plan.name}] the model picked no stage and the stage may complete (allow_complete): the run ends here`);
+    return { kind: "done" };
+  }
   if (llmEdges.length > 0) {
     deps.conversation.addUser(`Call ${NEXT_STAGE_TOOL} to go on (${llmEdges.map((e) => e.to).join(", ")}), or keep working with the tools.`);
     return undefined;
@@ -162,16 +171,27 @@ function endWithoutCalls(stage: StageRun): StageEnd | undefined {
   return plan.transitions === undefined ? { kind: "fallthrough" } : { kind: "done" };
 }
 
-/** Runs the reply's tool calls in order: submitted, a chosen transition, a fatal failure, or undefined to go on. */
+/** The model's `next_stage` call: the edge it picked, DONE where the stage may complete, or undefined (told why). */
+function chooseNext(stage: StageRun, call: ToolCall, at: string): TransitionPlan | "done" | undefined {
+  const { deps, llmEdges, plan } = stage;
+  const picked = call.args["stage"];
+  const done = plan.allowComplete && picked === DONE_CHOICE;
+  const chosen = done ? undefined : llmEdges.find((e) => e.to === picked);
+  deps.transcript.line(`${at} → ${NEXT_STAGE_TOOL} ${describeArgs(call.args)}${chosen || done ? "" : " (not a transition of this stage)"}`);
+  const choices = [...llmEdges.map((e) => e.to), ...(plan.allowComplete ? [DONE_CHOICE] : [])].join(", ");
+  const answer = done ? "The run ends here." : chosen ? `Leaving for stage '${chosen.to}'.` : `[error] '${String(picked)}' is not a stage this one leads to (${choices})`;
+  deps.conversation.addToolResult(call, answer, !done && chosen === undefined);
+  return done ? "done" : chosen;
+}
+
+/** Runs the reply's tool calls in order: submitted, a chosen transition (or DONE), a fatal failure, or undefined to go on. */
 async function runToolCalls(stage: StageRun, calls: readonly ToolCall[], at: string): Promise<StageEnd | undefined> {
   const { deps, llmEdges } = stage;
   let submitted = false;
-  let chosen: TransitionPlan | undefined;
+  let chosen: TransitionPlan | "done" | undefined;
   for (const call of calls) {
     if (call.name === NEXT_STAGE_TOOL && llmEdges.length > 0) {
-      chosen = llmEdges.find((e) => e.to === call.args["stage"]);
-      deps.transcript.line(`${at} → ${NEXT_STAGE_TOOL} ${describeArgs(call.args)}${chosen ? "" : " (not a transition of this stage)"}`);
-      deps.conversation.addToolResult(call, chosen ? `Leaving for stage '${chosen.to}'.` : `[error] '${String(call.args["stage"])}' is not a stage this one leads to (${llmEdges.map((e) => e.to).join(", ")})`, chosen === undefined);
+      chosen = chooseNext(stage, call, at);
       continue;
     }
     const r = await runCall(call, at, deps);
@@ -179,6 +199,7 @@ async function runToolCalls(stage: StageRun, calls: readonly ToolCall[], at: str
     submitted ||= r.submitted;
   }
   if (submitted) return { kind: "submitted" };
+  if (chosen === "done") return { kind: "done" };
   if (chosen) return { kind: "transition", edge: chosen, why: "the model chose it" };
   return undefined;
 }

@@ -34,6 +34,27 @@ describe("buildRunPlan", () => {
     ]);
   });
 
+  it("reads allow_complete: an output stage's default, a boolean, or a warning; and warns of a stage that may end before the output", () => {
+    const withFlags = AgentSpecSchema.parse({
+      agent: { name: "a", entryStage: "survey" },
+      stages: [
+        { name: "survey", runtime: { allow_complete: true, transitions: { digest: {} } } },
+        { name: "review", runtime: { allow_complete: "yes" } },
+        { name: "digest", runtime: { mode: "output", transitions: {} } },
+        { name: "closed", runtime: { mode: "output", allow_complete: false } },
+      ],
+    });
+    const plan = buildRunPlan(withFlags, undefined);
+    expect(plan.stages.map((s) => s.allowComplete)).toEqual([true, false, true, false]);
+    expect(plan.warnings).toEqual([
+      "stages[1].runtime.allow_complete: not a boolean; false is used",
+      "stages[0].runtime.allow_complete: the model may end the run in stage 'survey' and never reach the output stage (digest, closed); such a run fails without submit_output",
+    ]);
+    // Without an output stage, ending early skips nothing: no warning.
+    const noOutput = AgentSpecSchema.parse({ agent: { name: "a" }, stages: [{ name: "survey", runtime: { allow_complete: true } }] });
+    expect(buildRunPlan(noOutput, undefined).warnings).toEqual([]);
+  });
+
   it("lets the Run's runtime.model replace every stage's models", () => {
     const plan = buildRunPlan(spec, { model: "vllm/qwen3" });
     expect(plan.stages.map((s) => s.model.models)).toEqual([[{ provider: "vllm", model: "qwen3" }], [{ provider: "vllm", model: "qwen3" }], [{ provider: "vllm", model: "qwen3" }]]);

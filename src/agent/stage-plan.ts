@@ -40,6 +40,11 @@ export interface StagePlan {
   /** The names the stage offers (`available_tools` and `required_tools`), or undefined for the default set. */
   readonly toolNames: readonly string[] | undefined;
   readonly model: ModelSettings;
+  /**
+   * `allow_complete` (an output stage's default): where the model picks the next stage, it may also answer DONE and
+   * end the run here, and a reply that picks nothing ends it rather than being nudged (upstream's rule).
+   */
+  readonly allowComplete: boolean;
 }
 
 /** The whole plan: stages in declaration order, the entry stage, and what was not honoured. */
@@ -100,7 +105,27 @@ function buildStagePlan(stage: ReturnType<typeof computeEffectiveStages>[number]
     output: isOutput ? buildOutputPlan(rt["output"]) : undefined,
     toolNames: stage.availableTools ? [...new Set([...stage.availableTools, ...(stage.requiredTools ?? [])])] : undefined,
     model: resolveModelSettings(rt["model"], `${where}.model`, ctx.override, warnings),
+    allowComplete: readAllowComplete(rt["allow_complete"], mode === "output", `${where}.allow_complete`, warnings),
   };
+}
+
+/** `allow_complete`: a boolean, or the mode's default (true for an output stage, as upstream). */
+function readAllowComplete(v: unknown, isOutputMode: boolean, where: string, warnings: string[]): boolean {
+  if (v === undefined) return isOutputMode;
+  if (typeof v === "boolean") return v;
+  warnings.push(`${where}: not a boolean; ${String(isOutputMode)} is used`);
+  return isOutputMode;
+}
+
+/** Upstream's lint `allow-complete-skips-output`: a stage that may end the run before the blueprint's output stage. */
+function warnEarlyEnds(plans: readonly StagePlan[], warnings: string[]): void {
+  const outputs = plans.filter((p) => p.output !== undefined).map((p) => p.name);
+  if (outputs.length === 0) return;
+  plans.forEach((p, i) => {
+    if (p.allowComplete && p.output === undefined) {
+      warnings.push(`stages[${i}].runtime.allow_complete: the model may end the run in stage '${p.name}' and never reach the output stage (${outputs.join(", ")}); such a run fails without submit_output`);
+    }
+  });
 }
 
 /** An output stage's `output` table: its format and instructions, when given as strings. */
@@ -120,6 +145,7 @@ export function buildRunPlan(spec: AgentSpec, runRuntime: Record<string, unknown
   const override = overrideText === undefined ? undefined : parseModelOverride(overrideText);
   if (overrideText !== undefined && override === undefined) warnings.push(`run.runtime.model: '${overrideText}' is not provider/model; ignored`);
   const plans = stages.map((stage, i) => buildStagePlan(stage, `stages[${i}].runtime`, { names, override, warnings }));
+  warnEarlyEnds(plans, warnings);
   const regions = buildRegionSeedPlans(spec, warnings);
   return { stages: plans, entry: spec.agent.entryStage ?? plans[0]!.name, regions, warnings };
 }

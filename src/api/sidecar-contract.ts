@@ -206,6 +206,9 @@ export const EvictionsBodySchema = z.strictObject({
 /** `POST /v1/stage`. */
 export const StageBodySchema = z.strictObject({ stage: Name });
 
+/** `POST /v1/warnings`: what the runtime does not honour, one line each. */
+export const WarningsBodySchema = z.strictObject({ warnings: z.array(z.string().min(1).max(4096)).min(1).max(256) });
+
 /** The seed forms whose paths the fence covers (the first key present wins upstream; here exactly one is given). */
 export const SeedSchema = z.union([
   z.strictObject({ files: z.array(z.string().min(1).max(4096)).min(1).max(MAX_READ_FILES) }),
@@ -282,6 +285,8 @@ export const RefusalAnswerSchema = z.object({ code: z.string().min(1), message: 
 export const DenyAnswerSchema = RefusalAnswerSchema.extend({ decision: z.literal("deny") });
 /** `GET /v1/healthz`. */
 export const HealthAnswerSchema = z.object({ status: z.literal("ok") });
+/** `POST /v1/warnings`. */
+export const WarningsAnswerSchema = z.object({ added: z.number().int(), kept: z.number().int(), omitted: z.number().int() });
 /** `POST /v1/stage`. */
 export const StageAnswerSchema = z.object({ stage: z.string(), index: z.number().int(), changed: z.boolean() });
 /** `POST /v1/context/entries`. */

@@ -238,7 +238,7 @@ export type RunResumeStatus = z.infer<typeof RunResumeStatusSchema>;
 
 /**
  * The Run status. The controller owns the identity, phase, pods and conditions; the sidecar (field manager
- * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals`, `result` and `mcpServers`.
+ * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals`, `result`, `mcpServers` and `runtimeWarnings`.
  */
 export const RunStatusSchema = z.strictObject({
   observedGeneration: z.number().int().min(0).optional().describe("The metadata.generation this status is about."),
@@ -272,6 +272,8 @@ export const RunStatusSchema = z.strictObject({
     tools: z.number().int().min(0).describe("How many tools it listed."),
     message: z.string().max(1024).optional().describe("Why it is not offered: a missing Secret key, a failed connect."),
   })).max(64).optional().describe("The admin's MCP servers as the sidecar reaches them (written by the sidecar); McpServersReady sums them up."),
+  runtimeWarnings: z.array(z.string().max(512)).max(32).optional()
+    .describe("What the agent runtime said it does not honour (a stage key it ignores, a model setting it does not pass on, a flag that lets the model end the run early), at most 32 lines, written by the sidecar while the run goes on."),
   agentExit: z.strictObject({
     exitCode: z.number().int().describe("The agent container's exit code."),
     reason: z.string().max(1024).optional().describe("The kubelet's reason (Completed, Error, OOMKilled, ...)."),

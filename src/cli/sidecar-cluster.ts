@@ -1,5 +1,6 @@
-// The cluster side of `leviath sidecar`: the records an earlier start stored (audit chunks, the result), and the
-// watches and reports that run beside the server (resumed snapshots, Approvals, the Run's status, audit flushes).
+// The cluster side of `leviath sidecar`: the records an earlier start stored (audit chunks, the result, the runtime's
+// warnings), and the watches and reports that run beside the server (resumed snapshots, Approvals, the Run's
+// status, audit flushes).
 import type { KubeClient } from "../kube/client.ts";
 import type { Logger } from "../log/logger.ts";
 import { buildChildNames } from "../sandbox/names.ts";
@@ -23,7 +24,7 @@ const AUDIT_FLUSH_MS = 1000;
  * restart carries on from what earlier starts stored (the audit sequence after its last chunk, the result); a
  * start that cannot read it fails rather than write over it.
  */
-async function clusterRecords(client: KubeClient, namespace: string, run: string, io: CliIo): Promise<{ chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result"> }> {
+async function clusterRecords(client: KubeClient, namespace: string, run: string, io: CliIo): Promise<{ chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result" | "runtimeWarnings"> }> {
   const records = createClusterRecords({ client, namespace, run });
   const stored = await records.readStored();
   const chunks = new AuditChunks((index, text) => records.writeAuditChunk(index, text));
@@ -35,7 +36,8 @@ async function clusterRecords(client: KubeClient, namespace: string, run: string
     return true;
   };
   const result = createResultSink(buildChildNames(run).result, { external: records.writeResult, reference: records.writeResultReference }, stored.result);
-  return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result } };
+  const warnings = stored.runtimeWarnings === undefined ? {} : { runtimeWarnings: stored.runtimeWarnings };
+  return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result, ...warnings } };
 }
 
 /** The cluster records (none standalone), or why what an earlier start stored could not be read. */

@@ -16,6 +16,7 @@ import { PolicyHolder } from "./core/policy-holder.ts";
 import { buildResumeRecord } from "./core/resume-audit.ts";
 import type { ResultSink } from "./core/run-result.ts";
 import { RunSession } from "./core/run-session.ts";
+import { RuntimeWarnings } from "./core/runtime-warnings.ts";
 import { SeedService } from "./core/seed-service.ts";
 import { ToolCallService } from "./core/tool-call-service.ts";
 import { buildExecutorTable } from "./executors/executor-table.ts";
@@ -72,6 +73,8 @@ export interface SidecarServerOptions {
   readonly blueprintRoot?: string | undefined;
   /** Where an allowed `submit_output` is stored (in a cluster: the Run's status and result ConfigMap). */
   readonly result?: ResultSink;
+  /** The runtime's warnings an earlier start of this Run's sidecar reported (kept, so a restart does not drop them from the status). */
+  readonly runtimeWarnings?: readonly string[];
   /**
    * How stdio MCP servers are started, given the run's current stage (a cluster starts them in its sandbox pod);
    * absent: they cannot be, and their tools are not offered.
@@ -178,6 +181,8 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
     hosts: new Set(), runtimeToken: opts.runtimeToken,
     approvalToken: opts.localApprovals.mode === "token" ? opts.localApprovals.token : undefined,
   };
-  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName, guard, seeds };
+  const warnings = new RuntimeWarnings();
+  warnings.add(opts.runtimeWarnings ?? []);
+  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName, guard, seeds, warnings };
   return { ok: true, sidecar: { deps, metrics, holder, service, gateway, audit, journal, guard } };
 }

@@ -94,6 +94,16 @@ function toolResults(model: ScriptedModelServer, n: number): { content: string; 
   return messages.at(-1)!.content.filter((b) => b.type === "tool_result");
 }
 
+/** Polls the sidecar's /v1/status until `ok` holds (bounded). */
+async function waitForStatus(proc: SidecarProcess, ok: (s: { runtimeWarnings?: string[] }) => boolean): Promise<{ runtimeWarnings?: string[] }> {
+  for (let i = 0; i < 600; i++) {
+    const s = await get<{ runtimeWarnings?: string[] }>(`${proc.url}/v1/status`);
+    if (ok(s.body)) return s.body;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("the sidecar's status never showed the runtime's warnings");
+}
+
 let sc: SidecarProcess | undefined;
 let model: ScriptedModelServer | undefined;
 afterEach(async () => {
@@ -191,6 +201,34 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     expect(r.stdout).toMatch(/← read_file ran in the sidecar: 11 bytes, label private, context taint private/);
     // At debug the contents follow.
     expect(r.stdout).toContain("result: alice 120k");
+  });
+
+  it("offers DONE where a stage may complete, ends the run on it, and shows its warnings in the sidecar's status while it runs", async () => {
+    const tree = makeTree(false);
+    const config = JSON.parse(readFileSync(tree.runtimeConfig, "utf8")) as { agent: { stages: { name: string; runtime?: Record<string, unknown> }[] } };
+    config.agent.stages[0]!.runtime = { ...config.agent.stages[0]!.runtime, allow_complete: true };
+    writeFileSync(tree.runtimeConfig, JSON.stringify(config));
+    let go: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => { go = resolve; });
+    model = await startScriptedModelServer([
+      { turn: { calls: [{ name: "next_stage", args: { stage: "DONE", reason: "nothing to digest" } }] }, after: asked },
+    ]);
+    sc = await startSidecar(tree.sidecarArgs, { env: tree.env });
+    const running = runAgent(tree, sc, model);
+    // While the model is thinking, the sidecar already holds what the runtime does not honour.
+    const early = "stages[0].runtime.allow_complete: the model may end the run in stage 'survey' and never reach the output stage (digest); such a run fails without submit_output";
+    const status = await waitForStatus(sc, (s) => (s.runtimeWarnings ?? []).includes(early));
+    expect(status.runtimeWarnings).toEqual(["stages[0].runtime.context: ignored by leviath agent", expect.stringContaining("parameters.seed"), early]);
+    go();
+    const r = await running;
+    const tools = model.requests[0]!.body["tools"] as { name: string; input_schema: { properties: { stage: { enum: string[] } } } }[];
+    expect(tools.find((t) => t.name === "next_stage")!.input_schema.properties.stage.enum).toEqual(["digest", "DONE"]);
+    expect(model.requests[0]!.body["system"]).toContain("- DONE: no further stage is needed; the run ends here");
+    // DONE ended the run in survey: the output stage was never reached, and the run says so.
+    expect(r.code).toBe(1);
+    expect(r.termination).toMatch(/^the run ended without submit_output \(output stage: digest\)/);
+    expect(r.stdout).toContain('→ next_stage {"stage":"DONE","reason":"nothing to digest"}');
+    expect(r.stdout).not.toContain("stage 'digest'");
   });
 
   it("trims its context past the Run's budget and reports the evictions to the sidecar", async () => {

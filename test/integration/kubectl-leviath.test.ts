@@ -218,6 +218,13 @@ describe("kubectl leviath", () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(new RegExp(`^kubectl leviath why: run '${RUN}' has no call 'nope' in its audit \\(last calls: .*s3`));
 
+    // What the runtime says it does not honour, as the reference runtime reports it at its start.
+    const hooks = "stages[0].runtime.hooks: ignored by leviath agent";
+    expect(await client.reportWarnings([hooks])).toEqual({ added: 1, kept: 1, omitted: 0 });
+    await waitFor(async () => {
+      const run = (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", name: RUN })) as { status?: { runtimeWarnings?: string[] } };
+      return run.status?.runtimeWarnings?.includes(hooks) ? true : undefined;
+    }, { description: "the runtime's warning on the Run's status" });
     const described = await plugin(["describe", RUN, "-n", namespace]);
     expect(described.code, described.stderr).toBe(0);
     expect(described.stdout).toMatch(new RegExp(`^Name:\\s+${RUN}\nNamespace:\\s+${namespace}\nPinned to:\\s+not pinned yet\nPhase:\\s+Pending`));
@@ -225,6 +232,7 @@ describe("kubectl leviath", () => {
     expect(described.stdout).toMatch(/Pending prompts:\n\s+ID\s+KIND\s+TOOL\s+TARGET\s+STAGE\s+AGE\n(\s+\S+.*\n){2}/);
     expect(described.stdout).toMatch(/\s+tool-w1\s+tool_approval\s+web_fetch\s+docs\.example\.com\s+main\s/);
     expect(described.stdout).toMatch(/\s+gate-s3\s+taint_gate\s+shell\s+uname -a\s+main\s/);
+    expect(described.stdout).toContain(`Not honoured by the runtime:\n  ${hooks}\n`);
     expect(described.stdout).toMatch(/^Decisions:\s+.*auto_block \d+/m);
     expect(described.stdout).toMatch(new RegExp(`^Result:\\s+5001 bytes, in ConfigMap ${RUN}-result`, "m"));
     expect(described.stdout).toMatch(/Last refusals and prompts:\n\s+TIME\s+CALL\s+TOOL\s+DECISION\s+SOURCE\s+CODE\n[\s\S]*\s+r9\s+read_file\s+deny\s+workdir\s+outside-workdir\n[\s\S]*\s+s3\s+shell\s+ask\s+auto_block/);

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callTool, get, makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { callTool, get, makeTempDir, post, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
 import { createRunWithSidecarIdentity, RECORDS_RUN_POLICY } from "./sidecar-fixtures.ts";
 
@@ -16,7 +16,8 @@ let namespace = "";
 let args: string[] = [];
 let sc: SidecarProcess | undefined;
 
-type RunStatus = { result?: Record<string, unknown>; gateDecisions?: Record<string, number> };
+type RunStatus = { result?: Record<string, unknown>; gateDecisions?: Record<string, number>; runtimeWarnings?: string[] };
+const WARNINGS = ["stages[0].runtime.hooks: ignored by leviath agent", "stages[0].runtime.model.parameters.seed: not passed on"];
 const readStatus = async () => ((await testCluster().custom.getNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "runs", name: RUN })) as { status?: RunStatus }).status ?? {};
 const sidecarStatus = async (s: SidecarProcess) => (await get<RunStatus>(`${s.url}/v1/status`)).body;
 
@@ -68,6 +69,9 @@ describe("a sidecar killed and started again keeps the Run's records", () => {
     // Read once, at once: stored before the answer, not by a later status write.
     expect((await readStatus()).result).toMatchObject({ inline: "first answer\n", callId: "out-1" });
     killedFirst = await waitForStored(["mail-1", "out-1"]);
+    // What the runtime said it does not honour reaches the Run's status while the run goes on.
+    expect((await post(`${sc.url}/v1/warnings`, { warnings: WARNINGS })).body).toEqual({ added: 2, kept: 2, omitted: 0 });
+    await waitFor(async () => (JSON.stringify((await readStatus()).runtimeWarnings) === JSON.stringify(WARNINGS) ? true : undefined), { description: "the runtime's warnings in the Run's status" });
     await kill(sc);
     expect((await readStatus()).result).toMatchObject({ inline: "first answer\n", callId: "out-1" });
   });
@@ -80,6 +84,9 @@ describe("a sidecar killed and started again keeps the Run's records", () => {
     // This start's own counts, so the Run's status shows them only once this start wrote it.
     await waitFor(async () => (JSON.stringify((await readStatus()).gateDecisions) === JSON.stringify(counts) ? true : undefined), { description: "the restarted sidecar's status write" });
     expect((await readStatus()).result).toMatchObject({ inline: "first answer\n", callId: "out-1" });
+    // The runtime said them once, to the first start: this start kept them, in its answers and its status writes.
+    expect((await sidecarStatus(sc)).runtimeWarnings).toEqual(WARNINGS);
+    expect((await readStatus()).runtimeWarnings).toEqual(WARNINGS);
   });
 
   it("has a larger accepted result in the result ConfigMap and the status when the runtime hears run", async () => {

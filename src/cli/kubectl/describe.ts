@@ -49,6 +49,7 @@ function describeStatus(s: RunStatus | undefined, nowMs: number): string {
     section("Conditions", conditions.length ? formatTable(["TYPE", "STATUS", "REASON", "MESSAGE"], conditions) : undefined),
     section("Sandboxes", sandboxes.length ? formatTable(["POD", "KIND", "STAGES", "READY"], sandboxes) : undefined),
     section("Pending prompts", pending.length ? formatTable(["ID", "KIND", "TOOL", "TARGET", "STAGE", "AGE"], pending) : undefined),
+    section("Not honoured by the runtime", (s?.runtimeWarnings ?? []).join("\n")),
     `Decisions:  ${counts || "none yet"}\n`,
     `Result:     ${describeResult(s)}\n`,
   ].join("");

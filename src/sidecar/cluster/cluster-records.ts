@@ -20,10 +20,11 @@ export interface RunLocation {
   readonly run: string;
 }
 
-/** What earlier starts of this Run's sidecar stored: the last audit chunk (index and text) and the result. */
+/** What earlier starts of this Run's sidecar stored: the last audit chunk (index and text), the result and the runtime's warnings. */
 export interface StoredRecords {
   readonly lastChunk?: { readonly index: number; readonly text: string };
   readonly result?: RunResult;
+  readonly runtimeWarnings?: readonly string[];
 }
 
 /** The sidecar's records of one Run in the cluster. */
@@ -36,7 +37,7 @@ export interface ClusterRecords {
 }
 
 type ConfigMap = { metadata?: { ownerReferences?: { uid?: string }[] }; data?: Record<string, string> };
-type RunObject = { metadata?: { uid?: string }; status?: { result?: unknown } };
+type RunObject = { metadata?: { uid?: string }; status?: { result?: unknown; runtimeWarnings?: unknown } };
 
 /** Writes and reads back the sidecar's records of one Run; the Run's uid (for the owner reference) is read once. */
 export function createClusterRecords(at: RunLocation): ClusterRecords {
@@ -71,7 +72,8 @@ export function createClusterRecords(at: RunLocation): ClusterRecords {
       const run = await readRun(at);
       uid ??= Promise.resolve(run.uid);
       const lastChunk = await readLastChunk(at, run.uid);
-      return { ...(lastChunk === undefined ? {} : { lastChunk }), ...(run.result === undefined ? {} : { result: run.result }) };
+      const warnings = run.runtimeWarnings.length > 0 ? { runtimeWarnings: run.runtimeWarnings } : {};
+      return { ...(lastChunk === undefined ? {} : { lastChunk }), ...(run.result === undefined ? {} : { result: run.result }), ...warnings };
     },
     writeAuditChunk: (index, text) => apply(buildAuditChunkName(at.run, index), COMPONENT.audit, { [AUDIT_CHUNK_KEY]: text }),
     writeResult: (text) => apply(buildChildNames(at.run).result, COMPONENT.result, { [RESULT_KEY]: text }),
@@ -86,14 +88,19 @@ export function createClusterRecords(at: RunLocation): ClusterRecords {
   };
 }
 
-/** The Run's uid and its stored result (checked against the schema: a result that does not parse fails the start). */
-async function readRun(at: RunLocation): Promise<{ uid: string; result: RunResult | undefined }> {
+/**
+ * The Run's uid, its stored result (checked against the schema: a result that does not parse fails the start) and
+ * the runtime's warnings an earlier start reported (strings only: they are shown, never acted on).
+ */
+async function readRun(at: RunLocation): Promise<{ uid: string; result: RunResult | undefined; runtimeWarnings: string[] }> {
   const r = await at.client.request<RunObject>("GET", buildPath(RESOURCES.run, at.namespace, at.run));
   if (!r.metadata?.uid) throw new Error(`Run '${at.run}' has no uid`);
-  if (r.status?.result === undefined) return { uid: r.metadata.uid, result: undefined };
+  const stored = r.status?.runtimeWarnings;
+  const runtimeWarnings = Array.isArray(stored) ? stored.filter((w): w is string => typeof w === "string") : [];
+  if (r.status?.result === undefined) return { uid: r.metadata.uid, result: undefined, runtimeWarnings };
   const parsed = RunResultSchema.safeParse(r.status.result);
   if (!parsed.success) throw new Error(`Run '${at.run}': status.result is not a result: ${parsed.error.issues[0]?.message ?? "invalid"}`);
-  return { uid: r.metadata.uid, result: parsed.data };
+  return { uid: r.metadata.uid, result: parsed.data, runtimeWarnings };
 }
 
 /**

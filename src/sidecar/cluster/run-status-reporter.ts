@@ -1,5 +1,6 @@
 // In a cluster, the sidecar owns part of its Run's status (field manager `leviath-sidecar`): the stage, the
-// taint, the decision counts by source, the pending approvals (at most 32) and its MCP servers. Written by
+// taint, the decision counts by source, the pending approvals (at most 32), its MCP servers and what the
+// runtime said it does not honour (at most 32 lines). Written by
 // server-side apply on the status subresource, only when it changed. Never the result: that is applied once per
 // accepted submit_output under its own field manager (cluster-records.ts), so this write, which a restarted sidecar
 // starts from nothing, cannot drop it.
@@ -18,6 +19,7 @@ export function buildRunStatusPatch(snap: RunStatusSnapshot): Record<string, unk
     pendingApprovals: snap.pendingApprovals.map((a) => ({
       id: a.id, kind: a.kind, tool: a.tool, ...(a.target === undefined ? {} : { target: a.target }), stage: a.stage, prompt: a.prompt.slice(0, 4096), raisedAt: a.raisedAt,
     })),
+    ...(snap.runtimeWarnings !== undefined ? { runtimeWarnings: [...snap.runtimeWarnings] } : {}),
     ...(snap.mcpServers !== undefined ? { mcpServers: snap.mcpServers.map((m) => ({ name: m.name, offered: m.offered, tools: m.tools, ...(m.message === undefined ? {} : { message: m.message.slice(0, 1024) }) })) } : {}),
   };
 }

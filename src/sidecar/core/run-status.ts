@@ -26,6 +26,8 @@ export interface RunStatusSnapshot {
   readonly result?: RunResult;
   /** The admin's MCP servers (absent when the run has none): offered or not, and why not. */
   readonly mcpServers?: readonly GatewayServerState[];
+  /** What the runtime says it does not honour (absent when it said nothing). */
+  readonly runtimeWarnings?: readonly string[];
 }
 
 /** Inputs of a snapshot. */
@@ -41,6 +43,7 @@ export interface StatusInputs {
   readonly policyError: string | undefined;
   readonly result?: RunResult | undefined;
   readonly mcpServers?: readonly GatewayServerState[] | undefined;
+  readonly runtimeWarnings?: readonly string[] | undefined;
 }
 
 /** Builds the snapshot; decision counts are sorted by source so equal states serialise equally. */
@@ -58,5 +61,6 @@ export function buildRunStatusSnapshot(i: StatusInputs): RunStatusSnapshot {
     policy: i.policyError === undefined ? { ok: true } : { ok: false, error: i.policyError },
     ...(i.result !== undefined ? { result: i.result } : {}),
     ...(i.mcpServers !== undefined && i.mcpServers.length > 0 ? { mcpServers: i.mcpServers } : {}),
+    ...(i.runtimeWarnings !== undefined && i.runtimeWarnings.length > 0 ? { runtimeWarnings: i.runtimeWarnings } : {}),
   };
 }

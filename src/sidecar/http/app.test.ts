@@ -10,6 +10,7 @@ import { buildSidecarApp, type LocalApprovals } from "./app.ts";
 import type { AuditSink } from "../storage/audit-writer.ts";
 import { PolicyHolder } from "../core/policy-holder.ts";
 import { RunSession } from "../core/run-session.ts";
+import { MAX_RUNTIME_WARNINGS, RuntimeWarnings } from "../core/runtime-warnings.ts";
 import type { ShellExecutor } from "../executors/shell.ts";
 
 const RUNTIME_TOKEN = "runtime-runtime-runtime";
@@ -63,7 +64,7 @@ function setup(opts: { audit?: AuditSink; local?: LocalApprovals; policy?: RunPo
     policy: () => opened.holder.current(), workdir, fs: { realpath: (p) => realpathSync.native(p) }, session, approvals, audit, metrics, shell, log,
     clock: Date.now, monotonicMs: () => performance.now(), runName: "app",
   });
-  const app = buildSidecarApp({ service, session, approvals, policy: opened.holder, metrics, log, localApprovals: opts.local ?? { mode: "token", token: "t0k3n-t0k3n-t0k3n" }, runName: "app",
+  const app = buildSidecarApp({ service, session, approvals, policy: opened.holder, metrics, log, warnings: new RuntimeWarnings(), localApprovals: opts.local ?? { mode: "token", token: "t0k3n-t0k3n-t0k3n" }, runName: "app",
     guard: { hosts: new Set(["localhost:80"]), runtimeToken: RUNTIME_TOKEN },
   });
   apps.push(app);
@@ -162,5 +163,29 @@ describe("requests", () => {
     const r = await s.call("f1", "read_file", { path: "sub" });
     expect(r).toMatchObject({ status: 503, body: { decision: "deny", code: "audit-failed", message: "[denied] Tool 'read_file' was not run: its audit record could not be written." } });
     expect((await s.metrics.registry.getSingleMetricAsString("leviath_sidecar_audit_write_errors_total"))).toContain("leviath_sidecar_audit_write_errors_total 2");
+  });
+});
+
+describe("the runtime's warnings", () => {
+  const post = (s: ReturnType<typeof setup>, payload: unknown, headers: Record<string, string> = RUNTIME_AUTH) =>
+    s.app.inject({ headers, method: "POST", url: "/v1/warnings", payload: payload as Record<string, unknown> });
+
+  it("are kept once each, in order, served on /v1/status, and bounded with a count of the rest", async () => {
+    const s = setup();
+    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "GET", url: "/v1/status" })).json()).not.toHaveProperty("runtimeWarnings");
+    const first = await post(s, { warnings: ["stages[0].runtime.hooks: ignored by leviath agent", "stages[0].runtime.hooks: ignored by leviath agent", "x".repeat(600)] });
+    expect(first.json()).toEqual({ added: 2, kept: 2, omitted: 0 });
+    const status = (await s.app.inject({ headers: RUNTIME_AUTH, method: "GET", url: "/v1/status" })).json() as { runtimeWarnings: string[] };
+    expect(status.runtimeWarnings).toEqual(["stages[0].runtime.hooks: ignored by leviath agent", `${"x".repeat(511)}…`]);
+    const many = await post(s, { warnings: Array.from({ length: 40 }, (_, i) => `w${i}`) });
+    expect(many.json()).toEqual({ added: MAX_RUNTIME_WARNINGS - 2, kept: MAX_RUNTIME_WARNINGS, omitted: 10 });
+  });
+
+  it("refuse a body that is not a list of lines, and a caller without the runtime token", async () => {
+    const s = setup();
+    expect((await post(s, { warnings: [] })).json()).toMatchObject({ code: "invalid-request" });
+    expect((await post(s, { warnings: ["a"], level: "error" })).statusCode).toBe(400);
+    expect((await post(s, { warnings: ["a"] }, {})).statusCode).toBe(401);
+    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "GET", url: "/v1/status" })).json()).not.toHaveProperty("runtimeWarnings");
   });
 });

@@ -15,6 +15,7 @@ import type { ToolCallService } from "../core/tool-call-service.ts";
 import { registerSeedRoutes } from "./seed-routes.ts";
 import { registerToolCallRoutes } from "./tool-call-routes.ts";
 import type { SeedService } from "../core/seed-service.ts";
+import type { RuntimeWarnings } from "../core/runtime-warnings.ts";
 import { registerMcpRoutes } from "../mcp/mcp-server.ts";
 
 /** Who may answer prompts over HTTP: a bearer token (standalone), or nobody (a cluster answers with Approvals). */
@@ -34,6 +35,8 @@ export interface SidecarAppDeps {
   readonly guard: RequestGuard;
   /** Fills seeds (`POST /v1/seeds`): the fence on paths, the policy on commands, one audit record each. */
   readonly seeds?: Pick<SeedService, "resolve">;
+  /** What the runtime says it does not honour (`POST /v1/warnings`). */
+  readonly warnings: RuntimeWarnings;
 }
 
 /** The snapshot served on `/v1/status` (and written to the Run's status in a cluster). */
@@ -52,6 +55,7 @@ export function computeStatus(deps: SidecarAppDeps): RunStatusSnapshot {
     policyError: deps.policy.lastError,
     result: deps.service.result,
     mcpServers: deps.service.gateway?.servers(),
+    runtimeWarnings: deps.warnings.list(),
   });
 }
 

@@ -10,7 +10,7 @@ import { CapExceededError } from "../../io/capped-fetch.ts";
 import { buildBodyCapMessage, MAX_BODY_BYTES } from "../../policy/size-caps.ts";
 import {
   AllowAnswerSchema, AskAnswerSchema, buildRefusalMessage, DEADLINE_HEADER, DenyAnswerSchema, EvictAnswerSchema, HealthAnswerSchema, LabelAnswerSchema,
-  RefusalAnswerSchema, RunAnswerSchema, SeedFilledSchema, StageAnswerSchema, type EntryRef,
+  RefusalAnswerSchema, RunAnswerSchema, SeedFilledSchema, StageAnswerSchema, WarningsAnswerSchema, type EntryRef,
 } from "../../api/sidecar-contract.ts";
 
 /** A /v1 request other than a tool call that failed: the path, the status and what the sidecar said. */
@@ -66,6 +66,8 @@ export interface SidecarClient {
   enterStage(stage: string): Promise<z.infer<typeof StageAnswerSchema>>;
   label(entries: readonly (EntryRef & { source: "input" | "model" })[]): Promise<z.infer<typeof LabelAnswerSchema>>;
   evict(entries: readonly EntryRef[]): Promise<z.infer<typeof EvictAnswerSchema>>;
+  /** Tells the sidecar what the runtime does not honour (shown in the Run's status while it runs). */
+  reportWarnings(warnings: readonly string[]): Promise<z.infer<typeof WarningsAnswerSchema>>;
   /** Fills a region through the sidecar, labelling `entry` with what its sources deserve. */
   seed(region: string, seed: Record<string, unknown>, entry: EntryRef): Promise<SeedAnswer>;
 }
@@ -154,6 +156,7 @@ function createLinkCalls(send: Send, host: string, timeoutMs: number, clock: () 
     enterStage: (stage) => request("POST", "/v1/stage", { stage }, StageAnswerSchema),
     label: (entries) => request("POST", "/v1/context/entries", { entries }, LabelAnswerSchema),
     evict: (entries) => request("POST", "/v1/context/evictions", { entries }, EvictAnswerSchema),
+    reportWarnings: (warnings) => request("POST", "/v1/warnings", { warnings }, WarningsAnswerSchema),
     async seed(region, seed, entry) {
       const { status, parsed } = await json("POST", "/v1/seeds", { region, seed, entry }, SEED_WAIT_MS);
       if (status === 200) {

@@ -1,11 +1,11 @@
-// The context endpoints (labels are assigned here, never by the caller), the stage, and the prompts: listed
-// for everyone, answered over HTTP only standalone and only with the approval token.
+// The context endpoints (labels are assigned here, never by the caller), the stage, the runtime's warnings, and the
+// prompts: listed for everyone, answered over HTTP only standalone and only with the approval token.
 import type { FastifyInstance } from "fastify";
 import { findStageIndex } from "../core/enforcement.ts";
 import type { SidecarAppDeps } from "./app.ts";
 import { hasBearer } from "./request-guard.ts";
 import {
-  AnswerBodySchema, buildRefusalMessage, ContextEntriesBodySchema, EvictionsBodySchema, formatZodIssue, StageBodySchema, type RefusalCode, type RefusalMessageArgs,
+  AnswerBodySchema, buildRefusalMessage, ContextEntriesBodySchema, EvictionsBodySchema, formatZodIssue, StageBodySchema, WarningsBodySchema, type RefusalCode, type RefusalMessageArgs,
 } from "../../api/sidecar-contract.ts";
 import { refuse } from "./refusal-reply.ts";
 
@@ -66,6 +66,13 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
     if (index === -1) return refuse(reply, refusal("unknown-stage", body.data.stage));
     const changed = session.setStage(index);
     return { stage: body.data.stage, index, changed };
+  });
+
+  app.post("/v1/warnings", async (req, reply) => {
+    const body = WarningsBodySchema.safeParse(req.body);
+    if (!body.success) return refuse(reply, invalid(formatZodIssue(body.error)));
+    const added = deps.warnings.add(body.data.warnings);
+    return { added, kept: deps.warnings.list().length, omitted: deps.warnings.omitted };
   });
 
   app.get("/v1/approvals", async () => ({ approvals: deps.approvals.list() }));
