@@ -1,6 +1,8 @@
 import { buildAgentKey, ObjectNameSchema } from "../api/common.ts";
+import { findNearestName } from "../policy/nearest-name.ts";
 import type { LeviathPolicySpecInput } from "../api/policy.ts";
 import type { LoadIssue } from "./load-error.ts";
+import { mapMcpServers } from "./mcp-servers-toml.ts";
 import { parseMountText } from "./mount-text.ts";
 import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
 
@@ -8,8 +10,8 @@ import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.
 export type PolicyDraft = LeviathPolicySpecInput & Record<string, unknown>;
 
 const KNOWN_TOP = ["taint_tracking", "security", "sandbox", "tool_permissions", "agent_tool_permissions", "agent_read_paths", "limits", "mcp_servers", "safe_commands"];
-/** The keys of one `[[mcp_servers]]` entry (upstream's names; the same in the LeviathPolicy). */
-const MCP_SERVER_KEYS = ["name", "url", "headers", "command", "args", "env"];
+/** The keys of `[sandbox]`, as upstream defines them. */
+const SANDBOX_KEYS = ["kind", "image", "engine", "network", "mounts", "persist", "on_unavailable"];
 const SECURITY_MAPPED: Record<string, string> = {
   allow_blueprint_permissions: "allowBlueprintPermissions",
   allow_blueprint_safe_commands: "allowBlueprintSafeCommands",
@@ -74,7 +76,10 @@ function mapSandboxFloor(sink: Sink, sb: Record<string, unknown>): Record<string
     if (k === "mounts" || k === "mount") sandbox["mounts"] = Array.isArray(v) ? v.map((p) => (typeof p === "string" ? parseMountText(p) : { path: p })) : v;
     else if (["kind", "image", "engine", "network", "persist"].includes(k)) sandbox[k] = v;
     else if (k === "on_unavailable") sandbox["onUnavailable"] = v;
-    else sink.issues.push(issueAt(sink.doc, ["sandbox"], k, `[sandbox] has unknown key '${k}' (valid: kind, image, engine, network, mounts, persist, on_unavailable)`));
+    else {
+      const nearest = findNearestName(k, SANDBOX_KEYS);
+      sink.issues.push(issueAt(sink.doc, ["sandbox"], k, `[sandbox] has unknown key '${k}'${nearest ? ` (did you mean '${nearest}'?)` : ""} (valid: ${SANDBOX_KEYS.join(", ")})`));
+    }
   }
   return sandbox;
 }
@@ -91,23 +96,6 @@ function mapLimits(sink: Sink, lim: Record<string, unknown>): Record<string, unk
 function mapSafeCommands(sink: Sink, sc: Record<string, unknown>): Record<string, unknown> {
   for (const k of Object.keys(sc)) if (k !== "shell") sink.warnings.push(unusedAt(sink.doc, ["safe_commands"], k));
   return "shell" in sc ? { shell: sc["shell"] } : {};
-}
-
-function mapMcpServers(sink: Sink, servers: unknown): unknown[] {
-  if (!Array.isArray(servers)) {
-    sink.issues.push(issueAt(sink.doc, [], "mcp_servers", "mcp_servers must be an array of tables ([[mcp_servers]])"));
-    return [];
-  }
-  return servers.map((entry: unknown, i) => {
-    if (!isTable(entry)) {
-      sink.issues.push(issueAt(sink.doc, [], "mcp_servers", `[[mcp_servers]] entry ${i + 1} must be a table`));
-      return entry;
-    }
-    for (const k of Object.keys(entry)) {
-      if (!MCP_SERVER_KEYS.includes(k)) sink.issues.push(issueAt(sink.doc, [], "mcp_servers", `[[mcp_servers]] entry ${i + 1} has unknown key '${k}' (valid: ${MCP_SERVER_KEYS.join(", ")})`));
-    }
-    return entry;
-  });
 }
 
 /**
@@ -156,7 +144,11 @@ function mapPolicyTables(sink: Sink, d: Record<string, unknown>, namespace: stri
   if (isTable(d["sandbox"])) draft.sandbox = mapSandboxFloor(sink, d["sandbox"]) as PolicyDraft["sandbox"];
   if (isTable(d["limits"])) draft.limits = mapLimits(sink, d["limits"]) as PolicyDraft["limits"];
   if (isTable(d["safe_commands"])) draft.safeCommands = mapSafeCommands(sink, d["safe_commands"]) as PolicyDraft["safeCommands"];
-  if ("mcp_servers" in d) draft.mcpServers = mapMcpServers(sink, d["mcp_servers"]) as PolicyDraft["mcpServers"];
+  if ("mcp_servers" in d) {
+    const mcp = mapMcpServers(sink.doc, d["mcp_servers"]);
+    sink.issues.push(...mcp.issues);
+    draft.mcpServers = mcp.servers as PolicyDraft["mcpServers"];
+  }
   return draft;
 }
 
