@@ -34,6 +34,10 @@ What cannot be carried is said on stderr: upstream keys the operator does not us
 grouped by table, and a blueprint's tools/*.rhai script tools, which do not run here. A ':ro' or ':rw'
 suffix on a [sandbox] mount is read as the mount's mode.
 
+An [[mcp_servers]] entry's transport is checked against its command or url; a key upstream does not define is
+refused, naming the entry. A server whose headers or env use \${VAR} gets a secretRef (<server>-mcp): in a cluster
+the sidecar reads \${VAR} only from that Secret, and stderr says which keys to put in it, with the kubectl commands.
+
 Exit status: 0 printed, 1 a file is invalid (the problems are printed), 2 usage error.
 `;
 
