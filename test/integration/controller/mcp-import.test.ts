@@ -5,34 +5,21 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import type { V1Pod } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRestrictedNamespace, deleteNamespace, findBinary, installCrds, kubectl, REPO_ROOT, testCluster, waitFor } from "../harness/index.ts";
-import { childrenOf, conditionOf, createAgent, createRun, OURS, startTestOperator, type Custom, type TestOperator } from "./operator-harness.ts";
+import { describe, expect, it } from "vitest";
+import { findBinary, kubectl, REPO_ROOT, testCluster, waitFor } from "../harness/index.ts";
+import { childrenOf, conditionOf, createAgent, createRun, OURS, useOperatorWithoutPolicy, type Custom } from "./operator-harness.ts";
 
 const TOKEN = "imported-token-value";
-let namespace = "";
-let op: TestOperator;
+const files = useOperatorWithoutPolicy("mcp-import");
 
 /** `leviath import` of upstream's example config, as a user runs it. */
 function importUpstream(ns: string): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(process.execPath, [join(REPO_ROOT, "bin/leviath"), "import", "test/fixtures/upstream/config.example.toml", "--namespace", ns], { cwd: REPO_ROOT, encoding: "utf8" });
 }
 
-beforeAll(async () => {
-  await installCrds("crds/");
-  namespace = await createRestrictedNamespace("mcp-import");
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  op = await startTestOperator();
-});
-
-afterAll(async () => {
-  await op?.stop();
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  if (namespace) await deleteNamespace(namespace);
-});
-
 describe("upstream's config.example.toml, imported", () => {
   it("is accepted by the API server and the controller, and its finding's commands make the Secret the sidecar mounts", async () => {
+    const { namespace } = files;
     const imported = importUpstream(namespace);
     expect(imported.status, imported.stderr).toBe(0);
     const applied = await kubectl(["apply", "--validate=strict", "-f", "-"], { input: imported.stdout, allowFailure: true });
