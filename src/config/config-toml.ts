@@ -4,6 +4,7 @@ import type { LeviathPolicySpecInput } from "../api/policy.ts";
 import type { LoadIssue } from "./load-error.ts";
 import { mapMcpServers } from "./mcp-servers-toml.ts";
 import { parseMountText } from "./mount-text.ts";
+import { UPSTREAM_CONFIG_KEYS } from "./upstream-config-keys.ts";
 import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
 
 /** What config.toml and policy.toml contribute, before the schema checks types. */
@@ -17,6 +18,8 @@ const SECURITY_MAPPED: Record<string, string> = {
   allow_blueprint_safe_commands: "allowBlueprintSafeCommands",
   allow_seed_commands: "allowSeedCommands",
 };
+/** The keys of `[security]` the operator carries. */
+const SECURITY_CARRIED = ["read_paths", "allow_blueprint_read_paths", "taint_tracking", ...Object.keys(SECURITY_MAPPED)];
 const LIMITS_MAPPED: Record<string, string> = {
   interaction_timeout_secs: "interactionTimeoutSeconds",
   default_max_iterations: "defaultMaxIterations",
@@ -41,13 +44,30 @@ interface Sink {
   warnings: LoadIssue[];
 }
 
+/**
+ * A key the operator does not carry. Upstream's own is a warning, folded into one block; one upstream does not define
+ * and close to a key the operator carries is a typo that would leave that setting unset without a word, so it is
+ * refused naming the key it is close to. Any other is a warning too, as upstream warns about a key nothing reads.
+ */
+function reportUncarried(sink: Sink, table: keyof typeof UPSTREAM_CONFIG_KEYS, key: string, carried: readonly string[]): void {
+  const path = table === "" ? [] : [table];
+  const upstream = UPSTREAM_CONFIG_KEYS[table];
+  const nearest = upstream.includes(key) ? undefined : findNearestName(key, [...carried, ...upstream]);
+  if (nearest === undefined || !carried.includes(nearest)) {
+    sink.warnings.push(unusedAt(sink.doc, path, key));
+    return;
+  }
+  const unknown = table === "" ? "unknown key" : `[${table}] has unknown key '${key}'`;
+  sink.issues.push(issueAt(sink.doc, path, key, `${unknown} (did you mean '${nearest}'?): a misspelt key would leave that setting unset`));
+}
+
 function mapSecurity(sink: Sink, sec: Record<string, unknown>, security: Record<string, unknown>, readPaths: Record<string, unknown>): void {
   for (const [k, v] of Object.entries(sec)) {
     if (k === "read_paths") readPaths["global"] = v;
     else if (k === "allow_blueprint_read_paths") readPaths["allowBlueprintReadPaths"] = v;
     else if (k === "taint_tracking") security["taintTracking"] = v;
     else if (SECURITY_MAPPED[k]) security[SECURITY_MAPPED[k]] = v;
-    else sink.warnings.push(unusedAt(sink.doc, ["security"], k));
+    else reportUncarried(sink, "security", k, SECURITY_CARRIED);
   }
 }
 
@@ -88,13 +108,13 @@ function mapLimits(sink: Sink, lim: Record<string, unknown>): Record<string, unk
   const limits: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(lim)) {
     if (LIMITS_MAPPED[k]) limits[LIMITS_MAPPED[k]] = v;
-    else sink.warnings.push(unusedAt(sink.doc, ["limits"], k));
+    else reportUncarried(sink, "limits", k, Object.keys(LIMITS_MAPPED));
   }
   return limits;
 }
 
 function mapSafeCommands(sink: Sink, sc: Record<string, unknown>): Record<string, unknown> {
-  for (const k of Object.keys(sc)) if (k !== "shell") sink.warnings.push(unusedAt(sink.doc, ["safe_commands"], k));
+  for (const k of Object.keys(sc)) if (k !== "shell") reportUncarried(sink, "safe_commands", k, ["shell"]);
   return "shell" in sc ? { shell: sc["shell"] } : {};
 }
 
@@ -107,7 +127,7 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   const sink: Sink = { doc, issues: [], warnings: [] };
   const d = doc.data;
   for (const key of Object.keys(d)) {
-    if (!KNOWN_TOP.includes(key)) sink.warnings.push(unusedAt(doc, [], key));
+    if (!KNOWN_TOP.includes(key)) reportUncarried(sink, "", key, KNOWN_TOP);
   }
   // In this order: the draft's keys keep the order the policy is printed in.
   const draft: PolicyDraft = { ...mapSecurityTables(sink, d, namespace), ...mapPolicyTables(sink, d, namespace) };
