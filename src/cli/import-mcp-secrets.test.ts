@@ -33,5 +33,11 @@ describe("computeMcpSecretRefs", () => {
     expect(warnings[0]!.message).toContain("takes ${T} in headers.Authorization, ${T} in headers.X-Also, ${U} in headers.X-Also from Secret 'x-mcp' (its secretRef), keys T, U:");
     expect(warnings[0]!.message).toContain("--from-literal=T=\"$T\" --from-literal=U=\"$U\"");
     expect(warnings.map((w) => w.message.includes("secretEnvInSandbox"))).toEqual([false, false]);
+    expect(warnings.some((w) => w.message.includes("label value"))).toBe(false);
+  });
+
+  it("says when a server's name cannot be the opt-in label's value, so no Secret could ever be opted in for it", () => {
+    const { warnings } = computeMcpSecretRefs([{ name: "_tickets", url: "https://t.example/mcp", headers: { Authorization: "${T}" } }], at);
+    expect(warnings[0]!.message).toContain("\nThe server's name is not a label value (it must begin and end with a letter or digit), so no Secret can be opted in for it: rename the server.");
   });
 });

@@ -16,6 +16,9 @@ const PLAIN_HEADERS = ["accept", "accept-language", "content-type", "user-agent"
 /** An env name that looks like a credential's: its literal value is said. */
 const CREDENTIAL_NAME = /key|token|secret|passw|credential|auth|cookie/i;
 
+/** A label value (the opt-in label's value is the server's name); an MCP server name is at most 48 characters. */
+const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
 /** A Secret name for a server (a DNS subdomain: `My_Server` → `my-server-mcp`), not one of `taken`. */
 export function buildMcpSecretName(server: string, taken: ReadonlySet<string>): string {
   const base = `${server.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "server"}-mcp`;
@@ -60,6 +63,9 @@ function describeSecret(server: McpServer, secret: string, at: At): string {
     `  kubectl -n ${at.namespace} create secret generic ${secret} ${keys.map((k) => `--from-literal=${k}="$${k}"`).join(" ")}`,
     `  kubectl -n ${at.namespace} label secret ${secret} ${LABEL.mcpServer}=${server.name}`,
   ];
+  if (!LABEL_VALUE.test(server.name)) {
+    lines.push(`The server's name is not a label value (it must begin and end with a letter or digit), so no Secret can be opted in for it: rename the server.`);
+  }
   if (server.command !== undefined && vars.some((v) => v.where.startsWith("env."))) {
     lines.push(
       "A stdio server runs in the Run's sandbox pod, where the model's commands can read its environment, so a value of " +
