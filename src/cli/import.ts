@@ -2,13 +2,14 @@ import { readFileSync } from "node:fs";
 import { stringify } from "yaml";
 import { API_VERSION, CLUSTER_POLICY_NAME, DEFAULT_NAMESPACE, KIND } from "../api/constants.ts";
 import { formatIssue, type LoadIssue } from "../config/load-error.ts";
-import { loadAgent, loadPolicy } from "../config/load.ts";
+import { loadAgent, loadPolicyFiles, sourceName, type PolicySources } from "../config/load.ts";
 import { detectSourceFormat } from "../config/source-format.ts";
 import { parseTomlDoc, isTable } from "../config/toml-source.ts";
 import { buildMcpToolName } from "../policy/mcp-overrides.ts";
 import { parseCommandArgs } from "./args.ts";
 import { checkAgentName, describeScriptTools } from "./blueprint-findings.ts";
 import { printWarnings } from "./context.ts";
+import { computeMcpSecretRefs } from "./import-mcp-secrets.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 
 /** `leviath import --help`. */
@@ -32,6 +33,10 @@ Options:
 What cannot be carried is said on stderr: upstream keys the operator does not use, in one block per file
 grouped by table, and a blueprint's tools/*.rhai script tools, which do not run here. A ':ro' or ':rw'
 suffix on a [sandbox] mount is read as the mount's mode.
+
+An [[mcp_servers]] entry's transport is checked against its command or url; a key upstream does not define is
+refused, naming the entry. A server whose headers or env use \${VAR} gets a secretRef (<server>-mcp): in a cluster
+the sidecar reads \${VAR} only from that Secret, and stderr says which keys to put in it, with the kubectl commands.
 
 Exit status: 0 printed, 1 a file is invalid (the problems are printed), 2 usage error.
 `;
@@ -96,9 +101,23 @@ export function runImport(argv: string[], io: CliIo): number {
     if (second !== undefined) throw new UsageError("a blueprint is imported alone; policy.toml goes with config.toml");
     return importBlueprint(io, first, { namespace, nsAsked: values.namespace !== undefined, name: values.name });
   }
-  const res = loadPolicy({ config: first, policy: second, rules: values.rules, namespace }, buildMcpToolName);
+  return importPolicy(io, { config: first, policy: second, rules: values.rules, namespace });
+}
+
+/**
+ * The admin's files as the LeviathPolicy `cluster`. From config.toml, each MCP server that takes `${VAR}` gets the
+ * Secret it reads them from in a cluster, said on stderr with the commands that create it (import-mcp-secrets.ts).
+ */
+function importPolicy(io: CliIo, src: Required<Pick<PolicySources, "config" | "namespace">> & PolicySources): number {
+  const res = loadPolicyFiles(src, buildMcpToolName);
   if (!res.ok) return printIssues(io, res.issues);
   printWarnings(io, res.warnings);
-  io.stdout(stringify({ apiVersion: API_VERSION, kind: KIND.policy, metadata: { name: CLUSTER_POLICY_NAME }, spec: res.value }));
+  let spec = res.value.spec;
+  if (res.value.format === "toml") {
+    const mcp = computeMcpSecretRefs(spec.mcpServers, { file: sourceName(src.config), namespace: src.namespace });
+    printWarnings(io, mcp.warnings);
+    spec = { ...spec, mcpServers: mcp.servers };
+  }
+  io.stdout(stringify({ apiVersion: API_VERSION, kind: KIND.policy, metadata: { name: CLUSTER_POLICY_NAME }, spec }));
   return EXIT.ok;
 }

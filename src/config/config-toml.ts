@@ -1,20 +1,25 @@
 import { buildAgentKey, ObjectNameSchema } from "../api/common.ts";
+import { findNearestName } from "../policy/nearest-name.ts";
 import type { LeviathPolicySpecInput } from "../api/policy.ts";
 import type { LoadIssue } from "./load-error.ts";
+import { mapMcpServers } from "./mcp-servers-toml.ts";
 import { parseMountText } from "./mount-text.ts";
+import { UPSTREAM_CONFIG_KEYS } from "./upstream-config-keys.ts";
 import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
 
 /** What config.toml and policy.toml contribute, before the schema checks types. */
 export type PolicyDraft = LeviathPolicySpecInput & Record<string, unknown>;
 
 const KNOWN_TOP = ["taint_tracking", "security", "sandbox", "tool_permissions", "agent_tool_permissions", "agent_read_paths", "limits", "mcp_servers", "safe_commands"];
-/** The keys of one `[[mcp_servers]]` entry (upstream's names; the same in the LeviathPolicy). */
-const MCP_SERVER_KEYS = ["name", "url", "headers", "command", "args", "env"];
+/** The keys of `[sandbox]`, as upstream defines them. */
+const SANDBOX_KEYS = ["kind", "image", "engine", "network", "mounts", "persist", "on_unavailable"];
 const SECURITY_MAPPED: Record<string, string> = {
   allow_blueprint_permissions: "allowBlueprintPermissions",
   allow_blueprint_safe_commands: "allowBlueprintSafeCommands",
   allow_seed_commands: "allowSeedCommands",
 };
+/** The keys of `[security]` the operator carries. */
+const SECURITY_CARRIED = ["read_paths", "allow_blueprint_read_paths", "taint_tracking", ...Object.keys(SECURITY_MAPPED)];
 const LIMITS_MAPPED: Record<string, string> = {
   interaction_timeout_secs: "interactionTimeoutSeconds",
   default_max_iterations: "defaultMaxIterations",
@@ -39,13 +44,30 @@ interface Sink {
   warnings: LoadIssue[];
 }
 
+/**
+ * A key the operator does not carry. Upstream's own is a warning, folded into one block; one upstream does not define
+ * and close to a key the operator carries is a typo that would leave that setting unset without a word, so it is
+ * refused naming the key it is close to. Any other is a warning too, as upstream warns about a key nothing reads.
+ */
+function reportUncarried(sink: Sink, table: keyof typeof UPSTREAM_CONFIG_KEYS, key: string, carried: readonly string[]): void {
+  const path = table === "" ? [] : [table];
+  const upstream = UPSTREAM_CONFIG_KEYS[table];
+  const nearest = upstream.includes(key) ? undefined : findNearestName(key, [...carried, ...upstream]);
+  if (nearest === undefined || !carried.includes(nearest)) {
+    sink.warnings.push(unusedAt(sink.doc, path, key));
+    return;
+  }
+  const unknown = table === "" ? "unknown key" : `[${table}] has unknown key '${key}'`;
+  sink.issues.push(issueAt(sink.doc, path, key, `${unknown} (did you mean '${nearest}'?): a misspelt key would leave that setting unset`));
+}
+
 function mapSecurity(sink: Sink, sec: Record<string, unknown>, security: Record<string, unknown>, readPaths: Record<string, unknown>): void {
   for (const [k, v] of Object.entries(sec)) {
     if (k === "read_paths") readPaths["global"] = v;
     else if (k === "allow_blueprint_read_paths") readPaths["allowBlueprintReadPaths"] = v;
     else if (k === "taint_tracking") security["taintTracking"] = v;
     else if (SECURITY_MAPPED[k]) security[SECURITY_MAPPED[k]] = v;
-    else sink.warnings.push(unusedAt(sink.doc, ["security"], k));
+    else reportUncarried(sink, "security", k, SECURITY_CARRIED);
   }
 }
 
@@ -74,7 +96,10 @@ function mapSandboxFloor(sink: Sink, sb: Record<string, unknown>): Record<string
     if (k === "mounts" || k === "mount") sandbox["mounts"] = Array.isArray(v) ? v.map((p) => (typeof p === "string" ? parseMountText(p) : { path: p })) : v;
     else if (["kind", "image", "engine", "network", "persist"].includes(k)) sandbox[k] = v;
     else if (k === "on_unavailable") sandbox["onUnavailable"] = v;
-    else sink.issues.push(issueAt(sink.doc, ["sandbox"], k, `[sandbox] has unknown key '${k}' (valid: kind, image, engine, network, mounts, persist, on_unavailable)`));
+    else {
+      const nearest = findNearestName(k, SANDBOX_KEYS);
+      sink.issues.push(issueAt(sink.doc, ["sandbox"], k, `[sandbox] has unknown key '${k}'${nearest ? ` (did you mean '${nearest}'?)` : ""} (valid: ${SANDBOX_KEYS.join(", ")})`));
+    }
   }
   return sandbox;
 }
@@ -83,31 +108,14 @@ function mapLimits(sink: Sink, lim: Record<string, unknown>): Record<string, unk
   const limits: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(lim)) {
     if (LIMITS_MAPPED[k]) limits[LIMITS_MAPPED[k]] = v;
-    else sink.warnings.push(unusedAt(sink.doc, ["limits"], k));
+    else reportUncarried(sink, "limits", k, Object.keys(LIMITS_MAPPED));
   }
   return limits;
 }
 
 function mapSafeCommands(sink: Sink, sc: Record<string, unknown>): Record<string, unknown> {
-  for (const k of Object.keys(sc)) if (k !== "shell") sink.warnings.push(unusedAt(sink.doc, ["safe_commands"], k));
+  for (const k of Object.keys(sc)) if (k !== "shell") reportUncarried(sink, "safe_commands", k, ["shell"]);
   return "shell" in sc ? { shell: sc["shell"] } : {};
-}
-
-function mapMcpServers(sink: Sink, servers: unknown): unknown[] {
-  if (!Array.isArray(servers)) {
-    sink.issues.push(issueAt(sink.doc, [], "mcp_servers", "mcp_servers must be an array of tables ([[mcp_servers]])"));
-    return [];
-  }
-  return servers.map((entry: unknown, i) => {
-    if (!isTable(entry)) {
-      sink.issues.push(issueAt(sink.doc, [], "mcp_servers", `[[mcp_servers]] entry ${i + 1} must be a table`));
-      return entry;
-    }
-    for (const k of Object.keys(entry)) {
-      if (!MCP_SERVER_KEYS.includes(k)) sink.issues.push(issueAt(sink.doc, [], "mcp_servers", `[[mcp_servers]] entry ${i + 1} has unknown key '${k}' (valid: ${MCP_SERVER_KEYS.join(", ")})`));
-    }
-    return entry;
-  });
 }
 
 /**
@@ -119,7 +127,7 @@ export function mapConfigToml(doc: TomlDoc, namespace: string): { draft: PolicyD
   const sink: Sink = { doc, issues: [], warnings: [] };
   const d = doc.data;
   for (const key of Object.keys(d)) {
-    if (!KNOWN_TOP.includes(key)) sink.warnings.push(unusedAt(doc, [], key));
+    if (!KNOWN_TOP.includes(key)) reportUncarried(sink, "", key, KNOWN_TOP);
   }
   // In this order: the draft's keys keep the order the policy is printed in.
   const draft: PolicyDraft = { ...mapSecurityTables(sink, d, namespace), ...mapPolicyTables(sink, d, namespace) };
@@ -156,7 +164,11 @@ function mapPolicyTables(sink: Sink, d: Record<string, unknown>, namespace: stri
   if (isTable(d["sandbox"])) draft.sandbox = mapSandboxFloor(sink, d["sandbox"]) as PolicyDraft["sandbox"];
   if (isTable(d["limits"])) draft.limits = mapLimits(sink, d["limits"]) as PolicyDraft["limits"];
   if (isTable(d["safe_commands"])) draft.safeCommands = mapSafeCommands(sink, d["safe_commands"]) as PolicyDraft["safeCommands"];
-  if ("mcp_servers" in d) draft.mcpServers = mapMcpServers(sink, d["mcp_servers"]) as PolicyDraft["mcpServers"];
+  if ("mcp_servers" in d) {
+    const mcp = mapMcpServers(sink.doc, d["mcp_servers"]);
+    sink.issues.push(...mcp.issues);
+    draft.mcpServers = mcp.servers as PolicyDraft["mcpServers"];
+  }
   return draft;
 }
 

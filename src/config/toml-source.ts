@@ -96,3 +96,42 @@ export function tableOrder(doc: TomlDoc, parent: string): string[] {
   if (isTable(table)) for (const k of Object.keys(table)) if (!order.includes(k)) order.push(k);
   return order.filter((k) => isTable(table) && k in table);
 }
+
+/** Whether `full` begins with `path`. */
+const startsWithPath = (full: string[], path: readonly string[]) => path.every((k, j) => full[j] === k);
+
+/** The lines (0-based, end exclusive) of the `index`-th `[[array]]` table and its `[array.x]` sub-tables; undefined when it has no header. */
+function arrayEntryRange(lines: readonly string[], array: string, index: number): { start: number; end: number } | undefined {
+  let seen = -1;
+  let start = -1;
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] ?? "").trim();
+    const header = headerOf(line);
+    if (header === null) continue;
+    const opensEntry = line.startsWith("[[") && same(header, [array]);
+    if (start >= 0 && (opensEntry || header[0] !== array || line.startsWith("[["))) return { start, end: i };
+    if (opensEntry && ++seen === index) start = i;
+  }
+  return start >= 0 ? { start, end: lines.length } : undefined;
+}
+
+/**
+ * Best-effort line (1-based) of `path` (a key, or a key and a sub-key: `["headers", "Authorization"]`) inside the
+ * `index`-th (0-based) `[[array]]` table, else of that table's header. Covers `key = value`, dotted keys and
+ * `[array.key]` sub-tables; an entry written inline (`array = [{ ... }]`) has no header, so no line.
+ */
+export function locateArrayEntryLine(doc: TomlDoc, array: string, index: number, path: readonly string[] = []): number | undefined {
+  const lines = doc.source.split("\n");
+  const range = arrayEntryRange(lines, array, index);
+  if (range === undefined) return undefined;
+  let sub: string[] = [];
+  for (let i = range.start + 1; i < range.end && path.length > 0; i++) {
+    const line = (lines[i] ?? "").trim();
+    const header = headerOf(line);
+    if (header !== null) sub = header.slice(1);
+    const eq = line.indexOf("=");
+    const full = header !== null ? sub : eq < 0 || line.startsWith("#") ? [] : [...sub, ...splitTomlKey(line.slice(0, eq))];
+    if (full.length > 0 && startsWithPath(full, path)) return i + 1;
+  }
+  return range.start + 1;
+}

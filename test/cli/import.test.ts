@@ -71,16 +71,18 @@ describe("leviath import", () => {
 
   it("says in one block, grouped by table, which upstream keys are not carried over, naming each once", () => {
     const config = file("config.toml", [
-      'default_provider = "anthropic"', 'title = "x"', "[security]", 'read_paths = ["~/ref"]', "shell_env = []",
-      "[limits]", "stall_timeout_secs = 5", "wedge_timeout_secs = 9", "[webhook]", 'url = "http://x"',
+      'default_provider = "anthropic"', 'title = "x"', "[security]", 'read_paths = ["~/ref"]', "shell_env = []", "allowed_workdirs = []",
+      "[limits]", "stall_timeout_secs = 5", "wedge_timeout_secs = 9", "mcp_idle_disconnect_secs = 60", "max_concurrent_tool = 2",
+      "[webhook]", 'url = "http://x"',
     ].join("\n"));
     const r = leviath(["import", config]);
     expect(r.status).toBe(0);
+    // Upstream's keys (allowed_workdirs, mcp_idle_disconnect_secs are not in its example), and a misspelling of one nothing here reads.
     expect(r.stderr).toBe([
-      `warning: ${config}: 6 keys are not used by the operator and not carried over:`,
+      `warning: ${config}: 9 keys are not used by the operator and not carried over:`,
       "  top level  default_provider, title, webhook",
-      "  [security] shell_env",
-      "  [limits]   stall_timeout_secs, wedge_timeout_secs",
+      "  [security] shell_env, allowed_workdirs",
+      "  [limits]   stall_timeout_secs, wedge_timeout_secs, mcp_idle_disconnect_secs, max_concurrent_tool",
       "",
     ].join("\n"));
     expect(parse(r.stdout).spec.readPaths.global).toEqual(["~/ref"]);

@@ -1,49 +1,34 @@
 // The admin's ceilings on what the untrusted parties choose (LeviathPolicy spec.ceilings), against the real API
 // server: an Agent naming a runtime image the policy does not list, a Run asking for yolo or unattended, a Run
 // with launch allows. Each refusal is a condition naming the field and the policy entry, and no pod is created.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster } from "../harness/index.ts";
+import { describe, expect, it } from "vitest";
 import {
-  applyPolicy, childrenOf, conditionOf, createAgent, createRun, OURS, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator,
+  applyPolicy, childrenOf, conditionOf, createAgent, createRun, TEST_RUNTIME_IMAGE, useOperatorWithoutPolicy, waitForCustom, type Custom,
 } from "./operator-harness.ts";
 
-let namespace = "";
-let op: TestOperator;
+const files = useOperatorWithoutPolicy("ceilings");
 
-beforeAll(async () => {
-  await installCrds("crds/");
-  namespace = await createRestrictedNamespace("ceilings");
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  op = await startTestOperator();
-});
-
-afterAll(async () => {
-  await op?.stop();
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  if (namespace) await deleteNamespace(namespace);
-});
-
-const waitForRunStatus = (name: string, check: (r: Custom) => boolean, what: string) => waitForCustom("runs", namespace, name, check, what);
-const hasPods = async (run: string) => (await childrenOf(namespace, run)).some((c) => c.ref.startsWith("Pod/"));
+const waitForRunStatus = (name: string, check: (r: Custom) => boolean, what: string) => waitForCustom("runs", files.namespace, name, check, what);
+const hasPods = async (run: string) => (await childrenOf(files.namespace, run)).some((c) => c.ref.startsWith("Pod/"));
 
 describe("the policy's ceilings", () => {
   it("refuse an Agent's own runtime image unless listed; the controller's default image is always allowed", async () => {
-    await createAgent(namespace, "own-image", { image: "evil.example/exfiltrate:1" });
-    const agent = await waitForCustom("agents", namespace, "own-image", (a) => a.status?.valid === false, "the Agent to be refused");
+    await createAgent(files.namespace, "own-image", { image: "evil.example/exfiltrate:1" });
+    const agent = await waitForCustom("agents", files.namespace, "own-image", (a) => a.status?.valid === false, "the Agent to be refused");
     expect(conditionOf(agent, "Valid")).toMatchObject({ status: "False", reason: "RefusedByPolicy" });
     expect(conditionOf(agent, "Valid")?.message).toContain("spec.image: runtime image 'evil.example/exfiltrate:1' is not allowed by the LeviathPolicy (spec.ceilings.runtimeImages");
-    await createRun(namespace, "own-image-run", { agentRef: { name: "own-image" } });
+    await createRun(files.namespace, "own-image-run", { agentRef: { name: "own-image" } });
     const run = await waitForRunStatus("own-image-run", (r) => r.status?.phase !== undefined, "the Run's status");
     expect(run.status?.phase).toBe("Pending");
     expect(conditionOf(run, "PolicyResolved")).toMatchObject({ status: "False", reason: "RefusedByPolicy" });
     expect(conditionOf(run, "PolicyResolved")?.message).toContain("Agent 'own-image': spec.image: runtime image 'evil.example/exfiltrate:1' is not allowed");
-    expect(await childrenOf(namespace, "own-image-run")).toEqual([]);
+    expect(await childrenOf(files.namespace, "own-image-run")).toEqual([]);
 
-    await createAgent(namespace, "default-image", { image: TEST_RUNTIME_IMAGE });
-    await waitForCustom("agents", namespace, "default-image", (a) => a.status?.valid === true, "the default image to be allowed");
+    await createAgent(files.namespace, "default-image", { image: TEST_RUNTIME_IMAGE });
+    await waitForCustom("agents", files.namespace, "default-image", (a) => a.status?.valid === true, "the default image to be allowed");
 
     await applyPolicy({ ceilings: { runtimeImages: ["evil.example/*"] } });
-    await waitForCustom("agents", namespace, "own-image", (a) => a.status?.valid === true, "the listed image to be allowed");
+    await waitForCustom("agents", files.namespace, "own-image", (a) => a.status?.valid === true, "the listed image to be allowed");
     await waitForRunStatus("own-image-run", (r) => conditionOf(r, "PolicyResolved")?.status === "True", "the waiting Run to start once allowed");
     expect(await hasPods("own-image-run")).toBe(true);
   });
@@ -54,19 +39,19 @@ describe("the policy's ceilings", () => {
     ["allowTools", { allowTools: ["shell"] }, "spec.allowTools: launch allows (shell) are not allowed by the LeviathPolicy (spec.ceilings.allowTools is false)"],
   ])("refuse a Run's %s unless the admin allows it, with no pod created", async (what, spec, message) => {
     await applyPolicy({ ceilings: { allowTools: false } });
-    await createAgent(namespace, `for-${what.toLowerCase()}`, {});
+    await createAgent(files.namespace, `for-${what.toLowerCase()}`, {});
     const name = `run-${what.toLowerCase()}`;
-    await createRun(namespace, name, { agentRef: { name: `for-${what.toLowerCase()}` }, ...spec });
+    await createRun(files.namespace, name, { agentRef: { name: `for-${what.toLowerCase()}` }, ...spec });
     const run = await waitForRunStatus(name, (r) => r.status?.phase !== undefined, "the Run's status");
     expect(run.status?.phase).toBe("Pending");
     expect(conditionOf(run, "PolicyResolved")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message });
-    expect(await childrenOf(namespace, name)).toEqual([]);
+    expect(await childrenOf(files.namespace, name)).toEqual([]);
   });
 
   it("let a Run use yolo and launch allows once the admin lists them", async () => {
-    await createAgent(namespace, "free", {});
+    await createAgent(files.namespace, "free", {});
     await applyPolicy({ ceilings: { runModes: ["interactive", "yolo"], allowTools: true } });
-    await createRun(namespace, "free-run", { agentRef: { name: "free" }, mode: "yolo", allowTools: ["shell"] });
+    await createRun(files.namespace, "free-run", { agentRef: { name: "free" }, mode: "yolo", allowTools: ["shell"] });
     await waitForRunStatus("free-run", (r) => conditionOf(r, "PolicyResolved")?.status === "True", "the allowed Run to resolve");
     expect(await hasPods("free-run")).toBe(true);
   });

@@ -6,7 +6,8 @@ import { startOperator, type Operator, type OperatorOptions } from "../../../src
 import { createKubeClient } from "../../../src/kube/client.ts";
 import { createLogger } from "../../../src/log/logger.ts";
 import { DEFAULT_POD_SETTINGS, type PodSettings } from "../../../src/sandbox/pod-settings.ts";
-import { apiError, testCluster, waitFor } from "../harness/index.ts";
+import { afterAll, beforeAll } from "vitest";
+import { apiError, createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
 
 /** An operator running in this process, and every JSON line it logged. */
 export interface TestOperator {
@@ -35,6 +36,28 @@ export async function startTestOperator(settings: Partial<PodSettings> = {}, opt
     ...options,
   });
   return { operator, logs, stop: () => operator.stop() };
+}
+
+/**
+ * For a test file: the CRDs installed, a fresh restricted namespace (`<prefix>-...`), no LeviathPolicy `cluster`, and
+ * the operator running, each undone after the file (the hooks are registered here). `namespace` is set once the
+ * file's tests run.
+ */
+export function useOperatorWithoutPolicy(prefix: string): { readonly namespace: string } {
+  const state: { namespace: string; op?: TestOperator } = { namespace: "" };
+  const deletePolicy = () => testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
+  beforeAll(async () => {
+    await installCrds("crds/");
+    state.namespace = await createRestrictedNamespace(prefix);
+    await deletePolicy();
+    state.op = await startTestOperator();
+  });
+  afterAll(async () => {
+    await state.op?.stop();
+    await deletePolicy();
+    if (state.namespace) await deleteNamespace(state.namespace);
+  });
+  return { get namespace() { return state.namespace; } };
 }
 
 /** Our resources' REST coordinates, for the custom-objects client. */
