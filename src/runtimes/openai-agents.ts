@@ -7,12 +7,16 @@ import type { Launch, LaunchContext } from "./launch.ts";
 export const OPENAI_AGENTS_VERSION = "0.20.0";
 /** The program's name on the image's PATH. */
 export const OPENAI_AGENTS_COMMAND = "leviath-openai-agents";
+/** The variable that switches the program from the Responses API to Chat Completions (`chat_completions`). */
+export const OPENAI_AGENTS_API_ENV = "LEVIATH_OPENAI_API";
 /** Seconds the SDK waits on a tool call beyond the adapter's tool timeout, so the sidecar's own answer arrives first. */
 const TOOL_TIMEOUT_MARGIN_SECONDS = 30;
 
 /** One run of the program on the Run's task; nothing is written (the token is in its environment, not argv). */
 export function launchOpenAiAgents(ctx: LaunchContext): Launch {
   const key = ctx.env["OPENAI_API_KEY"];
+  // A gateway that speaks only Chat Completions (vLLM, LiteLLM, ...) is named by the Run's credentials or env.
+  const chat = ctx.env[OPENAI_AGENTS_API_ENV] === "chat_completions";
   return {
     command: OPENAI_AGENTS_COMMAND,
     args: ["--", ctx.task],
@@ -26,6 +30,7 @@ export function launchOpenAiAgents(ctx: LaunchContext): Launch {
       ...(ctx.model === undefined ? {} : { LEVIATH_MODEL: ctx.model }),
       ...(ctx.providerBaseUrl === undefined ? {} : { OPENAI_BASE_URL: ctx.providerBaseUrl }),
       ...(key === undefined ? {} : { OPENAI_API_KEY: key }),
+      ...(chat ? { [OPENAI_AGENTS_API_ENV]: "chat_completions" } : {}),
     },
     files: [],
   };

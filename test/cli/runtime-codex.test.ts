@@ -10,11 +10,14 @@ import { FINAL_ANSWER, lastToolOutput, runScenario, type ScenarioOutcome } from 
 const NAMESPACE = `mcp__${CODEX_MCP_SERVER}`;
 // Codex's readers of MCP resources: they only ask the configured MCP servers (the sidecar) for resources.
 const CODEX_RESOURCE_READERS = ["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"];
+// A current model: Codex's bundled catalog gives it code mode, apply_patch and tool search, which the adapter's own
+// catalog takes away (with an unknown name Codex would fall back to plain settings and prove nothing).
+const CURRENT_MODEL = "gpt-6.2-sol";
 let run: ScenarioOutcome;
 
 beforeAll(async () => {
   const path = installCodex();
-  run = await runScenario(launchCodex, { toolName: (t) => `${NAMESPACE}__${t}`, path, model: "gpt-test" });
+  run = await runScenario(launchCodex, { toolName: (t) => `${NAMESPACE}__${t}`, path, model: CURRENT_MODEL });
 }, 900_000); // the first run installs Codex from npm
 
 describe("codex exec through the sidecar", () => {
@@ -51,6 +54,8 @@ describe("codex exec through the sidecar", () => {
       expect(namespaces.map((t) => t.name)).toEqual([NAMESPACE]);
       expect(namespaces[0]?.tools?.map((t) => t.name).sort()).toEqual([...run.sidecarTools].sort());
       expect(tools.filter((t) => t.type !== "namespace").map((t) => `${t.type}:${t.name}`)).toEqual(CODEX_RESOURCE_READERS.map((n) => `function:${n}`));
+      // The adapter's catalog, not Codex's bundled one, set the model's tools and its system prompt.
+      expect(req.body["instructions"]).toMatch(/^You act only through the tools you are given;/);
     }
   });
 

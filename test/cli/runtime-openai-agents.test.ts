@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { launchOpenAiAgents } from "../../src/runtimes/openai-agents.ts";
+import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV } from "../../src/runtimes/openai-agents.ts";
 import { installOpenAiAgents } from "./runtime-clients.ts";
 import { FINAL_ANSWER, lastToolOutput, runScenario, type ScenarioOutcome } from "./runtime-scenario.ts";
 
@@ -53,4 +53,18 @@ describe("the Agents SDK program through the sidecar", () => {
     expect(run.launch.env["LEVIATH_SIDECAR_TOKEN"]).toBe(run.token);
     expect(run.launch.files).toEqual([]);
   });
+});
+
+describe("the Agents SDK program through the sidecar, on Chat Completions", () => {
+  it("a gateway that speaks only Chat Completions: the same calls and refusals, each request valid", async () => {
+    const chat = await runScenario(launchOpenAiAgents, { toolName: (t) => t, path: installOpenAiAgents(), model: "gpt-test", env: { [OPENAI_AGENTS_API_ENV]: "chat_completions" } });
+    expect(chat.outcome.code, chat.outcome.stderr).toBe(0);
+    expect(chat.outcome.stdout).toBe(`${FINAL_ANSWER}\n`);
+    expect(chat.requests.map((r) => [r.path, r.refused])).toEqual(chat.requests.map(() => ["/v1/chat/completions", undefined]));
+    expect(chat.decisions.map((d) => d["code"] ?? d["decision_source"])).toEqual(["auto_allow", "outside-workdir", "gate-blocked"]);
+    expect(lastToolOutput(chat.requests[2])).toContain("would escape the working directory");
+    expect(lastToolOutput(chat.requests[3])).toContain("[blocked] Tool 'shell'");
+    const offered = (chat.requests[0]?.body["tools"] as { function: { name: string } }[]).map((t) => t.function.name);
+    expect(offered.sort()).toEqual([...chat.sidecarTools].sort());
+  }, 120_000);
 });

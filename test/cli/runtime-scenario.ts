@@ -2,7 +2,7 @@
 // stand-in model speaking the provider's real API, and the real client as the adapter launches it. The scripted
 // model reads a granted file, then a path outside the workspace (refused), then runs shell after the private read
 // (the taint gate refuses: an exfiltration sink) and gives its final answer.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -35,7 +35,7 @@ export interface ScenarioOutcome {
  * Runs the scenario with `adapter`; `toolName` is how the client's model calls a sidecar tool (Codex prefixes its
  * MCP server's namespace). `path` is the PATH that has the client.
  */
-export async function runScenario(adapter: (ctx: LaunchContext) => Launch, opts: { toolName: (tool: string) => string; path: string; model: string }): Promise<ScenarioOutcome> {
+export async function runScenario(adapter: (ctx: LaunchContext) => Launch, opts: { toolName: (tool: string) => string; path: string; model: string; env?: Record<string, string> }): Promise<ScenarioOutcome> {
   const root = makeTempDir(`leviath-runtime-${AGENT}-`);
   mkdirSync(join(root, "home"), { recursive: true });
   mkdirSync(join(root, "work"), { recursive: true });
@@ -57,7 +57,7 @@ export async function runScenario(adapter: (ctx: LaunchContext) => Launch, opts:
     const ctx: LaunchContext = {
       sidecarUrl: sc.url, token: sc.runtimeToken, home: join(root, "home"), workdir: join(root, "work"), task: "Summarise notes.md.",
       model: opts.model, providerBaseUrl: `${model.url}/v1`, toolTimeoutSeconds: 120,
-      env: { PATH: opts.path, OPENAI_API_KEY: "sk-test-key", HOME: "/root-not-to-be-used" },
+      env: { PATH: opts.path, OPENAI_API_KEY: "sk-test-key", HOME: "/root-not-to-be-used", ...opts.env },
     };
     const launch = adapter(ctx);
     const outcome = await runLaunch(launch, ctx.workdir);
@@ -65,7 +65,8 @@ export async function runScenario(adapter: (ctx: LaunchContext) => Launch, opts:
     await client.connect(new StreamableHTTPClientTransport(new URL(`${sc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${sc.runtimeToken}` } } }));
     const sidecarTools = (await client.listTools()).tools.map((t) => t.name);
     await client.close();
-    const decisions = parseJsonLines(readFileSync(join(audit, AGENT, "stages", "0", "decisions.jsonl"), "utf8"));
+    const file = join(audit, AGENT, "stages", "0", "decisions.jsonl");
+    const decisions = existsSync(file) ? parseJsonLines(readFileSync(file, "utf8")) : [];
     return { root, outcome, launch, requests: model.requests, decisions, sidecarTools, unusedSteps: model.remaining(), token: sc.runtimeToken };
   } finally {
     await model.close();
@@ -73,8 +74,12 @@ export async function runScenario(adapter: (ctx: LaunchContext) => Launch, opts:
   }
 }
 
-/** The last input item of a Responses request that answers a call (the tool result the model was shown), as text. */
+/** The last tool result in a request (Responses: a function_call_output item; Chat Completions: a tool message), as text. */
 export function lastToolOutput(req: RecordedRequest | undefined): string {
+  if (req?.protocol === "openai") {
+    const content = ((req.body["messages"] ?? []) as { role: string; content?: unknown }[]).filter((m) => m.role === "tool").at(-1)?.content;
+    return typeof content === "string" ? content : JSON.stringify(content ?? "");
+  }
   const input = (req?.body["input"] ?? []) as { type?: string; output?: unknown }[];
   const out = input.filter((i) => i.type === "function_call_output").at(-1)?.output;
   if (typeof out === "string") return out;

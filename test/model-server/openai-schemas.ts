@@ -34,6 +34,9 @@ const CustomToolCall = z.looseObject({ type: z.literal("custom_tool_call"), call
 const CustomToolCallOutput = z.looseObject({ type: z.literal("custom_tool_call_output"), call_id: z.string(), output: ToolOutput });
 const OtherItem = z.looseObject({ type: z.enum(["item_reference", "web_search_call", "file_search_call", "computer_call", "computer_call_output", "local_shell_call", "local_shell_call_output", "image_generation_call", "code_interpreter_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "compaction"]) });
 
+/** The `type`s an input item may have (a message may leave it out). */
+export const INPUT_ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output", ...OtherItem.shape.type.options] as const;
+
 /** One item of `input`: a message (its `type` may be left out) or one of the item types the API documents. */
 const InputItem = z.union([Message, z.discriminatedUnion("type", [FunctionCall, FunctionCallOutput, ReasoningItem, CustomToolCall, CustomToolCallOutput, OtherItem])]);
 
@@ -157,14 +160,18 @@ export function checkFunctionSchema(name: string, schema: Record<string, unknown
   return missing === undefined ? undefined : bad(`In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`);
 }
 
-/** Names the first zod issue the way the service names a bad parameter (`tools[0].name`). */
+/** Names the first zod issue the way the service names a bad parameter (`tools[0].name`) and words it. */
 export function refusalOf(error: z.ZodError): Refusal {
   const issue = error.issues[0];
   const path = (issue?.path ?? []).reduce<string>((acc, p) => (typeof p === "number" ? `${acc}[${p}]` : acc === "" ? String(p) : `${acc}.${String(p)}`), "");
   if (issue?.code === "unrecognized_keys") {
     const key = issue.keys[0] ?? "";
-    return { message: `Unknown parameter: '${path === "" ? key : `${path}.${key}`}'.`, param: path === "" ? key : `${path}.${key}` };
+    const param = path === "" ? key : `${path}.${key}`;
+    return { message: `Unknown parameter: '${param}'.`, param };
   }
+  if (issue?.code === "invalid_type" && /received undefined$/.test(issue.message)) return { message: `Missing required parameter: '${path}'.`, param: path };
+  const expected = /^Invalid discriminator value\. Expected (.*)$/.exec(issue?.message ?? "")?.[1];
+  if (expected !== undefined) return { message: `Invalid value for '${path}'. Supported values are: ${expected.split(" | ").join(", ")}.`, param: path };
   if (issue?.code === "invalid_union" || issue?.code === "invalid_value") return { message: `Invalid value for '${path}': ${issue.message}`, param: path };
   return { message: `Invalid '${path}': ${issue?.message ?? "invalid"}`, param: path };
 }

@@ -2,7 +2,7 @@
 // API documents them) and the request checks for it and for Chat Completions. A request the service would refuse
 // gets the service's 400 and error body and takes no script step.
 import type { ServerResponse } from "node:http";
-import { ChatCompletionsRequest, checkFunctionSchema, refusalOf, ResponsesRequest, type Refusal } from "./openai-schemas.ts";
+import { ChatCompletionsRequest, checkFunctionSchema, INPUT_ITEM_TYPES, refusalOf, ResponsesRequest, type Refusal } from "./openai-schemas.ts";
 
 /** A model turn as the script gives it (the shape the other protocols take too). */
 export interface ResponsesTurn {
@@ -12,6 +12,13 @@ export interface ResponsesTurn {
 
 /** The checks the service makes on a Responses body: its shape, each function's schema, each output's call. */
 export function checkResponsesRequest(body: unknown): Refusal | undefined {
+  const items = typeof body === "object" && body !== null && Array.isArray((body as { input?: unknown }).input) ? ((body as { input: unknown[] }).input) : [];
+  for (const [i, item] of items.entries()) {
+    const type = (item as { type?: unknown } | null)?.type;
+    if (type !== undefined && !(INPUT_ITEM_TYPES as readonly unknown[]).includes(type)) {
+      return { message: `Invalid value: '${String(type)}'. Supported values are: ${INPUT_ITEM_TYPES.map((t) => `'${t}'`).join(", ")}.`, param: `input[${i}].type` };
+    }
+  }
   const parsed = ResponsesRequest.safeParse(body);
   if (!parsed.success) return refusalOf(parsed.error);
   const req = parsed.data;
@@ -52,6 +59,9 @@ export function checkChatCompletionsRequest(body: unknown): Refusal | undefined 
       if (!open.includes(m.tool_call_id)) return { message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", param: `messages.[${i}].role` };
       open = open.filter((id) => id !== m.tool_call_id);
       continue;
+    }
+    if (m.role === "assistant" && (m.content === null || m.content === undefined) && (m.tool_calls ?? []).length === 0) {
+      return { message: `Invalid value for 'content': expected a string, got null.`, param: `messages.[${i}].content` };
     }
     if (open.length > 0) return { message: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${open.join(", ")}`, param: "messages" };
     if (m.role === "assistant") open = (m.tool_calls ?? []).map((c) => c.id);
