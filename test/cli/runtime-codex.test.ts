@@ -55,7 +55,8 @@ describe("codex exec through the sidecar", () => {
       expect(namespaces[0]?.tools?.map((t) => t.name).sort()).toEqual([...run.sidecarTools].sort());
       expect(tools.filter((t) => t.type !== "namespace").map((t) => `${t.type}:${t.name}`)).toEqual(CODEX_RESOURCE_READERS.map((n) => `function:${n}`));
       // The adapter's catalog, not Codex's bundled one, set the model's tools and its system prompt.
-      expect(req.body["instructions"]).toMatch(/^You act only through the tools you are given;/);
+      const developer = (req.body["input"] as { role?: string; content?: { text?: string }[] }[]).find((i) => i.role === "developer");
+      expect(developer?.content?.[0]?.text).toMatch(/^You act only through the tools you are given;/);
     }
   });
 
