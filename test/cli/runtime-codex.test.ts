@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CODEX_MCP_SERVER, CODEX_TOKEN_ENV, launchCodex } from "../../src/runtimes/codex.ts";
 import { installCodex } from "./runtime-clients.ts";
-import { FINAL_ANSWER, lastToolOutput, runScenario, type ScenarioOutcome } from "./runtime-scenario.ts";
+import { itWentThroughTheSidecar, runScenario, type ScenarioOutcome } from "./runtime-scenario.ts";
 
 // The real Codex CLI (npm @openai/codex, pinned) as the `codex` adapter launches it, against the real sidecar and
 // the stand-in speaking OpenAI's Responses API: every call goes through /mcp, each refusal reaches the model as
@@ -21,31 +21,7 @@ beforeAll(async () => {
 }, 900_000); // the first run installs Codex from npm
 
 describe("codex exec through the sidecar", () => {
-  it("finishes with the model's final answer, every script step taken", () => {
-    expect(run.outcome.code, run.outcome.stderr).toBe(0);
-    expect(run.outcome.stdout).toContain(FINAL_ANSWER);
-    expect(run.unusedSteps).toBe(0);
-  });
-
-  it("the audit has every call: the granted read, the refused read, the gate's refusal", () => {
-    expect(run.decisions.map((d) => [d["tool_name"], d["decision"], d["code"] ?? d["decision_source"]])).toEqual([
-      ["read_file", "allow", "auto_allow"],
-      ["read_file", "deny", "outside-workdir"],
-      ["shell", "deny", "gate-blocked"],
-    ]);
-  });
-
-  it("each result reached the model as the next request's function_call_output", () => {
-    expect(run.requests).toHaveLength(4);
-    expect(lastToolOutput(run.requests[1])).toContain("notes\n");
-    expect(lastToolOutput(run.requests[2])).toContain(`[error] path '${run.root}/outside.txt' would escape the working directory`);
-    expect(lastToolOutput(run.requests[3])).toContain("[blocked] Tool 'shell' would send Internal-level data over a channel cleared only for Public");
-  });
-
-  it("every request passed the Responses API's request checks", () => {
-    expect(run.requests.map((r) => [r.path, r.refused])).toEqual(run.requests.map(() => ["/v1/responses", undefined]));
-    expect(run.requests.every((r) => r.headers["authorization"] === "Bearer sk-test-key")).toBe(true);
-  });
+  itWentThroughTheSidecar(() => run, "/v1/responses");
 
   it("only the sidecar's tools are offered: no shell, patch, web search or other tool of Codex's own", () => {
     for (const req of run.requests) {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV } from "../../src/runtimes/openai-agents.ts";
 import { installOpenAiAgents } from "./runtime-clients.ts";
-import { FINAL_ANSWER, lastToolOutput, runScenario, type ScenarioOutcome } from "./runtime-scenario.ts";
+import { FINAL_ANSWER, itWentThroughTheSidecar, lastToolOutput, runScenario, type ScenarioOutcome } from "./runtime-scenario.ts";
 
 // Our program on the real OpenAI Agents SDK (npm @openai/agents, pinned) as the `openai-agents` adapter launches
 // it, against the real sidecar and the stand-in speaking OpenAI's Responses API: every call goes through /mcp,
@@ -14,31 +14,7 @@ beforeAll(async () => {
 }, 900_000); // the first run installs the SDK from npm
 
 describe("the Agents SDK program through the sidecar", () => {
-  it("finishes with the model's final answer on stdout, every script step taken", () => {
-    expect(run.outcome.code, run.outcome.stderr).toBe(0);
-    expect(run.outcome.stdout).toBe(`${FINAL_ANSWER}\n`);
-    expect(run.unusedSteps).toBe(0);
-  });
-
-  it("the audit has every call: the granted read, the refused read, the gate's refusal", () => {
-    expect(run.decisions.map((d) => [d["tool_name"], d["decision"], d["code"] ?? d["decision_source"]])).toEqual([
-      ["read_file", "allow", "auto_allow"],
-      ["read_file", "deny", "outside-workdir"],
-      ["shell", "deny", "gate-blocked"],
-    ]);
-  });
-
-  it("each result reached the model as the next request's function_call_output", () => {
-    expect(run.requests).toHaveLength(4);
-    expect(lastToolOutput(run.requests[1])).toContain("notes\n");
-    expect(lastToolOutput(run.requests[2])).toContain(`[error] path '${run.root}/outside.txt' would escape the working directory`);
-    expect(lastToolOutput(run.requests[3])).toContain("[blocked] Tool 'shell' would send Internal-level data over a channel cleared only for Public");
-  });
-
-  it("every request passed the Responses API's request checks", () => {
-    expect(run.requests.map((r) => [r.path, r.refused])).toEqual(run.requests.map(() => ["/v1/responses", undefined]));
-    expect(run.requests.every((r) => r.headers["authorization"] === "Bearer sk-test-key")).toBe(true);
-  });
+  itWentThroughTheSidecar(() => run, "/v1/responses");
 
   it("only the sidecar's tools are offered, as function tools", () => {
     for (const req of run.requests) {

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { expect, it } from "vitest";
 import type { Launch, LaunchContext } from "../../src/runtimes/launch.ts";
 import { startScriptedModelServer, type RecordedRequest } from "../model-server/scripted-model-server.ts";
 import { runLaunch, type LaunchOutcome } from "./runtime-clients.ts";
@@ -84,4 +85,38 @@ export function lastToolOutput(req: RecordedRequest | undefined): string {
   const out = input.filter((i) => i.type === "function_call_output").at(-1)?.output;
   if (typeof out === "string") return out;
   return Array.isArray(out) ? (out as { text?: string }[]).map((p) => p.text ?? "").join("\n") : "";
+}
+
+/**
+ * The checks every client's run of the scenario passes (registered as tests in the caller's describe): the final
+ * answer, every call in the audit, each result in the next request to the model, every request valid at `path`.
+ */
+export function itWentThroughTheSidecar(get: () => ScenarioOutcome, path: string): void {
+  it("finishes with the model's final answer, every script step taken", () => {
+    expect(get().outcome.code, get().outcome.stderr).toBe(0);
+    expect(get().outcome.stdout).toContain(FINAL_ANSWER);
+    expect(get().unusedSteps).toBe(0);
+  });
+
+  it("the audit has every call: the granted read, the refused read, the gate's refusal", () => {
+    expect(get().decisions.map((d) => [d["tool_name"], d["decision"], d["code"] ?? d["decision_source"]])).toEqual([
+      ["read_file", "allow", "auto_allow"],
+      ["read_file", "deny", "outside-workdir"],
+      ["shell", "deny", "gate-blocked"],
+    ]);
+  });
+
+  it("each result reached the model in its next request, as the client shows a tool's result", () => {
+    const { requests, root } = get();
+    expect(requests).toHaveLength(4);
+    expect(lastToolOutput(requests[1])).toContain("notes\n");
+    expect(lastToolOutput(requests[2])).toContain(`[error] path '${root}/outside.txt' would escape the working directory`);
+    expect(lastToolOutput(requests[3])).toContain("[blocked] Tool 'shell' would send Internal-level data over a channel cleared only for Public");
+  });
+
+  it("every request passed the API's request checks, with the Run's key", () => {
+    const { requests } = get();
+    expect(requests.map((r) => [r.path, r.refused])).toEqual(requests.map(() => [path, undefined]));
+    expect(requests.every((r) => r.headers["authorization"] === "Bearer sk-test-key")).toBe(true);
+  });
 }
