@@ -1,8 +1,11 @@
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CODEX_MCP_SERVER, CODEX_TOKEN_ENV, launchCodex } from "../../src/runtimes/codex.ts";
-import { installCodex } from "./runtime-clients.ts";
+import type { LaunchContext } from "../../src/runtimes/launch.ts";
+import { startScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { installCodex, runLaunch } from "./runtime-clients.ts";
 import { itWentThroughTheSidecar, runScenario, type ScenarioOutcome } from "./runtime-scenario.ts";
+import { makeTempDir } from "./sidecar-harness.ts";
 
 // The real Codex CLI (npm @openai/codex, pinned) as the `codex` adapter launches it, against the real sidecar and
 // the stand-in speaking OpenAI's Responses API: every call goes through /mcp, each refusal reaches the model as
@@ -43,4 +46,33 @@ describe("codex exec through the sidecar", () => {
     expect(config).not.toContain(run.token);
     expect(config).toContain(`bearer_token_env_var = "${CODEX_TOKEN_ENV}"`);
   });
+});
+
+describe("codex exec fails closed", () => {
+  const failedStart = async (config: (text: string) => string) => {
+    const model = await startScriptedModelServer([{ turn: { text: "never asked" } }]);
+    const root = makeTempDir("leviath-runtime-codex-closed-");
+    try {
+      const ctx: LaunchContext = { sidecarUrl: "http://127.0.0.1:9", token: "t", home: root, workdir: root, task: "hi", model: CURRENT_MODEL, providerBaseUrl: `${model.url}/v1`, toolTimeoutSeconds: 60, env: { PATH: installCodex(), OPENAI_API_KEY: "k" } };
+      const launch = launchCodex(ctx);
+      const outcome = await runLaunch({ ...launch, files: launch.files.map((f) => (f.path.endsWith("config.toml") ? { ...f, content: config(f.content) } : f)) }, root);
+      return { outcome, requests: model.requests.length };
+    } finally {
+      await model.close();
+    }
+  };
+
+  it("a setting this version does not know stops the start (--strict-config): a renamed key cannot turn a protection off unseen", async () => {
+    const { outcome, requests } = await failedStart((text) => text.replace("approval_policy", "aproval_policy"));
+    expect(outcome.code).not.toBe(0);
+    expect(outcome.stderr).toContain("unknown configuration field `aproval_policy`");
+    expect(requests).toBe(0);
+  }, 120_000);
+
+  it("no sidecar, no run (required = true): the model is never asked", async () => {
+    const { outcome, requests } = await failedStart((text) => text);
+    expect(outcome.code).not.toBe(0);
+    expect(outcome.stderr).toContain("required MCP servers failed to initialize");
+    expect(requests).toBe(0);
+  }, 120_000);
 });
