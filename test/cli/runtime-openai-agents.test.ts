@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV } from "../../src/runtimes/openai-agents.ts";
-import { installOpenAiAgents } from "./runtime-clients.ts";
+import { startScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { installOpenAiAgents, runLaunch } from "./runtime-clients.ts";
 import { FINAL_ANSWER, itWentThroughTheSidecar, lastToolOutput, runScenario, type ScenarioOutcome } from "./runtime-scenario.ts";
+import { makeTempDir } from "./sidecar-harness.ts";
 
 // Our program on the real OpenAI Agents SDK (npm @openai/agents, pinned) as the `openai-agents` adapter launches
 // it, against the real sidecar and the stand-in speaking OpenAI's Responses API: every call goes through /mcp,
@@ -42,5 +44,24 @@ describe("the Agents SDK program through the sidecar, on Chat Completions", () =
     expect(lastToolOutput(chat.requests[3])).toContain("[blocked] Tool 'shell'");
     const offered = (chat.requests[0]?.body["tools"] as { function: { name: string } }[]).map((t) => t.function.name);
     expect(offered.sort()).toEqual([...chat.sidecarTools].sort());
+  }, 120_000);
+});
+
+describe("the Agents SDK program fails closed", () => {
+  it("no sidecar, no run: exit 1 and the model never asked; a missing setting: exit 2", async () => {
+    const model = await startScriptedModelServer([{ turn: { text: "never asked" } }]);
+    try {
+      const root = makeTempDir("leviath-runtime-agents-closed-");
+      const launch = launchOpenAiAgents({ sidecarUrl: "http://127.0.0.1:9", token: "t", home: root, workdir: root, task: "hi", model: "gpt-test", providerBaseUrl: `${model.url}/v1`, toolTimeoutSeconds: 60, env: { PATH: installOpenAiAgents(), OPENAI_API_KEY: "k" } });
+      const down = await runLaunch(launch, root);
+      expect(down.code).toBe(1);
+      expect(down.stderr).toMatch(/(^|\n)openai-agents: .+\n$/);
+      const { LEVIATH_SIDECAR_TOKEN: _token, ...withoutToken } = launch.env;
+      const unset = await runLaunch({ ...launch, env: withoutToken }, root);
+      expect([unset.code, unset.stderr]).toEqual([2, "openai-agents: LEVIATH_SIDECAR_TOKEN is not set\n"]);
+      expect(model.requests).toHaveLength(0);
+    } finally {
+      await model.close();
+    }
   }, 120_000);
 });
