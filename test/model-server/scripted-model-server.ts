@@ -1,8 +1,11 @@
 // The one stand-in the tests allow: a local HTTP server speaking Anthropic's Messages API (POST /v1/messages) and
-// the OpenAI-compatible Chat Completions API (POST .../chat/completions), buffered or streamed (SSE), replying
-// from a script the test writes. Each request takes the next step of the script; every request is recorded.
+// the OpenAI-compatible Chat Completions API (POST .../chat/completions) and OpenAI's Responses API (POST
+// .../responses, in responses-api.ts), buffered or streamed (SSE), replying from a script the test writes. Each
+// request takes the next step of the script; every request is recorded. An OpenAI request the service would refuse
+// is answered with its 400 (recorded with `refused`) and takes no step.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { checkChatCompletionsRequest, checkResponsesRequest, writeRefusal, writeResponsesTurn } from "./responses-api.ts";
 
 /** One scripted tool call; the id is generated when not given. */
 export interface ScriptedCall {
@@ -27,10 +30,12 @@ export type ScriptStep =
 
 /** A request the server got. */
 export interface RecordedRequest {
-  readonly protocol: "anthropic" | "openai";
+  readonly protocol: "anthropic" | "openai" | "responses";
   readonly path: string;
   readonly headers: Record<string, string | string[] | undefined>;
   readonly body: Record<string, unknown>;
+  /** Set when the request failed the provider's documented request schema: the 400's message. */
+  readonly refused?: string;
 }
 
 /** A running server. */
@@ -145,13 +150,15 @@ export async function startScriptedModelServer(script: readonly ScriptStep[], ho
   const server: Server = createServer((req, res) => {
     void (async () => {
       const path = (req.url ?? "").split("?")[0] ?? "";
-      const protocol = path.endsWith("/v1/messages") ? "anthropic" : path.endsWith("/chat/completions") ? "openai" : undefined;
+      const protocol = path.endsWith("/v1/messages") ? "anthropic" : path.endsWith("/chat/completions") ? "openai" : path.endsWith("/responses") ? "responses" : undefined;
       if (req.method !== "POST" || protocol === undefined) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));
         return;
       }
       const body = await readBody(req);
-      requests.push({ protocol, path, headers: req.headers, body });
+      const refusal = protocol === "responses" ? checkResponsesRequest(body) : protocol === "openai" ? checkChatCompletionsRequest(body) : undefined;
+      requests.push({ protocol, path, headers: req.headers, body, ...(refusal ? { refused: refusal.message } : {}) });
+      if (refusal) return void writeRefusal(res, refusal);
       const step = steps.shift();
       n++;
       if (step === undefined) {
@@ -167,6 +174,7 @@ export async function startScriptedModelServer(script: readonly ScriptStep[], ho
       if (step.after) await step.after.catch(() => undefined);
       const stream = body["stream"] === true;
       if (protocol === "anthropic") anthropicTurn(step.turn, n, stream, res);
+      else if (protocol === "responses") writeResponsesTurn(step.turn, body, n, res);
       else openAiTurn(step.turn, n, stream, res);
     })().catch((err: unknown) => res.writeHead(500).end(String(err)));
   });
