@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect as connectTcp } from "node:net";
 import { join } from "node:path";
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -123,6 +124,25 @@ describe("an MCP client that gives up on a call waiting for approval", () => {
     await client.close();
     await call;
     await expectWithdrawn(p, marker, "cancelled");
+  });
+
+  it("on the 2026-07-28 revision (no session, one exchange a request), cancels it or closes: the same", async () => {
+    const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    await client.connect(new TransportV2(new URL(`${sc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${sc.runtimeToken}` } } }));
+    expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+    const marker = join(root, "work", "modern-cancelled");
+    const abort = new AbortController();
+    const call = client.callTool({ name: "shell", arguments: { command: `touch ${marker}` } }, { signal: abort.signal });
+    const p = await promptFor(marker);
+    abort.abort("the user pressed Esc");
+    await expect(call).rejects.toThrow();
+    await expectWithdrawn(p, marker, "cancelled");
+    const closed = join(root, "work", "modern-closed");
+    const pending = client.callTool({ name: "shell", arguments: { command: `touch ${closed}` } }).catch((err: unknown) => err);
+    const q = await promptFor(closed);
+    await client.close();
+    await pending;
+    await expectWithdrawn(q, closed, "cancelled");
   });
 
   it("drops a stateless request (no session): the same", async () => {

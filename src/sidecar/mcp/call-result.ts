@@ -2,7 +2,7 @@
 // refusal is `isError: true` with the upstream message the model must see, never an empty success. What a
 // machine needs rides in `_meta` under the sidecar's own keys (src/api/mcp-meta.ts): on an allow the label and
 // the taint after it, on a refusal the `/v1` code and the audit's decision source.
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { LABEL_META_KEY, REFUSAL_META_KEY, type RefusalMeta } from "../../api/mcp-meta.ts";
 import type { CallOutcome } from "../core/call-outcomes.ts";
 import type { Level } from "../../policy/levels.ts";
