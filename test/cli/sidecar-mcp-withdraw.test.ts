@@ -68,6 +68,16 @@ async function expectWithdrawn(p: Pending, marker: string, gaveUp: string): Prom
   expect(records[1]).toMatchObject({ tool_name: "shell", gave_up: gaveUp, withdrawn_approval_id: p.id });
 }
 
+/** A shell call waiting on its prompt while its client closes (v1 or v2 SDK): the call is withdrawn, as above. */
+async function expectCloseWithdraws(client: { callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown>; close(): Promise<void> }, name: string): Promise<void> {
+  const marker = join(root, "work", name);
+  const call = client.callTool({ name: "shell", arguments: { command: `touch ${marker}` } }).catch((err: unknown) => err);
+  const p = await promptFor(marker);
+  await client.close();
+  await call;
+  await expectWithdrawn(p, marker, "cancelled");
+}
+
 beforeAll(async () => {
   root = makeTempDir("leviath-sidecar-mcp-withdraw-");
   mkdirSync(join(root, "work"), { recursive: true });
@@ -117,13 +127,7 @@ describe("an MCP client that gives up on a call waiting for approval", () => {
   });
 
   it("closes its connection without a word (client.close() keeps the session): the answer can never reach it, so the same", async () => {
-    const { client } = await connect();
-    const marker = join(root, "work", "connection-closed");
-    const call = client.callTool({ name: "shell", arguments: { command: `touch ${marker}` } }).catch((err: unknown) => err);
-    const p = await promptFor(marker);
-    await client.close();
-    await call;
-    await expectWithdrawn(p, marker, "cancelled");
+    await expectCloseWithdraws((await connect()).client, "connection-closed");
   });
 
   it("on the 2026-07-28 revision (no session, one exchange a request), cancels it or closes: the same", async () => {
@@ -137,12 +141,7 @@ describe("an MCP client that gives up on a call waiting for approval", () => {
     abort.abort("the user pressed Esc");
     await expect(call).rejects.toThrow();
     await expectWithdrawn(p, marker, "cancelled");
-    const closed = join(root, "work", "modern-closed");
-    const pending = client.callTool({ name: "shell", arguments: { command: `touch ${closed}` } }).catch((err: unknown) => err);
-    const q = await promptFor(closed);
-    await client.close();
-    await pending;
-    await expectWithdrawn(q, closed, "cancelled");
+    await expectCloseWithdraws(client, "modern-closed");
   });
 
   it("drops a stateless request (no session): the same", async () => {

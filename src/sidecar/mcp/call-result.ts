@@ -16,7 +16,7 @@ export function buildTextResult(text: string, isError: boolean, meta?: LabelMeta
 }
 
 /** A refusal: the message as the content, the code (and decision source, when one was recorded) in `_meta`. */
-function buildRefusalResult(message: string, refusal: RefusalMeta): CallToolResult {
+export function buildRefusalResult(message: string, refusal: RefusalMeta): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true, _meta: { [REFUSAL_META_KEY]: refusal } };
 }
 

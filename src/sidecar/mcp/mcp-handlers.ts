@@ -7,10 +7,11 @@
 // is closed and it never runs.
 import { randomUUID } from "node:crypto";
 import type { CallToolResult, Server, ServerContext } from "@modelcontextprotocol/server";
-import { RESULT_TOOL } from "../../api/tools.ts";
+import { NEXT_STAGE_TOOL, RESULT_TOOL } from "../../api/tools.ts";
 import type { CallOutcome } from "../core/call-outcomes.ts";
 import type { ToolCallService } from "../core/tool-call-service.ts";
 import { buildCallResult, buildTextResult } from "./call-result.ts";
+import { callNextStage, listChoiceEdges, listStageMoveTools } from "./mcp-stage.ts";
 import { listStageTools } from "./tool-catalog.ts";
 
 /** How the sidecar names itself to MCP clients. */
@@ -76,15 +77,22 @@ function gaveUpSignal(ctx: ServerContext): AbortSignal {
 export const loadServerSdk = () => import("@modelcontextprotocol/server");
 export type ServerSdk = Awaited<ReturnType<typeof loadServerSdk>>;
 
-/** A server for one session, one stateless request or one 2026-era exchange: every one answers from the same core. */
-export function buildServer(sdk: ServerSdk, deps: McpDeps): Server {
-  const server = new sdk.Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } } });
+/**
+ * A server for one session, one stateless request or one 2026-era exchange: every one answers from the same core.
+ * `toolsChanged` tells the clients other than the caller that a stage move changed the tool list.
+ */
+export function buildServer(sdk: ServerSdk, deps: McpDeps, toolsChanged: () => void): Server {
+  const server = new sdk.Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler("tools/list", async () => {
     await deps.service.gateway?.ready();
     const { stage } = deps.service.currentStage();
-    return { tools: listStageTools(deps.service.policy(), stage, deps.service.gateway) };
+    return { tools: [...listStageTools(deps.service.policy(), stage, deps.service.gateway), ...listStageMoveTools(stage)] };
   });
   server.setRequestHandler("tools/call", (req, ctx) => {
+    if (req.params.name === NEXT_STAGE_TOOL && listChoiceEdges(deps.service.currentStage().stage).length > 0) {
+      const notifyCaller = () => ctx.mcpReq.notify({ method: "notifications/tools/list_changed" });
+      return callNextStage({ service: deps.service, notifyCaller, notifyOthers: toolsChanged }, req.params.arguments ?? {});
+    }
     const token = req.params._meta?.progressToken;
     let tick = 0;
     const progress = async () => {

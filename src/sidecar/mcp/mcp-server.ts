@@ -83,6 +83,11 @@ class McpEndpoint {
     this.#deps = deps;
   }
 
+  /** A stage move changed the tool list: every open 2026-era subscription hears it (2025-era sessions hold no stream but a call's own). */
+  readonly #toolsChanged = (): void => {
+    this.#modern?.notify.toolsChanged();
+  };
+
   has(id: string): boolean {
     return this.#sessions.has(id);
   }
@@ -112,7 +117,7 @@ class McpEndpoint {
       return session.transport.handleRequest(web, options);
     }
     if (!(await sdk.isLegacyRequest(web, req.body))) return this.#modernHandler(sdk).fetch(web, options);
-    const server = buildServer(sdk, this.#deps);
+    const server = buildServer(sdk, this.#deps, this.#toolsChanged);
     if (isInitialize(req.body)) {
       const transport = new sdk.WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -136,7 +141,7 @@ class McpEndpoint {
 
   /** The 2026-07-28 revision: one server per exchange, from the same handlers; 2025-era traffic never reaches it. */
   #modernHandler(sdk: ServerSdk): McpHttpHandler {
-    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, this.#deps), { legacy: "reject" });
+    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, this.#deps, this.#toolsChanged), { legacy: "reject" });
     return this.#modern;
   }
 }
