@@ -94,14 +94,30 @@ describe("a two-stage Agent over /mcp", () => {
     await client.close();
   });
 
-  it("the v2 client (2026-07-28) does the same", async () => {
+  it("the v2 client (2026-07-28) does the same, and another one listening (subscriptions/listen) hears the change", async () => {
+    const connectV2 = async (onChanged: () => void) => {
+      const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+      client.setNotificationHandler("notifications/tools/list_changed", onChanged);
+      await client.connect(new TransportV2(new URL(`${sc.url}/mcp`), { requestInit: { headers: auth() } }));
+      return client;
+    };
     let changed = 0;
-    const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-    client.setNotificationHandler("notifications/tools/list_changed", () => void changed++);
-    await client.connect(new TransportV2(new URL(`${sc.url}/mcp`), { requestInit: { headers: auth() } }));
+    let heard = 0;
+    let hear = () => undefined as void;
+    const heardIt = new Promise<void>((resolve) => (hear = resolve));
+    const client = await connectV2(() => void changed++);
+    const watcher = await connectV2(() => {
+      heard++;
+      hear();
+    });
+    const subscription = await watcher.listen({ toolsListChanged: true });
     expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
     expect(client.getServerCapabilities()?.tools).toMatchObject({ listChanged: true });
     await expectMove(client, () => changed);
+    await heardIt;
+    expect(heard).toBe(1);
+    await subscription.close();
+    await watcher.close();
     await client.close();
   });
 

@@ -141,7 +141,8 @@ class McpEndpoint {
 
   /** The 2026-07-28 revision: one server per exchange, from the same handlers; 2025-era traffic never reaches it. */
   #modernHandler(sdk: ServerSdk): McpHttpHandler {
-    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, this.#deps, this.#toolsChanged), { legacy: "reject" });
+    // Open `subscriptions/listen` streams are capped like sessions: only the runtime, holding the token, opens any.
+    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, this.#deps, this.#toolsChanged), { legacy: "reject", maxSubscriptions: MAX_MCP_SESSIONS });
     return this.#modern;
   }
 }
