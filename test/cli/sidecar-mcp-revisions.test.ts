@@ -108,3 +108,30 @@ describe("a client naming a revision the sidecar does not know", () => {
     await client.close();
   });
 });
+
+describe("what /mcp holds open, capped", () => {
+  it("at most 8 2025-era sessions: a ninth ends the oldest, whose id is then unknown", async () => {
+    const clients: { client: ClientV1; transport: TransportV1 }[] = [];
+    for (let i = 0; i < 9; i++) {
+      const client = new ClientV1({ name: `leviath-test-${i}`, version: "1.0.0" });
+      const transport = new TransportV1(new URL(`${sc.url}/mcp`), { requestInit: { headers: auth() } });
+      await client.connect(transport);
+      clients.push({ client, transport });
+    }
+    const listBy = (id: string) =>
+      fetch(`${sc.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": id, ...auth() }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    expect((await listBy(clients[0]!.transport.sessionId!)).status).toBe(404);
+    expect((await listBy(clients[1]!.transport.sessionId!)).status).toBe(200);
+    for (const { client } of clients) await client.close();
+  });
+
+  it("at most 8 open subscriptions/listen streams of 2026-era clients: a ninth is refused", async () => {
+    const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    await client.connect(new TransportV2(new URL(`${sc.url}/mcp`), { requestInit: { headers: auth() } }));
+    const open = [];
+    for (let i = 0; i < 8; i++) open.push(await client.listen({ toolsListChanged: true }));
+    await expect(client.listen({ toolsListChanged: true })).rejects.toThrow(/Subscription limit reached/);
+    for (const s of open) await s.close();
+    await client.close();
+  });
+});
