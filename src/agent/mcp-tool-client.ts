@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LABEL_META_KEY, REFUSAL_META_KEY, RefusalMetaSchema } from "../api/mcp-meta.ts";
 import type { RefusalCode } from "../api/sidecar-contract.ts";
-import { RESULT_TOOL } from "../api/tools.ts";
+import { NEXT_STAGE_TOOL, RESULT_TOOL } from "../api/tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
 import { createCappedFetch } from "../io/capped-fetch.ts";
 import type { ToolOutcome } from "./tool-client.ts";
@@ -32,7 +32,9 @@ export async function connectMcpTools(baseUrl: string, token: string): Promise<M
   return {
     async list() {
       const { tools } = await client.listTools();
-      return tools.map((t) => ({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema as Record<string, unknown> }));
+      // The sidecar's `next_stage` is for clients without a stage loop: this runtime offers its own and enters
+      // the stage it picks with POST /v1/stage (the same core path).
+      return tools.filter((t) => t.name !== NEXT_STAGE_TOOL).map((t) => ({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema as Record<string, unknown> }));
     },
     async call(name, args) {
       let r;

@@ -1,7 +1,7 @@
 // One stage: the model loop. Each iteration is one model turn; every tool call goes to the sidecar (through the
 // tool client) and its outcome, refusals included, goes back to the model. The stage ends when the model hands
 // over the output, picks a transition, ends its turn where the blueprint lets it, or runs out of iterations.
-import { RESULT_TOOL } from "../api/tools.ts";
+import { describeNextStageTool, NEXT_STAGE_TOOL, RESULT_TOOL } from "../api/tools.ts";
 import type { Conversation } from "./conversation.ts";
 import { ProviderError, type ModelProvider, type ModelTurn, type ToolCall, type ToolSpec } from "./providers/types.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
@@ -11,7 +11,7 @@ import type { ToolClient } from "./tool-client.ts";
 import { describeArgs, type Transcript } from "./transcript.ts";
 
 /** The runtime's own tool for picking a transition: it never reaches the sidecar (it does nothing outside). */
-export const NEXT_STAGE_TOOL = "next_stage";
+export { NEXT_STAGE_TOOL };
 /** The choice that ends the run in a stage with `allow_complete` (upstream's word). */
 export const DONE_CHOICE = "DONE";
 
@@ -48,15 +48,6 @@ export function buildSystemPrompt(plan: StagePlan, llmEdges: readonly Transition
   return parts.filter((p) => p !== "").join("\n\n");
 }
 
-function nextStageSpec(edges: readonly TransitionPlan[], allowComplete: boolean): ToolSpec {
-  const done = allowComplete ? `; ${DONE_CHOICE}: no further stage is needed, the run ends here` : "";
-  const choices = [...edges.map((e) => e.to), ...(allowComplete ? [DONE_CHOICE] : [])];
-  return {
-    name: NEXT_STAGE_TOOL,
-    description: `Leave this stage for the next one. ${edges.map((e) => `${e.to}: ${e.hint || "(no hint)"}`).join("; ")}${done}`,
-    inputSchema: { type: "object", properties: { stage: { type: "string", enum: choices }, reason: { type: "string" } }, required: ["stage"], additionalProperties: false },
-  };
-}
 
 /** One turn from the first provider of the stage's list that answers; the failures of the others, named. */
 async function completeWithFailover(plan: StagePlan, deps: StageDeps, request: Omit<Parameters<ModelProvider["complete"]>[0], "model">): Promise<ModelTurn> {
@@ -110,7 +101,7 @@ export async function runStage(plan: StagePlan, offered: readonly ToolSpec[], de
   const stage: StageRun = {
     plan, deps, edges, llmEdges,
     system: buildSystemPrompt(plan, llmEdges),
-    tools: llmEdges.length > 0 ? [...offered, nextStageSpec(llmEdges, plan.allowComplete)] : [...offered],
+    tools: llmEdges.length > 0 ? [...offered, describeNextStageTool(llmEdges, plan.allowComplete ? { choice: DONE_CHOICE, hint: "no further stage is needed, the run ends here" } : undefined)] : [...offered],
   };
   for (let i = 1; i <= plan.maxIterations; i++) {
     const end = await runIteration(stage, `[${plan.name} ${i}/${plan.maxIterations}]`);

@@ -59,7 +59,8 @@ export interface RunPlan {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
-function parseTransitions(raw: unknown, where: string, stageNames: ReadonlySet<string>, warnings: string[]): TransitionPlan[] | undefined {
+/** A stage's `transitions` table as edges (`undefined`: none declared); what is not followed goes to `warnings`. */
+export function parseTransitions(raw: unknown, where: string, stageNames: ReadonlySet<string>, warnings: string[]): TransitionPlan[] | undefined {
   if (raw === undefined) return undefined;
   if (!isRecord(raw)) {
     warnings.push(`${where}: not a table; treated as terminal`);

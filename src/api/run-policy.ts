@@ -24,6 +24,11 @@ export const RunStageSchema = z.strictObject({
   requiredTools: z.array(z.string()).optional(),
   toolPermissions: ToolPermissionsSchema.optional(),
   sandbox: ResolvedSandboxSchema,
+  /**
+   * The stage's outgoing edges as the runtime follows them (`runtime.transitions` of the Agent's stage): the MCP
+   * front-end offers `next_stage` over the `llm_choice` ones. Absent: the stage falls through; empty: terminal.
+   */
+  transitions: z.array(z.strictObject({ to: z.string().min(1), condition: z.string().min(1), hint: z.string() })).optional(),
 });
 
 /**

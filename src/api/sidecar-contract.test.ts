@@ -36,6 +36,7 @@ const BEFORE: Readonly<Record<string, { status?: number; source?: string }>> = {
   "unknown-call": { status: 404 },
   "not-run": { status: 409 },
   "unknown-stage": { status: 404 },
+  "transition-not-allowed": { status: 403 },
   "approvals-by-resource": { status: 403 },
   "approval-token-required": { status: 401 },
   "unknown-approval": { status: 404 },

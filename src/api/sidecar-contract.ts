@@ -90,6 +90,11 @@ export const REFUSALS = {
   "unknown-call": { outcome: "unknown", status: 404, message: (id: string) => `no tool call '${id}'` },
   "not-run": { outcome: "conflict", status: 409, message: (id: string) => `tool call '${id}' was not decided 'run'` },
   "unknown-stage": { outcome: "unknown", status: 404, message: (stage: string) => `no stage '${stage}' in the run policy` },
+  // MCP `next_stage`: a stage the current one has no `llm_choice` edge to (recorded, with `from_stage`).
+  "transition-not-allowed": {
+    outcome: "refused", status: 403,
+    message: (to: string, from: string, allowed: string) => `[error] '${to}' is not a stage that stage '${from}' leads to (${allowed})`,
+  },
   "approvals-by-resource": { outcome: "refused", status: 403, message: () => "prompts of this run are answered with Approval resources, not over this API" },
   "approval-token-required": { outcome: "unauthenticated", status: 401, message: () => "answering a prompt needs the approval token (Authorization: Bearer <token>)" },
   "unknown-approval": { outcome: "unknown", status: 404, message: (id: string) => `no pending approval '${id}'` },

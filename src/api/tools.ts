@@ -74,6 +74,22 @@ export const MAX_READ_FILES = 256;
 /** The tool whose allowed call becomes the Run's result. */
 export const RESULT_TOOL = "submit_output";
 
+/** The model's choice of the next stage (the reference runtime's, and on `/mcp` the sidecar's), where a stage has `llm_choice` edges. */
+export const NEXT_STAGE_TOOL = "next_stage";
+
+/**
+ * `next_stage` for a stage's `llm_choice` edges: `stage` is one of their targets, with their hints in the description;
+ * `done` adds that choice (the reference runtime's DONE where the stage may complete).
+ */
+export function describeNextStageTool(edges: readonly { readonly to: string; readonly hint: string }[], done?: { readonly choice: string; readonly hint: string }) {
+  const choices = [...edges.map((e) => e.to), ...(done ? [done.choice] : [])];
+  return {
+    name: NEXT_STAGE_TOOL,
+    description: `Leave this stage for the next one. ${edges.map((e) => `${e.to}: ${e.hint || "(no hint)"}`).join("; ")}${done ? `; ${done.choice}: ${done.hint}` : ""}`,
+    inputSchema: { type: "object" as const, properties: { stage: { type: "string", enum: choices }, reason: { type: "string" } }, required: ["stage"], additionalProperties: false },
+  };
+}
+
 const cls = (sensitivity: LevelName, direction: Direction, clearance: LevelName): ToolClassification =>
   Object.freeze({ sensitivity, direction, clearance });
 

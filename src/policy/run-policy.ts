@@ -1,3 +1,4 @@
+import { parseTransitions } from "../agent/stage-plan.ts";
 import { computeEffectiveStages, type AgentSpec } from "../api/agent.ts";
 import type { LeviathPolicySpec } from "../api/policy.ts";
 import type { RunMode, RunPolicy } from "../api/run-policy.ts";
@@ -22,18 +23,27 @@ export function computeAgentGrants(policy: LeviathPolicySpec, key: string): stri
   return [...policy.readPaths.global, ...(policy.readPaths.perAgent[key] ?? [])];
 }
 
+/** A stage's edges as the runtime follows them (the runtime reports what it ignores; the sidecar needs only the edges). */
+function computeStageTransitions(raw: unknown, names: ReadonlySet<string>): { transitions?: RunPolicy["stages"][number]["transitions"] } {
+  const edges = parseTransitions(raw, "transitions", names, []);
+  return edges === undefined ? {} : { transitions: edges.map((e) => ({ to: e.to, condition: e.condition, hint: e.hint })) };
+}
+
 /**
  * Resolve what one run enforces: the blueprint tightened by the admin's policy. Grants are looked up by the
  * Agent's `namespace/name` only; read paths stay declared-and-granted lists the sidecar compiles itself.
  */
 export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: LeviathPolicySpec, launch: RunLaunch): RunPolicy {
-  const stages = computeEffectiveStages(spec).map((s) => ({
+  const effective = computeEffectiveStages(spec);
+  const names = new Set(effective.map((s) => s.name));
+  const stages = effective.map((s) => ({
     name: s.name,
     ...(s.availableTools ? { availableTools: s.availableTools } : {}),
     ...(s.availableConnectors ? { availableConnectors: s.availableConnectors } : {}),
     ...(s.requiredTools ? { requiredTools: s.requiredTools } : {}),
     ...(s.toolPermissions ? { toolPermissions: s.toolPermissions } : {}),
     sandbox: resolveSandbox(policy.sandbox, spec.sandbox, s.sandbox),
+    ...computeStageTransitions(s.runtime?.["transitions"], names),
   }));
   const first = stages[0]?.name ?? "main";
   return {

@@ -157,7 +157,8 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     expect(decisions(tree, 0).map((d) => [d["tool_name"], d["decision"]])).toEqual([["list_dir", "allow"], ["read_file", "allow"], ["read_file", "deny"]]);
     // The built-ins went over the sidecar's MCP endpoint (its call ids), not /v1.
     expect(decisions(tree, 0).every((d) => String(d["call_id"]).startsWith("mcp-"))).toBe(true);
-    expect(decisions(tree, 1).map((d) => [d["tool_name"], d["decision"]])).toEqual([["submit_output", "allow"]]);
+    // Entering digest (POST /v1/stage) is the first record of its audit, naming the stage left.
+    expect(decisions(tree, 1).map((d) => [d["tool_name"], d["decision"], d["from_stage"]])).toEqual([["stage", "stage", "survey"], ["submit_output", "allow", undefined]]);
     const status = await get<{ stage: { name: string } }>(`${sc.url}/v1/status`);
     expect(status.body.stage.name).toBe("digest");
     // The transcript: readable, stage by stage, and no file contents at info.

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect as connectTcp } from "node:net";
 import { join } from "node:path";
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -67,6 +68,16 @@ async function expectWithdrawn(p: Pending, marker: string, gaveUp: string): Prom
   expect(records[1]).toMatchObject({ tool_name: "shell", gave_up: gaveUp, withdrawn_approval_id: p.id });
 }
 
+/** A shell call waiting on its prompt while its client closes (v1 or v2 SDK): the call is withdrawn, as above. */
+async function expectCloseWithdraws(client: { callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown>; close(): Promise<void> }, name: string): Promise<void> {
+  const marker = join(root, "work", name);
+  const call = client.callTool({ name: "shell", arguments: { command: `touch ${marker}` } }).catch((err: unknown) => err);
+  const p = await promptFor(marker);
+  await client.close();
+  await call;
+  await expectWithdrawn(p, marker, "cancelled");
+}
+
 beforeAll(async () => {
   root = makeTempDir("leviath-sidecar-mcp-withdraw-");
   mkdirSync(join(root, "work"), { recursive: true });
@@ -116,13 +127,21 @@ describe("an MCP client that gives up on a call waiting for approval", () => {
   });
 
   it("closes its connection without a word (client.close() keeps the session): the answer can never reach it, so the same", async () => {
-    const { client } = await connect();
-    const marker = join(root, "work", "connection-closed");
-    const call = client.callTool({ name: "shell", arguments: { command: `touch ${marker}` } }).catch((err: unknown) => err);
+    await expectCloseWithdraws((await connect()).client, "connection-closed");
+  });
+
+  it("on the 2026-07-28 revision (no session, one exchange a request), cancels it or closes: the same", async () => {
+    const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    await client.connect(new TransportV2(new URL(`${sc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${sc.runtimeToken}` } } }));
+    expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+    const marker = join(root, "work", "modern-cancelled");
+    const abort = new AbortController();
+    const call = client.callTool({ name: "shell", arguments: { command: `touch ${marker}` } }, { signal: abort.signal });
     const p = await promptFor(marker);
-    await client.close();
-    await call;
+    abort.abort("the user pressed Esc");
+    await expect(call).rejects.toThrow();
     await expectWithdrawn(p, marker, "cancelled");
+    await expectCloseWithdraws(client, "modern-closed");
   });
 
   it("drops a stateless request (no session): the same", async () => {

@@ -17,7 +17,7 @@ import { parseToolArgs } from "./call-inputs.ts";
 import { buildDeny, type CallOutcome } from "./call-outcomes.ts";
 import { CallPipeline, labelToolResult } from "./call-pipeline.ts";
 import { hasGivenUp, type CallRecord, type CallRecords, type GiveUpReason } from "./call-records.ts";
-import { computeCurrentStage, type Enforcement } from "./enforcement.ts";
+import { computeCurrentStage, findStageIndex, type Enforcement } from "./enforcement.ts";
 import { Ledger, type LedgerDeps } from "./ledger.ts";
 import type { RunSession } from "./run-session.ts";
 import { measureOversizedResult, type ResultSink } from "./run-result.ts";
@@ -59,6 +59,11 @@ export interface ToolCallRequest {
 /** The default region of a tool result in the runtime's context. */
 export const DEFAULT_RESULT_REGION = "conversation";
 
+/** A stage move's outcome: where the run is now, or why it did not move. */
+export type StageMove =
+  | { readonly ok: true; readonly stage: string; readonly index: number; readonly changed: boolean }
+  | { readonly ok: false; readonly code: "unknown-stage" | "transition-not-allowed"; readonly message: string };
+
 /** Decides, executes and remembers the tool calls of one run. */
 export class ToolCallService {
   readonly #d: ToolCallServiceDeps;
@@ -97,6 +102,27 @@ export class ToolCallService {
   /** The current stage of the run policy in force. */
   currentStage(enf: Enforcement = this.#d.policy()): { index: number; stage: RunStage } {
     return computeCurrentStage(enf, this.#d.session.stageIndex);
+  }
+
+  /**
+   * Moves the run to stage `to`: the runtime's `POST /v1/stage` (`by: "runtime"`), or the model's `next_stage`
+   * over MCP (`by: "llm_choice"`, `allowed` the stages the current one leads to by the model's choice: any other
+   * is refused `transition-not-allowed`, recorded). A move ends the stage-scoped grants (the session's) and is a
+   * `stage` record in the audit of the stage entered; an unwritable record refuses nothing already done.
+   */
+  moveStage(to: string, by: { readonly kind: "runtime" | "llm_choice"; readonly callId: string; readonly allowed?: readonly string[] }): StageMove {
+    const enf = this.#d.policy();
+    const from = this.currentStage(enf).stage.name;
+    const fields = { timestamp: Math.floor(this.#d.clock() / 1000), agent_id: this.#d.runName, call_id: by.callId, tool_name: by.kind === "llm_choice" ? "next_stage" : "stage", from_stage: from };
+    if (by.allowed !== undefined && !by.allowed.includes(to)) {
+      this.#ledger.record({ ...fields, stage: from, decision: "deny", decision_source: "transition", code: "transition-not-allowed" });
+      return { ok: false, code: "transition-not-allowed", message: buildRefusalMessage("transition-not-allowed", to, from, by.allowed.join(", ")) };
+    }
+    const index = findStageIndex(enf.runPolicy, to);
+    if (index === -1) return { ok: false, code: "unknown-stage", message: buildRefusalMessage("unknown-stage", to) };
+    const changed = this.#d.session.setStage(index);
+    if (changed) this.#ledger.record({ ...fields, stage: to, decision: "stage", decision_source: by.kind });
+    return { ok: true, stage: to, index, changed };
   }
 
   /** Decides (and for file tools and shell, executes) one call. A retried id returns the call's current answer. */

@@ -1,7 +1,7 @@
 // The context endpoints (labels are assigned here, never by the caller), the stage, the runtime's warnings, and the
 // prompts: listed for everyone, answered over HTTP only standalone and only with the approval token.
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import { findStageIndex } from "../core/enforcement.ts";
 import type { SidecarAppDeps } from "./app.ts";
 import { hasBearer } from "./request-guard.ts";
 import {
@@ -62,10 +62,15 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
   app.post("/v1/stage", async (req, reply) => {
     const body = StageBodySchema.safeParse(req.body);
     if (!body.success) return refuse(reply, invalid(formatZodIssue(body.error)));
-    const index = findStageIndex(deps.policy.current().runPolicy, body.data.stage);
-    if (index === -1) return refuse(reply, refusal("unknown-stage", body.data.stage));
-    const changed = session.setStage(index);
-    return { stage: body.data.stage, index, changed };
+    const moved = deps.service.moveStage(body.data.stage, { kind: "runtime", callId: `stage-${randomUUID()}` });
+    if (!moved.ok) return refuse(reply, { code: moved.code, message: moved.message });
+    return { stage: moved.stage, index: moved.index, changed: moved.changed };
+  });
+
+  // Where the run is: the stage, its index and its edges (an adapter that runs a client once per stage reads it).
+  app.get("/v1/stage", async () => {
+    const { index, stage } = deps.service.currentStage();
+    return { stage: stage.name, index, ...(stage.transitions === undefined ? {} : { transitions: stage.transitions }) };
   });
 
   app.post("/v1/warnings", async (req, reply) => {

@@ -2,7 +2,7 @@
 // refusal is `isError: true` with the upstream message the model must see, never an empty success. What a
 // machine needs rides in `_meta` under the sidecar's own keys (src/api/mcp-meta.ts): on an allow the label and
 // the taint after it, on a refusal the `/v1` code and the audit's decision source.
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { LABEL_META_KEY, REFUSAL_META_KEY, type RefusalMeta } from "../../api/mcp-meta.ts";
 import type { CallOutcome } from "../core/call-outcomes.ts";
 import type { Level } from "../../policy/levels.ts";
@@ -16,7 +16,7 @@ export function buildTextResult(text: string, isError: boolean, meta?: LabelMeta
 }
 
 /** A refusal: the message as the content, the code (and decision source, when one was recorded) in `_meta`. */
-function buildRefusalResult(message: string, refusal: RefusalMeta): CallToolResult {
+export function buildRefusalResult(message: string, refusal: RefusalMeta): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true, _meta: { [REFUSAL_META_KEY]: refusal } };
 }
 

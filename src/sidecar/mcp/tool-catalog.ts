@@ -2,7 +2,7 @@
 // `submit_output`) that the current stage offers, each with its JSON Schema and honest annotations. Tools a
 // `/v1` runtime executes itself (web, context, todo tools) are not offered: an MCP client has no way to run a
 // tool it called and report the result.
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import { describeBuiltinTool, listBuiltinToolSpecs, type BuiltinToolSpec } from "../../api/tools.ts";
 import { TOOL_ALIASES } from "../../policy/permissions.ts";
 import { isToolOffered } from "../core/call-inputs.ts";
@@ -17,7 +17,7 @@ import type { GatewayTool, ToolGateway } from "../core/tool-gateway.ts";
  */
 function toListedGatewayTool(t: GatewayTool): Tool {
   return {
-    name: t.name, inputSchema: t.tool.inputSchema,
+    name: t.name, inputSchema: t.tool.inputSchema as Tool["inputSchema"], // JSON from the v1 client: the same wire shape
     ...(t.tool.description === undefined ? {} : { description: t.tool.description }),
     annotations: { ...(t.tool.annotations?.title === undefined ? {} : { title: t.tool.annotations.title }), openWorldHint: true },
   };

@@ -13,8 +13,11 @@ export interface DecisionRecord {
   readonly call_id: string;
   readonly tool_name: string;
   readonly stage: string;
-  /** `resume`: not a tool call, the switch to a resumed run's re-resolved grants (`read_paths_resumed`). */
-  readonly decision: "allow" | "deny" | "ask" | "resume";
+  /**
+   * `resume`: not a tool call, the switch to a resumed run's re-resolved grants (`read_paths_resumed`). `stage`:
+   * the run entered `stage` from `from_stage` (recorded in the audit of the stage entered).
+   */
+  readonly decision: "allow" | "deny" | "ask" | "resume" | "stage";
   readonly decision_source: string;
   readonly code?: string;
   /** The paths as requested (never file contents). */
@@ -39,6 +42,8 @@ export interface DecisionRecord {
     readonly removed: readonly string[];
     readonly allow_blueprint_read_paths: boolean;
   };
+  /** On a `stage` record, and on the refusal of a transition: the stage left (or not left). */
+  readonly from_stage?: string;
   /** On a seed record (`tool_name: "seed"`): which region, which form, and what it read or ran (never contents). */
   readonly seed?: SeedAuditFields;
 }
