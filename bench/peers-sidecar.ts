@@ -68,7 +68,7 @@ async function startPinned(cmd: string, args: string[], cpu: number | undefined,
 function writeConfigs(tree: EntryTree): string {
   const list = `[${tree.entries.map((e) => `'${e}'`).join(", ")}]`;
   writeFileSync(join(tree.root, "agent.leviath"), `[agent]\nname = 'bench'\n[read_paths]\nallow = ${list}\n[security]\ntaint_tracking = true\n`);
-  writeFileSync(join(tree.root, "config.toml"), `[tool_permissions]\nread_file = 'allow'\nhttp_post = 'allow'\n[agent_read_paths.bench]\nallow = ${list}\n`);
+  writeFileSync(join(tree.root, "config.toml"), `[tool_permissions]\nread_file = 'allow'\nhttp_post = 'allow'\nfetch = 'allow'\n[agent_read_paths.bench]\nallow = ${list}\n`);
   const expand = (p: string) => p.replace(/^~/, tree.home);
   const entries = tree.entries.map((e) => {
     if (e.startsWith("glob:")) return { kind: "glob", pattern: expand(e.slice(5)) };
@@ -85,7 +85,9 @@ function contenders(tree: EntryTree, peers: PeerBinaries, opaData: string, nodeE
   const file = (i: number) => tree.files[((i % tree.files.length) + tree.files.length) % tree.files.length]!;
   const sidecarBody = (call: string) => (i: number) => call === "read_file"
     ? `{"id":"r${i}-${Math.random()}","tool":"read_file","args":{"path":"${file(i)}"}}`
-    : `{"id":"p${i}-${Math.random()}","tool":"http_post","args":{"url":"${POST_URL}"}}`;
+    // `fetch`: upstream's outbound tool that the sidecar decides and hands back (`run`), classified and targeted as
+    // http_post is; http_post itself is now sent by the sidecar, which would time the network, not the decision.
+    : `{"id":"p${i}-${Math.random()}","tool":"fetch","args":{"url":"${POST_URL}"}}`;
   const opaBody = (call: string) => (i: number) => call === "read_file"
     ? `{"input":{"tool":"read_file","args":{"path":"${file(i)}"},"taint":"public"}}`
     : `{"input":{"tool":"http_post","args":{"url":"${POST_URL}"},"taint":"public"}}`;

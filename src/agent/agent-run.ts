@@ -124,6 +124,8 @@ async function enterAndRunStage(deps: RunDeps, stage: StagePlan, first: boolean)
   if (!first) conversation.addUser(`Stage '${stage.name}' begins.`);
   const offered = await deps.tools.listTools(stage);
   transcript.line(`[run] tools offered: ${offered.map((t) => t.name).join(", ") || "none"}`);
+  const unexecuted = (stage.toolNames ?? []).filter((n) => !offered.some((t) => t.name === n));
+  if (unexecuted.length > 0) transcript.line(`[run] not offered, nothing executes them (neither the sidecar nor an MCP server of the policy): ${unexecuted.join(", ")}`);
   return runStage(stage, offered, { conversation, tools: deps.tools, link, transcript, providers: deps.providers, ...(deps.signal ? { signal: deps.signal } : {}) });
 }
 

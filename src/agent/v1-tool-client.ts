@@ -18,11 +18,14 @@ function toOutcome(a: ClientAnswer): ToolOutcome {
   return { decision: "run", content: `[error] Tool '${a.tool}' has no implementation in leviath agent (reach it through an MCP server of the policy)`, isError: true };
 }
 
-/** The tools of a stage as /v1 knows them: its names (or the defaults), submit_output in an output stage. */
+/**
+ * The tools of a stage as /v1 knows them: its names (or the defaults), submit_output in an output stage, each one
+ * the sidecar executes; the names nothing would execute are left out (the transcript names them).
+ */
 export function listV1Tools(stage: Parameters<ToolClient["listTools"]>[0]): ToolSpec[] {
   const names = stage.toolNames ?? [...DEFAULT_STAGE_TOOLS];
   const all = stage.output !== undefined && !names.includes(RESULT_TOOL) ? [...names, RESULT_TOOL] : names;
-  return all.map(describeTool);
+  return all.flatMap((name) => describeTool(name) ?? []);
 }
 
 /** A /v1 tool client over the sidecar's client (its runtime token set). */

@@ -106,6 +106,8 @@ export const PolicySecuritySchema = z.strictObject({
   allowBlueprintPermissions: z.boolean().default(false).describe("Let a blueprint's toolPermissions loosen where the policy sets nothing (upstream's allow_blueprint_permissions)."),
   allowBlueprintSafeCommands: z.boolean().default(false).describe("Honour a blueprint's safeCommands."),
   allowSeedCommands: z.boolean().default(true).describe("Let blueprint seeds run commands (upstream's allow_seed_commands)."),
+  allowLocalNetwork: z.boolean().default(false)
+    .describe("Let web_fetch, http_get and http_post reach loopback, private, link-local and other local addresses (upstream's allow_local_network); off by default, checked on every address connected to."),
 }).describe("Upstream config.toml's [security].");
 
 /** `[limits]` of config.toml that the operator and sidecar use. */
@@ -113,6 +115,7 @@ export const PolicyLimitsSchema = z.strictObject({
   interactionTimeoutSeconds: z.number().int().min(0).default(3600).describe("How long a prompt waits for an answer before it is denied."),
   defaultMaxIterations: z.number().int().min(1).default(50).describe("Model turns per stage when the stage sets no max_iterations."),
   shellTimeoutSeconds: z.number().int().min(1).default(60).describe("Longest a shell command may run."),
+  httpTimeoutSeconds: z.number().int().min(1).max(600).default(30).describe("Longest one request of web_fetch, http_get or http_post may take, redirects included (upstream's script_http_timeout_secs)."),
 }).describe("Upstream config.toml's [limits] that the operator and sidecar use.");
 
 /** `[safe_commands]` of config.toml: the shell commands covered without prompting (here: the ones a seed may run). */
@@ -194,11 +197,11 @@ export const LeviathPolicySpecSchema = z.strictObject({
     .describe("Tool permissions per Agent, keyed by namespace/name (upstream's [agent_tool_permissions.<name>])."),
   readPaths: ReadPathGrantsSchema.default({ global: [], perAgent: {}, allowBlueprintReadPaths: false }),
   security: PolicySecuritySchema.default({
-    taintTracking: false, allowBlueprintPermissions: false, allowBlueprintSafeCommands: false, allowSeedCommands: true,
+    taintTracking: false, allowBlueprintPermissions: false, allowBlueprintSafeCommands: false, allowSeedCommands: true, allowLocalNetwork: false,
   }),
   taint: TaintPolicySchema.default({ allowlist: [], rules: [], toolOverrides: {} }),
   safeCommands: PolicySafeCommandsSchema.default({ shell: [] }),
-  limits: PolicyLimitsSchema.default({ interactionTimeoutSeconds: 3600, defaultMaxIterations: 50, shellTimeoutSeconds: 60 }),
+  limits: PolicyLimitsSchema.default({ interactionTimeoutSeconds: 3600, defaultMaxIterations: 50, shellTimeoutSeconds: 60, httpTimeoutSeconds: 30 }),
   ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false, workspaceClaims: [] }),
   networkEnforcement: NetworkEnforcementSchema.optional(),
   mcpServers: z.array(McpServerSchema).refine((s) => new Set(s.map((x) => x.name)).size === s.length, { message: "two MCP servers have the same name" }).default([]).describe("MCP servers every Run reaches through its sidecar, each call taint-gated."),

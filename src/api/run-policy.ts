@@ -75,6 +75,11 @@ export const RunPolicySchema = z.strictObject({
     interactionTimeoutSeconds: z.number().int().min(0),
     shellTimeoutSeconds: z.number().int().min(1),
   }),
+  /** The HTTP tools the sidecar runs: whether they may reach local addresses, and how long one request may take. Absent (an older snapshot): neither local nor over 30 s. */
+  outbound: z.strictObject({
+    allowLocalNetwork: z.boolean(),
+    timeoutSeconds: z.number().int().min(1),
+  }).default({ allowLocalNetwork: false, timeoutSeconds: 30 }),
   pinned: z.strictObject({
     agentGeneration: z.number().int().optional(),
     policyGeneration: z.number().int().optional(),

@@ -28,6 +28,7 @@ const BEFORE: Readonly<Record<string, { status?: number; source?: string }>> = {
   "workspace-missing": { status: 403, source: "workdir" },
   "path-changed": { status: 403, source: "path_changed" },
   "hard-link": { status: 403, source: "hard_link" },
+  "local-address": { status: 403, source: "local_network" },
   "client-gave-up": { status: 403, source: "client_gave_up" },
   "pending-full": { status: 503, source: "pending_full" },
   "audit-failed": { status: 503, source: "audit_failed" },

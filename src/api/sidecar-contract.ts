@@ -16,7 +16,8 @@ import { MAX_READ_FILES } from "./tools.ts";
  */
 export type RefusalSource =
   | "permission_deny" | "approval_unavailable" | "user_declined" | "user_denied" | "auto_block" | "read_path" | "workdir"
-  | "path_changed" | "hard_link" | "tool_unavailable" | "invalid_arguments" | "audit_failed" | "client_gave_up" | "pending_full";
+  | "path_changed" | "hard_link" | "tool_unavailable" | "invalid_arguments" | "audit_failed" | "client_gave_up" | "pending_full"
+  | "local_network";
 
 /**
  * What kind of refusal: the request is malformed (`invalid`), a check said no (`refused`), it clashes with what
@@ -76,6 +77,10 @@ export const REFUSALS = {
   "hard-link": {
     source: "hard_link", outcome: "refused", status: 403,
     message: (request: string, links: number) => `[error] '${request}' is a file with ${links} hard links; files with more than one name are never read or written (their other names may be outside every allowed path)`,
+  },
+  "local-address": {
+    source: "local_network", outcome: "refused", status: 403,
+    message: (tool: string, host: string, address: string) => `[denied] Tool '${tool}': '${host}' resolves to ${address}, a local address, and this policy does not allow local network access (allowLocalNetwork); nothing was sent there.`,
   },
   "client-gave-up": { source: "client_gave_up", outcome: "refused", status: 403, message: (tool: string) => `[denied] Tool '${tool}' was not run: its client had stopped waiting for the answer.` },
   "pending-full": {

@@ -4,6 +4,7 @@
 // from this table: adding a built-in tool is one entry here (plus an executor if the sidecar runs it).
 import { z } from "zod";
 import type { LevelName, Permission } from "./common.ts";
+import { hasControlChar, parseOutboundUrl } from "./outbound-url.ts";
 import { MAX_RESULT_BYTES } from "./status.ts";
 
 /** Which way a tool moves data; only `outbound` tools are ever gated. */
@@ -24,8 +25,11 @@ export interface ToolClassification {
  */
 export type TargetKind = "url_host" | "none" | "recipient_or_channel";
 
-/** Who runs a call: the sidecar (on files, in the sandbox's shell, or as the Run's result), or the runtime. */
-export type ExecutorKind = "file" | "shell" | "result" | "runtime";
+/**
+ * Who runs a call: the sidecar (on files, in the sandbox's shell, over HTTP from its own container, or as the Run's
+ * result), or the runtime.
+ */
+export type ExecutorKind = "file" | "shell" | "http" | "result" | "runtime";
 
 /** A metric class narrower than the tool's direction (the others are counted by direction). */
 export type ToolMetricClass = "file_read" | "file_write" | "shell";
@@ -103,6 +107,34 @@ const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false,
 
 const path = z.string().describe("The file's path (a relative path resolves against the workdir)");
 
+/** The URL of an outbound built-in, read by parseOutboundUrl: the normalised href is what is decided on and fetched. */
+const url = z.string().describe("An absolute http or https URL (no user:password@)").transform((text, ctx) => {
+  const parsed = parseOutboundUrl(text);
+  if (parsed.ok) return parsed.href;
+  ctx.addIssue({ code: "custom", message: parsed.reason });
+  return z.NEVER;
+});
+
+/** Most request headers an HTTP tool sends. */
+export const MAX_REQUEST_HEADERS = 32;
+/** Headers the sidecar sets itself (framing, the host the gate decided on, hop-by-hop): a call never names them. */
+const RESERVED_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "expect"]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
+const headers = z.record(z.string(), z.string()).optional().describe("Request headers (name: value)").superRefine((h, ctx) => {
+  const names = Object.keys(h ?? {});
+  if (names.length > MAX_REQUEST_HEADERS) ctx.addIssue({ code: "custom", message: `at most ${MAX_REQUEST_HEADERS} headers` });
+  for (const [name, value] of Object.entries(h ?? {})) {
+    if (!HEADER_NAME.test(name)) ctx.addIssue({ code: "custom", message: `'${name.slice(0, 64)}' is not a header name` });
+    else if (RESERVED_HEADERS.has(name.toLowerCase()) || name.toLowerCase().startsWith("proxy-")) ctx.addIssue({ code: "custom", message: `the header '${name}' is set by the sidecar, never by a call` });
+    else if (value.length > 4096 || hasControlChar(value, false)) ctx.addIssue({ code: "custom", message: `the value of '${name}' holds a control character or passes 4096 characters` });
+  }
+});
+
+// Not read-only: a GET's URL can carry data out as well as a POST's body (the gate treats both as outbound).
+const OUTBOUND_GET: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+
+const OUTBOUND_NOTE = "The body comes back as text (status and headers first), cut at 900 KB; a redirect is followed only on the same host. It can carry data out, so it is taint-gated.";
+
 const runtime = (classification: ToolClassification, permission: "allow" | "ask", more: Partial<RuntimeToolEntry> = {}): RuntimeToolEntry =>
   ({ executor: "runtime", classification, permission, ...more });
 
@@ -149,10 +181,23 @@ export const BUILTIN_TOOLS = {
     description: `Hand over the run's final answer (at most ${MAX_RESULT_BYTES.toLocaleString("en")} bytes); call it once the answer is complete. It leaves the machine, so it is taint-gated like any outbound call.`,
     args: z.object({ output: z.string().describe("The final answer") }),
   },
+  web_fetch: {
+    executor: "http", classification: OUTBOUND, permission: "ask", target: "url_host", blueprintMayAllow: true, annotations: OUTBOUND_GET,
+    description: `Fetch a web page (GET) from the sidecar. ${OUTBOUND_NOTE}`,
+    args: z.object({ url }),
+  },
+  http_get: {
+    executor: "http", classification: OUTBOUND, permission: "ask", target: "url_host", annotations: OUTBOUND_GET,
+    description: `Send an HTTP GET with optional headers. ${OUTBOUND_NOTE}`,
+    args: z.object({ url, headers }),
+  },
+  http_post: {
+    executor: "http", classification: OUTBOUND, permission: "ask", target: "url_host",
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    description: `Send an HTTP POST with a body (sent as JSON when it parses as JSON, else as text, unless a content-type header says otherwise). ${OUTBOUND_NOTE}`,
+    args: z.object({ url, body: z.string().describe("The request body"), headers }),
+  },
   web_search: runtime(OUTBOUND, "ask", { target: "none", blueprintMayAllow: true }),
-  web_fetch: runtime(OUTBOUND, "ask", { target: "url_host", blueprintMayAllow: true }),
-  http_get: runtime(OUTBOUND, "ask", { target: "url_host" }),
-  http_post: runtime(OUTBOUND, "ask", { target: "url_host" }),
   fetch: runtime(OUTBOUND, "ask", { target: "url_host" }),
   install_tool: runtime(LOCAL, "ask"),
   edit_document: runtime(LOCAL, "allow"),

@@ -17,6 +17,7 @@ const SECURITY_MAPPED: Record<string, string> = {
   allow_blueprint_permissions: "allowBlueprintPermissions",
   allow_blueprint_safe_commands: "allowBlueprintSafeCommands",
   allow_seed_commands: "allowSeedCommands",
+  allow_local_network: "allowLocalNetwork",
 };
 /** The keys of `[security]` the operator carries. */
 const SECURITY_CARRIED = ["read_paths", "allow_blueprint_read_paths", "taint_tracking", ...Object.keys(SECURITY_MAPPED)];
@@ -24,6 +25,7 @@ const LIMITS_MAPPED: Record<string, string> = {
   interaction_timeout_secs: "interactionTimeoutSeconds",
   default_max_iterations: "defaultMaxIterations",
   script_shell_timeout_secs: "shellTimeoutSeconds",
+  script_http_timeout_secs: "httpTimeoutSeconds",
 };
 
 function issueAt(doc: TomlDoc, table: string[], key: string | undefined, message: string): LoadIssue {

@@ -32,6 +32,7 @@ export const DECISION_SOURCES = [
   "client_gave_up",
   "pending_full",
   "hard_link",
+  "local_network",
 ] as const;
 /** A decision-source label value. */
 export type DecisionSourceLabel = (typeof DECISION_SOURCES)[number];
@@ -53,6 +54,9 @@ export type ApprovalOutcome = "allowed" | "denied" | "expired";
 export type ShellExecutorLabel = "local" | "pod_exec";
 /** How a shell command ended. */
 export type ShellOutcome = "exited" | "timed_out" | "capped" | "failed";
+
+/** How a call of an HTTP tool ended (sidecar/executors/http-tools.ts). */
+export type HttpToolOutcomeLabel = "ok" | "http_error" | "truncated" | "oversized" | "not_text" | "redirect_refused" | "timed_out" | "failed" | "local_refused";
 
 /** The seed forms the sidecar fills (`POST /v1/seeds`). */
 export const SEED_FORMS = ["files", "glob", "rhai", "command"] as const;
@@ -82,6 +86,8 @@ export interface SidecarMetrics {
   shell(executor: ShellExecutorLabel, outcome: ShellOutcome): void;
   /** Counts a call the MCP gateway carried, by the server's policy name (a closed set: the admin's list). */
   mcpCall(server: string, outcome: "ok" | "error"): void;
+  /** Counts one request of an HTTP tool the sidecar ran (web_fetch, http_get, http_post), by how it ended. */
+  httpTool(tool: string, outcome: HttpToolOutcomeLabel): void;
   /** Counts one seed resolution. */
   seed(form: SeedFormLabel, outcome: SeedOutcomeLabel): void;
 }
@@ -121,6 +127,10 @@ export function createSidecarMetrics(): SidecarMetrics {
   const auditErrors = new Counter({ name: "leviath_sidecar_audit_write_errors_total", help: "Audit records that could not be written (the call was refused)", registers });
   const shell = new Counter({ name: "leviath_sidecar_shell_commands_total", help: "Shell commands run, by executor and outcome", labelNames: ["executor", "outcome"], registers });
   const mcpCalls = new Counter({ name: "leviath_sidecar_mcp_gateway_calls_total", help: "Calls carried to the admin's MCP servers after every check allowed them, by server (its LeviathPolicy name) and outcome (ok, error)", labelNames: ["server", "outcome"], registers });
+  const httpTools = new Counter({
+    name: "leviath_sidecar_http_tool_calls_total", registers, labelNames: ["tool", "outcome"],
+    help: "Calls of web_fetch, http_get and http_post the sidecar ran after every check allowed them, by tool and outcome (ok, http_error, truncated, oversized, not_text, redirect_refused, timed_out, failed, local_refused)",
+  });
   const seeds = new Counter({ name: "leviath_sidecar_seeds_total", help: "Seed resolutions (POST /v1/seeds) by form (files, glob, rhai, command) and outcome (filled, refused, failed)", labelNames: ["form", "outcome"], registers });
   registerBuildInfo(registry, "leviath_build_info", "The running build of the Leviath sidecar: version and Node.js version labels, value 1");
   for (const prompt of APPROVAL_KINDS) pending.set({ prompt }, 0);
@@ -144,6 +154,7 @@ export function createSidecarMetrics(): SidecarMetrics {
     auditWriteError: () => auditErrors.inc(),
     shell: (executor, outcome) => shell.inc({ executor, outcome }),
     mcpCall: (server, outcome) => mcpCalls.inc({ server, outcome }),
+    httpTool: (tool, outcome) => httpTools.inc({ tool, outcome }),
     seed: (form, outcome) => seeds.inc({ form, outcome }),
   };
 }

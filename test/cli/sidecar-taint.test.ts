@@ -1,4 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answerAndWait, callTool, get, makeTempDir, metricValue, parseJsonLines, post, scrapeMetrics, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
@@ -17,9 +19,24 @@ function makeTree(name: string, config: string): { args: string[]; audit: string
   writeFileSync(join(dir, "work", "notes.md"), "notes\n");
   writeFileSync(join(dir, "agent.leviath"), `[agent]\nname = '${name}'\n[read_paths]\nallow = ['~/vault']\n[security]\ntaint_tracking = true\n`);
   writeFileSync(join(dir, "config.toml"), `[tool_permissions]\nshell = 'allow'\nhttp_post = 'allow'\nweb_fetch = 'deny'\n[agent_read_paths.${name}]\nallow = ['~/vault']\n${config}`);
-  writeFileSync(join(dir, "policy.toml"), "[[allowlist]]\ntool = 'http_post'\nto = ['*.example.com']\nmax_sensitivity = 'private'\n");
+  writeFileSync(join(dir, "policy.toml"), "[[allowlist]]\ntool = 'http_post'\nto = ['localhost']\nmax_sensitivity = 'private'\n");
   const args = ["--agent", join(dir, "agent.leviath"), "--config", join(dir, "config.toml"), "--policy", join(dir, "policy.toml"), "--workdir", join(dir, "work"), "--audit-dir", join(dir, "audit")];
   return { args, audit: join(dir, "audit"), run: name };
+}
+
+/** A local server that keeps the bodies posted to it. */
+async function startHookServer(): Promise<{ port: number; bodies: string[]; close: () => Promise<void> }> {
+  const bodies: string[] = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString("utf8")));
+    req.on("end", () => {
+      bodies.push(body);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { port: (server.address() as AddressInfo).port, bodies, close: () => new Promise((r) => server.close(() => r())) };
 }
 
 const env = (name: string) => ({ LEVIATH_HOME: join(root, name, "home") });
@@ -35,7 +52,7 @@ describe("interactive: a private read, a prompt, an eviction, a model copy, a se
   let sc: SidecarProcess;
   let tree: ReturnType<typeof makeTree>;
   beforeAll(async () => {
-    tree = makeTree("inter", "");
+    tree = makeTree("inter", "[security]\nallow_local_network = true\n");
     sc = await startSidecar([...tree.args, "--metrics-listen", "127.0.0.1:0"], { env: env("inter") });
   }, 60_000); // a sidecar start takes 10 s and more on a loaded machine
   afterAll(async () => {
@@ -99,15 +116,21 @@ describe("interactive: a private read, a prompt, an eviction, a model copy, a se
   });
 
   it("extracts targets: a target-scoped allowlist rule allows a live call, another host asks", async () => {
-    const ok = await callTool(sc, "http_post", { url: "https://api.example.com/hook", body: "x" }, "h1");
-    expect(ok.body).toEqual({ id: "h1", tool: "http_post", decision: "run", target: "api.example.com" });
-    expect(gateEvents(tree.audit, tree.run).at(-1)).toMatchObject({ tool_name: "http_post", allowed: true, decision_source: { AllowlistRule: { rule_index: 0 } } });
-    const ask = await callTool(sc, "http_post", { url: "https://evil.test/x" }, "h2");
-    expect(ask.status).toBe(202);
-    const once = await answerAndWait(sc, "gate-h2", "h2", "allowOnce");
-    expect(once.body).toMatchObject({ decision: "run", target: "evil.test" });
-    const reported = await post(`${sc.url}/v1/tool-calls/h2/result`, {});
-    expect(reported.body).toEqual({ id: "h2", entry: { region: "conversation", id: "h2" }, label: "public", taint: "private" });
+    // The sidecar sends it (a local server here: the tree's policy allows local addresses).
+    const hook = await startHookServer();
+    try {
+      const ok = await callTool(sc, "http_post", { url: `http://localhost:${hook.port}/hook`, body: "x" }, "h1");
+      expect(ok.body).toMatchObject({ id: "h1", tool: "http_post", decision: "allow", label: "public", taint: "private" });
+      expect(gateEvents(tree.audit, tree.run).at(-1)).toMatchObject({ tool_name: "http_post", allowed: true, decision_source: { AllowlistRule: { rule_index: 0 } } });
+      const ask = await callTool(sc, "http_post", { url: `http://127.0.0.1:${hook.port}/x`, body: "y" }, "h2");
+      expect(ask.status).toBe(202);
+      expect(hook.bodies).toEqual(["x"]);
+      const once = await answerAndWait(sc, "gate-h2", "h2", "allowOnce");
+      expect(once.body).toMatchObject({ decision: "allow", label: "public", taint: "private" });
+      expect(hook.bodies).toEqual(["x", "y"]);
+    } finally {
+      await hook.close();
+    }
   });
 
   it("a permission deny refuses before the gate, and counts land in the metrics and the status", async () => {

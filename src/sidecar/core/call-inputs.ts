@@ -52,12 +52,13 @@ export function isToolOffered(stage: RunStage, offered: ReadonlySet<string>, too
 }
 
 /**
- * The arguments checked against the tool's schema: file tools and shell; tools the runtime executes take any
- * object, and so does `submit_output` (an output that is not a string is stored as its JSON, see extractOutput).
+ * The arguments checked against the tool's schema: file tools, shell and the HTTP tools (whose `url` becomes the
+ * normalised href that is decided on and fetched); tools the runtime executes take any object, and so does
+ * `submit_output` (an output that is not a string is stored as its JSON, see extractOutput).
  */
 export function parseToolArgs(tool: string, args: Record<string, unknown>): { ok: true; value: Record<string, unknown> } | { ok: false; detail: string } {
   const entry = findBuiltinTool(tool);
-  const schema = entry?.executor === "file" || entry?.executor === "shell" ? entry.args : undefined;
+  const schema = entry?.executor === "file" || entry?.executor === "shell" || entry?.executor === "http" ? entry.args : undefined;
   if (schema === undefined) return { ok: true, value: args };
   const parsed = schema.safeParse(args);
   if (parsed.success) return { ok: true, value: parsed.data as Record<string, unknown> };

@@ -133,7 +133,7 @@ export class CallPipeline {
     const executor = this.#d.executors[key];
     const allowed = { decision: "allow" as const, source: rec.gateSource, at: this.#d.monotonicMs() };
     if (executor.records === "before" && !ledger.decided(rec, allowed)) return this.#auditFailed(rec);
-    const out = await executor.execute({ id: rec.id, tool: rec.tool, args: rec.args, stage, shellTimeoutSeconds: enf.runPolicy.limits.shellTimeoutSeconds, paths });
+    const out = await executor.execute({ id: rec.id, tool: rec.tool, args: rec.args, stage, shellTimeoutSeconds: enf.runPolicy.limits.shellTimeoutSeconds, outbound: enf.runPolicy.outbound, paths });
     switch (out.kind) {
       case "refused":
         return ledger.refuse(rec, out.code, out.message);

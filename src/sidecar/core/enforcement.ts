@@ -1,6 +1,7 @@
 // The run policy compiled for enforcement: read-path sets, the gate's overrides, allowlist and CEL rules, and
 // the per-tool result labels. Built once per (re)load; a policy that does not compile is never enforced.
 import type { RunMode, RunPolicy } from "../../api/run-policy.ts";
+import { findBuiltinTool } from "../../api/tools.ts";
 import { createRequire } from "node:module";
 import { compileRulesWith, EMPTY_RULE_SET, type CelLibrary, type CompiledRuleSet, type RuleSource } from "../../policy/cel-rules.ts";
 import { BUILTIN_CLASSIFICATIONS, buildResultLabelTable, type ClassificationOverride } from "../../policy/classification.ts";
@@ -57,12 +58,15 @@ function findReachablePrivatePath(policy: RunPolicy, read: ReadPathPolicy | null
 }
 
 /**
- * Every name the run can offer: the built-in tools, and each name the policy itself spells out (classification
- * overrides, stage tool lists, permission maps, `--allow`). Exact spellings only: `Shell` or `submit-output` is
- * none of these, so it is `[unavailable]` rather than an unknown tool the runtime might dispatch as `shell`.
+ * Every name the run can offer: the built-in tools (but the HTTP tools), and each name the policy itself spells out
+ * (classification overrides, stage tool lists, permission maps, `--allow`). Exact spellings only: `Shell` or
+ * `submit-output` is none of these, so it is `[unavailable]` rather than an unknown tool the runtime might dispatch
+ * as `shell`. The HTTP tools reach the network from the sidecar's own container: a stage without a tool list
+ * offers them only where the blueprint or the policy names them (upstream ships web_fetch with the agents that use it).
  */
 function offeredTools(policy: RunPolicy): Set<string> {
-  const tools = new Set<string>([...BUILTIN_CLASSIFICATIONS.keys(), ...Object.keys(policy.taint.toolOverrides), ...policy.launch.allow]);
+  const builtins = [...BUILTIN_CLASSIFICATIONS.keys()].filter((name) => findBuiltinTool(name)?.executor !== "http");
+  const tools = new Set<string>([...builtins, ...Object.keys(policy.taint.toolOverrides), ...policy.launch.allow]);
   const maps = [policy.toolPermissions.blueprint, policy.toolPermissions.ceiling, ...policy.stages.map((s) => s.toolPermissions ?? {})];
   for (const map of maps) for (const t of Object.keys(map)) if (t !== "*") tools.add(t);
   for (const stage of policy.stages) for (const t of [...(stage.availableTools ?? []), ...(stage.requiredTools ?? [])]) tools.add(t);

@@ -37,7 +37,7 @@ function setup(extra: Partial<ExecutorDeps> = {}) {
     shell: { label: "local", run: async (r) => (shellRuns.push(r), { exitCode: r.command === "slow" ? null : 3, stdout: "out\n", stderr: "", timedOut: r.command === "slow" }) },
     metrics, log: pino({ level: "silent" }), ...extra,
   });
-  const request = (tool: string, args: Record<string, unknown>, more: Partial<ExecutionRequest> = {}): ExecutionRequest => ({ id: "c1", tool, args, stage, shellTimeoutSeconds: 7, paths: undefined, ...more });
+  const request = (tool: string, args: Record<string, unknown>, more: Partial<ExecutionRequest> = {}): ExecutionRequest => ({ id: "c1", tool, args, stage, shellTimeoutSeconds: 7, outbound: { allowLocalNetwork: false, timeoutSeconds: 5 }, paths: undefined, ...more });
   const counter = async (name: string) => (await metrics.registry.getSingleMetric(name)!.get()).values;
   return { table, shellRuns, request, counter };
 }
@@ -46,13 +46,13 @@ describe("executor table", () => {
   it("picks an executor by the tool's executor kind, the gateway for its servers' names, else the runtime", () => {
     const gw = gateway([]);
     expect(["read_file", "write_file", "shell", "bash", "submit_output", "web_fetch", "docs__search", "other__x"].map((t) => pickExecutor(t, gw)))
-      .toEqual(["file", "file", "shell", "shell", "result", "runtime", "gateway", "runtime"]);
+      .toEqual(["file", "file", "shell", "shell", "result", "http", "gateway", "runtime"]);
     expect(pickExecutor("docs__search", undefined)).toBe("runtime");
   });
 
   it("records a file tool's allow after it runs, every other one before", () => {
     const { table } = setup();
-    expect(Object.fromEntries(Object.entries(table).map(([k, e]) => [k, e.records]))).toEqual({ file: "after", shell: "before", result: "before", runtime: "before", gateway: "before" });
+    expect(Object.fromEntries(Object.entries(table).map(([k, e]) => [k, e.records]))).toEqual({ file: "after", shell: "before", http: "before", result: "before", runtime: "before", gateway: "before" });
   });
 
   it("runs a file tool on the paths the decision resolved", async () => {
@@ -90,6 +90,6 @@ describe("executor table", () => {
     expect(await s.table.gateway.execute(s.request("docs__search", { q: "x" }))).toEqual({ kind: "done", result: "found it", isError: false });
     expect(calls).toEqual([["docs__search", { q: "x" }]]);
     expect((await s.counter("leviath_sidecar_mcp_gateway_calls_total")).map((v) => [v.labels["server"], v.labels["outcome"], v.value])).toEqual([["docs", "ok", 1]]);
-    expect(await s.table.runtime.execute(s.request("web_fetch", { url: "https://example.com" }))).toEqual({ kind: "handed-back" });
+    expect(await s.table.runtime.execute(s.request("web_search", { query: "x" }))).toEqual({ kind: "handed-back" });
   });
 });

@@ -1,5 +1,5 @@
 // What runs a call once its decision allowed it: one executor per executor kind of the built-in tool table
-// (src/api/tools.ts: `file`, `shell`, `result`, `runtime`) and one for the admin's MCP servers (`gateway`). A
+// (src/api/tools.ts: `file`, `shell`, `http`, `result`, `runtime`) and one for the admin's MCP servers (`gateway`). A
 // built-in the sidecar executes needs its entry there and its executor here; nothing else branches on the tool.
 import { findBuiltinTool, type ExecutorKind } from "../../api/tools.ts";
 import { buildRefusalMessage, type RecordedRefusalCode } from "../../api/sidecar-contract.ts";
@@ -9,6 +9,7 @@ import type { PathCheck } from "../../policy/call-paths.ts";
 import { extractOutput, type ResultSink } from "../core/run-result.ts";
 import type { ToolGateway } from "../core/tool-gateway.ts";
 import { executeFileTool, isFileTool, type FileToolArgs } from "./file-tools.ts";
+import { runHttpTool, type OutboundSettings } from "./http-tools.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "./shell.ts";
 
 /** An executor's key: a built-in's executor kind, or the gateway for a tool of an admin's MCP server. */
@@ -22,6 +23,8 @@ export interface ExecutionRequest {
   /** The current stage (where shell runs, what a result is stored under). */
   readonly stage: RunStage;
   readonly shellTimeoutSeconds: number;
+  /** What the policy says about the HTTP tools (local addresses, their deadline). */
+  readonly outbound: OutboundSettings;
   /** The paths as the decision resolved them: a file tool opens exactly these. */
   readonly paths: readonly PathCheck[] | undefined;
 }
@@ -122,9 +125,20 @@ function gatewayExecutor(d: ExecutorDeps): Executor {
   };
 }
 
+function httpExecutor(d: ExecutorDeps): Executor {
+  return {
+    records: "before",
+    async execute(req) {
+      const r = await runHttpTool({ tool: req.tool, args: req.args, outbound: req.outbound });
+      d.metrics.httpTool(req.tool, r.metric);
+      return r.outcome;
+    },
+  };
+}
+
 const runtimeExecutor: Executor = { records: "before", execute: async () => ({ kind: "handed-back" }) };
 
 /** The executors of one sidecar. */
 export function buildExecutorTable(deps: ExecutorDeps): ExecutorTable {
-  return { file: fileExecutor, shell: shellExecutor(deps), result: resultExecutor(deps), runtime: runtimeExecutor, gateway: gatewayExecutor(deps) };
+  return { file: fileExecutor, shell: shellExecutor(deps), http: httpExecutor(deps), result: resultExecutor(deps), runtime: runtimeExecutor, gateway: gatewayExecutor(deps) };
 }

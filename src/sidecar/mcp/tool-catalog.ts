@@ -1,7 +1,7 @@
-// What `tools/list` offers over MCP: the built-ins the sidecar itself executes (file tools, shell,
-// `submit_output`) that the current stage offers, each with its JSON Schema and honest annotations. Tools a
-// `/v1` runtime executes itself (web, context, todo tools) are not offered: an MCP client has no way to run a
-// tool it called and report the result.
+// What `tools/list` offers over MCP: the built-ins the sidecar itself executes (file tools, shell, the HTTP tools,
+// `submit_output`) that the current stage offers, each with its JSON Schema and honest annotations. Tools a `/v1`
+// runtime would execute itself (web_search, context, todo tools) are not offered: an MCP client has no way to run
+// a tool it called and report the result.
 import type { Tool } from "@modelcontextprotocol/server";
 import { describeBuiltinTool, listBuiltinToolSpecs, type BuiltinToolSpec } from "../../api/tools.ts";
 import { TOOL_ALIASES } from "../../policy/permissions.ts";
