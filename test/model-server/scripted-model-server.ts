@@ -3,6 +3,7 @@
 // from a script the test writes. Each request takes the next step of the script; every request is recorded.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { checkAnthropicRequest } from "./anthropic-request.ts";
 
 /** One scripted tool call; the id is generated when not given. */
 export interface ScriptedCall {
@@ -31,6 +32,14 @@ export interface RecordedRequest {
   readonly path: string;
   readonly headers: Record<string, string | string[] | undefined>;
   readonly body: Record<string, unknown>;
+  /** With `checkRequests`: why the real service would refuse it (then answered 400 and no step taken). */
+  readonly refused?: readonly string[];
+}
+
+/** How the server behaves beyond its script. */
+export interface ScriptedServerOptions {
+  /** Answer a Messages request the real API would refuse (anthropic-request.ts) with its 400, as the API does. */
+  readonly checkRequests?: boolean;
 }
 
 /** A running server. */
@@ -137,8 +146,13 @@ function writeHostile(step: Exclude<ScriptStep, { turn: unknown } | { status: nu
   sse(res, ['event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1}}}\n\n', "data: {not json\n\n", "data: [DONE]\n\n"]);
 }
 
+/** Why the real service would refuse the request, when the server checks requests (empty: it would take it). */
+function findRefusal(options: ScriptedServerOptions, protocol: RecordedRequest["protocol"], body: Record<string, unknown>, req: IncomingMessage): string[] {
+  return options.checkRequests === true && protocol === "anthropic" ? checkAnthropicRequest(body, req.headers) : [];
+}
+
 /** Starts a server on `host` (default loopback) replying from `script`, one step per request. */
-export async function startScriptedModelServer(script: readonly ScriptStep[], host = "127.0.0.1"): Promise<ScriptedModelServer> {
+export async function startScriptedModelServer(script: readonly ScriptStep[], host = "127.0.0.1", options: ScriptedServerOptions = {}): Promise<ScriptedModelServer> {
   const steps = [...script];
   const requests: RecordedRequest[] = [];
   let n = 0;
@@ -151,7 +165,12 @@ export async function startScriptedModelServer(script: readonly ScriptStep[], ho
         return;
       }
       const body = await readBody(req);
-      requests.push({ protocol, path, headers: req.headers, body });
+      const refused = findRefusal(options, protocol, body, req);
+      requests.push({ protocol, path, headers: req.headers, body, ...(refused.length > 0 ? { refused } : {}) });
+      if (refused.length > 0) {
+        res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: refused.join("; ") } }));
+        return;
+      }
       const step = steps.shift();
       n++;
       if (step === undefined) {

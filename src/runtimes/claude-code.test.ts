@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { buildClaudeCodeLaunch, readClaudeCodeAnswer } from "./claude-code.ts";
+import type { LaunchContext } from "./launch.ts";
+
+const TOKEN = "runtime-token-0123456789abcdef";
+const ctx = (over: Partial<LaunchContext> = {}): LaunchContext => ({
+  sidecarUrl: "http://127.0.0.1:7777",
+  token: TOKEN,
+  home: "/tmp",
+  workdir: "/workspace",
+  task: "Task: digest the notes",
+  toolTimeoutSeconds: 3660,
+  env: { PATH: "/app/bin:/usr/bin", ANTHROPIC_API_KEY: "sk-ant-1", KUBERNETES_SERVICE_HOST: "10.0.0.1", AWS_SECRET_ACCESS_KEY: "nope", HTTPS_PROXY: "http://proxy:3128" },
+  ...over,
+});
+
+describe("buildClaudeCodeLaunch", () => {
+  it("runs claude -p with the sidecar's MCP server alone, its own tools off and no permission prompt", () => {
+    const launch = buildClaudeCodeLaunch(ctx({ model: "claude-sonnet-4-6" }));
+    expect(launch.command).toBe("claude");
+    const flag = (name: string) => launch.args[launch.args.indexOf(name) + 1];
+    expect(launch.args).toEqual(expect.arrayContaining(["-p", "--bare", "--strict-mcp-config", "--no-session-persistence"]));
+    expect(flag("--tools")).toBe("");
+    expect(flag("--mcp-config")).toBe("/tmp/.leviath/claude-code/mcp.json");
+    expect(flag("--permission-mode")).toBe("dontAsk");
+    expect(flag("--permission-prompts")).toBe("none");
+    expect(flag("--allowedTools")).toBe("mcp__leviath");
+    expect(flag("--setting-sources")).toBe("user");
+    expect(flag("--output-format")).toBe("json");
+    expect(flag("--model")).toBe("claude-sonnet-4-6");
+    // The task goes on stdin (a command line holds 128 KiB per argument), the token only into the 0600 file.
+    expect(launch.stdin).toBe("Task: digest the notes");
+    expect(launch.args.join(" ")).not.toContain(TOKEN);
+    expect(Object.values(launch.env).join(" ")).not.toContain(TOKEN);
+    expect(launch.files).toEqual([{ path: "/tmp/.leviath/claude-code/mcp.json", content: expect.any(String) }]);
+    expect(JSON.parse(launch.files[0]!.content)).toEqual({ mcpServers: { leviath: { type: "http", url: "http://127.0.0.1:7777/mcp", headers: { Authorization: `Bearer ${TOKEN}` } } } });
+  });
+
+  it("gives the program exactly its environment: the credential and proxy passed on, nothing else of the container's", () => {
+    const { env } = buildClaudeCodeLaunch(ctx({ providerBaseUrl: "https://llm-gateway.internal" }));
+    expect(env).toEqual({
+      PATH: "/app/bin:/usr/bin",
+      HOME: "/tmp",
+      TMPDIR: "/tmp",
+      CLAUDE_CONFIG_DIR: "/tmp/.leviath/claude-code/config",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_BUG_COMMAND: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      CLAUDE_CODE_DISABLE_AUTO_MEMORY: "1",
+      CLAUDE_CODE_DISABLE_CLAUDE_MDS: "1",
+      MCP_TIMEOUT: "60000",
+      MCP_TOOL_TIMEOUT: "3660000",
+      ANTHROPIC_API_KEY: "sk-ant-1",
+      HTTPS_PROXY: "http://proxy:3128",
+      ANTHROPIC_BASE_URL: "https://llm-gateway.internal",
+    });
+    expect(buildClaudeCodeLaunch(ctx()).env).not.toHaveProperty("ANTHROPIC_BASE_URL");
+    expect(buildClaudeCodeLaunch(ctx()).args).not.toContain("--model");
+  });
+});
+
+describe("readClaudeCodeAnswer", () => {
+  it("takes the result of a successful run", () => {
+    const out = `${JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "the digest" })}\n`;
+    expect(readClaudeCodeAnswer(out)).toEqual({ ok: true, answer: "the digest" });
+  });
+
+  it.each([
+    ["", "claude printed no JSON result"],
+    ["not json", "claude printed no JSON result"],
+    ["{broken", "claude printed no JSON result"],
+    [JSON.stringify({ type: "assistant" }), "claude printed no JSON result"],
+    [JSON.stringify({ type: "result", subtype: "error_max_turns", is_error: true }), "claude ended with error_max_turns"],
+    [JSON.stringify({ type: "result", subtype: "success", is_error: true, result: "API Error: 401" }), "claude ended with success: API Error: 401"],
+  ])("refuses %j", (out, message) => {
+    expect(readClaudeCodeAnswer(out)).toEqual({ ok: false, message });
+  });
+});

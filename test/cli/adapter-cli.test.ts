@@ -1,0 +1,80 @@
+// `leviath adapter` as a process, where it must stop and say why: an unknown kind, a bad runtime.json, the client
+// missing from the image, the client failing against the model provider (the real Claude Code, pinned and
+// installed once into ~/.cache/leviath/clients). The termination log is what the Run's Completed condition shows.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { CLAUDE_CODE, ensureClient } from "../clients/install-client.ts";
+import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { runAdapter, type AdapterTree } from "./adapter-harness.ts";
+import { leviath } from "./run-cli.ts";
+import { makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+
+/** A standalone sidecar's tree and a runtime.json of an Agent of kind claude-code. */
+function makeTree(runtime: unknown = { agent: { runtime: { kind: "claude-code" } }, run: { task: "Digest the notes.", mode: "interactive" } }): AdapterTree & { sidecarArgs: string[] } {
+  const dir = makeTempDir("leviath-adapter-cli-");
+  const tree = { dir, work: join(dir, "work"), home: join(dir, "home"), runtimeConfig: join(dir, "runtime.json") };
+  mkdirSync(tree.work);
+  mkdirSync(tree.home);
+  writeFileSync(join(dir, "agent.leviath"), "[agent]\nname = 'digest'\n");
+  writeFileSync(tree.runtimeConfig, JSON.stringify(runtime));
+  return { ...tree, sidecarArgs: ["--agent", join(dir, "agent.leviath"), "--workdir", tree.work, "--audit-dir", join(dir, "audit"), "--run", "digest"] };
+}
+
+let clientBin = "";
+let sc: SidecarProcess | undefined;
+let model: ScriptedModelServer | undefined;
+beforeAll(() => {
+  clientBin = ensureClient(CLAUDE_CODE);
+}, 600_000);
+afterEach(async () => {
+  await sc?.stop();
+  await model?.close();
+  sc = undefined;
+  model = undefined;
+});
+
+describe("leviath adapter", { timeout: 120_000 }, () => {
+  it("tells the truth in --help and refuses a kind it has no adapter for", () => {
+    const help = leviath(["adapter", "--help"]);
+    expect(help.status).toBe(0);
+    for (const text of ["claude-code", "--interaction-timeout-seconds", "--runtime-config", "--termination-log"]) expect(help.stdout).toContain(text);
+    expect(leviath(["adapter"]).stderr).toContain("leviath adapter: name the runtime kind");
+    for (const kind of ["cursor", "leviath"]) {
+      const r = leviath(["adapter", kind]);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`no adapter for runtime kind '${kind}' (adapters: claude-code)`);
+    }
+    expect(leviath(["adapter", "claude-code", "--interaction-timeout-seconds", "soon"]).status).toBe(2);
+  });
+
+  it("fails with exit 2 on a runtime.json it cannot read, naming the field", async () => {
+    const tree = makeTree({ agent: {}, run: { mode: "sometimes" } });
+    model = await startScriptedModelServer([]);
+    const r = await runAdapter("claude-code", tree, { sc: { url: "http://127.0.0.1:9", runtimeTokenFile: join(tree.dir, "none") } as SidecarProcess, model, path: "/nonexistent" });
+    expect(r.code).toBe(2);
+    expect(r.termination).toMatch(/runtime\.json: run\.mode: /);
+  });
+
+  it("fails with exit 127 when the image has no client, saying what to install", async () => {
+    const tree = makeTree();
+    model = await startScriptedModelServer([]);
+    sc = await startSidecar(tree.sidecarArgs);
+    const r = await runAdapter("claude-code", tree, { sc, model, path: "/nonexistent" });
+    expect(r.code).toBe(127);
+    expect(r.termination).toBe("'claude' is not on the PATH: build the Agent's image on the runtime image with @anthropic-ai/claude-code installed (docs/runtimes.md)");
+    expect(model.requests).toEqual([]);
+  });
+
+  it("ends with the client's exit status and its reason when the provider refuses it, storing nothing", async () => {
+    const tree = makeTree();
+    const refusal = { status: 400, body: JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "model: not available to this key" } }) };
+    model = await startScriptedModelServer([refusal, refusal, refusal]);
+    sc = await startSidecar(tree.sidecarArgs);
+    const r = await runAdapter("claude-code", tree, { sc, model, path: `${clientBin}:${process.env["PATH"]}` });
+    expect(r.code).not.toBe(0);
+    expect(r.termination).toMatch(new RegExp(`^claude exited with code ${r.code}: .*model: not available to this key`));
+    expect(model.requests.length).toBeGreaterThan(0);
+    expect(sc.stderr()).not.toContain("submit_output");
+  });
+});
