@@ -66,12 +66,13 @@ export async function runAdapterCommand(argv: string[], io: CliIo): Promise<numb
   const [kind, extra] = positionals;
   if (kind === undefined) throw new UsageError("name the runtime kind");
   if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`);
-  const adapter = Object.hasOwn(RUNTIME_ADAPTERS, kind) ? RUNTIME_ADAPTERS[kind as keyof typeof RUNTIME_ADAPTERS] : undefined;
-  if (adapter === undefined) throw new UsageError(`no adapter for runtime kind '${kind}' (adapters: ${Object.keys(RUNTIME_ADAPTERS).join(", ")})`);
   const interaction = Number(v["interaction-timeout-seconds"] ?? "3600");
   if (!Number.isInteger(interaction) || interaction < 0) throw new UsageError(`--interaction-timeout-seconds '${v["interaction-timeout-seconds"]}' is not a whole number of seconds`);
   const abs = (p: string) => resolve(io.cwd, p);
   const say = createTerminationReport(io, abs(v["termination-log"] ?? "/dev/termination-log"), `leviath adapter ${kind}`);
+  // An Agent of a kind this image's CLI has no adapter for: the Run ends, and its condition says why.
+  const adapter = Object.hasOwn(RUNTIME_ADAPTERS, kind) ? RUNTIME_ADAPTERS[kind as keyof typeof RUNTIME_ADAPTERS] : undefined;
+  if (adapter === undefined) return say(2, `no adapter for runtime kind '${kind}' (adapters: ${Object.keys(RUNTIME_ADAPTERS).join(", ")})`);
   const loaded = loadRuntimeConfig(abs(v["runtime-config"] ?? io.env["LEVIATH_RUNTIME_CONFIG"] ?? DEFAULT_RUNTIME_CONFIG));
   if (!loaded.ok) return say(2, loaded.message);
   const { tokenFile, sidecarUrl } = readSidecarSettings(v, io.env);

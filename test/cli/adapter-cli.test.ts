@@ -1,7 +1,7 @@
 // `leviath adapter` as a process, where it must stop and say why: an unknown kind, a bad runtime.json, the client
 // missing from the image, the client failing against the model provider (the real Claude Code, pinned and
 // installed once into ~/.cache/leviath/clients). The termination log is what the Run's Completed condition shows.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CLAUDE_CODE, ensureClient } from "../clients/install-client.ts";
@@ -40,10 +40,12 @@ describe("leviath adapter", { timeout: 120_000 }, () => {
     expect(help.status).toBe(0);
     for (const text of ["claude-code", "--interaction-timeout-seconds", "--runtime-config", "--termination-log"]) expect(help.stdout).toContain(text);
     expect(leviath(["adapter"]).stderr).toContain("leviath adapter: name the runtime kind");
+    const termination = join(makeTempDir("leviath-adapter-kind-"), "termination-log");
     for (const kind of ["cursor", "leviath"]) {
-      const r = leviath(["adapter", kind]);
+      const r = leviath(["adapter", kind, "--termination-log", termination]);
       expect(r.status).toBe(2);
-      expect(r.stderr).toContain(`no adapter for runtime kind '${kind}' (adapters: claude-code)`);
+      expect(readFileSync(termination, "utf8")).toBe(`no adapter for runtime kind '${kind}' (adapters: claude-code)`);
+      expect(r.stderr).toContain(`leviath adapter ${kind}: no adapter for runtime kind '${kind}'`);
     }
     expect(leviath(["adapter", "claude-code", "--interaction-timeout-seconds", "soon"]).status).toBe(2);
   });

@@ -22,6 +22,11 @@ export function clientsDir(): string {
   return process.env["LEVIATH_CLIENTS_DIR"] ?? join(homedir(), ".cache", "leviath", "clients");
 }
 
+/** The npm arguments that install the client into `dir`: the same ones images/<name>/Containerfile runs. */
+export function buildInstallArgs(client: ClientPackage, dir: string): string[] {
+  return ["install", "--prefix", dir, "--no-audit", "--no-fund", "--save-exact", `${client.pkg}@${client.version}`];
+}
+
 /** Installs the client unless a finished install is there; returns the directory holding its executable. */
 export function ensureClient(client: ClientPackage, log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): string {
   const dir = join(clientsDir(), `${client.name}-${client.version}`);
@@ -31,7 +36,7 @@ export function ensureClient(client: ClientPackage, log: (line: string) => void 
   log(`clients: installing ${client.pkg}@${client.version} into ${dir} (once)`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  execFileSync("npm", ["install", "--prefix", dir, "--no-audit", "--no-fund", "--save-exact", `${client.pkg}@${client.version}`], { stdio: ["ignore", "inherit", "inherit"] });
+  execFileSync("npm", buildInstallArgs(client, dir), { stdio: ["ignore", "inherit", "inherit"] });
   if (!existsSync(join(bin, client.bin))) throw new Error(`${client.pkg}@${client.version} installed no ${client.bin} in ${bin}`);
   writeFileSync(stamp, `${client.pkg}@${client.version}\n`);
   return bin;
