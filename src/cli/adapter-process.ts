@@ -38,6 +38,8 @@ export interface ProgramExit {
   readonly stdout: string;
   /** The end of what it printed on stderr (all of which went on to this process's stderr). */
   readonly stderrTail: string;
+  /** The signal passed on to it, if one was (the kubelet's SIGTERM: a cancellation or the Run's deadline). */
+  readonly forwarded?: NodeJS.Signals;
   /** Set when it could not be started at all (ENOENT: not on the PATH). */
   readonly spawnError?: NodeJS.ErrnoException;
 }
@@ -47,7 +49,11 @@ const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIG
 /** Runs the launch's program in `cwd` with exactly its environment; stderr goes on to `stderr` as it comes. */
 export function runLaunch(launch: Launch, cwd: string, stderr: (text: string) => void): Promise<ProgramExit> {
   const child = spawn(launch.command, [...launch.args], { cwd, env: { ...launch.env }, stdio: ["pipe", "pipe", "pipe"] });
-  const forward = (signal: NodeJS.Signals) => void child.kill(signal);
+  let forwarded: NodeJS.Signals | undefined;
+  const forward = (signal: NodeJS.Signals) => {
+    forwarded ??= signal;
+    child.kill(signal);
+  };
   for (const s of FORWARDED) process.on(s, forward);
   const out: Buffer[] = [];
   let outBytes = 0;
@@ -63,9 +69,9 @@ export function runLaunch(launch: Launch, cwd: string, stderr: (text: string) =>
   child.stdin.on("error", () => undefined);
   child.stdin.end(launch.stdin ?? "");
   return new Promise((resolvePromise) => {
-    const done = (result: Omit<ProgramExit, "stdout" | "stderrTail">) => {
+    const done = (result: Omit<ProgramExit, "stdout" | "stderrTail" | "forwarded">) => {
       for (const s of FORWARDED) process.off(s, forward);
-      resolvePromise({ ...result, stdout: Buffer.concat(out).toString("utf8"), stderrTail: errTail });
+      resolvePromise({ ...result, stdout: Buffer.concat(out).toString("utf8"), stderrTail: errTail, ...(forwarded ? { forwarded } : {}) });
     };
     child.once("error", (err: NodeJS.ErrnoException) => done({ code: 127, signal: null, spawnError: err }));
     child.once("close", (code, signal) => done({ code: code ?? 128 + (SIGNAL_NUMBERS[signal ?? "SIGKILL"] ?? 9), signal }));

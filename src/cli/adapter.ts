@@ -143,7 +143,9 @@ function describeExit(adapter: RuntimeAdapter, exit: ProgramExit): string | unde
       ? `'${adapter.program}' is not on the PATH: build the Agent's image on the runtime image with ${adapter.installs} installed (docs/runtimes.md)`
       : `could not start '${adapter.program}': ${exit.spawnError.message}`;
   }
-  if (exit.signal !== null) return `${adapter.program} was ended by ${exit.signal}`;
+  const after = exit.forwarded ? ` after ${exit.forwarded} (the Run was cancelled or reached its deadline)` : "";
+  if (exit.signal !== null) return `${adapter.program} was ended by ${exit.signal}${after}`;
+  if (after !== "") return `${adapter.program} exited with code ${exit.code}${after}`;
   if (exit.code === 0) return undefined;
   const answer = adapter.readAnswer(exit.stdout);
   const why = exit.stderrTail.trim() || (answer.ok ? "" : answer.message);

@@ -79,4 +79,23 @@ describe("leviath adapter", { timeout: 120_000 }, () => {
     expect(model.requests.length).toBeGreaterThan(0);
     expect(sc.stderr()).not.toContain("submit_output");
   });
+
+  it("passes SIGTERM on to the client (a cancellation or the Run's deadline) and ends once the client has", async () => {
+    const tree = makeTree();
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    model = await startScriptedModelServer([{ turn: { text: "too late" }, after: held }]);
+    sc = await startSidecar(tree.sidecarArgs);
+    const server = model;
+    // SIGTERM once the client is waiting on the model: it is running, mid-request.
+    const asked = (async () => {
+      while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 100));
+    })();
+    const r = await runAdapter("claude-code", tree, { sc, model, path: `${clientBin}:${process.env["PATH"]}`, sigtermWhen: asked });
+    release();
+    expect(r.code).toBe(143);
+    // Claude Code handles SIGTERM itself and exits 143.
+    expect(r.termination).toBe("claude exited with code 143 after SIGTERM (the Run was cancelled or reached its deadline)");
+    expect(sc.stderr()).not.toContain("submit_output");
+  });
 });

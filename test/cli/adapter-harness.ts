@@ -20,7 +20,7 @@ export interface AdapterTree {
 export interface AdapterExit { code: number | null; stdout: string; stderr: string; termination: string }
 
 /** Runs `leviath adapter <kind>` against the sidecar and the model server, with `path` as its PATH. */
-export function runAdapter(kind: string, tree: AdapterTree, parts: { sc: SidecarProcess; model: ScriptedModelServer; path: string }): Promise<AdapterExit> {
+export function runAdapter(kind: string, tree: AdapterTree, parts: { sc: SidecarProcess; model: ScriptedModelServer; path: string; sigtermWhen?: Promise<unknown> }): Promise<AdapterExit> {
   const termination = join(tree.dir, "termination-log");
   const proc = spawn(process.execPath, [repo("bin/leviath"), "adapter", kind, "--runtime-config", tree.runtimeConfig, "--termination-log", termination, "--credentials-dir", join(tree.dir, "no-credentials")], {
     cwd: tree.work,
@@ -34,6 +34,7 @@ export function runAdapter(kind: string, tree: AdapterTree, parts: { sc: Sidecar
   let stderr = "";
   proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  void parts.sigtermWhen?.then(() => proc.kill("SIGTERM"));
   const read = () => { try { return readFileSync(termination, "utf8"); } catch { return ""; } };
   return new Promise((resolve) => proc.once("exit", (code) => resolve({ code, stdout, stderr, termination: read() })));
 }
