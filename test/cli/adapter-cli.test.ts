@@ -3,10 +3,10 @@
 // installed once into ~/.cache/leviath/clients). The termination log is what the Run's Completed condition shows.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CLAUDE_CODE, ensureClient } from "../clients/install-client.ts";
-import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
-import { runAdapter, type AdapterTree } from "./adapter-harness.ts";
+import { describe, expect, it } from "vitest";
+import { CLAUDE_CODE } from "../clients/install-client.ts";
+import { startScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { runAdapter, useClientParts, type AdapterTree } from "./adapter-harness.ts";
 import { leviath } from "./run-cli.ts";
 import { makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
@@ -21,18 +21,7 @@ function makeTree(runtime: unknown = { agent: { runtime: { kind: "claude-code" }
   return { ...tree, sidecarArgs: ["--agent", join(dir, "agent.leviath"), "--workdir", tree.work, "--audit-dir", join(dir, "audit"), "--run", "digest"] };
 }
 
-let clientBin = "";
-let sc: SidecarProcess | undefined;
-let model: ScriptedModelServer | undefined;
-beforeAll(() => {
-  clientBin = ensureClient(CLAUDE_CODE);
-}, 600_000);
-afterEach(async () => {
-  await sc?.stop();
-  await model?.close();
-  sc = undefined;
-  model = undefined;
-});
+const parts = useClientParts(CLAUDE_CODE);
 
 describe("leviath adapter", { timeout: 120_000 }, () => {
   it("tells the truth in --help and refuses a kind it has no adapter for", () => {
@@ -52,7 +41,7 @@ describe("leviath adapter", { timeout: 120_000 }, () => {
 
   it("fails with exit 2 on a runtime.json it cannot read, naming the field", async () => {
     const tree = makeTree({ agent: {}, run: { mode: "sometimes" } });
-    model = await startScriptedModelServer([]);
+    const model = parts.model = await startScriptedModelServer([]);
     const r = await runAdapter("claude-code", tree, { sc: { url: "http://127.0.0.1:9", runtimeTokenFile: join(tree.dir, "none") } as SidecarProcess, model, path: "/nonexistent" });
     expect(r.code).toBe(2);
     expect(r.termination).toMatch(/runtime\.json: run\.mode: /);
@@ -60,8 +49,8 @@ describe("leviath adapter", { timeout: 120_000 }, () => {
 
   it("fails with exit 127 when the image has no client, saying what to install", async () => {
     const tree = makeTree();
-    model = await startScriptedModelServer([]);
-    sc = await startSidecar(tree.sidecarArgs);
+    const model = parts.model = await startScriptedModelServer([]);
+    const sc = parts.sc = await startSidecar(tree.sidecarArgs);
     const r = await runAdapter("claude-code", tree, { sc, model, path: "/nonexistent" });
     expect(r.code).toBe(127);
     expect(r.termination).toBe("'claude' is not on the PATH: build the Agent's image on the runtime image with @anthropic-ai/claude-code installed (docs/runtimes.md)");
@@ -71,9 +60,9 @@ describe("leviath adapter", { timeout: 120_000 }, () => {
   it("ends with the client's exit status and its reason when the provider refuses it, storing nothing", async () => {
     const tree = makeTree();
     const refusal = { status: 400, body: JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "model: not available to this key" } }) };
-    model = await startScriptedModelServer([refusal, refusal, refusal]);
-    sc = await startSidecar(tree.sidecarArgs);
-    const r = await runAdapter("claude-code", tree, { sc, model, path: `${clientBin}:${process.env["PATH"]}` });
+    const model = parts.model = await startScriptedModelServer([refusal, refusal, refusal]);
+    const sc = parts.sc = await startSidecar(tree.sidecarArgs);
+    const r = await runAdapter("claude-code", tree, { sc, model, path: `${parts.bin}:${process.env["PATH"]}` });
     expect(r.code).not.toBe(0);
     expect(r.termination).toMatch(new RegExp(`^claude exited with code ${r.code}: .*model: not available to this key`));
     expect(model.requests.length).toBeGreaterThan(0);
@@ -84,14 +73,13 @@ describe("leviath adapter", { timeout: 120_000 }, () => {
     const tree = makeTree();
     let release = () => undefined as void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    model = await startScriptedModelServer([{ turn: { text: "too late" }, after: held }]);
-    sc = await startSidecar(tree.sidecarArgs);
-    const server = model;
+    const model = parts.model = await startScriptedModelServer([{ turn: { text: "too late" }, after: held }]);
+    const sc = parts.sc = await startSidecar(tree.sidecarArgs);
     // SIGTERM once the client is waiting on the model: it is running, mid-request.
     const asked = (async () => {
-      while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 100));
+      while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 100));
     })();
-    const r = await runAdapter("claude-code", tree, { sc, model, path: `${clientBin}:${process.env["PATH"]}`, sigtermWhen: asked });
+    const r = await runAdapter("claude-code", tree, { sc, model, path: `${parts.bin}:${process.env["PATH"]}`, sigtermWhen: asked });
     release();
     expect(r.code).toBe(143);
     // Claude Code handles SIGTERM itself and exits 143.

@@ -4,7 +4,10 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { beforeAll } from "vitest";
+import { ensureClient, type ClientPackage } from "../clients/install-client.ts";
 import type { ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { useAgentParts } from "./agent-process.ts";
 import { repo } from "./run-cli.ts";
 import type { SidecarProcess } from "./sidecar-harness.ts";
 
@@ -51,3 +54,15 @@ export const textOf = (content: unknown): string => (typeof content === "string"
 
 /** The tool names offered in each request the model server got. */
 export const offeredTools = (model: ScriptedModelServer): string[][] => model.requests.map((q) => ((q.body["tools"] ?? []) as { name: string }[]).map((t) => t.name).sort());
+
+/** What a test of a client shares: the client's bin directory (installed once before the suite), and the sidecar and model server of the current test, stopped after each. */
+export interface ClientParts { bin: string; sc?: SidecarProcess; model?: ScriptedModelServer }
+
+/** Installs `client` (once, cached) before the suite; each test's sidecar and model server are stopped after it. */
+export function useClientParts(client: ClientPackage): ClientParts {
+  const parts: ClientParts = Object.assign(useAgentParts(), { bin: "" });
+  beforeAll(() => {
+    parts.bin = ensureClient(client);
+  }, 600_000);
+  return parts;
+}
