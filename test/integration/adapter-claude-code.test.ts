@@ -3,7 +3,7 @@
 // on real files (the Run's result goes to the Run's status on the real API server), the adapter started as the
 // engine pod starts it, and the one stand-in, the scripted model server speaking Anthropic's Messages API and
 // refusing what the real API refuses. The run policy is the one the controller would pin for the Agent.
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentSpecSchema, type AgentSpecInput } from "../../src/api/agent.ts";
@@ -122,10 +122,14 @@ describe("leviath adapter claude-code, with the real Claude Code", { timeout: 24
     ]);
     expect(await waitForResult(tree.run, 38)).toMatchObject({ inline: "Digest: ship the docs theme this week.", callId: "adapter-final-answer", stage: "main" });
 
-    // The runtime token reached Claude Code in a file only its user reads, under HOME.
+    // The runtime token reached Claude Code in a file only its user reads, under HOME, and no other file there has it.
     const mcpConfig = join(tree.home, ".leviath", "claude-code", "mcp.json");
     expect(statSync(mcpConfig).mode & 0o777).toBe(0o600);
-    expect(readFileSync(mcpConfig, "utf8")).toContain(`Bearer ${parts.sc!.runtimeToken}`);
+    const written = (readdirSync(tree.home, { recursive: true }) as string[]).map((f) => join(tree.home, f)).filter((f) => statSync(f).isFile());
+    expect(written.filter((f) => readFileSync(f, "utf8").includes(parts.sc!.runtimeToken))).toEqual([mcpConfig]);
+    // Claude Code's own MCP log: its tool calls wait as long as a prompt can (interaction timeout 3600 s + 60 s).
+    const mcpLog = written.filter((f) => f.includes("mcp-logs-leviath")).map((f) => readFileSync(f, "utf8")).join("");
+    expect(mcpLog).toMatch(/timeoutMs\\?":3660000[,}]/);
   });
 
   it("keeps the output the model submitted through submit_output over /mcp as the Run's result", async () => {
