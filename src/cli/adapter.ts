@@ -128,6 +128,7 @@ function buildLaunchContext(config: AgentRuntimeConfig, at: { io: CliIo; sidecar
     home: at.io.env["HOME"] ?? "/tmp",
     workdir: at.io.cwd,
     task: buildTaskMessage(config.task, config.inputs),
+    ...(entry?.systemPrompt ? { instructions: entry.systemPrompt } : {}),
     ...(model !== undefined ? { model } : {}),
     ...(providerBaseUrl !== undefined ? { providerBaseUrl } : {}),
     toolTimeoutSeconds: at.toolTimeoutSeconds,

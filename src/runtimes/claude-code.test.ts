@@ -51,6 +51,13 @@ describe("buildClaudeCodeLaunch", () => {
     expect(buildClaudeCodeLaunch(ctx()).env).not.toHaveProperty("ANTHROPIC_BASE_URL");
     expect(buildClaudeCodeLaunch(ctx()).args).not.toContain("--model");
   });
+
+  it("adds the entry stage's system prompt to Claude Code's own, from a file", () => {
+    const launch = buildClaudeCodeLaunch(ctx({ instructions: "Survey the notes." }));
+    expect(launch.args.slice(-2)).toEqual(["--append-system-prompt-file", "/tmp/.leviath/claude-code/instructions.md"]);
+    expect(launch.files).toContainEqual({ path: "/tmp/.leviath/claude-code/instructions.md", content: "Survey the notes." });
+    expect(buildClaudeCodeLaunch(ctx()).args).not.toContain("--append-system-prompt-file");
+  });
 });
 
 describe("readClaudeCodeAnswer", () => {

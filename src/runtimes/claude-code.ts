@@ -50,6 +50,7 @@ function buildMcpConfig(ctx: LaunchContext): string {
 /** Claude Code's launch for a Run: `claude -p` reading the task on stdin, printing its final answer as JSON. */
 export function buildClaudeCodeLaunch(ctx: LaunchContext): Launch {
   const mcpConfig = `${ctx.home}/${CLAUDE_CODE_DIR}/mcp.json`;
+  const instructions = ctx.instructions ? `${ctx.home}/${CLAUDE_CODE_DIR}/instructions.md` : undefined;
   return {
     command: "claude",
     args: [
@@ -65,9 +66,10 @@ export function buildClaudeCodeLaunch(ctx: LaunchContext): Launch {
       "--allowedTools", `mcp__${CLAUDE_MCP_SERVER}`,
       "--no-session-persistence",
       ...(ctx.model !== undefined ? ["--model", ctx.model] : []),
+      ...(instructions !== undefined ? ["--append-system-prompt-file", instructions] : []),
     ],
     env: buildClaudeEnv(ctx),
-    files: [{ path: mcpConfig, content: buildMcpConfig(ctx) }],
+    files: [{ path: mcpConfig, content: buildMcpConfig(ctx) }, ...(instructions !== undefined ? [{ path: instructions, content: ctx.instructions! }] : [])],
     stdin: ctx.task,
   };
 }

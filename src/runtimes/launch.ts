@@ -18,6 +18,8 @@ export interface LaunchContext {
   readonly workdir: string;
   /** The Run's task, as the model is to read it. */
   readonly task: string;
+  /** The entry stage's system prompt (the blueprint's `system_prompt`), when it has one: added to the client's own. */
+  readonly instructions?: string;
   /** The model to ask for, when the Run or the stage names one. */
   readonly model?: string;
   /** The model provider's base URL, when the Run names one (otherwise the client's own default). */

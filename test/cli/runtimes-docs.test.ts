@@ -29,7 +29,7 @@ describe("docs/runtimes.md", () => {
   it("lists every argument and variable the claude-code launch sets, and nothing it does not", () => {
     const passedOn = ["PATH", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "LANG", "TZ"];
     const launch = buildClaudeCodeLaunch({
-      sidecarUrl: "http://127.0.0.1:7777", token: "t", home: "/tmp", workdir: "/workspace", task: "x", model: "m", providerBaseUrl: "https://gw", toolTimeoutSeconds: 60,
+      sidecarUrl: "http://127.0.0.1:7777", token: "t", home: "/tmp", workdir: "/workspace", task: "x", instructions: "i", model: "m", providerBaseUrl: "https://gw", toolTimeoutSeconds: 60,
       env: Object.fromEntries(passedOn.map((k) => [k, "set"])),
     });
     const rows = section("### The settings").split("\n").filter((l) => l.startsWith("| `")).map((l) => l.split("|")[1]!);

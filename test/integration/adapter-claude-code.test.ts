@@ -48,7 +48,7 @@ async function startRun(run: string): Promise<RunTree> {
   writeFileSync(join(tree.files, "vault", "salaries.txt"), "alice 120k\n");
   writeFileSync(join(tree.files, "payroll.txt"), "not granted\n");
   const key = `${namespace}/digest`;
-  const written: AgentSpecInput = { runtime: { kind: "claude-code" }, agent: { name: "digest" }, readPaths: { allow: [join(tree.files, "vault")] }, security: { taintTracking: true } };
+  const written: AgentSpecInput = { runtime: { kind: "claude-code" }, agent: { name: "digest" }, stages: [{ name: "main", runtime: { system_prompt: "Survey the notes; keep salaries private." } }], readPaths: { allow: [join(tree.files, "vault")] }, security: { taintTracking: true } };
   const policy = LeviathPolicySpecSchema.parse({
     ceilings: { runtimeKinds: ["claude-code"] },
     toolPermissions: { shell: "allow" },
@@ -99,6 +99,7 @@ describe("leviath adapter claude-code, with the real Claude Code", { timeout: 24
       expect(q.headers["user-agent"]).toContain(`claude-cli/${CLAUDE_CODE.version} `);
     }
     expect(JSON.stringify(model.requests[0]!.body["messages"])).toContain("Task: Digest the notes.\\n\\nInputs:\\n- ticket: OPS-12");
+    expect(JSON.stringify(model.requests[0]!.body["system"])).toContain("Survey the notes; keep salaries private.");
 
     // Each answer reached the model as Claude Code shows tool results: the next request's tool_result.
     const [granted] = toolResults(model, 1);
