@@ -7,6 +7,7 @@ import {
   ToolPermissionsSchema,
   VerbatimSchema,
 } from "./common.ts";
+import { REFERENCE_RUNTIME_KIND, RUNTIME_KINDS } from "./runtime-kinds.ts";
 
 /**
  * Stage keys upstream accepts (`[stages.X]` is strict upstream too): the snapshot's list plus the newer
@@ -100,6 +101,10 @@ export const AgentSpecSchema = z.strictObject({
   /** The agent runtime image: any image that routes its tool calls through the sidecar. */
   image: z.string().min(1).optional()
     .describe("The agent runtime image (any image that routes its tool calls through the sidecar); must be allowed by the policy's spec.ceilings.runtimeImages. Default: the controller's --runtime-image."),
+  runtime: z.strictObject({
+    kind: z.enum(RUNTIME_KINDS).default(REFERENCE_RUNTIME_KIND)
+      .describe(`Which agent client runs in the agent container: ${RUNTIME_KINDS.join(", ")} (docs/runtimes.md). Any kind but ${REFERENCE_RUNTIME_KIND} must be allowed by the policy's spec.ceilings.runtimeKinds; the controller starts it with 'leviath adapter <kind>' in spec.image.`),
+  }).optional().describe("The agent runtime's kind (default: the reference runtime, leviath agent)."),
   credentials: CredentialsSchema.optional().describe("Secrets for the agent container of every Run of this Agent (model keys); see docs/security.md."),
   blueprintFiles: BlueprintFilesSchema.optional(),
   agent: AgentIdentitySchema.default({}),

@@ -18,6 +18,7 @@ export const FINDING_CODE = {
   /** The blueprint does not parse (a schema violation, an entry that does not compile, a name mismatch). */
   blueprintInvalid: "blueprint-invalid",
   runtimeImageNotAllowed: "runtime-image-not-allowed",
+  runtimeKindNotAllowed: "runtime-kind-not-allowed",
   sandboxEngineIgnored: "sandbox-engine-ignored",
   sandboxStageOptsOut: "sandbox-stage-opts-out",
   /** The admin's policy changed what a sandbox block asks for: kind, image, network, mounts, onUnavailable. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { findBuiltinTool } from "./tools.ts";
+import { RUNTIME_KINDS } from "./runtime-kinds.ts";
 import { AgentKeySchema, LevelSchema, ObjectNameSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
 
 /** A mount the admin makes reachable to sandboxes (blueprint mounts are intersected with these paths). */
@@ -134,6 +135,8 @@ export const DEFAULT_RUN_MODES = ["interactive", "headless"] as const;
 export const PolicyCeilingsSchema = z.strictObject({
   runtimeImages: z.array(z.string().min(1).max(512)).default([])
     .describe("Runtime images an Agent may name (spec.image): an exact reference, a pattern where '*' matches any characters (registry.internal/runtimes/*), or a digest (sha256:...) that the reference must be pinned to. The controller's --runtime-image is always allowed."),
+  runtimeKinds: z.array(z.enum(RUNTIME_KINDS)).default([])
+    .describe("Runtime kinds an Agent may name besides the reference runtime leviath, which is always allowed (spec.runtime.kind: claude-code, codex, openai-agents, mcp-command; docs/runtimes.md). None by default."),
   runModes: z.array(z.enum(RUN_MODES)).default([...DEFAULT_RUN_MODES])
     .describe("Modes a Run may use; yolo (asks waived) and unattended (asks expire) are refused unless listed."),
   allowTools: z.boolean().default(false)
@@ -141,7 +144,7 @@ export const PolicyCeilingsSchema = z.strictObject({
   workspaceClaims: z.array(z.string().max(317).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, "must be '<namespace>/<claim>'"))
     .default([])
     .describe("PersistentVolumeClaims a Run may name as its workspace (spec.workspace.claimName), each '<namespace>/<claim>'; none by default (the operator creates a claim for each Run). A claim behind a read-path volume or sandbox mount of this policy, or another Run's workspace, is refused even if listed."),
-}).describe("Ceilings on what Agents and Runs choose: runtime images, run modes, launch allows, workspace claims.");
+}).describe("Ceilings on what Agents and Runs choose: runtime images and kinds, run modes, launch allows, workspace claims.");
 /** The ceilings on Agents' and Runs' choices. */
 export type PolicyCeilings = z.infer<typeof PolicyCeilingsSchema>;
 
@@ -202,7 +205,7 @@ export const LeviathPolicySpecSchema = z.strictObject({
   taint: TaintPolicySchema.default({ allowlist: [], rules: [], toolOverrides: {} }),
   safeCommands: PolicySafeCommandsSchema.default({ shell: [] }),
   limits: PolicyLimitsSchema.default({ interactionTimeoutSeconds: 3600, defaultMaxIterations: 50, shellTimeoutSeconds: 60, httpTimeoutSeconds: 30 }),
-  ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false, workspaceClaims: [] }),
+  ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runtimeKinds: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false, workspaceClaims: [] }),
   networkEnforcement: NetworkEnforcementSchema.optional(),
   mcpServers: z.array(McpServerSchema).refine((s) => new Set(s.map((x) => x.name)).size === s.length, { message: "two MCP servers have the same name" }).default([]).describe("MCP servers every Run reaches through its sidecar, each call taint-gated."),
 }).describe("The cluster admin's grants and ceilings (upstream's config.toml and policy.toml).");

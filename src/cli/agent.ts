@@ -58,7 +58,7 @@ const OPTIONS = {
 } as const;
 
 /** The default place of runtime.json in an engine pod. */
-const DEFAULT_RUNTIME_CONFIG = "/etc/leviath/runtime/runtime.json";
+export const DEFAULT_RUNTIME_CONFIG = "/etc/leviath/runtime/runtime.json";
 /** The sidecar's loopback address in an engine pod. */
 const DEFAULT_SIDECAR_URL = "http://127.0.0.1:7777";
 /** How long the runtime waits for the sidecar to become healthy. */
@@ -108,7 +108,7 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
 }
 
 /** Where the sidecar is and the runtime token file, from the flags or the engine pod's environment. */
-function readSidecarSettings(v: { "token-file"?: string | undefined; sidecar?: string | undefined }, env: CliIo["env"]): { tokenFile: string; sidecarUrl: string } {
+export function readSidecarSettings(v: { "token-file"?: string | undefined; sidecar?: string | undefined }, env: CliIo["env"]): { tokenFile: string; sidecarUrl: string } {
   const tokenFile = v["token-file"] ?? env["LEVIATH_SIDECAR_TOKEN_FILE"];
   if (tokenFile === undefined) throw new UsageError("no runtime token file: pass --token-file or set LEVIATH_SIDECAR_TOKEN_FILE");
   return { tokenFile, sidecarUrl: v.sidecar ?? env["LEVIATH_SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL };
@@ -124,18 +124,18 @@ function readModes(v: { "log-level"?: string | undefined; tools?: string | undef
 }
 
 /** Ends the run with an exit code: the message to the termination log (the Run's Completed condition reads it), and to stderr on failure. */
-function createTerminationReport(io: CliIo, terminationLog: string): (exitCode: number, message: string) => number {
+export function createTerminationReport(io: CliIo, terminationLog: string, who = "leviath agent"): (exitCode: number, message: string) => number {
   return (exitCode, message) => {
     try {
       writeFileSync(terminationLog, message.slice(0, 4000));
     } catch { /* no termination log outside a pod */ }
-    if (exitCode !== 0) io.stderr(`leviath agent: ${message}\n`);
+    if (exitCode !== 0) io.stderr(`${who}: ${message}\n`);
     return exitCode;
   };
 }
 
 /** Waits for the sidecar, then reads the runtime token and gives it to the link; or why it could not. */
-async function readSidecarToken(link: ReturnType<typeof createSidecarClient>, file: { path: string; named: string }): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
+export async function readSidecarToken(link: ReturnType<typeof createSidecarClient>, file: { path: string; named: string }): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
   try {
     await link.waitHealthy(HEALTH_WAIT_MS);
   } catch (err) {

@@ -14,6 +14,7 @@ Commands:
   controller               run the operator: reconcile Agents, Runs and the LeviathPolicy into sandbox pods
   sidecar                  decide and enforce every tool call of an agent runtime (HTTP on loopback)
   agent                    the reference agent runtime: run an Agent's stages against a model, through the sidecar
+  adapter <kind>           start a third-party agent client (claude-code, ...) as the runtime, through the sidecar's /mcp
   kubectl                  the kubectl plugin (kubectl leviath pending|approve|audit|result|wait), also bin/kubectl-leviath
   version                  print the version (also --version)
 
@@ -40,6 +41,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   controller: async () => import("./controller.ts").then((m) => ({ help: m.CONTROLLER_HELP, run: m.runController })),
   sidecar: async () => import("./sidecar.ts").then((m) => ({ help: m.SIDECAR_HELP, run: m.runSidecar })),
   agent: async () => import("./agent.ts").then((m) => ({ help: m.AGENT_HELP, run: m.runAgentCommand })),
+  adapter: async () => import("./adapter.ts").then((m) => ({ help: m.ADAPTER_HELP, run: m.runAdapterCommand })),
   kubectl: async () => import("./kubectl/kubectl.ts").then((m) => ({ help: m.KUBECTL_HELP, run: m.runKubectlPlugin })),
 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LeviathPolicySpecSchema } from "../api/policy.ts";
-import { decideImageCeiling, decideRunCeilings, isImageAllowedBy } from "./ceilings.ts";
+import { decideImageCeiling, decideKindCeiling, decideRunCeilings, decideRuntimeCeilings, isImageAllowedBy } from "./ceilings.ts";
 
 const DIGEST = `sha256:${"a".repeat(64)}`;
 const ceilings = (c: unknown = {}) => LeviathPolicySpecSchema.parse({ ceilings: c }).ceilings;
@@ -39,6 +39,30 @@ describe("decideImageCeiling", () => {
       message: "spec.image: runtime image 'evil.example/runtime:1' is not allowed by the LeviathPolicy (spec.ceilings.runtimeImages; allowed: registry.internal/runtime:1 (the controller's default))",
     });
     expect(decideImageCeiling(ceilings({ runtimeImages: ["evil.example/*"] }), "evil.example/runtime:1", undefined)).toBeUndefined();
+  });
+});
+
+describe("decideKindCeiling", () => {
+  it("always allows the reference runtime, named or not", () => {
+    expect(decideKindCeiling(ceilings(), undefined)).toBeUndefined();
+    expect(decideKindCeiling(ceilings(), "leviath")).toBeUndefined();
+  });
+
+  it("refuses any other kind unless listed (none by default), naming the field and the entry", () => {
+    expect(decideKindCeiling(ceilings(), "claude-code")).toEqual({
+      field: "spec.runtime.kind",
+      entry: "spec.ceilings.runtimeKinds",
+      message: "spec.runtime.kind: runtime kind 'claude-code' is not allowed by the LeviathPolicy (spec.ceilings.runtimeKinds; allowed: leviath (always))",
+    });
+    expect(decideKindCeiling(ceilings({ runtimeKinds: ["codex"] }), "claude-code")?.message).toContain("allowed: leviath (always), codex)");
+    expect(decideKindCeiling(ceilings({ runtimeKinds: ["claude-code"] }), "claude-code")).toBeUndefined();
+  });
+
+  it("is checked before the image: an allowed image does not let a refused kind through", () => {
+    const c = ceilings({ runtimeImages: ["registry.internal/*"] });
+    expect(decideRuntimeCeilings(c, { image: "registry.internal/cc:1", runtime: { kind: "claude-code" } }, undefined)?.field).toBe("spec.runtime.kind");
+    expect(decideRuntimeCeilings(ceilings({ runtimeKinds: ["claude-code"] }), { image: "evil.example/cc:1", runtime: { kind: "claude-code" } }, undefined)?.field).toBe("spec.image");
+    expect(decideRuntimeCeilings({ ...c, runtimeKinds: ["claude-code"] }, { image: "registry.internal/cc:1", runtime: { kind: "claude-code" } }, undefined)).toBeUndefined();
   });
 });
 

@@ -1,6 +1,7 @@
 // The admin's ceilings on what the untrusted parties choose (LeviathPolicy spec.ceilings): the runtime image an
 // Agent names, the mode of a Run and its launch allows. Pure: a refusal names the field and the policy entry.
 import type { PolicyCeilings } from "../api/policy.ts";
+import { REFERENCE_RUNTIME_KIND, type RuntimeKind } from "../api/runtime-kinds.ts";
 import type { RunSpec } from "../api/run.ts";
 
 /** A choice the policy refuses: the field that chose, the policy entry that refuses it, and a message saying both. */
@@ -43,6 +44,22 @@ export function decideImageCeiling(ceilings: PolicyCeilings, image: string | und
     entry: "spec.ceilings.runtimeImages",
     message: `spec.image: runtime image '${image}' is not allowed by the LeviathPolicy (spec.ceilings.runtimeImages; allowed: ${allowed.length ? allowed.join(", ") : "none"})`,
   };
+}
+
+/** The refusal of an Agent's runtime kind, if any: the reference runtime is always allowed, any other kind only when listed. */
+export function decideKindCeiling(ceilings: PolicyCeilings, kind: RuntimeKind | undefined): CeilingRefusal | undefined {
+  if (kind === undefined || kind === REFERENCE_RUNTIME_KIND || ceilings.runtimeKinds.includes(kind)) return undefined;
+  const allowed = [`${REFERENCE_RUNTIME_KIND} (always)`, ...ceilings.runtimeKinds.filter((k) => k !== REFERENCE_RUNTIME_KIND)];
+  return {
+    field: "spec.runtime.kind",
+    entry: "spec.ceilings.runtimeKinds",
+    message: `spec.runtime.kind: runtime kind '${kind}' is not allowed by the LeviathPolicy (spec.ceilings.runtimeKinds; allowed: ${allowed.join(", ")})`,
+  };
+}
+
+/** The refusal of an Agent's runtime: its kind, then its image. */
+export function decideRuntimeCeilings(ceilings: PolicyCeilings, agent: { image?: string | undefined; runtime?: { kind: RuntimeKind } | undefined }, defaultImage: string | undefined): CeilingRefusal | undefined {
+  return decideKindCeiling(ceilings, agent.runtime?.kind) ?? decideImageCeiling(ceilings, agent.image, defaultImage);
 }
 
 /** The refusal of a Run's mode or launch allows, if any. */

@@ -3,9 +3,8 @@
 // client (Claude Code, Codex, a program on the OpenAI Agents SDK, or an admin's template), configured so that every
 // action goes through the sidecar's /mcp. Pure: the adapter's caller writes the files and starts the program.
 
-/** The runtime kinds an Agent may name (within the admin's ceilings). `leviath` is the reference runtime. */
-export const RUNTIME_KINDS = ["leviath", "claude-code", "codex", "openai-agents", "mcp-command"] as const;
-export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
+// The kinds live in api/ (the Agent's schema and the policy's ceiling name them; api/ imports nothing from here).
+export { RUNTIME_KINDS, type RuntimeKind } from "../api/runtime-kinds.ts";
 
 /** What an adapter is given at the start of a Run's agent container. */
 export interface LaunchContext {
@@ -19,6 +18,8 @@ export interface LaunchContext {
   readonly workdir: string;
   /** The Run's task, as the model is to read it. */
   readonly task: string;
+  /** The entry stage's system prompt (the blueprint's `system_prompt`), when it has one: added to the client's own. */
+  readonly instructions?: string;
   /** The model to ask for, when the Run or the stage names one. */
   readonly model?: string;
   /** The model provider's base URL, when the Run names one (otherwise the client's own default). */
@@ -42,4 +43,6 @@ export interface Launch {
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly files: readonly LaunchFile[];
+  /** What the program reads on its standard input (the task, when a command line could not hold it); none: nothing. */
+  readonly stdin?: string;
 }

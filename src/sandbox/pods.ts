@@ -1,5 +1,6 @@
 import { buildBlueprintVolumeItems } from "./blueprint-files.ts";
 import { LABEL } from "../api/constants.ts";
+import { REFERENCE_RUNTIME_KIND } from "../api/runtime-kinds.ts";
 import { computeHash } from "./hash.ts";
 import type { Credential } from "../api/common.ts";
 import type { Container, Pod, Volume } from "./kube-types.ts";
@@ -180,12 +181,25 @@ interface EngineParts {
   readonly blueprint: ReturnType<typeof buildBlueprintMount>;
 }
 
+/**
+ * The command of an agent container whose Agent names a runtime kind other than the reference runtime: the
+ * image's entrypoint is replaced by `leviath adapter <kind>` (the client image is built on the runtime base, so
+ * `leviath` is on its PATH), which configures the client and starts it (docs/runtimes.md). The reference runtime
+ * keeps the image's own entrypoint, as before.
+ */
+function buildAdapterCommand(snapshot: RunSnapshot): Pick<Container, "command" | "args"> {
+  const kind = snapshot.controller.agent.runtimeKind;
+  if (kind === undefined || kind === REFERENCE_RUNTIME_KIND) return {};
+  return { command: ["leviath", "adapter", kind], args: ["--interaction-timeout-seconds", String(snapshot.runPolicy.limits.interactionTimeoutSeconds)] };
+}
+
 /** The agent runtime container: no token, no granted read paths, the run's credentials; the sidecar on loopback. */
 function buildAgentContainer(snapshot: RunSnapshot, workspace: WorkspaceMount, settings: PodSettings, parts: EngineParts): Container {
   const { credentials } = parts;
   return {
     name: "agent",
     image: snapshot.controller.agent.image,
+    ...buildAdapterCommand(snapshot),
     workingDir: workspace.mountPath,
     env: [
       ...parts.env,

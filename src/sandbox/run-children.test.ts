@@ -88,6 +88,20 @@ describe("buildRunChildren", () => {
     for (const pod of all) expect(restrictedViolations(pod), pod.metadata.name).toEqual([]);
   });
 
+  it("starts a runtime kind other than leviath with 'leviath adapter <kind>', and the reference runtime with its image's entrypoint", () => {
+    const agentOf = (snapshot: RunSnapshot) => pods(childrenOf(snapshot)).find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!.spec.containers[0]!;
+    const adapted = snapshotOf({ image: "registry.internal/claude-code:2.1.332", runtime: { kind: "claude-code" } }, { limits: { interactionTimeoutSeconds: 900 } });
+    expect(adapted.controller.agent.runtimeKind).toBe("claude-code");
+    expect(agentOf(adapted)).toMatchObject({ image: "registry.internal/claude-code:2.1.332", command: ["leviath", "adapter", "claude-code"], args: ["--interaction-timeout-seconds", "900"] });
+    for (const agent of [{ image: "r:1" }, { image: "r:1", runtime: { kind: "leviath" as const } }]) {
+      const snapshot = snapshotOf(agent);
+      // Nothing pinned for the reference runtime: a Run of an unchanged Agent pins, and builds, what it did before.
+      expect(snapshot.controller.agent).not.toHaveProperty("runtimeKind");
+      expect(agentOf(snapshot)).not.toHaveProperty("command");
+      expect(agentOf(snapshot)).not.toHaveProperty("args");
+    }
+  });
+
   it("keeps the token, the run policy and the read-path volumes out of the agent container", () => {
     const snapshot = snapshotOf(
       { image: "r:1", readPaths: { allow: ["/shared/design/**"] }, sandbox: { kind: "container", image: "alpine:3" } },

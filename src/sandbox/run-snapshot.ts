@@ -4,6 +4,7 @@ import { buildAgentKey, CredentialsSchema, VerbatimSchema, type Credential } fro
 import { EMPTY_POLICY, PolicyMountSchema, type LeviathPolicySpec } from "../api/policy.ts";
 import { WorkspaceSchema, type RunSpec } from "../api/run.ts";
 import { REASON } from "../api/status.ts";
+import { REFERENCE_RUNTIME_KIND, RUNTIME_KINDS } from "../api/runtime-kinds.ts";
 import { RUN_MODES, RunPolicySchema, type RunPolicy } from "../api/run-policy.ts";
 import { buildRunPolicy } from "../policy/run-policy.ts";
 import { buildBlueprintSnapshotEntries, readBlueprintSnapshotEntries } from "./blueprint-files.ts";
@@ -26,7 +27,8 @@ export type McpSecretCheck = z.infer<typeof McpSecretCheckSchema>;
 /** What the controller pins at start besides the run policy: generations, image and the volumes backing mounts. */
 export const ControllerSnapshotSchema = z.strictObject({
   version: z.literal(1),
-  agent: z.strictObject({ name: z.string().min(1), generation: z.number().int().min(0), image: z.string().min(1) }),
+  /** `runtimeKind`: absent in snapshots pinned before runtime kinds (the reference runtime); any other kind is started by `leviath adapter`. */
+  agent: z.strictObject({ name: z.string().min(1), generation: z.number().int().min(0), image: z.string().min(1), runtimeKind: z.enum(RUNTIME_KINDS).optional() }),
   policy: z.strictObject({ name: z.string().min(1), generation: z.number().int().min(0).optional() }),
   sandboxMounts: z.array(PolicyMountSchema),
   readPathVolumes: z.array(PolicyMountSchema),
@@ -127,7 +129,11 @@ function buildControllerSnapshot(input: SnapshotInput, resolved: { image: string
   const grants = [...runPolicy.readPaths.granted, ...(runPolicy.readPaths.allowBlueprintReadPaths ? runPolicy.readPaths.declared : [])];
   return {
     version: 1,
-    agent: { name: agent.name, generation: agent.generation, image: resolved.image },
+    agent: {
+      name: agent.name, generation: agent.generation, image: resolved.image,
+      // Only a kind other than the reference runtime is pinned, so a Run of an unchanged Agent pins what it did before.
+      ...(agent.spec.runtime && agent.spec.runtime.kind !== REFERENCE_RUNTIME_KIND ? { runtimeKind: agent.spec.runtime.kind } : {}),
+    },
     policy: { name: input.policy?.name ?? "cluster", ...(input.policy?.generation !== undefined ? { generation: input.policy.generation } : {}) },
     sandboxMounts: (policySpec.sandbox?.mounts ?? []).filter((m) => usedMounts.has(m.path) && m.volume !== undefined),
     readPathVolumes: computeReadPathVolumes(policySpec.readPaths.volumes ?? [], grants),

@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { checkChatCompletionsRequest, checkResponsesRequest, writeRefusal, writeResponsesTurn } from "./responses-api.ts";
+import { checkAnthropicRequest } from "./anthropic-request.ts";
 
 /** One scripted tool call; the id is generated when not given. */
 export interface ScriptedCall {
@@ -36,6 +37,12 @@ export interface RecordedRequest {
   readonly body: Record<string, unknown>;
   /** Set when the request failed the provider's documented request schema: the 400's message. */
   readonly refused?: string;
+}
+
+/** How the server behaves beyond its script. */
+export interface ScriptedServerOptions {
+  /** Answer a Messages request the real API would refuse (anthropic-request.ts) with its 400, as the API does. */
+  readonly checkRequests?: boolean;
 }
 
 /** A running server. */
@@ -142,8 +149,13 @@ function writeHostile(step: Exclude<ScriptStep, { turn: unknown } | { status: nu
   sse(res, ['event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1}}}\n\n', "data: {not json\n\n", "data: [DONE]\n\n"]);
 }
 
+/** Why the real service would refuse the request, when the server checks requests (empty: it would take it). */
+function findRefusal(options: ScriptedServerOptions, protocol: RecordedRequest["protocol"], body: Record<string, unknown>, req: IncomingMessage): string[] {
+  return options.checkRequests === true && protocol === "anthropic" ? checkAnthropicRequest(body, req.headers) : [];
+}
+
 /** Starts a server on `host` (default loopback) replying from `script`, one step per request. */
-export async function startScriptedModelServer(script: readonly ScriptStep[], host = "127.0.0.1"): Promise<ScriptedModelServer> {
+export async function startScriptedModelServer(script: readonly ScriptStep[], host = "127.0.0.1", options: ScriptedServerOptions = {}): Promise<ScriptedModelServer> {
   const steps = [...script];
   const requests: RecordedRequest[] = [];
   let n = 0;
@@ -157,8 +169,14 @@ export async function startScriptedModelServer(script: readonly ScriptStep[], ho
       }
       const body = await readBody(req);
       const refusal = protocol === "responses" ? checkResponsesRequest(body) : protocol === "openai" ? checkChatCompletionsRequest(body) : undefined;
-      requests.push({ protocol, path, headers: req.headers, body, ...(refusal ? { refused: refusal.message } : {}) });
+      const anthropic = findRefusal(options, protocol, body, req);
+      const refused = refusal?.message ?? (anthropic.length > 0 ? anthropic.join("; ") : undefined);
+      requests.push({ protocol, path, headers: req.headers, body, ...(refused !== undefined ? { refused } : {}) });
       if (refusal) return void writeRefusal(res, refusal);
+      if (refused !== undefined) {
+        res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: refused } }));
+        return;
+      }
       const step = steps.shift();
       n++;
       if (step === undefined) {

@@ -11,7 +11,7 @@ import { buildAgentKey } from "../../api/common.ts";
 import { REASON, TERMINAL_PHASES, type RunStatus } from "../../api/status.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { computeAgentFindings } from "../../policy/agent-findings.ts";
-import { decideImageCeiling, decideRunCeilings } from "../../policy/ceilings.ts";
+import { decideRuntimeCeilings, decideRunCeilings } from "../../policy/ceilings.ts";
 import { VALIDATION_CONTEXT } from "../../policy/read-paths/index.ts";
 import { checkBlueprintFiles, type BlueprintFilesSource } from "../../sandbox/blueprint-files.ts";
 import { buildChildNames, type RunRef } from "../../sandbox/names.ts";
@@ -152,8 +152,9 @@ function readAgent(cache: ClusterCache, ref: RunRef, spec: RunSpec): { agentObj:
 async function checkAgainstPolicy(deps: PinningDeps, ref: RunRef, spec: RunSpec, agent: { spec: AgentSpec; policy: { spec: LeviathPolicySpec } }): Promise<Blocked | undefined> {
   const { policy } = agent;
   // The admin's ceilings on the untrusted parties' choices: refused, the Run waits and no pod is created.
-  const refused = decideRunCeilings(policy.spec.ceilings, spec) ?? decideImageCeiling(policy.spec.ceilings, agent.spec.image, deps.settings.defaultRuntimeImage);
-  if (refused) return pending(REASON.refusedByPolicy, refused.field === "spec.image" ? `Agent '${spec.agentRef.name}': ${refused.message}` : refused.message);
+  const agentRefused = decideRuntimeCeilings(policy.spec.ceilings, agent.spec, deps.settings.defaultRuntimeImage);
+  const refused = decideRunCeilings(policy.spec.ceilings, spec) ?? (agentRefused && { ...agentRefused, message: `Agent '${spec.agentRef.name}': ${agentRefused.message}` });
+  if (refused) return pending(REASON.refusedByPolicy, refused.message);
   const workspace = await checkWorkspaceClaim(deps, ref, spec.workspace, policy.spec);
   if (workspace) return workspace;
   const key = buildAgentKey(ref.namespace, spec.agentRef.name);

@@ -1,6 +1,7 @@
 // The admin's ceilings on what the untrusted parties choose (LeviathPolicy spec.ceilings), against the real API
 // server: an Agent naming a runtime image the policy does not list, a Run asking for yolo or unattended, a Run
-// with launch allows. Each refusal is a condition naming the field and the policy entry, and no pod is created.
+// with launch allows, an Agent naming a runtime kind the policy does not list. Each refusal is a condition naming
+// the field and the policy entry, and no pod is created.
 import { describe, expect, it } from "vitest";
 import {
   applyPolicy, childrenOf, conditionOf, createAgent, createRun, TEST_RUNTIME_IMAGE, useOperatorWithoutPolicy, waitForCustom, type Custom,
@@ -54,5 +55,25 @@ describe("the policy's ceilings", () => {
     await createRun(files.namespace, "free-run", { agentRef: { name: "free" }, mode: "yolo", allowTools: ["shell"] });
     await waitForRunStatus("free-run", (r) => conditionOf(r, "PolicyResolved")?.status === "True", "the allowed Run to resolve");
     expect(await hasPods("free-run")).toBe(true);
+  });
+
+  it("refuse an Agent's runtime kind unless listed, and start a listed one with 'leviath adapter <kind>'", async () => {
+    await applyPolicy({ ceilings: { allowTools: false } });
+    await expect(createAgent(files.namespace, "bogus-kind", { runtime: { kind: "cursor" } })).rejects.toThrow(/spec\.runtime\.kind/);
+    await createAgent(files.namespace, "claude", { runtime: { kind: "claude-code" } });
+    const agent = await waitForCustom("agents", files.namespace, "claude", (a) => a.status?.valid === false, "the Agent's kind to be refused");
+    const refusal = "spec.runtime.kind: runtime kind 'claude-code' is not allowed by the LeviathPolicy (spec.ceilings.runtimeKinds; allowed: leviath (always))";
+    expect(conditionOf(agent, "Valid")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message: expect.stringContaining(refusal) });
+    await createRun(files.namespace, "claude-run", { agentRef: { name: "claude" } });
+    const run = await waitForRunStatus("claude-run", (r) => r.status?.phase !== undefined, "the Run's status");
+    expect(run.status?.phase).toBe("Pending");
+    expect(conditionOf(run, "PolicyResolved")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message: `Agent 'claude': ${refusal}` });
+    expect(await childrenOf(files.namespace, "claude-run")).toEqual([]);
+
+    await applyPolicy({ ceilings: { runtimeKinds: ["claude-code"] } });
+    await waitForCustom("agents", files.namespace, "claude", (a) => a.status?.valid === true, "the listed kind to be allowed");
+    await waitForRunStatus("claude-run", (r) => conditionOf(r, "PolicyResolved")?.status === "True", "the waiting Run to start once allowed");
+    const engine = (await childrenOf(files.namespace, "claude-run")).find((c) => c.ref === "Pod/claude-run-engine")?.obj as { spec: { containers: { name: string; command?: string[]; args?: string[] }[] } } | undefined;
+    expect(engine?.spec.containers.find((c) => c.name === "agent")).toMatchObject({ command: ["leviath", "adapter", "claude-code"], args: ["--interaction-timeout-seconds", "3600"] });
   });
 });

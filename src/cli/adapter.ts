@@ -1,0 +1,177 @@
+import { resolve } from "node:path";
+import { buildTaskMessage, TASK_REGION } from "../agent/agent-run.ts";
+import { createCredentialLookup, CREDENTIALS_DIR } from "../agent/provider-registry.ts";
+import { buildRunPlan } from "../agent/stage-plan.ts";
+import { RESULT_TOOL } from "../api/tools.ts";
+import { loadRuntimeConfig, type AgentRuntimeConfig } from "../config/runtime-config.ts";
+import { RUNTIME_ADAPTERS, type RuntimeAdapter } from "../runtimes/adapters.ts";
+import type { LaunchContext } from "../runtimes/launch.ts";
+import { createSidecarClient, type SidecarClient } from "../sidecar/http/client.ts";
+import { runLaunch, writeLaunchFiles, type ProgramExit } from "./adapter-process.ts";
+import { createTerminationReport, DEFAULT_RUNTIME_CONFIG, readSidecarSettings, readSidecarToken } from "./agent.ts";
+import { parseCommandArgs } from "./args.ts";
+import { UsageError, type CliIo } from "./io.ts";
+
+/** `leviath adapter --help`. */
+export const ADAPTER_HELP = `Usage: leviath adapter <kind> [options]
+
+Starts a third-party agent client as a Run's runtime (docs/runtimes.md), configured so that every action it takes
+goes through the sidecar's MCP endpoint (/mcp): its own tools off, its permission prompts off (the sidecar's
+policy decides), the runtime token in a file under HOME (never on a command line), telemetry and auto-update off.
+The controller makes it the agent container's command when the Agent's spec.runtime.kind is not leviath; the
+Agent's image is built on the runtime image with the client installed, so both are on its PATH.
+
+It labels the task, starts the client with the task, passes on SIGTERM, SIGINT and SIGHUP, and ends with the
+client's exit status. The client's final answer becomes the Run's result through the sidecar (submit_output),
+unless the model already handed one over with submit_output.
+
+Kinds: ${Object.keys(RUNTIME_ADAPTERS).join(", ")}
+
+Options:
+      --runtime-config FILE  runtime.json (default: $LEVIATH_RUNTIME_CONFIG, else ${DEFAULT_RUNTIME_CONFIG})
+      --sidecar URL          the sidecar (default: $LEVIATH_SIDECAR_URL, else http://127.0.0.1:7777)
+      --token-file FILE      the sidecar's runtime token (default: $LEVIATH_SIDECAR_TOKEN_FILE)
+      --credentials-dir DIR  where files credentials are mounted (default ${CREDENTIALS_DIR})
+      --interaction-timeout-seconds N
+                             the policy's interaction timeout (default 3600): the client waits 60 s longer on
+                             one tool call, so a prompt can be answered
+      --termination-log FILE where the outcome is written for the Run's status (default /dev/termination-log)
+  -h, --help                 this text
+
+Exit status: the client's (128 + N when signal N ended it); 1 the client ended without a final answer, or the
+answer was refused or not stored; 2 a usage or configuration error; 127 the client is not on the PATH.
+`;
+
+const OPTIONS = {
+  "runtime-config": { type: "string" },
+  sidecar: { type: "string" },
+  "token-file": { type: "string" },
+  "credentials-dir": { type: "string" },
+  "interaction-timeout-seconds": { type: "string" },
+  "termination-log": { type: "string" },
+} as const;
+
+/** Seconds a client waits on a tool call beyond the policy's interaction timeout. */
+const TOOL_TIMEOUT_MARGIN_SECONDS = 60;
+/** The call id of the final answer the adapter hands over. */
+const ANSWER_CALL_ID = "adapter-final-answer";
+
+/** Run `leviath adapter <kind>`. */
+export async function runAdapterCommand(argv: string[], io: CliIo): Promise<number> {
+  const { values: v, positionals } = parseCommandArgs(argv, OPTIONS);
+  if (v.help) {
+    io.stdout(ADAPTER_HELP);
+    return 0;
+  }
+  const [kind, extra] = positionals;
+  if (kind === undefined) throw new UsageError("name the runtime kind");
+  if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`);
+  const interaction = Number(v["interaction-timeout-seconds"] ?? "3600");
+  if (!Number.isInteger(interaction) || interaction < 0) throw new UsageError(`--interaction-timeout-seconds '${v["interaction-timeout-seconds"]}' is not a whole number of seconds`);
+  const abs = (p: string) => resolve(io.cwd, p);
+  const say = createTerminationReport(io, abs(v["termination-log"] ?? "/dev/termination-log"), `leviath adapter ${kind}`);
+  // An Agent of a kind this image's CLI has no adapter for: the Run ends, and its condition says why.
+  const adapter = Object.hasOwn(RUNTIME_ADAPTERS, kind) ? RUNTIME_ADAPTERS[kind as keyof typeof RUNTIME_ADAPTERS] : undefined;
+  if (adapter === undefined) return say(2, `no adapter for runtime kind '${kind}' (adapters: ${Object.keys(RUNTIME_ADAPTERS).join(", ")})`);
+  const loaded = loadRuntimeConfig(abs(v["runtime-config"] ?? io.env["LEVIATH_RUNTIME_CONFIG"] ?? DEFAULT_RUNTIME_CONFIG));
+  if (!loaded.ok) return say(2, loaded.message);
+  const { tokenFile, sidecarUrl } = readSidecarSettings(v, io.env);
+  const link = createSidecarClient({ baseUrl: sidecarUrl });
+  const token = await readSidecarToken(link, { path: abs(tokenFile), named: tokenFile });
+  if (!token.ok) return say(1, token.message);
+  try {
+    return await runClient(kind, adapter, { io, v, config: loaded.value, link, sidecarUrl, token: token.value, interaction, say });
+  } catch (err) {
+    return say(1, (err as Error).message);
+  }
+}
+
+/** Labels the task, starts the client and hands its answer over; a failure of the sidecar link throws. */
+async function runClient(kind: string, adapter: RuntimeAdapter, at: RunAt): Promise<number> {
+  const { io, v, config, link, sidecarUrl, say } = at;
+  const abs = (p: string) => resolve(io.cwd, p);
+  await link.label([{ region: TASK_REGION, id: TASK_REGION, source: "input" }, ...Object.keys(config.inputs).map((name) => ({ region: name, id: name, source: "input" as const }))]);
+  const ctx = buildLaunchContext(config, { io, sidecarUrl, token: at.token, toolTimeoutSeconds: at.interaction + TOOL_TIMEOUT_MARGIN_SECONDS, credentialsDir: abs(v["credentials-dir"] ?? CREDENTIALS_DIR) });
+  const launch = adapter.buildLaunch(ctx);
+  const written = writeLaunchFiles(launch, ctx.home);
+  if (!written.ok) return say(1, written.message);
+  io.stdout(`[adapter] ${kind}: starting ${launch.command} in ${ctx.workdir}, sidecar ${sidecarUrl}/mcp, tool timeout ${ctx.toolTimeoutSeconds} s\n`);
+  const exit = await runLaunch(launch, ctx.workdir, io.stderr);
+  const ended = describeExit(adapter, exit);
+  if (ended !== undefined) return say(exit.code === 0 ? 1 : exit.code, ended);
+  return say(...(await handOver(adapter, exit.stdout, { link, sidecarUrl, token: at.token })));
+}
+
+/** What a started adapter works with. */
+interface RunAt {
+  readonly io: CliIo;
+  readonly v: { "credentials-dir"?: string | undefined };
+  readonly config: AgentRuntimeConfig;
+  readonly link: SidecarClient;
+  readonly sidecarUrl: string;
+  readonly token: string;
+  readonly interaction: number;
+  readonly say: (exitCode: number, message: string) => number;
+}
+
+/** What the adapter knows of the Run and its pod, as a LaunchContext. */
+function buildLaunchContext(config: AgentRuntimeConfig, at: { io: CliIo; sidecarUrl: string; token: string; toolTimeoutSeconds: number; credentialsDir: string }): LaunchContext {
+  const lookup = createCredentialLookup(at.io.env, at.credentialsDir);
+  const plan = buildRunPlan(config.spec, config.runtime);
+  const entry = plan.stages.find((s) => s.name === plan.entry);
+  const model = entry?.model.models.find((m) => m.provider === "anthropic")?.model;
+  const providerBaseUrl = config.runtime.providers?.["anthropic"]?.baseUrl ?? lookup("ANTHROPIC_BASE_URL");
+  const key = lookup("ANTHROPIC_API_KEY");
+  return {
+    sidecarUrl: at.sidecarUrl,
+    token: at.token,
+    home: at.io.env["HOME"] ?? "/tmp",
+    workdir: at.io.cwd,
+    task: buildTaskMessage(config.task, config.inputs),
+    ...(entry?.systemPrompt ? { instructions: entry.systemPrompt } : {}),
+    ...(model !== undefined ? { model } : {}),
+    ...(providerBaseUrl !== undefined ? { providerBaseUrl } : {}),
+    toolTimeoutSeconds: at.toolTimeoutSeconds,
+    env: { ...at.io.env, ...(key !== undefined ? { ANTHROPIC_API_KEY: key } : {}) },
+  };
+}
+
+/** Why the client's run is over without an answer to hand over, if it is. */
+function describeExit(adapter: RuntimeAdapter, exit: ProgramExit): string | undefined {
+  if (exit.spawnError !== undefined) {
+    const missing = exit.spawnError.code === "ENOENT";
+    return missing
+      ? `'${adapter.program}' is not on the PATH: build the Agent's image on the runtime image with ${adapter.installs} installed (docs/runtimes.md)`
+      : `could not start '${adapter.program}': ${exit.spawnError.message}`;
+  }
+  const after = exit.forwarded ? ` after ${exit.forwarded} (the Run was cancelled or reached its deadline)` : "";
+  if (exit.signal !== null) return `${adapter.program} was ended by ${exit.signal}${after}`;
+  if (after !== "") return `${adapter.program} exited with code ${exit.code}${after}`;
+  if (exit.code === 0) return undefined;
+  const answer = adapter.readAnswer(exit.stdout);
+  const why = exit.stderrTail.trim() || (answer.ok ? "" : answer.message);
+  return `${adapter.program} exited with code ${exit.code}${why ? `: ${why}` : ""}`;
+}
+
+/**
+ * The client's final answer as the Run's result: as the reference runtime's, through `submit_output` at the
+ * sidecar (so the taint gate and the audit see it), unless the model already handed one over itself.
+ */
+async function handOver(adapter: RuntimeAdapter, stdout: string, at: { link: SidecarClient; sidecarUrl: string; token: string }): Promise<[number, string]> {
+  const answer = adapter.readAnswer(stdout);
+  if (!answer.ok) return [1, answer.message];
+  if (await hasResult(at.sidecarUrl, at.token)) return [0, `${adapter.program} finished; the output it submitted is the Run's result`];
+  let decided = await at.link.callTool({ id: ANSWER_CALL_ID, tool: RESULT_TOOL, args: { output: answer.answer } });
+  while (decided.decision === "ask") decided = await at.link.waitForCall(ANSWER_CALL_ID, RESULT_TOOL, 30);
+  if (decided.decision === "deny") return [1, `the final answer was not stored: ${decided.message}`];
+  if (decided.decision !== "run") return [1, `the final answer was not stored: the sidecar answered ${decided.decision}`];
+  return [0, `${adapter.program} finished; its final answer (${Buffer.byteLength(answer.answer)} bytes) is the Run's result`];
+}
+
+/** Whether the sidecar already stored a result for the run (GET /v1/status). */
+async function hasResult(sidecarUrl: string, token: string): Promise<boolean> {
+  const res = await fetch(`${sidecarUrl}/v1/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`GET /v1/status: HTTP ${res.status}`);
+  const body = (await res.json()) as { result?: unknown };
+  return body.result !== undefined && body.result !== null;
+}
