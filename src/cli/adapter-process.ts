@@ -1,12 +1,14 @@
 // What `leviath adapter` does with a launch: writes its files (0600, under HOME only) and runs its program with
 // exactly its environment, in the workspace, forwarding the signals the kubelet sends, and collects its output.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, openSync, closeSync, readSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import type { Launch } from "../runtimes/launch.ts";
 
 /** Most bytes of the program's stdout kept (its final answer is at most 256 KiB; the rest is not read). */
 const MAX_STDOUT = 16 * 1024 * 1024;
+/** Most bytes of the launch's answer file read (a final answer is at most 256 KiB: a longer one is refused later). */
+const MAX_ANSWER_FILE = 1024 * 1024;
 /** The end of its stderr kept for the termination message. */
 const STDERR_TAIL = 2000;
 /** The signals passed on to the program: a cancellation or a deadline is SIGTERM from the kubelet. */
@@ -40,6 +42,8 @@ export interface ProgramExit {
   readonly stderrTail: string;
   /** The signal passed on to it, if one was (the kubelet's SIGTERM: a cancellation or the Run's deadline). */
   readonly forwarded?: NodeJS.Signals;
+  /** What it wrote to the launch's answer file, when the launch names one and the file can be read. */
+  readonly answerFile?: string;
   /** Set when it could not be started at all (ENOENT: not on the PATH). */
   readonly spawnError?: NodeJS.ErrnoException;
 }
@@ -71,9 +75,25 @@ export function runLaunch(launch: Launch, cwd: string, stderr: (text: string) =>
   return new Promise((resolvePromise) => {
     const done = (result: Omit<ProgramExit, "stdout" | "stderrTail" | "forwarded">) => {
       for (const s of FORWARDED) process.off(s, forward);
-      resolvePromise({ ...result, stdout: Buffer.concat(out).toString("utf8"), stderrTail: errTail, ...(forwarded ? { forwarded } : {}) });
+      const answerFile = launch.answerFile === undefined ? undefined : readAnswerFile(launch.answerFile, cwd);
+      resolvePromise({ ...result, stdout: Buffer.concat(out).toString("utf8"), stderrTail: errTail, ...(forwarded ? { forwarded } : {}), ...(answerFile === undefined ? {} : { answerFile }) });
     };
     child.once("error", (err: NodeJS.ErrnoException) => done({ code: 127, signal: null, spawnError: err }));
     child.once("close", (code, signal) => done({ code: code ?? 128 + (SIGNAL_NUMBERS[signal ?? "SIGKILL"] ?? 9), signal }));
   });
+}
+
+/** The start of the answer file (at most MAX_ANSWER_FILE bytes), or undefined when it cannot be read. */
+function readAnswerFile(path: string, cwd: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(resolve(cwd, path), "r");
+    const buf = Buffer.alloc(MAX_ANSWER_FILE);
+    const n = readSync(fd, buf, 0, MAX_ANSWER_FILE, 0);
+    return buf.subarray(0, n).toString("utf8");
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }

@@ -91,7 +91,7 @@ async function runClient(kind: string, adapter: RuntimeAdapter, at: RunAt): Prom
   const { io, v, config, link, sidecarUrl, say } = at;
   const abs = (p: string) => resolve(io.cwd, p);
   await link.label([{ region: TASK_REGION, id: TASK_REGION, source: "input" }, ...Object.keys(config.inputs).map((name) => ({ region: name, id: name, source: "input" as const }))]);
-  const ctx = buildLaunchContext(config, { io, sidecarUrl, token: at.token, toolTimeoutSeconds: at.interaction + TOOL_TIMEOUT_MARGIN_SECONDS, credentialsDir: abs(v["credentials-dir"] ?? CREDENTIALS_DIR) });
+  const ctx = buildLaunchContext(config, { io, provider: adapter.provider, sidecarUrl, token: at.token, toolTimeoutSeconds: at.interaction + TOOL_TIMEOUT_MARGIN_SECONDS, credentialsDir: abs(v["credentials-dir"] ?? CREDENTIALS_DIR) });
   const launch = adapter.buildLaunch(ctx);
   const written = writeLaunchFiles(launch, ctx.home);
   if (!written.ok) return say(1, written.message);
@@ -99,7 +99,7 @@ async function runClient(kind: string, adapter: RuntimeAdapter, at: RunAt): Prom
   const exit = await runLaunch(launch, ctx.workdir, io.stderr);
   const ended = describeExit(adapter, exit);
   if (ended !== undefined) return say(exit.code === 0 ? 1 : exit.code, ended);
-  return say(...(await handOver(adapter, exit.stdout, { link, sidecarUrl, token: at.token })));
+  return say(...(await handOver(adapter, exit, { link, sidecarUrl, token: at.token })));
 }
 
 /** What a started adapter works with. */
@@ -115,13 +115,15 @@ interface RunAt {
 }
 
 /** What the adapter knows of the Run and its pod, as a LaunchContext. */
-function buildLaunchContext(config: AgentRuntimeConfig, at: { io: CliIo; sidecarUrl: string; token: string; toolTimeoutSeconds: number; credentialsDir: string }): LaunchContext {
+function buildLaunchContext(config: AgentRuntimeConfig, at: { io: CliIo; provider: RuntimeAdapter["provider"]; sidecarUrl: string; token: string; toolTimeoutSeconds: number; credentialsDir: string }): LaunchContext {
   const lookup = createCredentialLookup(at.io.env, at.credentialsDir);
   const plan = buildRunPlan(config.spec, config.runtime);
   const entry = plan.stages.find((s) => s.name === plan.entry);
-  const model = entry?.model.models.find((m) => m.provider === "anthropic")?.model;
-  const providerBaseUrl = config.runtime.providers?.["anthropic"]?.baseUrl ?? lookup("ANTHROPIC_BASE_URL");
-  const key = lookup("ANTHROPIC_API_KEY");
+  const model = entry?.model.models.find((m) => m.provider === at.provider)?.model;
+  const prefix = at.provider.toUpperCase();
+  const providerBaseUrl = config.runtime.providers?.[at.provider]?.baseUrl ?? lookup(`${prefix}_BASE_URL`);
+  const keyName = `${prefix}_API_KEY`;
+  const key = lookup(keyName);
   return {
     sidecarUrl: at.sidecarUrl,
     token: at.token,
@@ -132,7 +134,7 @@ function buildLaunchContext(config: AgentRuntimeConfig, at: { io: CliIo; sidecar
     ...(model !== undefined ? { model } : {}),
     ...(providerBaseUrl !== undefined ? { providerBaseUrl } : {}),
     toolTimeoutSeconds: at.toolTimeoutSeconds,
-    env: { ...at.io.env, ...(key !== undefined ? { ANTHROPIC_API_KEY: key } : {}) },
+    env: { ...at.io.env, ...(key !== undefined ? { [keyName]: key } : {}) },
   };
 }
 
@@ -148,7 +150,7 @@ function describeExit(adapter: RuntimeAdapter, exit: ProgramExit): string | unde
   if (exit.signal !== null) return `${adapter.program} was ended by ${exit.signal}${after}`;
   if (after !== "") return `${adapter.program} exited with code ${exit.code}${after}`;
   if (exit.code === 0) return undefined;
-  const answer = adapter.readAnswer(exit.stdout);
+  const answer = adapter.readAnswer(exit.stdout, exit.answerFile);
   const why = exit.stderrTail.trim() || (answer.ok ? "" : answer.message);
   return `${adapter.program} exited with code ${exit.code}${why ? `: ${why}` : ""}`;
 }
@@ -157,8 +159,8 @@ function describeExit(adapter: RuntimeAdapter, exit: ProgramExit): string | unde
  * The client's final answer as the Run's result: as the reference runtime's, through `submit_output` at the
  * sidecar (so the taint gate and the audit see it), unless the model already handed one over itself.
  */
-async function handOver(adapter: RuntimeAdapter, stdout: string, at: { link: SidecarClient; sidecarUrl: string; token: string }): Promise<[number, string]> {
-  const answer = adapter.readAnswer(stdout);
+async function handOver(adapter: RuntimeAdapter, exit: ProgramExit, at: { link: SidecarClient; sidecarUrl: string; token: string }): Promise<[number, string]> {
+  const answer = adapter.readAnswer(exit.stdout, exit.answerFile);
   if (!answer.ok) return [1, answer.message];
   if (await hasResult(at.sidecarUrl, at.token)) return [0, `${adapter.program} finished; the output it submitted is the Run's result`];
   let decided = await at.link.callTool({ id: ANSWER_CALL_ID, tool: RESULT_TOOL, args: { output: answer.answer } });

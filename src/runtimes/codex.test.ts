@@ -1,6 +1,6 @@
 import { parse } from "smol-toml";
 import { describe, expect, it } from "vitest";
-import { buildCodexConfig, CODEX_DEFAULT_MODEL, CODEX_KEY_ENV, CODEX_TOKEN_ENV, launchCodex } from "./codex.ts";
+import { buildCodexConfig, CODEX_DEFAULT_MODEL, CODEX_KEY_ENV, CODEX_TOKEN_ENV, launchCodex, readCodexAnswer } from "./codex.ts";
 import type { LaunchContext } from "./launch.ts";
 
 const ctx: LaunchContext = {
@@ -30,5 +30,16 @@ describe("launchCodex", () => {
     expect(server).toMatchObject({ url: "http://127.0.0.1:8181/mcp", bearer_token_env_var: CODEX_TOKEN_ENV, required: true, default_tools_approval_mode: "approve" });
     expect(server["tool_timeout_sec"]).toBeGreaterThan(ctx.toolTimeoutSeconds);
     expect(config["approval_policy"]).toBe("never");
+  });
+});
+
+describe("readCodexAnswer", () => {
+  it("is the last message Codex wrote to its file (written empty first), never its stdout", () => {
+    const launch = launchCodex(ctx);
+    expect(launch.args).toContain("--output-last-message");
+    expect(launch.files.find((f) => f.path === launch.answerFile)?.content).toBe("");
+    expect(readCodexAnswer("noise", "The answer.\n")).toEqual({ ok: true, answer: "The answer." });
+    expect(readCodexAnswer("The answer.", "")).toEqual({ ok: false, message: "codex wrote no final message" });
+    expect(readCodexAnswer("The answer.")).toEqual({ ok: false, message: "codex wrote no final message" });
   });
 });

@@ -96,13 +96,18 @@ export function buildCodexConfig(ctx: LaunchContext): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** One `codex exec` of the Run's task, configured by a config.toml under `<home>/.codex`. */
+/**
+ * One `codex exec` of the Run's task, configured by a config.toml under `<home>/.codex`. Its final message goes to
+ * a file (--output-last-message), written empty first so that only this run's message can be read there: stdout
+ * carries it too, but beside whatever else a version chooses to print there.
+ */
 export function launchCodex(ctx: LaunchContext): Launch {
   const codexHome = `${ctx.home}/.codex`;
+  const answerFile = `${codexHome}/last-message.md`;
   const key = ctx.env[CODEX_KEY_ENV];
   return {
     command: "codex",
-    args: ["exec", "--strict-config", "--ephemeral", "--skip-git-repo-check", "--sandbox", "read-only", "--color", "never", "--cd", ctx.workdir, "--", ctx.task],
+    args: ["exec", "--strict-config", "--ephemeral", "--skip-git-repo-check", "--sandbox", "read-only", "--color", "never", "--cd", ctx.workdir, "--output-last-message", answerFile, "--", ctx.task],
     env: {
       PATH: ctx.env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
       HOME: ctx.home,
@@ -114,6 +119,14 @@ export function launchCodex(ctx: LaunchContext): Launch {
     files: [
       { path: `${codexHome}/config.toml`, content: buildCodexConfig(ctx) },
       { path: `${codexHome}/leviath-models.json`, content: buildCodexModelCatalog(ctx.model ?? CODEX_DEFAULT_MODEL) },
+      { path: answerFile, content: "" },
     ],
+    answerFile,
   };
+}
+
+/** Codex's final message, from the file it wrote (--output-last-message); none, or an empty one: no answer. */
+export function readCodexAnswer(_stdout: string, answerFile?: string): { ok: true; answer: string } | { ok: false; message: string } {
+  const answer = answerFile?.trim() ?? "";
+  return answer === "" ? { ok: false, message: "codex wrote no final message" } : { ok: true, answer };
 }

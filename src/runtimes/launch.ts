@@ -45,4 +45,6 @@ export interface Launch {
   readonly files: readonly LaunchFile[];
   /** What the program reads on its standard input (the task, when a command line could not hold it); none: nothing. */
   readonly stdin?: string;
+  /** A file the program writes its final answer to (Codex's --output-last-message): read after it ends. */
+  readonly answerFile?: string;
 }

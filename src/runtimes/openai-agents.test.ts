@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LaunchContext } from "./launch.ts";
-import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_COMMAND } from "./openai-agents.ts";
+import { launchOpenAiAgents, readOpenAiAgentsAnswer, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_COMMAND } from "./openai-agents.ts";
 
 const ctx: LaunchContext = { sidecarUrl: "http://127.0.0.1:8181", token: "tok-secret", home: "/tmp", workdir: "/workspace", task: "--help", toolTimeoutSeconds: 330, env: { OTHER: "x" } };
 
@@ -22,5 +22,12 @@ describe("launchOpenAiAgents", () => {
   it("switches to Chat Completions only on the exact word", () => {
     expect(launchOpenAiAgents({ ...ctx, env: { [OPENAI_AGENTS_API_ENV]: "chat_completions" } }).env[OPENAI_AGENTS_API_ENV]).toBe("chat_completions");
     expect(launchOpenAiAgents({ ...ctx, env: { [OPENAI_AGENTS_API_ENV]: "chat" } }).env[OPENAI_AGENTS_API_ENV]).toBeUndefined();
+  });
+});
+
+describe("readOpenAiAgentsAnswer", () => {
+  it("is everything the program printed, less its last newline; nothing printed is no answer", () => {
+    expect(readOpenAiAgentsAnswer("line one\nline two\n")).toEqual({ ok: true, answer: "line one\nline two" });
+    expect(readOpenAiAgentsAnswer(" \n")).toEqual({ ok: false, message: `${OPENAI_AGENTS_COMMAND} printed no final output` });
   });
 });

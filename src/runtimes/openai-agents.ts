@@ -35,3 +35,9 @@ export function launchOpenAiAgents(ctx: LaunchContext): Launch {
     files: [],
   };
 }
+
+/** The program's final output: everything it printed on stdout (it prints nothing else there), less the newline it ends with. */
+export function readOpenAiAgentsAnswer(stdout: string): { ok: true; answer: string } | { ok: false; message: string } {
+  const answer = stdout.replace(/\n$/, "");
+  return answer.trim() === "" ? { ok: false, message: `${OPENAI_AGENTS_COMMAND} printed no final output` } : { ok: true, answer };
+}

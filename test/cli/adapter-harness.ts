@@ -23,13 +23,13 @@ export interface AdapterTree {
 export interface AdapterExit { code: number | null; stdout: string; stderr: string; termination: string }
 
 /** Runs `leviath adapter <kind>` against the sidecar and the model server, with `path` as its PATH. */
-export function runAdapter(kind: string, tree: AdapterTree, parts: { sc: SidecarProcess; model: ScriptedModelServer; path: string; sigtermWhen?: Promise<unknown> }): Promise<AdapterExit> {
+export function runAdapter(kind: string, tree: AdapterTree, parts: { sc: SidecarProcess; model: ScriptedModelServer; path: string; sigtermWhen?: Promise<unknown>; env?: Record<string, string> }): Promise<AdapterExit> {
   const termination = join(tree.dir, "termination-log");
   const proc = spawn(process.execPath, [repo("bin/leviath"), "adapter", kind, "--runtime-config", tree.runtimeConfig, "--termination-log", termination, "--credentials-dir", join(tree.dir, "no-credentials")], {
     cwd: tree.work,
     env: {
       PATH: parts.path, HOME: tree.home, LEVIATH_SIDECAR_URL: parts.sc.url, LEVIATH_SIDECAR_TOKEN_FILE: parts.sc.runtimeTokenFile,
-      ANTHROPIC_API_KEY: "sk-ant-scripted", ANTHROPIC_BASE_URL: parts.model.url,
+      ANTHROPIC_API_KEY: "sk-ant-scripted", ANTHROPIC_BASE_URL: parts.model.url, OPENAI_API_KEY: "sk-test-key", OPENAI_BASE_URL: `${parts.model.url}/v1`, ...parts.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

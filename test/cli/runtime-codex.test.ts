@@ -2,12 +2,12 @@ import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CODEX_MCP_SERVER, CODEX_TOKEN_ENV, launchCodex } from "../../src/runtimes/codex.ts";
 import type { LaunchContext } from "../../src/runtimes/launch.ts";
+import { CODEX, ensureClient } from "../clients/install-client.ts";
 import { startScriptedModelServer } from "../model-server/scripted-model-server.ts";
-import { installCodex, runLaunch } from "./runtime-clients.ts";
-import { itWentThroughTheSidecar, runScenario, type ScenarioOutcome } from "./runtime-scenario.ts";
+import { FINAL_ANSWER, itWentThroughTheSidecar, pathWith, runScenario, startLaunch, type ScenarioOutcome } from "./runtime-scenario.ts";
 import { makeTempDir } from "./sidecar-harness.ts";
 
-// The real Codex CLI (npm @openai/codex, pinned) as the `codex` adapter launches it, against the real sidecar and
+// The real Codex CLI (npm @openai/codex, pinned) started by `leviath adapter codex`, against the real sidecar and
 // the stand-in speaking OpenAI's Responses API: every call goes through /mcp, each refusal reaches the model as
 // Codex shows a tool's result, and the model is offered nothing of Codex's own that acts outside the sidecar.
 const NAMESPACE = `mcp__${CODEX_MCP_SERVER}`;
@@ -17,14 +17,25 @@ const CODEX_RESOURCE_READERS = ["list_mcp_resources", "list_mcp_resource_templat
 // catalog takes away (with an unknown name Codex would fall back to plain settings and prove nothing).
 const CURRENT_MODEL = "gpt-6.2-sol";
 let run: ScenarioOutcome;
+let bin = "";
 
 beforeAll(async () => {
-  const path = installCodex();
-  run = await runScenario(launchCodex, { toolName: (t) => `${NAMESPACE}__${t}`, path, model: CURRENT_MODEL });
+  bin = ensureClient(CODEX);
+  run = await runScenario("codex", { toolName: (t) => `${NAMESPACE}__${t}`, path: bin, model: CURRENT_MODEL });
 }, 900_000); // the first run installs Codex from npm
 
-describe("codex exec through the sidecar", () => {
-  itWentThroughTheSidecar(() => run, "/v1/responses");
+describe("leviath adapter codex: codex exec through the sidecar", () => {
+  itWentThroughTheSidecar(() => run, "/v1/responses", "codex");
+
+  it("the model gets the Run's task and nothing from stdin (the adapter gives Codex an empty, closed stdin)", () => {
+    const input = JSON.stringify(run.requests[0]?.body["input"]);
+    expect(input).toContain("Task: Summarise notes.md.");
+    expect(input).not.toContain("<stdin>");
+  });
+
+  it("the answer handed over is Codex's last message, from the file it wrote (--output-last-message)", () => {
+    expect(readFileSync(`${run.root}/home/.codex/last-message.md`, "utf8").trim()).toBe(FINAL_ANSWER);
+  });
 
   it("only the sidecar's tools are offered: no shell, patch, web search or other tool of Codex's own", () => {
     for (const req of run.requests) {
@@ -44,6 +55,7 @@ describe("codex exec through the sidecar", () => {
     expect(run.launch.env[CODEX_TOKEN_ENV]).toBe(run.token);
     const config = readFileSync(`${run.root}/home/.codex/config.toml`, "utf8");
     expect(config).not.toContain(run.token);
+    expect(run.tokenFiles).toEqual([]);
     expect(config).toContain(`bearer_token_env_var = "${CODEX_TOKEN_ENV}"`);
   });
 });
@@ -53,9 +65,9 @@ describe("codex exec fails closed", () => {
     const model = await startScriptedModelServer([{ turn: { text: "never asked" } }]);
     const root = makeTempDir("leviath-runtime-codex-closed-");
     try {
-      const ctx: LaunchContext = { sidecarUrl: "http://127.0.0.1:9", token: "t", home: root, workdir: root, task: "hi", model: CURRENT_MODEL, providerBaseUrl: `${model.url}/v1`, toolTimeoutSeconds: 60, env: { PATH: installCodex(), OPENAI_API_KEY: "k" } };
+      const ctx: LaunchContext = { sidecarUrl: "http://127.0.0.1:9", token: "t", home: root, workdir: root, task: "hi", model: CURRENT_MODEL, providerBaseUrl: `${model.url}/v1`, toolTimeoutSeconds: 60, env: { PATH: pathWith(bin), OPENAI_API_KEY: "k" } };
       const launch = launchCodex(ctx);
-      const outcome = await runLaunch({ ...launch, files: launch.files.map((f) => (f.path.endsWith("config.toml") ? { ...f, content: config(f.content) } : f)) }, root);
+      const outcome = await startLaunch({ ...launch, files: launch.files.map((f) => (f.path.endsWith("config.toml") ? { ...f, content: config(f.content) } : f)) }, root);
       return { outcome, requests: model.requests.length };
     } finally {
       await model.close();
@@ -65,14 +77,14 @@ describe("codex exec fails closed", () => {
   it("a setting this version does not know stops the start (--strict-config): a renamed key cannot turn a protection off unseen", async () => {
     const { outcome, requests } = await failedStart((text) => text.replace("approval_policy", "aproval_policy"));
     expect(outcome.code).not.toBe(0);
-    expect(outcome.stderr).toContain("unknown configuration field `aproval_policy`");
+    expect(outcome.stderrTail).toContain("unknown configuration field `aproval_policy`");
     expect(requests).toBe(0);
   }, 120_000);
 
   it("no sidecar, no run (required = true): the model is never asked", async () => {
     const { outcome, requests } = await failedStart((text) => text);
     expect(outcome.code).not.toBe(0);
-    expect(outcome.stderr).toContain("required MCP servers failed to initialize");
+    expect(outcome.stderrTail).toContain("required MCP servers failed to initialize");
     expect(requests).toBe(0);
   }, 120_000);
 });

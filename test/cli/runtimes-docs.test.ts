@@ -1,13 +1,19 @@
 // docs/runtimes.md against the code it describes: its Agent and LeviathPolicy examples against the schemas and the
-// ceiling (and the refusal it quotes), its settings table against the launch the claude-code adapter builds, and
-// its image recipe against the install the tests run (the same npm arguments and pinned version).
-import { readFileSync } from "node:fs";
+// ceiling (and the refusal it quotes), its kinds against the adapters `leviath adapter` has, each client's settings
+// against the launch its adapter builds (the codex and openai-agents blocks are the adapters' output for one
+// context, so the page cannot describe a setting the code no longer makes), and the image recipes against the
+// install the tests run (the same npm arguments and pinned versions).
+import { existsSync, readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { AgentSpecSchema } from "../../src/api/agent.ts";
 import { EMPTY_POLICY, LeviathPolicySpecSchema } from "../../src/api/policy.ts";
 import { decideRuntimeCeilings } from "../../src/policy/ceilings.ts";
+import { RUNTIME_ADAPTERS } from "../../src/runtimes/adapters.ts";
 import { buildClaudeCodeLaunch } from "../../src/runtimes/claude-code.ts";
+import { buildCodexConfig, buildCodexModelCatalog, CODEX_VERSION, launchCodex } from "../../src/runtimes/codex.ts";
+import type { LaunchContext } from "../../src/runtimes/launch.ts";
+import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_VERSION } from "../../src/runtimes/openai-agents.ts";
 import { buildInstallArgs, CLAUDE_CODE } from "../clients/install-client.ts";
 import { repo } from "./run-cli.ts";
 
@@ -17,6 +23,10 @@ const objects = blocks("yaml").flatMap((y) => parseAllDocuments(y).map((d) => d.
 const section = (title: string) => doc.slice(doc.indexOf(title), doc.indexOf("\n### ", doc.indexOf(title) + 1));
 
 describe("docs/runtimes.md", () => {
+  it("names every kind `leviath adapter` has an adapter for, started by it", () => {
+    for (const kind of Object.keys(RUNTIME_ADAPTERS)) expect(doc).toMatch(new RegExp(`\\n\\| \`${kind}\` \\|[^\\n]*\\| \`leviath adapter ${kind}\` \\|\\n`));
+  });
+
   it("has an Agent of kind claude-code that its LeviathPolicy allows, and quotes the refusal without it", () => {
     const policy = LeviathPolicySpecSchema.parse(objects.find((o) => o.kind === "LeviathPolicy")!.spec);
     const agent = AgentSpecSchema.parse(objects.find((o) => o.kind === "Agent")!.spec);
@@ -45,5 +55,63 @@ describe("docs/runtimes.md", () => {
     expect(recipe).toContain(`RUN npm ${buildInstallArgs(CLAUDE_CODE, "/opt/claude-code").join(" ")} `);
     expect(readFileSync(repo("scripts/build-images"), "utf8")).toContain(`\nCLAUDE_CODE_VERSION=${CLAUDE_CODE.version}\n`);
     expect(doc).toContain(`~/.cache/leviath/clients/claude-code-${CLAUDE_CODE.version}`);
+  });
+});
+
+const codexPart = doc.slice(doc.indexOf("## Codex (`codex`)"), doc.indexOf("## The OpenAI Agents SDK (`openai-agents`)"));
+const agentsPart = doc.slice(doc.indexOf("## The OpenAI Agents SDK (`openai-agents`)"), doc.indexOf("## How Codex and the Agents SDK program are tested"));
+const block = (part: string, lang: string, n = 0): string => [...part.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))][n]?.[1] ?? "";
+const ctx: LaunchContext = {
+  sidecarUrl: "http://127.0.0.1:8181", token: "runtime-token", home: "/tmp", workdir: "/workspace", task: "Task: Summarise notes.md.",
+  model: "gpt-5.5", providerBaseUrl: "https://api.openai.com/v1", toolTimeoutSeconds: 330, env: { PATH: "/usr/local/bin:/usr/bin:/bin", OPENAI_API_KEY: "key" },
+};
+const quoted = (args: readonly string[]) => args.map((a) => (/^[\w./=:-]+$/.test(a) ? a : `'${a}'`)).join(" ");
+
+describe("docs/runtimes.md, codex", () => {
+  const launch = launchCodex(ctx);
+  it("shows the command line, config.toml and model catalog the adapter makes", () => {
+    expect(block(codexPart, "sh").trim()).toBe(`${launch.command} ${quoted(launch.args)}`);
+    expect(block(codexPart, "toml")).toBe(buildCodexConfig(ctx));
+    expect(block(codexPart, "json")).toBe(buildCodexModelCatalog("gpt-5.5"));
+    expect(launch.files.map((f) => f.content)).toEqual([buildCodexConfig(ctx), buildCodexModelCatalog("gpt-5.5"), ""]);
+  });
+
+  it("explains every setting, flag and variable", () => {
+    // Each key is named in the page, or (a key of a table the page explains as a whole) its table is.
+    let table = "";
+    const undocumented = buildCodexConfig(ctx).split("\n").flatMap((l) => {
+      table = /^\[([a-z_.]+)\]$/.exec(l)?.[1] ?? table;
+      const key = /^([a-z_]+) = /.exec(l)?.[1];
+      return key === undefined || codexPart.includes(`\`${key}`) || codexPart.includes(`\`[${table}]`) ? [] : [`${table}.${key}`];
+    });
+    expect(undocumented).toEqual([]);
+    for (const flag of launch.args.filter((a) => a.startsWith("--"))) expect(codexPart).toContain(`| \`${flag}`);
+    for (const name of Object.keys(launch.env)) expect(codexPart).toContain(`| \`${name}\` |`);
+  });
+
+  it("pins the version the adapter was checked against in its image recipe", () => {
+    expect(block(codexPart, "Containerfile")).toContain(`@openai/codex@${CODEX_VERSION}`);
+    expect(codexPart).toContain(`settings checked against ${CODEX_VERSION}`);
+  });
+});
+
+describe("docs/runtimes.md, openai-agents", () => {
+  const launch = launchOpenAiAgents({ ...ctx, token: "the runtime token" });
+  it("lists every variable the adapter sets, with its value", () => {
+    expect(agentsPart).toContain(`\`${launch.command} ${quoted(launch.args)}\``);
+    for (const [name, value] of Object.entries(launch.env)) {
+      const row = agentsPart.split("\n").find((l) => l.startsWith(`| \`${name}\` |`));
+      expect(row, name).toBeDefined();
+      if (!["PATH", "HOME", "LEVIATH_SIDECAR_TOKEN", "OPENAI_API_KEY"].includes(name)) expect(row).toContain(`\`${value}\``);
+    }
+    expect(agentsPart).toContain(`| \`${OPENAI_AGENTS_API_ENV}\` |`);
+  });
+
+  it("builds its image from the program in the repo and the pinned SDK", () => {
+    const recipe = block(agentsPart, "Containerfile");
+    expect(recipe).toContain(`@openai/agents@${OPENAI_AGENTS_VERSION}`);
+    const copied = /^COPY (images\/\S+) /m.exec(recipe)?.[1] ?? "";
+    expect(existsSync(repo(copied))).toBe(true);
+    expect(recipe).toContain(`bin/${launch.command}`);
   });
 });
