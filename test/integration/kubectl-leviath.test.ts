@@ -6,6 +6,7 @@
 // from its result ConfigMap); wait times out naming the phase (its terminal phases: the e2e tests on the real node).
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RunPolicySchema } from "../../src/api/run-policy.ts";
 import { createSidecarClient, type SidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { applySidecarIdentity, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
@@ -17,6 +18,11 @@ const RUN = "ask-run";
 let cluster: ApprovalCluster | undefined;
 let namespace = "";
 let sc: SidecarProcess | undefined;
+/**
+ * The fixtures' run policy with a stage that names its tools: web_fetch (an ask by default) is offered only where
+ * something names it, as the HTTP tools reach the network from the sidecar itself.
+ */
+const PLUGIN_RUN_POLICY = RunPolicySchema.parse({ ...SIDECAR_RUN_POLICY, stages: SIDECAR_RUN_POLICY.stages.map((st) => ({ ...st, availableTools: ["read_file", "shell", "submit_output", "web_fetch"] })) });
 let client: SidecarClient;
 let auditDir = "";
 let root = "";
@@ -43,7 +49,7 @@ beforeAll(async () => {
   const uid = await createTestRun(namespace, RUN);
   await applySidecarIdentity(namespace, RUN, uid, [await createSandboxPod(namespace, RUN)]);
   root = makeTempDir("leviath-kubectl-plugin-");
-  ({ sc, auditDir } = await startClusterSidecar(root, RUN, namespace, await writeSidecarKubeconfig(root, namespace, RUN), ["--exec-wait-seconds", "2"]));
+  ({ sc, auditDir } = await startClusterSidecar(root, RUN, namespace, await writeSidecarKubeconfig(root, namespace, RUN), ["--exec-wait-seconds", "2"], {}, PLUGIN_RUN_POLICY));
   // Its deadline is how long a prompt waits before the sidecar withdraws it: longer than a loaded machine takes between tests.
   client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 180_000 });
 }, 120_000);
@@ -179,7 +185,7 @@ describe("kubectl leviath", () => {
 
   it("says why a call was refused or asked, with the change that would allow it, and describes the Run on one screen", async () => {
     // The run policy the controller would have pinned (this Run has no Agent, so nothing pinned one): why reads it.
-    const runPolicy = JSON.stringify({ ...SIDECAR_RUN_POLICY, agent: { key: `${namespace}/agent`, name: "agent" } });
+    const runPolicy = JSON.stringify({ ...PLUGIN_RUN_POLICY, agent: { key: `${namespace}/agent`, name: "agent" } });
     await kubectl(["create", "configmap", `${RUN}-policy`, "-n", namespace, `--from-literal=run-policy.json=${runPolicy}`]);
     expect(await client.callTool({ id: "r9", tool: "read_file", args: { path: "/etc/hostname" } })).toMatchObject({ decision: "deny" });
     expect(await client.callTool({ id: "w1", tool: "web_fetch", args: { url: "https://docs.example.com/x" } })).toMatchObject({ decision: "ask", approvalId: "tool-w1" });

@@ -2,7 +2,7 @@
 // stage's sandbox pod (it never runs here: there is no kubelet).
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { RunPolicySchema } from "../../src/api/run-policy.ts";
+import { RunPolicySchema, type RunPolicy } from "../../src/api/run-policy.ts";
 import { buildChildNames } from "../../src/sandbox/names.ts";
 import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
 import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
@@ -68,10 +68,10 @@ export function readDecisionRecords(auditDir: string): Record<string, unknown>[]
  * {@link SIDECAR_RUN_POLICY} as its run policy, its audit in `<root>/audit`, talking to the API server as `kubeconfig`
  * (`env` is added to its environment).
  */
-export async function startClusterSidecar(root: string, run: string, namespace: string, kubeconfig: string, extraArgs: readonly string[] = [], env: Record<string, string> = {}): Promise<{ sc: SidecarProcess; auditDir: string }> {
+export async function startClusterSidecar(root: string, run: string, namespace: string, kubeconfig: string, extraArgs: readonly string[] = [], env: Record<string, string> = {}, policy: RunPolicy = SIDECAR_RUN_POLICY): Promise<{ sc: SidecarProcess; auditDir: string }> {
   mkdirSync(join(root, "work"));
   writeFileSync(join(root, "work", "notes.md"), "notes\n");
-  writeFileSync(join(root, "run-policy.json"), JSON.stringify(SIDECAR_RUN_POLICY));
+  writeFileSync(join(root, "run-policy.json"), JSON.stringify(policy));
   const auditDir = join(root, "audit");
   const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", run, "--namespace", namespace, "--kubeconfig", kubeconfig, "--workdir", join(root, "work"), "--audit-dir", auditDir, ...extraArgs], { env });
   return { sc, auditDir };
