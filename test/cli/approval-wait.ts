@@ -15,7 +15,8 @@ import type { RuntimeKind } from "../../src/runtimes/launch.ts";
 import { startScriptedModelServer, type RecordedRequest } from "../model-server/scripted-model-server.ts";
 import { runAdapter, textOf, toolResults, type AdapterExit } from "./adapter-harness.ts";
 import { lastToolOutput, pathWith } from "./runtime-scenario.ts";
-import { expect } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ensureClient, type ClientPackage } from "../clients/install-client.ts";
 import { get, makeTempDir, parseJsonLines, post, startSidecar, type HttpAnswer, type SidecarProcess } from "./sidecar-harness.ts";
 
 /** The agent's (and the audit's) name. */
@@ -179,4 +180,38 @@ export function expectFinished(run: WaitOutcome): void {
   expect(run.requests).toHaveLength(2);
   expect(run.outcome.code, run.outcome.stderr).toBe(0);
   expect(run.outcome.termination).toMatch(new RegExp(`finished; its final answer \\(${Buffer.byteLength(WAIT_ANSWER)} bytes\\) is the Run's result$`));
+}
+
+/** A client's two cases: how it is run, the setting the adapter sets, how the test cuts it, what its model is told then. */
+export interface WaitCases {
+  readonly client: Omit<WaitClient, "interactionSeconds" | "giveUp" | "bin">;
+  /** The client's package, installed once (cached) before the cases. */
+  readonly pkg: ClientPackage;
+  /** The client's tool-timeout setting, as the test names say it. */
+  readonly setting: string;
+  readonly giveUp: NonNullable<WaitClient["giveUp"]>;
+  /** What the client told its model when it gave up on the shell call (checked against the model's next request). */
+  readonly told: (result: string) => void;
+}
+
+/** Registers the two cases for one client (each in its own file, so the clients run apart). */
+export function describeApprovalWaits(cases: WaitCases): void {
+  const { kind } = cases.client;
+  let bin = "";
+  describe(`leviath adapter ${kind}: a prompt nobody answers in time`, { timeout: 300_000 }, () => {
+    beforeAll(() => {
+      bin = ensureClient(cases.pkg);
+    }, 600_000);
+
+    it(`with the adapter's settings (${cases.setting} past the interaction timeout) the client waits: the sidecar refuses at the timeout, the model gets the refusal, a later allow finds no prompt, nothing ran`, async () => {
+      expectRefusedAtTimeout(await runUnanswered({ ...cases.client, bin, interactionSeconds: 4 }));
+    });
+
+    it(`the client given up first (${cases.setting} cut to 2 s): it cancels the call (notifications/cancelled), which is withdrawn; an allow while it still runs is refused 410, nothing ran`, async () => {
+      const run = await runUnanswered({ ...cases.client, bin, interactionSeconds: 60, giveUp: cases.giveUp });
+      expectWithdrawn(run, "cancelled");
+      expectFinished(run);
+      cases.told(shellResult(run));
+    });
+  });
 }
