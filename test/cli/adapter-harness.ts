@@ -23,9 +23,9 @@ export interface AdapterTree {
 export interface AdapterExit { code: number | null; stdout: string; stderr: string; termination: string }
 
 /** Runs `leviath adapter <kind>` against the sidecar and the model server, with `path` as its PATH. */
-export function runAdapter(kind: string, tree: AdapterTree, parts: { sc: SidecarProcess; model: ScriptedModelServer; path: string; sigtermWhen?: Promise<unknown>; env?: Record<string, string> }): Promise<AdapterExit> {
+export function runAdapter(kind: string, tree: AdapterTree, parts: { sc: SidecarProcess; model: ScriptedModelServer; path: string; sigtermWhen?: Promise<unknown>; env?: Record<string, string>; args?: string[] }): Promise<AdapterExit> {
   const termination = join(tree.dir, "termination-log");
-  const proc = spawn(process.execPath, [repo("bin/leviath"), "adapter", kind, "--runtime-config", tree.runtimeConfig, "--termination-log", termination, "--credentials-dir", join(tree.dir, "no-credentials")], {
+  const proc = spawn(process.execPath, [repo("bin/leviath"), "adapter", kind, "--runtime-config", tree.runtimeConfig, "--termination-log", termination, "--credentials-dir", join(tree.dir, "no-credentials"), ...(parts.args ?? [])], {
     cwd: tree.work,
     env: {
       PATH: parts.path, HOME: tree.home, LEVIATH_SIDECAR_URL: parts.sc.url, LEVIATH_SIDECAR_TOKEN_FILE: parts.sc.runtimeTokenFile,
@@ -43,7 +43,7 @@ export function runAdapter(kind: string, tree: AdapterTree, parts: { sc: Sidecar
 }
 
 /** The tool_result blocks a client sent the model in request `n` (its last user message; Anthropic's protocol). */
-export function toolResults(model: ScriptedModelServer, n: number): { tool_use_id: string; content: unknown; is_error?: boolean }[] {
+export function toolResults(model: Pick<ScriptedModelServer, "requests">, n: number): { tool_use_id: string; content: unknown; is_error?: boolean }[] {
   const messages = model.requests[n]!.body["messages"] as { content: { type: string; tool_use_id: string; content: unknown; is_error?: boolean }[] | string }[];
   const last = messages.at(-1)!.content;
   return typeof last === "string" ? [] : last.filter((b) => b.type === "tool_result");

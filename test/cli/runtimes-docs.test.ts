@@ -115,3 +115,22 @@ describe("docs/runtimes.md, openai-agents", () => {
     expect(recipe).toContain(`bin/${launch.command}`);
   });
 });
+
+describe("docs/runtimes.md, approvals and client timeouts", () => {
+  const part = doc.slice(doc.indexOf("## Approvals and client timeouts"));
+  // The adapter's tool timeout for the default interaction timeout of 3600 s (src/cli/adapter.ts adds 60 s).
+  const at = { ...ctx, toolTimeoutSeconds: 3660 };
+  const row = (client: string) => part.split("\n").find((l) => l.startsWith(`| ${client} |`)) ?? "";
+
+  it("quotes each client's tool timeout as its adapter sets it for the default interaction timeout", () => {
+    expect(row("Claude Code")).toContain(`\`${buildClaudeCodeLaunch(at).env["MCP_TOOL_TIMEOUT"]}\``);
+    expect(row("Codex")).toContain(`\`${/^tool_timeout_sec = (\d+)$/m.exec(buildCodexConfig(at))?.[1]}\``);
+    expect(row("Agents SDK program")).toContain(`\`${launchOpenAiAgents(at).env["LEVIATH_MCP_TIMEOUT_MS"]}\``);
+  });
+
+  it("names the tests that prove it, and they exist", () => {
+    const named = [...part.matchAll(/test\/cli\/approval-wait[\w-]*\.(?:test\.)?ts/g)].map((m) => m[0]);
+    expect(new Set(named)).toEqual(new Set(["test/cli/approval-wait-claude-code.test.ts", "test/cli/approval-wait-codex.test.ts", "test/cli/approval-wait-openai-agents.test.ts", "test/cli/approval-wait.ts"]));
+    for (const file of named) expect(existsSync(repo(file)), file).toBe(true);
+  });
+});

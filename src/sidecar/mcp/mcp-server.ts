@@ -142,7 +142,10 @@ class McpEndpoint {
   /** The 2026-07-28 revision: one server per exchange, from the same handlers; 2025-era traffic never reaches it. */
   #modernHandler(sdk: ServerSdk): McpHttpHandler {
     // Open `subscriptions/listen` streams are capped like sessions: only the runtime, holding the token, opens any.
-    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, this.#deps, this.#toolsChanged), { legacy: "reject", maxSubscriptions: MAX_MCP_SESSIONS });
+    // Every answer is an SSE stream, its headers sent at once and a keep-alive comment every 15 s: a call waiting
+    // on a prompt would otherwise send nothing until it is answered, and a client's HTTP stack gives up on a
+    // response with no headers (Node's fetch after 300 s) long before the interaction timeout a person has.
+    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, this.#deps, this.#toolsChanged), { legacy: "reject", maxSubscriptions: MAX_MCP_SESSIONS, responseMode: "sse" });
     return this.#modern;
   }
 }
