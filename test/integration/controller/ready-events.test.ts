@@ -131,7 +131,15 @@ describe("a Run", () => {
       await waitFor(() => testCluster().core.readNamespacedServiceAccount({ name: "default", namespace: quota }), { timeoutMs: 60_000, description: "the default service account" });
       await createAgent(quota, "plain", { image: "r:1" });
       await createRun(quota, "refused", { agentRef: { name: "plain" } });
-      const event = await waitForEvent(quota, "Run", "refused", (e) => e.reason === "FailedCreate" && (e.series?.count ?? 1) >= 2, "a FailedCreate series (count 2 is written at once)");
+      // The second refusal comes from the controller's second pass (its backoff starts at 200 ms); each pass writes
+      // several children and a status first, which on a loaded CI machine took longer than 30 s once. The count is
+      // patched as soon as that second refusal is recorded; a timeout names the events seen.
+      const event = await waitFor(async () => {
+        const failed = (await eventsOf(quota, "Run", "refused")).filter((e) => e.reason === "FailedCreate");
+        const series = failed.find((e) => (e.series?.count ?? 1) >= 2);
+        if (!series) throw new Error(`FailedCreate events so far: ${JSON.stringify(failed.map((e) => ({ count: e.series?.count ?? 1, message: e.message })))}`);
+        return series;
+      }, { timeoutMs: 90_000, description: "a FailedCreate series (count 2 is written at once)" });
       expect(event.type).toBe("Warning");
       expect(event.message).toContain("exceeded quota: no-pods");
       const failed = (await eventsOf(quota, "Run", "refused")).filter((e) => e.reason === "FailedCreate");
@@ -143,5 +151,5 @@ describe("a Run", () => {
     } finally {
       await deleteNamespace(quota);
     }
-  });
+  }, 180_000);
 });
