@@ -45,8 +45,9 @@ Policy (one of):
       --blueprint-dir DIR   with --run-policy: the Agent's blueprint files, the only directory blueprint:
                             seeds read (the controller mounts the copy pinned at start); standalone it is
                             the --agent directory
-  Every input is polled (--reload-interval-ms): a change takes effect for new calls without a restart, and
-  one that fails to load keeps the last good policy (logged, and the metric policy_last_reload_success is 0).
+  Every input is polled (--reload-interval-ms): a change that two polls in a row read the same (never a file
+  caught mid-write) takes effect for new calls without a restart, and one that fails to load keeps the last
+  good policy (logged, and the metric policy_last_reload_success is 0).
 
 Serving:
       --workdir DIR         the run's workspace (required; it must exist)

@@ -37,3 +37,45 @@ describe("PolicyHolder reload listeners", () => {
     expect(heard).toEqual(["hook app1 initial", "hook app2", "listener app2", "failed broken"]);
   });
 });
+
+describe("PolicyHolder polling (settle)", () => {
+  it("loads a change only once two polls saw the same bytes: a prefix seen once mid-write is never in force", () => {
+    let bytes = "full-1";
+    const loads: string[] = [];
+    const source = {
+      description: "config.toml", fingerprint: () => bytes,
+      load: () => {
+        loads.push(bytes);
+        return { ok: true as const, value: policyNamed(bytes), warnings: [] };
+      },
+    };
+    const opened = PolicyHolder.open(source, { workdir: "/work", home: undefined }, { loaded: () => undefined, failed: () => undefined });
+    if (!opened.ok) throw new Error(opened.error);
+    const { holder } = opened;
+    // Rewritten in place: one poll lands between the truncation and the new bytes.
+    bytes = "";
+    expect(holder.check({ settle: true })).toBe("settling");
+    bytes = "full-2";
+    expect(holder.check({ settle: true })).toBe("settling");
+    expect(holder.current().runPolicy.agent.name).toBe("full-1");
+    expect(holder.check({ settle: true })).toBe("reloaded");
+    expect(holder.current().runPolicy.agent.name).toBe("full-2");
+    // Back to the bytes in force before a second poll: nothing to load, nothing pending.
+    bytes = "";
+    expect(holder.check({ settle: true })).toBe("settling");
+    bytes = "full-2";
+    expect(holder.check({ settle: true })).toBe("unchanged");
+    expect(holder.check({ settle: true })).toBe("unchanged");
+    expect(loads).toEqual(["full-1", "full-2"]);
+  });
+
+  it("reloads at once when asked without settling (a snapshot replaced whole)", () => {
+    let bytes = "a";
+    const source = { description: "snapshot", fingerprint: () => bytes, load: () => ({ ok: true as const, value: policyNamed(bytes), warnings: [] }) };
+    const opened = PolicyHolder.open(source, { workdir: "/work", home: undefined }, { loaded: () => undefined, failed: () => undefined });
+    if (!opened.ok) throw new Error(opened.error);
+    bytes = "b";
+    expect(opened.holder.check()).toBe("reloaded");
+    expect(opened.holder.current().runPolicy.agent.name).toBe("b");
+  });
+});

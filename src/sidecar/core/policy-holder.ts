@@ -1,6 +1,8 @@
-// The run policy in force, and its hot reload: the source is polled, and when its bytes change it is loaded
-// and compiled again. New decisions use a new policy at once; one that fails to load or compile never
-// replaces the last good one, and the failure is logged and counted until a good one arrives.
+// The run policy in force, and its hot reload: the source is polled, and when its bytes change, and stay the same
+// for one more poll, it is loaded and compiled again. New decisions use a new policy at once; one that fails to
+// load or compile never replaces the last good one, and the failure is logged and counted until a good one arrives.
+// The extra poll is for a file rewritten in place (an editor, `cat >`): between its truncation and its new bytes it
+// is empty or a prefix, which may parse, and a prefix can lack a deny the whole file has.
 import { buildEnforcement, type Enforcement, type EnforcementContext } from "./enforcement.ts";
 import type { PolicySource } from "../cluster/policy-sources.ts";
 
@@ -10,8 +12,8 @@ export interface PolicyHolderHooks {
   failed(error: string): void;
 }
 
-/** A load attempt's outcome. */
-export type ReloadResult = "unchanged" | "reloaded" | "failed";
+/** A load attempt's outcome; `settling`: the source changed since the last poll, and is loaded once it holds still. */
+export type ReloadResult = "unchanged" | "settling" | "reloaded" | "failed";
 
 /** A holder's first policy, loaded. */
 interface Opened {
@@ -30,6 +32,8 @@ export class PolicyHolder {
   readonly #listeners: ((enf: Enforcement) => void)[] = [];
   #current: Enforcement;
   #fingerprint: string;
+  /** A changed fingerprint seen by the last poll, not loaded yet. */
+  #settling: string | undefined;
   #lastError: string | undefined;
   #timer: NodeJS.Timeout | undefined;
 
@@ -74,10 +78,21 @@ export class PolicyHolder {
     return this.#lastError;
   }
 
-  /** Reloads when the source changed. */
-  check(): ReloadResult {
+  /**
+   * Reloads when the source changed: at once when asked (`settle: false`, a source replaced whole), or once two
+   * polls in a row saw the same changed bytes (`settle: true`, what {@link watch} does).
+   */
+  check({ settle }: { settle: boolean } = { settle: false }): ReloadResult {
     const fingerprint = this.#source.fingerprint();
-    if (fingerprint === this.#fingerprint) return "unchanged";
+    if (fingerprint === this.#fingerprint) {
+      this.#settling = undefined;
+      return "unchanged";
+    }
+    if (settle && fingerprint !== this.#settling) {
+      this.#settling = fingerprint;
+      return "settling";
+    }
+    this.#settling = undefined;
     this.#fingerprint = fingerprint;
     const built = PolicyHolder.#build(this.#source, this.#ctx);
     if (!built.ok) {
@@ -92,10 +107,10 @@ export class PolicyHolder {
     return "reloaded";
   }
 
-  /** Polls the source every `intervalMs`. */
+  /** Polls the source every `intervalMs`; a change is loaded on the poll after the one that saw it, if still the same. */
   watch(intervalMs: number): void {
     this.stop();
-    this.#timer = setInterval(() => this.check(), intervalMs);
+    this.#timer = setInterval(() => this.check({ settle: true }), intervalMs);
     this.#timer.unref();
   }
 
