@@ -29,7 +29,7 @@ const DIGEST = "# Digest\n- The docs site moves to the new theme this week.\n- T
  */
 const SETUP: readonly { script: string; what: string; firstRun: string }[] = [
   { script: "node-packages", what: "containerd, runc, CNI plugins, buildah and busybox (Debian packages)", firstRun: "under a minute" },
-  { script: "control-plane-bin", what: "etcd, kube-apiserver, kube-controller-manager, kubectl and helm, built from their Go modules", firstRun: "about 25 minutes" },
+  { script: "control-plane-bin", what: "etcd, kube-apiserver, kube-controller-manager, kubectl and helm, built from their Go modules", firstRun: "25 to 60 minutes on 2 cores" },
   { script: "node-bin", what: "the kubelet and kube-scheduler, built from their Go module", firstRun: "1 to 7 minutes" },
   { script: "build-images", what: "the operator, runtime and sandbox images, built with buildah", firstRun: "about 3 minutes" },
 ];

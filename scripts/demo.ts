@@ -17,7 +17,7 @@ const CRDS = ["agents", "runs", "leviathpolicies", "approvals"].map((p) => `crd/
 const USAGE = `Usage: scripts/demo [--once] [--no-node]
   As root: starts a control plane and a node on this machine, installs the operator with helm and runs
   examples/ to Succeeded with the reference runtime and a local stand-in for the model, answering its prompts
-  with \`kubectl leviath approve\`. Builds what the machine lacks first (about 30 minutes the first time).
+  with \`kubectl leviath approve\`. Builds what the machine lacks first (30 to 70 minutes the first time on 2 cores).
   Without root (or with --no-node): a control plane and the controller only; pods are admitted, never run.
   --once     exit after the Run ended (status 0 when it Succeeded) or, without a node, after showing the status
   --no-node  do not start a node, even as root

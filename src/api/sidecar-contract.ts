@@ -15,7 +15,8 @@ import { MAX_READ_FILES } from "./tools.ts";
  * where the sidecar's own sources are documented).
  */
 export type RefusalSource =
-  | "permission_deny" | "approval_unavailable" | "user_declined" | "user_denied" | "auto_block" | "read_path" | "workdir"
+  | "permission_deny" | "approval_unavailable" | "user_declined" | "user_denied" | "approval_timed_out" | "gate_timed_out"
+  | "auto_block" | "read_path" | "workdir"
   | "path_changed" | "hard_link" | "tool_unavailable" | "invalid_arguments" | "audit_failed" | "client_gave_up" | "pending_full"
   | "local_network";
 
@@ -63,8 +64,12 @@ export const REFUSALS = {
   "permission-denied": { source: "permission_deny", outcome: "refused", status: 403, message: asIs },
   "approval-unavailable": { source: "approval_unavailable", outcome: "refused", status: 403, message: asIs },
   "approval-declined": { source: "user_declined", outcome: "refused", status: 403, message: asIs },
+  // A prompt nobody answered within the interaction timeout: the model gets upstream's text for a declined or
+  // expired prompt (taint-gate spec §5.3 and §3.6 give one text for both); the code and the source say it expired.
+  "approval-timed-out": { source: "approval_timed_out", outcome: "refused", status: 403, message: asIs },
   "gate-blocked": { source: "auto_block", outcome: "refused", status: 403, message: asIs },
   "gate-denied": { source: "user_denied", outcome: "refused", status: 403, message: asIs },
+  "gate-timed-out": { source: "gate_timed_out", outcome: "refused", status: 403, message: asIs },
   "not-declared": readPath,
   "not-granted": readPath,
   "unresolvable": readPath,

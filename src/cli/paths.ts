@@ -4,7 +4,8 @@ import { EMPTY_POLICY } from "../api/policy.ts";
 import { listToolsOf, listToolSpellings } from "../api/tools.ts";
 import { READ_TOOLS } from "../policy/classification.ts";
 import {
-  buildReadPathPolicy, canonicalizeForMatch, foldLexically, GRANT_ERROR_PREFIX, joinRequest, resolveRead, resolveWrite, type PathFs, type PathResolution,
+  buildReadPathPolicy, canonicalizeForMatch, foldLexically, GRANT_ERROR_PREFIX, isWithin, joinRequest, resolveRead, resolveWrite, tryRealpath,
+  type PathFs, type PathResolution, type ReadPathPolicy,
 } from "../policy/read-paths/index.ts";
 import { parseCommandArgs } from "./args.ts";
 import { canonicalWorkdir, checkOneStdin, CliStop, homeOf, loadAgentFlag, loadPolicyFlags, printIssues } from "./context.ts";
@@ -53,17 +54,37 @@ function adviseInPolicyFields(r: PathResolution, request: string, agentKey: stri
   return { ...r, message };
 }
 
+/**
+ * The exact roots, declared or granted, the path lies under by name that do not exist on this file system: a root
+ * that cannot be resolved matches nothing (decide.ts), so a read there is `not-declared` or `not-granted` here
+ * although the files say otherwise; in a Run a volume puts the files there.
+ */
+export function findMissingRoots(policy: ReadPathPolicy | null, path: string | null, fs: PathFs): { declared: string[]; granted: string[] } {
+  const under = (set: ReadPathPolicy["declared"] | undefined) =>
+    path === null || set === undefined ? [] : set.entries.flatMap((e) => (e.kind === "exact" && e.root.startsWith("/") && isWithin(path, e.root) && tryRealpath(fs, e.root) === null ? [e.raw] : []));
+  return { declared: under(policy?.declared), granted: under(policy?.granted) };
+}
+
+/** The note that says a refusal comes from roots missing on this machine (in the words of the policy given), or nothing. */
+function describeMissingRoots(missing: { declared: string[]; granted: string[] }, inPolicyFields: boolean): string | undefined {
+  const roots = [...missing.declared.map((r) => `${r} (declared)`), ...missing.granted.map((r) => `${r} (granted)`)];
+  if (roots.length === 0) return undefined;
+  const where = inPolicyFields ? "in a Run, the volume of spec.readPaths.volumes of the LeviathPolicy puts the files there" : "where the agent runs, the directory must exist";
+  return `${roots.join(", ")} ${roots.length === 1 ? "does" : "do"} not exist on this machine, and a root that cannot be resolved matches nothing: this answer is this machine's (${where})`;
+}
+
 /** The answer, as JSON or for a person; a refusal shows the real path that was judged (the admin's "why"). */
-function renderAnswer(r: PathResolution, q: { request: string; tool: string; agent: string; workdir: string; json: boolean }): string {
+function renderAnswer(r: PathResolution, q: { request: string; tool: string; agent: string; workdir: string; json: boolean; policy: ReadPathPolicy | null; inPolicyFields: boolean }): string {
   const folded = r.ok ? null : foldLexically(joinRequest(q.request, q.workdir));
   const judged = folded === null ? null : canonicalizeForMatch(folded, REAL_FS);
+  const note = r.ok || (r.code !== "not-declared" && r.code !== "not-granted") ? undefined : describeMissingRoots(findMissingRoots(q.policy, folded, REAL_FS), q.inPolicyFields);
   if (q.json) {
     const base = { request: q.request, tool: q.tool, agent: q.agent, workdir: q.workdir, decision: r.ok ? "allow" : "deny", code: r.code, source: r.decision };
-    const out = r.ok ? { ...base, resolved: r.canonicalPath, open: r.openPath } : { ...base, resolved: judged, reason: r.message };
+    const out = r.ok ? { ...base, resolved: r.canonicalPath, open: r.openPath } : { ...base, resolved: judged, reason: r.message, ...(note === undefined ? {} : { note }) };
     return `${JSON.stringify(out, null, 2)}\n`;
   }
   if (r.ok) return `allowed: ${q.tool} '${q.request}' (${r.code})\n  opens: ${r.openPath}\n`;
-  return `refused: ${q.tool} '${q.request}' (${r.code})\n${judged ? `  real path: ${judged}\n` : ""}  [error] ${r.message}\n`;
+  return `refused: ${q.tool} '${q.request}' (${r.code})\n${judged ? `  real path: ${judged}\n` : ""}  [error] ${r.message}\n${note === undefined ? "" : `  note: ${note}\n`}`;
 }
 
 function checkTool(tool: string): void {
@@ -142,6 +163,6 @@ function testPath(io: CliIo, q: PathQuery): number {
   const ctx = { workdir, policy: built.value, fs: REAL_FS };
   const answer = READ_TOOLS.includes(q.tool) ? resolveRead(q.request, ctx) : resolveWrite(q.request, ctx);
   const r = inPolicyFields ? adviseInPolicyFields(answer, q.request, agent.key) : answer;
-  io.stdout(renderAnswer(r, { request: q.request, tool: q.tool, agent: agent.key, workdir, json: q.json }));
+  io.stdout(renderAnswer(r, { request: q.request, tool: q.tool, agent: agent.key, workdir, json: q.json, policy: built.value, inPolicyFields }));
   return r.ok ? EXIT.ok : EXIT.refused;
 }

@@ -15,7 +15,8 @@ Commands:
   sidecar                  decide and enforce every tool call of an agent runtime (HTTP on loopback)
   agent                    the reference agent runtime: run an Agent's stages against a model, through the sidecar
   adapter <kind>           start a third-party agent client (claude-code, ...) as the runtime, through the sidecar's /mcp
-  kubectl                  the kubectl plugin (kubectl leviath pending|approve|audit|result|wait), also bin/kubectl-leviath
+  kubectl                  the kubectl plugin (kubectl leviath pending|approve|audit|result|wait|why|describe),
+                           also bin/kubectl-leviath
   version                  print the version (also --version)
 
 Files: our resources (an Agent, a LeviathPolicy: YAML or JSON, one of several documents, or in a List as

@@ -23,6 +23,8 @@ export const DECISION_SOURCES = [
   "approval_unavailable",
   "user_approved",
   "user_declined",
+  "approval_timed_out",
+  "gate_timed_out",
   "read_path",
   "workdir",
   "path_changed",

@@ -2,6 +2,7 @@
 // (answered 400 invalid_request_error and recorded), so a client test cannot pass on a request the service rejects.
 import { describe, expect, it } from "vitest";
 import { checkAnthropicRequest } from "../model-server/anthropic-request.ts";
+import { checkRequest } from "../model-server/request-check.ts";
 import { startScriptedModelServer } from "../model-server/scripted-model-server.ts";
 
 const HEADERS = { "anthropic-version": "2023-06-01", "x-api-key": "k" };
@@ -33,12 +34,19 @@ describe("checkAnthropicRequest", () => {
     expect(checkAnthropicRequest(ok, {})).toEqual(["header anthropic-version: 'undefined'", "no x-api-key or authorization header"]);
   });
 
-  it("makes the server answer 400 invalid_request_error and take no step", async () => {
-    const server = await startScriptedModelServer([{ turn: { text: "hello" } }], "127.0.0.1", { checkRequests: true });
+  it("is the one request check's for the anthropic protocol, on unless a test turns checks off", () => {
+    expect(checkRequest("anthropic", ok, HEADERS)).toBeUndefined();
+    expect(checkRequest("anthropic", ok, {})).toEqual({ protocol: "anthropic", message: "header anthropic-version: 'undefined'; no x-api-key or authorization header", param: null });
+    expect(checkRequest("anthropic", ok, {}, { checkRequests: false })).toBeUndefined();
+    expect(checkRequest("openai", { model: "m" }, {})).toEqual({ protocol: "openai", message: "Missing required parameter: 'messages'.", param: "messages" });
+  });
+
+  it("makes the server answer 400 invalid_request_error in Anthropic's error body and take no step, by default", async () => {
+    const server = await startScriptedModelServer([{ turn: { text: "hello" } }]);
     try {
       const res = await fetch(`${server.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", ...HEADERS }, body: JSON.stringify({ ...ok, stream: "yes" }) });
       expect(res.status).toBe(400);
-      expect(((await res.json()) as { error: { type: string } }).error.type).toBe("invalid_request_error");
+      expect(await res.json()).toEqual({ type: "error", error: { type: "invalid_request_error", message: expect.stringContaining("stream") as unknown } });
       expect(server.requests[0]!.refused).toEqual(expect.stringContaining("stream"));
       expect(server.remaining()).toBe(1);
     } finally {

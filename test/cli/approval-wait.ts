@@ -53,8 +53,6 @@ export interface WaitOutcome {
   readonly prompt: Pending;
   /** A person's allowOnce, given once the client was back at the model. */
   readonly lateAllow: HttpAnswer;
-  /** Whether the prompt was still listed as pending when the allow was given. */
-  readonly stillPending: boolean;
   /** Whether the marker file exists after everything ended. */
   readonly markerExists: boolean;
   /** Milliseconds from the prompt listed to the client's next request to the model: how long the client waited. */
@@ -125,7 +123,7 @@ async function approvalToken(sc: SidecarProcess): Promise<string> {
 }
 
 /** Waits for the prompt, then for the client's next model request, then allows the prompt as a person would. */
-async function allowOnceBack({ sc, token, seconds }: { sc: SidecarProcess; token: string; seconds: number }, requests: RecordedRequest[], marker: string): Promise<{ prompt: Pending; lateAllow: HttpAnswer; stillPending: boolean; waitedMs: number }> {
+async function allowOnceBack({ sc, token, seconds }: { sc: SidecarProcess; token: string; seconds: number }, requests: RecordedRequest[], marker: string): Promise<{ prompt: Pending; lateAllow: HttpAnswer; waitedMs: number }> {
   const pending = async () => (await get<{ approvals: Pending[] }>(`${sc.url}/v1/approvals`)).body.approvals;
   const prompt = await until("the shell call's prompt", 180, async () => (await pending()).find((p) => p.prompt.includes(marker)));
   const asked = Date.now();
@@ -135,9 +133,8 @@ async function allowOnceBack({ sc, token, seconds }: { sc: SidecarProcess; token
   // requests on two connections): the person's answer is given once the sidecar has closed the prompt, and a prompt
   // it never closes fails here. The window before that is open, and named in docs/runtimes.md.
   await until("the sidecar to close the prompt", 30, async () => ((await pending()).some((p) => p.id === prompt.id) ? undefined : true));
-  const stillPending = (await pending()).some((p) => p.id === prompt.id);
   const lateAllow = await post(`${sc.url}/v1/approvals/${prompt.id}`, { decision: "allowOnce" }, { authorization: `Bearer ${token}` });
-  return { prompt, lateAllow, stillPending, waitedMs };
+  return { prompt, lateAllow, waitedMs };
 }
 
 /** The shell call's result as the client gave it to the model in its second request (either provider's protocol). */
@@ -157,9 +154,8 @@ const report = (run: WaitOutcome, what: string): void => void process.stderr.wri
  */
 export function expectRefusedAtTimeout(run: WaitOutcome): void {
   report(run, "refused by the sidecar at the interaction timeout");
-  expect(run.records.map((d) => [d["tool_name"], d["decision"], d["decision_source"], d["code"]])).toEqual([["shell", "ask", "permission_ask", undefined], ["shell", "deny", "user_declined", "approval-declined"]]);
+  expect(run.records.map((d) => [d["tool_name"], d["decision"], d["decision_source"], d["code"]])).toEqual([["shell", "ask", "permission_ask", undefined], ["shell", "deny", "approval_timed_out", "approval-timed-out"]]);
   expect(shellResult(run)).toContain("[denied] User declined tool call 'shell'.");
-  expect(run.stillPending).toBe(false);
   expect(run.lateAllow).toEqual({ status: 404, body: { code: "unknown-approval", message: `no pending approval '${run.prompt.id}'` } });
   expect(run.markerExists).toBe(false);
   expectFinished(run);
@@ -173,7 +169,6 @@ export function expectWithdrawn(run: WaitOutcome, gaveUp: string): void {
   report(run, "the client gave up");
   expect(run.records.map((d) => [d["decision"], d["decision_source"], d["code"]])).toEqual([["ask", "permission_ask", undefined], ["deny", "client_gave_up", "client-gave-up"]]);
   expect(run.records[1]).toMatchObject({ tool_name: "shell", gave_up: gaveUp, withdrawn_approval_id: run.prompt.id });
-  expect(run.stillPending).toBe(false);
   const message = `prompt '${run.prompt.id}' was withdrawn: the client of its call gave up waiting, so the call was refused and will never run`;
   expect(run.lateAllow).toEqual({ status: 410, body: { code: "approval-withdrawn", message } });
   expect(run.markerExists).toBe(false);

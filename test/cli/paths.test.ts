@@ -104,6 +104,28 @@ describe("leviath paths test", () => {
     expect(r.stderr).toContain("read_paths grant in your config.toml: read_paths entry 'glob:/a/***': invalid glob");
   });
 
+  it("says when a declared or granted root does not exist on this machine, in the words of the files given", () => {
+    // The shipped example's shape (examples/agent.yaml, examples/policy.yaml): a grant a volume backs in a Run.
+    const mounted = join(root, "mounted-notes");
+    const agentYaml = join(root, "agent.yaml");
+    writeFileSync(agentYaml, `apiVersion: leviath.dev/v1alpha1\nkind: Agent\nmetadata: {name: notes, namespace: team}\nspec:\n  agent: {name: notes}\n  readPaths: {allow: [${mounted}]}\n`);
+    const policyYaml = join(root, "policy.yaml");
+    writeFileSync(policyYaml, `apiVersion: leviath.dev/v1alpha1\nkind: LeviathPolicy\nmetadata: {name: cluster}\nspec:\n  readPaths:\n    perAgent: {team/notes: [${mounted}]}\n    volumes: [{path: ${mounted}, volume: {configMap: {name: notes}}}]\n`);
+    const ask = (cfg: string, extra: string[] = []) => leviath(["paths", "test", join(mounted, "a.md"), "--agent", agentYaml, "--config", cfg, "--workdir", work, "-n", "team", ...extra]);
+    const missing = ask(policyYaml);
+    expect(missing.status).toBe(1);
+    expect(missing.stdout).toContain(`  note: ${mounted} (declared), ${mounted} (granted) do not exist on this machine, and a root that cannot be resolved matches nothing`);
+    expect(missing.stdout).toContain("(in a Run, the volume of spec.readPaths.volumes of the LeviathPolicy puts the files there)");
+    const toml = join(root, "grant.toml");
+    writeFileSync(toml, `[agent_read_paths."team/notes"]\nallow = ['${mounted}']\n`);
+    expect(JSON.parse(ask(toml, ["--json"]).stdout)).toMatchObject({ code: "not-declared", note: expect.stringContaining("(where the agent runs, the directory must exist)") as unknown });
+    mkdirSync(mounted);
+    writeFileSync(join(mounted, "a.md"), "notes\n");
+    const present = ask(policyYaml);
+    expect(present.status, present.stdout).toBe(0);
+    expect(ask(join(root, "config.toml")).stdout).not.toContain("note:");
+  });
+
   it("prints a human answer without --json", () => {
     const r = leviath(["paths", "test", "notes.md", "--agent", repo("test/fixtures/agents/agent-only"), "--workdir", work]);
     expect(r.status).toBe(0);

@@ -185,9 +185,11 @@ describe("headless, yolo and unattended runs", () => {
     expect(ask.status).toBe(202);
     const done = await get(`${sc.url}/v1/tool-calls/u1?wait=10`);
     expect(done.status).toBe(403);
-    expect(done.body).toMatchObject({ code: "gate-denied", message: "[blocked] Tool 'shell' would send data at private sensitivity, above its public clearance. Denied by user." });
+    // Upstream's record (UserDenied) and text for an expired prompt; the code and the decision source say it expired.
+    expect(done.body).toMatchObject({ code: "gate-timed-out", message: "[blocked] Tool 'shell' would send data at private sensitivity, above its public clearance. Denied by user." });
     expect(gateEvents(tree.audit, tree.run).at(-1)).toMatchObject({ decision_source: "UserDenied", allowed: false });
     const metrics = await scrapeMetrics(sc);
+    expect(metricValue(metrics, "leviath_sidecar_decisions_total", { decision: "deny", source: "gate_timed_out", tool_class: "shell", mode: "unattended" })).toBe(1);
     expect(metricValue(metrics, "leviath_sidecar_approval_wait_seconds_count", { prompt: "taint_gate", outcome: "expired" })).toBe(1);
     expect(await sc.stop()).toBe(0);
   });

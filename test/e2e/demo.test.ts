@@ -13,7 +13,7 @@ describe("scripts/demo --once, as root", () => {
     expect(code, `${stdout}\n${stderr}`).toBe(0);
 
     // What a fresh machine lacks is prepared first, each step saying what it is and what it costs the first time.
-    expect(stdout).toMatch(/^--- scripts\/control-plane-bin: .+ \(the first time: about 25 minutes\)$/m);
+    expect(stdout).toMatch(/^--- scripts\/control-plane-bin: .+ \(the first time: 25 to 60 minutes on 2 cores\)$/m);
     // The shell call asked (the Agent's `shell: ask`), then the taint gate held the result; both answered with the plugin.
     const approvals = [...stdout.matchAll(/^\$ kubectl leviath approve digest-docs (\S+) --once --reason .+ -n leviath-sandbox\napproval\.leviath\.dev\/digest-docs-\S+ created: allowOnce for prompt '(\S+)' of run 'digest-docs'\napplied: allowOnce$/gm)];
     expect(approvals.map((m) => m[1]!.split("-")[0])).toEqual(["tool", "gate"]);

@@ -142,6 +142,20 @@ describe("kubectl leviath", () => {
     expect((await plugin(["audit", RUN, "-o", "yaml", "-n", namespace])).code).toBe(2);
   });
 
+  it("follows the audit with -f: the records written so far, then each one the sidecar appends, once", async () => {
+    // This Run never ends here (no kubelet), so -f runs until its process's timeout; ending on a terminal phase is
+    // src/cli/kubectl/audit.test.ts's.
+    const following = plugin(["audit", RUN, "-f", "-o", "json", "-n", namespace], 40_000);
+    expect(await client.callTool({ id: "f1", tool: "read_file", args: { path: "notes.md" } })).toMatchObject({ decision: "allow" });
+    await waitFor(async () => ((await plugin(["audit", RUN, "-o", "json", "-n", namespace])).stdout.includes('"call_id":"f1"') ? true : undefined), { description: "call f1 in the audit ConfigMaps" });
+    const followed = await following;
+    const ids = followed.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { leviath_audit: { file: string; record: Record<string, unknown> } }).leviath_audit);
+    const once = await plugin(["audit", RUN, "-o", "json", "-n", namespace]);
+    expect(followed.stdout, followed.stderr).toBe(once.stdout.slice(0, followed.stdout.length));
+    expect(ids.some((l) => l.record["call_id"] === "s1")).toBe(true);
+    expect(ids.filter((l) => l.record["call_id"] === "f1" && l.file.endsWith("decisions.jsonl")).length).toBeGreaterThan(0);
+  }, 90_000);
+
   it("prints the result the sidecar wrote, and says when there is none", async () => {
     const none = await plugin(["result", RUN, "-n", namespace]);
     expect(none.code).toBe(1);

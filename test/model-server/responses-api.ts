@@ -69,11 +69,6 @@ export function checkChatCompletionsRequest(body: unknown): Refusal | undefined 
   return undefined;
 }
 
-/** Writes the service's 400 for a refused request. */
-export function writeRefusal(res: ServerResponse, refusal: Refusal): void {
-  res.writeHead(400, { "content-type": "application/json" });
-  res.end(JSON.stringify({ error: { message: refusal.message, type: "invalid_request_error", param: refusal.param, code: refusal.param === null ? null : "invalid_value" } }));
-}
 
 type OutputItem =
   | { id: string; type: "message"; status: string; role: "assistant"; content: { type: "output_text"; text: string; annotations: never[] }[] }

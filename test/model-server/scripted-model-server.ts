@@ -1,12 +1,12 @@
 // The one stand-in the tests allow: a local HTTP server speaking Anthropic's Messages API (POST /v1/messages) and
 // the OpenAI-compatible Chat Completions API (POST .../chat/completions) and OpenAI's Responses API (POST
 // .../responses, in responses-api.ts), buffered or streamed (SSE), replying from a script the test writes. Each
-// request takes the next step of the script; every request is recorded. An OpenAI request the service would refuse
-// is answered with its 400 (recorded with `refused`) and takes no step.
+// request takes the next step of the script; every request is recorded. A request the service would refuse
+// (request-check.ts, every protocol) is answered with its 400 (recorded with `refused`) and takes no step.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { checkChatCompletionsRequest, checkResponsesRequest, writeRefusal, writeResponsesTurn } from "./responses-api.ts";
-import { checkAnthropicRequest } from "./anthropic-request.ts";
+import { checkRequest, writeRefusal, type ModelProtocol, type RequestCheckOptions } from "./request-check.ts";
+import { writeResponsesTurn } from "./responses-api.ts";
 
 /** One scripted tool call; the id is generated when not given. */
 export interface ScriptedCall {
@@ -31,7 +31,7 @@ export type ScriptStep =
 
 /** A request the server got. */
 export interface RecordedRequest {
-  readonly protocol: "anthropic" | "openai" | "responses";
+  readonly protocol: ModelProtocol;
   readonly path: string;
   readonly headers: Record<string, string | string[] | undefined>;
   readonly body: Record<string, unknown>;
@@ -39,11 +39,11 @@ export interface RecordedRequest {
   readonly refused?: string;
 }
 
-/** How the server behaves beyond its script. */
-export interface ScriptedServerOptions {
-  /** Answer a Messages request the real API would refuse (anthropic-request.ts) with its 400, as the API does. */
-  readonly checkRequests?: boolean;
-}
+/**
+ * How the server behaves beyond its script: a request the real service would refuse (request-check.ts) is answered
+ * with that service's 400 unless `checkRequests` is false.
+ */
+export type ScriptedServerOptions = RequestCheckOptions;
 
 /** A running server. */
 export interface ScriptedModelServer {
@@ -149,11 +149,6 @@ function writeHostile(step: Exclude<ScriptStep, { turn: unknown } | { status: nu
   sse(res, ['event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1}}}\n\n', "data: {not json\n\n", "data: [DONE]\n\n"]);
 }
 
-/** Why the real service would refuse the request, when the server checks requests (empty: it would take it). */
-function findRefusal(options: ScriptedServerOptions, protocol: RecordedRequest["protocol"], body: Record<string, unknown>, req: IncomingMessage): string[] {
-  return options.checkRequests === true && protocol === "anthropic" ? checkAnthropicRequest(body, req.headers) : [];
-}
-
 /** Starts a server on `host` (default loopback) replying from `script`, one step per request. */
 export async function startScriptedModelServer(script: readonly ScriptStep[], host = "127.0.0.1", options: ScriptedServerOptions = {}): Promise<ScriptedModelServer> {
   const steps = [...script];
@@ -168,15 +163,9 @@ export async function startScriptedModelServer(script: readonly ScriptStep[], ho
         return;
       }
       const body = await readBody(req);
-      const refusal = protocol === "responses" ? checkResponsesRequest(body) : protocol === "openai" ? checkChatCompletionsRequest(body) : undefined;
-      const anthropic = findRefusal(options, protocol, body, req);
-      const refused = refusal?.message ?? (anthropic.length > 0 ? anthropic.join("; ") : undefined);
-      requests.push({ protocol, path, headers: req.headers, body, ...(refused !== undefined ? { refused } : {}) });
+      const refusal = checkRequest(protocol, body, req.headers, options);
+      requests.push({ protocol, path, headers: req.headers, body, ...(refusal === undefined ? {} : { refused: refusal.message }) });
       if (refusal) return void writeRefusal(res, refusal);
-      if (refused !== undefined) {
-        res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: refused } }));
-        return;
-      }
       const step = steps.shift();
       n++;
       if (step === undefined) {

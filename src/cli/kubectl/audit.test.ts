@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildAuditRow, parseAuditLines } from "./audit.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import { buildAuditRow, parseAuditLines, runAudit } from "./audit.ts";
 import { buildPendingRows } from "./pending.ts";
 
 describe("audit and pending rows", () => {
@@ -18,5 +19,54 @@ describe("audit and pending rows", () => {
     });
     expect(buildPendingRows([run("a", ["gate-1", "gate-2"]), run("b", [])], Date.parse("2026-01-01T00:00:30Z")))
       .toEqual([["ns", "a", "gate-1", "taint_gate", "shell", "main", "30s", "allow shell?"], ["ns", "a", "gate-2", "taint_gate", "shell", "main", "30s", "allow shell?"]]);
+  });
+});
+
+describe("audit --follow", () => {
+  const line = (id: string) => JSON.stringify({ leviath_audit: { run: "r", file: "stages/0/decisions.jsonl", record: { call_id: id, tool_name: "shell", decision: "allow" } } });
+  // What the API server holds at each read: the Run's phase and its audit ConfigMaps, as the sidecar appends to them.
+  const reads = [
+    { phase: "Running", chunks: [[line("a")]] },
+    { phase: "Running", chunks: [[line("a"), line("b")]] },
+    { phase: "Running", chunks: [[line("a"), line("b")]] },
+    { phase: "Succeeded", chunks: [[line("a"), line("b")], [line("c")]] },
+  ];
+
+  function fakeContext() {
+    let at = 0;
+    let out = "";
+    const client = {
+      request: (_method: string, path: string) => {
+        const now = reads[Math.min(at, reads.length - 1)]!;
+        if (path.includes("/runs/")) return Promise.resolve({ metadata: { name: "r", namespace: "ns", uid: "u" }, status: { phase: now.phase } });
+        const items = now.chunks.map((c, i) => ({ metadata: { name: `r-audit-00${i}`, ownerReferences: [{ uid: "u" }] }, data: { "audit.jsonl": c.join("\n") } }));
+        return Promise.resolve({ items });
+      },
+    } as unknown as KubeClient;
+    const sleeps: number[] = [];
+    const ctx = {
+      io: { stdout: (t: string) => void (out += t), stderr: () => undefined, env: {}, cwd: "/", homedir: undefined },
+      client, namespace: "ns", nowMs: () => 0,
+      sleep: (ms: number) => (sleeps.push(ms), at++, Promise.resolve()),
+    };
+    return { ctx, out: () => out, sleeps };
+  }
+
+  it("prints each record once as it is appended, and ends when the Run is in a terminal phase", async () => {
+    const f = fakeContext();
+    expect(await runAudit(f.ctx, { run: "r", output: "json", follow: true })).toBe(0);
+    expect(f.out().trim().split("\n").map((l) => (JSON.parse(l) as { leviath_audit: { record: { call_id: string } } }).leviath_audit.record.call_id)).toEqual(["a", "b", "c"]);
+    expect(f.sleeps).toEqual([1000, 1000, 1000]);
+  });
+
+  it("prints the table's header once, and reads once without --follow", async () => {
+    const f = fakeContext();
+    await runAudit(f.ctx, { run: "r", output: "table", follow: true });
+    expect(f.out().match(/^TIME /gm)).toHaveLength(1);
+    expect(f.out().match(/call_id=/g)).toHaveLength(3);
+    const once = fakeContext();
+    await runAudit(once.ctx, { run: "r", output: "table" });
+    expect(once.sleeps).toEqual([]);
+    expect(once.out().match(/call_id=/g)).toHaveLength(1);
   });
 });

@@ -1,6 +1,7 @@
 // `kubectl leviath audit`: a Run's audit records, read from its `<run>-audit-NNN` ConfigMaps (written by its
 // sidecar, owned by the Run) in name order, which is the order they were written in (docs/operations.md).
 import { LABEL } from "../../api/constants.ts";
+import { TERMINAL_PHASES } from "../../api/status.ts";
 import { buildLabelValue } from "../../sandbox/names.ts";
 import { AUDIT_CHUNK_KEY } from "../../sidecar/storage/audit-chunks.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
@@ -8,13 +9,15 @@ import { formatTable, truncateText } from "./table.ts";
 import { getRun, type PluginContext, type RunObject } from "./plugin-context.ts";
 
 /** `kubectl leviath audit --help`. */
-export const AUDIT_HELP = `Usage: kubectl leviath audit RUN [-o table|json]
+export const AUDIT_HELP = `Usage: kubectl leviath audit RUN [-f] [-o table|json]
 
 The audit records of Run RUN, in the order its sidecar wrote them, from its ConfigMaps RUN-audit-000, -001, ...
 (labelled leviath.dev/component=audit and owned by the Run; one with the name but another owner is skipped).
 They stay readable after the pod is gone, until the Run is deleted.
 
 Options:
+  -f, --follow          keep printing records as the sidecar writes them, until the Run ends (Succeeded,
+                        Failed or Cancelled; exit 0) or is deleted (exit 1); Ctrl-C stops it
   -o, --output FORMAT   table (default): time, file, tool, decision, source and detail of each record;
                         json: each line as stored, {"leviath_audit": {"run", "file", "record"}}, one per line
 `;
@@ -65,19 +68,33 @@ export async function readAuditTexts(ctx: PluginContext, run: RunObject): Promis
   return chunks.map((cm) => cm.data?.[AUDIT_CHUNK_KEY] ?? "");
 }
 
-/** Prints the Run's audit, as a table or as the stored JSON lines. */
-export async function runAudit(ctx: PluginContext, opts: { run: string; output: "table" | "json" }): Promise<number> {
-  const run = await getRun(ctx, opts.run);
-  const texts = await readAuditTexts(ctx, run);
-  if (opts.output === "json") {
-    for (const text of texts) for (const line of parseAuditLines(text)) ctx.io.stdout(`${JSON.stringify({ leviath_audit: line })}\n`);
-    return 0;
+const AUDIT_HEADER = ["TIME", "FILE", "TOOL", "DECISION", "SOURCE", "DETAIL"];
+
+/** Prints `lines` as stored JSON or as table rows (the header only before the first rows printed). */
+function printLines(ctx: PluginContext, lines: readonly AuditLine[], output: "table" | "json", header: boolean): void {
+  if (output === "json") {
+    for (const line of lines) ctx.io.stdout(`${JSON.stringify({ leviath_audit: line })}\n`);
+    return;
   }
-  const rows = texts.flatMap((t) => parseAuditLines(t).map(buildAuditRow));
-  if (rows.length === 0) {
-    ctx.io.stderr(`No audit records for run '${opts.run}' in namespace ${ctx.namespace} yet.\n`);
-    return 0;
+  const table = formatTable(AUDIT_HEADER, lines.map(buildAuditRow));
+  ctx.io.stdout(header ? table : table.slice(table.indexOf("\n") + 1));
+}
+
+/**
+ * Prints the Run's audit, as a table or as the stored JSON lines; following, it reads the ConfigMaps again every
+ * second and prints what was appended, until the Run is in a terminal phase (read before the records, so the last
+ * read holds everything written before it ended).
+ */
+export async function runAudit(ctx: PluginContext, opts: { run: string; output: "table" | "json"; follow?: boolean }): Promise<number> {
+  let shown = 0;
+  for (;;) {
+    const run = await getRun(ctx, opts.run);
+    const ended = TERMINAL_PHASES.includes(run.status?.phase ?? "Pending");
+    const lines = (await readAuditTexts(ctx, run)).flatMap(parseAuditLines);
+    if (lines.length > shown) printLines(ctx, lines.slice(shown), opts.output, shown === 0);
+    if (shown === 0 && lines.length === 0 && opts.output === "table") ctx.io.stderr(`No audit records for run '${opts.run}' in namespace ${ctx.namespace} yet.\n`);
+    shown = Math.max(shown, lines.length);
+    if (opts.follow !== true || ended) return 0;
+    await ctx.sleep(1000);
   }
-  ctx.io.stdout(formatTable(["TIME", "FILE", "TOOL", "DECISION", "SOURCE", "DETAIL"], rows));
-  return 0;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { getBuildInfo } from "../../config/build-info.ts";
 import type { CliIo } from "../io.ts";
 import { runKubectlPlugin } from "./kubectl.ts";
 
@@ -27,6 +28,9 @@ describe("kubectl leviath argv", () => {
       [["wait", "r", "--for", "Done", "--kubeconfig", "/nonexistent"], 2, "err", "--for 'Done' is not a phase"],
       [["wait", "r", "--timeout", "soon", "--kubeconfig", "/nonexistent"], 2, "err", "--timeout 'soon' is not a duration"],
       [["audit", "r", "-o", "yaml", "--kubeconfig", "/nonexistent"], 2, "err", "-o 'yaml' is not table or json"],
+      [["audit", "--help"], 0, "out", "-f, --follow"],
+      [["--version"], 0, "out", `kubectl-leviath ${getBuildInfo().version}\n`],
+      [["version"], 0, "out", "kubectl-leviath "],
     ] as const) {
       const c = capture();
       expect(await runKubectlPlugin([...argv], c.io), argv.join(" ")).toBe(code);

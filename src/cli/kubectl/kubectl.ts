@@ -1,6 +1,7 @@
 // `kubectl leviath ...` (the `kubectl-leviath` executable, also `leviath kubectl ...`): the everyday questions
 // about Runs, with only the user's kubeconfig and RBAC. Parses argv, connects, and hands each command its context.
 import { DEFAULT_NAMESPACE } from "../../api/constants.ts";
+import { getBuildInfo } from "../../config/build-info.ts";
 import { createKubeClient, loadKubeConfig } from "../../kube/client.ts";
 import { parseCommandArgs } from "../args.ts";
 import { EXIT, UsageError, type CliIo } from "../io.ts";
@@ -31,7 +32,7 @@ Commands:
   pending [-A] [--watch]                 the prompts Runs wait on, with the id to answer
   approve RUN [PROMPT] --once|--stage|--run|--deny [--reason TEXT]
                                          answer a prompt with an Approval and wait for the outcome
-  audit RUN [-o table|json]              the Run's audit records, in order
+  audit RUN [-f] [-o table|json]         the Run's audit records, in order (-f: as they are written)
   result RUN                             the Run's result (status.result)
   wait RUN [--for PHASE] [--timeout D]   wait for a terminal phase; exit 0 only on Succeeded
   why RUN [CALL] [--syntax yaml|toml]    the rule that refused or asked a call, and the smallest change
@@ -40,7 +41,7 @@ Commands:
                                          result, last refusals
 
 Exit status: 0 done, 1 refused or failed (named in one line), 2 usage.
-Run 'kubectl leviath <command> --help' for a command's options.
+Run 'kubectl leviath <command> --help' for a command's options; 'kubectl leviath --version' prints the version.
 ${COMMON_HELP}`;
 
 const CONNECTION = {
@@ -55,7 +56,7 @@ const COMMANDS = {
     help: APPROVE_HELP, args: [1, 2],
     options: { once: { type: "boolean" }, stage: { type: "boolean" }, run: { type: "boolean" }, deny: { type: "boolean" }, reason: { type: "string" }, timeout: { type: "string" }, "no-wait": { type: "boolean" } },
   },
-  audit: { help: AUDIT_HELP, options: { output: { type: "string", short: "o" } }, args: [1, 1] },
+  audit: { help: AUDIT_HELP, options: { output: { type: "string", short: "o" }, follow: { type: "boolean", short: "f" } }, args: [1, 1] },
   result: { help: RESULT_HELP, options: {}, args: [1, 1] },
   wait: { help: WAIT_HELP, options: { for: { type: "string" }, timeout: { type: "string" } }, args: [1, 1] },
   why: { help: WHY_HELP, options: { syntax: { type: "string" } }, args: [1, 2] },
@@ -86,7 +87,7 @@ function dispatch(name: CommandName, pos: string[], v: Values, open: () => Plugi
     case "audit": {
       const output = str("output") ?? "table";
       if (output !== "table" && output !== "json") throw new UsageError(`-o '${output}' is not table or json`);
-      return runAudit(open(), { run: pos[0]!, output });
+      return runAudit(open(), { run: pos[0]!, output, follow: v["follow"] === true });
     }
     case "result":
       return runResult(open(), pos[0]!);
@@ -122,6 +123,10 @@ export async function runKubectlPlugin(argv: string[], io: CliIo): Promise<numbe
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout(KUBECTL_HELP);
     return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === "--version" || name === "version") {
+    io.stdout(`kubectl-leviath ${getBuildInfo().version}\n`);
+    return EXIT.ok;
   }
   if (!Object.hasOwn(COMMANDS, name)) {
     io.stderr(`kubectl leviath: unknown command '${name}'\n\n${KUBECTL_HELP}`);

@@ -103,7 +103,11 @@ function explainAnswered(input: ExplainInput, source: string): Explanation {
   const by = str(input.records.decision["approved_by"]);
   const reason = str(input.records.decision["approval_reason"]);
   const who = by ? ` by ${by}${reason ? ` (reason: ${reason})` : ""}` : "";
-  if (source === "user_declined") return { rule: `the prompt was declined${who}, or expired unanswered`, changes: [], note: "nothing in the policy refused it: answer the next prompt with 'kubectl leviath approve'" };
+  if (source === "user_declined") return { rule: `the prompt was declined${who}`, changes: [], note: "nothing in the policy refused it: answer the next prompt with 'kubectl leviath approve'" };
+  if (source === "approval_timed_out" || source === "gate_timed_out") {
+    const limit = input.runPolicy?.limits.interactionTimeoutSeconds;
+    return { rule: `nobody answered the ${source === "gate_timed_out" ? "taint gate's " : ""}prompt within the interaction timeout${limit === undefined ? "" : ` (${limit} s)`}`, changes: [], note: "nothing in the policy refused it: answer the next prompt with 'kubectl leviath approve' before it expires (spec.limits.interactionTimeoutSeconds of the LeviathPolicy sets how long it waits)" };
+  }
   return { rule: `a person denied it at the taint gate${who}`, changes: [], note: "answer the next prompt with 'kubectl leviath approve'" };
 }
 
@@ -120,7 +124,9 @@ export function explainCall(input: ExplainInput): Explanation {
     case "read_path": return explainReadPath(input, code);
     case "tool_unavailable": return explainUnavailable(input, tool);
     case "user_declined":
-    case "user_denied": return explainAnswered(input, source);
+    case "user_denied":
+    case "approval_timed_out":
+    case "gate_timed_out": return explainAnswered(input, source);
     case "workdir": return explainWorkdir(input, tool, code);
     default: return { rule: `decided by ${source}${code ? ` (${code})` : ""}`, changes: [] };
   }

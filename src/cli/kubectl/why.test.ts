@@ -54,6 +54,11 @@ describe("explainCall", () => {
     expect(explain({ tool_name: "list_dir", decision: "deny", decision_source: "tool_unavailable" }).changes[0]?.lines.at(-1)).toBe("      availableTools: [read_file, shell, list_dir]");
     const denied = explain({ tool_name: "shell", decision: "deny", decision_source: "user_denied", approved_by: "alice", approval_reason: "no" });
     expect(denied).toEqual({ rule: "a person denied it at the taint gate by alice (reason: no)", changes: [], note: "answer the next prompt with 'kubectl leviath approve'" });
+    expect(explain({ tool_name: "shell", decision: "deny", decision_source: "user_declined", approved_by: "bob" }).rule).toBe("the prompt was declined by bob");
+    const expired = explain({ tool_name: "shell", decision: "deny", decision_source: "approval_timed_out", code: "approval-timed-out" });
+    expect(expired.rule).toMatch(/^nobody answered the prompt within the interaction timeout/);
+    expect(expired.changes).toEqual([]);
+    expect(explain({ tool_name: "shell", decision: "deny", decision_source: "gate_timed_out" }).rule).toMatch(/^nobody answered the taint gate's prompt within the interaction timeout/);
   });
 });
 

@@ -1,5 +1,5 @@
 import pino from "pino";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { RunPolicySchema } from "../../api/run-policy.ts";
 import { createSidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import type { AuditEvent } from "../../policy/audit.ts";
@@ -59,6 +59,10 @@ function setup(opts: { grantWrites?: boolean } = {}) {
   return { continuation, approvals, session, ledger, rec, resumed, gates, records, settle };
 }
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe("ApprovalContinuation", () => {
   it("records the ask, raises the prompt and answers ask; an allow-once answer lets the call resume, approved", async () => {
     const s = setup();
@@ -96,6 +100,21 @@ describe("ApprovalContinuation", () => {
     expect(s.resumed).toEqual([]);
     expect(s.rec.response).toMatchObject({ kind: "deny", source: "user_declined", body: { code: "approval-declined", message: "[denied] User declined tool call 'shell'." } });
     expect(s.records()).toEqual([["ask", "permission_ask", undefined], ["deny", "user_declined", "approval-declined"]]);
+  });
+
+  it("a prompt nobody answered within the interaction timeout refuses the call with upstream's text, recorded as timed out", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const tool = setup();
+    tool.continuation.ask(tool.rec, { ...TOOL_PROMPT, timeoutSeconds: 5 });
+    const gate = setup();
+    gate.continuation.ask(gate.rec, { ...GATE_PROMPT, timeoutSeconds: 5 });
+    vi.advanceTimersByTime(5000);
+    await tool.settle();
+    expect(tool.resumed).toEqual([]);
+    expect(tool.rec.response).toMatchObject({ kind: "deny", source: "approval_timed_out", body: { code: "approval-timed-out", message: "[denied] User declined tool call 'shell'." } });
+    expect(tool.records()).toEqual([["ask", "permission_ask", undefined], ["deny", "approval_timed_out", "approval-timed-out"]]);
+    expect(gate.gates.map((e) => e.decision_source)).toEqual(["UserDenied"]);
+    expect(gate.rec.response).toMatchObject({ kind: "deny", source: "gate_timed_out", body: { code: "gate-timed-out", message: expect.stringContaining("Denied by user.") as unknown } });
   });
 
   it("a gate prompt answered for the session raises the tool's clearance, records the answer and resumes past the gate", async () => {

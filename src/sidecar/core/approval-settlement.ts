@@ -13,9 +13,16 @@ import type { ApprovalSettlement } from "./approvals.ts";
 export type SettlementAction =
   | { readonly kind: "stopping" }
   | { readonly kind: "withdrawn" }
-  | { readonly kind: "deny"; readonly code: "approval-declined" | "gate-denied"; readonly message: string; readonly events: readonly AuditEvent[] }
+  | { readonly kind: "deny"; readonly code: PromptRefusalCode; readonly message: string; readonly events: readonly AuditEvent[] }
   | { readonly kind: "permission-granted"; readonly scope: "once" | "stage" | "run" }
   | { readonly kind: "gate-allowed"; readonly events: readonly AuditEvent[]; readonly raise: string | undefined; readonly source: RunSource };
+
+/**
+ * A prompt's refusal: answered `deny`, or nobody answered within the interaction timeout (`-timed-out`). Upstream
+ * records an expired gate prompt as UserDenied and words both alike (taint-gate spec §3.4, §3.6, §5.3): the gate's
+ * records and the model's text stay upstream's, the code and the audit's decision source say the prompt expired.
+ */
+export type PromptRefusalCode = "approval-declined" | "approval-timed-out" | "gate-denied" | "gate-timed-out";
 
 const PERMISSION_INDEX: Readonly<Record<ApprovalDecision, number>> = { allowOnce: 0, allowForStage: 1, allowForRun: 2, deny: 3 };
 // A gate prompt has no stage scope: "allow for this stage" reads as allow once, "for the run" as for the session.
@@ -35,12 +42,12 @@ export function decideSettlement(prompt: SettledPrompt, s: ApprovalSettlement, c
   if (s.kind === "withdrawn") return { kind: "withdrawn" };
   if (kind === "tool_approval") {
     const choice = decidePermissionChoice(s.kind === "answer" ? PERMISSION_INDEX[s.decision] : undefined);
-    if (choice === "decline") return { kind: "deny", code: "approval-declined", message: buildUserDeclinedMessage(tool), events: [] };
+    if (choice === "decline") return { kind: "deny", code: s.kind === "expired" ? "approval-timed-out" : "approval-declined", message: buildUserDeclinedMessage(tool), events: [] };
     return { kind: "permission-granted", scope: choice === "allow-once" ? "once" : choice === "allow-stage" ? "stage" : "run" };
   }
   if (pending === undefined) throw new Error(`a gate prompt for '${tool}' settled without its pending gate`);
   const answer: GatePromptAnswer = s.kind === "answer" ? { kind: "choice", index: GATE_INDEX[s.decision] } : { kind: "expired" };
   const out = answerGatePrompt(pending, answer, clock);
-  if (out.kind === "block") return { kind: "deny", code: "gate-denied", message: out.message, events: out.events };
+  if (out.kind === "block") return { kind: "deny", code: s.kind === "expired" ? "gate-timed-out" : "gate-denied", message: out.message, events: out.events };
   return { kind: "gate-allowed", events: out.events, raise: out.raiseClearanceOf, source: computeGateSource(out.events) };
 }
