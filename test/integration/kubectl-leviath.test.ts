@@ -4,13 +4,14 @@
 // allowed with the reason given) and waits for its outcome; an unknown or ambiguous prompt creates no Approval;
 // audit prints the sidecar's records from the Run's ConfigMaps; result prints what the sidecar wrote (inline, or
 // from its result ConfigMap); wait times out naming the phase (its terminal phases: the e2e tests on the real node).
-import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
 import { createSidecarClient, type SidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { applySidecarIdentity, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
-import { kubectl, kubectlLeviath, testCluster, waitFor } from "./harness/index.ts";
+import { findBinary, kubectl, kubectlLeviath, REPO_ROOT, testCluster, waitFor } from "./harness/index.ts";
 import { createSandboxPod, readDecisionRecords, SIDECAR_RUN_POLICY, startClusterSidecar, writeServiceAccountKubeconfig, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
@@ -33,6 +34,27 @@ type Result = { code: number; stdout: string; stderr: string };
 async function plugin(args: string[], timeoutMs = 60_000): Promise<Result> {
   const r = await kubectlLeviath(args, { allowFailure: true, timeoutMs });
   return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * `kubectl leviath pending --watch` in the background; `until(done)` ends it once its output satisfies `done` (or
+ * after 90 s, a loaded machine's worst) and gives that output. A fixed run time cut the watch short under load.
+ */
+function watchPending(args: string[]): { until: (done: (out: string) => boolean) => Promise<string> } {
+  const cluster = testCluster();
+  const env = { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: [join(REPO_ROOT, "bin"), process.env.PATH].join(delimiter) };
+  const child = spawn(findBinary("kubectl", cluster.binDir)!, ["leviath", "pending", "--watch", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  return {
+    async until(done) {
+      await waitFor(() => done(out), { timeoutMs: 90_000, description: `kubectl leviath pending --watch to print what the test waits for; it printed:\n${out}` }).catch(() => undefined);
+      child.kill("SIGTERM");
+      await closed;
+      return out;
+    },
+  };
 }
 
 const listApprovals = async () => ((await testCluster().custom.listNamespacedCustomObject({ ...GROUP, namespace, plural: "approvals" })) as { items: { metadata: { name: string }; spec: Record<string, unknown> }[] }).items;
@@ -101,8 +123,8 @@ describe("kubectl leviath", () => {
   });
 
   it("answers the chosen prompt with an Approval and reports that the sidecar applied it", async () => {
-    // `pending --watch` runs meanwhile (ended by the timeout): it prints both prompts, then again without the answered one.
-    const watching = plugin(["pending", "--watch", "-n", namespace], 15_000);
+    // `pending --watch` runs meanwhile: it prints both prompts, then again without the answered one.
+    const watching = watchPending(["-n", namespace]);
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const r = await plugin(["approve", RUN, "gate-s1", "--once", "--reason", "a listing is fine", "-n", namespace]);
     expect(r.code, r.stderr).toBe(0);
@@ -112,7 +134,8 @@ describe("kubectl leviath", () => {
     expect(await client.waitForCall("s1", "shell", 60)).toMatchObject({ decision: "allow" });
     expect(readDecisionRecords(auditDir)).toContainEqual(expect.objectContaining({ call_id: "s1", tool_name: "shell", decision: "allow", approval_reason: "a listing is fine" }));
     await waitForPending(["gate-s2"]);
-    const tables = (await watching).stdout.split(/\n(?=NAMESPACE )/);
+    const lastTable = (out: string) => out.split(/\n(?=NAMESPACE )/).at(-1) ?? "";
+    const tables = (await watching.until((out) => !lastTable(out).includes("gate-s1") && lastTable(out).includes("gate-s2"))).split(/\n(?=NAMESPACE )/);
     expect(tables.length, tables.join("\n---\n")).toBeGreaterThanOrEqual(2);
     expect(tables[0]).toMatch(/gate-s1[\s\S]*gate-s2/);
     expect(tables.at(-1)).not.toContain("gate-s1");
