@@ -15,7 +15,7 @@ import { CODEX_MCP_SERVER } from "../../src/runtimes/codex.ts";
 import type { RuntimeKind } from "../../src/runtimes/launch.ts";
 import { OPENAI_AGENTS_COMMAND } from "../../src/runtimes/openai-agents.ts";
 import { CLAUDE_CODE, CODEX, ensureClient, OPENAI_AGENTS, type ClientPackage } from "../clients/install-client.ts";
-import { startScriptedModelServer, type RecordedRequest } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type RecordedRequest, type ScriptStep } from "../model-server/scripted-model-server.ts";
 import { runAdapter, type AdapterExit } from "./adapter-harness.ts";
 import { pathWith } from "./runtime-scenario.ts";
 import { makeTempDir, parseJsonLines, startSidecar } from "./sidecar-harness.ts";
@@ -34,7 +34,19 @@ interface StageClient { readonly kind: RuntimeKind; readonly pkg: ClientPackage;
 /** What a run left behind. */
 interface StagesRun { outcome: AdapterExit; requests: RecordedRequest[]; unused: number; decisions: (stage: number) => Record<string, unknown>[] }
 
-async function runStagesScenario(client: StageClient, bin: string): Promise<StagesRun> {
+/** What a variant changes: the edge's transform, submit_output's clearance, the model's script (default: the whole walk). */
+interface Variant { readonly transform?: "clear"; readonly clearance?: "public" | "private"; readonly script?: (client: StageClient) => ScriptStep[] }
+
+/** The model's walk through both stages. */
+const WALK = (client: StageClient): ScriptStep[] => [
+  { turn: { calls: [{ name: client.toolName("read_file"), args: { path: "notes.md" } }] } },
+  { turn: { calls: [{ name: client.toolName("next_stage"), args: { stage: "digest" } }] } },
+  { turn: { text: SURVEYED } },
+  { turn: { calls: [{ name: client.toolName("list_dir"), args: { path: "." } }] } },
+  { turn: { text: FINAL_ANSWER } },
+];
+
+async function runStagesScenario(client: StageClient, bin: string, variant: Variant = {}): Promise<StagesRun> {
   const root = makeTempDir(`leviath-stages-${client.kind}-`);
   const tree = { dir: root, work: join(root, "work"), home: join(root, "home"), runtimeConfig: join(root, "runtime.json") };
   mkdirSync(tree.home, { recursive: true });
@@ -43,22 +55,16 @@ async function runStagesScenario(client: StageClient, bin: string): Promise<Stag
   const agent: AgentSpecInput = {
     runtime: { kind: client.kind }, agent: { name: AGENT }, security: { taintTracking: true },
     stages: [
-      { name: "survey", availableTools: ["read_file"], runtime: { system_prompt: SURVEY_PROMPT, transitions: { digest: { hint: "the notes are read" } } } },
+      { name: "survey", availableTools: ["read_file"], runtime: { system_prompt: SURVEY_PROMPT, transitions: { digest: { hint: "the notes are read", ...(variant.transform ? { transform: variant.transform } : {}) } } } },
       { name: "digest", availableTools: ["list_dir", "submit_output"], runtime: { mode: "output", system_prompt: DIGEST_PROMPT, transitions: {} } },
     ],
   };
-  const policy = LeviathPolicySpecSchema.parse({ ceilings: { runtimeKinds: [client.kind] }, taint: { toolOverrides: { submit_output: { clearance: "private" } } } });
+  const policy = LeviathPolicySpecSchema.parse({ ceilings: { runtimeKinds: [client.kind] }, taint: { toolOverrides: { submit_output: { clearance: variant.clearance ?? "private" } } } });
   writeFileSync(join(root, "run-policy.json"), JSON.stringify(buildRunPolicy(AgentSpecSchema.parse(agent), { key: `default/${AGENT}`, name: AGENT }, policy, { mode: "headless", agentGeneration: 1 })));
   writeFileSync(tree.runtimeConfig, JSON.stringify({ agent, run: { task: "Digest notes.md.", mode: "headless", ...(client.model ? { runtime: { model: client.model } } : {}) } }));
   const audit = join(root, "audit");
   const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", AGENT, "--workdir", tree.work, "--audit-dir", audit]);
-  const model = await startScriptedModelServer([
-    { turn: { calls: [{ name: client.toolName("read_file"), args: { path: "notes.md" } }] } },
-    { turn: { calls: [{ name: client.toolName("next_stage"), args: { stage: "digest" } }] } },
-    { turn: { text: SURVEYED } },
-    { turn: { calls: [{ name: client.toolName("list_dir"), args: { path: "." } }] } },
-    { turn: { text: FINAL_ANSWER } },
-  ]);
+  const model = await startScriptedModelServer((variant.script ?? WALK)(client));
   try {
     const outcome = await runAdapter(client.kind, tree, { sc, model, path: pathWith(bin) });
     const decisions = (stage: number) => {
@@ -120,4 +126,34 @@ describe.each(CLIENTS)("a two-stage Agent with $kind", (client) => {
     expect(sent[0]).toContain("call next_stage with the stage to go to");
     expect(sent[3]).toContain(JSON.stringify(`Stage 'survey' ended with:\n${SURVEYED}`).slice(1, -1));
   });
+});
+
+describe("the stage loop with the Agents SDK program", () => {
+  const agents = CLIENTS.find((c) => c.kind === "openai-agents")!;
+  let bin = "";
+  beforeAll(() => {
+    bin = ensureClient(agents.pkg);
+  }, 600_000);
+
+  it("fails closed when the client ends a stage that needs the model's choice without one: no second start, no result", async () => {
+    const script = (c: StageClient): ScriptStep[] => [{ turn: { calls: [{ name: c.toolName("read_file"), args: { path: "notes.md" } }] } }, { turn: { text: SURVEYED } }];
+    const run = await runStagesScenario(agents, bin, { script });
+    expect([run.outcome.code, run.outcome.termination]).toEqual([1, "stage 'survey' ended without next_stage: the model chose none of digest"]);
+    expect(run.outcome.stdout.match(/starting \S+ in /g)).toHaveLength(1);
+    expect(run.decisions(0).map((d) => d["tool_name"])).toEqual(["read_file"]);
+    expect(run.decisions(1)).toEqual([]);
+  }, 120_000);
+
+  it("a clear transition evicts what survey read at the sidecar: the answer a kept context's taint blocks is handed over", async () => {
+    const script = (c: StageClient): ScriptStep[] => [...WALK(c).slice(0, 3), { turn: { text: FINAL_ANSWER } }];
+    const kept = await runStagesScenario(agents, bin, { clearance: "public", script });
+    expect(kept.outcome.code).toBe(1);
+    expect(kept.outcome.termination).toMatch(/^the final answer was not stored: \[blocked\] Tool 'submit_output' would send Internal-level data/);
+    const cleared = await runStagesScenario(agents, bin, { clearance: "public", script, transform: "clear" });
+    expect([cleared.outcome.code, cleared.outcome.stdout]).toEqual([0, expect.stringMatching(/context cleared: 1 entries evicted, context taint now public/)]);
+    expect(cleared.decisions(1).map((d) => [d["tool_name"], d["decision"]])).toEqual([["next_stage", "stage"], ["submit_output", "allow"]]);
+    // Cleared, digest's client is given the task alone, not survey's last message.
+    expect(JSON.stringify(cleared.requests[3]?.body)).not.toContain("Stage 'survey' ended with");
+    expect(JSON.stringify(kept.requests[3]?.body)).toContain("Stage 'survey' ended with");
+  }, 120_000);
 });
