@@ -24,8 +24,10 @@ The controller makes it the agent container's command when the Agent's spec.runt
 Agent's image is built on the runtime image with the client installed, so both are on its PATH.
 
 It labels the task, starts the client with the task, passes on SIGTERM, SIGINT and SIGHUP, and ends with the
-client's exit status. The client's final answer becomes the Run's result through the sidecar (submit_output),
-unless the model already handed one over with submit_output.
+client's exit status. A multi-stage Agent's client is started once per stage, with the stage's instructions: after
+each exit the adapter reads the stage from the sidecar and goes on as the reference runtime would, or ends the run.
+The client's final answer becomes the Run's result through the sidecar (submit_output), unless the model already
+handed one over with submit_output.
 
 Kinds: ${Object.keys(RUNTIME_ADAPTERS).join(", ")}
 
@@ -109,7 +111,7 @@ async function runClient(kind: string, adapter: RuntimeAdapter, at: RunAt): Prom
     runOnce, describeExit: (exit) => describeExit(adapter, exit), log: (line) => io.stdout(`[adapter] ${line}\n`),
   });
   if (ended.kind === "failed") return say(ended.code, ended.message);
-  if (ended.kind === "submitted") return say(0, `${adapter.program} finished in stage '${ended.stage}'; the output it submitted is the Run's result`);
+  if (ended.kind === "submitted") return say(0, `${adapter.program} finished; the output it submitted is the Run's result`);
   return say(...(await handOver(adapter, ended.exit, { link })));
 }
 
