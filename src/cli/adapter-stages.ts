@@ -82,14 +82,22 @@ export async function runStages(at: StageLoop): Promise<StagesEnd> {
 /** The last stage's final answer, given to the next with the task. */
 type Carried = { readonly stage: string; readonly answer: string };
 
+/**
+ * Whether a failed run of the client ends the run with its own reason: ended from outside (the Run cancelled, its
+ * deadline), never started, or failed where no `error` edge leads on.
+ */
+function endsOnFailure(stage: StagePlan, exit: ProgramExit): boolean {
+  if (exit.signal !== null || exit.forwarded !== undefined || exit.spawnError !== undefined) return true;
+  return !(stage.transitions ?? []).some((e) => e.condition === "error");
+}
+
 /** One run of the client in `stage`: how the run ended, or the next stage (entered, its context cleared if the edge says so). */
 async function runStage(at: StageLoop, stage: StagePlan, carried: Carried | undefined): Promise<StagesEnd | { stage: StagePlan; carried: Carried | undefined }> {
   at.log(`stage '${stage.name}': starting ${at.adapter.program}`);
   const exit = await at.runOnce(stage, buildStageTask(at.task, carried));
   const failed = at.describeExit(exit);
   const code = exit.code === 0 ? 1 : exit.code;
-  // Ended from outside (the Run cancelled, its deadline) or never started: no stage follows.
-  if (failed !== undefined && (exit.signal !== null || exit.forwarded !== undefined || exit.spawnError !== undefined)) return { kind: "failed", code, message: failed };
+  if (failed !== undefined && endsOnFailure(stage, exit)) return { kind: "failed", code, message: failed };
   if (failed === undefined && (await hasResult(at))) return { kind: "submitted", stage: stage.name };
   const step = decideStageStep(at.plan, { ran: stage, now: await readStage(at), ...(failed === undefined ? {} : { failed }) });
   if (step.kind === "fail") return { kind: "failed", code, message: step.message };
