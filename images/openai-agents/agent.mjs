@@ -49,7 +49,9 @@ const provider = new OpenAIProvider({
 
 try {
   await sidecar.connect();
-  const agent = new Agent({ name: "leviath", instructions: INSTRUCTIONS, mcpServers: [sidecar], ...(process.env.LEVIATH_MODEL ? { model: process.env.LEVIATH_MODEL } : {}) });
+  // The stage's instructions (the blueprint's system_prompt and what the stage expects), after ours.
+  const instructions = process.env.LEVIATH_INSTRUCTIONS ? `${INSTRUCTIONS}\n\n${process.env.LEVIATH_INSTRUCTIONS}` : INSTRUCTIONS;
+  const agent = new Agent({ name: "leviath", instructions, mcpServers: [sidecar], ...(process.env.LEVIATH_MODEL ? { model: process.env.LEVIATH_MODEL } : {}) });
   const runner = new Runner({ modelProvider: provider, tracingDisabled: true, traceIncludeSensitiveData: false });
   const result = await runner.run(agent, task, { maxTurns: Number(process.env.LEVIATH_MAX_TURNS ?? "50") });
   process.stdout.write(`${String(result.finalOutput ?? "")}\n`);

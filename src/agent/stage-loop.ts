@@ -33,9 +33,14 @@ export interface StageDeps {
   readonly signal?: AbortSignal;
 }
 
-/** The stage's system prompt: the blueprint's, then what this stage expects of the model. */
-export function buildSystemPrompt(plan: StagePlan, llmEdges: readonly TransitionPlan[]): string {
-  const done = plan.allowComplete ? `\n- ${DONE_CHOICE}: no further stage is needed; the run ends here` : "";
+/**
+ * The stage's system prompt: the blueprint's, then what this stage expects of the model. `perStageRun`: a runtime
+ * adapter runs the client once per stage, so the model ends its turn after choosing (the sidecar's `next_stage`
+ * has no DONE: where the stage may complete, ending the turn without a choice ends the run).
+ */
+export function buildSystemPrompt(plan: StagePlan, llmEdges: readonly TransitionPlan[], perStageRun = false): string {
+  const done = !plan.allowComplete ? "" : perStageRun ? "\nIf no further stage is needed, end your turn without calling it: the run ends here." : `\n- ${DONE_CHOICE}: no further stage is needed; the run ends here`;
+  const after = perStageRun ? "\nOnce it has answered, end your turn: the next stage starts afresh, with its own tools and instructions." : "";
   const parts = [plan.systemPrompt.trim()];
   parts.push(`You are in stage '${plan.name}'. Use the tools to do the work; every tool call is checked by a policy, and a refused call says why.`);
   if (plan.output) {
@@ -43,7 +48,7 @@ export function buildSystemPrompt(plan: StagePlan, llmEdges: readonly Transition
     parts.push(`When the answer is complete, call ${RESULT_TOOL} with it.${format}${plan.output.instructions ? ` ${plan.output.instructions}` : ""}`);
   }
   if (llmEdges.length > 0) {
-    parts.push(`When this stage's work is done, call ${NEXT_STAGE_TOOL} with the stage to go to:\n${llmEdges.map((e) => `- ${e.to}${e.hint ? `: ${e.hint}` : ""}`).join("\n")}${done}`);
+    parts.push(`When this stage's work is done, call ${NEXT_STAGE_TOOL} with the stage to go to:\n${llmEdges.map((e) => `- ${e.to}${e.hint ? `: ${e.hint}` : ""}`).join("\n")}${done}${after}`);
   }
   return parts.filter((p) => p !== "").join("\n\n");
 }

@@ -100,7 +100,7 @@ export const REFUSALS = {
   "unknown-call": { outcome: "unknown", status: 404, message: (id: string) => `no tool call '${id}'` },
   "not-run": { outcome: "conflict", status: 409, message: (id: string) => `tool call '${id}' was not decided 'run'` },
   "unknown-stage": { outcome: "unknown", status: 404, message: (stage: string) => `no stage '${stage}' in the run policy` },
-  // MCP `next_stage`: a stage the current one has no `llm_choice` edge to (recorded, with `from_stage`).
+  // MCP `next_stage`: a stage the current one has no `llm_choice` edge to; POST /v1/stage: one it does not declare (recorded, with `from_stage`).
   "transition-not-allowed": {
     outcome: "refused", status: 403,
     message: (to: string, from: string, allowed: string) => `[error] '${to}' is not a stage that stage '${from}' leads to (${allowed})`,

@@ -1,13 +1,15 @@
 import { resolve } from "node:path";
 import { buildTaskMessage, TASK_REGION } from "../agent/agent-run.ts";
 import { createCredentialLookup, CREDENTIALS_DIR } from "../agent/provider-registry.ts";
-import { buildRunPlan } from "../agent/stage-plan.ts";
+import { buildRunPlan, type StagePlan } from "../agent/stage-plan.ts";
 import { RESULT_TOOL } from "../api/tools.ts";
 import { loadRuntimeConfig, type AgentRuntimeConfig } from "../config/runtime-config.ts";
 import { RUNTIME_ADAPTERS, type RuntimeAdapter } from "../runtimes/adapters.ts";
 import type { LaunchContext } from "../runtimes/launch.ts";
+import { buildStageInstructions } from "../runtimes/stage-steps.ts";
 import { createSidecarClient, type SidecarClient } from "../sidecar/http/client.ts";
 import { runLaunch, writeLaunchFiles, type ProgramExit } from "./adapter-process.ts";
+import { runStages } from "./adapter-stages.ts";
 import { createTerminationReport, DEFAULT_RUNTIME_CONFIG, readSidecarSettings, readSidecarToken } from "./agent.ts";
 import { parseCommandArgs } from "./args.ts";
 import { UsageError, type CliIo } from "./io.ts";
@@ -22,8 +24,10 @@ The controller makes it the agent container's command when the Agent's spec.runt
 Agent's image is built on the runtime image with the client installed, so both are on its PATH.
 
 It labels the task, starts the client with the task, passes on SIGTERM, SIGINT and SIGHUP, and ends with the
-client's exit status. The client's final answer becomes the Run's result through the sidecar (submit_output),
-unless the model already handed one over with submit_output.
+client's exit status. A multi-stage Agent's client is started once per stage, with the stage's instructions: after
+each exit the adapter reads the stage from the sidecar and goes on as the reference runtime would, or ends the run.
+The client's final answer becomes the Run's result through the sidecar (submit_output), unless the model already
+handed one over with submit_output.
 
 Kinds: ${Object.keys(RUNTIME_ADAPTERS).join(", ")}
 
@@ -86,20 +90,29 @@ export async function runAdapterCommand(argv: string[], io: CliIo): Promise<numb
   }
 }
 
-/** Labels the task, starts the client and hands its answer over; a failure of the sidecar link throws. */
+/** Labels the task, runs the client stage by stage and hands its final answer over; a failure of the sidecar link throws. */
 async function runClient(kind: string, adapter: RuntimeAdapter, at: RunAt): Promise<number> {
   const { io, v, config, link, sidecarUrl, say } = at;
   const abs = (p: string) => resolve(io.cwd, p);
-  await link.label([{ region: TASK_REGION, id: TASK_REGION, source: "input" }, ...Object.keys(config.inputs).map((name) => ({ region: name, id: name, source: "input" as const }))]);
-  const ctx = buildLaunchContext(config, { io, provider: adapter.provider, sidecarUrl, token: at.token, toolTimeoutSeconds: at.interaction + TOOL_TIMEOUT_MARGIN_SECONDS, credentialsDir: abs(v["credentials-dir"] ?? CREDENTIALS_DIR) });
-  const launch = adapter.buildLaunch(ctx);
-  const written = writeLaunchFiles(launch, ctx.home);
-  if (!written.ok) return say(1, written.message);
-  io.stdout(`[adapter] ${kind}: starting ${launch.command} in ${ctx.workdir}, sidecar ${sidecarUrl}/mcp, tool timeout ${ctx.toolTimeoutSeconds} s\n`);
-  const exit = await runLaunch(launch, ctx.workdir, io.stderr);
-  const ended = describeExit(adapter, exit);
-  if (ended !== undefined) return say(exit.code === 0 ? 1 : exit.code, ended);
-  return say(...(await handOver(adapter, exit, { link, sidecarUrl, token: at.token })));
+  const inputs = Object.keys(config.inputs);
+  await link.label([{ region: TASK_REGION, id: TASK_REGION, source: "input" }, ...inputs.map((name) => ({ region: name, id: name, source: "input" as const }))]);
+  const plan = buildRunPlan(config.spec, config.runtime);
+  const base = { io, provider: adapter.provider, sidecarUrl, token: at.token, toolTimeoutSeconds: at.interaction + TOOL_TIMEOUT_MARGIN_SECONDS, credentialsDir: abs(v["credentials-dir"] ?? CREDENTIALS_DIR) };
+  const runOnce = async (stage: StagePlan, task: string): Promise<ProgramExit> => {
+    const ctx = buildLaunchContext(config, { ...base, stage, task, instructions: buildStageInstructions(plan, stage) });
+    const launch = adapter.buildLaunch(ctx);
+    const written = writeLaunchFiles(launch, ctx.home);
+    if (!written.ok) throw new Error(written.message);
+    io.stdout(`[adapter] ${kind}: starting ${launch.command} in ${ctx.workdir}, stage '${stage.name}', sidecar ${sidecarUrl}/mcp, tool timeout ${ctx.toolTimeoutSeconds} s\n`);
+    return runLaunch(launch, ctx.workdir, io.stderr);
+  };
+  const ended = await runStages({
+    plan, adapter, link, sidecarUrl, token: at.token, task: buildTaskMessage(config.task, config.inputs), keep: new Set([TASK_REGION, ...inputs]),
+    runOnce, describeExit: (exit) => describeExit(adapter, exit), log: (line) => io.stdout(`[adapter] ${line}\n`),
+  });
+  if (ended.kind === "failed") return say(ended.code, ended.message);
+  if (ended.kind === "submitted") return say(0, `${adapter.program} finished; the output it submitted is the Run's result`);
+  return say(...(await handOver(adapter, ended.exit, { link })));
 }
 
 /** What a started adapter works with. */
@@ -114,12 +127,10 @@ interface RunAt {
   readonly say: (exitCode: number, message: string) => number;
 }
 
-/** What the adapter knows of the Run and its pod, as a LaunchContext. */
-function buildLaunchContext(config: AgentRuntimeConfig, at: { io: CliIo; provider: RuntimeAdapter["provider"]; sidecarUrl: string; token: string; toolTimeoutSeconds: number; credentialsDir: string }): LaunchContext {
+/** What the adapter knows of the Run, its pod and the stage, as a LaunchContext. */
+function buildLaunchContext(config: AgentRuntimeConfig, at: { io: CliIo; provider: RuntimeAdapter["provider"]; sidecarUrl: string; token: string; toolTimeoutSeconds: number; credentialsDir: string; stage: StagePlan; task: string; instructions: string | undefined }): LaunchContext {
   const lookup = createCredentialLookup(at.io.env, at.credentialsDir);
-  const plan = buildRunPlan(config.spec, config.runtime);
-  const entry = plan.stages.find((s) => s.name === plan.entry);
-  const model = entry?.model.models.find((m) => m.provider === at.provider)?.model;
+  const model = at.stage.model.models.find((m) => m.provider === at.provider)?.model;
   const prefix = at.provider.toUpperCase();
   const providerBaseUrl = config.runtime.providers?.[at.provider]?.baseUrl ?? lookup(`${prefix}_BASE_URL`);
   const keyName = `${prefix}_API_KEY`;
@@ -129,8 +140,8 @@ function buildLaunchContext(config: AgentRuntimeConfig, at: { io: CliIo; provide
     token: at.token,
     home: at.io.env["HOME"] ?? "/tmp",
     workdir: at.io.cwd,
-    task: buildTaskMessage(config.task, config.inputs),
-    ...(entry?.systemPrompt ? { instructions: entry.systemPrompt } : {}),
+    task: at.task,
+    ...(at.instructions ? { instructions: at.instructions } : {}),
     ...(model !== undefined ? { model } : {}),
     ...(providerBaseUrl !== undefined ? { providerBaseUrl } : {}),
     toolTimeoutSeconds: at.toolTimeoutSeconds,
@@ -157,23 +168,14 @@ function describeExit(adapter: RuntimeAdapter, exit: ProgramExit): string | unde
 
 /**
  * The client's final answer as the Run's result: as the reference runtime's, through `submit_output` at the
- * sidecar (so the taint gate and the audit see it), unless the model already handed one over itself.
+ * sidecar (so the taint gate and the audit see it). The stage loop has already seen that none was submitted.
  */
-async function handOver(adapter: RuntimeAdapter, exit: ProgramExit, at: { link: SidecarClient; sidecarUrl: string; token: string }): Promise<[number, string]> {
+async function handOver(adapter: RuntimeAdapter, exit: ProgramExit, at: { link: SidecarClient }): Promise<[number, string]> {
   const answer = adapter.readAnswer(exit.stdout, exit.answerFile);
   if (!answer.ok) return [1, answer.message];
-  if (await hasResult(at.sidecarUrl, at.token)) return [0, `${adapter.program} finished; the output it submitted is the Run's result`];
   let decided = await at.link.callTool({ id: ANSWER_CALL_ID, tool: RESULT_TOOL, args: { output: answer.answer } });
   while (decided.decision === "ask") decided = await at.link.waitForCall(ANSWER_CALL_ID, RESULT_TOOL, 30);
   if (decided.decision === "deny") return [1, `the final answer was not stored: ${decided.message}`];
   if (decided.decision !== "run") return [1, `the final answer was not stored: the sidecar answered ${decided.decision}`];
   return [0, `${adapter.program} finished; its final answer (${Buffer.byteLength(answer.answer)} bytes) is the Run's result`];
-}
-
-/** Whether the sidecar already stored a result for the run (GET /v1/status). */
-async function hasResult(sidecarUrl: string, token: string): Promise<boolean> {
-  const res = await fetch(`${sidecarUrl}/v1/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) });
-  if (!res.ok) throw new Error(`GET /v1/status: HTTP ${res.status}`);
-  const body = (await res.json()) as { result?: unknown };
-  return body.result !== undefined && body.result !== null;
 }

@@ -31,6 +31,11 @@ describe("launchCodex", () => {
     expect(server["tool_timeout_sec"]).toBeGreaterThan(ctx.toolTimeoutSeconds);
     expect(config["approval_policy"]).toBe("never");
   });
+  it("gives the stage's instructions as developer_instructions (escaped), and none when the stage has none", () => {
+    const instructions = 'Survey the "notes".\nThen choose.';
+    expect((parse(buildCodexConfig({ ...ctx, instructions })) as Record<string, unknown>)["developer_instructions"]).toBe(instructions);
+    expect(buildCodexConfig(ctx)).not.toContain("developer_instructions");
+  });
 });
 
 describe("readCodexAnswer", () => {

@@ -54,6 +54,8 @@ export function buildCodexConfig(ctx: LaunchContext): string {
     'web_search = "disabled"',
     "project_doc_max_bytes = 0",
     "check_for_update_on_startup = false",
+    // The stage's instructions, after the catalog's base instructions (a developer message Codex sends each turn).
+    ...(ctx.instructions ? [`developer_instructions = ${str(ctx.instructions)}`] : []),
     "",
     "[model_providers.leviath]",
     'name = "leviath"',

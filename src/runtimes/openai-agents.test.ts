@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LaunchContext } from "./launch.ts";
-import { launchOpenAiAgents, readOpenAiAgentsAnswer, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_COMMAND } from "./openai-agents.ts";
+import { launchOpenAiAgents, readOpenAiAgentsAnswer, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_COMMAND, OPENAI_AGENTS_INSTRUCTIONS_ENV } from "./openai-agents.ts";
 
 const ctx: LaunchContext = { sidecarUrl: "http://127.0.0.1:8181", token: "tok-secret", home: "/tmp", workdir: "/workspace", task: "--help", toolTimeoutSeconds: 330, env: { OTHER: "x" } };
 
@@ -17,6 +17,13 @@ describe("launchOpenAiAgents", () => {
     expect(Number(env["LEVIATH_MCP_TIMEOUT_MS"])).toBeGreaterThan(ctx.toolTimeoutSeconds * 1000);
     expect(env["OPENAI_AGENTS_DISABLE_TRACING"]).toBe("1");
     expect(Object.keys(env).sort()).toEqual(["HOME", "LEVIATH_MCP_TIMEOUT_MS", "LEVIATH_SIDECAR_MCP_URL", "LEVIATH_SIDECAR_TOKEN", "OPENAI_AGENTS_DISABLE_TRACING", "PATH"]);
+  });
+
+  it("passes the stage's instructions in its environment, when there are any", () => {
+    const launch = launchOpenAiAgents({ ...ctx, instructions: "Survey the notes.\nThen choose." });
+    expect(launch.env[OPENAI_AGENTS_INSTRUCTIONS_ENV]).toBe("Survey the notes.\nThen choose.");
+    expect(launch.args).toEqual(["--", "--help"]);
+    expect(launchOpenAiAgents({ ...ctx, instructions: "" }).env).not.toHaveProperty(OPENAI_AGENTS_INSTRUCTIONS_ENV);
   });
 
   it("switches to Chat Completions only on the exact word", () => {

@@ -9,6 +9,8 @@ export const OPENAI_AGENTS_VERSION = "0.20.0";
 export const OPENAI_AGENTS_COMMAND = "leviath-openai-agents";
 /** The variable that switches the program from the Responses API to Chat Completions (`chat_completions`). */
 export const OPENAI_AGENTS_API_ENV = "LEVIATH_OPENAI_API";
+/** The variable carrying the stage's instructions, added to the program's own (an environment value, never argv). */
+export const OPENAI_AGENTS_INSTRUCTIONS_ENV = "LEVIATH_INSTRUCTIONS";
 /** Seconds the SDK waits on a tool call beyond the adapter's tool timeout, so the sidecar's own answer arrives first. */
 const TOOL_TIMEOUT_MARGIN_SECONDS = 30;
 
@@ -28,6 +30,7 @@ export function launchOpenAiAgents(ctx: LaunchContext): Launch {
       LEVIATH_MCP_TIMEOUT_MS: String((ctx.toolTimeoutSeconds + TOOL_TIMEOUT_MARGIN_SECONDS) * 1000),
       OPENAI_AGENTS_DISABLE_TRACING: "1",
       ...(ctx.model === undefined ? {} : { LEVIATH_MODEL: ctx.model }),
+      ...(ctx.instructions ? { [OPENAI_AGENTS_INSTRUCTIONS_ENV]: ctx.instructions } : {}),
       ...(ctx.providerBaseUrl === undefined ? {} : { OPENAI_BASE_URL: ctx.providerBaseUrl }),
       ...(key === undefined ? {} : { OPENAI_API_KEY: key }),
       ...(chat ? { [OPENAI_AGENTS_API_ENV]: "chat_completions" } : {}),

@@ -13,7 +13,7 @@ import { RUNTIME_ADAPTERS } from "../../src/runtimes/adapters.ts";
 import { buildClaudeCodeLaunch } from "../../src/runtimes/claude-code.ts";
 import { buildCodexConfig, buildCodexModelCatalog, CODEX_VERSION, launchCodex } from "../../src/runtimes/codex.ts";
 import type { LaunchContext } from "../../src/runtimes/launch.ts";
-import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_VERSION } from "../../src/runtimes/openai-agents.ts";
+import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_INSTRUCTIONS_ENV, OPENAI_AGENTS_VERSION } from "../../src/runtimes/openai-agents.ts";
 import { buildInstallArgs, CLAUDE_CODE } from "../clients/install-client.ts";
 import { repo } from "./run-cli.ts";
 
@@ -76,10 +76,10 @@ describe("docs/runtimes.md, codex", () => {
     expect(launch.files.map((f) => f.content)).toEqual([buildCodexConfig(ctx), buildCodexModelCatalog("gpt-5.5"), ""]);
   });
 
-  it("explains every setting, flag and variable", () => {
+  it("explains every setting, flag and variable (the stage's instructions too, set only when it has any)", () => {
     // Each key is named in the page, or (a key of a table the page explains as a whole) its table is.
     let table = "";
-    const undocumented = buildCodexConfig(ctx).split("\n").flatMap((l) => {
+    const undocumented = buildCodexConfig({ ...ctx, instructions: "Survey." }).split("\n").flatMap((l) => {
       table = /^\[([a-z_.]+)\]$/.exec(l)?.[1] ?? table;
       const key = /^([a-z_]+) = /.exec(l)?.[1];
       return key === undefined || codexPart.includes(`\`${key}`) || codexPart.includes(`\`[${table}]`) ? [] : [`${table}.${key}`];
@@ -105,6 +105,7 @@ describe("docs/runtimes.md, openai-agents", () => {
       if (!["PATH", "HOME", "LEVIATH_SIDECAR_TOKEN", "OPENAI_API_KEY"].includes(name)) expect(row).toContain(`\`${value}\``);
     }
     expect(agentsPart).toContain(`| \`${OPENAI_AGENTS_API_ENV}\` |`);
+    expect(agentsPart).toContain(`| \`${OPENAI_AGENTS_INSTRUCTIONS_ENV}\` |`);
   });
 
   it("builds its image from the program in the repo and the pinned SDK", () => {
@@ -113,6 +114,17 @@ describe("docs/runtimes.md, openai-agents", () => {
     const copied = /^COPY (images\/\S+) /m.exec(recipe)?.[1] ?? "";
     expect(existsSync(repo(copied))).toBe(true);
     expect(recipe).toContain(`bin/${launch.command}`);
+  });
+});
+
+describe("docs/runtimes.md, stages", () => {
+  const part = doc.slice(doc.indexOf("## Stages"), doc.indexOf("## Approvals and client timeouts"));
+  it("names the tests that run each client through two stages and every row of the table, and they exist", () => {
+    const named = [...part.matchAll(/(?:test|src)\/[\w/-]+\.test\.ts/g)].map((m) => m[0]);
+    expect(new Set(named)).toEqual(new Set(["test/cli/runtime-stages.test.ts", "src/runtimes/stage-steps.test.ts"]));
+    for (const file of named) expect(existsSync(repo(file)), file).toBe(true);
+    const stagesTest = readFileSync(repo("test/cli/runtime-stages.test.ts"), "utf8");
+    for (const kind of Object.keys(RUNTIME_ADAPTERS)) expect(stagesTest).toContain(`kind: "${kind}"`);
   });
 });
 

@@ -83,6 +83,14 @@ async function expectMove(client: { listTools(): Promise<{ tools: { name: string
   ]);
 }
 
+/** A v2 client (2026-07-28) that counts `tools/list_changed`. */
+async function connectV2(onChanged: () => void) {
+  const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+  client.setNotificationHandler("notifications/tools/list_changed", onChanged);
+  await client.connect(new TransportV2(new URL(`${sc.url}/mcp`), { requestInit: { headers: auth() } }));
+  return client;
+}
+
 describe("a two-stage Agent over /mcp", () => {
   it("the v1 client (2025-11-25, in a session) moves stage with next_stage and hears tools/list_changed", async () => {
     const client = new ClientV1({ name: "leviath-test", version: "1.0.0" });
@@ -95,12 +103,6 @@ describe("a two-stage Agent over /mcp", () => {
   });
 
   it("the v2 client (2026-07-28) does the same, and another one listening (subscriptions/listen) hears the change", async () => {
-    const connectV2 = async (onChanged: () => void) => {
-      const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-      client.setNotificationHandler("notifications/tools/list_changed", onChanged);
-      await client.connect(new TransportV2(new URL(`${sc.url}/mcp`), { requestInit: { headers: auth() } }));
-      return client;
-    };
     let changed = 0;
     let heard = 0;
     let hear = () => undefined as void;
@@ -129,5 +131,20 @@ describe("a two-stage Agent over /mcp", () => {
     await client.connect(new TransportV2(new URL(`${sc.url}/mcp`), { requestInit: { headers: auth() } }));
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["write_file", "submit_output"]);
     await client.close();
+  });
+
+  it("POST /v1/stage follows only a declared transition (refused otherwise, recorded), and its move is heard on /mcp", async () => {
+    let hear = () => undefined as void;
+    const heardIt = new Promise<void>((resolve) => (hear = resolve));
+    const watcher = await connectV2(() => hear());
+    const subscription = await watcher.listen({ toolsListChanged: true });
+    expect(await post(`${sc.url}/v1/stage`, { stage: "digest" }, auth())).toMatchObject({ status: 200, body: { changed: true } });
+    await heardIt;
+    // digest is terminal (an empty transitions table): back to survey is no declared move.
+    expect(await post(`${sc.url}/v1/stage`, { stage: "survey" }, auth())).toEqual({ status: 403, body: { code: "transition-not-allowed", message: "[error] 'survey' is not a stage that stage 'digest' leads to (none: a terminal stage)" } });
+    expect((await get(`${sc.url}/v1/stage`, auth())).body).toMatchObject({ stage: "digest", index: 1 });
+    expect(decisions(1).map((d) => [d["tool_name"], d["decision"], d["decision_source"], d["code"]])).toEqual([["stage", "stage", "runtime", undefined], ["stage", "deny", "transition", "transition-not-allowed"]]);
+    await subscription.close();
+    await watcher.close();
   });
 });

@@ -2,7 +2,8 @@
 // ~/.cache/leviath/clients/<name>-<version>/ once and reused (a stamp file marks a finished install). The product
 // never ships them: a team installs the client into its own image (docs/runtimes.md); the tests do the same here.
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { CODEX_VERSION } from "../../src/runtimes/codex.ts";
@@ -37,29 +38,50 @@ export function buildInstallArgs(client: ClientPackage, dir: string): string[] {
   return ["install", "--prefix", dir, "--no-audit", "--no-fund", "--save-exact", `${client.pkg}@${client.version}`];
 }
 
-/** Installs the client unless a finished install is there; returns the directory holding its executable. */
+/**
+ * Installs the client unless a finished install is there; returns the directory holding its executable (for a
+ * client with a program of ours, a directory of that program's copy alone).
+ */
 export function ensureClient(client: ClientPackage, log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): string {
   const dir = join(clientsDir(), `${client.name}-${client.version}`);
   const bin = join(dir, "node_modules", ".bin");
   const stamp = join(dir, ".leviath-installed");
-  if (existsSync(stamp) && existsSync(join(placeProgram(client, dir, bin), client.bin))) return bin;
+  if (existsSync(stamp)) {
+    const placed = placeProgram(client, dir, bin);
+    if (existsSync(join(placed, client.bin))) return placed;
+  }
   log(`clients: installing ${client.pkg}@${client.version} into ${dir} (once)`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   execFileSync("npm", buildInstallArgs(client, dir), { stdio: ["ignore", "inherit", "inherit"] });
-  placeProgram(client, dir, bin);
-  if (!existsSync(join(bin, client.bin))) throw new Error(`${client.pkg}@${client.version} installed no ${client.bin} in ${bin}`);
+  const placed = placeProgram(client, dir, bin);
+  if (!existsSync(join(placed, client.bin))) throw new Error(`${client.pkg}@${client.version} installed no ${client.bin} in ${placed}`);
   writeFileSync(stamp, `${client.pkg}@${client.version}\n`);
-  return bin;
+  return placed;
 }
 
-/** Copies the client's program of ours beside its package (each time: the repository's copy is the one tested) and links it into `bin`. */
+/**
+ * Places the client's program of ours beside its package (so its imports resolve from the package's node_modules)
+ * under a name made of its content's hash, linked as `bin` in a directory of its own: test runs of other
+ * checkouts share the cache, and a copy of theirs never replaces this checkout's under a running test.
+ */
 function placeProgram(client: ClientPackage, dir: string, bin: string): string {
   if (client.program === undefined) return bin;
-  const target = join(dir, basename(client.program));
-  copyFileSync(new URL(`../../${client.program}`, import.meta.url), target);
-  chmodSync(target, 0o755);
-  mkdirSync(bin, { recursive: true });
-  if (!existsSync(join(bin, client.bin))) symlinkSync(target, join(bin, client.bin));
-  return bin;
+  const source = readFileSync(new URL(`../../${client.program}`, import.meta.url));
+  const tag = createHash("sha256").update(source).digest("hex").slice(0, 16);
+  const target = join(dir, `${tag}-${basename(client.program)}`);
+  if (!existsSync(target)) {
+    const partial = `${target}.${process.pid}.partial`;
+    writeFileSync(partial, source, { mode: 0o755 });
+    renameSync(partial, target);
+  }
+  const own = join(dir, `bin-${tag}`);
+  mkdirSync(own, { recursive: true });
+  try {
+    symlinkSync(target, join(own, client.bin));
+  } catch (err) {
+    // Another test process linked the same copy first.
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+  return own;
 }

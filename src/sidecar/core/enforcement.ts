@@ -141,3 +141,15 @@ export function computeCurrentStage(enf: Enforcement, stageIndex: number): { ind
 export function findStageIndex(policy: RunPolicy, name: string): number {
   return policy.stages.findIndex((s) => s.name === name);
 }
+
+/**
+ * The stages a runtime may move to from stage `index` (`POST /v1/stage`): the targets of its declared transitions,
+ * whatever their condition, or, where it declares none (`transitions` absent), the next stage in declaration order.
+ */
+export function listStageTargets(policy: RunPolicy, index: number): string[] {
+  const stage = policy.stages[index];
+  if (stage === undefined) return [];
+  if (stage.transitions !== undefined) return [...new Set(stage.transitions.map((e) => e.to))];
+  const next = policy.stages[index + 1];
+  return next === undefined ? [] : [next.name];
+}

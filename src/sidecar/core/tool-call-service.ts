@@ -17,7 +17,7 @@ import { parseToolArgs } from "./call-inputs.ts";
 import { buildDeny, type CallOutcome } from "./call-outcomes.ts";
 import { CallPipeline, labelToolResult } from "./call-pipeline.ts";
 import { hasGivenUp, type CallRecord, type CallRecords, type GiveUpReason } from "./call-records.ts";
-import { computeCurrentStage, findStageIndex, type Enforcement } from "./enforcement.ts";
+import { computeCurrentStage, findStageIndex, listStageTargets, type Enforcement } from "./enforcement.ts";
 import { Ledger, type LedgerDeps } from "./ledger.ts";
 import type { RunSession } from "./run-session.ts";
 import { measureOversizedResult, type ResultSink } from "./run-result.ts";
@@ -70,6 +70,7 @@ export class ToolCallService {
   readonly #calls: CallRecords;
   readonly #ledger: Ledger;
   readonly #pipeline: CallPipeline;
+  readonly #stageListeners = new Set<() => void>();
 
   /** A service over its dependencies. */
   constructor(deps: ToolCallServiceDeps) {
@@ -105,24 +106,40 @@ export class ToolCallService {
   }
 
   /**
-   * Moves the run to stage `to`: the runtime's `POST /v1/stage` (`by: "runtime"`), or the model's `next_stage`
-   * over MCP (`by: "llm_choice"`, `allowed` the stages the current one leads to by the model's choice: any other
-   * is refused `transition-not-allowed`, recorded). A move ends the stage-scoped grants (the session's) and is a
-   * `stage` record in the audit of the stage entered; an unwritable record refuses nothing already done.
+   * Moves the run to stage `to`: the runtime's `POST /v1/stage` (`by: "runtime"`: the stage it is in, or a target
+   * of one of its declared transitions, or the next stage where it declares none), or the model's `next_stage` over
+   * MCP (`by: "llm_choice"`, `allowed` the stages the current one leads to by the model's choice). Any other stage
+   * is refused `transition-not-allowed`, recorded. A move ends the stage-scoped grants (the session's), is a
+   * `stage` record in the audit of the stage entered (an unwritable record refuses nothing already done) and is
+   * told to the stage listeners.
    */
   moveStage(to: string, by: { readonly kind: "runtime" | "llm_choice"; readonly callId: string; readonly allowed?: readonly string[] }): StageMove {
     const enf = this.#d.policy();
-    const from = this.currentStage(enf).stage.name;
+    const current = this.currentStage(enf);
+    const from = current.stage.name;
     const fields = { timestamp: Math.floor(this.#d.clock() / 1000), agent_id: this.#d.runName, call_id: by.callId, tool_name: by.kind === "llm_choice" ? "next_stage" : "stage", from_stage: from };
-    if (by.allowed !== undefined && !by.allowed.includes(to)) {
-      this.#ledger.record({ ...fields, stage: from, decision: "deny", decision_source: "transition", code: "transition-not-allowed" });
-      return { ok: false, code: "transition-not-allowed", message: buildRefusalMessage("transition-not-allowed", to, from, by.allowed.join(", ")) };
-    }
+    // The runtime may stay where it is (entering the stage it is in) or follow one of the stage's declared edges.
+    const allowed = by.kind === "runtime" ? (to === from ? undefined : listStageTargets(enf.runPolicy, current.index)) : by.allowed;
     const index = findStageIndex(enf.runPolicy, to);
+    // A name the policy lacks is the runtime's mistake (404); the model choosing one is a refused transition, recorded.
+    if (index === -1 && by.kind === "runtime") return { ok: false, code: "unknown-stage", message: buildRefusalMessage("unknown-stage", to) };
+    if (allowed !== undefined && !allowed.includes(to)) {
+      this.#ledger.record({ ...fields, stage: from, decision: "deny", decision_source: "transition", code: "transition-not-allowed" });
+      return { ok: false, code: "transition-not-allowed", message: buildRefusalMessage("transition-not-allowed", to, from, allowed.join(", ") || "none: a terminal stage") };
+    }
     if (index === -1) return { ok: false, code: "unknown-stage", message: buildRefusalMessage("unknown-stage", to) };
     const changed = this.#d.session.setStage(index);
-    if (changed) this.#ledger.record({ ...fields, stage: to, decision: "stage", decision_source: by.kind });
+    if (changed) {
+      this.#ledger.record({ ...fields, stage: to, decision: "stage", decision_source: by.kind });
+      for (const listener of this.#stageListeners) listener();
+    }
     return { ok: true, stage: to, index, changed };
+  }
+
+  /** Calls `listener` after every move that changed the stage (the MCP front-end's `tools/list_changed`); returns its removal. */
+  onStageMoved(listener: () => void): () => void {
+    this.#stageListeners.add(listener);
+    return () => void this.#stageListeners.delete(listener);
   }
 
   /** Decides (and for file tools and shell, executes) one call. A retried id returns the call's current answer. */

@@ -24,7 +24,12 @@ const sandbox = { kind: "none", network: true, mounts: [], persist: false, onUna
 function policyOf(extra: Partial<Record<string, unknown>> = {}): RunPolicy {
   return RunPolicySchema.parse({
     agent: { key: "ns/app", name: "app" },
-    stages: [{ name: "one", sandbox }, { name: "two", sandbox }, { name: "narrow", availableTools: ["read_file"], sandbox }],
+    stages: [
+      { name: "one", sandbox, transitions: [{ to: "two", condition: "llm_choice", hint: "" }, { to: "narrow", condition: "always", hint: "" }] },
+      { name: "two", sandbox, transitions: [{ to: "one", condition: "llm_choice", hint: "" }] },
+      { name: "narrow", availableTools: ["read_file"], sandbox },
+      { name: "last", sandbox, transitions: [] },
+    ],
     entryStage: "one",
     launch: { mode: "interactive", allow: [] },
     toolPermissions: { blueprint: {}, ceiling: {}, allowBlueprintPermissions: false },
@@ -163,6 +168,26 @@ describe("requests", () => {
     const r = await s.call("f1", "read_file", { path: "sub" });
     expect(r).toMatchObject({ status: 503, body: { decision: "deny", code: "audit-failed", message: "[denied] Tool 'read_file' was not run: its audit record could not be written." } });
     expect((await s.metrics.registry.getSingleMetricAsString("leviath_sidecar_audit_write_errors_total"))).toContain("leviath_sidecar_audit_write_errors_total 2");
+  });
+});
+
+describe("POST /v1/stage", () => {
+  const move = async (s: ReturnType<typeof setup>, stage: string) => {
+    const r = await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/stage", payload: { stage } });
+    return { status: r.statusCode, body: r.json() as Record<string, unknown> };
+  };
+
+  it("follows only a declared transition (any condition), the stage it is in, or the next one where none is declared", async () => {
+    const s = setup();
+    expect(await move(s, "one")).toEqual({ status: 200, body: { stage: "one", index: 0, changed: false } });
+    expect(await move(s, "narrow")).toEqual({ status: 200, body: { stage: "narrow", index: 2, changed: true } });
+    // narrow declares no transitions: it falls through to the next stage, and only there.
+    expect(await move(s, "one")).toEqual({ status: 403, body: { code: "transition-not-allowed", message: "[error] 'one' is not a stage that stage 'narrow' leads to (last)" } });
+    expect(await move(s, "last")).toMatchObject({ status: 200, body: { stage: "last", changed: true } });
+    // A terminal stage leads nowhere; an unknown name is not found; the run stays where it was.
+    expect(await move(s, "two")).toEqual({ status: 403, body: { code: "transition-not-allowed", message: "[error] 'two' is not a stage that stage 'last' leads to (none: a terminal stage)" } });
+    expect(await move(s, "nine")).toMatchObject({ status: 404, body: { code: "unknown-stage" } });
+    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "GET", url: "/v1/stage" })).json()).toEqual({ stage: "last", index: 3, transitions: [] });
   });
 });
 

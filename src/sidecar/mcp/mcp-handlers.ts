@@ -79,9 +79,8 @@ export type ServerSdk = Awaited<ReturnType<typeof loadServerSdk>>;
 
 /**
  * A server for one session, one stateless request or one 2026-era exchange: every one answers from the same core.
- * `toolsChanged` tells the clients other than the caller that a stage move changed the tool list.
  */
-export function buildServer(sdk: ServerSdk, deps: McpDeps, toolsChanged: () => void): Server {
+export function buildServer(sdk: ServerSdk, deps: McpDeps): Server {
   const server = new sdk.Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler("tools/list", async () => {
     await deps.service.gateway?.ready();
@@ -91,7 +90,7 @@ export function buildServer(sdk: ServerSdk, deps: McpDeps, toolsChanged: () => v
   server.setRequestHandler("tools/call", (req, ctx) => {
     if (req.params.name === NEXT_STAGE_TOOL && listChoiceEdges(deps.service.currentStage().stage).length > 0) {
       const notifyCaller = () => ctx.mcpReq.notify({ method: "notifications/tools/list_changed" });
-      return callNextStage({ service: deps.service, notifyCaller, notifyOthers: toolsChanged }, req.params.arguments ?? {});
+      return callNextStage({ service: deps.service, notifyCaller }, req.params.arguments ?? {});
     }
     const token = req.params._meta?.progressToken;
     let tick = 0;

@@ -78,15 +78,16 @@ class McpEndpoint {
   #sdk: Promise<ServerSdk> | undefined;
   #modern: McpHttpHandler | undefined;
   readonly #sessions = new Map<string, Session>();
+  readonly #unsubscribe: () => void;
 
+  /**
+   * A stage move (`next_stage` here, or the runtime's `POST /v1/stage`) changed the tool list: every open 2026-era
+   * subscription hears it (2025-era sessions hold no stream but a call's own, where `next_stage` tells its caller).
+   */
   constructor(deps: McpDeps) {
     this.#deps = deps;
+    this.#unsubscribe = deps.service.onStageMoved(() => this.#modern?.notify.toolsChanged());
   }
-
-  /** A stage move changed the tool list: every open 2026-era subscription hears it (2025-era sessions hold no stream but a call's own). */
-  readonly #toolsChanged = (): void => {
-    this.#modern?.notify.toolsChanged();
-  };
 
   has(id: string): boolean {
     return this.#sessions.has(id);
@@ -101,6 +102,7 @@ class McpEndpoint {
   }
 
   async close(): Promise<void> {
+    this.#unsubscribe();
     for (const id of [...this.#sessions.keys()]) this.end(id);
     await this.#modern?.close();
   }
@@ -117,7 +119,7 @@ class McpEndpoint {
       return session.transport.handleRequest(web, options);
     }
     if (!(await sdk.isLegacyRequest(web, req.body))) return this.#modernHandler(sdk).fetch(web, options);
-    const server = buildServer(sdk, this.#deps, this.#toolsChanged);
+    const server = buildServer(sdk, this.#deps);
     if (isInitialize(req.body)) {
       const transport = new sdk.WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -145,7 +147,7 @@ class McpEndpoint {
     // Every answer is an SSE stream, its headers sent at once and a keep-alive comment every 15 s: a call waiting
     // on a prompt would otherwise send nothing until it is answered, and a client's HTTP stack gives up on a
     // response with no headers (Node's fetch after 300 s) long before the interaction timeout a person has.
-    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, this.#deps, this.#toolsChanged), { legacy: "reject", maxSubscriptions: MAX_MCP_SESSIONS, responseMode: "sse" });
+    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, this.#deps), { legacy: "reject", maxSubscriptions: MAX_MCP_SESSIONS, responseMode: "sse" });
     return this.#modern;
   }
 }

@@ -3,7 +3,8 @@
 // moves the run through the same core path as the runtime's `POST /v1/stage`: the stage-scoped grants end and a
 // `stage` record goes to the audit of the stage entered; any other stage is refused `transition-not-allowed`,
 // recorded. After a move the server sends `notifications/tools/list_changed` (on the call's own stream, and to
-// every open 2026-era subscription): a client that lists again gets the new stage's tools. Nothing is evicted:
+// every open 2026-era subscription, as after a move by `POST /v1/stage`): a client that lists again gets the new
+// stage's tools. Nothing is evicted:
 // an MCP client keeps its own conversation across the move, so the labels of what it holds stay.
 import { randomUUID } from "node:crypto";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
@@ -27,13 +28,11 @@ export function listStageMoveTools(stage: RunStage): Tool[] {
   return [{ ...describeNextStageTool(edges), annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } }];
 }
 
-/** What a `next_stage` call needs: the core, and how to tell clients that the tools changed. */
+/** What a `next_stage` call needs: the core (whose stage listeners tell every other client), and how to tell the caller. */
 export interface StageMoveContext {
   readonly service: ToolCallService;
   /** Tells the calling client (its own stream) that the tool list changed. */
   readonly notifyCaller: () => Promise<void>;
-  /** Tells every other client that can hear it. */
-  readonly notifyOthers: () => void;
 }
 
 /** One `next_stage` call: a move along one of the stage's `llm_choice` edges, or its refusal. */
@@ -43,9 +42,6 @@ export async function callNextStage(ctx: StageMoveContext, args: Record<string, 
   const to = typeof args["stage"] === "string" ? args["stage"] : JSON.stringify(args["stage"] ?? null);
   const moved = ctx.service.moveStage(to, { kind: "llm_choice", callId: `mcp-${randomUUID()}`, allowed });
   if (!moved.ok) return buildRefusalResult(moved.message, { code: moved.code, source: TRANSITION_SOURCE });
-  if (moved.changed) {
-    await ctx.notifyCaller();
-    ctx.notifyOthers();
-  }
+  if (moved.changed) await ctx.notifyCaller();
   return buildTextResult(`Entered stage '${moved.stage}'. Its tools differ from the last stage's: list the tools again before the next call.`, false);
 }
