@@ -3,15 +3,10 @@
 // refuse), and the sidecar's tools in Codex's namespace of its MCP server, beside Codex's three readers of MCP
 // resources, which only ask the sidecar.
 import { CODEX_MCP_SERVER } from "../../src/runtimes/codex.ts";
-import { describeClientRun } from "./harness/client-run.ts";
-
-const MODEL_KEY = "sk-e2e-codex";
+import { describeClientRun, openAiModel } from "./harness/client-run.ts";
 
 describeClientRun({
-  kind: "codex", run: "codex-digest", agent: "codex-notes",
-  model: { provider: "openai", model: "gpt-5.5" },
-  credentials: (url) => ({ OPENAI_API_KEY: MODEL_KEY, OPENAI_BASE_URL: `${url}/v1` }),
-  keyHeader: ["authorization", `Bearer ${MODEL_KEY}`],
+  kind: "codex", run: "codex-digest", agent: "codex-notes", ...openAiModel("sk-e2e-codex"),
   toolName: (tool) => `mcp__${CODEX_MCP_SERVER}__${tool}`,
   ownTools: ["list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource"],
 });

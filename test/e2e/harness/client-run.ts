@@ -41,6 +41,15 @@ export interface ClientRunSpec {
   readonly ownTools?: readonly string[];
 }
 
+/** The model part of a spec for a client of OpenAI's protocol: `gpt-5.5`, the key and base URL in the Secret. */
+export function openAiModel(key: string): Pick<ClientRunSpec, "model" | "credentials" | "keyHeader"> {
+  return {
+    model: { provider: "openai", model: "gpt-5.5" },
+    credentials: (url) => ({ OPENAI_API_KEY: key, OPENAI_BASE_URL: `${url}/v1` }),
+    keyHeader: ["authorization", `Bearer ${key}`],
+  };
+}
+
 const NOTES = "/data/team-notes/2025-06-02-standup.md";
 const ANSWER = "Digest: the docs site moves to the new theme this week.";
 /** The example policy's sandbox image, as the node resolves it (built here; no registry is reachable). */
