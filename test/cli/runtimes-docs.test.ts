@@ -14,7 +14,7 @@ import { buildClaudeCodeLaunch } from "../../src/runtimes/claude-code.ts";
 import { buildCodexConfig, buildCodexModelCatalog, CODEX_VERSION, launchCodex } from "../../src/runtimes/codex.ts";
 import type { LaunchContext } from "../../src/runtimes/launch.ts";
 import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_INSTRUCTIONS_ENV, OPENAI_AGENTS_VERSION } from "../../src/runtimes/openai-agents.ts";
-import { buildInstallArgs, CLAUDE_CODE } from "../clients/install-client.ts";
+import { buildInstallArgs, CLAUDE_CODE, CODEX, OPENAI_AGENTS } from "../clients/install-client.ts";
 import { repo } from "./run-cli.ts";
 
 const doc = readFileSync(repo("docs/runtimes.md"), "utf8");
@@ -48,13 +48,18 @@ describe("docs/runtimes.md", () => {
     expect(named.filter((n) => !n.startsWith("-")).sort()).toEqual(Object.keys(launch.env).sort());
   });
 
-  it("builds the image with the install the tests run, at the version they pin", () => {
-    const containerfile = readFileSync(repo("images/claude-code/Containerfile"), "utf8");
-    const recipe = blocks("dockerfile")[0]!;
+  // Each client's recipe: the page's Dockerfile block is its images/<kind>/Containerfile's, with the npm install the
+  // tests run, at the version they pin and scripts/build-images builds; the page names the cache and the build.
+  const images = [{ client: CLAUDE_CODE, variable: "CLAUDE_CODE_VERSION" }, { client: CODEX, variable: "CODEX_VERSION" }, { client: OPENAI_AGENTS, variable: "OPENAI_AGENTS_VERSION" }];
+  it.each(images)("builds the $client.name image with the install the tests run, at the version they pin", ({ client, variable }) => {
+    const containerfile = readFileSync(repo(`images/${client.name}/Containerfile`), "utf8");
+    const recipe = blocks("dockerfile").find((b) => b.includes(`${client.pkg}@`)) ?? "";
     expect(containerfile).toContain(recipe);
-    expect(recipe).toContain(`RUN npm ${buildInstallArgs(CLAUDE_CODE, "/opt/claude-code").join(" ")} `);
-    expect(readFileSync(repo("scripts/build-images"), "utf8")).toContain(`\nCLAUDE_CODE_VERSION=${CLAUDE_CODE.version}\n`);
-    expect(doc).toContain(`~/.cache/leviath/clients/claude-code-${CLAUDE_CODE.version}`);
+    expect(recipe).toContain(`RUN npm ${buildInstallArgs(client, `/opt/${client.name}`).join(" ")} `);
+    expect(recipe).toContain(`ENTRYPOINT ["leviath", "adapter", "${client.name}"]`);
+    expect(readFileSync(repo("scripts/build-images"), "utf8")).toContain(`\n${variable}=${client.version}\n`);
+    expect(doc).toContain(`~/.cache/leviath/clients/${client.name}-${client.version}`);
+    expect(doc).toContain(`buildah bud -f images/${client.name}/Containerfile -t registry.internal/agents/${client.name}:${client.version} .\n`);
   });
 });
 
@@ -90,7 +95,7 @@ describe("docs/runtimes.md, codex", () => {
   });
 
   it("pins the version the adapter was checked against in its image recipe", () => {
-    expect(block(codexPart, "Containerfile")).toContain(`@openai/codex@${CODEX_VERSION}`);
+    expect(block(codexPart, "dockerfile")).toContain(`@openai/codex@${CODEX_VERSION}`);
     expect(codexPart).toContain(`settings checked against ${CODEX_VERSION}`);
   });
 });
@@ -109,7 +114,7 @@ describe("docs/runtimes.md, openai-agents", () => {
   });
 
   it("builds its image from the program in the repo and the pinned SDK", () => {
-    const recipe = block(agentsPart, "Containerfile");
+    const recipe = block(agentsPart, "dockerfile");
     expect(recipe).toContain(`@openai/agents@${OPENAI_AGENTS_VERSION}`);
     const copied = /^COPY (images\/\S+) /m.exec(recipe)?.[1] ?? "";
     expect(existsSync(repo(copied))).toBe(true);

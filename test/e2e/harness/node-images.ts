@@ -12,6 +12,12 @@ export type BuiltImage = { name: string; ref: string; archive: string };
 /** The images the node cannot run without. */
 export const REQUIRED_IMAGES = ["pause", "sandbox"] as const;
 
+/**
+ * Images the suite's node does not import at its start: the third-party clients' (each about 0.4-0.5 GB beyond the
+ * leviath-agent layer it shares, each run by one test file), imported by the file that runs them (importNodeImage).
+ */
+export const ON_DEMAND_IMAGES = ["leviath-claude-code", "leviath-codex", "leviath-openai-agents"] as const;
+
 /** Where scripts/build-images caches the images (asked once: the script owns the layout). */
 export function imagesDir(): string {
   return execFileSync("bash", [join(REPO_ROOT, "scripts/build-images"), "--print-dir"], { encoding: "utf8" }).trim();

@@ -12,6 +12,7 @@ import { helm, kubectl, REPO_ROOT, waitFor } from "../../integration/harness/ind
 import { getJson, imageValues } from "./kube-json.ts";
 import type { NodeInfo } from "./provided-context.ts";
 import { deleteMetricsReader } from "./metrics-access.ts";
+import { readBuiltImages } from "./node-images.ts";
 
 /** The sandbox namespace the chart creates. */
 export const NS = "leviath-sandbox";
@@ -203,10 +204,23 @@ export async function tagNodeImage(node: NodeInfo, source: string, target: strin
   await runCtr(node, ["images", "tag", "--force", source, target]);
 }
 
+/**
+ * Imports an image scripts/build-images made that the node did not import at its start (ON_DEMAND_IMAGES) into the
+ * node's containerd, and returns its reference.
+ */
+export async function importNodeImage(node: NodeInfo, name: string): Promise<string> {
+  const image = readBuiltImages()[name];
+  if (!image) throw new Error(`no ${name} image: run 'bash scripts/build-images' (as root)`);
+  const started = performance.now();
+  await runCtr(node, ["images", "import", image.archive], 600_000);
+  process.stderr.write(`[node] imported ${name} (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
+  return image.ref;
+}
+
 /** `ctr` on the node's containerd, namespace k8s.io (the kubelet's). */
-async function runCtr(node: NodeInfo, args: readonly string[]): Promise<void> {
+async function runCtr(node: NodeInfo, args: readonly string[], timeoutMs = 60_000): Promise<void> {
   const ctr = join(process.env.LEVIATH_CONTAINERD_DIR || "/usr/bin", "ctr");
-  await promisify(execFile)(ctr, ["--address", node.containerdSocket, "--namespace", "k8s.io", ...args], { timeout: 60_000 });
+  await promisify(execFile)(ctr, ["--address", node.containerdSocket, "--namespace", "k8s.io", ...args], { timeout: timeoutMs });
 }
 
 /**
