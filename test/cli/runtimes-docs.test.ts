@@ -123,7 +123,8 @@ describe("docs/runtimes.md, openai-agents", () => {
 });
 
 describe("docs/runtimes.md, stages", () => {
-  const part = doc.slice(doc.indexOf("## Stages"), doc.indexOf("## Approvals and client timeouts"));
+  const start = doc.indexOf("## Stages");
+  const part = doc.slice(start, doc.indexOf("\n## ", start));
   it("names the tests that run each client through two stages and every row of the table, and they exist", () => {
     const named = [...part.matchAll(/(?:test|src)\/[\w/-]+\.test\.ts/g)].map((m) => m[0]);
     expect(new Set(named)).toEqual(new Set(["test/cli/runtime-stages.test.ts", "src/runtimes/stage-steps.test.ts"]));
