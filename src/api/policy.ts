@@ -192,6 +192,34 @@ export const McpServerSchema = z.strictObject({
 /** One MCP server as declared. */
 export type McpServer = z.infer<typeof McpServerSchema>;
 
+/**
+ * The backend of the built-in `web_search`: a tool of one of the policy's MCP servers, and how the call's
+ * arguments (upstream's `query`, `count`, `freshness`) map onto the tool's. The sidecar calls it through its
+ * connection to that server once the call was allowed; without this, `web_search` is offered nowhere.
+ */
+export const WebSearchSchema = z.strictObject({
+  server: z.string().regex(MCP_SERVER_NAME, "an MCP server name is 1-48 characters of A-Z a-z 0-9 _ -").describe("The MCP server (a name of mcpServers) whose tool runs the searches."),
+  tool: z.string().min(1).max(128).describe("The server's tool, by the name the server lists it under (without the <server>__ prefix)."),
+  queryArgument: z.string().min(1).max(128).default("query").describe("The tool's argument that receives web_search's query (default query)."),
+  countArgument: z.string().min(1).max(128).optional().describe("The tool's argument that receives web_search's count; unset: count is not sent."),
+  freshnessArgument: z.string().min(1).max(128).optional().describe("The tool's argument that receives web_search's freshness, when the call gives one; unset: freshness is not sent."),
+  arguments: z.record(z.string().min(1).max(128), z.union([z.string(), z.number(), z.boolean()])).default({}).describe("Fixed arguments (strings, numbers, booleans) sent with every search, beside the mapped ones: a site filter, a language, a directory."),
+}).superRefine((w, ctx) => {
+  const mapped = [w.queryArgument, w.countArgument, w.freshnessArgument].filter((a) => a !== undefined);
+  if (new Set(mapped).size !== mapped.length) ctx.addIssue({ code: "custom", path: ["queryArgument"], message: "queryArgument, countArgument and freshnessArgument name three different arguments" });
+  for (const a of mapped) if (a in w.arguments) ctx.addIssue({ code: "custom", path: ["arguments", a], message: `'${a}' is a mapped argument of web_search; a fixed argument cannot replace it` });
+}).describe("The backend of web_search: an MCP server's tool and how web_search's arguments map onto it.");
+/** The backend of `web_search`, as parsed. */
+export type WebSearchSpec = z.infer<typeof WebSearchSchema>;
+
+/** Why `webSearch` cannot stand beside these servers (its server is none of them), as an issue on `webSearch.server`. */
+export function checkWebSearchServer(spec: { readonly webSearch?: WebSearchSpec | undefined; readonly mcpServers: readonly McpServer[] }, ctx: z.RefinementCtx): void {
+  const w = spec.webSearch;
+  if (w === undefined || spec.mcpServers.some((s) => s.name === w.server)) return;
+  const names = spec.mcpServers.map((s) => s.name);
+  ctx.addIssue({ code: "custom", path: ["webSearch", "server"], message: `'${w.server}' is not an MCP server of this policy (${names.length === 0 ? "it declares none" : `declared: ${names.join(", ")}`}); web_search calls a tool of one of mcpServers` });
+}
+
 /** The LeviathPolicy spec: everything that is a ceiling or a grant (upstream's config.toml + policy.toml). */
 export const LeviathPolicySpecSchema = z.strictObject({
   sandbox: PolicySandboxSchema.optional(),
@@ -208,7 +236,8 @@ export const LeviathPolicySpecSchema = z.strictObject({
   ceilings: PolicyCeilingsSchema.default({ runtimeImages: [], runtimeKinds: [], runModes: [...DEFAULT_RUN_MODES], allowTools: false, workspaceClaims: [] }),
   networkEnforcement: NetworkEnforcementSchema.optional(),
   mcpServers: z.array(McpServerSchema).refine((s) => new Set(s.map((x) => x.name)).size === s.length, { message: "two MCP servers have the same name" }).default([]).describe("MCP servers every Run reaches through its sidecar, each call taint-gated."),
-}).describe("The cluster admin's grants and ceilings (upstream's config.toml and policy.toml).");
+  webSearch: WebSearchSchema.optional().describe("The backend of the built-in web_search (a tool of one of mcpServers); unset: web_search is offered nowhere."),
+}).superRefine(checkWebSearchServer).describe("The cluster admin's grants and ceilings (upstream's config.toml and policy.toml).");
 /** The LeviathPolicy spec as parsed (defaults applied). */
 export type LeviathPolicySpec = z.infer<typeof LeviathPolicySpecSchema>;
 /** The LeviathPolicy spec as written. */

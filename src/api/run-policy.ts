@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PermissionSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
-import { AllowlistRuleSchema, CelRuleSchema, McpServerSchema, ToolOverrideSchema } from "./policy.ts";
+import { AllowlistRuleSchema, CelRuleSchema, checkWebSearchServer, McpServerSchema, ToolOverrideSchema, WebSearchSchema } from "./policy.ts";
 
 export { RUN_MODES, type RunMode } from "./common.ts";
 
@@ -69,6 +69,8 @@ export const RunPolicySchema = z.strictObject({
   }),
   /** The admin's MCP servers the sidecar connects to as the run's gateway. */
   mcpServers: z.array(McpServerSchema).default([]),
+  /** The backend of `web_search` (a tool of one of mcpServers); absent: web_search is offered nowhere. */
+  webSearch: WebSearchSchema.optional(),
   /** Command seeds: whether they may run at all, and the prefixes that cover them. Absent (an older snapshot): none run. */
   seedCommands: z.strictObject({ allowed: z.boolean(), safeShell: z.array(z.string()) }).default({ allowed: false, safeShell: [] }),
   limits: z.strictObject({
@@ -84,7 +86,7 @@ export const RunPolicySchema = z.strictObject({
     agentGeneration: z.number().int().optional(),
     policyGeneration: z.number().int().optional(),
   }).default({}),
-});
+}).superRefine(checkWebSearchServer);
 /** The resolved policy of one run. */
 export type RunPolicy = z.infer<typeof RunPolicySchema>;
 

@@ -26,10 +26,10 @@ export interface ToolClassification {
 export type TargetKind = "url_host" | "none" | "recipient_or_channel";
 
 /**
- * Who runs a call: the sidecar (on files, in the sandbox's shell, over HTTP from its own container, or as the Run's
- * result), or the runtime.
+ * Who runs a call: the sidecar (on files, in the sandbox's shell, over HTTP from its own container, through the
+ * admin's search backend (an MCP server's tool, `webSearch` of the policy), or as the Run's result), or the runtime.
  */
-export type ExecutorKind = "file" | "shell" | "http" | "result" | "runtime";
+export type ExecutorKind = "file" | "shell" | "http" | "search" | "result" | "runtime";
 
 /** A metric class narrower than the tool's direction (the others are counted by direction). */
 export type ToolMetricClass = "file_read" | "file_write" | "shell";
@@ -197,7 +197,16 @@ export const BUILTIN_TOOLS = {
     description: `Send an HTTP POST with a body (sent as JSON when it parses as JSON, else as text, unless a content-type header says otherwise). ${OUTBOUND_NOTE}`,
     args: z.object({ url, body: z.string().describe("The request body"), headers }),
   },
-  web_search: runtime(OUTBOUND, "ask", { target: "none", blueprintMayAllow: true }),
+  web_search: {
+    // Offered only where the policy names a backend (webSearch) and the stage or a policy map names the tool.
+    executor: "search", classification: OUTBOUND, permission: "ask", target: "none", blueprintMayAllow: true, annotations: OUTBOUND_GET,
+    description: "Search the web through the search service the administrator configured; returns its results (typically title, url, snippet, date for each). The query leaves the machine, so it is taint-gated.",
+    args: z.object({
+      query: z.string().min(1).max(2048).describe("The search query"),
+      count: z.number().int().min(1).max(50).default(5).describe("How many results (default 5)"),
+      freshness: z.string().min(1).max(64).optional().describe("How recent the results must be, as the search service reads it (e.g. day, week, month)"),
+    }),
+  },
   fetch: runtime(OUTBOUND, "ask", { target: "url_host" }),
   install_tool: runtime(LOCAL, "ask"),
   edit_document: runtime(LOCAL, "allow"),

@@ -4,13 +4,14 @@ import type { LeviathPolicySpecInput } from "../api/policy.ts";
 import type { LoadIssue } from "./load-error.ts";
 import { mapMcpServers } from "./mcp-servers-toml.ts";
 import { parseMountText } from "./mount-text.ts";
+import { mapWebSearch } from "./web-search-toml.ts";
 import { UPSTREAM_CONFIG_KEYS } from "./upstream-config-keys.ts";
 import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
 
 /** What config.toml and policy.toml contribute, before the schema checks types. */
 export type PolicyDraft = LeviathPolicySpecInput & Record<string, unknown>;
 
-const KNOWN_TOP = ["taint_tracking", "security", "sandbox", "tool_permissions", "agent_tool_permissions", "agent_read_paths", "limits", "mcp_servers", "safe_commands"];
+const KNOWN_TOP = ["taint_tracking", "security", "sandbox", "tool_permissions", "agent_tool_permissions", "agent_read_paths", "limits", "mcp_servers", "safe_commands", "web_search"];
 /** The keys of `[sandbox]`, as upstream defines them. */
 const SANDBOX_KEYS = ["kind", "image", "engine", "network", "mounts", "persist", "on_unavailable"];
 const SECURITY_MAPPED: Record<string, string> = {
@@ -170,6 +171,11 @@ function mapPolicyTables(sink: Sink, d: Record<string, unknown>, namespace: stri
     const mcp = mapMcpServers(sink.doc, d["mcp_servers"]);
     sink.issues.push(...mcp.issues);
     draft.mcpServers = mcp.servers as PolicyDraft["mcpServers"];
+  }
+  if ("web_search" in d) {
+    const ws = mapWebSearch(sink.doc, d["web_search"]);
+    sink.issues.push(...ws.issues);
+    draft.webSearch = ws.webSearch as PolicyDraft["webSearch"];
   }
   return draft;
 }

@@ -49,6 +49,14 @@ describe("loadPolicy", () => {
     expect(!bad.ok && bad.issues[0]?.where).toBe("taint.toolOverrides.bank__pay.target.kind");
   });
 
+  it("maps [web_search] onto webSearch, and refuses a server the policy does not declare naming the field", () => {
+    const servers = "[[mcp_servers]]\nname = 'files'\nurl = 'http://127.0.0.1:9/mcp'\n";
+    const res = loadPolicy({ config: file("c-ws.toml", `${servers}[web_search]\nserver = 'files'\ntool = 'search_files'\nquery_argument = 'pattern'\narguments = { path = '/srv' }\n`) }, buildMcpToolName);
+    expect(res.ok && res.value.webSearch).toEqual({ server: "files", tool: "search_files", queryArgument: "pattern", arguments: { path: "/srv" } });
+    const bad = loadPolicy({ config: file("c-ws2.toml", `${servers}[web_search]\nserver = 'brave'\ntool = 'search'\n`) }, buildMcpToolName);
+    expect(!bad.ok && bad.issues.map((i) => i.where)).toEqual(["webSearch.server"]);
+  });
+
   it("reads taint_tracking at the top level of config.toml and warns about keys the operator ignores", () => {
     const res = loadPolicy({ config: file("c1.toml", "taint_tracking = true\n[security]\ncredential_store = 'keyring'\n") }, buildMcpToolName);
     expect(res.ok && res.value.security.taintTracking).toBe(true);

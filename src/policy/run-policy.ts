@@ -29,6 +29,11 @@ function computeStageTransitions(raw: unknown, names: ReadonlySet<string>): { tr
   return edges === undefined ? {} : { transitions: edges.map((e) => ({ to: e.to, condition: e.condition, hint: e.hint })) };
 }
 
+/** The admin's MCP servers, and web_search's backend among them when the policy names one. */
+function computeMcpFields(policy: LeviathPolicySpec): Pick<RunPolicy, "mcpServers" | "webSearch"> {
+  return { mcpServers: policy.mcpServers, ...(policy.webSearch === undefined ? {} : { webSearch: policy.webSearch }) };
+}
+
 /**
  * Resolve what one run enforces: the blueprint tightened by the admin's policy. Grants are looked up by the
  * Agent's `namespace/name` only; read paths stay declared-and-granted lists the sidecar compiles itself.
@@ -67,7 +72,7 @@ export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: Levia
       rules: [...policy.taint.rules].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
       toolOverrides: policy.taint.toolOverrides,
     },
-    mcpServers: policy.mcpServers,
+    ...computeMcpFields(policy),
     seedCommands: {
       allowed: policy.security.allowSeedCommands,
       // The blueprint's own [safe_commands] count only where the admin honours them, as upstream.

@@ -11,6 +11,8 @@ import { createMetricsTokenCheck, METRICS_TOKEN_DIGEST } from "./http/metrics-to
 import type { ReloadResult } from "./core/policy-holder.ts";
 import { computeAllowedHosts } from "./http/request-guard.ts";
 import type { RunStatusSnapshot } from "./core/run-status.ts";
+import type { ToolGateway } from "./core/tool-gateway.ts";
+import type { RunPolicy } from "../api/run-policy.ts";
 
 /** A started sidecar. */
 export interface RunningSidecar {
@@ -54,6 +56,14 @@ function startMetricsServer(metrics: SidecarMetrics, at: ListenAddress, allowed:
   });
 }
 
+/** Says once the servers are listed whether web_search has its backend; a server without the named tool is the policy's mistake. */
+function reportSearchBackend(w: RunPolicy["webSearch"], gateway: ToolGateway, log: Logger): void {
+  if (w === undefined || gateway.lists(w.server, w.tool)) return;
+  const state = gateway.servers().find((s) => s.name === w.server);
+  const why = state?.offered === true ? `webSearch.tool: MCP server '${w.server}' lists no tool '${w.tool}'` : `webSearch.server: MCP server '${w.server}' is not connected (${state?.message ?? "not declared"})`;
+  log.error({ server: w.server, tool: w.tool }, `web_search is not offered: ${why}`);
+}
+
 /** Starts a sidecar; a policy that does not load is an error naming the file and entry. */
 export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ ok: true; sidecar: RunningSidecar } | { ok: false; error: string }> {
   if (opts.metricsListen && !METRICS_TOKEN_DIGEST.test(opts.metricsTokenSha256 ?? "")) {
@@ -63,7 +73,7 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   if (!built.ok) return built;
   const { deps, metrics, holder, service, gateway, audit, journal, guard } = built.sidecar;
   // The servers are connected to and listed now, in the background: a call to one of their tools waits for it.
-  void gateway.ready();
+  void gateway.ready().then(() => reportSearchBackend(holder.current().runPolicy.webSearch, gateway, opts.log));
   metrics.taint(deps.session.context.level(), holder.current().runPolicy.taint.tracking);
   const app = buildSidecarApp(deps);
   await app.listen({ host: opts.listen.host, port: opts.listen.port });

@@ -7,6 +7,8 @@ import { classifyBuiltinTool } from "../../policy/classification.ts";
 import { buildLaunchOverrides, canonicalToolName, type PermissionInputs } from "../../policy/permissions.ts";
 import type { RunStage } from "../executors/shell.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
+import type { WebSearchSpec } from "../../api/policy.ts";
+import { isSearchBacked } from "../executors/web-search.ts";
 
 /** Tools the sidecar runs in the stage's sandbox (any spelling). */
 export const SHELL_TOOLS: ReadonlySet<string> = new Set(listToolSpellings((e) => e.executor === "shell"));
@@ -37,13 +39,28 @@ export function buildPermissionInputs(policy: RunPolicy, stage: RunStage): Omit<
 /** An MCP tool's dispatched name: `sanitize(server + "__" + tool)`, at most 64 bytes of `[A-Za-z0-9_-]`. */
 const MCP_TOOL_NAME = /^[A-Za-z0-9_-]+__[A-Za-z0-9_-]+$/;
 
+/** What the run offers beside a stage's own lists (Enforcement holds both). */
+export interface ToolOffer {
+  /** The names a stage without a tool list offers. */
+  readonly offeredTools: ReadonlySet<string>;
+  /** The backend of web_search (absent: it is offered nowhere). */
+  readonly webSearch?: WebSearchSpec | undefined;
+}
+
+/** web_search exists only where the policy names a backend and its server lists the tool; every other tool needs none. */
+function hasBackend(offer: ToolOffer, tool: string, gateway: ToolGateway | undefined): boolean {
+  return findBuiltinTool(tool)?.executor !== "search" || isSearchBacked(offer.webSearch, gateway);
+}
+
 /**
  * Whether the stage offers the tool, by exact name: one its `available_tools`/`required_tools` list or a tool
  * of a server its `available_connectors` names, or, when it lists no tools, a name the run offers (`offered`)
  * or an MCP-shaped `server__tool` name. A name in a gateway server's namespace is offered only if that server
- * listed it at start (a later listing never adds one).
+ * listed it at start (a later listing never adds one). `web_search` needs its backend as well.
  */
-export function isToolOffered(stage: RunStage, offered: ReadonlySet<string>, tool: string, gateway?: ToolGateway): boolean {
+export function isToolOffered(stage: RunStage, offer: ToolOffer, tool: string, gateway?: ToolGateway): boolean {
+  if (!hasBackend(offer, tool, gateway)) return false;
+  const offered = offer.offeredTools;
   const fromGateway = gateway?.find(tool);
   if (gateway?.claims(tool) === true && fromGateway === undefined) return false;
   if (fromGateway !== undefined && (stage.availableConnectors ?? []).includes(fromGateway.server)) return true;
@@ -52,13 +69,13 @@ export function isToolOffered(stage: RunStage, offered: ReadonlySet<string>, too
 }
 
 /**
- * The arguments checked against the tool's schema: file tools, shell and the HTTP tools (whose `url` becomes the
+ * The arguments checked against the tool's schema: file tools, shell, web_search and the HTTP tools (whose `url` becomes the
  * normalised href that is decided on and fetched); tools the runtime executes take any object, and so does
  * `submit_output` (an output that is not a string is stored as its JSON, see extractOutput).
  */
 export function parseToolArgs(tool: string, args: Record<string, unknown>): { ok: true; value: Record<string, unknown> } | { ok: false; detail: string } {
   const entry = findBuiltinTool(tool);
-  const schema = entry?.executor === "file" || entry?.executor === "shell" || entry?.executor === "http" ? entry.args : undefined;
+  const schema = entry?.executor === "file" || entry?.executor === "shell" || entry?.executor === "http" || entry?.executor === "search" ? entry.args : undefined;
   if (schema === undefined) return { ok: true, value: args };
   const parsed = schema.safeParse(args);
   if (parsed.success) return { ok: true, value: parsed.data as Record<string, unknown> };

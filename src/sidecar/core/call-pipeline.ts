@@ -13,6 +13,7 @@ import { decideToolCall, type ToolCallDecision, type ToolCallInput } from "../..
 import type { PathFs } from "../../policy/read-paths/index.ts";
 import { buildCallPaths, isFileTool, type FileToolArgs } from "../executors/file-tools.ts";
 import { pickExecutor, type ExecutionOutcome, type ExecutorTable } from "../executors/executor-table.ts";
+import { isSearchBacked } from "../executors/web-search.ts";
 import { ApprovalContinuation } from "./approval-continuation.ts";
 import type { ApprovalBook } from "./approvals.ts";
 import { buildGrantKey, buildPermissionInputs, isSettledBySidecar, isToolOffered } from "./call-inputs.ts";
@@ -70,9 +71,9 @@ export class CallPipeline {
     const { gateway, ledger } = this.#d;
     const enf = this.#d.policy();
     const { stage } = computeCurrentStage(enf, this.#d.session.stageIndex);
-    if (gateway?.claims(rec.tool) === true) await gateway.ready();
+    if (gateway?.claims(rec.tool) === true || pickExecutor(rec.tool, gateway) === "search") await gateway?.ready();
     if (hasGivenUp(rec, this.#d.clock())) return ledger.deny(rec, "client-gave-up", rec.tool);
-    if (!isToolOffered(stage, enf.offeredTools, rec.tool, gateway) || (!rec.callerRuns && !isSettledBySidecar(rec.tool, gateway))) {
+    if (!isToolOffered(stage, enf, rec.tool, gateway) || (!rec.callerRuns && !isSettledBySidecar(rec.tool, gateway))) {
       return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
     }
     const d = decideToolCall(this.#decisionInput(enf, stage, rec));
@@ -130,10 +131,12 @@ export class CallPipeline {
     const key = pickExecutor(rec.tool, gateway);
     // A server's name never falls through to the runtime: dropped by a reload while the call waited, it is refused.
     if (key === "gateway" && gateway?.find(rec.tool) === undefined) return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
+    // web_search's backend dropped by a reload (or its server gone) while the call waited: refused, never run elsewhere.
+    if (key === "search" && !isSearchBacked(enf.webSearch, gateway)) return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
     const executor = this.#d.executors[key];
     const allowed = { decision: "allow" as const, source: rec.gateSource, at: this.#d.monotonicMs() };
     if (executor.records === "before" && !ledger.decided(rec, allowed)) return this.#auditFailed(rec);
-    const out = await executor.execute({ id: rec.id, tool: rec.tool, args: rec.args, stage, shellTimeoutSeconds: enf.runPolicy.limits.shellTimeoutSeconds, outbound: enf.runPolicy.outbound, paths });
+    const out = await executor.execute({ id: rec.id, tool: rec.tool, args: rec.args, stage, shellTimeoutSeconds: enf.runPolicy.limits.shellTimeoutSeconds, outbound: enf.runPolicy.outbound, paths, webSearch: enf.webSearch });
     switch (out.kind) {
       case "refused":
         return ledger.refuse(rec, out.code, out.message);

@@ -21,6 +21,8 @@ export interface Enforcement {
   readonly resultLabels: ReadonlyMap<string, Level>;
   /** The tool names a stage without `available_tools` offers (besides MCP-shaped `server__tool` names). */
   readonly offeredTools: ReadonlySet<string>;
+  /** The backend of web_search the policy names (absent: web_search is offered nowhere). */
+  readonly webSearch: RunPolicy["webSearch"];
   /** Worth logging once per load: the ungranted-declarations warning, rules that did not compile. */
   readonly warnings: readonly string[];
 }
@@ -61,11 +63,14 @@ function findReachablePrivatePath(policy: RunPolicy, read: ReadPathPolicy | null
  * Every name the run can offer: the built-in tools (but the HTTP tools), and each name the policy itself spells out
  * (classification overrides, stage tool lists, permission maps, `--allow`). Exact spellings only: `Shell` or
  * `submit-output` is none of these, so it is `[unavailable]` rather than an unknown tool the runtime might dispatch
- * as `shell`. The HTTP tools reach the network from the sidecar's own container: a stage without a tool list
- * offers them only where the blueprint or the policy names them (upstream ships web_fetch with the agents that use it).
+ * as `shell`. The HTTP tools and web_search reach the network from the sidecar's own container: a stage without a
+ * tool list offers them only where the blueprint or the policy names them (upstream ships web_fetch and web_search
+ * with the agents that use them).
  */
+const SIDECAR_OUTBOUND: ReadonlySet<string> = new Set(["http", "search"]);
+
 function offeredTools(policy: RunPolicy): Set<string> {
-  const builtins = [...BUILTIN_CLASSIFICATIONS.keys()].filter((name) => findBuiltinTool(name)?.executor !== "http");
+  const builtins = [...BUILTIN_CLASSIFICATIONS.keys()].filter((name) => !SIDECAR_OUTBOUND.has(findBuiltinTool(name)?.executor ?? "runtime"));
   const tools = new Set<string>([...builtins, ...Object.keys(policy.taint.toolOverrides), ...policy.launch.allow]);
   const maps = [policy.toolPermissions.blueprint, policy.toolPermissions.ceiling, ...policy.stages.map((s) => s.toolPermissions ?? {})];
   for (const map of maps) for (const t of Object.keys(map)) if (t !== "*") tools.add(t);
@@ -116,6 +121,7 @@ export function buildEnforcement(policy: RunPolicy, ctx: EnforcementContext): { 
     value: {
       runPolicy: policy,
       offeredTools: offered,
+      webSearch: policy.webSearch,
       mode: ctx.mode ?? policy.launch.mode,
       readPolicy: read.value,
       gatePolicy: { overrides, allowlist: policy.taint.allowlist, rules },

@@ -203,9 +203,9 @@ describe("ToolCallService withdrawals and callers that cannot run tools", () => 
   });
 
   it("refuses a tool it would hand back to a caller that cannot run it, before any prompt", async () => {
-    const s = setup(100, undefined, { ceiling: { web_search: "ask" } });
-    expect(await s.service.submit({ id: "x0", tool: "web_search", args: {}, callerRuns: false })).toMatchObject({ kind: "deny", source: "tool_unavailable", body: { code: "tool-unavailable" } });
+    const s = setup(100, undefined, { ceiling: { install_tool: "ask" } });
+    expect(await s.service.submit({ id: "x0", tool: "install_tool", args: {}, callerRuns: false })).toMatchObject({ kind: "deny", source: "tool_unavailable", body: { code: "tool-unavailable" } });
     expect(s.approvals.list()).toEqual([]);
-    expect(await s.service.submit({ id: "x1", tool: "web_search", args: {} })).toMatchObject({ kind: "ask" });
+    expect(await s.service.submit({ id: "x1", tool: "install_tool", args: {} })).toMatchObject({ kind: "ask" });
   });
 });

@@ -37,6 +37,10 @@ export interface ToolGateway {
   servers(): readonly GatewayServerState[];
   /** Calls the tool upstream. */
   call(name: string, args: Record<string, unknown>): Promise<GatewayResult>;
+  /** Whether the server (by its policy name) is connected and listed this tool (by its upstream name). */
+  lists(server: string, tool: string): boolean;
+  /** Calls a server's tool by its upstream name, whether or not the stage is offered it (web_search's backend), within `timeoutMs`. */
+  callUpstream(server: string, tool: string, args: Record<string, unknown>, timeoutMs: number): Promise<GatewayResult>;
   /** Disconnects every server. */
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import { WebSearchSchema } from "../../api/policy.ts";
 import { RunPolicySchema } from "../../api/run-policy.ts";
 import { createSidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import { createResultSink } from "../core/run-result.ts";
@@ -27,6 +28,8 @@ const gateway = (calls: [string, Record<string, unknown>][]): ToolGateway => ({
   claims: (name) => name.startsWith("docs__"),
   servers: () => [],
   call: async (name, args) => (calls.push([name, args]), { text: "found it", isError: false }),
+  lists: (server, tool) => server === "docs" && tool === "search",
+  callUpstream: async (server, tool, args) => (calls.push([`${server}/${tool}`, args]), { text: "found it", isError: false }),
   close: async () => {},
 });
 
@@ -45,14 +48,14 @@ function setup(extra: Partial<ExecutorDeps> = {}) {
 describe("executor table", () => {
   it("picks an executor by the tool's executor kind, the gateway for its servers' names, else the runtime", () => {
     const gw = gateway([]);
-    expect(["read_file", "write_file", "shell", "bash", "submit_output", "web_fetch", "docs__search", "other__x"].map((t) => pickExecutor(t, gw)))
-      .toEqual(["file", "file", "shell", "shell", "result", "http", "gateway", "runtime"]);
+    expect(["read_file", "write_file", "shell", "bash", "submit_output", "web_fetch", "web_search", "docs__search", "other__x"].map((t) => pickExecutor(t, gw)))
+      .toEqual(["file", "file", "shell", "shell", "result", "http", "search", "gateway", "runtime"]);
     expect(pickExecutor("docs__search", undefined)).toBe("runtime");
   });
 
   it("records a file tool's allow after it runs, every other one before", () => {
     const { table } = setup();
-    expect(Object.fromEntries(Object.entries(table).map(([k, e]) => [k, e.records]))).toEqual({ file: "after", shell: "before", http: "before", result: "before", runtime: "before", gateway: "before" });
+    expect(Object.fromEntries(Object.entries(table).map(([k, e]) => [k, e.records]))).toEqual({ file: "after", shell: "before", http: "before", search: "before", result: "before", runtime: "before", gateway: "before" });
   });
 
   it("runs a file tool on the paths the decision resolved", async () => {
@@ -90,6 +93,21 @@ describe("executor table", () => {
     expect(await s.table.gateway.execute(s.request("docs__search", { q: "x" }))).toEqual({ kind: "done", result: "found it", isError: false });
     expect(calls).toEqual([["docs__search", { q: "x" }]]);
     expect((await s.counter("leviath_sidecar_mcp_gateway_calls_total")).map((v) => [v.labels["server"], v.labels["outcome"], v.value])).toEqual([["docs", "ok", 1]]);
-    expect(await s.table.runtime.execute(s.request("web_search", { query: "x" }))).toEqual({ kind: "handed-back" });
+    expect(await s.table.runtime.execute(s.request("install_tool", { name: "x" }))).toEqual({ kind: "handed-back" });
+  });
+
+  it("sends web_search to its backend with the mapped and fixed arguments; a backend's error names it", async () => {
+    const calls: [string, Record<string, unknown>][] = [];
+    const s = setup({ gateway: gateway(calls) });
+    const webSearch = WebSearchSchema.parse({ server: "docs", tool: "search", queryArgument: "q", countArgument: "limit", arguments: { site: "docs.example" } });
+    expect(await s.table.search.execute(s.request("web_search", { query: "zod", count: 5 }, { webSearch }))).toEqual({ kind: "done", result: "found it", isError: false });
+    expect(await s.table.search.execute(s.request("web_search", { query: "zod", count: 2, freshness: "day" }, { webSearch }))).toMatchObject({ isError: false });
+    expect(calls).toEqual([["docs/search", { site: "docs.example", q: "zod", limit: 5 }], ["docs/search", { site: "docs.example", q: "zod", limit: 2 }]]);
+    const failing = setup({ gateway: { ...gateway([]), callUpstream: async () => ({ text: "[error] MCP server 'docs' failed: Request timed out", isError: true }) } });
+    expect(await failing.table.search.execute(failing.request("web_search", { query: "zod" }, { webSearch }))).toEqual({
+      kind: "done", isError: true, result: "[error] web_search: the search backend (tool 'search' of MCP server 'docs') failed: MCP server 'docs' failed: Request timed out",
+    });
+    expect((await failing.counter("leviath_sidecar_mcp_gateway_calls_total")).map((v) => [v.labels["outcome"], v.value])).toEqual([["error", 1]]);
+    await expect(s.table.search.execute(s.request("web_search", { query: "zod" }))).rejects.toThrow("no backend");
   });
 });

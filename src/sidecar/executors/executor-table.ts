@@ -1,5 +1,5 @@
 // What runs a call once its decision allowed it: one executor per executor kind of the built-in tool table
-// (src/api/tools.ts: `file`, `shell`, `http`, `result`, `runtime`) and one for the admin's MCP servers (`gateway`). A
+// (src/api/tools.ts: `file`, `shell`, `http`, `search`, `result`, `runtime`) and one for the admin's MCP servers (`gateway`). A
 // built-in the sidecar executes needs its entry there and its executor here; nothing else branches on the tool.
 import { findBuiltinTool, type ExecutorKind } from "../../api/tools.ts";
 import { buildRefusalMessage, type RecordedRefusalCode } from "../../api/sidecar-contract.ts";
@@ -10,6 +10,8 @@ import { extractOutput, type ResultSink } from "../core/run-result.ts";
 import type { ToolGateway } from "../core/tool-gateway.ts";
 import { executeFileTool, isFileTool, type FileToolArgs } from "./file-tools.ts";
 import { runHttpTool, type OutboundSettings } from "./http-tools.ts";
+import { runWebSearch } from "./web-search.ts";
+import type { WebSearchSpec } from "../../api/policy.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "./shell.ts";
 
 /** An executor's key: a built-in's executor kind, or the gateway for a tool of an admin's MCP server. */
@@ -27,6 +29,8 @@ export interface ExecutionRequest {
   readonly outbound: OutboundSettings;
   /** The paths as the decision resolved them: a file tool opens exactly these. */
   readonly paths: readonly PathCheck[] | undefined;
+  /** The backend of web_search the policy names (absent: none; the call is then never allowed this far). */
+  readonly webSearch?: WebSearchSpec | undefined;
 }
 
 /** What a command's run reports beside its text. */
@@ -136,9 +140,22 @@ function httpExecutor(d: ExecutorDeps): Executor {
   };
 }
 
+function searchExecutor(d: ExecutorDeps): Executor {
+  return {
+    records: "before",
+    async execute(req) {
+      // Checked before the allow was recorded, in the same turn (isSearchBacked): only a bug reaches this.
+      if (d.gateway === undefined || req.webSearch === undefined) throw new Error(`search executor: no backend for '${req.tool}'`);
+      const r = await runWebSearch(d.gateway, req.webSearch, req.args, req.outbound.timeoutSeconds);
+      d.metrics.mcpCall(req.webSearch.server, r.isError ? "error" : "ok");
+      return { kind: "done", result: r.text, isError: r.isError };
+    },
+  };
+}
+
 const runtimeExecutor: Executor = { records: "before", execute: async () => ({ kind: "handed-back" }) };
 
 /** The executors of one sidecar. */
 export function buildExecutorTable(deps: ExecutorDeps): ExecutorTable {
-  return { file: fileExecutor, shell: shellExecutor(deps), http: httpExecutor(deps), result: resultExecutor(deps), runtime: runtimeExecutor, gateway: gatewayExecutor(deps) };
+  return { file: fileExecutor, shell: shellExecutor(deps), http: httpExecutor(deps), search: searchExecutor(deps), result: resultExecutor(deps), runtime: runtimeExecutor, gateway: gatewayExecutor(deps) };
 }

@@ -244,11 +244,32 @@ export class McpGateway implements ToolGateway {
   async call(name: string, args: Record<string, unknown>): Promise<GatewayResult> {
     const t = this.find(name) as OfferedTool | undefined;
     if (t === undefined) return { text: `[error] Tool '${name}' is not offered by any MCP server`, isError: true };
+    return this.#call(t, args, undefined);
+  }
+
+  #upstream(server: string, tool: string): OfferedTool | undefined {
+    for (const t of this.#tools.values()) if (t.server === server && t.upstream === tool && !t.declared.removed) return t;
+    return undefined;
+  }
+
+  /** Whether the server is connected and listed the tool under this upstream name. */
+  lists(server: string, tool: string): boolean {
+    return this.#upstream(server, tool) !== undefined;
+  }
+
+  /** Calls a server's tool by its upstream name (web_search's backend) within `timeoutMs`. */
+  async callUpstream(server: string, tool: string, args: Record<string, unknown>, timeoutMs: number): Promise<GatewayResult> {
+    const t = this.#upstream(server, tool);
+    if (t === undefined) return { text: `[error] MCP server '${server}' lists no tool '${tool}'`, isError: true };
+    return this.#call(t, args, timeoutMs);
+  }
+
+  async #call(t: OfferedTool, args: Record<string, unknown>, timeoutMs: number | undefined): Promise<GatewayResult> {
     const d = t.declared;
     let conn: Connection | undefined;
     try {
       conn = await this.#current(d);
-      const r = await conn.client.callTool({ name: t.upstream, arguments: args });
+      const r = await conn.client.callTool({ name: t.upstream, arguments: args }, undefined, timeoutMs === undefined ? undefined : { timeout: timeoutMs });
       const content = Array.isArray(r.content) ? (r.content as { type: string; text?: string }[]) : [];
       return { text: textOf(content), isError: r.isError === true };
     } catch (err) {

@@ -1,7 +1,7 @@
 // What `tools/list` offers over MCP: the built-ins the sidecar itself executes (file tools, shell, the HTTP tools,
-// `submit_output`) that the current stage offers, each with its JSON Schema and honest annotations. Tools a `/v1`
-// runtime would execute itself (web_search, context, todo tools) are not offered: an MCP client has no way to run
-// a tool it called and report the result.
+// `submit_output`, web_search where the policy names its backend) that the current stage offers, each with its JSON
+// Schema and honest annotations. Tools a `/v1` runtime would execute itself (context, todo tools) are not offered:
+// an MCP client has no way to run a tool it called and report the result.
 import type { Tool } from "@modelcontextprotocol/server";
 import { describeBuiltinTool, listBuiltinToolSpecs, type BuiltinToolSpec } from "../../api/tools.ts";
 import { TOOL_ALIASES } from "../../policy/permissions.ts";
@@ -31,12 +31,12 @@ function toListedTool(spec: BuiltinToolSpec): Tool {
 /** The tools `tools/list` answers with in this stage. */
 export function listStageTools(enf: Enforcement, stage: RunStage, gateway?: ToolGateway): Tool[] {
   const tools: Tool[] = [];
-  for (const spec of listBuiltinToolSpecs()) if (isToolOffered(stage, enf.offeredTools, spec.name, gateway)) tools.push(toListedTool(spec));
+  for (const spec of listBuiltinToolSpecs()) if (isToolOffered(stage, enf, spec.name, gateway)) tools.push(toListedTool(spec));
   // An alias (`bash`) only where the stage spells it out: listing both would offer one tool twice.
   for (const alias of TOOL_ALIASES.keys()) {
     const spec = describeBuiltinTool(alias);
     if (spec !== undefined && stage.availableTools?.includes(alias) === true) tools.push(toListedTool(spec));
   }
-  for (const t of gateway?.tools() ?? []) if (isToolOffered(stage, enf.offeredTools, t.name, gateway)) tools.push(toListedGatewayTool(t));
+  for (const t of gateway?.tools() ?? []) if (isToolOffered(stage, enf, t.name, gateway)) tools.push(toListedGatewayTool(t));
   return tools;
 }
