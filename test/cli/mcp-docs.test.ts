@@ -49,7 +49,11 @@ it("runs the walkthrough as written, each output as documented", async () => {
 }, 300_000);
 
 it("runs the stages walkthrough as written, after it", async () => {
-  await runBlocks(section("## Stages over MCP", "## For an admin"), 5);
+  await runBlocks(section("## Stages over MCP", "## web_search through an MCP server"), 5);
+}, 300_000);
+
+it("runs the web_search walkthrough as written, after them", async () => {
+  await runBlocks(section("## web_search through an MCP server", "## For an admin"), 4);
 }, 300_000);
 
 async function runBlocks(blocks: { lang: string; body: string }[], atLeast: number): Promise<void> {

@@ -204,16 +204,16 @@ describe("refusals over /mcp before anything runs", () => {
   it("a tool the stage does not offer, and one only a /v1 runtime can run, are each one audit record and one metric", async () => {
     const before = countDecisions(await scrapeMetrics(sc), "deny", "tool_unavailable");
     const { client } = await connect();
-    for (const name of ["no_such_tool", "web_search"]) {
+    for (const name of ["no_such_tool", "install_tool"]) {
       const r = (await client.callTool({ name, arguments: { url: "https://example.com" } })) as CallToolResult;
       expect(r).toMatchObject({ isError: true, content: [{ type: "text", text: `[unavailable] Tool '${name}' is not available in stage 'main'.` }], _meta: { "leviath.dev/refusal": { code: "tool-unavailable", source: "tool_unavailable" } } });
     }
     await client.close();
     expect(countDecisions(await scrapeMetrics(sc), "deny", "tool_unavailable") - before).toBe(2);
-    const refused = decisions().filter((d) => d["tool_name"] === "no_such_tool" || d["tool_name"] === "web_search");
+    const refused = decisions().filter((d) => d["tool_name"] === "no_such_tool" || d["tool_name"] === "install_tool");
     expect(refused.map((d) => [d["tool_name"], d["decision"], d["decision_source"], d["code"]])).toEqual([
       ["no_such_tool", "deny", "tool_unavailable", "tool-unavailable"],
-      ["web_search", "deny", "tool_unavailable", "tool-unavailable"],
+      ["install_tool", "deny", "tool_unavailable", "tool-unavailable"],
     ]);
   });
 });

@@ -95,7 +95,7 @@ describe("the sidecar as an MCP server (SDK client)", () => {
     expect(refused._meta?.["leviath.dev/refusal"]).toEqual({ code: v1.body.code, source: "read_path" });
     expect(v1.body.code).toBe("not-declared");
     expect(text(refused)).toBe(`[error] path '${join(root, "outside.txt")}' is outside the working directory and not in this agent's [read_paths]`);
-    // web_search: only a /v1 runtime could run it (and the reference runtime does not offer it).
+    // web_search: this policy names no search backend (sidecar-web-search.test.ts has one), so nothing executes it.
     const unknown = (await client.callTool({ name: "web_search", arguments: { query: "x" } })) as CallToolResult;
     expect(unknown).toMatchObject({ isError: true, content: [{ type: "text", text: "[unavailable] Tool 'web_search' is not available in stage 'main'." }], _meta: { "leviath.dev/refusal": { code: "tool-unavailable", source: "tool_unavailable" } } });
     const bad = (await client.callTool({ name: "read_file", arguments: { path: 42 } })) as CallToolResult;
