@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answerAndWait, callTool, makeTempDir, metricValue, parseJsonLines, scrapeMetrics, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+import { freePorts } from "../integration/harness/loopback.ts";
 import { repo } from "./run-cli.ts";
 
 // web_search through a backend the admin names in config.toml's [web_search]: a real MCP server from the npm
@@ -47,6 +48,18 @@ async function listMcpTools(sc: SidecarProcess): Promise<Tool[]> {
   const { tools } = await client.listTools();
   await client.close();
   return tools;
+}
+
+/** A sidecar over the tree does not list web_search, refuses a call of it, and logs `line`. */
+async function expectNotOffered(t: Tree, line: string): Promise<void> {
+  const sc = await startSidecar(t.args, { env: t.env });
+  try {
+    expect((await listMcpTools(sc)).map((x) => x.name)).not.toContain("web_search");
+    expect((await callTool(sc, "web_search", { query: "x" }, "n1")).body).toMatchObject({ decision: "deny", code: "tool-unavailable" });
+    expect(sc.stderr() + sc.stdout()).toContain(line);
+  } finally {
+    expect(await sc.stop()).toBe(0);
+  }
 }
 
 const searches = async (sc: SidecarProcess, outcome: string): Promise<number> => metricValue(await scrapeMetrics(sc), "leviath_sidecar_mcp_gateway_calls_total", { server: "files", outcome }) ?? 0;
@@ -105,14 +118,15 @@ describe("web_search through the admin's MCP server", () => {
 describe("web_search misconfigured", () => {
   it("is offered nowhere, and refused, when the server lists no such tool; the log names webSearch.tool", async () => {
     const t = tree("leviath-websearch-tool-", () => ["server = 'files'", "tool = 'no_such_search'"]);
-    const sc = await startSidecar(t.args, { env: t.env });
-    try {
-      expect((await listMcpTools(sc)).map((x) => x.name)).not.toContain("web_search");
-      expect((await callTool(sc, "web_search", { query: "x" }, "m1")).body).toMatchObject({ decision: "deny", code: "tool-unavailable" });
-      expect(sc.stderr() + sc.stdout()).toContain("web_search is not offered: webSearch.tool: MCP server 'files' lists no tool 'no_such_search'");
-    } finally {
-      expect(await sc.stop()).toBe(0);
-    }
+    await expectNotOffered(t, "web_search is not offered: webSearch.tool: MCP server 'files' lists no tool 'no_such_search'");
+  }, 120_000);
+
+  it("is offered nowhere, and refused, while its server cannot be reached; the log says so", async () => {
+    const t = tree("leviath-websearch-down-", () => ["server = 'remote'", "tool = 'search'"]);
+    // A second server, over HTTP, where nothing listens (a port just freed).
+    const [port] = await freePorts(1);
+    writeFileSync(join(t.root, "config.toml"), readFileSync(join(t.root, "config.toml"), "utf8").replace("[web_search]", `[[mcp_servers]]\nname = 'remote'\nurl = 'http://127.0.0.1:${port}/mcp'\n[web_search]`));
+    await expectNotOffered(t, "web_search is not offered: webSearch.server: MCP server 'remote' is not connected");
   }, 120_000);
 
   it("gives the backend's tool error back as an error naming the backend, never another result", async () => {
