@@ -31,8 +31,8 @@ describe("docs/runtimes.md", () => {
     const policy = LeviathPolicySpecSchema.parse(objects.find((o) => o.kind === "LeviathPolicy")!.spec);
     const agent = AgentSpecSchema.parse(objects.find((o) => o.kind === "Agent")!.spec);
     expect(agent.runtime?.kind).toBe("claude-code");
-    expect(decideRuntimeCeilings(policy.ceilings, agent, "ghcr.io/leviath/leviath-agent:0.1.0")).toBeUndefined();
-    const refused = decideRuntimeCeilings(EMPTY_POLICY.ceilings, agent, undefined);
+    expect(decideRuntimeCeilings(policy, agent, "ghcr.io/leviath/leviath-agent:0.1.0")).toBeUndefined();
+    const refused = decideRuntimeCeilings(EMPTY_POLICY, agent, undefined);
     expect(blocks("text")).toContain(`${refused!.message}\n`);
   });
 
