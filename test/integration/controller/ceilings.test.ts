@@ -1,6 +1,6 @@
 // The admin's ceilings on what the untrusted parties choose (LeviathPolicy spec.ceilings), against the real API
 // server: an Agent naming a runtime image the policy does not list, a Run asking for yolo or unattended, a Run
-// with launch allows, an Agent naming a runtime kind the policy does not list. Each refusal is a condition naming
+// with launch allows, an Agent naming a runtime kind the policy does not list or a template it does not declare. Each refusal is a condition naming
 // the field and the policy entry, and no pod is created.
 import { describe, expect, it } from "vitest";
 import {
@@ -75,5 +75,28 @@ describe("the policy's ceilings", () => {
     await waitForRunStatus("claude-run", (r) => conditionOf(r, "PolicyResolved")?.status === "True", "the waiting Run to start once allowed");
     const engine = (await childrenOf(files.namespace, "claude-run")).find((c) => c.ref === "Pod/claude-run-engine")?.obj as { spec: { containers: { name: string; command?: string[]; args?: string[] }[] } } | undefined;
     expect(engine?.spec.containers.find((c) => c.name === "agent")).toMatchObject({ command: ["leviath", "adapter", "claude-code"], args: ["--interaction-timeout-seconds", "3600"] });
+  });
+
+  it("refuse an mcp-command Agent whose template the policy does not declare, and pin a declared one into runtime.json", async () => {
+    await applyPolicy({ ceilings: { runtimeKinds: ["mcp-command"] } });
+    await createAgent(files.namespace, "generic", { runtime: { kind: "mcp-command", template: "claude-print" } });
+    const agent = await waitForCustom("agents", files.namespace, "generic", (a) => a.status?.valid === false, "the Agent's template to be refused");
+    const refusal = "spec.runtime.template: runtime template 'claude-print' is not declared by the LeviathPolicy (spec.runtimeTemplates; declared: none)";
+    expect(conditionOf(agent, "Valid")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message: expect.stringContaining(refusal) });
+    await createRun(files.namespace, "generic-run", { agentRef: { name: "generic" } });
+    const run = await waitForRunStatus("generic-run", (r) => r.status?.phase !== undefined, "the Run's status");
+    expect(run.status?.phase).toBe("Pending");
+    expect(conditionOf(run, "PolicyResolved")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message: `Agent 'generic': ${refusal}` });
+    expect(await childrenOf(files.namespace, "generic-run")).toEqual([]);
+
+    const template = { name: "claude-print", provider: "anthropic", command: ["claude", "-p", "{task}", "--mcp-config", "{mcp_config}", "--strict-mcp-config", "--tools", ""] };
+    await applyPolicy({ ceilings: { runtimeKinds: ["mcp-command"] }, runtimeTemplates: [template] });
+    await waitForCustom("agents", files.namespace, "generic", (a) => a.status?.valid === true, "the declared template to be allowed");
+    await waitForRunStatus("generic-run", (r) => conditionOf(r, "PolicyResolved")?.status === "True", "the waiting Run to start once declared");
+    const children = await childrenOf(files.namespace, "generic-run");
+    const engine = children.find((c) => c.ref === "Pod/generic-run-engine")?.obj as { spec: { containers: { name: string; command?: string[] }[] } } | undefined;
+    expect(engine?.spec.containers.find((c) => c.name === "agent")?.command).toEqual(["leviath", "adapter", "mcp-command"]);
+    const snapshot = children.filter((c) => c.ref.startsWith("ConfigMap/")).map((c) => (c.obj as { data?: Record<string, string> }).data?.["runtime.json"]).find((d) => d !== undefined);
+    expect(JSON.parse(snapshot!).template).toEqual({ ...template, env: {}, stdin: "none" });
   });
 });
