@@ -1,19 +1,20 @@
 // Runtime kind mcp-command end to end on real parts: the real Claude Code (@anthropic-ai/claude-code, pinned,
-// installed once from npm into ~/.cache/leviath/clients, unmodified) configured ONLY through an admin's template in
-// the LeviathPolicy (no line of the product's claude-code adapter), the real standalone sidecar, `leviath adapter
-// mcp-command` started as the engine pod starts it on the runtime.json and run policy the controller pins, and the
-// stand-in model server speaking Anthropic's Messages API. While Claude Code waits on the model, every process's
-// command line is read from /proc: the runtime token is on none of them.
+// installed once from npm into ~/.cache/leviath/clients, unmodified) configured ONLY through the admin's template
+// that docs/runtimes.md shows (read from the page; no line of the claude-code adapter), the real standalone sidecar,
+// `leviath adapter mcp-command` started as the engine pod starts it on the runtime.json and run policy the
+// controller pins, and the stand-in model server speaking Anthropic's Messages API. While Claude Code waits on the
+// model, every process's command line is read from /proc: the runtime token is on none of them.
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { AgentSpecSchema, type AgentSpecInput } from "../../src/api/agent.ts";
+import { AgentSpecSchema } from "../../src/api/agent.ts";
 import { LeviathPolicySpecSchema } from "../../src/api/policy.ts";
 import { RunSpecSchema } from "../../src/api/run.ts";
 import { buildRunSnapshot } from "../../src/sandbox/run-snapshot.ts";
 import { CLAUDE_CODE } from "../clients/install-client.ts";
 import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
 import { offeredTools, runAdapter, textOf, toolResults, useClientParts } from "./adapter-harness.ts";
+import { readMcpCommandRecipe } from "./mcp-command-recipe.ts";
 import { pathWith } from "./runtime-scenario.ts";
 import { makeTempDir, parseJsonLines, startSidecar } from "./sidecar-harness.ts";
 
@@ -22,21 +23,9 @@ const MCP = "mcp__leviath__";
 const SIDECAR_TOOLS = ["edit_file", "list_dir", "read_file", "read_files", "shell", "submit_output", "write_file"].map((t) => MCP + t);
 const FINAL_ANSWER = "The notes say: notes.";
 
-/** The admin's template: Claude Code in print mode, its own tools off, the sidecar's /mcp its only MCP server. */
-export const CLAUDE_TEMPLATE = {
-  name: "claude-print",
-  provider: "anthropic",
-  command: [
-    "claude", "-p", "{task}", "--output-format", "text", "--bare", "--setting-sources", "user",
-    "--mcp-config", "{mcp_config}", "--strict-mcp-config", "--tools", "", "--permission-mode", "dontAsk", "--permission-prompts", "none",
-    "--allowedTools", "mcp__leviath", "--no-session-persistence", "--model", "{model}", "--append-system-prompt", "{system_prompt}",
-  ],
-  env: {
-    CLAUDE_CONFIG_DIR: "{home}/.claude-config", DISABLE_TELEMETRY: "1", DISABLE_ERROR_REPORTING: "1", DISABLE_AUTOUPDATER: "1",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", CLAUDE_CODE_DISABLE_AUTO_MEMORY: "1", CLAUDE_CODE_DISABLE_CLAUDE_MDS: "1",
-    MCP_TIMEOUT: "60000", MCP_TOOL_TIMEOUT: "{tool_timeout_ms}",
-  },
-};
+/** The admin's template and the Agent naming it, as docs/runtimes.md shows them: Claude Code, its own tools off. */
+const RECIPE = readMcpCommandRecipe();
+const TEMPLATE = RECIPE.policy.runtimeTemplates.find((t) => t.name === RECIPE.agent.runtime?.template)!;
 
 /** Every process's command line this user can read, as argv arrays. */
 function readCommandLines(): string[][] {
@@ -55,13 +44,15 @@ const parts = useClientParts(CLAUDE_CODE);
 
 /** The run the controller would pin for an Agent of kind mcp-command naming the template, as runtime.json and run-policy.json. */
 function pinRun(root: string): void {
-  const written: AgentSpecInput = { runtime: { kind: "mcp-command", template: "claude-print" }, agent: { name: "digest" }, stages: [{ name: "main", runtime: { system_prompt: "Keep the notes private." } }], security: { taintTracking: true } };
+  // The page's Agent, with this test's agent name, one stage's instructions and taint tracking; its image is the test's.
+  const written = { ...RECIPE.written, image: undefined, agent: { name: "digest" }, stages: [{ name: "main", runtime: { system_prompt: "Keep the notes private." } }], security: { taintTracking: true } };
+  // The page's policy (its template), with shell allowed by permission (so the taint gate decides it) and submit_output cleared for private data.
   const policy = LeviathPolicySpecSchema.parse({
-    ceilings: { runtimeKinds: ["mcp-command"] }, runtimeTemplates: [CLAUDE_TEMPLATE], toolPermissions: { shell: "allow" },
+    ceilings: { runtimeKinds: ["mcp-command"] }, runtimeTemplates: RECIPE.policy.runtimeTemplates, toolPermissions: { shell: "allow" },
     taint: { toolOverrides: { submit_output: { clearance: "private" } } },
   });
   const run = RunSpecSchema.parse({ agentRef: { name: "digest" }, task: "Summarise notes.md.", mode: "headless", runtime: { model: "anthropic/claude-haiku-4-5" } });
-  const snapshot = buildRunSnapshot({ agent: { name: "digest", namespace: "default", generation: 1, spec: AgentSpecSchema.parse(written), written: written as Record<string, unknown> }, policy: { name: "cluster", spec: policy }, run, defaultRuntimeImage: "leviath-agent:test" });
+  const snapshot = buildRunSnapshot({ agent: { name: "digest", namespace: "default", generation: 1, spec: AgentSpecSchema.parse(written), written: JSON.parse(JSON.stringify(written)) as Record<string, unknown> }, policy: { name: "cluster", spec: policy }, run, defaultRuntimeImage: "leviath-agent:test" });
   if (!snapshot.ok) throw new Error(snapshot.message);
   writeFileSync(join(root, "runtime.json"), JSON.stringify(snapshot.value.runtime));
   writeFileSync(join(root, "run-policy.json"), JSON.stringify(snapshot.value.runPolicy));
@@ -134,11 +125,11 @@ describe("leviath adapter mcp-command, with the real Claude Code under the admin
     writeFileSync(join(root, "agent.leviath"), "[agent]\nname = 'digest'\n");
     parts.sc = await startSidecar(["--agent", join(root, "agent.leviath"), "--workdir", tree.work, "--audit-dir", join(root, "audit"), "--run", "digest"]);
     const model = parts.model = await startScriptedModelServer([]);
-    const agent = { runtime: { kind: "mcp-command", template: "claude-print" } };
+    const agent = { runtime: { kind: "mcp-command", template: TEMPLATE.name } };
     writeFileSync(tree.runtimeConfig, JSON.stringify({ agent, run: { task: "t", mode: "headless" } }));
     const none = await runAdapter("mcp-command", tree, { sc: parts.sc, model, path: pathWith(parts.bin) });
     expect([none.code, none.termination]).toEqual([2, "runtime.json has no template: runtime kind mcp-command runs a template the LeviathPolicy declares (spec.runtimeTemplates), named by the Agent's spec.runtime.template"]);
-    writeFileSync(tree.runtimeConfig, JSON.stringify({ agent, run: { task: "t", mode: "headless" }, template: { ...CLAUDE_TEMPLATE, provider: "openai" } }));
+    writeFileSync(tree.runtimeConfig, JSON.stringify({ agent, run: { task: "t", mode: "headless" }, template: { ...TEMPLATE, provider: "openai" } }));
     const noModel = await runAdapter("mcp-command", tree, { sc: parts.sc, model, path: pathWith(parts.bin) });
     expect([noModel.code, noModel.termination]).toEqual([2, "spec.runtimeTemplates[claude-print].command[21]: {model} has no value for this Run (the Run and the stage name no model for the template's provider)"]);
     // (The default model is Anthropic's: a template for OpenAI has none unless the Run or the stage names one.)
