@@ -4,19 +4,12 @@ import type { LaunchContext } from "./launch.ts";
 import { buildTemplateAdapter, buildTemplateLaunch, fillPlaceholders, TemplateFillError } from "./mcp-command.ts";
 
 const TOKEN = "runtime-token-0123456789abcdef";
-const ctx = (over: Partial<LaunchContext> = {}): LaunchContext => ({
-  sidecarUrl: "http://127.0.0.1:7777",
-  token: TOKEN,
-  home: "/tmp",
-  workdir: "/workspace",
-  task: "Task: digest the notes",
-  instructions: "Keep it short.",
-  model: "claude-haiku-4-5",
-  providerBaseUrl: "https://llm-gateway.internal",
-  toolTimeoutSeconds: 3660,
+const BASE: LaunchContext = {
+  sidecarUrl: "http://127.0.0.1:7777", token: TOKEN, home: "/tmp", workdir: "/workspace", task: "Task: digest the notes", instructions: "Keep it short.",
+  model: "claude-haiku-4-5", providerBaseUrl: "https://llm-gateway.internal", toolTimeoutSeconds: 3660,
   env: { PATH: "/app/bin:/usr/bin", ANTHROPIC_API_KEY: "sk-ant-1", OPENAI_API_KEY: "sk-openai", KUBERNETES_SERVICE_HOST: "10.0.0.1", AWS_SECRET_ACCESS_KEY: "nope", HTTPS_PROXY: "http://proxy:3128" },
-  ...over,
-});
+};
+const ctx = (over: Partial<LaunchContext> = {}): LaunchContext => ({ ...BASE, ...over });
 const template = (over: Partial<RuntimeTemplate> = {}): RuntimeTemplate => RuntimeTemplateSchema.parse({
   name: "claude-print", provider: "anthropic",
   command: ["claude", "-p", "{task}", "--mcp-config", "{mcp_config}", "--model", "{model}", "--append-system-prompt", "{system_prompt}", "--url={mcp_url}"],

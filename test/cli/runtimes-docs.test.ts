@@ -181,7 +181,8 @@ describe("docs/runtimes.md, mcp-command", () => {
 
   it("names the tests that prove it, and they exist", () => {
     const named = [...part.matchAll(/test\/[\w/-]+\.test\.ts/g)].map((m) => m[0]);
-    expect(new Set(named)).toEqual(new Set(["test/cli/runtime-mcp-command.test.ts", "test/integration/controller/ceilings.test.ts"]));
+    expect(new Set(named)).toEqual(new Set(["test/cli/runtime-mcp-command.test.ts", "test/cli/runtime-stages.test.ts", "test/integration/controller/ceilings.test.ts"]));
     for (const file of named) expect(existsSync(repo(file)), file).toBe(true);
+    expect(readFileSync(repo("test/cli/runtime-stages.test.ts"), "utf8")).toContain('kind: "mcp-command"');
   });
 });
