@@ -11,14 +11,15 @@ const files = useOperatorWithoutPolicy("ceilings");
 
 const waitForRunStatus = (name: string, check: (r: Custom) => boolean, what: string) => waitForCustom("runs", files.namespace, name, check, what);
 /** Creates Agent `name` and a Run `<name>-run` of it: the Agent is refused with `refusal`, the Run waits Pending with no child. */
-async function expectAgentAndRunRefused(name: string, spec: Record<string, unknown>, refusal: string): Promise<void> {
+async function expectAgentAndRunRefused(name: string, spec: Record<string, unknown>, refusal: { code: string; message: string }): Promise<void> {
   await createAgent(files.namespace, name, spec);
   const agent = await waitForCustom("agents", files.namespace, name, (a) => a.status?.valid === false, `Agent ${name} to be refused`);
-  expect(conditionOf(agent, "Valid")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message: expect.stringContaining(refusal) });
+  expect(conditionOf(agent, "Valid")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message: expect.stringContaining(refusal.message) });
+  expect((agent.status as { findings?: unknown[] } | undefined)?.findings?.[0]).toEqual({ severity: "error", code: refusal.code, message: refusal.message });
   await createRun(files.namespace, `${name}-run`, { agentRef: { name } });
   const run = await waitForRunStatus(`${name}-run`, (r) => r.status?.phase !== undefined, "the Run's status");
   expect(run.status?.phase).toBe("Pending");
-  expect(conditionOf(run, "PolicyResolved")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message: `Agent '${name}': ${refusal}` });
+  expect(conditionOf(run, "PolicyResolved")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message: `Agent '${name}': ${refusal.message}` });
   expect(await childrenOf(files.namespace, `${name}-run`)).toEqual([]);
 }
 
@@ -72,7 +73,9 @@ describe("the policy's ceilings", () => {
   it("refuse an Agent's runtime kind unless listed, and start a listed one with 'leviath adapter <kind>'", async () => {
     await applyPolicy({ ceilings: { allowTools: false } });
     await expect(createAgent(files.namespace, "bogus-kind", { runtime: { kind: "cursor" } })).rejects.toThrow(/spec\.runtime\.kind/);
-    await expectAgentAndRunRefused("claude", { runtime: { kind: "claude-code" } }, "spec.runtime.kind: runtime kind 'claude-code' is not allowed by the LeviathPolicy (spec.ceilings.runtimeKinds; allowed: leviath (always))");
+    await expectAgentAndRunRefused("claude", { runtime: { kind: "claude-code" } }, {
+      code: "runtime-kind-not-allowed", message: "spec.runtime.kind: runtime kind 'claude-code' is not allowed by the LeviathPolicy (spec.ceilings.runtimeKinds; allowed: leviath (always))",
+    });
 
     await applyPolicy({ ceilings: { runtimeKinds: ["claude-code"] } });
     await waitForCustom("agents", files.namespace, "claude", (a) => a.status?.valid === true, "the listed kind to be allowed");
@@ -83,7 +86,9 @@ describe("the policy's ceilings", () => {
 
   it("refuse an mcp-command Agent whose template the policy does not declare, and pin a declared one into runtime.json", async () => {
     await applyPolicy({ ceilings: { runtimeKinds: ["mcp-command"] } });
-    await expectAgentAndRunRefused("generic", { runtime: { kind: "mcp-command", template: "claude-print" } }, "spec.runtime.template: runtime template 'claude-print' is not declared by the LeviathPolicy (spec.runtimeTemplates; declared: none)");
+    await expectAgentAndRunRefused("generic", { runtime: { kind: "mcp-command", template: "claude-print" } }, {
+      code: "runtime-template-not-declared", message: "spec.runtime.template: runtime template 'claude-print' is not declared by the LeviathPolicy (spec.runtimeTemplates; declared: none)",
+    });
 
     const template = { name: "claude-print", provider: "anthropic", command: ["claude", "-p", "{task}", "--mcp-config", "{mcp_config}", "--strict-mcp-config", "--tools", ""] };
     await applyPolicy({ ceilings: { runtimeKinds: ["mcp-command"] }, runtimeTemplates: [template] });
