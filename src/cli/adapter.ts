@@ -6,7 +6,7 @@ import { RESULT_TOOL } from "../api/tools.ts";
 import { loadRuntimeConfig, type AgentRuntimeConfig } from "../config/runtime-config.ts";
 import { RUNTIME_ADAPTERS, type RuntimeAdapter } from "../runtimes/adapters.ts";
 import type { LaunchContext } from "../runtimes/launch.ts";
-import { buildTemplateAdapter, MCP_COMMAND_KIND, TemplateFillError } from "../runtimes/mcp-command.ts";
+import { buildTemplateAdapter, MCP_COMMAND_KIND } from "../runtimes/mcp-command.ts";
 import { buildStageInstructions } from "../runtimes/stage-steps.ts";
 import { createSidecarClient, type SidecarClient } from "../sidecar/http/client.ts";
 import { runLaunch, writeLaunchFiles, type ProgramExit } from "./adapter-process.ts";
@@ -93,8 +93,11 @@ export async function runAdapterCommand(argv: string[], io: CliIo): Promise<numb
   }
 }
 
-/** A template that cannot be filled for this Run is a configuration error (2), like an invalid runtime.json; anything else 1. */
-const failureCode = (err: unknown): number => (err instanceof TemplateFillError ? 2 : 1);
+/** A launch the adapter refused for this start (an admin's template it cannot fill): a configuration error. */
+class LaunchRefused extends Error {}
+
+/** A refused launch ends the Run with 2, like an invalid runtime.json; any other failure with 1. */
+const failureCode = (err: unknown): number => (err instanceof LaunchRefused ? 2 : 1);
 
 /** The kinds this build has an adapter for: the built-in clients' and the admin's templates'. */
 const ADAPTER_KINDS: readonly string[] = [...Object.keys(RUNTIME_ADAPTERS), MCP_COMMAND_KIND];
@@ -116,6 +119,8 @@ async function runClient(kind: string, adapter: RuntimeAdapter, at: RunAt): Prom
   const base = { io, provider: adapter.provider, sidecarUrl, token: at.token, toolTimeoutSeconds: at.interaction + TOOL_TIMEOUT_MARGIN_SECONDS, credentialsDir: abs(v["credentials-dir"] ?? CREDENTIALS_DIR) };
   const runOnce = async (stage: StagePlan, task: string): Promise<ProgramExit> => {
     const ctx = buildLaunchContext(config, { ...base, stage, task, instructions: buildStageInstructions(plan, stage) });
+    const refused = adapter.checkLaunch?.(ctx);
+    if (refused !== undefined) throw new LaunchRefused(refused);
     const launch = adapter.buildLaunch(ctx);
     const written = writeLaunchFiles(launch, ctx.home);
     if (!written.ok) throw new Error(written.message);

@@ -18,8 +18,10 @@ export const MCP_COMMAND_DIR = ".leviath/mcp-command";
 /** Variables passed on from the container's environment when set: a proxy's settings, the locale. */
 const PASSED_ON = ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "LANG", "TZ"] as const;
 
-/** A template that cannot be filled for this start (it names {model} and the Run names none, or the token would reach argv). */
-export class TemplateFillError extends Error {}
+/** A launch, or why this start cannot be made (a configuration error: the template names {model} and the Run names none, or the token would reach argv). */
+export type TemplateLaunch = { ok: true; launch: Launch } | { ok: false; message: string };
+/** A filled string, or the first placeholder without a value. */
+type Filled = { ok: true; value: string } | { ok: false; message: string };
 
 /** The placeholders' values for one start. */
 function buildValues(ctx: LaunchContext, mcpConfig: string): Record<TemplatePlaceholder, string | undefined> {
@@ -35,17 +37,30 @@ function buildValues(ctx: LaunchContext, mcpConfig: string): Record<TemplatePlac
   };
 }
 
-/** `text` with its placeholders filled; an unknown one (the policy's schema refuses those) or one without a value throws. */
-export function fillPlaceholders(text: string, values: Readonly<Record<string, string | undefined>>, where: string): string {
-  return text.replace(PLACEHOLDER, (whole, name: string) => {
-    const value = Object.hasOwn(values, name) ? values[name] : undefined;
-    if (value === undefined) throw new TemplateFillError(`${where}: ${whole} has no value for this Run${name === "model" ? " (the Run and the stage name no model for the template's provider)" : ""}`);
-    return value;
+/** `text` with its placeholders filled, or which one has no value (an unknown one too: the policy's schema refuses those). */
+export function fillPlaceholders(text: string, values: Readonly<Record<string, string | undefined>>, where: string): Filled {
+  let missing: string | undefined;
+  const value = text.replace(PLACEHOLDER, (whole, name: string) => {
+    const filled = Object.hasOwn(values, name) ? values[name] : undefined;
+    if (filled === undefined) missing ??= `${where}: ${whole} has no value for this Run${name === "model" ? " (the Run and the stage name no model for the template's provider)" : ""}`;
+    return filled ?? "";
   });
+  return missing === undefined ? { ok: true, value } : { ok: false, message: missing };
 }
 
-/** The environment: the basics, the provider's key and base URL, then the template's own variables. */
-function buildEnv(template: RuntimeTemplate, ctx: LaunchContext, values: Record<string, string | undefined>): Record<string, string> {
+/** Every `[where, text]` filled, in order, or the first that cannot be. */
+function fillAll(entries: readonly (readonly [string, string])[], values: Readonly<Record<string, string | undefined>>): { ok: true; values: string[] } | { ok: false; message: string } {
+  const out: string[] = [];
+  for (const [where, text] of entries) {
+    const filled = fillPlaceholders(text, values, where);
+    if (!filled.ok) return filled;
+    out.push(filled.value);
+  }
+  return { ok: true, values: out };
+}
+
+/** The environment the client always gets: the basics, the passed-on variables, the provider's key and base URL. */
+function buildBaseEnv(template: RuntimeTemplate, ctx: LaunchContext): Record<string, string> {
   const prefix = template.provider.toUpperCase();
   const env: Record<string, string> = { PATH: ctx.env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin", HOME: ctx.home, TMPDIR: ctx.home };
   for (const name of [...PASSED_ON, `${prefix}_API_KEY`]) {
@@ -53,25 +68,27 @@ function buildEnv(template: RuntimeTemplate, ctx: LaunchContext, values: Record<
     if (value !== undefined && value !== "") env[name] = value;
   }
   if (ctx.providerBaseUrl !== undefined) env[`${prefix}_BASE_URL`] = ctx.providerBaseUrl;
-  for (const [name, text] of Object.entries(template.env)) env[name] = fillPlaceholders(text, values, `spec.runtimeTemplates[${template.name}].env.${name}`);
   return env;
 }
 
-/** The launch of `template` for this start; fails closed when the runtime token would end up in its argv or environment. */
-export function buildTemplateLaunch(template: RuntimeTemplate, ctx: LaunchContext): Launch {
+/**
+ * The launch of `template` for this start: its argv and env filled, the base environment, the {mcp_config} file.
+ * Refused when a placeholder has no value, or when the runtime token would end up in its argv or environment.
+ */
+export function buildTemplateLaunch(template: RuntimeTemplate, ctx: LaunchContext): TemplateLaunch {
   const mcpConfig = `${ctx.home}/${MCP_COMMAND_DIR}/mcp.json`;
   const values = buildValues(ctx, mcpConfig);
-  const [command, ...args] = template.command.map((text, i) => fillPlaceholders(text, values, `spec.runtimeTemplates[${template.name}].command[${i}]`));
-  const env = buildEnv(template, ctx, values);
-  const leak = [...args, ...Object.values(env)].some((v) => v.includes(ctx.token));
-  if (leak) throw new TemplateFillError(`runtime template '${template.name}' would put the runtime token on the command line or in the environment: refused`);
-  return {
-    command: command!,
-    args,
-    env,
-    files: [{ path: mcpConfig, content: buildMcpServersConfig(ctx, MCP_COMMAND_SERVER) }],
-    ...(template.stdin === "task" ? { stdin: ctx.task } : {}),
-  };
+  const at = `spec.runtimeTemplates[${template.name}]`;
+  const names = Object.keys(template.env);
+  const filled = fillAll([...template.command.map((text, i) => [`${at}.command[${i}]`, text] as const), ...names.map((n) => [`${at}.env.${n}`, template.env[n]!] as const)], values);
+  if (!filled.ok) return filled;
+  const [command, ...args] = filled.values.slice(0, template.command.length);
+  const env = { ...buildBaseEnv(template, ctx), ...Object.fromEntries(names.map((n, i) => [n, filled.values[template.command.length + i]!])) };
+  if ([...args, ...Object.values(env)].some((v) => v.includes(ctx.token))) {
+    return { ok: false, message: `runtime template '${template.name}' would put the runtime token on the command line or in the environment: refused` };
+  }
+  const files = [{ path: mcpConfig, content: buildMcpServersConfig(ctx, MCP_COMMAND_SERVER) }];
+  return { ok: true, launch: { command: command!, args, env, files, ...(template.stdin === "task" ? { stdin: ctx.task } : {}) } };
 }
 
 /** The final answer: what the client printed on its standard output, trimmed; nothing printed is no answer. */
@@ -87,7 +104,16 @@ export function buildTemplateAdapter(template: RuntimeTemplate): RuntimeAdapter 
     program,
     installs: `the program of runtime template '${template.name}'`,
     provider: template.provider,
-    buildLaunch: (ctx) => buildTemplateLaunch(template, ctx),
+    checkLaunch: (ctx) => {
+      const built = buildTemplateLaunch(template, ctx);
+      return built.ok ? undefined : built.message;
+    },
+    buildLaunch: (ctx) => {
+      const built = buildTemplateLaunch(template, ctx);
+      // leviath adapter asks checkLaunch first: a refusal here is a bug.
+      if (!built.ok) throw new Error(`buildLaunch after a refused checkLaunch: ${built.message}`);
+      return built.launch;
+    },
     readAnswer: (stdout) => readStdoutAnswer(program, stdout),
   };
 }
