@@ -104,7 +104,10 @@ export const AgentSpecSchema = z.strictObject({
   runtime: z.strictObject({
     kind: z.enum(RUNTIME_KINDS).default(REFERENCE_RUNTIME_KIND)
       .describe(`Which agent client runs in the agent container: ${RUNTIME_KINDS.join(", ")} (docs/runtimes.md). Any kind but ${REFERENCE_RUNTIME_KIND} must be allowed by the policy's spec.ceilings.runtimeKinds; the controller starts it with 'leviath adapter <kind>' in spec.image.`),
-  }).optional().describe("The agent runtime's kind (default: the reference runtime, leviath agent)."),
+    template: z.string().min(1).max(63).optional()
+      .describe("For kind mcp-command only: the name of a command template the policy declares (spec.runtimeTemplates); required with that kind."),
+  }).refine((r) => r.template === undefined || r.kind === "mcp-command", { message: "a template is for kind mcp-command only", path: ["template"] })
+    .optional().describe("The agent runtime's kind (default: the reference runtime, leviath agent)."),
   credentials: CredentialsSchema.optional().describe("Secrets for the agent container of every Run of this Agent (model keys); see docs/security.md."),
   blueprintFiles: BlueprintFilesSchema.optional(),
   agent: AgentIdentitySchema.default({}),

@@ -19,6 +19,7 @@ export const FINDING_CODE = {
   blueprintInvalid: "blueprint-invalid",
   runtimeImageNotAllowed: "runtime-image-not-allowed",
   runtimeKindNotAllowed: "runtime-kind-not-allowed",
+  runtimeTemplateNotDeclared: "runtime-template-not-declared",
   sandboxEngineIgnored: "sandbox-engine-ignored",
   sandboxStageOptsOut: "sandbox-stage-opts-out",
   /** The admin's policy changed what a sandbox block asks for: kind, image, network, mounts, onUnavailable. */

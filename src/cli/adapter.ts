@@ -6,6 +6,7 @@ import { RESULT_TOOL } from "../api/tools.ts";
 import { loadRuntimeConfig, type AgentRuntimeConfig } from "../config/runtime-config.ts";
 import { RUNTIME_ADAPTERS, type RuntimeAdapter } from "../runtimes/adapters.ts";
 import type { LaunchContext } from "../runtimes/launch.ts";
+import { buildTemplateAdapter, MCP_COMMAND_KIND } from "../runtimes/mcp-command.ts";
 import { buildStageInstructions } from "../runtimes/stage-steps.ts";
 import { createSidecarClient, type SidecarClient } from "../sidecar/http/client.ts";
 import { runLaunch, writeLaunchFiles, type ProgramExit } from "./adapter-process.ts";
@@ -29,7 +30,8 @@ each exit the adapter reads the stage from the sidecar and goes on as the refere
 The client's final answer becomes the Run's result through the sidecar (submit_output), unless the model already
 handed one over with submit_output.
 
-Kinds: ${Object.keys(RUNTIME_ADAPTERS).join(", ")}
+Kinds: ${[...Object.keys(RUNTIME_ADAPTERS), "mcp-command"].join(", ")} (mcp-command: the LeviathPolicy's template the Agent
+names, spec.runtimeTemplates)
 
 Options:
       --runtime-config FILE  runtime.json (default: $LEVIATH_RUNTIME_CONFIG, else ${DEFAULT_RUNTIME_CONFIG})
@@ -75,10 +77,11 @@ export async function runAdapterCommand(argv: string[], io: CliIo): Promise<numb
   const abs = (p: string) => resolve(io.cwd, p);
   const say = createTerminationReport(io, abs(v["termination-log"] ?? "/dev/termination-log"), `leviath adapter ${kind}`);
   // An Agent of a kind this image's CLI has no adapter for: the Run ends, and its condition says why.
-  const adapter = Object.hasOwn(RUNTIME_ADAPTERS, kind) ? RUNTIME_ADAPTERS[kind as keyof typeof RUNTIME_ADAPTERS] : undefined;
-  if (adapter === undefined) return say(2, `no adapter for runtime kind '${kind}' (adapters: ${Object.keys(RUNTIME_ADAPTERS).join(", ")})`);
+  if (!ADAPTER_KINDS.includes(kind)) return say(2, `no adapter for runtime kind '${kind}' (adapters: ${ADAPTER_KINDS.join(", ")})`);
   const loaded = loadRuntimeConfig(abs(v["runtime-config"] ?? io.env["LEVIATH_RUNTIME_CONFIG"] ?? DEFAULT_RUNTIME_CONFIG));
   if (!loaded.ok) return say(2, loaded.message);
+  const adapter = resolveAdapter(kind, loaded.value);
+  if (typeof adapter === "string") return say(2, adapter);
   const { tokenFile, sidecarUrl } = readSidecarSettings(v, io.env);
   const link = createSidecarClient({ baseUrl: sidecarUrl });
   const token = await readSidecarToken(link, { path: abs(tokenFile), named: tokenFile });
@@ -86,8 +89,24 @@ export async function runAdapterCommand(argv: string[], io: CliIo): Promise<numb
   try {
     return await runClient(kind, adapter, { io, v, config: loaded.value, link, sidecarUrl, token: token.value, interaction, say });
   } catch (err) {
-    return say(1, (err as Error).message);
+    return say(failureCode(err), (err as Error).message);
   }
+}
+
+/** A launch the adapter refused for this start (an admin's template it cannot fill): a configuration error. */
+class LaunchRefused extends Error {}
+
+/** A refused launch ends the Run with 2, like an invalid runtime.json; any other failure with 1. */
+const failureCode = (err: unknown): number => (err instanceof LaunchRefused ? 2 : 1);
+
+/** The kinds this build has an adapter for: the built-in clients' and the admin's templates'. */
+const ADAPTER_KINDS: readonly string[] = [...Object.keys(RUNTIME_ADAPTERS), MCP_COMMAND_KIND];
+
+/** The adapter of `kind`: for mcp-command, the template pinned in runtime.json (none pinned: why, and the Run ends). */
+function resolveAdapter(kind: string, config: AgentRuntimeConfig): RuntimeAdapter | string {
+  if (kind !== MCP_COMMAND_KIND) return RUNTIME_ADAPTERS[kind as keyof typeof RUNTIME_ADAPTERS]!;
+  if (config.template === undefined) return "runtime.json has no template: runtime kind mcp-command runs a template the LeviathPolicy declares (spec.runtimeTemplates), named by the Agent's spec.runtime.template";
+  return buildTemplateAdapter(config.template);
 }
 
 /** Labels the task, runs the client stage by stage and hands its final answer over; a failure of the sidecar link throws. */
@@ -100,6 +119,8 @@ async function runClient(kind: string, adapter: RuntimeAdapter, at: RunAt): Prom
   const base = { io, provider: adapter.provider, sidecarUrl, token: at.token, toolTimeoutSeconds: at.interaction + TOOL_TIMEOUT_MARGIN_SECONDS, credentialsDir: abs(v["credentials-dir"] ?? CREDENTIALS_DIR) };
   const runOnce = async (stage: StagePlan, task: string): Promise<ProgramExit> => {
     const ctx = buildLaunchContext(config, { ...base, stage, task, instructions: buildStageInstructions(plan, stage) });
+    const refused = adapter.checkLaunch?.(ctx);
+    if (refused !== undefined) throw new LaunchRefused(refused);
     const launch = adapter.buildLaunch(ctx);
     const written = writeLaunchFiles(launch, ctx.home);
     if (!written.ok) throw new Error(written.message);

@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { AgentSpecSchema, type AgentSpec } from "../api/agent.ts";
+import type { RuntimeTemplate } from "../api/runtime-templates.ts";
 import { RuntimeSnapshotSchema } from "../sandbox/run-snapshot.ts";
 
 /** The Run's settings for one provider (`spec.runtime.providers.<name>`). */
@@ -27,6 +28,8 @@ export interface AgentRuntimeConfig {
   readonly inputs: Record<string, string>;
   readonly mode: string;
   readonly runtime: z.infer<typeof AgentRuntimeValuesSchema>;
+  /** Runtime kind mcp-command: the policy's template the Agent names, as pinned at the Run's start. */
+  readonly template?: RuntimeTemplate;
 }
 
 function describe(error: z.ZodError, prefix: string): string {
@@ -49,5 +52,6 @@ export function loadRuntimeConfig(path: string): { ok: true; value: AgentRuntime
   const runtime = AgentRuntimeValuesSchema.safeParse(snapshot.data.run.runtime ?? {});
   if (!runtime.success) return { ok: false, message: describe(runtime.error, `${path}: run.runtime.`) };
   const run = snapshot.data.run;
-  return { ok: true, value: { spec: spec.data, task: run.task, inputs: run.inputs ?? {}, mode: run.mode, runtime: runtime.data } };
+  const template = snapshot.data.template;
+  return { ok: true, value: { spec: spec.data, task: run.task, inputs: run.inputs ?? {}, mode: run.mode, runtime: runtime.data, ...(template ? { template } : {}) } };
 }

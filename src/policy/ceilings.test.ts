@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LeviathPolicySpecSchema } from "../api/policy.ts";
-import { decideImageCeiling, decideKindCeiling, decideRunCeilings, decideRuntimeCeilings, isImageAllowedBy } from "./ceilings.ts";
+import { AgentSpecSchema } from "../api/agent.ts";
+import { decideImageCeiling, decideKindCeiling, decideRunCeilings, decideRuntimeCeilings, decideTemplateCeiling, isImageAllowedBy } from "./ceilings.ts";
 
 const DIGEST = `sha256:${"a".repeat(64)}`;
 const ceilings = (c: unknown = {}) => LeviathPolicySpecSchema.parse({ ceilings: c }).ceilings;
@@ -60,9 +61,37 @@ describe("decideKindCeiling", () => {
 
   it("is checked before the image: an allowed image does not let a refused kind through", () => {
     const c = ceilings({ runtimeImages: ["registry.internal/*"] });
-    expect(decideRuntimeCeilings(c, { image: "registry.internal/cc:1", runtime: { kind: "claude-code" } }, undefined)?.field).toBe("spec.runtime.kind");
-    expect(decideRuntimeCeilings(ceilings({ runtimeKinds: ["claude-code"] }), { image: "evil.example/cc:1", runtime: { kind: "claude-code" } }, undefined)?.field).toBe("spec.image");
-    expect(decideRuntimeCeilings({ ...c, runtimeKinds: ["claude-code"] }, { image: "registry.internal/cc:1", runtime: { kind: "claude-code" } }, undefined)).toBeUndefined();
+    expect(decideRuntimeCeilings({ ceilings: c }, { image: "registry.internal/cc:1", runtime: { kind: "claude-code" } }, undefined)?.field).toBe("spec.runtime.kind");
+    expect(decideRuntimeCeilings({ ceilings: ceilings({ runtimeKinds: ["claude-code"] }) }, { image: "evil.example/cc:1", runtime: { kind: "claude-code" } }, undefined)?.field).toBe("spec.image");
+    expect(decideRuntimeCeilings({ ceilings: { ...c, runtimeKinds: ["claude-code"] } }, { image: "registry.internal/cc:1", runtime: { kind: "claude-code" } }, undefined)).toBeUndefined();
+  });
+});
+
+describe("decideTemplateCeiling", () => {
+  const templates = [{ name: "claude-print" }, { name: "goose" }];
+  it("lets an mcp-command Agent run only a template the policy declares, and looks at no other kind", () => {
+    expect(decideTemplateCeiling(templates, { kind: "mcp-command", template: "goose" })).toBeUndefined();
+    expect(decideTemplateCeiling([], { kind: "claude-code" })).toBeUndefined();
+    expect(decideTemplateCeiling([], undefined)).toBeUndefined();
+    expect(decideTemplateCeiling(templates, { kind: "mcp-command", template: "aider" })).toEqual({
+      field: "spec.runtime.template",
+      entry: "spec.runtimeTemplates",
+      message: "spec.runtime.template: runtime template 'aider' is not declared by the LeviathPolicy (spec.runtimeTemplates; declared: claude-print, goose)",
+    });
+    expect(decideTemplateCeiling([], { kind: "mcp-command" })?.message).toBe("spec.runtime.template: runtime kind 'mcp-command' names no template (spec.runtimeTemplates; declared: none)");
+  });
+
+  it("is checked after the kind and before the image", () => {
+    const policy = LeviathPolicySpecSchema.parse({ ceilings: { runtimeKinds: ["mcp-command"] } });
+    const agent = { image: "evil.example/x:1", runtime: { kind: "mcp-command" as const, template: "aider" } };
+    expect(decideRuntimeCeilings({ ceilings: ceilings() }, agent, undefined)?.field).toBe("spec.runtime.kind");
+    expect(decideRuntimeCeilings(policy, agent, undefined)?.field).toBe("spec.runtime.template");
+    expect(decideRuntimeCeilings({ ...policy, runtimeTemplates: [{ name: "aider" }] }, agent, undefined)?.field).toBe("spec.image");
+  });
+
+  it("an Agent names a template with kind mcp-command only", () => {
+    const r = AgentSpecSchema.safeParse({ runtime: { kind: "claude-code", template: "goose" } });
+    expect(r.success ? "accepted" : `${r.error.issues[0]!.path.join(".")}: ${r.error.issues[0]!.message}`).toBe("runtime.template: a template is for kind mcp-command only");
   });
 });
 

@@ -2,6 +2,7 @@
 // Agent names, the mode of a Run and its launch allows. Pure: a refusal names the field and the policy entry.
 import type { PolicyCeilings } from "../api/policy.ts";
 import { REFERENCE_RUNTIME_KIND, type RuntimeKind } from "../api/runtime-kinds.ts";
+import type { RuntimeTemplate } from "../api/runtime-templates.ts";
 import type { RunSpec } from "../api/run.ts";
 
 /** A choice the policy refuses: the field that chose, the policy entry that refuses it, and a message saying both. */
@@ -57,9 +58,25 @@ export function decideKindCeiling(ceilings: PolicyCeilings, kind: RuntimeKind | 
   };
 }
 
-/** The refusal of an Agent's runtime: its kind, then its image. */
-export function decideRuntimeCeilings(ceilings: PolicyCeilings, agent: { image?: string | undefined; runtime?: { kind: RuntimeKind } | undefined }, defaultImage: string | undefined): CeilingRefusal | undefined {
-  return decideKindCeiling(ceilings, agent.runtime?.kind) ?? decideImageCeiling(ceilings, agent.image, defaultImage);
+/**
+ * The refusal of an mcp-command Agent's template, if any: the kind needs one, and only a template the policy declares
+ * (spec.runtimeTemplates) runs. Any other kind names none (the Agent's schema refuses it).
+ */
+export function decideTemplateCeiling(templates: readonly Pick<RuntimeTemplate, "name">[], runtime: { kind: RuntimeKind; template?: string | undefined } | undefined): CeilingRefusal | undefined {
+  if (runtime?.kind !== "mcp-command") return undefined;
+  if (runtime.template !== undefined && templates.some((t) => t.name === runtime.template)) return undefined;
+  const declared = templates.map((t) => t.name).join(", ") || "none";
+  const what = runtime.template === undefined ? "runtime kind 'mcp-command' names no template" : `runtime template '${runtime.template}' is not declared by the LeviathPolicy`;
+  return { field: "spec.runtime.template", entry: "spec.runtimeTemplates", message: `spec.runtime.template: ${what} (spec.runtimeTemplates; declared: ${declared})` };
+}
+
+/** The agent fields the runtime ceilings look at. */
+type RuntimeChoice = { image?: string | undefined; runtime?: { kind: RuntimeKind; template?: string | undefined } | undefined };
+
+/** The refusal of an Agent's runtime: its kind, its template (mcp-command), then its image. */
+export function decideRuntimeCeilings(policy: { ceilings: PolicyCeilings; runtimeTemplates?: readonly Pick<RuntimeTemplate, "name">[] }, agent: RuntimeChoice, defaultImage: string | undefined): CeilingRefusal | undefined {
+  const { ceilings } = policy;
+  return decideKindCeiling(ceilings, agent.runtime?.kind) ?? decideTemplateCeiling(policy.runtimeTemplates ?? [], agent.runtime) ?? decideImageCeiling(ceilings, agent.image, defaultImage);
 }
 
 /** The refusal of a Run's mode or launch allows, if any. */

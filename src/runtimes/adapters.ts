@@ -19,6 +19,8 @@ export interface RuntimeAdapter {
    * (`spec.runtime.providers.<provider>.baseUrl`, else `<PROVIDER>_BASE_URL`) and key (`<PROVIDER>_API_KEY`).
    */
   readonly provider: "anthropic" | "openai";
+  /** Why this start cannot be made (a configuration error: the Run ends with exit 2), asked before buildLaunch; absent: it always can. */
+  readonly checkLaunch?: (ctx: LaunchContext) => string | undefined;
   readonly buildLaunch: (ctx: LaunchContext) => Launch;
   /** The client's final answer in its standard output, or in the launch's answer file (its content, when it has one). */
   readonly readAnswer: (stdout: string, answerFile?: string) => ClientAnswer;

@@ -1,7 +1,7 @@
 // The claude-code adapter: one `claude -p` (Claude Code's print mode, the npm package @anthropic-ai/claude-code)
 // whose only tools are the sidecar's, over /mcp. Pure: a LaunchContext in, the launch out; `leviath adapter`
 // writes the files and starts it. docs/runtimes.md says what each setting prevents.
-import type { Launch, LaunchContext } from "./launch.ts";
+import { buildMcpServersConfig, type Launch, type LaunchContext } from "./launch.ts";
 
 /** The name the sidecar's MCP server has in Claude Code: its tools are `mcp__leviath__<tool>`. */
 export const CLAUDE_MCP_SERVER = "leviath";
@@ -41,12 +41,6 @@ function buildClaudeEnv(ctx: LaunchContext): Record<string, string> {
   return env;
 }
 
-/** The MCP configuration: the sidecar's /mcp alone, the runtime token in its header (a file, never a command line). */
-function buildMcpConfig(ctx: LaunchContext): string {
-  const server = { type: "http", url: `${ctx.sidecarUrl}/mcp`, headers: { Authorization: `Bearer ${ctx.token}` } };
-  return `${JSON.stringify({ mcpServers: { [CLAUDE_MCP_SERVER]: server } }, null, 2)}\n`;
-}
-
 /** Claude Code's launch for a Run: `claude -p` reading the task on stdin, printing its final answer as JSON. */
 export function buildClaudeCodeLaunch(ctx: LaunchContext): Launch {
   const mcpConfig = `${ctx.home}/${CLAUDE_CODE_DIR}/mcp.json`;
@@ -69,7 +63,7 @@ export function buildClaudeCodeLaunch(ctx: LaunchContext): Launch {
       ...(instructions !== undefined ? ["--append-system-prompt-file", instructions] : []),
     ],
     env: buildClaudeEnv(ctx),
-    files: [{ path: mcpConfig, content: buildMcpConfig(ctx) }, ...(instructions !== undefined ? [{ path: instructions, content: ctx.instructions! }] : [])],
+    files: [{ path: mcpConfig, content: buildMcpServersConfig(ctx, CLAUDE_MCP_SERVER) }, ...(instructions !== undefined ? [{ path: instructions, content: ctx.instructions! }] : [])],
     stdin: ctx.task,
   };
 }

@@ -48,3 +48,13 @@ export interface Launch {
   /** A file the program writes its final answer to (Codex's --output-last-message): read after it ends. */
   readonly answerFile?: string;
 }
+
+/**
+ * The sidecar's /mcp as the common `mcpServers` JSON configuration (Claude Code's --mcp-config, and what many MCP
+ * clients read): one streamable HTTP server named `name`, the runtime token in its Authorization header. Written
+ * to a file of mode 0600: the token is never on a command line.
+ */
+export function buildMcpServersConfig(ctx: Pick<LaunchContext, "sidecarUrl" | "token">, name: string): string {
+  const server = { type: "http", url: `${ctx.sidecarUrl}/mcp`, headers: { Authorization: `Bearer ${ctx.token}` } };
+  return `${JSON.stringify({ mcpServers: { [name]: server } }, null, 2)}\n`;
+}

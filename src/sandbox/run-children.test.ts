@@ -102,6 +102,16 @@ describe("buildRunChildren", () => {
     }
   });
 
+  it("pins the policy's template an mcp-command Agent names into runtime.json, and no template for any other kind", () => {
+    const template = { name: "claude-print", provider: "anthropic" as const, command: ["claude", "-p", "{task}", "--mcp-config", "{mcp_config}"] };
+    const policy = { ceilings: { runtimeKinds: ["mcp-command" as const] }, runtimeTemplates: [template, { ...template, name: "other" }] };
+    const pinned = snapshotOf({ image: "r:1", runtime: { kind: "mcp-command", template: "claude-print" } }, policy);
+    expect(pinned.runtime.template).toEqual({ ...template, env: {}, stdin: "none" });
+    expect(pinned.controller.agent.runtimeKind).toBe("mcp-command");
+    expect(snapshotOf({ image: "r:1", runtime: { kind: "mcp-command", template: "undeclared" } }, policy).runtime).not.toHaveProperty("template");
+    expect(snapshotOf({ image: "r:1", runtime: { kind: "claude-code" } }, policy).runtime).not.toHaveProperty("template");
+  });
+
   it("keeps the token, the run policy and the read-path volumes out of the agent container", () => {
     const snapshot = snapshotOf(
       { image: "r:1", readPaths: { allow: ["/shared/design/**"] }, sandbox: { kind: "container", image: "alpine:3" } },

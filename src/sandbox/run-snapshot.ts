@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { AgentSpec } from "../api/agent.ts";
 import { buildAgentKey, CredentialsSchema, VerbatimSchema, type Credential } from "../api/common.ts";
 import { EMPTY_POLICY, PolicyMountSchema, type LeviathPolicySpec } from "../api/policy.ts";
+import { RuntimeTemplateSchema } from "../api/runtime-templates.ts";
 import { WorkspaceSchema, type RunSpec } from "../api/run.ts";
 import { REASON } from "../api/status.ts";
 import { REFERENCE_RUNTIME_KIND, RUNTIME_KINDS } from "../api/runtime-kinds.ts";
@@ -49,6 +50,8 @@ export const RuntimeSnapshotSchema = z.strictObject({
     mode: z.enum(RUN_MODES),
     runtime: VerbatimSchema.optional(),
   }),
+  /** Runtime kind mcp-command: the policy's template the Agent names, resolved and pinned at start (leviath adapter runs it). */
+  template: RuntimeTemplateSchema.optional(),
 });
 
 /** Everything a Run is pinned to, as stored in its immutable ConfigMap. */
@@ -101,16 +104,20 @@ export function buildRunSnapshot(input: SnapshotInput): SnapshotResult {
     value: {
       runPolicy,
       ...(input.blueprintFiles ? { blueprintFiles: input.blueprintFiles } : {}),
-      runtime: buildRuntimeSnapshot(input),
+      runtime: buildRuntimeSnapshot(input, policySpec),
       controller: buildControllerSnapshot(input, { image, runPolicy, policySpec }),
     },
   };
 }
 
 /** What the runtime reads: the Agent's spec as written and the Run's task, inputs and runtime settings. */
-function buildRuntimeSnapshot(input: SnapshotInput): RunSnapshot["runtime"] {
+function buildRuntimeSnapshot(input: SnapshotInput, policySpec: LeviathPolicySpec): RunSnapshot["runtime"] {
   const { agent, run } = input;
+  const named = agent.spec.runtime?.kind === "mcp-command" ? agent.spec.runtime.template : undefined;
+  // Absent when the policy does not declare it: the ceiling has refused such a Run already, and the adapter fails closed.
+  const template = named === undefined ? undefined : policySpec.runtimeTemplates.find((t) => t.name === named);
   return {
+    ...(template ? { template } : {}),
     agent: agent.written,
     run: {
       mode: run.mode,

@@ -27,13 +27,13 @@ describe("leviath adapter", { timeout: 120_000 }, () => {
   it("tells the truth in --help and refuses a kind it has no adapter for", () => {
     const help = leviath(["adapter", "--help"]);
     expect(help.status).toBe(0);
-    for (const text of ["claude-code, codex, openai-agents", "--interaction-timeout-seconds", "--runtime-config", "--termination-log"]) expect(help.stdout).toContain(text);
+    for (const text of ["claude-code, codex, openai-agents, mcp-command", "--interaction-timeout-seconds", "--runtime-config", "--termination-log"]) expect(help.stdout).toContain(text);
     expect(leviath(["adapter"]).stderr).toContain("leviath adapter: name the runtime kind");
     const termination = join(makeTempDir("leviath-adapter-kind-"), "termination-log");
     for (const kind of ["cursor", "leviath"]) {
       const r = leviath(["adapter", kind, "--termination-log", termination]);
       expect(r.status).toBe(2);
-      expect(readFileSync(termination, "utf8")).toBe(`no adapter for runtime kind '${kind}' (adapters: claude-code, codex, openai-agents)`);
+      expect(readFileSync(termination, "utf8")).toBe(`no adapter for runtime kind '${kind}' (adapters: claude-code, codex, openai-agents, mcp-command)`);
       expect(r.stderr).toContain(`leviath adapter ${kind}: no adapter for runtime kind '${kind}'`);
     }
     expect(leviath(["adapter", "claude-code", "--interaction-timeout-seconds", "soon"]).status).toBe(2);

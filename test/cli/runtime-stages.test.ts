@@ -3,7 +3,8 @@
 // the model reads the notes and picks `digest` with the sidecar's next_stage; the client ends its turn and exits;
 // the adapter reads the stage the sidecar is in (GET /v1/stage) and starts the client again in `digest` (an output
 // stage) with the task and survey's last message, where the model lists the workspace and answers. The audit has
-// each call under its stage, and no request of survey's offered a tool of digest's.
+// each call under its stage, and no request of survey's offered a tool of digest's. Claude Code runs twice: under its
+// own adapter, and as kind mcp-command under the admin's template that docs/runtimes.md shows.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -13,10 +14,13 @@ import { buildRunPolicy } from "../../src/policy/run-policy.ts";
 import { CLAUDE_MCP_SERVER } from "../../src/runtimes/claude-code.ts";
 import { CODEX_MCP_SERVER } from "../../src/runtimes/codex.ts";
 import type { RuntimeKind } from "../../src/runtimes/launch.ts";
+import { MCP_COMMAND_SERVER } from "../../src/runtimes/mcp-command.ts";
 import { OPENAI_AGENTS_COMMAND } from "../../src/runtimes/openai-agents.ts";
+import type { RuntimeTemplate } from "../../src/api/runtime-templates.ts";
 import { CLAUDE_CODE, CODEX, ensureClient, OPENAI_AGENTS, type ClientPackage } from "../clients/install-client.ts";
 import { startScriptedModelServer, type RecordedRequest, type ScriptStep } from "../model-server/scripted-model-server.ts";
 import { runAdapter, type AdapterExit } from "./adapter-harness.ts";
+import { readMcpCommandRecipe } from "./mcp-command-recipe.ts";
 import { pathWith } from "./runtime-scenario.ts";
 import { makeTempDir, parseJsonLines, startSidecar } from "./sidecar-harness.ts";
 
@@ -29,7 +33,7 @@ const FINAL_ANSWER = "Digest: notes.";
 const CODEX_RESOURCE_READERS = new Set(["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"]);
 
 /** A client as the test runs it: how its model names a sidecar tool, and the Run's model (none: the client's default). */
-interface StageClient { readonly kind: RuntimeKind; readonly pkg: ClientPackage; readonly program: string; readonly toolName: (t: string) => string; readonly model?: string }
+interface StageClient { readonly kind: RuntimeKind; readonly pkg: ClientPackage; readonly program: string; readonly toolName: (t: string) => string; readonly model?: string; readonly template?: RuntimeTemplate }
 
 /** What a run left behind. */
 interface StagesRun { outcome: AdapterExit; requests: RecordedRequest[]; unused: number; decisions: (stage: number) => Record<string, unknown>[] }
@@ -53,7 +57,7 @@ async function runStagesScenario(client: StageClient, bin: string, variant: Vari
   mkdirSync(tree.work, { recursive: true });
   writeFileSync(join(tree.work, "notes.md"), "notes\n");
   const agent: AgentSpecInput = {
-    runtime: { kind: client.kind }, agent: { name: AGENT }, security: { taintTracking: true },
+    runtime: { kind: client.kind, ...(client.template ? { template: client.template.name } : {}) }, agent: { name: AGENT }, security: { taintTracking: true },
     stages: [
       { name: "survey", availableTools: ["read_file"], runtime: { system_prompt: SURVEY_PROMPT, transitions: { digest: { hint: "the notes are read", ...(variant.transform ? { transform: variant.transform } : {}) } } } },
       { name: "digest", availableTools: ["list_dir", "submit_output"], runtime: { mode: "output", system_prompt: DIGEST_PROMPT, transitions: {} } },
@@ -61,7 +65,8 @@ async function runStagesScenario(client: StageClient, bin: string, variant: Vari
   };
   const policy = LeviathPolicySpecSchema.parse({ ceilings: { runtimeKinds: [client.kind] }, taint: { toolOverrides: { submit_output: { clearance: variant.clearance ?? "private" } } } });
   writeFileSync(join(root, "run-policy.json"), JSON.stringify(buildRunPolicy(AgentSpecSchema.parse(agent), { key: `default/${AGENT}`, name: AGENT }, policy, { mode: "headless", agentGeneration: 1 })));
-  writeFileSync(tree.runtimeConfig, JSON.stringify({ agent, run: { task: "Digest notes.md.", mode: "headless", ...(client.model ? { runtime: { model: client.model } } : {}) } }));
+  // runtime.json as the controller pins it: for mcp-command, with the policy's template.
+  writeFileSync(tree.runtimeConfig, JSON.stringify({ agent, run: { task: "Digest notes.md.", mode: "headless", ...(client.model ? { runtime: { model: client.model } } : {}) }, ...(client.template ? { template: client.template } : {}) }));
   const audit = join(root, "audit");
   const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", AGENT, "--workdir", tree.work, "--audit-dir", audit]);
   const model = await startScriptedModelServer((variant.script ?? WALK)(client));
@@ -83,7 +88,7 @@ function offered(req: RecordedRequest | undefined, client: StageClient): string[
   type Tool = { type?: string; name?: string; tools?: { name: string }[]; function?: { name: string } };
   const tools = (req?.body["tools"] ?? []) as Tool[];
   const names = tools.flatMap((t) => (t.type === "namespace" ? (t.tools ?? []).map((n) => n.name) : [t.name ?? t.function?.name ?? ""]));
-  const prefix = client.kind === "claude-code" ? `mcp__${CLAUDE_MCP_SERVER}__` : "";
+  const prefix = client.pkg === CLAUDE_CODE ? `mcp__${CLAUDE_MCP_SERVER}__` : "";
   return names.filter((n) => !CODEX_RESOURCE_READERS.has(n)).map((n) => n.slice(prefix.length)).sort();
 }
 
@@ -91,6 +96,8 @@ const CLIENTS: StageClient[] = [
   { kind: "codex", pkg: CODEX, program: "codex", toolName: (t) => `mcp__${CODEX_MCP_SERVER}__${t}`, model: "openai/gpt-6.2-sol" },
   { kind: "openai-agents", pkg: OPENAI_AGENTS, program: OPENAI_AGENTS_COMMAND, toolName: (t) => t, model: "openai/gpt-test" },
   { kind: "claude-code", pkg: CLAUDE_CODE, program: "claude", toolName: (t) => `mcp__${CLAUDE_MCP_SERVER}__${t}` },
+  // Claude Code again, configured only by the admin's template docs/runtimes.md shows (its MCP server is named leviath too).
+  { kind: "mcp-command", pkg: CLAUDE_CODE, program: "claude", toolName: (t) => `mcp__${MCP_COMMAND_SERVER}__${t}`, template: readMcpCommandRecipe().policy.runtimeTemplates[0]! },
 ];
 
 describe.each(CLIENTS)("a two-stage Agent with $kind", (client) => {

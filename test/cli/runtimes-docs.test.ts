@@ -11,10 +11,13 @@ import { EMPTY_POLICY, LeviathPolicySpecSchema } from "../../src/api/policy.ts";
 import { decideRuntimeCeilings } from "../../src/policy/ceilings.ts";
 import { RUNTIME_ADAPTERS } from "../../src/runtimes/adapters.ts";
 import { buildClaudeCodeLaunch } from "../../src/runtimes/claude-code.ts";
+import { RuntimeTemplateSchema, TEMPLATE_PLACEHOLDERS } from "../../src/api/runtime-templates.ts";
+import { MCP_COMMAND_SERVER } from "../../src/runtimes/mcp-command.ts";
 import { buildCodexConfig, buildCodexModelCatalog, CODEX_VERSION, launchCodex } from "../../src/runtimes/codex.ts";
-import type { LaunchContext } from "../../src/runtimes/launch.ts";
+import { buildMcpServersConfig, type LaunchContext } from "../../src/runtimes/launch.ts";
 import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_INSTRUCTIONS_ENV, OPENAI_AGENTS_VERSION } from "../../src/runtimes/openai-agents.ts";
 import { buildInstallArgs, CLAUDE_CODE, CODEX, OPENAI_AGENTS } from "../clients/install-client.ts";
+import { readMcpCommandRecipe } from "./mcp-command-recipe.ts";
 import { repo } from "./run-cli.ts";
 
 const doc = readFileSync(repo("docs/runtimes.md"), "utf8");
@@ -31,8 +34,8 @@ describe("docs/runtimes.md", () => {
     const policy = LeviathPolicySpecSchema.parse(objects.find((o) => o.kind === "LeviathPolicy")!.spec);
     const agent = AgentSpecSchema.parse(objects.find((o) => o.kind === "Agent")!.spec);
     expect(agent.runtime?.kind).toBe("claude-code");
-    expect(decideRuntimeCeilings(policy.ceilings, agent, "ghcr.io/leviath/leviath-agent:0.1.0")).toBeUndefined();
-    const refused = decideRuntimeCeilings(EMPTY_POLICY.ceilings, agent, undefined);
+    expect(decideRuntimeCeilings(policy, agent, "ghcr.io/leviath/leviath-agent:0.1.0")).toBeUndefined();
+    const refused = decideRuntimeCeilings(EMPTY_POLICY, agent, undefined);
     expect(blocks("text")).toContain(`${refused!.message}\n`);
   });
 
@@ -150,5 +153,36 @@ describe("docs/runtimes.md, approvals and client timeouts", () => {
     const named = [...part.matchAll(/test\/cli\/approval-wait[\w-]*\.(?:test\.)?ts/g)].map((m) => m[0]);
     expect(new Set(named)).toEqual(new Set(["test/cli/approval-wait-claude-code.test.ts", "test/cli/approval-wait-codex.test.ts", "test/cli/approval-wait-openai-agents.test.ts", "test/cli/approval-wait.ts"]));
     for (const file of named) expect(existsSync(repo(file)), file).toBe(true);
+  });
+});
+
+describe("docs/runtimes.md, mcp-command", () => {
+  const start = doc.indexOf("## Any MCP client under the admin's template");
+  const part = doc.slice(start, doc.indexOf("\n## ", start + 1));
+  const recipe = readMcpCommandRecipe();
+  const rows = (header: string) => part.slice(part.indexOf(header)).split("\n\n")[0]!.split("\n").slice(2).map((l) => l.split("|")[1]!.trim());
+
+  it("has an Agent naming a template its LeviathPolicy declares, and quotes the refusal without it", () => {
+    expect(recipe.agent.runtime).toEqual({ kind: "mcp-command", template: "claude-print" });
+    expect(decideRuntimeCeilings(recipe.policy, recipe.agent, undefined)).toBeUndefined();
+    const refused = decideRuntimeCeilings({ ...recipe.policy, runtimeTemplates: [] }, recipe.agent, undefined);
+    expect(part).toContain(`\n${refused!.message}\n`);
+  });
+
+  it("describes every field of a template and every placeholder, and nothing else", () => {
+    expect(rows("| Field |")).toEqual(Object.keys(RuntimeTemplateSchema.shape).map((k) => `\`${k}\``));
+    expect(rows("| Placeholder |").flatMap((r) => r.split(", ")).sort()).toEqual(Object.keys(TEMPLATE_PLACEHOLDERS).map((p) => `\`{${p}}\``).sort());
+  });
+
+  it("shows the {mcp_config} file the adapter writes", () => {
+    const shown = /```json\n([\s\S]*?)```/.exec(part)![1]!;
+    expect(shown).toBe(buildMcpServersConfig({ sidecarUrl: "http://127.0.0.1:7777", token: "<the runtime token>" }, MCP_COMMAND_SERVER));
+  });
+
+  it("names the tests that prove it, and they exist", () => {
+    const named = [...part.matchAll(/test\/[\w/-]+\.test\.ts/g)].map((m) => m[0]);
+    expect(new Set(named)).toEqual(new Set(["test/cli/runtime-mcp-command.test.ts", "test/cli/runtime-stages.test.ts", "test/integration/controller/ceilings.test.ts"]));
+    for (const file of named) expect(existsSync(repo(file)), file).toBe(true);
+    expect(readFileSync(repo("test/cli/runtime-stages.test.ts"), "utf8")).toContain('kind: "mcp-command"');
   });
 });

@@ -82,9 +82,9 @@ export function computeAgentStatus(input: AgentStatusInput): AgentStatus {
   const readPaths = computeReadPathCounts({
     agentName: key, declared: spec.readPaths?.allow ?? [], granted: computeAgentGrants(policy.spec, key), allowBlueprintReadPaths: policy.spec.readPaths.allowBlueprintReadPaths,
   });
-  const refused = decideRuntimeCeilings(policy.spec.ceilings, spec, input.defaultRuntimeImage);
+  const refused = decideRuntimeCeilings(policy.spec, spec, input.defaultRuntimeImage);
   if (refused) {
-    const code = refused.field === "spec.image" ? FINDING_CODE.runtimeImageNotAllowed : FINDING_CODE.runtimeKindNotAllowed;
+    const code = { "spec.image": FINDING_CODE.runtimeImageNotAllowed, "spec.runtime.template": FINDING_CODE.runtimeTemplateNotDeclared }[refused.field] ?? FINDING_CODE.runtimeKindNotAllowed;
     return invalid(input, [{ severity: "error", code, message: refused.message }, ...findings], REASON.refusedByPolicy);
   }
   const errors = findings.filter((f) => f.severity === "error");

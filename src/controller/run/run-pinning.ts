@@ -152,7 +152,7 @@ function readAgent(cache: ClusterCache, ref: RunRef, spec: RunSpec): { agentObj:
 async function checkAgainstPolicy(deps: PinningDeps, ref: RunRef, spec: RunSpec, agent: { spec: AgentSpec; policy: { spec: LeviathPolicySpec } }): Promise<Blocked | undefined> {
   const { policy } = agent;
   // The admin's ceilings on the untrusted parties' choices: refused, the Run waits and no pod is created.
-  const agentRefused = decideRuntimeCeilings(policy.spec.ceilings, agent.spec, deps.settings.defaultRuntimeImage);
+  const agentRefused = decideRuntimeCeilings(policy.spec, agent.spec, deps.settings.defaultRuntimeImage);
   const refused = decideRunCeilings(policy.spec.ceilings, spec) ?? (agentRefused && { ...agentRefused, message: `Agent '${spec.agentRef.name}': ${agentRefused.message}` });
   if (refused) return pending(REASON.refusedByPolicy, refused.message);
   const workspace = await checkWorkspaceClaim(deps, ref, spec.workspace, policy.spec);
