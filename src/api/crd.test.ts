@@ -27,6 +27,8 @@ describe("buildStructuralSchema", () => {
     ["a typed record keeps its value schema", z.record(z.string(), z.number().int()), { type: "object", additionalProperties: { type: "integer" } }],
     ["a literal becomes a one-value enum", z.literal("x"), { type: "string", enum: ["x"] }],
     ["unknown keeps anything", z.unknown(), { "x-kubernetes-preserve-unknown-fields": true }],
+    // The API server refuses `type: [string, number, boolean]` (one type a node); the zod schema refuses an object.
+    ["a union of scalars keeps any value", z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])), { type: "object", additionalProperties: { "x-kubernetes-preserve-unknown-fields": true } }],
     ["defaults are not written into the CRD", z.strictObject({ n: z.number().int().min(1).default(3) }), { type: "object", properties: { n: { type: "integer", minimum: 1 } } }],
   ])("%s", (_name, schema, expected) => {
     expect(buildStructuralSchema(z.toJSONSchema(schema, { io: "input" }))).toEqual(expected);
@@ -41,7 +43,7 @@ describe("the generated CRDs", () => {
 
   it.each(CRD_DEFINITIONS.map((d) => [d.kind, d] as const))("%s is structural: every node typed, no properties beside additionalProperties", (_kind, def) => {
     for (const [path, node] of nodes(schemaOf(buildCrd(def)))) {
-      const typed = node["type"] !== undefined || node["x-kubernetes-preserve-unknown-fields"] === true;
+      const typed = typeof node["type"] === "string" || (node["type"] === undefined && node["x-kubernetes-preserve-unknown-fields"] === true);
       expect(typed, `${path} has no type`).toBe(true);
       expect(node["properties"] !== undefined && node["additionalProperties"] !== undefined, `${path} mixes properties and additionalProperties`).toBe(false);
       expect(node["additionalProperties"], `${path}`).not.toBe(false);

@@ -52,13 +52,16 @@ function isObject(v: unknown): v is OpenApiSchema {
  * Turn zod's JSON Schema (draft 2020-12) into a structural OpenAPI v3 schema: `additionalProperties: false` is
  * dropped (the CRD's subset cannot say it; {@link keepUnknownKeys} and the admission policy take its place); an open record
  * (`z.record(string, unknown)`) or `z.unknown()` preserves unknown fields; `const` becomes a one-value `enum`;
- * zod's safe-integer bounds and unknown formats go.
+ * zod's safe-integer bounds and unknown formats go; a union of scalar types preserves unknown fields too.
  */
 export function buildStructuralSchema(node: unknown): OpenApiSchema {
   if (!isObject(node)) return { "x-kubernetes-preserve-unknown-fields": true };
   const out: OpenApiSchema = {};
   for (const [key, value] of Object.entries(node)) convertKeyword(out, key, value, "properties" in node);
   if (out["enum"] !== undefined && out["type"] === undefined) out["type"] = typeof (out["enum"] as unknown[])[0];
+  // A union of scalars (`type: [string, number, boolean]`): a structural schema has one type a node, so the node
+  // keeps any value and the zod schema, which the controller and the sidecar apply, refuses the wrong ones.
+  if (Array.isArray(out["type"])) delete out["type"];
   if (out["type"] === undefined && out["x-kubernetes-preserve-unknown-fields"] === undefined) {
     out["x-kubernetes-preserve-unknown-fields"] = true;
   }

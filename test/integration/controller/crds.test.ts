@@ -66,6 +66,15 @@ describe("the CRDs", () => {
     expect(err.message).toContain("spec.agent.name must equal metadata.name");
   });
 
+  it("take web_search's fixed arguments of each scalar type (a union the structural schema keeps as written)", async () => {
+    // A server-side dry run: the policy is checked and defaulted as stored, and nothing is written for other tests to see.
+    const { custom } = testCluster();
+    const webSearch = { server: "search", tool: "search_files", queryArgument: "pattern", arguments: { path: "/srv/docs", limit: 5, recursive: true } };
+    const body = { apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec: { mcpServers: [{ name: "search", command: "mcp-server-filesystem" }], webSearch } };
+    const created = (await custom.createClusterCustomObject({ ...OURS.policies, body, dryRun: "All", fieldValidation: "Strict" })) as { spec: { webSearch: unknown } };
+    expect(created.spec.webSearch).toEqual(webSearch);
+  });
+
   it("keep the LeviathPolicy a singleton named cluster", async () => {
     const { custom } = testCluster();
     const err = await expectApiError(custom.createClusterCustomObject({ ...OURS.policies, body: { apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "other" }, spec: {} } }));
