@@ -100,7 +100,7 @@ describe("what the model is told about the built-ins", () => {
 
   it("is the same over MCP's tools/list and in the runtime's list, for every spelling", () => {
     const stage = { name: "s", availableTools: everySpelling } as unknown as RunStage;
-    const mcp = listStageTools({ offeredTools: new Set() } as unknown as Enforcement, stage);
+    const mcp = listStageTools({ offeredTools: new Set(), runPolicy: {} } as unknown as Enforcement, stage);
     // web_search only where the policy names its backend (test/cli/sidecar-web-search.test.ts offers it).
     expect(mcp.map((t) => t.name).sort()).toEqual(everySpelling.filter((n) => n !== "web_search").sort());
     for (const listed of mcp) {

@@ -43,13 +43,13 @@ const MCP_TOOL_NAME = /^[A-Za-z0-9_-]+__[A-Za-z0-9_-]+$/;
 export interface ToolOffer {
   /** The names a stage without a tool list offers. */
   readonly offeredTools: ReadonlySet<string>;
-  /** The backend of web_search (absent: it is offered nowhere). */
-  readonly webSearch?: WebSearchSpec | undefined;
+  /** The run policy's backend of web_search (absent: it is offered nowhere). */
+  readonly runPolicy: { readonly webSearch?: WebSearchSpec | undefined };
 }
 
 /** web_search exists only where the policy names a backend and its server lists the tool; every other tool needs none. */
 function hasBackend(offer: ToolOffer, tool: string, gateway: ToolGateway | undefined): boolean {
-  return findBuiltinTool(tool)?.executor !== "search" || isSearchBacked(offer.webSearch, gateway);
+  return findBuiltinTool(tool)?.executor !== "search" || isSearchBacked(offer.runPolicy.webSearch, gateway);
 }
 
 /**

@@ -132,11 +132,11 @@ export class CallPipeline {
     // A server's name never falls through to the runtime: dropped by a reload while the call waited, it is refused.
     if (key === "gateway" && gateway?.find(rec.tool) === undefined) return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
     // web_search's backend dropped by a reload (or its server gone) while the call waited: refused, never run elsewhere.
-    if (key === "search" && !isSearchBacked(enf.webSearch, gateway)) return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
+    if (key === "search" && !isSearchBacked(enf.runPolicy.webSearch, gateway)) return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
     const executor = this.#d.executors[key];
     const allowed = { decision: "allow" as const, source: rec.gateSource, at: this.#d.monotonicMs() };
     if (executor.records === "before" && !ledger.decided(rec, allowed)) return this.#auditFailed(rec);
-    const out = await executor.execute({ id: rec.id, tool: rec.tool, args: rec.args, stage, shellTimeoutSeconds: enf.runPolicy.limits.shellTimeoutSeconds, outbound: enf.runPolicy.outbound, paths, webSearch: enf.webSearch });
+    const out = await executor.execute({ id: rec.id, tool: rec.tool, args: rec.args, stage, shellTimeoutSeconds: enf.runPolicy.limits.shellTimeoutSeconds, outbound: enf.runPolicy.outbound, paths, webSearch: enf.runPolicy.webSearch });
     switch (out.kind) {
       case "refused":
         return ledger.refuse(rec, out.code, out.message);

@@ -21,8 +21,6 @@ export interface Enforcement {
   readonly resultLabels: ReadonlyMap<string, Level>;
   /** The tool names a stage without `available_tools` offers (besides MCP-shaped `server__tool` names). */
   readonly offeredTools: ReadonlySet<string>;
-  /** The backend of web_search the policy names (absent: web_search is offered nowhere). */
-  readonly webSearch: RunPolicy["webSearch"];
   /** Worth logging once per load: the ungranted-declarations warning, rules that did not compile. */
   readonly warnings: readonly string[];
 }
@@ -121,7 +119,6 @@ export function buildEnforcement(policy: RunPolicy, ctx: EnforcementContext): { 
     value: {
       runPolicy: policy,
       offeredTools: offered,
-      webSearch: policy.webSearch,
       mode: ctx.mode ?? policy.launch.mode,
       readPolicy: read.value,
       gatePolicy: { overrides, allowlist: policy.taint.allowlist, rules },
