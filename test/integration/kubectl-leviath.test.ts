@@ -5,13 +5,13 @@
 // audit prints the sidecar's records from the Run's ConfigMaps; result prints what the sidecar wrote (inline, or
 // from its result ConfigMap); wait times out naming the phase (its terminal phases: the e2e tests on the real node).
 import { spawn } from "node:child_process";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
 import { createSidecarClient, type SidecarClient } from "../../src/sidecar/http/client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { applySidecarIdentity, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
-import { findBinary, kubectl, kubectlLeviath, REPO_ROOT, testCluster, waitFor } from "./harness/index.ts";
+import { findBinary, kubectl, kubectlLeviath, kubectlLeviathEnv, testCluster, waitFor } from "./harness/index.ts";
 import { createSandboxPod, readDecisionRecords, SIDECAR_RUN_POLICY, startClusterSidecar, writeServiceAccountKubeconfig, writeSidecarKubeconfig } from "./sidecar-fixtures.ts";
 
 const GROUP = { group: "leviath.dev", version: "v1alpha1" };
@@ -42,8 +42,7 @@ async function plugin(args: string[], timeoutMs = 60_000): Promise<Result> {
  */
 function watchPending(args: string[]): { until: (done: (out: string) => boolean) => Promise<string> } {
   const cluster = testCluster();
-  const env = { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: [join(REPO_ROOT, "bin"), process.env.PATH].join(delimiter) };
-  const child = spawn(findBinary("kubectl", cluster.binDir)!, ["leviath", "pending", "--watch", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(findBinary("kubectl", cluster.binDir)!, ["leviath", "pending", "--watch", ...args], { env: kubectlLeviathEnv(cluster), stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
   const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));

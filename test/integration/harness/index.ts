@@ -8,7 +8,7 @@ export { applyObjects, HARNESS_FIELD_MANAGER, installCrds, readManifests, toClie
 export { createRestrictedNamespace, deleteNamespace, POD_SECURITY_ENFORCE_LABEL, uniqueName } from "./create-restricted-namespace.ts";
 export { createTestCluster, testCluster, useTestCluster } from "./test-cluster.ts";
 export type { TestCluster } from "./test-cluster.ts";
-export { helm, kubectl, kubectlLeviath } from "./kubectl.ts";
+export { helm, kubectl, kubectlLeviath, kubectlLeviathEnv } from "./kubectl.ts";
 export { APPROVAL_TEMPLATE, fillApprovalTemplate } from "./approval-template.ts";
 export type { ToolOptions, ToolResult } from "./kubectl.ts";
 export { findCondition, waitFor, waitForCondition } from "./wait-for.ts";

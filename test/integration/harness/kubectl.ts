@@ -22,8 +22,12 @@ export async function kubectl(args: string[], opts: ToolOptions = {}): Promise<T
  */
 export async function kubectlLeviath(args: string[], opts: ToolOptions = {}): Promise<ToolResult> {
   const cluster = opts.cluster ?? testCluster();
-  const env = { ...process.env, ...opts.env, KUBECONFIG: cluster.kubeconfigPath, PATH: [join(REPO_ROOT, "bin"), process.env.PATH].join(delimiter) };
-  return runTool("kubectl", cluster, ["leviath", ...args], { ...opts, env });
+  return runTool("kubectl", cluster, ["leviath", ...args], { ...opts, env: kubectlLeviathEnv(cluster, opts.env) });
+}
+
+/** The environment `kubectl leviath` runs in: the plugin's directory first on PATH, the cluster's kubeconfig as KUBECONFIG. */
+export function kubectlLeviathEnv(cluster: TestCluster = testCluster(), extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...process.env, ...extra, KUBECONFIG: cluster.kubeconfigPath, PATH: [join(REPO_ROOT, "bin"), process.env.PATH].join(delimiter) };
 }
 
 /** Runs the built helm against the test cluster; a non-zero exit throws unless `allowFailure`. */
