@@ -36,6 +36,10 @@ export const LABEL = {
   credential: "leviath.dev/credential",
   /** On a Secret: the one MCP server (its LeviathPolicy name) whose `secretRef` may deliver it to the sidecar. */
   mcpServer: "leviath.dev/mcp-server",
+  /** On a warm pool's pods and their claims: the Agent (its name; the pool lives in its namespace) the pool serves. */
+  pool: "leviath.dev/pool",
+  /** On a pool pod: `ready` (unbound, nothing of any Run in it) or `bound` (adopted by the Run it names). */
+  poolState: "leviath.dev/pool-state",
 } as const;
 
 /** Annotations the operator writes on objects it does not own. */

@@ -4,6 +4,7 @@ import { CLUSTER_POLICY_NAME, GROUP, KIND, VERSION } from "./constants.ts";
 import type { CrdDefinition } from "./crd.ts";
 import { FindingSchema } from "./findings.ts";
 import { LeviathPolicySpecSchema } from "./policy.ts";
+import { MAX_POOLS, PoolStatusSchema } from "./pools.ts";
 import { RunSpecSchema } from "./run.ts";
 import { AgentStatusSchema, ConditionSchema, NetworkEnforcementStatusSchema, RunStatusSchema } from "./status.ts";
 import { z } from "zod";
@@ -71,7 +72,9 @@ const PolicyStatusSchema = z.strictObject({
   networkEnforcement: NetworkEnforcementStatusSchema.optional(),
   findings: z.array(FindingSchema).max(100).optional()
     .describe("What misleads in the policy itself: tool names that name no tool (unknown-tool-name), grants no volume backs (read-path-grant-unbacked)."),
-}).describe("Whether the policy is valid and in force, what it warns about, and what the NetworkPolicy probe found.");
+  pools: z.array(PoolStatusSchema).max(MAX_POOLS).optional().describe("Each warm pool's pods and what it served (docs/controller.md, Warm pools)."),
+  poolsDisplay: z.string().max(256).optional().describe("Every pool's ready/size, for kubectl get."),
+}).describe("Whether the policy is valid and in force, what it warns about, what the NetworkPolicy probe found, and the warm pools.");
 
 /** The LeviathPolicy CRD: the cluster admin's grants and floors (upstream config.toml + policy.toml). */
 export const POLICY_CRD: CrdDefinition = {
@@ -90,6 +93,7 @@ export const POLICY_CRD: CrdDefinition = {
     ...readyColumns(),
     { name: "Taint", type: "boolean", jsonPath: ".spec.security.taintTracking" },
     { name: "Floor", type: "string", jsonPath: ".spec.sandbox.kind" },
+    { name: "Pools", type: "string", jsonPath: ".status.poolsDisplay", description: "each warm pool's ready/size" },
   ],
   validations: [{ rule: `self.metadata.name == '${CLUSTER_POLICY_NAME}'`, message: `the LeviathPolicy is a singleton named '${CLUSTER_POLICY_NAME}'` }],
 };

@@ -3,6 +3,7 @@ import { findBuiltinTool } from "./tools.ts";
 import { RUNTIME_KINDS } from "./runtime-kinds.ts";
 import { RuntimeTemplatesSchema } from "./runtime-templates.ts";
 import { AgentKeySchema, LevelSchema, ObjectNameSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
+import { PoolsSchema } from "./pools.ts";
 
 /** A mount the admin makes reachable to sandboxes (blueprint mounts are intersected with these paths). */
 export const PolicyMountSchema = z.strictObject({
@@ -238,6 +239,7 @@ export const LeviathPolicySpecSchema = z.strictObject({
   networkEnforcement: NetworkEnforcementSchema.optional(),
   // Runtime kind mcp-command: the admin's command templates (src/api/runtime-templates.ts).
   runtimeTemplates: RuntimeTemplatesSchema,
+  pools: PoolsSchema.default([]),
   mcpServers: z.array(McpServerSchema).refine((s) => new Set(s.map((x) => x.name)).size === s.length, { message: "two MCP servers have the same name" }).default([]).describe("MCP servers every Run reaches through its sidecar, each call taint-gated."),
   webSearch: WebSearchSchema.optional().describe("The backend of the built-in web_search (a tool of one of mcpServers); unset: web_search is offered nowhere."),
 }).superRefine(checkWebSearchServer).describe("The cluster admin's grants and ceilings (upstream's config.toml and policy.toml).");

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SANDBOX_KINDS } from "./common.ts";
 import { FindingSchema } from "./findings.ts";
+import { STARTED_FROM } from "./pools.ts";
 
 /** A status condition, shaped like `metav1.Condition`. */
 export const ConditionSchema = z.strictObject({
@@ -255,6 +256,7 @@ export const RunStatusSchema = z.strictObject({
   startedAt: z.string().optional().describe("RFC 3339 time the run was resolved (deadlines count from here)."),
   completedAt: z.string().optional().describe("RFC 3339 time the run reached a terminal phase."),
   enginePod: z.string().optional().describe("The engine pod (agent runtime and leviath sidecar)."),
+  startedFrom: z.enum(STARTED_FROM).optional().describe("pool: the engine pod was adopted from a warm pool and bound late; cold: it was created for this Run."),
   readPaths: ReadPathCountsSchema.optional(),
   sandboxes: z.array(RunSandboxStatusSchema).optional().describe("The run's sandbox pods, one per distinct sandbox."),
   stage: z.string().optional().describe("The stage the agent is in (written by the sidecar)."),

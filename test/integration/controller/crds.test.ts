@@ -82,6 +82,17 @@ describe("the CRDs", () => {
     expect(err.message).toContain("singleton named 'cluster'");
   });
 
+  it("refuse a warm pool the schema forbids, naming the field", async () => {
+    const { custom } = testCluster();
+    const policy = (pools: unknown) => ({ apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec: { pools } });
+    const badAgent = await expectApiError(custom.createClusterCustomObject({ ...OURS.policies, body: policy([{ agent: "Reviewer", size: 1 }]) }));
+    expect(badAgent.code).toBe(422);
+    expect(badAgent.message).toContain("spec.pools[0].agent");
+    const badSize = await expectApiError(custom.createClusterCustomObject({ ...OURS.policies, body: policy([{ agent: "team-a/reviewer", size: 33 }]) }));
+    expect(badSize.code).toBe(422);
+    expect(badSize.message).toContain("spec.pools[0].size");
+  });
+
   it("print the columns a person wants", async () => {
     const { custom } = testCluster();
     await custom.createNamespacedCustomObject({ ...OURS.runs, namespace, body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: "r1" }, spec: { agentRef: { name: "verbatim" } } } });
