@@ -6,6 +6,11 @@ import type { ObjectMeta, OwnerReference } from "./kube-types.ts";
 export const ANNOTATION = {
   /** Hash of the desired pod spec: pods are immutable, so a different hash means delete and recreate. */
   specHash: "leviath.dev/spec-hash",
+  /** On a pool pod: the hash of what it was made from; a pod whose hash is not its pool's current one is replaced unbound. */
+  poolHash: "leviath.dev/pool-hash",
+  /** On an adopted pool pod: the Run it is bound to, and that Run's uid (the sidecar checks both against the Run). */
+  boundRun: "leviath.dev/bound-run",
+  boundRunUid: "leviath.dev/bound-run-uid",
 } as const;
 
 /** Values of the `leviath.dev/component` label. */

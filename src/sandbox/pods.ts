@@ -41,7 +41,8 @@ export const ENGINE_PATHS = {
 /** The runtime token's file, written by the sidecar at each start and read by the runtime. */
 export const RUNTIME_TOKEN_FILE = `${ENGINE_PATHS.runtimeSecret}/runtime-token`;
 
-const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/var/run/leviath", "/run/leviath", ENGINE_PATHS.runtimeSecret, "/proc", "/sys", "/dev"];
+/** Paths no volume of an admin may be mounted over. */
+export const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/var/run/leviath", "/run/leviath", ENGINE_PATHS.runtimeSecret, "/proc", "/sys", "/dev"];
 
 /**
  * PID 1 of a sandbox pod: it sleeps until the sidecar execs commands in, sweeping every few seconds what ended
@@ -81,12 +82,14 @@ function collides(path: string, taken: string[]): boolean {
   return taken.some((t) => path === t || path.startsWith(`${t}/`) || t.startsWith(`${path}/`));
 }
 
-function withSpecHash(pod: Pod): Pod {
+/** The pod with its spec hash annotated (pods are immutable: a different hash means delete and recreate). */
+export function withSpecHash(pod: Pod): Pod {
   pod.metadata.annotations = { ...pod.metadata.annotations, [ANNOTATION.specHash]: computeHash(pod.spec) };
   return pod;
 }
 
-function mountVolumes(prefix: string, mounts: readonly PolicyMount[], taken: string[]): { volumes: Volume[]; volumeMounts: Container["volumeMounts"] } {
+/** The admin volumes at their paths, read-only as declared, leaving out any that would lie over a taken path. */
+export function mountVolumes(prefix: string, mounts: readonly PolicyMount[], taken: string[]): { volumes: Volume[]; volumeMounts: Container["volumeMounts"] } {
   const usable = mounts.filter((m) => m.volume !== undefined && !collides(m.path, taken));
   return {
     volumes: usable.map((m, i) => ({ ...(m.volume as Record<string, unknown>), name: `${prefix}-${i}` })),
@@ -95,7 +98,7 @@ function mountVolumes(prefix: string, mounts: readonly PolicyMount[], taken: str
 }
 
 /** The projected service-account token only the sidecar sees (it needs pods/exec); the agent container gets none. */
-function buildTokenVolume(): Volume {
+export function buildTokenVolume(): Volume {
   return {
     name: "kube-api-access",
     projected: {
@@ -109,7 +112,8 @@ function buildTokenVolume(): Volume {
   };
 }
 
-const podSpecBase = (uid: number, graceSeconds: number) => ({
+/** What every pod of the operator shares: no restart, no token automount, no host namespaces, the hardened security context. */
+export const podSpecBase = (uid: number, graceSeconds: number) => ({
   restartPolicy: "Never" as const,
   terminationGracePeriodSeconds: graceSeconds,
   automountServiceAccountToken: false as const,

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { LABEL } from "../api/constants.ts";
+import { ANNOTATION } from "./names.ts";
+import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
+import { buildEnginePod } from "./pods.ts";
+import { buildPoolPod, buildPoolPodPrerequisites, computePoolHash, POOL_STATE, type PoolTemplate } from "./pool-pods.ts";
+import { buildWorkspaceMount } from "./run-children.ts";
+import { RUN, snapshotOf } from "./test-fixtures.ts";
+
+const AGENT = { namespace: "team-a", name: "notes", uid: "agent-uid-1" };
+const DATA = { path: "/data/shared", readOnly: true, volume: { persistentVolumeClaim: { claimName: "shared" } } };
+const TEMPLATE: PoolTemplate = { agent: AGENT, image: "registry.test/runtime:1", readPathVolumes: [DATA] };
+
+const pod = buildPoolPod(TEMPLATE, "0a1b2c3d4e", DEFAULT_POD_SETTINGS);
+const sidecar = pod.spec.initContainers![0]!;
+const agent = pod.spec.containers[0]!;
+
+describe("a pool pod before it is bound", () => {
+  it("holds no task, no run policy, no credential, no Secret and no ConfigMap of any Run", () => {
+    const sources = pod.spec.volumes.map((v) => Object.keys(v).filter((k) => k !== "name")[0]);
+    expect(sources.sort()).toEqual(["emptyDir", "emptyDir", "emptyDir", "emptyDir", "persistentVolumeClaim", "persistentVolumeClaim", "projected"]);
+    expect(JSON.stringify(pod)).not.toMatch(/secretRef|"secret"|run-policy\.json|runtime\.json|LEVIATH_RUN"/);
+    expect(agent.envFrom).toBeUndefined();
+    expect(agent.env?.map((e) => e.name)).not.toContain("LEVIATH_RUNTIME_CONFIG");
+  });
+
+  it("runs the sidecar unbound and the runtime behind its binding", () => {
+    expect(sidecar.args).toContain("--pool");
+    expect(sidecar.args).not.toContain("--run-policy");
+    expect(sidecar.args).not.toContain("--run");
+    expect(agent.command).toEqual(["leviath", "bound-exec", "--", "leviath", "agent"]);
+    const adapter = buildPoolPod({ ...TEMPLATE, runtimeKind: "claude-code" }, "0a1b2c3d4e", DEFAULT_POD_SETTINGS);
+    expect(adapter.spec.containers[0]!.command).toEqual(["leviath", "bound-exec", "--", "leviath", "adapter", "claude-code"]);
+  });
+
+  it("mounts the Agent's read-path volumes and the token in the sidecar alone", () => {
+    expect(sidecar.volumeMounts.map((m) => m.mountPath)).toEqual(expect.arrayContaining(["/data/shared", "/var/run/secrets/kubernetes.io/serviceaccount"]));
+    expect(agent.volumeMounts.map((m) => m.mountPath).sort()).toEqual(["/run/leviath-bound", "/run/leviath-runtime", "/tmp", "/workspace"]);
+  });
+
+  it("keeps a cold engine pod's hardening, container by container", () => {
+    const snapshot = snapshotOf({ image: "registry.test/runtime:1", credentials: [{ secretName: "model-key" }] }, { ceilings: { runtimeImages: ["registry.test/runtime:1"] } });
+    const cold = buildEnginePod(RUN, snapshot, buildWorkspaceMount(RUN, snapshot), DEFAULT_POD_SETTINGS);
+    const pick = (p: typeof pod) => ({ ...p.spec, initContainers: undefined, containers: undefined, volumes: undefined, serviceAccountName: undefined });
+    expect(pick(pod)).toEqual(pick(cold));
+    expect(sidecar.securityContext).toEqual(cold.spec.initContainers![0]!.securityContext);
+    expect(agent.securityContext).toEqual(cold.spec.containers[0]!.securityContext);
+    expect([sidecar.resources, agent.resources]).toEqual([cold.spec.initContainers![0]!.resources, cold.spec.containers[0]!.resources]);
+    expect(sidecar.restartPolicy).toBe("Always");
+  });
+
+  it("is labelled ready in its pool, owned by the Agent, and hashed by what it was made from", () => {
+    expect(pod.metadata.name).toBe("notes-pool-0a1b2c3d4e");
+    expect(pod.metadata.labels).toMatchObject({ [LABEL.pool]: "notes", [LABEL.poolState]: POOL_STATE.ready, [LABEL.component]: "engine" });
+    expect(pod.metadata.labels?.[LABEL.run]).toBeUndefined();
+    expect(pod.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: "Agent", name: "notes", uid: "agent-uid-1", controller: true })]);
+    const hash = pod.metadata.annotations?.[ANNOTATION.poolHash];
+    expect(hash).toBe(computePoolHash(TEMPLATE, DEFAULT_POD_SETTINGS));
+    expect(computePoolHash({ ...TEMPLATE, image: "registry.test/runtime:2" }, DEFAULT_POD_SETTINGS)).not.toBe(hash);
+    expect(computePoolHash({ ...TEMPLATE, readPathVolumes: [] }, DEFAULT_POD_SETTINGS)).not.toBe(hash);
+    expect(computePoolHash(TEMPLATE, { ...DEFAULT_POD_SETTINGS, sidecarImage: "other:1" })).not.toBe(hash);
+  });
+
+  it("has an identity that may read its own pod and nothing else, and a claim of its own", () => {
+    const [sa, role, binding, claim] = buildPoolPodPrerequisites(AGENT, "0a1b2c3d4e");
+    expect(sa).toMatchObject({ kind: "ServiceAccount", metadata: { name: pod.spec.serviceAccountName }, automountServiceAccountToken: false });
+    expect(role).toMatchObject({ kind: "Role", rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"], resourceNames: ["notes-pool-0a1b2c3d4e"] }] });
+    expect(binding).toMatchObject({ roleRef: { kind: "Role", name: "notes-pool-0a1b2c3d4e" }, subjects: [{ kind: "ServiceAccount", name: "notes-pool-0a1b2c3d4e", namespace: "team-a" }] });
+    const volume = pod.spec.volumes.find((v) => v.name === "workspace") as { persistentVolumeClaim: { claimName: string } };
+    expect(claim).toMatchObject({ kind: "PersistentVolumeClaim", metadata: { name: volume.persistentVolumeClaim.claimName } });
+  });
+});

@@ -1,0 +1,190 @@
+// A warm pool's pod (docs/controller.md, "Warm pools"): an engine pod started before any Run exists, with
+// everything that belongs to a Run left out. No task (runtime.json), no run policy, no blueprint file, no
+// credential, no MCP Secret, no Run's Role: a sidecar with no policy that refuses every call, a runtime that waits
+// for its binding, and an identity that may read its own pod only. What a Run needs reaches it at bind time over
+// the API and loopback, never through its spec (docs/security.md, "Warm pools").
+import { API_VERSION, FIELD_MANAGER, KIND, LABEL } from "../api/constants.ts";
+import { WORKSPACE_ROOT } from "../api/run.ts";
+import { REFERENCE_RUNTIME_KIND } from "../api/runtime-kinds.ts";
+import { computeHash } from "./hash.ts";
+import type { Container, KubeObject, ObjectMeta, Pod } from "./kube-types.ts";
+import { ANNOTATION, buildLabelValue, COMPONENT } from "./names.ts";
+import { buildContainerSecurityContext, buildTmpVolume, SIDECAR_MEMORY_ENV, type PodSettings } from "./pod-settings.ts";
+import { buildTokenVolume, ENGINE_PATHS, mountVolumes, podSpecBase, RESERVED, RUNTIME_TOKEN_FILE, withSpecHash } from "./pods.ts";
+import type { PolicyMount } from "./read-path-volumes.ts";
+
+/** Values of `leviath.dev/pool-state`. */
+export const POOL_STATE = { ready: "ready", bound: "bound" } as const;
+
+/** The workspace every pool pod's claim is made with: the Run's default workspace (a Run asking for another never matches). */
+export const POOL_WORKSPACE = { mountPath: WORKSPACE_ROOT, size: "1Gi", accessMode: "ReadWriteOnce" } as const;
+
+/** Where the runtime's binding (its runtime.json and `files` credentials) is written: an in-memory volume of the agent container alone. */
+export const BOUND_DIR = "/run/leviath-bound";
+
+/** The Agent a pool serves, as its pods refer to it (the owner of every pool object until a Run adopts it). */
+export interface PoolAgent {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** What a pool's pods are made from; its hash is the pool's `leviath.dev/pool-hash`. */
+export interface PoolTemplate {
+  readonly agent: PoolAgent;
+  /** The Agent's runtime image (its spec.image, else the controller's --runtime-image). */
+  readonly image: string;
+  /** The Agent's runtime kind (undefined: the reference runtime). */
+  readonly runtimeKind?: string | undefined;
+  /** The policy's read-path volumes a grant of this Agent reaches (the same for every Run of it). */
+  readonly readPathVolumes: readonly PolicyMount[];
+}
+
+/** The hash of a pool's template and the pod settings: equal means a pool pod may serve a Run of the pool's Agent today. */
+export function computePoolHash(template: PoolTemplate, settings: PodSettings): string {
+  const { agent, image, runtimeKind, readPathVolumes } = template;
+  return computeHash({ agent: agent.uid, image, runtimeKind: runtimeKind ?? REFERENCE_RUNTIME_KIND, readPathVolumes, settings });
+}
+
+/** The names of a pool pod's objects: the pod, its ServiceAccount, Role and RoleBinding (one name), its workspace claim. */
+export function buildPoolNames(agent: string, id: string) {
+  // An Agent name is at most 253 characters; a pod name may be too, and `-workspace` comes on top for the claim.
+  const pod = `${agent.slice(0, 253 - 26)}-pool-${id}`;
+  return { pod, identity: pod, workspace: `${pod}-workspace` };
+}
+
+/** Metadata of a pool object: in the Agent's namespace, owned by it (as controller) until a Run adopts it. */
+function buildPoolMeta(agent: PoolAgent, name: string, component: string): ObjectMeta {
+  return {
+    name,
+    namespace: agent.namespace,
+    labels: {
+      [LABEL.pool]: buildLabelValue(agent.name),
+      [LABEL.agent]: buildLabelValue(agent.name),
+      [LABEL.component]: component,
+      [LABEL.managedBy]: FIELD_MANAGER,
+    },
+    ownerReferences: [{ apiVersion: API_VERSION, kind: KIND.agent, name: agent.name, uid: agent.uid, controller: true, blockOwnerDeletion: true }],
+  };
+}
+
+/** The agent container's command: wait for the binding, then the image's own entrypoint (the reference runtime's, or the adapter's). */
+function buildBoundCommand(runtimeKind: string | undefined): string[] {
+  const entry = runtimeKind === undefined || runtimeKind === REFERENCE_RUNTIME_KIND ? ["leviath", "agent"] : ["leviath", "adapter", runtimeKind];
+  return ["leviath", "bound-exec", "--", ...entry];
+}
+
+/** The pod's name, for the sidecar's watch of its own pod (the only object its identity may read before binding). */
+const POD_NAME_ENV = { name: "LEVIATH_POD", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } };
+const NAMESPACE_ENV = { name: "LEVIATH_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } };
+
+function buildPoolAgentContainer(template: PoolTemplate, settings: PodSettings): Container {
+  return {
+    name: "agent",
+    image: template.image,
+    command: buildBoundCommand(template.runtimeKind),
+    workingDir: POOL_WORKSPACE.mountPath,
+    env: [
+      NAMESPACE_ENV,
+      { name: "HOME", value: ENGINE_PATHS.tmp },
+      { name: "LEVIATH_SIDECAR_URL", value: `http://127.0.0.1:${settings.sidecarPort}` },
+      { name: "LEVIATH_SIDECAR_TOKEN_FILE", value: RUNTIME_TOKEN_FILE },
+      { name: "LEVIATH_BOUND_DIR", value: BOUND_DIR },
+    ],
+    securityContext: buildContainerSecurityContext(),
+    resources: settings.resources.agent,
+    volumeMounts: [
+      { name: "workspace", mountPath: POOL_WORKSPACE.mountPath },
+      { name: "agent-tmp", mountPath: ENGINE_PATHS.tmp },
+      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret, readOnly: true },
+      { name: "bound", mountPath: BOUND_DIR },
+    ],
+  };
+}
+
+function buildPoolSidecar(settings: PodSettings, readPaths: ReturnType<typeof mountVolumes>): Container {
+  const digest = settings.sidecarMetricsTokenSha256;
+  const metricsArgs = digest ? ["--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`, "--metrics-token-sha256", digest] : [];
+  return {
+    name: "sidecar",
+    image: settings.sidecarImage,
+    restartPolicy: "Always",
+    command: ["leviath", "sidecar"],
+    args: [
+      "--pool",
+      "--workdir", POOL_WORKSPACE.mountPath,
+      "--listen", `127.0.0.1:${settings.sidecarPort}`,
+      ...metricsArgs,
+      "--runtime-token-file", RUNTIME_TOKEN_FILE,
+      "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
+    ],
+    ...(digest ? { ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }] } : {}),
+    env: [POD_NAME_ENV, NAMESPACE_ENV, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
+    securityContext: buildContainerSecurityContext(),
+    resources: settings.resources.sidecar,
+    volumeMounts: [
+      { name: "workspace", mountPath: POOL_WORKSPACE.mountPath },
+      { name: "sidecar-tmp", mountPath: ENGINE_PATHS.tmp },
+      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
+      { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
+      ...(readPaths.volumeMounts ?? []),
+    ],
+  };
+}
+
+/**
+ * One pool pod, unbound: the engine pod's hardening and native sidecar, the pool's image and read-path volumes
+ * (the sidecar's alone), its own identity and workspace claim, and nothing of any Run.
+ */
+export function buildPoolPod(template: PoolTemplate, id: string, settings: PodSettings): Pod {
+  const names = buildPoolNames(template.agent.name, id);
+  const readPaths = mountVolumes("read-path", template.readPathVolumes, [...RESERVED, POOL_WORKSPACE.mountPath]);
+  const meta = buildPoolMeta(template.agent, names.pod, COMPONENT.engine);
+  meta.labels = { ...meta.labels, [LABEL.poolState]: POOL_STATE.ready };
+  meta.annotations = { [ANNOTATION.poolHash]: computePoolHash(template, settings) };
+  return withSpecHash({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: meta,
+    spec: {
+      ...podSpecBase(settings.runAsUser, settings.engineGraceSeconds),
+      serviceAccountName: names.identity,
+      initContainers: [buildPoolSidecar(settings, readPaths)],
+      containers: [buildPoolAgentContainer(template, settings)],
+      volumes: [
+        { name: "workspace", persistentVolumeClaim: { claimName: names.workspace } },
+        buildTmpVolume("agent-tmp", settings.tmpSizeLimit),
+        buildTmpVolume("sidecar-tmp", settings.tmpSizeLimit),
+        { name: "runtime-secret", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
+        { name: "bound", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
+        buildTokenVolume(),
+        ...readPaths.volumes,
+      ],
+    },
+  });
+}
+
+/**
+ * What a pool pod needs before it, in the order they are written: its ServiceAccount, a Role that lets it get and
+ * watch exactly its own pod (to see its binding), the RoleBinding, and its workspace claim.
+ */
+export function buildPoolPodPrerequisites(agent: PoolAgent, id: string): KubeObject[] {
+  const names = buildPoolNames(agent.name, id);
+  const rbac = "rbac.authorization.k8s.io";
+  return [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity), automountServiceAccountToken: false },
+    {
+      apiVersion: `${rbac}/v1`, kind: "Role", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity),
+      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"], resourceNames: [names.pod] }],
+    },
+    {
+      apiVersion: `${rbac}/v1`, kind: "RoleBinding", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity),
+      roleRef: { apiGroup: rbac, kind: "Role", name: names.identity },
+      subjects: [{ kind: "ServiceAccount", name: names.identity, namespace: agent.namespace }],
+    },
+    {
+      apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: buildPoolMeta(agent, names.workspace, COMPONENT.workspace),
+      spec: { accessModes: [POOL_WORKSPACE.accessMode], resources: { requests: { storage: POOL_WORKSPACE.size } } },
+    },
+  ];
+}
