@@ -7,10 +7,8 @@ export const MAX_POOLS = 32;
 /** At most this many ready pods per pool. */
 export const MAX_POOL_SIZE = 32;
 
-const DNS_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS_SUBDOMAIN = "[a-z0-9]([-.a-z0-9]*[a-z0-9])?";
 /** `<namespace>/<name>` of an Agent, both parts as Kubernetes spells them (a pool lives in the Agent's namespace). */
-const POOL_AGENT = new RegExp(`^${DNS_LABEL}/${DNS_SUBDOMAIN}$`);
+const POOL_AGENT = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
 
 /** One pool: which Agent, how many ready, unbound engine pods to keep. */
 export const PoolSchema = z.strictObject({

@@ -24,7 +24,8 @@ import { formatFieldPath } from "../conditions.ts";
 import { checkMcpSecrets } from "./mcp-secrets.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import { isOwnedBy } from "./run-children-sync.ts";
-import { checkStartSnapshot, computeSnapshotDataSha256 } from "./start-snapshot.ts";
+import { computeSnapshotDataSha256 } from "../../io/snapshot-digest.ts";
+import { checkStartSnapshot } from "./start-snapshot.ts";
 import { checkWorkspaceClaim } from "./workspace-claim.ts";
 
 /** A Run that may not go on; `sha256`: the digest of the start snapshot this pass accepted before it was stopped. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { checkStartSnapshot, computeSnapshotDataSha256 } from "./start-snapshot.ts";
+import { computeSnapshotDataSha256 } from "../../io/snapshot-digest.ts";
+import { checkStartSnapshot } from "./start-snapshot.ts";
 
 const data = { "run-policy.json": "{\"a\":1}\n", "runtime.json": "{}\n", "controller.json": "{}\n" };
 

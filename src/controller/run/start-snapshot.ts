@@ -4,15 +4,8 @@
 // image. The controller accepts the ConfigMap it finds only when its data is the snapshot it just resolved (on
 // creation), or when its digest is the one recorded in `status.snapshotSha256` (every later pass), as it does for
 // resumed snapshots (run-resume.ts).
-import { createHash } from "node:crypto";
+import { computeSnapshotDataSha256 } from "../../io/snapshot-digest.ts";
 import { isSameStatus } from "../conditions.ts";
-
-/** SHA-256 (hex) of a snapshot ConfigMap's data: every key and value, in key order, each NUL-terminated. */
-export function computeSnapshotDataSha256(data: Readonly<Record<string, string>>): string {
-  const hash = createHash("sha256");
-  for (const key of Object.keys(data).sort()) hash.update(`${key}\u0000${data[key]}\u0000`, "utf8");
-  return hash.digest("hex");
-}
 
 /**
  * Why the ConfigMap found is not this run's start snapshot (undefined: it is), given what this pass knows;

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { loadAllYaml, type V1ConfigMap, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { computeSnapshotDataSha256 } from "../../../src/controller/run/start-snapshot.ts";
+import { computeSnapshotDataSha256 } from "../../../src/io/snapshot-digest.ts";
 import { BLUEPRINT_FILES_MAX_BYTES } from "../../../src/sandbox/blueprint-files.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
 import { applyPolicy, conditionOf, createAgent, createRun, OURS, patchCustom, readCustom, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type TestOperator } from "./operator-harness.ts";

@@ -6,7 +6,7 @@
 // the digest of the ConfigMap it was pinned to.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { V1ConfigMap } from "@kubernetes/client-node";
-import { computeSnapshotDataSha256 } from "../../../src/controller/run/start-snapshot.ts";
+import { computeSnapshotDataSha256 } from "../../../src/io/snapshot-digest.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster } from "../harness/index.ts";
 import { applyPolicy, conditionOf, createAgent, createRun, isGone, OURS, patchCustom, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type TestOperator } from "./operator-harness.ts";
 
