@@ -12,6 +12,7 @@ import { ANNOTATION, buildLabelValue, COMPONENT } from "./names.ts";
 import { buildContainerSecurityContext, buildTmpVolume, SIDECAR_MEMORY_ENV, type PodSettings } from "./pod-settings.ts";
 import { buildTokenVolume, ENGINE_PATHS, mountVolumes, podSpecBase, RESERVED, RUNTIME_TOKEN_FILE, withSpecHash } from "./pods.ts";
 import type { PolicyMount } from "./read-path-volumes.ts";
+import type { RunSnapshot } from "./run-snapshot.ts";
 
 /** Values of `leviath.dev/pool-state`. */
 export const POOL_STATE = { ready: "ready", bound: "bound" } as const;
@@ -51,6 +52,17 @@ export function buildPoolNames(agent: string, id: string) {
   // An Agent name is at most 253 characters; a pod name may be too, and `-workspace` comes on top for the claim.
   const pod = `${agent.slice(0, 253 - 26)}-pool-${id}`;
   return { pod, identity: pod, workspace: `${pod}-workspace` };
+}
+
+/** The names of every object of a pool pod, given the pod's: itself, its identity (same name) and its claim. */
+export function listPoolObjectNames(pod: string): string[] {
+  return [pod, `${pod}-workspace`];
+}
+
+/** A pool's template from a snapshot of its Agent: what a Run's pinned snapshot gives, so equal hashes mean a pod can serve it. */
+export function buildPoolTemplate(agent: PoolAgent, snapshot: RunSnapshot): PoolTemplate {
+  const { image, runtimeKind } = snapshot.controller.agent;
+  return { agent, image, ...(runtimeKind !== undefined ? { runtimeKind } : {}), readPathVolumes: snapshot.controller.readPathVolumes };
 }
 
 /** Metadata of a pool object: in the Agent's namespace, owned by it (as controller) until a Run adopts it. */

@@ -1,0 +1,15 @@
+import type { ControllerDeclaration } from "../controller-declaration.ts";
+import { buildObjectKeyOf } from "../object-key.ts";
+import { createPoolReconciler } from "./pool-reconciler.ts";
+
+/** The pool controller: keeps each LeviathPolicy pool's ready, unbound engine pods (docs/controller.md, Warm pools). */
+export const poolController: ControllerDeclaration = {
+  name: "pool",
+  purpose: "keeps the ready, unbound engine pods of each Agent a LeviathPolicy pool names, and retires stale ones",
+  for: { kind: "agent", keys: (agent) => [buildObjectKeyOf(agent)] },
+  // Pool pods, their identity and claims are owned by their Agent until a Run adopts them.
+  owns: ["pod", "serviceAccount", "role", "roleBinding", "pvc"],
+  // A pool added, resized or removed, or a change of what a Run would pin (image ceiling, read-path grants).
+  watches: [{ kind: "policy", keys: (_policy, cache) => cache.list("agent").map(buildObjectKeyOf) }],
+  reconciler: (ctx) => createPoolReconciler(ctx),
+};

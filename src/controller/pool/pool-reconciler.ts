@@ -1,0 +1,91 @@
+// The pool controller (docs/controller.md, "Warm pools"): for each Agent a LeviathPolicy pool names, keeps `size`
+// ready, unbound pool pods made from what a Run of that Agent would pin today, and retires the others. A pod's
+// template comes from the same snapshot builder a Run's start does, so a Run's pinned snapshot gives the same pool
+// hash exactly when a pool pod can serve it. A bound pod is its Run's: this controller never touches it again.
+import { AgentSpecSchema } from "../../api/agent.ts";
+import { buildAgentKey } from "../../api/common.ts";
+import { LABEL } from "../../api/constants.ts";
+import { RunSpecSchema } from "../../api/run.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { computeHash } from "../../sandbox/hash.ts";
+import { ANNOTATION } from "../../sandbox/names.ts";
+import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash, listPoolObjectNames, POOL_STATE, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
+import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
+import type { ReconcileResult } from "../cluster-port.ts";
+import type { ControllerContext, Reconcile } from "../controller-declaration.ts";
+import { parseObjectKey } from "../object-key.ts";
+import { computeEffectivePolicy } from "../policy/policy-state.ts";
+import type { PodObject } from "../run/run-children-sync.ts";
+import { decidePoolPods, observePoolPodState, type ObservedPoolPod } from "./pool-decision.ts";
+
+/** A pool still filling or a pod still starting is looked at again this often (pod events bring it back sooner). */
+const POOL_RECHECK_MS = 5_000;
+
+/** The template a Run of this Agent would pin today (undefined: the Agent cannot run, so its pool keeps nothing). */
+function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?: unknown }, agent: PoolAgent): PoolTemplate | undefined {
+  const spec = AgentSpecSchema.safeParse(agentObj.spec ?? {});
+  if (!spec.success) return undefined;
+  const policy = computeEffectivePolicy(ctx.policy());
+  const snapshot = buildRunSnapshot({
+    agent: { name: agent.name, namespace: agent.namespace, generation: agentObj.metadata.generation ?? 0, spec: spec.data, written: (agentObj.spec ?? {}) as Record<string, unknown> },
+    policy,
+    run: RunSpecSchema.parse({ agentRef: { name: agent.name } }),
+    ...(ctx.settings.defaultRuntimeImage ? { defaultRuntimeImage: ctx.settings.defaultRuntimeImage } : {}),
+  });
+  return snapshot.ok ? buildPoolTemplate(agent, snapshot.value) : undefined;
+}
+
+function observe(pod: PodObject): ObservedPoolPod {
+  const labels = pod.metadata.labels ?? {};
+  return {
+    name: pod.metadata.name,
+    state: observePoolPodState({
+      bound: labels[LABEL.poolState] !== POOL_STATE.ready,
+      phase: pod.status?.phase,
+      ready: pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+    }),
+    hash: pod.metadata.annotations?.[ANNOTATION.poolHash],
+    createdMs: Date.parse(String(pod.metadata.creationTimestamp ?? "")) || 0,
+    deleting: pod.metadata.deletionTimestamp !== undefined,
+  };
+}
+
+/** New ids for pool pods: derived from the Agent, the time and a counter, skipping names the cache holds. */
+function pickIds(agent: PoolAgent, count: number, taken: ReadonlySet<string>, nowMs: number): string[] {
+  const ids: string[] = [];
+  for (let i = 0; ids.length < count; i++) {
+    const id = computeHash({ agent: agent.uid, nowMs, i }).slice(0, 10);
+    if (!taken.has(buildPoolNames(agent.name, id).pod)) ids.push(id);
+  }
+  return ids;
+}
+
+/** The pool reconciler: one key per Agent (`namespace/name`). */
+export function createPoolReconciler(ctx: ControllerContext): Reconcile {
+  const { cache, writer, settings } = ctx;
+  return async (key: string): Promise<ReconcileResult> => {
+    const { namespace, name } = parseObjectKey(key);
+    const agentObj = cache.get("agent", namespace, name) as (KubeObject & { spec?: unknown }) | undefined;
+    const uid = agentObj?.metadata.uid;
+    if (agentObj === undefined || uid === undefined || namespace === undefined) return {};
+    const agent: PoolAgent = { namespace, name, uid };
+    const pool = computeEffectivePolicy(ctx.policy())?.spec.pools.find((p) => p.agent === buildAgentKey(namespace, name));
+    const template = pool === undefined ? undefined : computeTemplate(ctx, agentObj, agent);
+    const owned = cache.listOwnedBy(uid);
+    const pods = owned.filter((o): o is PodObject => o.kind === "Pod" && o.metadata.labels?.[LABEL.pool] !== undefined);
+    const hash = template === undefined ? "" : computePoolHash(template, settings);
+    const plan = decidePoolPods(template === undefined ? 0 : pool?.size ?? 0, hash, pods.map(observe));
+    // A retired pod goes with its identity and its claim (all owned by the Agent while unbound).
+    const retired = new Set(plan.delete.flatMap(listPoolObjectNames));
+    await Promise.all(owned.filter((o) => retired.has(o.metadata.name)).map((o) => writer.delete(o)));
+    if (template !== undefined && plan.create > 0) {
+      const ids = pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), ctx.nowMs());
+      await Promise.all(ids.map(async (id) => {
+        for (const obj of buildPoolPodPrerequisites(agent, id)) await writer.create(obj);
+        await writer.create(buildPoolPod(template, id, settings));
+      }));
+    }
+    const filling = plan.create > 0 || plan.starting > 0 || plan.delete.length > 0;
+    return filling ? { requeueAfterMs: POOL_RECHECK_MS } : {};
+  };
+}

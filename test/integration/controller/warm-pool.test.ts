@@ -1,0 +1,66 @@
+// The pool controller against the real API server (docs/controller.md, "Warm pools"): a LeviathPolicy pool keeps
+// its size of unbound pool pods for its Agent, each with its own identity and claim and nothing of any Run; a
+// smaller size retires the youngest; an Agent edit retires pods made from the old Agent; a pool removed takes its
+// unbound pods with it. No kubelet runs here, so the pods never become ready: what is tested is what the
+// controller writes.
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { testCluster, waitFor } from "../harness/index.ts";
+import { applyPolicy, createAgent, patchCustom, TEST_RUNTIME_IMAGE, useOperatorWithoutPolicy } from "./operator-harness.ts";
+
+const files = useOperatorWithoutPolicy("warm-pool");
+
+type PodLike = KubernetesObject & { spec?: { volumes?: Record<string, unknown>[]; serviceAccountName?: string; initContainers?: { args?: string[] }[]; containers?: { envFrom?: unknown; command?: string[] }[] } };
+
+async function listPool(kind: string, apiVersion = "v1"): Promise<PodLike[]> {
+  const list = await testCluster().objects.list(apiVersion, kind, files.namespace, undefined, undefined, undefined, undefined, "leviath.dev/pool=notes");
+  return (list.items as PodLike[]).filter((o) => !o.metadata?.deletionTimestamp);
+}
+
+const waitForPods = (count: number, check: (pods: PodLike[]) => boolean = () => true) =>
+  waitFor(async () => {
+    const pods = await listPool("Pod");
+    return pods.length === count && check(pods) ? pods : undefined;
+  }, { timeoutMs: 30_000, description: `${count} pool pods` });
+
+const hashOf = (pod: PodLike) => pod.metadata?.annotations?.["leviath.dev/pool-hash"];
+const names = (objs: KubernetesObject[]) => objs.map((o) => o.metadata?.name ?? "").sort();
+
+describe("a warm pool", () => {
+  it("is kept at its size with nothing of any Run, follows the Agent, and goes with its declaration", async () => {
+    const agent = await createAgent(files.namespace, "notes", { image: TEST_RUNTIME_IMAGE });
+    await applyPolicy({ pools: [{ agent: `${files.namespace}/notes`, size: 2 }] });
+    const pods = await waitForPods(2);
+    for (const pod of pods) {
+      expect(pod.metadata?.labels).toMatchObject({ "leviath.dev/pool-state": "ready", "leviath.dev/component": "engine" });
+      expect(pod.metadata?.labels?.["leviath.dev/run"]).toBeUndefined();
+      expect(pod.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: "Agent", name: "notes", uid: agent.metadata?.uid, controller: true })]);
+      expect(pod.spec?.volumes?.some((v) => "secret" in v || "configMap" in v)).toBe(false);
+      expect(pod.spec?.containers?.[0]?.envFrom).toBeUndefined();
+      expect(pod.spec?.initContainers?.[0]?.args).toContain("--pool");
+      expect(pod.spec?.serviceAccountName).toBe(pod.metadata?.name);
+    }
+    // Each pod has its own identity (reading its own pod only) and claim.
+    const podNames = names(pods);
+    await waitFor(async () => (names(await listPool("PersistentVolumeClaim")).join() === podNames.map((n) => `${n}-workspace`).join() ? true : undefined), { timeoutMs: 10_000, description: "the claims" });
+    expect(names(await listPool("ServiceAccount"))).toEqual(podNames);
+    const roles = await listPool("Role", "rbac.authorization.k8s.io/v1") as (KubernetesObject & { rules?: { resourceNames?: string[]; verbs?: string[] }[] })[];
+    expect(roles.map((r) => r.rules)).toEqual(podNames.map((n) => [expect.objectContaining({ resources: ["pods"], verbs: ["get", "list", "watch"], resourceNames: [n] })]));
+
+    await applyPolicy({ pools: [{ agent: `${files.namespace}/notes`, size: 1 }] });
+    const [kept] = await waitForPods(1);
+    expect(podNames).toContain(kept!.metadata?.name);
+    await waitFor(async () => ((await listPool("ServiceAccount")).length === 1 ? true : undefined), { timeoutMs: 10_000, description: "the retired pod's identity to go" });
+
+    // An Agent edit changes what a Run would pin: the old pod is retired unbound and replaced.
+    await applyPolicy({ pools: [{ agent: `${files.namespace}/notes`, size: 1 }], ceilings: { runtimeImages: ["r:2"] } });
+    await patchCustom("agents", files.namespace, "notes", { spec: { image: "r:2" } });
+    const [replaced] = await waitForPods(1, (p) => hashOf(p[0]!) !== hashOf(kept!));
+    expect(replaced!.metadata?.name).not.toBe(kept!.metadata?.name);
+    expect((replaced as { spec: { containers: { image: string }[] } }).spec.containers[0]!.image).toBe("r:2");
+
+    await applyPolicy({ ceilings: { runtimeImages: ["r:2"] } });
+    await waitForPods(0);
+    await waitFor(async () => ((await listPool("PersistentVolumeClaim")).length === 0 && (await listPool("ServiceAccount")).length === 0 ? true : undefined), { timeoutMs: 10_000, description: "every pool object to go" });
+  });
+});
