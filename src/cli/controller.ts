@@ -47,6 +47,8 @@ Options:
   --approval-ttl SECONDS               the controller deletes an Approval this long after its sidecar consumed it, or after
                                        its creation when it names no Run, an earlier Run, or is invalid; any other goes
                                        with its Run (default ${DEFAULT_APPROVAL_TTL_MS / 1000})
+  --warm-pools                         run the pool controller: keep the LeviathPolicy's spec.pools of unbound engine
+                                       pods (experimental: no Run adopts them yet; docs/controller.md, Warm pools)
   --log-level LEVEL                    ${LOG_LEVELS.join(", ")} (default info)
 ${WEBHOOK_HELP}`;
 
@@ -67,6 +69,7 @@ const OPTIONS = {
   "sidecar-image": { type: "string" },
   "runtime-image": { type: "string" },
   "approval-ttl": { type: "string" },
+  "warm-pools": { type: "boolean" },
   "log-level": { type: "string" },
   ...WEBHOOK_OPTIONS,
 } as const;
@@ -187,6 +190,7 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
     probeAddress,
     webhook,
     approvalTtlMs,
+    warmPools: v["warm-pools"] === true,
     leaderElection: v["leader-elect"] ? buildLeaderElection(v["leader-election-id"], { namespace, env: io.env, lease }) : undefined,
     onLostLeadership: () => {
       lost = true;

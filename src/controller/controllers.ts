@@ -2,8 +2,7 @@ import { agentController } from "./agent/agent-controller.ts";
 import { approvalController } from "./approval/approval-controller.ts";
 import type { ControllerDeclaration } from "./controller-declaration.ts";
 import { policyController } from "./policy/policy-controller.ts";
-import { poolController } from "./pool/pool-controller.ts";
 import { runController } from "./run/run-controller.ts";
 
 /** Every controller the operator runs, in the order their workers start. */
-export const CONTROLLERS: readonly ControllerDeclaration[] = [agentController, runController, policyController, approvalController, poolController];
+export const CONTROLLERS: readonly ControllerDeclaration[] = [agentController, runController, policyController, approvalController];

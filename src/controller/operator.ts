@@ -9,6 +9,7 @@ import type { PodSettings } from "../sandbox/pod-settings.ts";
 import type { WebhookServer, WebhookServerOptions } from "./admission/webhook-server.ts";
 import { buildMetricsApp, buildProbeApp, type MetricsSecurity } from "./http-apps.ts";
 import { CONTROLLERS } from "./controllers.ts";
+import { poolController } from "./pool/pool-controller.ts";
 import { createManager, type Manager } from "./manager.ts";
 
 /** Where a server listens (port 0 picks a free one). */
@@ -36,6 +37,8 @@ export interface OperatorOptions {
   approvalTtlMs?: number;
   /** The validating webhook (served by every replica, leader or not); undefined serves none. */
   webhook?: WebhookServerOptions;
+  /** Run the pool controller (experimental, off by default: no Run adopts a pool pod yet). */
+  warmPools?: boolean;
 }
 
 /** A running operator. */
@@ -75,7 +78,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
   let elector: LeaderElector | undefined;
   const isLeader = () => (elector ? elector.isLeader() : true);
   const manager = createManager({
-    controllers: CONTROLLERS,
+    controllers: opts.warmPools ? [...CONTROLLERS, poolController] : CONTROLLERS,
     client: opts.client, settings: opts.settings, workers: opts.workers, log: opts.log, metrics,
     eventInstance: opts.leaderElection?.identity ?? hostname(),
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { testCluster, waitFor } from "../harness/index.ts";
 import { applyPolicy, createAgent, patchCustom, TEST_RUNTIME_IMAGE, useOperatorWithoutPolicy } from "./operator-harness.ts";
 
-const files = useOperatorWithoutPolicy("warm-pool");
+const files = useOperatorWithoutPolicy("warm-pool", { warmPools: true });
 
 type PodLike = KubernetesObject & { spec?: { volumes?: Record<string, unknown>[]; serviceAccountName?: string; initContainers?: { args?: string[] }[]; containers?: { envFrom?: unknown; command?: string[] }[] } };
 
