@@ -30,6 +30,7 @@ export const SIDECAR_OPTIONS = {
   "stop-grace-ms": { type: "string" },
   "exec-wait-seconds": { type: "string" },
   "mcp-secrets-dir": { type: "string" },
+  pool: { type: "boolean" },
 } as const;
 
 /** How long a pods/exec waits for its container by default (a Run's default `sandboxReadySeconds`). */

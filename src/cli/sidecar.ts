@@ -45,6 +45,9 @@ Policy (one of):
       --blueprint-dir DIR   with --run-policy: the Agent's blueprint files, the only directory blueprint:
                             seeds read (the controller mounts the copy pinned at start); standalone it is
                             the --agent directory
+      --pool                a warm pool's pod (cluster): no run yet; every call is refused 503 not-bound
+                            until the controller binds the pod (LEVIATH_POD) to a Run whose snapshot checks
+                            out, then the Run's sidecar takes over (docs/controller.md, Warm pools)
   Every input is polled (--reload-interval-ms): a change that two polls in a row read the same (never a file
   caught mid-write) takes effect for new calls without a restart, and one that fails to load keeps the last
   good policy (logged, and the metric policy_last_reload_success is 0).
@@ -231,6 +234,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   if (v.workdir === undefined) throw new UsageError("--workdir DIR is required");
+  if (v.pool) return (await import("./sidecar-pool.ts")).runPoolSidecar(argv, v, io, runSidecar);
   const { listen, metricsListen, metricsTokenSha256 } = listenFlags(v);
   const { namespace, cluster } = whereItRuns(v, io);
   const workdir = canonicalWorkdir(io, v.workdir);

@@ -8,7 +8,8 @@ import { WORKSPACE_ROOT } from "../api/run.ts";
 import { REFERENCE_RUNTIME_KIND } from "../api/runtime-kinds.ts";
 import { computeHash } from "./hash.ts";
 import type { Container, KubeObject, ObjectMeta, Pod } from "./kube-types.ts";
-import { ANNOTATION, buildLabelValue, COMPONENT } from "./names.ts";
+import { ANNOTATION, buildChildNames, buildLabelValue, COMPONENT, type RunRef } from "./names.ts";
+import { buildRole, buildRoleBinding } from "./run-objects.ts";
 import { buildContainerSecurityContext, buildTmpVolume, SIDECAR_MEMORY_ENV, type PodSettings } from "./pod-settings.ts";
 import { buildTokenVolume, ENGINE_PATHS, mountVolumes, podSpecBase, RESERVED, RUNTIME_TOKEN_FILE, withSpecHash } from "./pods.ts";
 import type { PolicyMount } from "./read-path-volumes.ts";
@@ -199,4 +200,17 @@ export function buildPoolPodPrerequisites(agent: PoolAgent, id: string): KubeObj
       spec: { accessModes: [POOL_WORKSPACE.accessMode], resources: { requests: { storage: POOL_WORKSPACE.size } } },
     },
   ];
+}
+
+/**
+ * The identity of a Run adopted into pool pod `pod`: the Run's own Role (as for a cold Run) plus `get` on exactly
+ * its start snapshot, which the pool pod's sidecar reads over the API (a pod's volumes cannot change), bound to
+ * the pool pod's ServiceAccount instead of `<run>-sidecar`.
+ */
+export function buildPoolRunIdentity(run: RunRef, agent: string, pod: string, execTargets: readonly string[]): KubeObject[] {
+  const role = buildRole(run, agent, execTargets) as KubeObject & { rules: Record<string, unknown>[] };
+  role.rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: [buildChildNames(run.name).configMap] });
+  const binding = buildRoleBinding(run, agent);
+  binding["subjects"] = [{ kind: "ServiceAccount", name: pod, namespace: run.namespace }];
+  return [role, binding];
 }

@@ -60,30 +60,40 @@ function pickIds(agent: PoolAgent, count: number, taken: ReadonlySet<string>, no
   return ids;
 }
 
+/** The pool declared for this Agent: its size (0 when none, or when the Agent cannot run), template and hash. */
+function desirePool(ctx: ControllerContext, agentObj: KubeObject & { spec?: unknown }, agent: PoolAgent): { size: number; template?: PoolTemplate; hash: string } {
+  const pool = computeEffectivePolicy(ctx.policy())?.spec.pools.find((p) => p.agent === buildAgentKey(agent.namespace, agent.name));
+  const template = pool === undefined ? undefined : computeTemplate(ctx, agentObj, agent);
+  if (pool === undefined || template === undefined) return { size: 0, hash: "" };
+  return { size: pool.size, template, hash: computePoolHash(template, ctx.settings) };
+}
+
+/** Creates `ids`' pool pods, each after its identity and claim (a pod naming a missing ServiceAccount is refused). */
+async function createPoolPods(ctx: ControllerContext, template: PoolTemplate, ids: readonly string[]): Promise<void> {
+  await Promise.all(ids.map(async (id) => {
+    for (const obj of buildPoolPodPrerequisites(template.agent, id)) await ctx.writer.create(obj);
+    await ctx.writer.create(buildPoolPod(template, id, ctx.settings));
+  }));
+}
+
 /** The pool reconciler: one key per Agent (`namespace/name`). */
 export function createPoolReconciler(ctx: ControllerContext): Reconcile {
-  const { cache, writer, settings } = ctx;
+  const { cache, writer } = ctx;
   return async (key: string): Promise<ReconcileResult> => {
     const { namespace, name } = parseObjectKey(key);
     const agentObj = cache.get("agent", namespace, name) as (KubeObject & { spec?: unknown }) | undefined;
     const uid = agentObj?.metadata.uid;
     if (agentObj === undefined || uid === undefined || namespace === undefined) return {};
     const agent: PoolAgent = { namespace, name, uid };
-    const pool = computeEffectivePolicy(ctx.policy())?.spec.pools.find((p) => p.agent === buildAgentKey(namespace, name));
-    const template = pool === undefined ? undefined : computeTemplate(ctx, agentObj, agent);
+    const { size, template, hash } = desirePool(ctx, agentObj, agent);
     const owned = cache.listOwnedBy(uid);
     const pods = owned.filter((o): o is PodObject => o.kind === "Pod" && o.metadata.labels?.[LABEL.pool] !== undefined);
-    const hash = template === undefined ? "" : computePoolHash(template, settings);
-    const plan = decidePoolPods(template === undefined ? 0 : pool?.size ?? 0, hash, pods.map(observe));
+    const plan = decidePoolPods(size, hash, pods.map(observe));
     // A retired pod goes with its identity and its claim (all owned by the Agent while unbound).
     const retired = new Set(plan.delete.flatMap(listPoolObjectNames));
     await Promise.all(owned.filter((o) => retired.has(o.metadata.name)).map((o) => writer.delete(o)));
     if (template !== undefined && plan.create > 0) {
-      const ids = pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), ctx.nowMs());
-      await Promise.all(ids.map(async (id) => {
-        for (const obj of buildPoolPodPrerequisites(agent, id)) await writer.create(obj);
-        await writer.create(buildPoolPod(template, id, settings));
-      }));
+      await createPoolPods(ctx, template, pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), ctx.nowMs()));
     }
     const filling = plan.create > 0 || plan.starting > 0 || plan.delete.length > 0;
     return filling ? { requeueAfterMs: POOL_RECHECK_MS } : {};

@@ -1,0 +1,91 @@
+// `leviath sidecar --pool` against the real API server, as a warm pool's pod (docs/controller.md, "Warm pools"):
+// with the pool pod's own identity (its Role reads its own pod, nothing else) it refuses every call until bound;
+// a binding whose snapshot does not match the Run's digest leaves it refusing; once the Run's Role is bound to the
+// pod's ServiceAccount and everything checks out, the cluster sidecar takes over with the Run's snapshot.
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { computeSnapshotDataSha256 } from "../../src/io/snapshot-digest.ts";
+import { ANNOTATION } from "../../src/sandbox/names.ts";
+import { buildPoolPod, buildPoolPodPrerequisites, buildPoolRunIdentity } from "../../src/sandbox/pool-pods.ts";
+import { DEFAULT_POD_SETTINGS } from "../../src/sandbox/pod-settings.ts";
+import { makeTempDir } from "../cli/sidecar-harness.ts";
+import { repo } from "../cli/run-cli.ts";
+import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
+import { RECORDS_RUN_POLICY, writeServiceAccountKubeconfig } from "./sidecar-fixtures.ts";
+
+let namespace = "";
+beforeAll(async () => {
+  await installCrds("crds/");
+  namespace = await createRestrictedNamespace("sidecar-pool");
+});
+afterAll(async () => {
+  if (namespace) await deleteNamespace(namespace);
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const apply = (objs: unknown[]) => kubectl(["apply", "--server-side", "--field-manager", "leviath-operator", "-f", "-"], { input: objs.map((o) => JSON.stringify(o)).join("\n") });
+
+describe("a pool pod's sidecar", () => {
+  it("refuses every call until bound, stays unbound on a snapshot that does not match, and takes over once it does", async () => {
+    const agent = { namespace, name: "notes", uid: "00000000-0000-0000-0000-000000000001" };
+    const pod = buildPoolPod({ agent, image: "r:1", readPathVolumes: [] }, "0a1b2c3d4e", DEFAULT_POD_SETTINGS);
+    const podName = pod.metadata.name;
+    const prerequisites = buildPoolPodPrerequisites(agent, "0a1b2c3d4e").filter((o) => o.kind !== "PersistentVolumeClaim");
+    for (const o of [...prerequisites, pod]) o.metadata.ownerReferences = [];
+    await apply([...prerequisites, pod]);
+    const root = makeTempDir("leviath-pool-");
+    mkdirSync(join(root, "work"));
+    const kubeconfig = await writeServiceAccountKubeconfig(join(root, "pool.kubeconfig"), namespace, podName);
+    const port = await freePort();
+    const env: Record<string, string | undefined> = { ...process.env, LEVIATH_POD: podName, LEVIATH_NAMESPACE: namespace, TMPDIR: root };
+    delete env["KUBERNETES_SERVICE_HOST"];
+    const proc = spawn(process.execPath, [repo("bin/leviath"), "sidecar", "--pool", "--workdir", join(root, "work"), "--listen", `127.0.0.1:${port}`, "--kubeconfig", kubeconfig, "--audit-dir", join(root, "audit")], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const exited = new Promise((resolve) => proc.once("exit", resolve));
+    try {
+      await waitFor(async () => (out.includes("unbound) refusing on") ? true : undefined), { timeoutMs: 60_000, description: `the pool sidecar to listen:\n${out}\n${err}` });
+      for (const [method, path] of [["POST", "/v1/tool-calls"], ["GET", "/v1/tool-calls/x"], ["GET", "/"]] as const) {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, ...(method === "POST" ? { body: "{}" } : {}) });
+        expect([path, res.status, ((await res.json()) as { code: string }).code]).toEqual([path, 503, "not-bound"]);
+      }
+
+      // The Run, its snapshot, its Role bound to the pool pod's ServiceAccount, and the pod's annotations.
+      const { custom, core } = testCluster();
+      const run = (await custom.createNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: "r1" }, spec: { agentRef: { name: "notes" } } } })) as { metadata: { uid: string } };
+      const data = { "run-policy.json": JSON.stringify(RECORDS_RUN_POLICY), "runtime.json": "{}", "controller.json": "{}" };
+      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: "r1-policy" }, data } });
+      await apply(buildPoolRunIdentity({ name: "r1", namespace, uid: run.metadata.uid }, "notes", podName, []));
+      const setStatus = (sha: string) => kubectl(["patch", "run", "r1", "-n", namespace, "--subresource", "status", "--type", "merge", "-p", JSON.stringify({ status: { enginePod: podName, startedFrom: "pool", snapshotSha256: sha } })]);
+      await setStatus(computeSnapshotDataSha256({ ...data, "run-policy.json": "{}" }));
+      await kubectl(["annotate", "pod", podName, "-n", namespace, `${ANNOTATION.boundRun}=r1`, `${ANNOTATION.boundRunUid}=${run.metadata.uid}`]);
+      await waitFor(async () => (err.includes("does not hash to the Run's status.snapshotSha256") ? true : undefined), { timeoutMs: 30_000, description: `the mismatch to be refused:\n${err}` });
+      expect((await fetch(`http://127.0.0.1:${port}/v1/tool-calls/x`)).status).toBe(503);
+
+      await setStatus(computeSnapshotDataSha256(data));
+      await waitFor(async () => (/bound to Run r1[\s\S]*listening on/.test(out) ? true : undefined), { timeoutMs: 60_000, description: `the cluster sidecar to take over:\n${out}\n${err}` });
+      // Now the Run's sidecar answers: a call without the runtime token is refused by it (401), no longer 503.
+      const after = await waitFor(async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/tool-calls/x`).catch(() => undefined);
+        return res?.status === 401 ? res : undefined;
+      }, { timeoutMs: 30_000, description: "the bound sidecar to answer" });
+      expect(after.status).toBe(401);
+    } finally {
+      proc.kill("SIGTERM");
+      await exited;
+    }
+  });
+});
