@@ -222,9 +222,11 @@ function buildAgentContainer(snapshot: RunSnapshot, workspace: WorkspaceMount, s
   };
 }
 
-/** The `leviath sidecar` native sidecar: the token, the run policy, the MCP Secrets, the blueprint files and the granted read paths. */
-function buildSidecarContainer(run: RunRef, workspace: WorkspaceMount, settings: PodSettings, parts: EngineParts): Container {
-  const { mcpSecrets, blueprint } = parts;
+/**
+ * The `leviath sidecar` native sidecar as every engine pod runs it (a pool pod's too): `head` flags, the loopback
+ * API, the metrics listener when configured, the runtime token, the stop grace, then `tail` flags.
+ */
+export function buildSidecarBase(settings: PodSettings, flags: { head: string[]; tail: string[] }, env: NonNullable<Container["env"]>, volumeMounts: Container["volumeMounts"]): Container {
   // Only the digest: the pod spec is readable in the namespace, the token itself stays in the controller's Secret.
   const digest = settings.sidecarMetricsTokenSha256;
   const metricsArgs = digest ? ["--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`, "--metrics-token-sha256", digest] : [];
@@ -234,31 +236,41 @@ function buildSidecarContainer(run: RunRef, workspace: WorkspaceMount, settings:
     restartPolicy: "Always",
     command: ["leviath", "sidecar"],
     args: [
-      "--run-policy", `${ENGINE_PATHS.runPolicy}/${SNAPSHOT_KEY.runPolicy}`,
-      "--workdir", workspace.mountPath,
+      ...flags.head,
       "--listen", `127.0.0.1:${settings.sidecarPort}`,
       ...metricsArgs,
-      "--run", run.name,
-      "--runtime-token-file", RUNTIME_TOKEN_FILE,
-      "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
-      ...mcpSecrets.args,
-      ...blueprint.args,
+      ...flags.tail,
     ],
     ...(digest ? { ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }] } : {}),
-    env: [...parts.env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
+    env: [...env, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
     securityContext: buildContainerSecurityContext(),
     resources: settings.resources.sidecar,
-    volumeMounts: [
-      parts.workspaceMount,
-      { name: "sidecar-tmp", mountPath: ENGINE_PATHS.tmp },
-      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
-      { name: "run-policy", mountPath: ENGINE_PATHS.runPolicy, readOnly: true },
-      { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
-      ...mcpSecrets.volumeMounts,
-      ...blueprint.volumeMounts,
-      ...parts.readPaths.volumeMounts,
-    ],
+    volumeMounts,
   };
+}
+
+/** The flags that end every engine pod sidecar's command line: the runtime token and the stop grace. */
+export function buildSidecarStopFlags(settings: PodSettings): string[] {
+  return ["--runtime-token-file", RUNTIME_TOKEN_FILE, "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000)];
+}
+
+/** The `leviath sidecar` native sidecar: the token, the run policy, the MCP Secrets, the blueprint files and the granted read paths. */
+function buildSidecarContainer(run: RunRef, workspace: WorkspaceMount, settings: PodSettings, parts: EngineParts): Container {
+  const { mcpSecrets, blueprint } = parts;
+  const flags = {
+    head: ["--run-policy", `${ENGINE_PATHS.runPolicy}/${SNAPSHOT_KEY.runPolicy}`, "--workdir", workspace.mountPath],
+    tail: ["--run", run.name, ...buildSidecarStopFlags(settings), ...mcpSecrets.args, ...blueprint.args],
+  };
+  return buildSidecarBase(settings, flags, parts.env, [
+    parts.workspaceMount,
+    { name: "sidecar-tmp", mountPath: ENGINE_PATHS.tmp },
+    { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
+    { name: "run-policy", mountPath: ENGINE_PATHS.runPolicy, readOnly: true },
+    { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
+    ...mcpSecrets.volumeMounts,
+    ...blueprint.volumeMounts,
+    ...parts.readPaths.volumeMounts,
+  ]);
 }
 
 /** The sidecar's blueprint directory: only the pinned `blueprint.*` keys of the run's snapshot, read-only. */

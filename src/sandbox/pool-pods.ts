@@ -10,8 +10,8 @@ import { computeHash } from "./hash.ts";
 import type { Container, KubeObject, ObjectMeta, Pod } from "./kube-types.ts";
 import { ANNOTATION, buildChildNames, buildLabelValue, COMPONENT, type RunRef } from "./names.ts";
 import { buildRole, buildRoleBinding } from "./run-objects.ts";
-import { buildContainerSecurityContext, buildTmpVolume, SIDECAR_MEMORY_ENV, type PodSettings } from "./pod-settings.ts";
-import { buildTokenVolume, ENGINE_PATHS, mountVolumes, podSpecBase, RESERVED, RUNTIME_TOKEN_FILE, withSpecHash } from "./pods.ts";
+import { buildContainerSecurityContext, buildTmpVolume, type PodSettings } from "./pod-settings.ts";
+import { buildSidecarBase, buildSidecarStopFlags, buildTokenVolume, ENGINE_PATHS, mountVolumes, podSpecBase, RESERVED, RUNTIME_TOKEN_FILE, withSpecHash } from "./pods.ts";
 import type { PolicyMount } from "./read-path-volumes.ts";
 import type { RunSnapshot } from "./run-snapshot.ts";
 
@@ -116,33 +116,14 @@ function buildPoolAgentContainer(template: PoolTemplate, settings: PodSettings):
 }
 
 function buildPoolSidecar(settings: PodSettings, readPaths: ReturnType<typeof mountVolumes>): Container {
-  const digest = settings.sidecarMetricsTokenSha256;
-  const metricsArgs = digest ? ["--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`, "--metrics-token-sha256", digest] : [];
-  return {
-    name: "sidecar",
-    image: settings.sidecarImage,
-    restartPolicy: "Always",
-    command: ["leviath", "sidecar"],
-    args: [
-      "--pool",
-      "--workdir", POOL_WORKSPACE.mountPath,
-      "--listen", `127.0.0.1:${settings.sidecarPort}`,
-      ...metricsArgs,
-      "--runtime-token-file", RUNTIME_TOKEN_FILE,
-      "--stop-grace-ms", String(Math.max(1, settings.engineGraceSeconds - 2) * 1000),
-    ],
-    ...(digest ? { ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }] } : {}),
-    env: [POD_NAME_ENV, NAMESPACE_ENV, ...Object.entries(SIDECAR_MEMORY_ENV).map(([name, value]) => ({ name, value }))],
-    securityContext: buildContainerSecurityContext(),
-    resources: settings.resources.sidecar,
-    volumeMounts: [
-      { name: "workspace", mountPath: POOL_WORKSPACE.mountPath },
-      { name: "sidecar-tmp", mountPath: ENGINE_PATHS.tmp },
-      { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
-      { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
-      ...(readPaths.volumeMounts ?? []),
-    ],
-  };
+  const flags = { head: ["--pool", "--workdir", POOL_WORKSPACE.mountPath], tail: buildSidecarStopFlags(settings) };
+  return buildSidecarBase(settings, flags, [POD_NAME_ENV, NAMESPACE_ENV], [
+    { name: "workspace", mountPath: POOL_WORKSPACE.mountPath },
+    { name: "sidecar-tmp", mountPath: ENGINE_PATHS.tmp },
+    { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret },
+    { name: "kube-api-access", mountPath: ENGINE_PATHS.serviceAccount, readOnly: true },
+    ...(readPaths.volumeMounts ?? []),
+  ]);
 }
 
 /**
