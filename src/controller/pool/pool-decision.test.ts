@@ -42,7 +42,7 @@ describe("decidePoolPods", () => {
 
 describe("decideAdoption", () => {
   const base: AdoptionInput = {
-    pool: { agent: "team-a/notes", size: 2 }, runHash: H, hostExec: false,
+    pool: { agent: "team-a/notes", size: 2 }, runHash: H, hostExec: false, mcpSecrets: false,
     workspace: { mountPath: "/workspace", size: "1Gi", accessMode: "ReadWriteOnce" },
     pods: [pod("p2", "ready"), pod("p1", "ready"), pod("p0", "starting"), pod("p9", "bound")],
   };
@@ -67,6 +67,7 @@ describe("decideAdoption", () => {
     expect(decideAdoption({ ...base, workspace: { ...base.workspace, size: "5Gi" } })).toMatchObject({ kind: "miss", reason: "not-eligible" });
     expect(decideAdoption({ ...base, workspace: { ...base.workspace, storageClassName: "fast" } })).toMatchObject({ kind: "miss", reason: "not-eligible" });
     expect(decideAdoption({ ...base, hostExec: true })).toMatchObject({ kind: "miss", reason: "not-eligible", message: expect.stringContaining("engine pod") });
+    expect(decideAdoption({ ...base, mcpSecrets: true })).toMatchObject({ kind: "miss", reason: "not-eligible", message: expect.stringContaining("MCP server's Secret") });
   });
 
   it("is no miss at all without a pool", () => {

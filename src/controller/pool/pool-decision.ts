@@ -77,6 +77,8 @@ export interface AdoptionInput {
   readonly workspace: Pick<Workspace, "claimName" | "mountPath" | "size" | "accessMode" | "storageClassName">;
   /** Some stage runs commands in the engine pod (kind `none`, or a fallback). */
   readonly hostExec: boolean;
+  /** The Run's sidecar mounts an MCP server's Secret (a pool pod's volumes are fixed before any Run). */
+  readonly mcpSecrets: boolean;
   /** The pool's pods. */
   readonly pods: readonly ObservedPoolPod[];
   /** Pods this Run already lost a race for (another Run claimed them first). */
@@ -94,6 +96,7 @@ function ineligible(input: AdoptionInput): string | undefined {
     return `the Run asks for another workspace than the pool's (${POOL_WORKSPACE.mountPath}, ${POOL_WORKSPACE.size}, ${POOL_WORKSPACE.accessMode}, the default storage class)`;
   }
   if (input.hostExec) return "a stage of the Run runs commands in the engine pod, which a pool pod never does";
+  if (input.mcpSecrets) return "the Run's sidecar needs an MCP server's Secret mounted, which a pool pod does not have";
   return undefined;
 }
 
