@@ -77,7 +77,8 @@ function buildPoolMeta(agent: PoolAgent, name: string, component: string): Objec
       [LABEL.component]: component,
       [LABEL.managedBy]: FIELD_MANAGER,
     },
-    ownerReferences: [{ apiVersion: API_VERSION, kind: KIND.agent, name: agent.name, uid: agent.uid, controller: true, blockOwnerDeletion: true }],
+    // No blockOwnerDeletion: that would need update on agents/finalizers, and nothing waits on an Agent's deletion.
+    ownerReferences: [{ apiVersion: API_VERSION, kind: KIND.agent, name: agent.name, uid: agent.uid, controller: true }],
   };
 }
 

@@ -6,6 +6,7 @@ import { AgentSpecSchema } from "../../api/agent.ts";
 import { buildAgentKey } from "../../api/common.ts";
 import { LABEL } from "../../api/constants.ts";
 import { RunSpecSchema } from "../../api/run.ts";
+import { decideRuntimeCeilings } from "../../policy/ceilings.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { computeHash } from "../../sandbox/hash.ts";
 import { ANNOTATION } from "../../sandbox/names.ts";
@@ -24,8 +25,9 @@ const POOL_RECHECK_MS = 5_000;
 /** The template a Run of this Agent would pin today (undefined: the Agent cannot run, so its pool keeps nothing). */
 function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?: unknown }, agent: PoolAgent): PoolTemplate | undefined {
   const spec = AgentSpecSchema.safeParse(agentObj.spec ?? {});
-  if (!spec.success) return undefined;
   const policy = computeEffectivePolicy(ctx.policy());
+  // Never a pod of an image or runtime kind the policy's ceilings refuse: a Run of this Agent would not start either.
+  if (!spec.success || policy === undefined || decideRuntimeCeilings(policy.spec.ceilings, spec.data, ctx.settings.defaultRuntimeImage) !== undefined) return undefined;
   const snapshot = buildRunSnapshot({
     agent: { name: agent.name, namespace: agent.namespace, generation: agentObj.metadata.generation ?? 0, spec: spec.data, written: (agentObj.spec ?? {}) as Record<string, unknown> },
     policy,

@@ -1,8 +1,8 @@
 // The pool controller against the real API server (docs/controller.md, "Warm pools"): a LeviathPolicy pool keeps
 // its size of unbound pool pods for its Agent, each with its own identity and claim and nothing of any Run; a
-// smaller size retires the youngest; an Agent edit retires pods made from the old Agent; a pool removed takes its
-// unbound pods with it. No kubelet runs here, so the pods never become ready: what is tested is what the
-// controller writes.
+// smaller size retires the youngest; an Agent edit retires pods made from the old Agent, and an image the ceilings
+// refuse gets none; a pool removed takes its unbound pods with it. No kubelet runs here, so the pods never become
+// ready: what is tested is what the controller writes.
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { testCluster, waitFor } from "../harness/index.ts";
@@ -51,6 +51,10 @@ describe("a warm pool", () => {
     const [kept] = await waitForPods(1);
     expect(podNames).toContain(kept!.metadata?.name);
     await waitFor(async () => ((await listPool("ServiceAccount")).length === 1 ? true : undefined), { timeoutMs: 10_000, description: "the retired pod's identity to go" });
+
+    // An image the policy's ceilings refuse gets no pool pod: a Run of it would not start either.
+    await patchCustom("agents", files.namespace, "notes", { spec: { image: "evil.example/x:1" } });
+    await waitForPods(0);
 
     // An Agent edit changes what a Run would pin: the old pod is retired unbound and replaced.
     await applyPolicy({ pools: [{ agent: `${files.namespace}/notes`, size: 1 }], ceilings: { runtimeImages: ["r:2"] } });
