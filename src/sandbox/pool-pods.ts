@@ -160,8 +160,8 @@ export function buildPoolPod(template: PoolTemplate, id: string, settings: PodSe
 }
 
 /**
- * What a pool pod needs before it, in the order they are written: its ServiceAccount, a Role that lets it get and
- * watch exactly its own pod (to see its binding), the RoleBinding, and its workspace claim.
+ * What a pool pod needs before it, in the order they are written: its ServiceAccount, a Role that lets it get
+ * exactly its own pod (to see its binding), the RoleBinding, and its workspace claim.
  */
 export function buildPoolPodPrerequisites(agent: PoolAgent, id: string): KubeObject[] {
   const names = buildPoolNames(agent.name, id);
@@ -170,7 +170,7 @@ export function buildPoolPodPrerequisites(agent: PoolAgent, id: string): KubeObj
     { apiVersion: "v1", kind: "ServiceAccount", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity), automountServiceAccountToken: false },
     {
       apiVersion: `${rbac}/v1`, kind: "Role", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity),
-      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"], resourceNames: [names.pod] }],
+      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"], resourceNames: [names.pod] }],
     },
     {
       apiVersion: `${rbac}/v1`, kind: "RoleBinding", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity),
