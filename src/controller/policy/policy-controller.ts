@@ -1,4 +1,4 @@
-import { CLUSTER_POLICY_NAME } from "../../api/constants.ts";
+import { CLUSTER_POLICY_NAME, LABEL } from "../../api/constants.ts";
 import type { ControllerDeclaration } from "../controller-declaration.ts";
 import { createPolicyReconciler } from "./policy-reconciler.ts";
 
@@ -12,6 +12,8 @@ export const policyController: ControllerDeclaration = {
   for: { kind: "policy", keys: () => CLUSTER_POLICY_KEY },
   signals: { networkEnforcement: () => CLUSTER_POLICY_KEY },
   startKeys: () => CLUSTER_POLICY_KEY,
+  // A warm pool's pod changing changes the pools' counts on the status.
+  watches: [{ kind: "pod", keys: (pod) => (pod.metadata.labels?.[LABEL.pool] !== undefined ? CLUSTER_POLICY_KEY : []) }],
   // One policy: more workers would only wait on each other.
   workers: 1,
   reconciler: (ctx) => createPolicyReconciler(ctx),

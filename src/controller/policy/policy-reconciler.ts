@@ -6,6 +6,7 @@ import { buildConditions, isSameStatus } from "../conditions.ts";
 import { decideValidReadiness } from "../readiness.ts";
 import { createTransitionRecorder, VALIDATE_ACTION } from "../status-events.ts";
 import type { PolicyState } from "./policy-state.ts";
+import { buildPoolStatusFields } from "../pool/pool-reconciler.ts";
 import { CLUSTER_ADVICE } from "../../api/findings.ts";
 import { computePolicyFindings } from "../../policy/policy-findings.ts";
 
@@ -44,6 +45,7 @@ export function createPolicyReconciler(deps: PolicyReconcilerDeps): (key: string
       conditions: buildConditions(obj.status?.conditions, [decided, ...decideValidReadiness(decided)], deps.nowIso(), generation),
       ...(findings.length > 0 ? { findings } : {}),
       ...(enforcement ? { networkEnforcement: enforcement } : {}),
+      ...buildPoolStatusFields(deps.cache, state),
     };
     if (isSameStatus(obj.status, status)) return {};
     await deps.writer.applyStatus("policy", undefined, CLUSTER_POLICY_NAME, status);

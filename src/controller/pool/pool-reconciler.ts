@@ -4,20 +4,22 @@
 // hash exactly when a pool pod can serve it. A bound pod is its Run's: this controller never touches it again.
 import { AgentSpecSchema } from "../../api/agent.ts";
 import { buildAgentKey } from "../../api/common.ts";
-import { LABEL } from "../../api/constants.ts";
+import { KIND, LABEL } from "../../api/constants.ts";
+import type { Pool, PoolStatus } from "../../api/pools.ts";
 import { RunSpecSchema } from "../../api/run.ts";
 import { decideRuntimeCeilings } from "../../policy/ceilings.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { computeHash } from "../../sandbox/hash.ts";
-import { ANNOTATION } from "../../sandbox/names.ts";
+import { ANNOTATION, buildLabelValue } from "../../sandbox/names.ts";
 import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash, listPoolObjectNames, POOL_STATE, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
 import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
-import type { ReconcileResult } from "../cluster-port.ts";
+import type { ClusterCache, ReconcileResult } from "../cluster-port.ts";
 import type { ControllerContext, Reconcile } from "../controller-declaration.ts";
 import { parseObjectKey } from "../object-key.ts";
-import { computeEffectivePolicy } from "../policy/policy-state.ts";
+import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import type { PodObject } from "../run/run-children-sync.ts";
 import { decidePoolPods, observePoolPodState, type ObservedPoolPod } from "./pool-decision.ts";
+import { computePoolStatuses } from "./pool-status.ts";
 
 /** A pool still filling or a pod still starting is looked at again this often (pod events bring it back sooner). */
 const POOL_RECHECK_MS = 5_000;
@@ -37,7 +39,8 @@ function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?:
   return snapshot.ok ? buildPoolTemplate(agent, snapshot.value) : undefined;
 }
 
-function observe(pod: PodObject): ObservedPoolPod {
+/** What the controller sees of one cached pool pod. */
+export function observePoolPod(pod: PodObject): ObservedPoolPod {
   const labels = pod.metadata.labels ?? {};
   return {
     name: pod.metadata.name,
@@ -90,7 +93,7 @@ export function createPoolReconciler(ctx: ControllerContext): Reconcile {
     const { size, template, hash } = desirePool(ctx, agentObj, agent);
     const owned = cache.listOwnedBy(uid);
     const pods = owned.filter((o): o is PodObject => o.kind === "Pod" && o.metadata.labels?.[LABEL.pool] !== undefined);
-    const plan = decidePoolPods(size, hash, pods.map(observe));
+    const plan = decidePoolPods(size, hash, pods.map(observePoolPod));
     // A retired pod goes with its identity and its claim (all owned by the Agent while unbound).
     const retired = new Set(plan.delete.flatMap(listPoolObjectNames));
     await Promise.all(owned.filter((o) => retired.has(o.metadata.name)).map((o) => writer.delete(o)));
@@ -100,4 +103,21 @@ export function createPoolReconciler(ctx: ControllerContext): Reconcile {
     const filling = plan.create > 0 || plan.starting > 0 || plan.delete.length > 0;
     return filling ? { requeueAfterMs: POOL_RECHECK_MS } : {};
   };
+}
+
+/** The LeviathPolicy status fields of the pools in force (none without pools), from the cache. */
+export function buildPoolStatusFields(cache: ClusterCache, state: PolicyState): { pools?: PoolStatus[]; poolsDisplay?: string } {
+  const { pools, display } = readPoolStatuses(cache, computeEffectivePolicy(state)?.spec.pools ?? []);
+  return display === undefined ? {} : { pools, poolsDisplay: display };
+}
+
+/** The pools' status from the cache: each pool's unbound pods (owned by its Agent) in the Agent's namespace. */
+function readPoolStatuses(cache: ClusterCache, pools: readonly Pool[]): ReturnType<typeof computePoolStatuses> {
+  return computePoolStatuses(pools, (pool) => {
+    const [namespace = "", agent = ""] = pool.agent.split("/");
+    const label = buildLabelValue(agent);
+    return (cache.list("pod", namespace) as PodObject[])
+      .filter((p) => p.metadata.labels?.[LABEL.pool] === label && p.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND.agent && r.name === agent))
+      .map(observePoolPod);
+  });
 }

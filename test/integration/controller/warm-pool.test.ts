@@ -5,8 +5,8 @@
 // ready: what is tested is what the controller writes.
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { testCluster, waitFor } from "../harness/index.ts";
-import { applyPolicy, createAgent, patchCustom, TEST_RUNTIME_IMAGE, useOperatorWithoutPolicy } from "./operator-harness.ts";
+import { kubectl, testCluster, waitFor } from "../harness/index.ts";
+import { applyPolicy, createAgent, OURS, patchCustom, TEST_RUNTIME_IMAGE, useOperatorWithoutPolicy } from "./operator-harness.ts";
 
 const files = useOperatorWithoutPolicy("warm-pool", { warmPools: true });
 
@@ -47,6 +47,14 @@ describe("a warm pool", () => {
     const roles = await listPool("Role", "rbac.authorization.k8s.io/v1") as (KubernetesObject & { rules?: { resourceNames?: string[]; verbs?: string[] }[] })[];
     expect(roles.map((r) => r.rules)).toEqual(podNames.map((n) => [expect.objectContaining({ resources: ["pods"], verbs: ["get"], resourceNames: [n] })]));
 
+    // The policy's status counts them (never ready here: no kubelet), and kubectl get shows ready/size.
+    const policy = await waitFor(async () => {
+      const p = (await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as { status?: { pools?: unknown[]; poolsDisplay?: string } };
+      return p.status?.poolsDisplay === "0/2" ? p : undefined;
+    }, { timeoutMs: 30_000, description: "the pools on the policy's status" });
+    expect(policy.status?.pools).toEqual([{ agent: `${files.namespace}/notes`, size: 2, ready: 0, starting: 2, adoptions: 0, misses: 0 }]);
+    expect((await kubectl(["get", "leviathpolicy", "cluster"])).stdout).toMatch(/POOLS[\s\S]*\s0\/2\s/);
+
     await applyPolicy({ pools: [{ agent: `${files.namespace}/notes`, size: 1 }] });
     const [kept] = await waitForPods(1);
     expect(podNames).toContain(kept!.metadata?.name);
@@ -65,6 +73,10 @@ describe("a warm pool", () => {
 
     await applyPolicy({ ceilings: { runtimeImages: ["r:2"] } });
     await waitForPods(0);
+    await waitFor(async () => {
+      const p = (await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as { status?: { pools?: unknown[] } };
+      return p.status?.pools === undefined ? true : undefined;
+    }, { timeoutMs: 30_000, description: "the pools to leave the policy's status" });
     await waitFor(async () => ((await listPool("PersistentVolumeClaim")).length === 0 && (await listPool("ServiceAccount")).length === 0 ? true : undefined), { timeoutMs: 10_000, description: "every pool object to go" });
   });
 });
