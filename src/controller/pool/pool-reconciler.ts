@@ -29,7 +29,7 @@ function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?:
   const spec = AgentSpecSchema.safeParse(agentObj.spec ?? {});
   const policy = computeEffectivePolicy(ctx.policy());
   // Never a pod of an image or runtime kind the policy's ceilings refuse: a Run of this Agent would not start either.
-  if (!spec.success || policy === undefined || decideRuntimeCeilings(policy.spec.ceilings, spec.data, ctx.settings.defaultRuntimeImage) !== undefined) return undefined;
+  if (!spec.success || policy === undefined || decideRuntimeCeilings(policy.spec, spec.data, ctx.settings.defaultRuntimeImage) !== undefined) return undefined;
   const snapshot = buildRunSnapshot({
     agent: { name: agent.name, namespace: agent.namespace, generation: agentObj.metadata.generation ?? 0, spec: spec.data, written: (agentObj.spec ?? {}) as Record<string, unknown> },
     policy,
