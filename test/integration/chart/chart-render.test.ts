@@ -270,6 +270,11 @@ describe("helm template with non-default values", () => {
     expect(c.args).toContain("--runtime-image=registry.internal/runtime:1");
   });
 
+  it("runs the pool controller only with controller.warmPools=true", async () => {
+    expect(controller(parseManifests(await renderChart("leviath-operator", NS))).args).not.toContain("--warm-pools");
+    expect(controller(parseManifests(await renderChart("leviath-operator", NS, ["--set", "controller.warmPools=true"]))).args).toContain("--warm-pools");
+  });
+
   it("controller.nodeOptions empty sets no NODE_OPTIONS, and another value is passed as given", async () => {
     const none = controller(parseManifests(await renderChart("leviath-operator", NS, ["--set", "controller.nodeOptions="])));
     expect(none.env?.some((e) => e.name === "NODE_OPTIONS")).toBe(false);
