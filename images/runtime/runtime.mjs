@@ -10,7 +10,8 @@
 //   wait            a call that asks for a person nobody sends, waited on until the Run's deadline stops it
 //   restart         a refused read and submit_output, then it waits for the sidecar's next start (a new runtime
 //                   token: the test kills the sidecar), reads /v1/status from it, makes one more refused read; exit 0
-//   first-call      one shell call (`true`, in the sandbox pod), then exit 0; its line carries when the runtime
+//   first-call      one shell call (`true`, in the sandbox pod; with tool: list_dir, a listing of the workspace the
+//                   sidecar answers itself), then exit 0; its line carries when the runtime
 //                   started, when the sidecar answered its health check and when the call's answer arrived
 //                   (epoch ms on the node's clock), for `npm run bench -- start`
 import { createHash } from "node:crypto";
@@ -87,7 +88,8 @@ if (e2e.scenario === "fail" || e2e.scenario === "exit") {
 
 if (e2e.scenario === "first-call") {
   const healthyAt = Date.now();
-  const r = await call("first-call", "fc-1", "shell", { command: "true" });
+  // `shell` by default (executed in the sandbox pod); `list_dir` of the workspace is answered by the sidecar alone.
+  const r = e2e.tool === "list_dir" ? await call("first-call", "fc-1", "list_dir", { path: "." }) : await call("first-call", "fc-1", "shell", { command: "true" });
   emit("first-call:timing", r.status, { startedAt, healthyAt, answeredAt: Date.now(), decision: r.body?.decision });
   emit("done", 0, {});
   process.exit(0);
