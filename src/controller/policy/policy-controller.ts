@@ -12,8 +12,12 @@ export const policyController: ControllerDeclaration = {
   for: { kind: "policy", keys: () => CLUSTER_POLICY_KEY },
   signals: { networkEnforcement: () => CLUSTER_POLICY_KEY },
   startKeys: () => CLUSTER_POLICY_KEY,
-  // A warm pool's pod changing changes the pools' counts on the status.
-  watches: [{ kind: "pod", keys: (pod) => (pod.metadata.labels?.[LABEL.pool] !== undefined ? CLUSTER_POLICY_KEY : []) }],
+  // A warm pool's pod changing changes the pools' counts on the status; so does a Run started from one or cold
+  // (`startedFrom` is written only with warm pools on), which may be a miss.
+  watches: [
+    { kind: "pod", keys: (pod) => (pod.metadata.labels?.[LABEL.pool] !== undefined ? CLUSTER_POLICY_KEY : []) },
+    { kind: "run", keys: (run) => ((run as { status?: { startedFrom?: string } }).status?.startedFrom !== undefined ? CLUSTER_POLICY_KEY : []) },
+  ],
   // One policy: more workers would only wait on each other.
   workers: 1,
   reconciler: (ctx) => createPolicyReconciler(ctx),
