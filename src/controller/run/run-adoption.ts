@@ -58,10 +58,12 @@ function poolBinding(pod: string): EngineBinding {
 function findBinding(input: AdoptionInputs): EngineBinding | undefined {
   const { ref, previous, owned, snapshot } = input;
   if (previous?.startedFrom === "pool" && previous.enginePod !== undefined) return poolBinding(previous.enginePod);
+  // A Run recorded cold stays cold: a pool pod it came to own is no engine pod of it (and is pruned).
+  if (previous?.startedFrom === "cold") return coldBinding(ref, snapshot, "cold");
   const adopted = owned.find((o) => o.kind === "Pod" && o.metadata.labels?.[LABEL.pool] !== undefined);
   if (adopted !== undefined) return poolBinding(adopted.metadata.name);
-  // Cold: said so before, or its engine pod exists already (started before warm pools were on), or over unstarted.
-  const started = previous?.startedFrom === "cold" || owned.some((o) => o.kind === "Pod" && o.metadata.name === buildChildNames(ref.name).enginePod);
+  // Cold: its engine pod exists already (it started before warm pools were on), or it is over without one.
+  const started = owned.some((o) => o.kind === "Pod" && o.metadata.name === buildChildNames(ref.name).enginePod);
   return started || input.isOver ? coldBinding(ref, snapshot, "cold") : undefined;
 }
 
@@ -120,7 +122,7 @@ async function adopt(deps: AdoptionDeps & { pools: PoolLedger }, input: Adoption
  * Claims pool pod `name` for the Run: read now, still ready, unbound and its Agent's, and written back at that
  * resourceVersion. False when another Run (or the pool's retirement) got there first.
  */
-async function claimPoolPod(writer: ClusterWriter, ref: RunRef, agentUid: string, name: string): Promise<boolean> {
+export async function claimPoolPod(writer: ClusterWriter, ref: RunRef, agentUid: string, name: string): Promise<boolean> {
   const live = await writer.read("pod", ref.namespace, name);
   if (live === undefined || live.metadata.deletionTimestamp || live.metadata.labels?.[LABEL.poolState] !== POOL_STATE.ready || !isOwnedBy(live, agentUid)) return false;
   try {
