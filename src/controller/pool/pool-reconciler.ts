@@ -82,9 +82,20 @@ async function createPoolPods(ctx: ControllerContext, template: PoolTemplate, id
   }));
 }
 
+/**
+ * Deletes a retired pool pod at the version the cache saw, then its identity and claim (owned by the Agent while
+ * unbound). A pod written since (a Run claimed it a moment ago) is left, with its claim and identity: the next pass
+ * sees it bound, and a bound pod is its Run's.
+ */
+async function retirePoolPod(ctx: ControllerContext, pod: PodObject, owned: readonly KubeObject[]): Promise<void> {
+  if (!(await ctx.writer.deleteAtVersion(pod))) return;
+  const names = new Set(listPoolObjectNames(pod.metadata.name));
+  await Promise.all(owned.filter((o) => o.kind !== "Pod" && names.has(o.metadata.name)).map((o) => ctx.writer.delete(o)));
+}
+
 /** The pool reconciler: one key per Agent (`namespace/name`). */
 export function createPoolReconciler(ctx: ControllerContext): Reconcile {
-  const { cache, writer } = ctx;
+  const { cache } = ctx;
   return async (key: string): Promise<ReconcileResult> => {
     const { namespace, name } = parseObjectKey(key);
     const agentObj = cache.get("agent", namespace, name) as (KubeObject & { spec?: unknown }) | undefined;
@@ -95,9 +106,7 @@ export function createPoolReconciler(ctx: ControllerContext): Reconcile {
     const owned = cache.listOwnedBy(uid);
     const pods = owned.filter((o): o is PodObject => o.kind === "Pod" && o.metadata.labels?.[LABEL.pool] !== undefined);
     const plan = decidePoolPods(size, hash, pods.map(observePoolPod));
-    // A retired pod goes with its identity and its claim (all owned by the Agent while unbound).
-    const retired = new Set(plan.delete.flatMap(listPoolObjectNames));
-    await Promise.all(owned.filter((o) => retired.has(o.metadata.name)).map((o) => writer.delete(o)));
+    await Promise.all(plan.delete.map((name) => retirePoolPod(ctx, pods.find((p) => p.metadata.name === name)!, owned)));
     if (template !== undefined && plan.create > 0) {
       await createPoolPods(ctx, template, pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), ctx.nowMs()));
     }

@@ -20,7 +20,7 @@ function harness(cached: KubeObject[], existing: KubeObject[] = []) {
   };
   const record = (verb: string) => async (obj: KubeObject) => { writes.push(`${verb} ${obj.kind}/${obj.metadata.name}`); };
   const writer: ClusterWriter = {
-    apply: record("apply"), create: record("create"), delete: record("delete"),
+    apply: record("apply"), create: record("create"), delete: record("delete"), deleteAtVersion: async () => true,
     applyStatus: async () => undefined, read: async () => undefined, readMetadata: async () => undefined,
     createOrGet: async (obj) => {
       const found = existing.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);

@@ -39,7 +39,7 @@ function withReadBarrier(writer: ClusterWriter, readers: number): ClusterWriter 
 }
 
 describe("two Runs claiming one pool pod", () => {
-  it("give it to exactly one of them: the other's write at the same version is refused", async () => {
+  it("give it to exactly one of them: the other's write at the same version is refused, as is a retirement of the pod as it was", async () => {
     const agent = await createAgent(namespace, "notes", { image: TEST_RUNTIME_IMAGE });
     const owner = { namespace, name: "notes", uid: agent.metadata?.uid ?? "" };
     const client = createKubeClient(testCluster().kc);
@@ -50,6 +50,7 @@ describe("two Runs claiming one pool pod", () => {
     const runs = await Promise.all(["a", "b"].map((n) => createRun(namespace, n, { agentRef: { name: "notes" } })));
     const refs = runs.map((r) => ({ namespace, name: r.metadata?.name ?? "", uid: r.metadata?.uid ?? "" }));
 
+    const unbound = (await writer.read("pod", namespace, pod.metadata.name)) as KubeObject;
     const racing = withReadBarrier(writer, 2);
     const won = await Promise.all(refs.map((ref) => claimPoolPod(racing, ref, owner.uid, pod.metadata.name)));
     expect(won.filter(Boolean)).toHaveLength(1);
@@ -63,5 +64,9 @@ describe("two Runs claiming one pool pod", () => {
     const loser = refs[won.indexOf(false)]!;
     expect(await claimPoolPod(writer, loser, owner.uid, pod.metadata.name)).toBe(false);
     expect(((await writer.read("pod", namespace, pod.metadata.name)) as KubeObject).metadata.resourceVersion).toBe(live.metadata.resourceVersion);
+    // The pool controller retiring the pod as its cache last saw it (unbound) deletes nothing: it was claimed since.
+    expect(await writer.deleteAtVersion(unbound)).toBe(false);
+    expect(await writer.read("pod", namespace, pod.metadata.name)).toBeDefined();
+    expect(await writer.deleteAtVersion(live)).toBe(true);
   });
 });
