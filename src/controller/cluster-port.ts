@@ -31,6 +31,8 @@ export interface ClusterWriter {
   /** Create; when the object already exists, read and return the existing one instead. */
   createOrGet(obj: KubeObject): Promise<KubeObject>;
   delete(obj: KubeObject): Promise<void>;
+  /** Delete only if the object is still at its `resourceVersion`: false when someone wrote it since (a pool pod just claimed). */
+  deleteAtVersion(obj: KubeObject): Promise<boolean>;
 }
 
 /** A reconciler's answer: done, or look again after a while (a readiness deadline, a pod still terminating). */

@@ -1,5 +1,5 @@
 import type { KubeClient } from "../kube/client.ts";
-import { applyObject, applyStatus, createObject, deleteObject, getObject, getObjectMetadata, replaceObject, type KubeObject } from "../kube/objects.ts";
+import { applyObject, applyStatus, createObject, deleteObject, deleteObjectAtVersion, getObject, getObjectMetadata, replaceObject, type KubeObject } from "../kube/objects.ts";
 import { RESOURCES, resourceOf } from "../kube/resources.ts";
 import type { ControllerMetrics } from "../metrics/controller-metrics.ts";
 import type { ClusterWriter } from "./cluster-port.ts";
@@ -69,6 +69,13 @@ export function createClusterWriter(opts: ClusterWriterDeps): ClusterWriter {
       guard();
       opts.metrics.write("delete", obj.kind);
       await deleteObject(opts.client, resourceOf(obj.apiVersion, obj.kind)!, obj.metadata);
+    },
+    async deleteAtVersion(obj) {
+      guard();
+      const { resourceVersion } = obj.metadata;
+      if (resourceVersion === undefined) throw new Error(`${obj.kind} ${buildObjectKeyOf(obj)} has no resourceVersion to delete at`);
+      opts.metrics.write("delete", obj.kind);
+      return deleteObjectAtVersion(opts.client, resourceOf(obj.apiVersion, obj.kind)!, { namespace: obj.metadata.namespace, name: obj.metadata.name, resourceVersion });
     },
   };
 }

@@ -10,6 +10,7 @@ import type { ControllerName } from "../metrics/controller-metrics.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import type { PolicyState } from "./policy/policy-state.ts";
+import type { PoolLedger } from "./pool/pool-ledger.ts";
 
 /** What every reconciler may be built from; the manager makes one for all of them. */
 export interface ControllerContext {
@@ -27,6 +28,8 @@ export interface ControllerContext {
   nowIso: () => string;
   /** How long consumed, orphaned, stale and invalid Approvals are kept. */
   approvalTtlMs: number;
+  /** What the warm pools served; present only with warm pools on (Runs adopt pool pods only then). */
+  pools?: PoolLedger | undefined;
 }
 
 /** Reconcile one key: level-triggered, idempotent; a thrown error is classified and retried by the loop. */

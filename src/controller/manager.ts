@@ -22,6 +22,7 @@ import type { ControllerContext, ControllerDeclaration, KeyMap, Signal } from ".
 import { buildObjectKey } from "./object-key.ts";
 import { createNetworkVerifier } from "./policy/network-verification.ts";
 import { computePolicyState, type GoodPolicy, type PolicyState } from "./policy/policy-state.ts";
+import { createPoolLedger } from "./pool/pool-ledger.ts";
 import { createWorkQueue, type WorkQueue } from "./work-queue.ts";
 
 /** Everything the manager is built from; the clock, ids and leadership come in from the composition root. */
@@ -42,6 +43,8 @@ export interface ManagerOptions {
   approvalTtlMs?: number;
   /** `reportingInstance` of the Events this process records (its pod name). */
   eventInstance?: string;
+  /** Warm pools on: Runs adopt pool pods, and what the pools served is counted (the pool controller is in `controllers`). */
+  warmPools?: boolean;
 }
 
 /** The running controllers: caches, queues and (once leading) workers. */
@@ -181,6 +184,7 @@ export function createManager(opts: ManagerOptions): Manager {
   const ctx: ControllerContext = {
     cache, writer, policy: policyState, networkEnforcement: () => verifier.state(), events, settings: opts.settings,
     nowMs: opts.nowMs, nowIso: () => formatApiTime(opts.nowMs()), approvalTtlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
+    ...(opts.warmPools ? { pools: createPoolLedger(opts.metrics) } : {}),
   };
   const reconcilers = new Map(opts.controllers.map((c) => [c.name, c.reconciler(ctx)]));
   let loops: ControllerLoop[] = [];

@@ -37,7 +37,7 @@ export interface OperatorOptions {
   approvalTtlMs?: number;
   /** The validating webhook (served by every replica, leader or not); undefined serves none. */
   webhook?: WebhookServerOptions;
-  /** Run the pool controller (experimental, off by default: no Run adopts a pool pod yet). */
+  /** Warm pools: run the pool controller, and let Runs adopt its pods (off by default). */
   warmPools?: boolean;
 }
 
@@ -83,6 +83,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
     eventInstance: opts.leaderElection?.identity ?? hostname(),
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
     ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
+    ...(opts.warmPools ? { warmPools: true } : {}),
   });
   const apps: Server[] = [];
   const addresses: { metrics?: string; probes?: string; webhook?: string } = {};

@@ -96,6 +96,23 @@ export async function deleteObject(client: KubeClient, res: Resource, ref: Objec
   }
 }
 
+/**
+ * Delete one object only if it is still at `resourceVersion` (nobody wrote it since it was read): true when it was
+ * deleted or was gone already, false when it changed meanwhile (409: the caller looks at it again).
+ */
+export async function deleteObjectAtVersion(client: KubeClient, res: Resource, ref: ObjectRef & { readonly resourceVersion: string }): Promise<boolean> {
+  try {
+    await client.request("DELETE", buildPath(res, ref.namespace, ref.name), {
+      body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background", preconditions: { resourceVersion: ref.resourceVersion } },
+    });
+    return true;
+  } catch (err) {
+    if (isApiStatus(err, 404)) return true;
+    if (isApiStatus(err, 409)) return false;
+    throw err;
+  }
+}
+
 /** The media type of a metadata-only read: the server sends no `data`, so a Secret's values never reach us. */
 const METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { POOL_MISS_REASONS, type PoolMissReason } from "../api/pools.ts";
 import type { NetworkEnforcementStatus } from "../api/status.ts";
 import type { ErrorKind } from "../kube/errors.ts";
 import { registerBuildInfo } from "./build-info.ts";
@@ -34,6 +35,12 @@ export interface ControllerMetrics {
   networkProbe(result: NetworkEnforcementState): void;
   /** The operator's current view of NetworkPolicy enforcement (1 for the state it is in, 0 for the others). */
   networkEnforcement(state: NetworkEnforcementState): void;
+  /** The warm pools' unbound pods, summed over every pool: ready and starting. */
+  poolPods(counts: { ready: number; starting: number }): void;
+  /** A Run adopted a pool pod. */
+  poolAdoption(): void;
+  /** A Run of an Agent with a pool started cold, and why. */
+  poolMiss(reason: PoolMissReason): void;
 }
 
 /** What the NetworkPolicy probe concluded, as a closed label set (the status field's values). */
@@ -76,6 +83,24 @@ function registerInFlightGauges(registry: Registry, queueLabels: string[]): InFl
     },
   });
   return watched;
+}
+
+/** The warm pools' metrics (docs/controller.md, "Warm pools"), every series present from the start. */
+function registerPoolMetrics(registry: Registry): Pick<ControllerMetrics, "poolPods" | "poolAdoption" | "poolMiss"> {
+  const registers = [registry];
+  const pods = new Gauge({ name: "leviath_pool_pods", help: "Unbound warm pool pods over every pool, by state (ready, starting)", labelNames: ["state"], registers });
+  const adoptions = new Counter({ name: "leviath_pool_adoptions_total", help: "Runs that adopted a ready warm pool pod", registers });
+  const misses = new Counter({ name: "leviath_pool_misses_total", help: "Runs of an Agent with a warm pool that started cold, by reason (no-ready-pod, not-eligible, claim-conflict)", labelNames: ["reason"], registers });
+  for (const state of ["ready", "starting"]) pods.set({ state }, 0);
+  for (const reason of POOL_MISS_REASONS) misses.inc({ reason }, 0);
+  return {
+    poolPods(counts) {
+      pods.set({ state: "ready" }, counts.ready);
+      pods.set({ state: "starting" }, counts.starting);
+    },
+    poolAdoption: () => adoptions.inc(),
+    poolMiss: (reason) => misses.inc({ reason }),
+  };
 }
 
 /** Create the registry and every metric (process metrics included). */
@@ -126,6 +151,7 @@ export function createControllerMetrics(leaseName = "leviath-operator"): Control
   const q = (controller: ControllerName) => ({ controller, name: controller });
   return {
     registry,
+    ...registerPoolMetrics(registry),
     reconciled(controller, outcome, seconds) {
       total.inc({ controller, result: outcome });
       time.observe({ controller }, seconds);

@@ -3,8 +3,9 @@ import { LABEL } from "../api/constants.ts";
 import { ANNOTATION } from "./names.ts";
 import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
 import { buildEnginePod } from "./pods.ts";
-import { buildPoolPod, buildPoolPodPrerequisites, computePoolHash, POOL_STATE, type PoolTemplate } from "./pool-pods.ts";
-import { buildWorkspaceMount } from "./run-children.ts";
+import { buildAdoptedObject, buildPoolPod, buildPoolPodPrerequisites, computePoolHash, listAdoptedObjects, POOL_STATE, type PoolTemplate } from "./pool-pods.ts";
+import { buildRunChildren, buildWorkspaceMount } from "./run-children.ts";
+import { computeSandboxPlan } from "./sandbox-plan.ts";
 import { RUN, snapshotOf } from "./test-fixtures.ts";
 
 const AGENT = { namespace: "team-a", name: "notes", uid: "agent-uid-1" };
@@ -68,5 +69,36 @@ describe("a pool pod before it is bound", () => {
     expect(binding).toMatchObject({ roleRef: { kind: "Role", name: "notes-pool-0a1b2c3d4e" }, subjects: [{ kind: "ServiceAccount", name: "notes-pool-0a1b2c3d4e", namespace: "team-a" }] });
     const volume = pod.spec.volumes.find((v) => v.name === "workspace") as unknown as { persistentVolumeClaim: { claimName: string } };
     expect(claim).toMatchObject({ kind: "PersistentVolumeClaim", metadata: { name: volume.persistentVolumeClaim.claimName } });
+  });
+});
+
+describe("a pool pod adopted by a Run", () => {
+  it("is labelled and annotated with the Run, bound, and owned by it alone; its claim and identity too, without the annotations", () => {
+    const adopted = buildAdoptedObject(pod, RUN);
+    expect(adopted.metadata.labels).toMatchObject({ [LABEL.run]: RUN.name, [LABEL.poolState]: POOL_STATE.bound, [LABEL.pool]: "notes" });
+    expect(adopted.metadata.annotations).toMatchObject({ [ANNOTATION.boundRun]: RUN.name, [ANNOTATION.boundRunUid]: RUN.uid, [ANNOTATION.poolHash]: pod.metadata.annotations![ANNOTATION.poolHash] });
+    expect(adopted.metadata.ownerReferences).toEqual([{ apiVersion: "leviath.dev/v1alpha1", kind: "Run", name: RUN.name, uid: RUN.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(adopted.spec).toEqual(pod.spec);
+    const claim = buildAdoptedObject(buildPoolPodPrerequisites(AGENT, "0a1b2c3d4e")[3]!, RUN);
+    expect(claim.metadata.labels?.[LABEL.poolState]).toBeUndefined();
+    expect(claim.metadata.annotations).toBeUndefined();
+    expect(listAdoptedObjects(pod.metadata.name)).toEqual({
+      pod: `Pod/${pod.metadata.name}`, claim: `PersistentVolumeClaim/${pod.metadata.name}-workspace`,
+      identity: ["ServiceAccount", "Role", "RoleBinding"].map((k) => `${k}/${pod.metadata.name}`),
+    });
+  });
+
+  it("is the Run's engine pod: no engine pod, claim or account is built, sandboxes mount its claim, the Run's Role binds its account", () => {
+    const snapshot = snapshotOf({ image: "r:1", sandbox: { kind: "container", image: "debian:bookworm-slim", network: false } });
+    const plan = computeSandboxPlan(RUN.name, snapshot.runPolicy);
+    const objs = buildRunChildren({ run: RUN, snapshot, settings: DEFAULT_POD_SETTINGS, sandboxes: plan, hostExec: false, lifecycle: "active", pool: pod.metadata.name });
+    expect(objs.map((o) => o.kind)).toEqual(["ConfigMap", "Role", "RoleBinding", "NetworkPolicy", "Pod"]);
+    const [, role, binding, , sandbox] = objs as [unknown, { rules: { resources: string[]; resourceNames?: string[] }[] }, { subjects: { name: string }[] }, unknown, { metadata: { name: string }; spec: { volumes: { persistentVolumeClaim?: { claimName: string } }[] } }];
+    expect(sandbox.metadata.name).toBe(plan[0]!.pod);
+    expect(sandbox.spec.volumes.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName).toBe(`${pod.metadata.name}-workspace`);
+    expect(binding.subjects.map((s) => s.name)).toEqual([pod.metadata.name]);
+    expect(role.rules).toContainEqual(expect.objectContaining({ resources: ["configmaps"], resourceNames: [`${RUN.name}-policy`] }));
+    const draining = buildRunChildren({ run: RUN, snapshot, settings: DEFAULT_POD_SETTINGS, sandboxes: [], hostExec: false, lifecycle: "finished", draining: true, pool: pod.metadata.name });
+    expect(draining.map((o) => o.kind)).toEqual(["ConfigMap", "Role", "RoleBinding", "NetworkPolicy"]);
   });
 });

@@ -8,7 +8,7 @@ import { WORKSPACE_ROOT } from "../api/run.ts";
 import { REFERENCE_RUNTIME_KIND } from "../api/runtime-kinds.ts";
 import { computeHash } from "./hash.ts";
 import type { Container, KubeObject, ObjectMeta, Pod } from "./kube-types.ts";
-import { ANNOTATION, buildChildNames, buildLabelValue, COMPONENT, type RunRef } from "./names.ts";
+import { ANNOTATION, buildChildNames, buildLabelValue, buildOwnerReference, COMPONENT, type RunRef } from "./names.ts";
 import { buildRole, buildRoleBinding } from "./run-objects.ts";
 import { buildContainerSecurityContext, buildTmpVolume, type PodSettings } from "./pod-settings.ts";
 import { buildSidecarBase, buildSidecarStopFlags, buildTokenVolume, ENGINE_PATHS, mountVolumes, podSpecBase, RESERVED, RUNTIME_TOKEN_FILE, withSpecHash } from "./pods.ts";
@@ -195,4 +195,28 @@ export function buildPoolRunIdentity(run: RunRef, agent: string, pod: string, ex
   const binding = buildRoleBinding(run, agent);
   binding["subjects"] = [{ kind: "ServiceAccount", name: pod, namespace: run.namespace }];
   return [role, binding];
+}
+
+/** The names of what a Run that adopted pool pod `pod` takes over with it: `Kind/name` of the pod, its claim and its identity. */
+export function listAdoptedObjects(pod: string): { pod: string; claim: string; identity: string[] } {
+  const [, claim] = listPoolObjectNames(pod);
+  return { pod: `Pod/${pod}`, claim: `PersistentVolumeClaim/${claim}`, identity: ["ServiceAccount", "Role", "RoleBinding"].map((k) => `${k}/${pod}`) };
+}
+
+/**
+ * A pool object as the Run that adopted its pod holds it: labelled with the Run (a pod also `pool-state: bound` and
+ * annotated with the Run's name and uid, which its sidecar checks), and owned by the Run, as its controller, in
+ * place of the Agent; everything else as read.
+ */
+export function buildAdoptedObject<T extends KubeObject>(obj: T, run: RunRef): T {
+  const isPod = obj.kind === "Pod";
+  return {
+    ...obj,
+    metadata: {
+      ...obj.metadata,
+      labels: { ...obj.metadata.labels, [LABEL.run]: buildLabelValue(run.name), ...(isPod ? { [LABEL.poolState]: POOL_STATE.bound } : {}) },
+      ...(isPod ? { annotations: { ...obj.metadata.annotations, [ANNOTATION.boundRun]: run.name, [ANNOTATION.boundRunUid]: run.uid } } : {}),
+      ownerReferences: [buildOwnerReference(run)],
+    },
+  };
 }

@@ -2,6 +2,7 @@ import type { KubeObject, Pod } from "./kube-types.ts";
 import { buildChildNames, type RunRef } from "./names.ts";
 import type { PodSettings } from "./pod-settings.ts";
 import { buildEnginePod, buildSandboxPod, type WorkspaceMount } from "./pods.ts";
+import { buildPoolRunIdentity, listPoolObjectNames } from "./pool-pods.ts";
 import { buildNetworkPolicy, buildPolicyConfigMap, buildRole, buildRoleBinding, buildServiceAccount, buildWorkspaceClaim } from "./run-objects.ts";
 import type { RunSnapshot } from "./run-snapshot.ts";
 import { computeSandboxPlan, type SandboxPlan } from "./sandbox-plan.ts";
@@ -24,13 +25,18 @@ export interface RunChildrenInput {
   draining?: boolean;
   /** Active, but the engine pod must wait (a credential Secret is missing). */
   holdEngine?: boolean;
+  /**
+   * The warm pool pod the Run adopted: it is the engine pod, its claim the workspace and its ServiceAccount the
+   * sidecar's, so none of those is built; the Run's Role is bound to that account (buildPoolRunIdentity).
+   */
+  pool?: string | undefined;
 }
 
-/** The workspace every pod of the run mounts. */
-export function buildWorkspaceMount(run: RunRef, snapshot: RunSnapshot): WorkspaceMount {
+/** The workspace every pod of the run mounts (an adopted pool pod's claim, for a Run served from a pool). */
+export function buildWorkspaceMount(run: RunRef, snapshot: RunSnapshot, pool?: string): WorkspaceMount {
   const ws = snapshot.controller.workspace;
   return {
-    claimName: ws.claimName ?? buildChildNames(run.name).workspace,
+    claimName: pool !== undefined ? listPoolObjectNames(pool)[1]! : ws.claimName ?? buildChildNames(run.name).workspace,
     mountPath: ws.mountPath,
     sameNode: ws.accessMode === "ReadWriteOnce",
   };
@@ -41,25 +47,27 @@ export function buildWorkspaceMount(run: RunRef, snapshot: RunSnapshot): Workspa
  * before the pods they govern, sandbox pods before the engine that execs into them. The ConfigMap comes first.
  */
 export function buildRunChildren(input: RunChildrenInput): KubeObject[] {
-  const { run, snapshot, settings } = input;
+  const { run, snapshot, settings, pool } = input;
   const agent = snapshot.controller.agent.name;
   const ws = snapshot.controller.workspace;
-  const workspace = buildWorkspaceMount(run, snapshot);
+  const workspace = buildWorkspaceMount(run, snapshot, pool);
+  // An adopted pool pod is the engine pod: never built (its spec is the pool's), kept or deleted as the Run's own.
+  const engine = pool === undefined ? [buildEnginePod(run, snapshot, workspace, settings)] : [];
+  const identity = (execTargets: string[]) => (pool === undefined ? [buildServiceAccount(run, agent), buildRole(run, agent, execTargets), buildRoleBinding(run, agent)] : buildPoolRunIdentity(run, agent, pool, execTargets));
   const out: KubeObject[] = [buildPolicyConfigMap(run, snapshot)];
-  if (!ws.claimName) out.push(buildWorkspaceClaim(run, agent, ws));
+  if (!ws.claimName && pool === undefined) out.push(buildWorkspaceClaim(run, agent, ws));
   if (input.lifecycle !== "active") {
     if (input.draining) {
-      out.push(buildServiceAccount(run, agent), buildRole(run, agent, []), buildRoleBinding(run, agent));
+      out.push(...identity([]));
       if (computeSandboxPlan(run.name, snapshot.runPolicy).some((s) => !s.network)) out.push(buildNetworkPolicy(run, agent));
     }
-    if (input.lifecycle === "finished") out.push(buildEnginePod(run, snapshot, workspace, settings));
+    if (input.lifecycle === "finished") out.push(...engine);
     return out;
   }
-  const engine = buildEnginePod(run, snapshot, workspace, settings);
-  const execTargets = [...input.sandboxes.map((s) => s.pod), ...(input.hostExec ? [engine.metadata.name] : [])];
-  out.push(buildServiceAccount(run, agent), buildRole(run, agent, execTargets), buildRoleBinding(run, agent));
+  const execTargets = [...input.sandboxes.map((s) => s.pod), ...(input.hostExec ? [pool ?? buildChildNames(run.name).enginePod] : [])];
+  out.push(...identity(execTargets));
   if (input.sandboxes.some((s) => !s.network)) out.push(buildNetworkPolicy(run, agent));
   const pods: Pod[] = input.sandboxes.map((s) => buildSandboxPod(run, agent, s, { mounts: snapshot.controller.sandboxMounts, workspace, settings }));
-  out.push(...pods, ...(input.holdEngine ? [] : [engine]));
+  out.push(...pods, ...(input.holdEngine ? [] : engine));
   return out;
 }

@@ -26,6 +26,7 @@ function fakeCluster(phases: { open: string; closed: string }) {
       deleted.push(`${obj.kind}/${obj.metadata.name}`);
       objects.delete(`${obj.kind}/${obj.metadata.name}`);
     },
+    deleteAtVersion: async () => true,
     readMetadata: async () => undefined,
     applyStatus: async () => undefined,
     createOrGet: async (obj) => obj,

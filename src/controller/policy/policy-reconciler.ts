@@ -7,6 +7,7 @@ import { decideValidReadiness } from "../readiness.ts";
 import { createTransitionRecorder, VALIDATE_ACTION } from "../status-events.ts";
 import type { PolicyState } from "./policy-state.ts";
 import { buildPoolStatusFields } from "../pool/pool-reconciler.ts";
+import type { PoolLedger } from "../pool/pool-ledger.ts";
 import { CLUSTER_ADVICE } from "../../api/findings.ts";
 import { computePolicyFindings } from "../../policy/policy-findings.ts";
 
@@ -23,6 +24,8 @@ export interface PolicyReconcilerDeps {
   networkEnforcement?: () => NetworkEnforcementStatus;
   /** Where the Events of status transitions go (none: not recorded). */
   events?: EventSink;
+  /** What the warm pools served (only with warm pools on). */
+  pools?: PoolLedger | undefined;
 }
 
 type PolicyObject = { spec?: unknown; status?: { conditions?: AgentStatus["conditions"] }; metadata: { generation?: number; uid?: string } };
@@ -45,7 +48,7 @@ export function createPolicyReconciler(deps: PolicyReconcilerDeps): (key: string
       conditions: buildConditions(obj.status?.conditions, [decided, ...decideValidReadiness(decided)], deps.nowIso(), generation),
       ...(findings.length > 0 ? { findings } : {}),
       ...(enforcement ? { networkEnforcement: enforcement } : {}),
-      ...buildPoolStatusFields(deps.cache, state),
+      ...buildPoolStatusFields(deps.cache, state, deps.pools),
     };
     if (isSameStatus(obj.status, status)) return {};
     await deps.writer.applyStatus("policy", undefined, CLUSTER_POLICY_NAME, status);

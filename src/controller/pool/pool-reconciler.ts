@@ -19,6 +19,7 @@ import { parseObjectKey } from "../object-key.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import type { PodObject } from "../run/run-children-sync.ts";
 import { decidePoolPods, observePoolPodState, type ObservedPoolPod } from "./pool-decision.ts";
+import type { PoolLedger } from "./pool-ledger.ts";
 import { computePoolStatuses } from "./pool-status.ts";
 
 /** A pool still filling or a pod still starting is looked at again this often (pod events bring it back sooner). */
@@ -81,9 +82,20 @@ async function createPoolPods(ctx: ControllerContext, template: PoolTemplate, id
   }));
 }
 
+/**
+ * Deletes a retired pool pod at the version the cache saw, then its identity and claim (owned by the Agent while
+ * unbound). A pod written since (a Run claimed it a moment ago) is left, with its claim and identity: the next pass
+ * sees it bound, and a bound pod is its Run's.
+ */
+async function retirePoolPod(ctx: ControllerContext, pod: PodObject, owned: readonly KubeObject[]): Promise<void> {
+  if (!(await ctx.writer.deleteAtVersion(pod))) return;
+  const names = new Set(listPoolObjectNames(pod.metadata.name));
+  await Promise.all(owned.filter((o) => o.kind !== "Pod" && names.has(o.metadata.name)).map((o) => ctx.writer.delete(o)));
+}
+
 /** The pool reconciler: one key per Agent (`namespace/name`). */
 export function createPoolReconciler(ctx: ControllerContext): Reconcile {
-  const { cache, writer } = ctx;
+  const { cache } = ctx;
   return async (key: string): Promise<ReconcileResult> => {
     const { namespace, name } = parseObjectKey(key);
     const agentObj = cache.get("agent", namespace, name) as (KubeObject & { spec?: unknown }) | undefined;
@@ -94,9 +106,7 @@ export function createPoolReconciler(ctx: ControllerContext): Reconcile {
     const owned = cache.listOwnedBy(uid);
     const pods = owned.filter((o): o is PodObject => o.kind === "Pod" && o.metadata.labels?.[LABEL.pool] !== undefined);
     const plan = decidePoolPods(size, hash, pods.map(observePoolPod));
-    // A retired pod goes with its identity and its claim (all owned by the Agent while unbound).
-    const retired = new Set(plan.delete.flatMap(listPoolObjectNames));
-    await Promise.all(owned.filter((o) => retired.has(o.metadata.name)).map((o) => writer.delete(o)));
+    await Promise.all(plan.delete.map((name) => retirePoolPod(ctx, pods.find((p) => p.metadata.name === name)!, owned)));
     if (template !== undefined && plan.create > 0) {
       await createPoolPods(ctx, template, pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), ctx.nowMs()));
     }
@@ -105,19 +115,26 @@ export function createPoolReconciler(ctx: ControllerContext): Reconcile {
   };
 }
 
-/** The LeviathPolicy status fields of the pools in force (none without pools), from the cache. */
-export function buildPoolStatusFields(cache: ClusterCache, state: PolicyState): { pools?: PoolStatus[]; poolsDisplay?: string } {
-  const { pools, display } = readPoolStatuses(cache, computeEffectivePolicy(state)?.spec.pools ?? []);
+/**
+ * The LeviathPolicy status fields of the pools in force (none without pools), from the cache and, with warm pools
+ * on, the ledger of what they served (which also gets the pod counts for the metrics).
+ */
+export function buildPoolStatusFields(cache: ClusterCache, state: PolicyState, ledger?: PoolLedger): { pools?: PoolStatus[]; poolsDisplay?: string } {
+  const { pools, display } = readPoolStatuses(cache, computeEffectivePolicy(state)?.spec.pools ?? [], ledger);
+  if (ledger) ledger.pods({ ready: pools.reduce((n, p) => n + p.ready, 0), starting: pools.reduce((n, p) => n + p.starting, 0) });
   return display === undefined ? {} : { pools, poolsDisplay: display };
 }
 
-/** The pools' status from the cache: each pool's unbound pods (owned by its Agent) in the Agent's namespace. */
-function readPoolStatuses(cache: ClusterCache, pools: readonly Pool[]): ReturnType<typeof computePoolStatuses> {
-  return computePoolStatuses(pools, (pool) => {
-    const [namespace = "", agent = ""] = pool.agent.split("/");
-    const label = buildLabelValue(agent);
-    return (cache.list("pod", namespace) as PodObject[])
-      .filter((p) => p.metadata.labels?.[LABEL.pool] === label && p.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND.agent && r.name === agent))
-      .map(observePoolPod);
-  });
+/** The unbound pods (owned by the Agent) of the pool of Agent `<namespace>/<name>`, from the cache. */
+export function listPoolPods(cache: ClusterCache, agentKey: string): ObservedPoolPod[] {
+  const [namespace = "", agent = ""] = agentKey.split("/");
+  const label = buildLabelValue(agent);
+  return (cache.list("pod", namespace) as PodObject[])
+    .filter((p) => p.metadata.labels?.[LABEL.pool] === label && p.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND.agent && r.name === agent))
+    .map(observePoolPod);
+}
+
+/** The pools' status from the cache: each pool's unbound pods in the Agent's namespace, and what it served. */
+function readPoolStatuses(cache: ClusterCache, pools: readonly Pool[], ledger: PoolLedger | undefined): ReturnType<typeof computePoolStatuses> {
+  return computePoolStatuses(pools, (pool) => listPoolPods(cache, pool.agent), (pool) => ledger?.counts(pool.agent) ?? { adoptions: 0, misses: 0 });
 }

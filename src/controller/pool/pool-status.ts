@@ -1,10 +1,11 @@
 // The warm pools on the LeviathPolicy's status (docs/controller.md, "Warm pools"): per pool, its size and its
-// unbound pods that are ready or still starting, read from the cache; pure.
+// unbound pods that are ready or still starting, read from the cache, and what it served; pure.
 import type { Pool, PoolStatus } from "../../api/pools.ts";
 import type { ObservedPoolPod } from "./pool-decision.ts";
+import type { PoolCounts } from "./pool-ledger.ts";
 
 /** Each pool's status, and `ready/size` of every pool for `kubectl get` (undefined with no pool). */
-export function computePoolStatuses(pools: readonly Pool[], podsOf: (pool: Pool) => readonly ObservedPoolPod[]): { pools: PoolStatus[]; display: string | undefined } {
+export function computePoolStatuses(pools: readonly Pool[], podsOf: (pool: Pool) => readonly ObservedPoolPod[], countsOf: (pool: Pool) => PoolCounts): { pools: PoolStatus[]; display: string | undefined } {
   const statuses = pools.map((pool): PoolStatus => {
     const live = podsOf(pool).filter((p) => !p.deleting);
     return {
@@ -12,9 +13,7 @@ export function computePoolStatuses(pools: readonly Pool[], podsOf: (pool: Pool)
       size: pool.size,
       ready: live.filter((p) => p.state === "ready").length,
       starting: live.filter((p) => p.state === "starting").length,
-      // No Run adopts a pool pod yet (the Run controller's adoption is not built): every Run starts cold.
-      adoptions: 0,
-      misses: 0,
+      ...countsOf(pool),
     };
   });
   const display = statuses.length === 0 ? undefined : statuses.map((s) => `${s.ready}/${s.size}`).join(" ").slice(0, 256);

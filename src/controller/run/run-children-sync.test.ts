@@ -20,7 +20,7 @@ function harness(cached: KubeObject[], existing: KubeObject[] = []) {
   };
   const record = (verb: string) => async (obj: KubeObject) => { writes.push(`${verb} ${obj.kind}/${obj.metadata.name}`); };
   const writer: ClusterWriter = {
-    apply: record("apply"), create: record("create"), delete: record("delete"),
+    apply: record("apply"), create: record("create"), delete: record("delete"), deleteAtVersion: async () => true,
     applyStatus: async () => undefined, read: async () => undefined, readMetadata: async () => undefined,
     createOrGet: async (obj) => {
       const found = existing.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
@@ -43,7 +43,7 @@ const DESIRED = [
 describe("a Run's children", () => {
   it("are created when the cache holds none of them, the pod after its prerequisites, the ConfigMap never here", async () => {
     const { writes, sync } = harness([]);
-    await sync(REF, DESIRED, true);
+    await sync(REF, DESIRED, { live: true });
     expect(writes.slice(0, 2).sort()).toEqual(["create NetworkPolicy/r1-isolate", "create ServiceAccount/r1-sidecar"]);
     expect(writes.slice(2).sort()).toEqual(["create Pod/r1-engine", "create Role/r1-sidecar"]);
     expect(writes.filter((w) => w.includes("ConfigMap"))).toEqual([]);
@@ -52,11 +52,11 @@ describe("a Run's children", () => {
   it("create the workspace claim before the pods that mount it, and never take over one someone else made", async () => {
     const claim = child("PersistentVolumeClaim", "r1-workspace", { spec: { accessModes: ["ReadWriteOnce"] } });
     const own = harness([]);
-    await own.sync(REF, [...DESIRED, claim], true);
+    await own.sync(REF, [...DESIRED, claim], { live: true });
     expect(own.writes.indexOf("create PersistentVolumeClaim/r1-workspace")).toBeLessThan(own.writes.indexOf("create Pod/r1-engine"));
     const planted = { ...claim, metadata: { name: "r1-workspace", namespace: "team" } };
     const taken = harness([], [planted]);
-    await expect(taken.sync(REF, [...DESIRED, claim], true)).rejects.toThrow("PersistentVolumeClaim 'r1-workspace' exists and was not made by the operator for this Run");
+    await expect(taken.sync(REF, [...DESIRED, claim], { live: true })).rejects.toThrow("PersistentVolumeClaim 'r1-workspace' exists and was not made by the operator for this Run");
     expect(taken.writes.filter((w) => w.includes("Pod/") || w.includes("PersistentVolumeClaim"))).toEqual([]);
   });
 
@@ -64,7 +64,7 @@ describe("a Run's children", () => {
     const widened = child("Role", "r1-sidecar", { rules: [{ verbs: ["get"], resources: ["runs"] }, { verbs: ["get"], resources: ["secrets"] }] });
     const { writes, sync } = harness([child("ServiceAccount", "r1-sidecar"), DESIRED[1]!, widened, DESIRED[4]!]);
     // The pod in the cache has no spec-hash annotation, as the desired one has none: it is kept, not replaced.
-    await sync(REF, DESIRED, true);
+    await sync(REF, DESIRED, { live: true });
     expect(writes).toEqual(["apply Role/r1-sidecar"]);
   });
 
@@ -85,17 +85,17 @@ describe("a Run's children", () => {
     };
     for (const [what, spec] of Object.entries(drifts)) {
       const { writes, sync } = harness([...others, np(spec)]);
-      await sync(REF, DESIRED, true);
+      await sync(REF, DESIRED, { live: true });
       expect(writes, what).toEqual(["replace NetworkPolicy/r1-isolate@41"]);
     }
     const { writes, sync } = harness([...others, np({ podSelector: {}, policyTypes: ["Ingress", "Egress"] })]);
-    await sync(REF, DESIRED, true);
+    await sync(REF, DESIRED, { live: true });
     expect(writes, "a NetworkPolicy exactly as desired").toEqual([]);
   });
 
   it("write no pod before the start snapshot is accepted, and none when it is refused", async () => {
     const { writes, sync } = harness([]);
-    const refused = sync(REF, DESIRED, true, Promise.reject(new Error("the snapshot was refused")));
+    const refused = sync(REF, DESIRED, { live: true, pinned: Promise.reject(new Error("the snapshot was refused")) });
     await expect(refused).rejects.toThrow("the snapshot was refused");
     expect(writes.some((w) => w.startsWith("create Pod/"))).toBe(false);
     expect(writes.some((w) => w.startsWith("create Role/"))).toBe(false);

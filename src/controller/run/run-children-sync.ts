@@ -87,11 +87,13 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
   }
 
   /**
-   * Write the desired children (pods only when absent or changed), then delete owned children no longer desired.
+   * Write the desired children (pods only when absent or changed), then delete owned children no longer desired
+   * but those named in `spare` (`Kind/name`: an adopted pool pod's objects, which are never built).
    * `pinned` settles once the start snapshot written in this pass is accepted (it rejects otherwise): nothing but
    * the ServiceAccount and the NetworkPolicy is written before it, and no pod.
    */
-  async function syncChildren(ref: RunRef, desired: KubeObject[], live: boolean, pinned: Promise<void> = Promise.resolve()): Promise<number | undefined> {
+  async function syncChildren(ref: RunRef, desired: KubeObject[], opts: { live: boolean; pinned?: Promise<void>; spare?: ReadonlySet<string> }): Promise<number | undefined> {
+    const { live, pinned = Promise.resolve() } = opts;
     const owned = cache.listOwnedBy(ref.uid);
     const cachedOf = (obj: KubeObject) => owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
     const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && !isInPlace(o, cachedOf(o)));
@@ -112,7 +114,7 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
     const pods = settleAll<unknown>([prerequisites, claims]).then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
     // Both settle before the pass goes on (no write still in flight); the first failure is the pass's.
     const [, , requeues] = (await settleAll<unknown>([claims, others, pods])) as [unknown, unknown, (number | undefined)[]];
-    const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
+    const wanted = new Set([...desired.map((o) => `${o.kind}/${o.metadata.name}`), ...(opts.spare ?? [])]);
     await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
     return requeues.find((r) => r !== undefined);
   }

@@ -33,7 +33,11 @@ export interface RunObservation {
   networkPolicyMissing?: boolean;
   /** What the operator's probe found of the cluster's NetworkPolicy enforcement. */
   networkEnforcement?: NetworkEnforcementStatus;
+  /** The engine pod's name when it is not `<run>-engine`: a warm pool pod the Run adopted. */
+  enginePod?: string | undefined;
 }
+
+const enginePodOf = (obs: RunObservation): string => obs.enginePod ?? buildChildNames(obs.name).enginePod;
 
 type SandboxState = { plan: SandboxPlan; state: "ready" | "waiting" | "fallback" | "fatal"; reason?: string };
 
@@ -151,7 +155,7 @@ interface DecisionBasis {
 export function decideRun(obs: RunObservation): RunDecision {
   const startedAt = obs.previous?.startedAt ?? obs.nowIso;
   const deadlineMs = Date.parse(startedAt) + obs.spec.deadlines.sandboxReadySeconds * 1000;
-  const engine = obs.pods.get(buildChildNames(obs.name).enginePod);
+  const engine = obs.pods.get(enginePodOf(obs));
   const previousPhase = obs.previous?.phase;
   const states = obs.plan.map((p) => sandboxState(obs, p, deadlineMs));
   const phase = previousPhase && TERMINAL_PHASES.includes(previousPhase) ? previousPhase : phaseOf(obs, states, engine, startedAt);
@@ -250,7 +254,7 @@ function terminalCompletion(basis: DecisionBasis, sandboxReady: ConditionDecisio
 
 /** Pods still stopping (a sandbox pod, an engine pod being deleted): the finished engine pod does not count. */
 function isDraining(obs: RunObservation): boolean {
-  const enginePod = buildChildNames(obs.name).enginePod;
+  const enginePod = enginePodOf(obs);
   return [...obs.pods.entries()].some(([name, pod]) => !(name === enginePod && decideEnginePhase(pod) !== undefined));
 }
 

@@ -25,7 +25,9 @@ import { decideRun, type RunDecision } from "./run-decision.ts";
 import { createSnapshotPinner, type Blocked, type PinnedSnapshot } from "./run-pinning.ts";
 import { resolveResume } from "./run-resume.ts";
 import { createTransitionRecorder } from "../status-events.ts";
-import { buildBlockedRunStatus, buildRunStatus, overlayControllerFields, pickControllerFields, type StatusBasis } from "./run-status.ts";
+import { buildBlockedRunStatus, buildRunStatus, overlayControllerFields, pickControllerFields, type EngineBinding, type StatusBasis } from "./run-status.ts";
+import { bindEngine, listSparedChildren } from "./run-adoption.ts";
+import type { PoolLedger } from "../pool/pool-ledger.ts";
 
 /** What the Run reconciler needs. */
 export interface RunReconcilerDeps {
@@ -38,6 +40,8 @@ export interface RunReconcilerDeps {
   networkEnforcement?: () => NetworkEnforcementStatus;
   /** Where the Events of status transitions go (none: not recorded). */
   events?: EventSink;
+  /** With warm pools on: Runs adopt pool pods, and each adoption and miss is counted here. */
+  pools?: PoolLedger | undefined;
 }
 
 type RunObject = KubeObject & { spec?: unknown; status?: RunStatus; metadata: { uid?: string; generation?: number; deletionTimestamp?: unknown } };
@@ -195,18 +199,19 @@ async function reconcileResolved(ctx: RunContext, pass: Pass, spec: RunSpec, sna
   if (refusal) return refuseUnverifiedNetwork(ctx, pass, snapshot, refusal);
   const resumed = await resolveResume({ cache: ctx.cache, writer: ctx.writer, policy: ctx.deps.policy }, { ref, annotations: run.metadata.annotations, status: run.status, snapshot, nowIso: pass.nowIso });
   const ns = ctx.cache.get("namespace", undefined, ref.namespace);
+  const { engine, credentials } = await resolveEngine(ctx, pass, { snapshot, pods, owned: ownedNow });
   const decision = decideRun({
-    name: ref.name, spec, previous: run.status, snapshot, plan, pods,
+    name: ref.name, spec, previous: run.status, snapshot, plan, pods, enginePod: engine?.pod,
     podSecurity: decidePodSecurityCondition(ref.namespace, ns ? ns.metadata.labels ?? {} : undefined),
     hasRuntimeClass: (rc) => ctx.cache.get("runtimeClass", undefined, rc) !== undefined,
-    credentials: await readCredentials(ctx, pass, pods, snapshot), podsWaiting: decidePodsWaiting(pods, ownedNow), nowMs: ctx.deps.nowMs(), nowIso: pass.nowIso,
+    credentials, podsWaiting: decidePodsWaiting(pods, ownedNow), nowMs: ctx.deps.nowMs(), nowIso: pass.nowIso,
     networkPolicyMissing: await isNetworkPolicyGone(ctx, ref, ownedNow, run.status), networkEnforcement,
   });
-  const written = await writeChildren(ctx, pass, snapshot, decision);
+  const written = await writeChildren(ctx, pass, snapshot, { decision, engine });
   if ("stopped" in written) return written.stopped;
   const finished = TERMINAL_PHASES.includes(decision.phase);
   if (finished) await dropApprovalReader(ctx, ref);
-  const status = buildRunStatus(basisOf(pass), { name: ref.name, snapshot, decision, resumed });
+  const status = buildRunStatus(basisOf(pass), { name: ref.name, snapshot, decision, resumed, engine });
   await writeStatus(ctx, pass, status);
   const expiry = finished ? computeTtlExpiryMs(spec, status) : undefined;
   const after = [written.requeue, decision.requeueAfterMs, expiry === undefined ? undefined : Math.max(1, expiry - ctx.deps.nowMs())].filter((n): n is number => n !== undefined);
@@ -222,14 +227,27 @@ async function refuseUnverifiedNetwork(ctx: RunContext, pass: Pass, snapshot: Pi
 }
 
 /**
+ * The engine pod the Run has (with warm pools on: adopted from a pool or cold, decided once) and CredentialsReady,
+ * read first: a Run whose credential Secret is missing adopts nothing yet, as a cold one creates no engine pod.
+ */
+async function resolveEngine(ctx: RunContext, pass: Pass, seen: { snapshot: PinnedSnapshot; pods: ReadonlyMap<string, ObservedPod>; owned: readonly KubeObject[] }): Promise<{ engine: EngineBinding | undefined; credentials: ConditionDecision | undefined }> {
+  const { snapshot, pods, owned } = seen;
+  const adoption = { ref: pass.ref, previous: pass.run.status, isOver: pass.isOver, snapshot, owned };
+  const known = ctx.deps.pools === undefined ? undefined : await bindEngine(ctx.deps, { ...adoption, held: true });
+  const credentials = await readCredentials(ctx, pass, pods.has(known?.pod ?? buildChildNames(pass.ref.name).enginePod), snapshot);
+  if (known?.from !== undefined || credentials?.status === "False") return { engine: known, credentials };
+  return { engine: await bindEngine(ctx.deps, { ...adoption, held: false }), credentials };
+}
+
+/**
  * CredentialsReady: none once the Run is over; looked up live until the engine pod exists (afterwards the kubelet
  * holds what it needs), and once more when the status seen here does not carry the answer yet (a cache behind our
  * own write would drop the condition).
  */
-async function readCredentials(ctx: RunContext, pass: Pass, pods: ReadonlyMap<string, ObservedPod>, snapshot: PinnedSnapshot): Promise<ConditionDecision | undefined> {
+async function readCredentials(ctx: RunContext, pass: Pass, engineExists: boolean, snapshot: PinnedSnapshot): Promise<ConditionDecision | undefined> {
   if (pass.isOver) return undefined;
   const kept = pass.run.status?.conditions?.find((c) => c.type === CONDITION.credentialsReady);
-  if (!pods.has(buildChildNames(pass.ref.name).enginePod) || kept === undefined) return checkCredentials(ctx.writer, pass.ref.namespace, snapshot.controller.credentials);
+  if (!engineExists || kept === undefined) return checkCredentials(ctx.writer, pass.ref.namespace, snapshot.controller.credentials);
   return { type: kept.type, status: kept.status, reason: kept.reason, message: kept.message };
 }
 
@@ -237,23 +255,26 @@ async function readCredentials(ctx: RunContext, pass: Pass, pods: ReadonlyMap<st
  * Writes the Run's children as decided: the requeue delay they ask for, or, when the start snapshot turned out
  * not to be the Run's, the stopped Run's result. Any other failure is said on the Run and thrown (the loop retries).
  */
-async function writeChildren(ctx: RunContext, pass: Pass, snapshot: PinnedSnapshot, decision: RunDecision): Promise<{ requeue: number | undefined } | { stopped: ReconcileResult }> {
+async function writeChildren(ctx: RunContext, pass: Pass, snapshot: PinnedSnapshot, decided: { decision: RunDecision; engine: EngineBinding | undefined }): Promise<{ requeue: number | undefined } | { stopped: ReconcileResult }> {
   const { ref } = pass;
+  const { decision, engine } = decided;
   const desired = buildRunChildren({
     run: ref, snapshot, settings: ctx.deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle,
     ...(decision.draining ? { draining: true } : {}), ...(decision.holdEngine ? { holdEngine: true } : {}),
+    ...(engine?.from === "pool" ? { pool: engine.pod } : {}),
   });
+  const spare = listSparedChildren(engine, decision.lifecycle, decision.draining === true);
   // On the pass that writes the snapshot: a pod's prerequisites go out beside it, the rest once it is accepted.
   const pinned = snapshot.accepted?.then((refused) => {
     if (refused) throw new SnapshotRefused(refused);
   });
   try {
-    return { requeue: await ctx.syncChildren(ref, desired, decision.lifecycle === "active", pinned) };
+    return { requeue: await ctx.syncChildren(ref, desired, { live: decision.lifecycle === "active", ...(pinned ? { pinned } : {}), spare }) };
   } catch (err) {
     if (err instanceof SnapshotRefused) return { stopped: await stop(ctx, pass, err.blocked, desired.filter((o) => POD_PREREQUISITES.has(o.kind))) };
     // The snapshot's own write failed: nothing is pinned, so no status may say it is; the loop retries.
     if (snapshot.accepted !== undefined && await snapshot.accepted.then(() => false, () => true)) throw err;
-    await reportChildrenFailure(ctx, pass, { snapshot, decision, err });
+    await reportChildrenFailure(ctx, pass, { snapshot, decision, engine, err });
     throw err;
   }
 }
@@ -262,13 +283,13 @@ async function writeChildren(ctx: RunContext, pass: Pass, snapshot: PinnedSnapsh
  * Says on the Run why it is stuck (a Pod Security refusal, a quota) before the loop retries with backoff. The
  * server's text stays the message; the condition's reason says what kind of refusal it was.
  */
-async function reportChildrenFailure(ctx: RunContext, pass: Pass, failure: { snapshot: PinnedSnapshot; decision: RunDecision; err: unknown }): Promise<void> {
-  const { snapshot, decision, err } = failure;
+async function reportChildrenFailure(ctx: RunContext, pass: Pass, failure: { snapshot: PinnedSnapshot; decision: RunDecision; engine: EngineBinding | undefined; err: unknown }): Promise<void> {
+  const { snapshot, decision, engine, err } = failure;
   const message = `writing the Run's children failed: ${(err as Error).message}`;
   const refused = { type: CONDITION.childrenFailure, status: "True" as const, reason: decideErrorReason(err), message };
   const failed = { ...decision, message, conditions: [...decision.conditions, refused] };
   ctx.deps.events?.record(referenceOf(pass.ref), { type: "Warning", reason: REASON.failedCreate, action: "Create", note: failed.message });
-  await writeStatus(ctx, pass, buildRunStatus(basisOf(pass), { name: pass.ref.name, snapshot, decision: failed })).catch(() => undefined);
+  await writeStatus(ctx, pass, buildRunStatus(basisOf(pass), { name: pass.ref.name, snapshot, decision: failed, engine })).catch(() => undefined);
 }
 
 /**

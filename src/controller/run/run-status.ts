@@ -1,3 +1,4 @@
+import type { StartedFrom } from "../../api/pools.ts";
 import type { RunPolicy } from "../../api/run-policy.ts";
 import { CONDITION, type RunPhase, type RunResumeStatus, type RunStatus } from "../../api/status.ts";
 import { buildChildNames } from "../../sandbox/names.ts";
@@ -19,7 +20,7 @@ export interface Resumed {
  * every pass would apply the status again (a no-op on the server, but a request and a worker's round trip).
  */
 export const CONTROLLER_RUN_FIELDS = [
-  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "readPaths", "sandboxes", "agentExit", "snapshotSha256", "resume", "conditions",
+  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "startedFrom", "workspace", "readPaths", "sandboxes", "agentExit", "snapshotSha256", "resume", "conditions",
 ] as const satisfies readonly (keyof RunStatus)[];
 
 /** The controller-owned part of a status, for comparing before writing. */
@@ -46,10 +47,17 @@ export interface StatusBasis {
   readonly nowIso: string;
 }
 
+/** Which engine pod the Run has and where it came from (`from` only with warm pools on), and the claim its pods mount. */
+export interface EngineBinding {
+  readonly pod: string;
+  readonly from?: StartedFrom | undefined;
+  readonly workspace: string;
+}
+
 /** The status of a Run that has its snapshot: what the decision says, plus the pinned identity. */
-export function buildRunStatus(basis: StatusBasis, run: { name: string; snapshot: RunSnapshot; decision: RunDecision; resumed?: Resumed | undefined }): RunStatus {
+export function buildRunStatus(basis: StatusBasis, run: { name: string; snapshot: RunSnapshot; decision: RunDecision; resumed?: Resumed | undefined; engine?: EngineBinding | undefined }): RunStatus {
   const { generation, previous, nowIso } = basis;
-  const { snapshot, decision, resumed } = run;
+  const { snapshot, decision, resumed, engine } = run;
   const pinned = snapshot.controller;
   // After a resume the counts are those of the grants in force, as upstream refreshes meta.json's.
   const rp = resumed?.readPaths ?? snapshot.runPolicy.readPaths;
@@ -63,13 +71,21 @@ export function buildRunStatus(basis: StatusBasis, run: { name: string; snapshot
     policy: { name: pinned.policy.name, ...(pinned.policy.generation !== undefined ? { generation: pinned.policy.generation } : {}) },
     startedAt: decision.startedAt,
     ...(decision.completedAt !== undefined ? { completedAt: decision.completedAt } : {}),
-    ...(decision.lifecycle !== "stopped" ? { enginePod: buildChildNames(run.name).enginePod } : {}),
+    ...engineFields(run.name, decision, engine),
     ...(readPaths ? { readPaths } : {}),
     sandboxes: decision.sandboxStatus,
     ...(decision.agentExit ? { agentExit: decision.agentExit } : {}),
     ...(digest ? { snapshotSha256: digest } : {}),
     ...(resumed?.record ? { resume: resumed.record } : {}),
     conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions)], nowIso, generation),
+  };
+}
+
+/** The engine pod (none once stopped) and, with warm pools on, where it came from and the claim the Run's pods mount. */
+function engineFields(name: string, decision: RunDecision, engine: EngineBinding | undefined): Pick<RunStatus, "enginePod" | "startedFrom" | "workspace"> {
+  return {
+    ...(decision.lifecycle !== "stopped" ? { enginePod: engine?.pod ?? buildChildNames(name).enginePod } : {}),
+    ...(engine?.from !== undefined ? { startedFrom: engine.from, workspace: engine.workspace } : {}),
   };
 }
 

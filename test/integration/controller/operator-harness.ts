@@ -43,7 +43,7 @@ export async function startTestOperator(settings: Partial<PodSettings> = {}, opt
  * the operator running, each undone after the file (the hooks are registered here). `namespace` is set once the
  * file's tests run.
  */
-export function useOperatorWithoutPolicy(prefix: string, options: Pick<OperatorOptions, "warmPools"> = {}): { readonly namespace: string } {
+export function useOperatorWithoutPolicy(prefix: string, options: Pick<OperatorOptions, "warmPools"> = {}): { readonly namespace: string; metrics(): Promise<string> } {
   const state: { namespace: string; op?: TestOperator } = { namespace: "" };
   const deletePolicy = () => testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
   beforeAll(async () => {
@@ -57,7 +57,7 @@ export function useOperatorWithoutPolicy(prefix: string, options: Pick<OperatorO
     await deletePolicy();
     if (state.namespace) await deleteNamespace(state.namespace);
   });
-  return { get namespace() { return state.namespace; } };
+  return { get namespace() { return state.namespace; }, metrics: async () => (await state.op?.operator.metrics.registry.metrics()) ?? "" };
 }
 
 /** Our resources' REST coordinates, for the custom-objects client. */

@@ -1,0 +1,34 @@
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { createControllerMetrics } from "../../metrics/controller-metrics.ts";
+import { createPoolLedger } from "./pool-ledger.ts";
+
+const sample = (text: string, series: string) => Number(text.split("\n").find((l) => l.startsWith(`${series} `))?.split(" ")[1]);
+
+describe("createPoolLedger", () => {
+  it("counts adoptions and misses per pool and as metrics, with every series present from the start, and passes promtool", async () => {
+    const metrics = createControllerMetrics();
+    const before = await metrics.registry.metrics();
+    expect(sample(before, "leviath_pool_adoptions_total")).toBe(0);
+    expect(sample(before, 'leviath_pool_misses_total{reason="claim-conflict"}')).toBe(0);
+    expect(sample(before, 'leviath_pool_pods{state="ready"}')).toBe(0);
+    const ledger = createPoolLedger(metrics);
+    ledger.adopted("a/one");
+    ledger.adopted("a/one");
+    ledger.missed("a/one", "no-ready-pod");
+    ledger.missed("b/two", "not-eligible");
+    ledger.pods({ ready: 3, starting: 1 });
+    expect(ledger.counts("a/one")).toEqual({ adoptions: 2, misses: 1 });
+    expect(ledger.counts("b/two")).toEqual({ adoptions: 0, misses: 1 });
+    expect(ledger.counts("c/none")).toEqual({ adoptions: 0, misses: 0 });
+    const text = await metrics.registry.metrics();
+    expect(sample(text, "leviath_pool_adoptions_total")).toBe(2);
+    expect(sample(text, 'leviath_pool_misses_total{reason="no-ready-pod"}')).toBe(1);
+    expect(sample(text, 'leviath_pool_misses_total{reason="not-eligible"}')).toBe(1);
+    expect(sample(text, 'leviath_pool_pods{state="ready"}')).toBe(3);
+    expect(sample(text, 'leviath_pool_pods{state="starting"}')).toBe(1);
+    const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+    expect(check.error, "promtool must be installed").toBeUndefined();
+    expect(`${check.stdout}${check.stderr}`).toBe("");
+  });
+});
