@@ -47,8 +47,8 @@ Options:
   --approval-ttl SECONDS               the controller deletes an Approval this long after its sidecar consumed it, or after
                                        its creation when it names no Run, an earlier Run, or is invalid; any other goes
                                        with its Run (default ${DEFAULT_APPROVAL_TTL_MS / 1000})
-  --warm-pools                         run the pool controller: keep the LeviathPolicy's spec.pools of unbound engine
-                                       pods (experimental: no Run adopts them yet; docs/controller.md, Warm pools)
+  --warm-pools                         keep the LeviathPolicy's spec.pools of unbound engine pods, and let a Run that
+                                       matches a pool adopt a ready one (bound late; docs/controller.md, Warm pools)
   --log-level LEVEL                    ${LOG_LEVELS.join(", ")} (default info)
 ${WEBHOOK_HELP}`;
 
