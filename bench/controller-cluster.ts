@@ -95,12 +95,12 @@ export function buildCompiledCli(): string {
  * the CLI (default `bin/leviath`, the TypeScript sources in a checkout, whose type stripping adds about 25 MiB of RSS);
  * `images` the sidecar and runtime images (default: names no node runs, for the benches without one).
  */
-export async function startControllerChild(kubeconfig: string, opts: { workers: number; nodeArgs: string[]; logDir: string; entry?: string; images?: { sidecar: string; runtime: string } }): Promise<ControllerChild> {
+export async function startControllerChild(kubeconfig: string, opts: { workers: number; nodeArgs: string[]; logDir: string; entry?: string; images?: { sidecar: string; runtime: string }; extraArgs?: string[] }): Promise<ControllerChild> {
   const logPath = join(opts.logDir, "leviath-controller.log");
   const log = createWriteStream(logPath);
   const child = spawn(process.execPath, [...opts.nodeArgs, opts.entry ?? join(ROOT, "bin/leviath"), "controller", "--kubeconfig", kubeconfig, "--workers", String(opts.workers),
     "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--log-level", "info",
-    "--sidecar-image", opts.images?.sidecar ?? "registry.example/leviath:bench", "--runtime-image", opts.images?.runtime ?? "registry.example/runtime:bench"], {
+    "--sidecar-image", opts.images?.sidecar ?? "registry.example/leviath:bench", "--runtime-image", opts.images?.runtime ?? "registry.example/runtime:bench", ...(opts.extraArgs ?? [])], {
     stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KUBECONFIG: "" },
   });
   // What node prints to stdout (a GC trace asked for with nodeArgs) goes to the log too.

@@ -7,7 +7,10 @@
 //     shows it (a push from the API server, not polling; sub-second, where the objects' own fields are seconds);
 //   runtime started, sidecar healthy, first call answered: the runtime's own epoch-ms timestamps (same clock).
 // Two modes: `--runs N` Runs one after another (each deleted and gone before the next), and `--burst N` created at
-// `--rate R` per second (N is bounded by the node's 30 pods: each Run holds two). The baseline: as many bare pods (the sandbox image, the sandbox pods' restricted
+// `--rate R` per second (N is bounded by the node's 30 pods: each Run holds two). Both cold, then both warm: the
+// policy declares a pool of `--pool P` engine pods for the Agent (the controller runs with --warm-pools), each
+// warm Run created when the pool is full, the burst at most P Runs. `--tool list_dir` makes the first call one the
+// sidecar answers alone (no sandbox pod waited for); the default, shell, runs in the sandbox pod. The baseline: as many bare pods (the sandbox image, the sandbox pods' restricted
 // settings, no operator), one after another, created → Ready, timed by the same watch. The controller's and the API server's CPU seconds per Run are read from
 // /proc over each mode. Needs root, like test/e2e. Run with: npm run bench -- start [--runs 50] [--rate 5]
 import { spawnSync } from "node:child_process";
@@ -17,8 +20,9 @@ import { join } from "node:path";
 import { startNode } from "../test/e2e/harness/node.ts";
 import { buildSandboxPod } from "../test/e2e/harness/sandbox-pod.ts";
 import type { BenchKube, WatchedObject } from "./bench-kube.ts";
-import { numberFlag, ROOT, SuiteRecord } from "./bench-results.ts";
+import { flagValue, numberFlag, ROOT, SuiteRecord } from "./bench-results.ts";
 import { printTable, summarize, type Row } from "./bench-stats.ts";
+import { provisionPoolClaims, setPool, waitForPool } from "./start-warm.ts";
 import { findChildPids, snapshotCpu, startBenchCluster, startControllerChild, until, type CpuSnapshot } from "./controller-cluster.ts";
 
 const NS = "bench-start";
@@ -29,6 +33,10 @@ const RATE = numberFlag("rate", 5);
  * sandbox pod), so more than about 14 at once measure the node's pod limit, not a start.
  */
 const BURST = numberFlag("burst", 12);
+/** Warm: the pool's size, and so the largest warm burst (pool pods, the Runs' sandbox pods and the refills share the 30). */
+const POOL = numberFlag("pool", 8);
+const TOOL = flagValue("tool", "shell");
+if (TOOL !== "shell" && TOOL !== "list_dir") throw new Error("--tool is shell or list_dir");
 const say = (line: string) => process.stdout.write(`[start] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** performance.now() as epoch ms, the runtime's clock (one machine). */
@@ -44,6 +52,12 @@ const PHASES: readonly { from: Milestone; to: Milestone; name: string }[] = [
   { from: "sidecarHealthy", to: "firstCallAnswered", name: "→ first tool call answered (exec in the sandbox pod)" },
   { from: "firstCallAnswered", to: "succeeded", name: "→ Run Succeeded (runtime exit, controller)" },
 ];
+/** A warm Run's phases: its engine pod is adopted (already scheduled and running), its runtime started at the binding. */
+const WARM_PHASES: typeof PHASES = [
+  { from: "created", to: "enginePod", name: "Run created → pool pod adopted (controller)" },
+  { from: "enginePod", to: "runtimeStarted", name: "→ runtime started (sidecar bound, bound-exec's hand-over)" },
+  ...PHASES.slice(3),
+];
 const TOTALS: readonly { to: Milestone; name: string }[] = [
   { to: "scheduled", name: "Run created → engine pod scheduled" },
   { to: "sandboxReady", name: "Run created → sandbox pod Ready" },
@@ -53,7 +67,7 @@ const TOTALS: readonly { to: Milestone; name: string }[] = [
 ];
 
 type PodWatched = WatchedObject & { metadata: { labels?: Record<string, string> }; spec?: { nodeName?: string }; status?: { conditions?: { type: string; status: string }[] } };
-type RunWatched = WatchedObject & { status?: { phase?: string; message?: string } };
+type RunWatched = WatchedObject & { status?: { phase?: string; message?: string; enginePod?: string; startedFrom?: string } };
 
 if (process.getuid?.() !== 0) {
   process.stderr.write("start bench: needs root (it starts a real node, as test/e2e does)\n");
@@ -64,19 +78,21 @@ for (const script of ["node-packages", "node-bin", "build-images"]) {
   if (r.status !== 0) throw new Error(`scripts/${script} failed`);
 }
 
-const record = new SuiteRecord("start", { runs: RUNS, rate: RATE, burst: BURST });
+const record = new SuiteRecord("start", { runs: RUNS, rate: RATE, burst: BURST, pool: POOL, tool: TOOL });
 const cluster = await startBenchCluster(NS, say);
 const node = await startNode(cluster.cp, { log: (l) => say(`node: ${l}`), images: ["leviath-operator", "leviath-runtime"] });
 const { kube } = cluster;
 const workDir = mkdtempSync(join(tmpdir(), "leviath-bench-start-"));
 chmodSync(workDir, 0o777);
 const controller = await startControllerChild(cluster.cp.kubeconfigPath, {
-  workers: 4, nodeArgs: [], logDir: workDir, images: { sidecar: node.images["leviath-operator"]!, runtime: node.images["leviath-runtime"]! },
+  workers: 4, nodeArgs: [], logDir: workDir, extraArgs: ["--warm-pools"], images: { sidecar: node.images["leviath-operator"]!, runtime: node.images["leviath-runtime"]! },
 });
 const seen = new Map<string, Partial<Record<Milestone, number>>>();
 /** Bare pods: when each was created and first seen Ready (epoch ms). */
 const bareCreated = new Map<string, number>();
 const bareReady = new Map<string, number>();
+/** Each Run's engine pod and where it came from (its status). */
+const engines = new Map<string, { pod?: string; from?: string }>();
 /** Runs that ended otherwise than Succeeded, with why: reported, never timed. */
 const ended = new Map<string, string>();
 const mark = (run: string | undefined, m: Milestone, at: number) => {
@@ -90,7 +106,7 @@ const watches = [
     const pod = obj as PodWatched;
     const run = pod.metadata.labels?.["leviath.dev/run"];
     const ready = pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-    if (pod.metadata.name === `${run}-engine`) {
+    if (pod.metadata.labels?.["leviath.dev/component"] === "engine") {
       mark(run, "enginePod", epochMs(at));
       if (pod.spec?.nodeName) mark(run, "scheduled", epochMs(at));
     } else if (ready) {
@@ -103,6 +119,7 @@ const watches = [
   }),
   kube.watch(`/apis/leviath.dev/v1alpha1/namespaces/${NS}/runs`, (_type, obj, at) => {
     const status = (obj as RunWatched).status;
+    if (status?.enginePod) engines.set(obj.metadata.name, { pod: status.enginePod, from: status.startedFrom });
     if (status?.phase === "Succeeded") mark(obj.metadata.name, "succeeded", epochMs(at));
     else if (status?.phase === "Failed" || status?.phase === "Cancelled") ended.set(obj.metadata.name, `${status.phase}: ${status.message ?? ""}`);
   }),
@@ -121,7 +138,7 @@ async function readRuntimeTiming(kubeApi: BenchKube, run: string): Promise<void>
 }
 
 function fetchLog(kubeApi: BenchKube, run: string): Promise<string> {
-  return kubeApi.text(`/api/v1/namespaces/${NS}/pods/${run}-engine/log?container=agent`);
+  return kubeApi.text(`/api/v1/namespaces/${NS}/pods/${engines.get(run)?.pod ?? `${run}-engine`}/log?container=agent`);
 }
 
 async function createRun(name: string): Promise<void> {
@@ -135,7 +152,7 @@ async function createRun(name: string): Promise<void> {
   mark(name, "created", Date.now());
   await kube.call("POST", `/apis/leviath.dev/v1alpha1/namespaces/${NS}/runs`, {
     apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name },
-    spec: { agentRef: { name: "bench" }, task: "first call", runtime: { e2e: { scenario: "first-call" } } },
+    spec: { agentRef: { name: "bench" }, task: "first call", runtime: { e2e: { scenario: "first-call", tool: TOOL } } },
   });
 }
 
@@ -159,8 +176,12 @@ async function deleteRuns(names: readonly string[]): Promise<void> {
 }
 
 /** One mode's rows: the totals, then each phase, over the Runs named (those that Succeeded). */
-function report(title: string, all: readonly string[], cpu: Record<string, number>): void {
+function report(title: string, all: readonly string[], cpu: Record<string, number>, phaseDefs = PHASES): void {
   const names = all.filter((n) => !ended.has(n));
+  // A warm Run that missed the pool started cold: said, and not counted as warm.
+  const cold = phaseDefs === WARM_PHASES ? all.filter((n) => engines.get(n)?.from !== "pool") : [];
+  if (cold.length > 0) say(`${title}: ${cold.length} of ${all.length} Runs missed the pool and started cold (${cold.join(", ")})`);
+  if (cold.length > 0) names.splice(0, names.length, ...names.filter((n) => !cold.includes(n)));
   if (names.length < all.length) say(`${title}: ${all.length - names.length} of ${all.length} Runs did not succeed and are not timed`);
   const ms = (name: string, a: Milestone, b: Milestone) => {
     const s = seen.get(name)!;
@@ -170,7 +191,7 @@ function report(title: string, all: readonly string[], cpu: Record<string, numbe
     name: d.name, summary: summarize(names.map((n) => ms(n, d.from, d.to) * 1e6).filter((v) => Number.isFinite(v))),
   }));
   const totals = rows(TOTALS.map((t) => ({ from: "created" as const, ...t })));
-  const phases = rows(PHASES);
+  const phases = rows(phaseDefs);
   const cpuNote = `CPU seconds per Run: controller ${cpu["controller"]!.toFixed(3)}, kube-apiserver ${cpu["kube-apiserver"]!.toFixed(3)}, etcd ${cpu["etcd"]!.toFixed(3)}`;
   printTable(`${title}: from the Run's creation`, totals);
   printTable(`${title}: each phase`, phases);
@@ -248,7 +269,34 @@ try {
   for (const name of burst) await finish(name);
   report(`${BURST} at ${RATE}/s`, burst, cpuPerRun(before, snapshotCpu(pids), BURST));
   await deleteRuns(burst);
+
+  // Warm: the same Runs, each created while the pool holds POOL ready pods.
+  const claims = provisionPoolClaims(kube, NS, workDir);
+  watches.push(claims);
+  await setPool(kube, NS, "bench", POOL);
+  const warmSequential = Array.from({ length: RUNS }, (_, i) => `warm-seq-${i}`);
+  before = snapshotCpu(pids);
+  for (const name of warmSequential) {
+    await waitForPool(kube, NS, "bench", POOL);
+    await createRun(name);
+    if (await finish(name)) say(`${name} (${engines.get(name)?.from}): first call answered ${(seen.get(name)!.firstCallAnswered! - seen.get(name)!.created!).toFixed(0)} ms after creation`);
+    await deleteRuns([name]);
+  }
+  report("warm, sequential", warmSequential, cpuPerRun(before, snapshotCpu(pids), RUNS), WARM_PHASES);
+  const warmBurst = Array.from({ length: Math.min(BURST, POOL) }, (_, i) => `warm-burst-${i}`);
+  await waitForPool(kube, NS, "bench", POOL);
+  before = snapshotCpu(pids);
+  const warmStarted = performance.now();
+  for (const [i, name] of warmBurst.entries()) {
+    await sleep(Math.max(0, warmStarted + (i * 1000) / RATE - performance.now()));
+    await createRun(name);
+  }
+  for (const name of warmBurst) await finish(name);
+  report(`warm, ${warmBurst.length} at ${RATE}/s`, warmBurst, cpuPerRun(before, snapshotCpu(pids), warmBurst.length), WARM_PHASES);
+  await deleteRuns(warmBurst);
+  await setPool(kube, NS, "bench", 0);
   record.extra["milestonesMs"] = Object.fromEntries(seen);
+  record.extra["engines"] = Object.fromEntries(engines);
   record.extra["controllerProblems"] = controller.problems;
   record.write();
 } finally {

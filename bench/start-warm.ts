@@ -1,0 +1,52 @@
+// The start bench's warm mode (issue 32): a LeviathPolicy pool for the bench's Agent, kept by the controller child
+// started with --warm-pools, and the workspace volumes its pool pods' claims need. The node here has no storage
+// provisioner, so each pool claim gets a hostPath PersistentVolume pre-bound to it as it appears, as each cold Run's
+// claim gets one before the Run is created (the bench's stand-in for a provisioner, in both modes).
+import { chmodSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { BenchKube, WatchedObject } from "./bench-kube.ts";
+import { until } from "./controller-cluster.ts";
+
+type Claim = WatchedObject & { metadata: { labels?: Record<string, string> }; spec?: { volumeName?: string } };
+type PodList = { items: { metadata: { labels?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } }[] };
+
+/** A hostPath PersistentVolume bound ahead to claim `claim` in `ns`, backed by a fresh directory under `dir`. */
+export function buildClaimVolume(ns: string, claim: string, dir: string): Record<string, unknown> {
+  const path = join(dir, claim);
+  mkdirSync(path, { recursive: true });
+  chmodSync(path, 0o777);
+  return {
+    apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${ns}-${claim}` },
+    spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "", hostPath: { path, type: "Directory" }, claimRef: { namespace: ns, name: claim } },
+  };
+}
+
+/** Gives every pool pod's workspace claim in `ns` its volume as the claim appears; `stop` ends the watch. */
+export function provisionPoolClaims(kube: BenchKube, ns: string, dir: string): { stop(): void } {
+  const done = new Set<string>();
+  return kube.watch(`/api/v1/namespaces/${ns}/persistentvolumeclaims?labelSelector=leviath.dev/pool`, (type, obj) => {
+    const claim = obj as Claim;
+    if (type !== "ADDED" || done.has(claim.metadata.name) || claim.spec?.volumeName) return;
+    done.add(claim.metadata.name);
+    void kube.call("POST", "/api/v1/persistentvolumes", buildClaimVolume(ns, claim.metadata.name, dir), [409]);
+  });
+}
+
+/** Declares (or, with size 0, empties) the pool of Agent `ns/agent` on the LeviathPolicy `cluster`. */
+export async function setPool(kube: BenchKube, ns: string, agent: string, size: number): Promise<void> {
+  const path = "/apis/leviath.dev/v1alpha1/leviathpolicies/cluster";
+  const policy = await kube.call<{ spec: Record<string, unknown> }>("GET", path);
+  policy.spec["pools"] = size > 0 ? [{ agent: `${ns}/${agent}`, size }] : [];
+  await kube.call("PUT", path, policy);
+}
+
+/** How many of the pool's pods are unbound and Ready. */
+async function countReady(kube: BenchKube, ns: string, agent: string): Promise<number> {
+  const pods = await kube.call<PodList>("GET", `/api/v1/namespaces/${ns}/pods?labelSelector=leviath.dev/pool%3D${agent},leviath.dev/pool-state%3Dready`);
+  return pods.items.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true).length;
+}
+
+/** Waits until the pool has `size` ready pods (a Run created then is served warm). */
+export async function waitForPool(kube: BenchKube, ns: string, agent: string, size: number): Promise<void> {
+  await until(async () => (await countReady(kube, ns, agent)) >= size, `${size} ready pool pods`, 300_000, 100);
+}
