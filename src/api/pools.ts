@@ -16,6 +16,8 @@ export const PoolSchema = z.strictObject({
     .describe("The Agent whose Runs the pool serves, as '<namespace>/<name>'; the pool's pods run in that namespace."),
   size: z.number().int().min(0).max(MAX_POOL_SIZE)
     .describe(`How many ready, unbound engine pods to keep (0 to ${MAX_POOL_SIZE}); a Run that takes one is served warm and the pool refills.`),
+  command: z.array(z.string().min(1)).min(1).max(64).optional()
+    .describe("The runtime's command in a pool pod, started once the pod is bound (default: the runtime kind's, `leviath agent` or `leviath adapter <kind>`). A pod cannot read its image's entrypoint, so an image whose entrypoint is another program names it here."),
 }).describe("A warm pool of engine pods for one Agent (docs/controller.md, Warm pools).");
 /** One pool as declared. */
 export type Pool = z.infer<typeof PoolSchema>;

@@ -32,6 +32,9 @@ describe("a pool pod before it is bound", () => {
     expect(agent.command).toEqual(["leviath", "bound-exec", "--", "leviath", "agent"]);
     const adapter = buildPoolPod({ ...TEMPLATE, runtimeKind: "claude-code" }, "0a1b2c3d4e", DEFAULT_POD_SETTINGS);
     expect(adapter.spec.containers[0]!.command).toEqual(["leviath", "bound-exec", "--", "leviath", "adapter", "claude-code"]);
+    // The pool's command, for an image whose entrypoint is another program (a pod cannot read its image's).
+    const own = buildPoolPod({ ...TEMPLATE, command: ["node", "/opt/runtime.mjs"] }, "0a1b2c3d4e", DEFAULT_POD_SETTINGS);
+    expect(own.spec.containers[0]!.command).toEqual(["leviath", "bound-exec", "--", "node", "/opt/runtime.mjs"]);
   });
 
   it("mounts the Agent's read-path volumes and the token in the sidecar alone", () => {
@@ -59,6 +62,7 @@ describe("a pool pod before it is bound", () => {
     expect(hash).toBe(computePoolHash(TEMPLATE, DEFAULT_POD_SETTINGS));
     expect(computePoolHash({ ...TEMPLATE, image: "registry.test/runtime:2" }, DEFAULT_POD_SETTINGS)).not.toBe(hash);
     expect(computePoolHash({ ...TEMPLATE, readPathVolumes: [] }, DEFAULT_POD_SETTINGS)).not.toBe(hash);
+    expect(computePoolHash({ ...TEMPLATE, command: ["node", "/opt/runtime.mjs"] }, DEFAULT_POD_SETTINGS)).not.toBe(hash);
     expect(computePoolHash(TEMPLATE, { ...DEFAULT_POD_SETTINGS, sidecarImage: "other:1" })).not.toBe(hash);
   });
 

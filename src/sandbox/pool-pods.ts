@@ -40,12 +40,14 @@ export interface PoolTemplate {
   readonly runtimeKind?: string | undefined;
   /** The policy's read-path volumes a grant of this Agent reaches (the same for every Run of it). */
   readonly readPathVolumes: readonly PolicyMount[];
+  /** The pool's runtime command (spec.pools[].command), where the runtime kind's default is not the image's. */
+  readonly command?: readonly string[] | undefined;
 }
 
 /** The hash of a pool's template and the pod settings: equal means a pool pod may serve a Run of the pool's Agent today. */
 export function computePoolHash(template: PoolTemplate, settings: PodSettings): string {
-  const { agent, image, runtimeKind, readPathVolumes } = template;
-  return computeHash({ agent: agent.uid, image, runtimeKind: runtimeKind ?? REFERENCE_RUNTIME_KIND, readPathVolumes, settings });
+  const { agent, image, runtimeKind, readPathVolumes, command } = template;
+  return computeHash({ agent: agent.uid, image, runtimeKind: runtimeKind ?? REFERENCE_RUNTIME_KIND, readPathVolumes, settings, ...(command ? { command } : {}) });
 }
 
 /** The names of a pool pod's objects: the pod, its ServiceAccount, Role and RoleBinding (one name), its workspace claim. */
@@ -60,10 +62,13 @@ export function listPoolObjectNames(pod: string): string[] {
   return [pod, `${pod}-workspace`];
 }
 
-/** A pool's template from a snapshot of its Agent: what a Run's pinned snapshot gives, so equal hashes mean a pod can serve it. */
-export function buildPoolTemplate(agent: PoolAgent, snapshot: RunSnapshot): PoolTemplate {
+/**
+ * A pool's template from a snapshot of its Agent and the pool's declaration: what a Run's pinned snapshot gives, so
+ * equal hashes mean a pod can serve it.
+ */
+export function buildPoolTemplate(agent: PoolAgent, snapshot: RunSnapshot, pool: { readonly command?: readonly string[] | undefined }): PoolTemplate {
   const { image, runtimeKind } = snapshot.controller.agent;
-  return { agent, image, ...(runtimeKind !== undefined ? { runtimeKind } : {}), readPathVolumes: snapshot.controller.readPathVolumes };
+  return { agent, image, ...(runtimeKind !== undefined ? { runtimeKind } : {}), readPathVolumes: snapshot.controller.readPathVolumes, ...(pool.command ? { command: pool.command } : {}) };
 }
 
 /** Metadata of a pool object: in the Agent's namespace, owned by it (as controller) until a Run adopts it. */
@@ -82,9 +87,13 @@ function buildPoolMeta(agent: PoolAgent, name: string, component: string): Objec
   };
 }
 
-/** The agent container's command: wait for the binding, then the image's own entrypoint (the reference runtime's, or the adapter's). */
-function buildBoundCommand(runtimeKind: string | undefined): string[] {
-  const entry = runtimeKind === undefined || runtimeKind === REFERENCE_RUNTIME_KIND ? ["leviath", "agent"] : ["leviath", "adapter", runtimeKind];
+/**
+ * The agent container's command: wait for the binding, then the runtime: the pool's command, else the runtime kind's
+ * (the reference runtime's entrypoint, or the adapter's).
+ */
+function buildBoundCommand(template: PoolTemplate): string[] {
+  const { runtimeKind, command } = template;
+  const entry = command ?? (runtimeKind === undefined || runtimeKind === REFERENCE_RUNTIME_KIND ? ["leviath", "agent"] : ["leviath", "adapter", runtimeKind]);
   return ["leviath", "bound-exec", "--", ...entry];
 }
 
@@ -96,7 +105,7 @@ function buildPoolAgentContainer(template: PoolTemplate, settings: PodSettings):
   return {
     name: "agent",
     image: template.image,
-    command: buildBoundCommand(template.runtimeKind),
+    command: buildBoundCommand(template),
     workingDir: POOL_WORKSPACE.mountPath,
     env: [
       NAMESPACE_ENV,

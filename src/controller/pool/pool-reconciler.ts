@@ -26,7 +26,7 @@ import { computePoolStatuses } from "./pool-status.ts";
 const POOL_RECHECK_MS = 5_000;
 
 /** The template a Run of this Agent would pin today (undefined: the Agent cannot run, so its pool keeps nothing). */
-function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?: unknown }, agent: PoolAgent): PoolTemplate | undefined {
+function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?: unknown }, agent: PoolAgent, pool: Pool): PoolTemplate | undefined {
   const spec = AgentSpecSchema.safeParse(agentObj.spec ?? {});
   const policy = computeEffectivePolicy(ctx.policy());
   // Never a pod of an image or runtime kind the policy's ceilings refuse: a Run of this Agent would not start either.
@@ -37,7 +37,7 @@ function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?:
     run: RunSpecSchema.parse({ agentRef: { name: agent.name } }),
     ...(ctx.settings.defaultRuntimeImage ? { defaultRuntimeImage: ctx.settings.defaultRuntimeImage } : {}),
   });
-  return snapshot.ok ? buildPoolTemplate(agent, snapshot.value) : undefined;
+  return snapshot.ok ? buildPoolTemplate(agent, snapshot.value, pool) : undefined;
 }
 
 /** What the controller sees of one cached pool pod. */
@@ -69,7 +69,7 @@ function pickIds(agent: PoolAgent, count: number, taken: ReadonlySet<string>, no
 /** The pool declared for this Agent: its size (0 when none, or when the Agent cannot run), template and hash. */
 function desirePool(ctx: ControllerContext, agentObj: KubeObject & { spec?: unknown }, agent: PoolAgent): { size: number; template?: PoolTemplate; hash: string } {
   const pool = computeEffectivePolicy(ctx.policy())?.spec.pools.find((p) => p.agent === buildAgentKey(agent.namespace, agent.name));
-  const template = pool === undefined ? undefined : computeTemplate(ctx, agentObj, agent);
+  const template = pool === undefined ? undefined : computeTemplate(ctx, agentObj, agent, pool);
   if (pool === undefined || template === undefined) return { size: 0, hash: "" };
   return { size: pool.size, template, hash: computePoolHash(template, ctx.settings) };
 }

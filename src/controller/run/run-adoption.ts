@@ -95,7 +95,7 @@ async function adopt(deps: AdoptionDeps & { pools: PoolLedger }, input: Adoption
   if (uid === undefined || pool === undefined) return coldBinding(ref, snapshot, "cold");
   const base: AdoptionInput = {
     pool,
-    runHash: computePoolHash(buildPoolTemplate({ namespace: ref.namespace, name: agent, uid }, snapshot), deps.settings),
+    runHash: computePoolHash(buildPoolTemplate({ namespace: ref.namespace, name: agent, uid }, snapshot, pool), deps.settings),
     workspace: snapshot.controller.workspace,
     hostExec: hasHostStages(snapshot.runPolicy),
     mcpSecrets: snapshot.controller.mcpSecrets.some((s) => s.mounted),
