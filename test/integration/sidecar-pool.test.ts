@@ -11,6 +11,7 @@ import { computeSnapshotDataSha256 } from "../../src/io/snapshot-digest.ts";
 import { ANNOTATION } from "../../src/sandbox/names.ts";
 import { buildPoolPod, buildPoolPodPrerequisites, buildPoolRunIdentity } from "../../src/sandbox/pool-pods.ts";
 import { DEFAULT_POD_SETTINGS } from "../../src/sandbox/pod-settings.ts";
+import { snapshotOf } from "../../src/sandbox/test-fixtures.ts";
 import { makeTempDir } from "../cli/sidecar-harness.ts";
 import { repo } from "../cli/run-cli.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
@@ -50,7 +51,7 @@ describe("a pool pod's sidecar", () => {
     const port = await freePort();
     const env: Record<string, string | undefined> = { ...process.env, LEVIATH_POD: podName, LEVIATH_NAMESPACE: namespace, TMPDIR: root };
     delete env["KUBERNETES_SERVICE_HOST"];
-    const proc = spawn(process.execPath, [repo("bin/leviath"), "sidecar", "--pool", "--workdir", join(root, "work"), "--listen", `127.0.0.1:${port}`, "--kubeconfig", kubeconfig, "--audit-dir", join(root, "audit")], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(process.execPath, [repo("bin/leviath"), "sidecar", "--pool", "--workdir", join(root, "work"), "--listen", `127.0.0.1:${port}`, "--kubeconfig", kubeconfig, "--audit-dir", join(root, "audit"), "--runtime-token-file", join(root, "runtime-token")], { env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -68,7 +69,7 @@ describe("a pool pod's sidecar", () => {
       const run = (await custom.createNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: "r1" }, spec: { agentRef: { name: "notes" } } } })) as { metadata: { uid: string } };
       const data = { "run-policy.json": JSON.stringify(RECORDS_RUN_POLICY), "runtime.json": "{}", "controller.json": "{}" };
       await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: "r1-policy" }, data } });
-      await apply(buildPoolRunIdentity({ name: "r1", namespace, uid: run.metadata.uid }, "notes", podName, []));
+      await apply(buildPoolRunIdentity({ name: "r1", namespace, uid: run.metadata.uid }, snapshotOf({ image: "r:1" }), podName, []));
       const setStatus = (sha: string) => kubectl(["patch", "run", "r1", "-n", namespace, "--subresource", "status", "--type", "merge", "-p", JSON.stringify({ status: { enginePod: podName, startedFrom: "pool", snapshotSha256: sha } })]);
       await setStatus(computeSnapshotDataSha256({ ...data, "run-policy.json": "{}" }));
       await kubectl(["annotate", "pod", podName, "-n", namespace, `${ANNOTATION.boundRun}=r1`, `${ANNOTATION.boundRunUid}=${run.metadata.uid}`]);
