@@ -10,16 +10,17 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, resolve } from "node:path";
 import { BINDING_ROUTE } from "../api/binding.ts";
+import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
 import { ENGINE_PATHS, RUNTIME_CONFIG_FILE } from "../sandbox/pods.ts";
 import { parseCommandArgs } from "./args.ts";
 import { planBinding, type BindingPlan } from "./bound-exec-plan.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
-import { DEFAULT_LISTEN, parsePositiveInt } from "./sidecar-options.ts";
+import { parsePositiveInt } from "./sidecar-options.ts";
 
 /** How long bound-exec waits for its binding unless told otherwise: a pool pod unbound this long ends and is replaced. */
 const DEFAULT_WAIT_SECONDS = 3600;
-/** The sidecar's loopback address in an engine pod. */
-const DEFAULT_SIDECAR_URL = `http://${DEFAULT_LISTEN}`;
+/** The sidecar's loopback address in an engine pod (the pod sets LEVIATH_SIDECAR_URL; this is its default port). */
+const DEFAULT_SIDECAR_URL = `http://127.0.0.1:${DEFAULT_POD_SETTINGS.sidecarPort}`;
 /** How often it asks while the sidecar is unbound (loopback; the unbound sidecar answers from a bare HTTP server). */
 const ASK_INTERVAL_MS = 100;
 /** The signals a wrapper passes on: the kubelet's stop, an interrupt, and the ones a runtime may use. */

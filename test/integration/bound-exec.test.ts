@@ -6,7 +6,6 @@
 // runtime token, before binding, a second time (recorded in the audit), and a credential Secret the Role cannot read.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL } from "../../src/api/constants.ts";
@@ -19,7 +18,8 @@ import { snapshotOf } from "../../src/sandbox/test-fixtures.ts";
 import { makeTempDir } from "../cli/sidecar-harness.ts";
 import { repo } from "../cli/run-cli.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
-import { readDecisionRecords, RECORDS_RUN_POLICY, writeServiceAccountKubeconfig } from "./sidecar-fixtures.ts";
+import { applyAsOperator, readDecisionRecords, RECORDS_RUN_POLICY, writeServiceAccountKubeconfig } from "./sidecar-fixtures.ts";
+import { freePorts } from "./harness/loopback.ts";
 
 let namespace = "";
 beforeAll(async () => {
@@ -35,16 +35,8 @@ afterAll(async () => {
   if (namespace) await deleteNamespace(namespace);
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-const apply = (objs: unknown[]) => kubectl(["apply", "--server-side", "--field-manager", "leviath-operator", "-f", "-"], { input: objs.map((o) => JSON.stringify(o)).join("\n") });
+const apply = applyAsOperator;
 
 /** A process of ours, its output collected. */
 interface Proc {
@@ -88,7 +80,7 @@ async function startPoolPod(id: string) {
   writeFileSync(join(root, "probe.mjs"), PROBE);
   const podName = pod.metadata.name;
   const kubeconfig = await writeServiceAccountKubeconfig(join(root, "pool.kubeconfig"), namespace, podName);
-  const port = await freePort();
+  const [port] = await freePorts(1);
   const env: Record<string, string | undefined> = { ...process.env, LEVIATH_POD: podName, LEVIATH_NAMESPACE: namespace, TMPDIR: root };
   delete env["KUBERNETES_SERVICE_HOST"];
   const tokenFile = join(root, "runtime-token");
