@@ -50,6 +50,8 @@ Options:
                              ${RUNTIME_CONFIG_FILE})
       --credentials-dir DIR  where 'files' credentials are written (default ${ENGINE_PATHS.credentials})
       --wait-seconds N       how long to wait for the binding (default ${DEFAULT_WAIT_SECONDS})
+      --termination-log FILE where to say why COMMAND was not started (default /dev/termination-log: the
+                             kubelet puts it in the Run's Completed condition, as for a runtime that fails)
   -h, --help                 show this help
 
 Exit status: COMMAND's; 1 when no binding came in time, or it was refused or malformed (COMMAND not started);
@@ -62,6 +64,7 @@ const OPTIONS = {
   "runtime-config": { type: "string" },
   "credentials-dir": { type: "string" },
   "wait-seconds": { type: "string" },
+  "termination-log": { type: "string" },
 } as const;
 
 /** One ask's outcome: wait and ask again, the answer's body, or a refusal that ends the wait. */
@@ -136,6 +139,7 @@ function readFlags(argv: string[], io: CliIo) {
     tokenFile: resolve(io.cwd, tokenFile),
     url: v.sidecar ?? io.env["LEVIATH_SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL,
     waitSeconds: parsePositiveInt("--wait-seconds", v["wait-seconds"], DEFAULT_WAIT_SECONDS),
+    terminationLog: resolve(io.cwd, v["termination-log"] ?? "/dev/termination-log"),
     at: {
       runtimeConfig: resolve(io.cwd, v["runtime-config"] ?? io.env["LEVIATH_RUNTIME_CONFIG"] ?? RUNTIME_CONFIG_FILE),
       credentialsDir: resolve(io.cwd, v["credentials-dir"] ?? ENGINE_PATHS.credentials),
@@ -166,7 +170,11 @@ export async function runBoundExec(argv: string[], io: CliIo): Promise<number> {
   const { command } = flags;
   const applied = applyBinding(await waitForBinding(flags.url, flags.tokenFile, flags.waitSeconds), flags.at, io.env);
   if (!applied.ok) {
-    io.stderr(`leviath bound-exec: ${applied.message}; not starting ${command[0]}\n`);
+    const message = `${applied.message}; not starting ${command[0]}`;
+    io.stderr(`leviath bound-exec: ${message}\n`);
+    try {
+      writeFileSync(flags.terminationLog, `leviath bound-exec: ${message}`.slice(0, 4000));
+    } catch { /* no termination log outside a pod */ }
     return EXIT.refused;
   }
   io.stderr(`leviath bound-exec: bound to Run ${applied.value.run}; starting ${command[0]}\n`);

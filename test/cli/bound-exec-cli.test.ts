@@ -2,7 +2,7 @@
 // binding comes in time or the sidecar beside it is not a pool pod's (a cold sidecar has no binding to hand out).
 // The binding itself, from a real pool sidecar bound through the real API server: test/integration/bound-exec.test.ts.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { leviath, repo } from "./run-cli.ts";
@@ -43,9 +43,11 @@ describe("leviath bound-exec", () => {
 
   it("waits for --wait-seconds while no sidecar answers, then exits 1 without starting the command", async () => {
     const root = makeTempDir("leviath-bound-exec-cli-");
-    const r = await runBoundExec(["--wait-seconds", "1", "--sidecar", "http://127.0.0.1:9", "--token-file", join(root, "no-token"), "--", ...marker(root)]);
+    const r = await runBoundExec(["--wait-seconds", "1", "--sidecar", "http://127.0.0.1:9", "--token-file", join(root, "no-token"), "--termination-log", join(root, "termination"), "--", ...marker(root)]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("no binding within 1 s (the sidecar at http://127.0.0.1:9 is not bound to a Run); not starting");
+    // The Run's Completed condition says why, as for a runtime that fails.
+    expect(readFileSync(join(root, "termination"), "utf8")).toMatch(/^leviath bound-exec: no binding within 1 s .*; not starting /);
     expect(existsSync(join(root, "started"))).toBe(false);
   });
 
@@ -54,7 +56,7 @@ describe("leviath bound-exec", () => {
     mkdirSync(join(root, "work"));
     writeFileSync(join(root, "agent.leviath"), '[agent]\nname = "mini"\n\n[stages.survey]\nmode = "autonomous"\n');
     sc = await startSidecar(["--agent", join(root, "agent.leviath"), "--workdir", join(root, "work"), "--audit-dir", join(root, "audit"), "--run", "mini"]);
-    const r = await runBoundExec(["--sidecar", sc.url, "--token-file", sc.runtimeTokenFile, "--runtime-config", join(root, "runtime.json"), "--", ...marker(root)]);
+    const r = await runBoundExec(["--sidecar", sc.url, "--token-file", sc.runtimeTokenFile, "--runtime-config", join(root, "runtime.json"), "--termination-log", join(root, "termination"), "--", ...marker(root)]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("the sidecar refused the binding (404 not-found): no route POST /v1/binding; not starting");
     expect(existsSync(join(root, "started"))).toBe(false);

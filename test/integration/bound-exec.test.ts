@@ -88,7 +88,7 @@ async function startPoolPod(id: string) {
   await waitFor(async () => (sidecar.out.includes("unbound) refusing on") ? true : undefined), { timeoutMs: 60_000, description: `the pool sidecar to listen:\n${sidecar.out}\n${sidecar.err}` });
   const url = `http://127.0.0.1:${port}`;
   const runtimeEnv = { ...process.env, HOME: join(root, "home"), LEVIATH_NAMESPACE: namespace, LEVIATH_SIDECAR_URL: url, LEVIATH_SIDECAR_TOKEN_FILE: tokenFile };
-  const boundExec = () => start(["bound-exec", "--runtime-config", join(root, "agent", "runtime", "runtime.json"), "--credentials-dir", join(root, "agent", "credentials"), "--", process.execPath, join(root, "probe.mjs"), join(root, "agent", "credentials"), join(root, "started")], runtimeEnv);
+  const boundExec = () => start(["bound-exec", "--termination-log", join(root, "termination"), "--runtime-config", join(root, "agent", "runtime", "runtime.json"), "--credentials-dir", join(root, "agent", "credentials"), "--", process.execPath, join(root, "probe.mjs"), join(root, "agent", "credentials"), join(root, "started")], runtimeEnv);
   return { podName, root, url, tokenFile, sidecar, boundExec };
 }
 
@@ -167,6 +167,7 @@ describe("leviath bound-exec in a pool pod", () => {
       expect(runtime.err).toMatch(/the sidecar refused the binding \(503 binding-unavailable\): the binding cannot be handed out: the credential Secret 'tls' cannot be read with the Run's Role/);
       expect(existsSync(join(pool.root, "started"))).toBe(false);
       expect(existsSync(join(pool.root, "agent", "runtime", "runtime.json"))).toBe(false);
+      expect(readFileSync(join(pool.root, "termination"), "utf8")).toContain("the credential Secret 'tls' cannot be read with the Run's Role");
       const records = readDecisionRecords(join(pool.root, "audit")).filter((r) => r["tool_name"] === "binding");
       expect(records.map((r) => [r["decision"], r["code"]])).toEqual([["deny", "binding-unavailable"]]);
     } finally {
