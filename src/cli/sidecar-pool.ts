@@ -116,7 +116,10 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
   const binding = await waitForBinding(() => readPoolBinding(client, namespace, pod), io, stopped);
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
-  await new Promise((r) => server.close(r));
+  // Every connection to the refusing server is dropped at once (a client's keep-alive one would hold the port's hand-over).
+  const closed = new Promise((r) => server.close(r));
+  server.closeAllConnections();
+  await closed;
   if (binding === undefined) return EXIT.ok;
   io.stdout(`leviath sidecar: bound to Run ${binding.run} (uid ${binding.runUid}); its snapshot matches status.snapshotSha256\n`);
   return takeOver(writeBinding(binding, argv), io, { runtimeToken, binding: buildHandout(client, namespace, binding) });
