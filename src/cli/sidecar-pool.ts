@@ -6,7 +6,6 @@
 // takes over, enforcing that snapshot exactly as a cold Run's sidecar enforces the mounted one, with the runtime
 // token written at the pool sidecar's start (the runtime beside it asks with it while it waits) and the hand-out
 // of the Run's runtime.json and credentials (`POST /v1/binding`, sidecar/cluster/binding-handout.ts).
-import { timingSafeEqual } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -16,6 +15,7 @@ import { buildRefusalBody, lookupRefusalStatus, type RefusalCode } from "../api/
 import { parseSnapshotData, SNAPSHOT_KEY } from "../sandbox/run-snapshot.ts";
 import { createBindingHandout, type BindingHandout } from "../sidecar/cluster/binding-handout.ts";
 import { readPoolBinding, type PoolBinding } from "../sidecar/cluster/pool-binding.ts";
+import { hasBearer } from "../sidecar/http/request-guard.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { parseListenAddress } from "./args.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
@@ -31,17 +31,10 @@ export interface PoolHandover {
   readonly binding: BindingHandout;
 }
 
-/** Whether a request carries this bearer token (compared in constant time). */
-function carriesToken(req: IncomingMessage, token: string): boolean {
-  const given = Buffer.from(req.headers.authorization ?? "");
-  const expected = Buffer.from(`Bearer ${token}`);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
 /** Every call is refused not-bound; the binding's ask, without the runtime token, is refused as the bound sidecar refuses it. */
 function refusalOf(req: IncomingMessage, token: string): RefusalCode {
   const asksBinding = req.method === "POST" && (req.url ?? "").split("?")[0] === BINDING_ROUTE;
-  return asksBinding && !carriesToken(req, token) ? "runtime-token-required" : "not-bound";
+  return asksBinding && !hasBearer(req, token) ? "runtime-token-required" : "not-bound";
 }
 
 function listenRefusing(host: string, port: number, token: string): Promise<Server> {
