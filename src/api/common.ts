@@ -79,7 +79,8 @@ export const ObjectNameSchema = z
   .regex(/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, "must be a lower-case DNS-1123 name");
 
 /**
- * A Secret whose keys reach the agent container only (never the sidecar, never a sandbox pod): as environment
+ * A Secret whose keys reach the agent container only (never a sandbox pod; the sidecar only in a warm pool's pod,
+ * reading them once to hand them over, docs/security.md "Warm pools"): as environment
  * variables (`env`, the default) or as files under `/var/run/leviath/credentials/<secretName>/` (`files`). The
  * Secret must be in the Run's namespace and carry the opt-in label `leviath.dev/credential: "true"`.
  */

@@ -118,6 +118,10 @@ export const REFUSALS = {
   "host-not-allowed": { outcome: "refused", status: 403, message: (host: string) => `Host '${host}' is not an address this sidecar listens on` },
   "browser-request": { outcome: "refused", status: 403, message: () => "requests from a browser are refused (Origin or Sec-Fetch-Site was sent)" },
   "runtime-token-required": { outcome: "unauthenticated", status: 401, message: () => "this API needs the runtime token (Authorization: Bearer <the contents of the runtime token file>)" },
+  // A warm pool's pod (docs/controller.md, "Late binding, in the pod"): `POST /v1/binding` and every call before it is bound.
+  "not-bound": { outcome: "unavailable", status: 503, message: () => "this pool pod is not bound to a Run yet: every call is refused" },
+  "binding-given": { outcome: "conflict", status: 409, message: () => "this Run's binding was already handed out once; it is never handed out again" },
+  "binding-unavailable": { outcome: "unavailable", status: 503, message: (why: string) => `the binding cannot be handed out: ${why}` },
   // `POST /v1/seeds`: a check's refusal, or a seed that could not be filled.
   "invalid-seed": { outcome: "invalid", status: 422, message: asIs },
   "seed-outside-workdir": seedRefused,

@@ -15,6 +15,7 @@ Commands:
   sidecar                  decide and enforce every tool call of an agent runtime (HTTP on loopback)
   agent                    the reference agent runtime: run an Agent's stages against a model, through the sidecar
   adapter <kind>           start a third-party agent client (claude-code, ...) as the runtime, through the sidecar's /mcp
+  bound-exec -- CMD...     a warm pool pod's runtime wrapper: wait for the Run's binding, then start CMD with it
   kubectl                  the kubectl plugin (kubectl leviath pending|approve|audit|result|wait|why|describe),
                            also bin/kubectl-leviath
   version                  print the version (also --version)
@@ -43,6 +44,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   sidecar: async () => import("./sidecar.ts").then((m) => ({ help: m.SIDECAR_HELP, run: m.runSidecar })),
   agent: async () => import("./agent.ts").then((m) => ({ help: m.AGENT_HELP, run: m.runAgentCommand })),
   adapter: async () => import("./adapter.ts").then((m) => ({ help: m.ADAPTER_HELP, run: m.runAdapterCommand })),
+  "bound-exec": async () => import("./bound-exec.ts").then((m) => ({ help: m.BOUND_EXEC_HELP, run: m.runBoundExec })),
   kubectl: async () => import("./kubectl/kubectl.ts").then((m) => ({ help: m.KUBECTL_HELP, run: m.runKubectlPlugin })),
 };
 

@@ -21,6 +21,7 @@ import {
 import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
 import { shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
+import type { PoolHandover } from "./sidecar-pool.ts";
 
 /** `leviath sidecar --help`. */
 export const SIDECAR_HELP = `Usage: leviath sidecar --agent FILE [--config FILE] [--policy FILE] [--rules DIR] --workdir DIR [options]
@@ -47,7 +48,10 @@ Policy (one of):
                             the --agent directory
       --pool                a warm pool's pod (cluster): no run yet; every call is refused 503 not-bound
                             until the controller binds the pod (LEVIATH_POD) to a Run whose snapshot checks
-                            out, then the Run's sidecar takes over (docs/controller.md, Warm pools)
+                            out, then the Run's sidecar takes over (docs/controller.md, Warm pools) with the
+                            runtime token written at start (--runtime-token-file, required) and answers
+                            POST /v1/binding once: the Run's runtime.json and credential Secrets, read then
+                            with the Run's Role, for the runtime's 'leviath bound-exec'
   Every input is polled (--reload-interval-ms): a change that two polls in a row read the same (never a file
   caught mid-write) takes effect for new calls without a restart, and one that fails to load keeps the last
   good policy (logged, and the metric policy_last_reload_success is 0).
@@ -226,7 +230,7 @@ function gatewayVars(v: Values, io: CliIo, cluster: boolean): VarSource {
 }
 
 /** Run `leviath sidecar` until SIGTERM or SIGINT. */
-export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
+export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHandover): Promise<number> {
   const { values: v, positionals } = parseCommandArgs(argv, SIDECAR_OPTIONS);
   if (v.help) {
     io.stdout(SIDECAR_HELP);
@@ -239,7 +243,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
   const { namespace, cluster } = whereItRuns(v, io);
   const workdir = canonicalWorkdir(io, v.workdir);
   const { source, resumable } = policySources(v, io, namespace, cluster);
-  const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster });
+  const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster, runtimeToken: handover?.runtimeToken });
   const { kube, client } = await connectCluster(v, io, cluster);
   const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
   const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, confinement, execWaitMs };
@@ -257,7 +261,7 @@ export async function runSidecar(argv: string[], io: CliIo): Promise<number> {
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
-    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors),
+    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors), binding: handover?.binding,
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
   if (!started.ok) {
     io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);
@@ -299,12 +303,13 @@ function whereItRuns(v: Values, io: CliIo): { namespace: string; cluster: boolea
  * The run's name and its files: the audit directory, the two tokens, and the confinement of local commands, which
  * hides them all (with the MCP servers' Secrets: the sidecar's alone, hidden from commands and every read path).
  */
-function prepareRunFiles(v: Values, io: CliIo, at: { namespace: string; workdir: string; cluster: boolean }) {
+function prepareRunFiles(v: Values, io: CliIo, at: { namespace: string; workdir: string; cluster: boolean; runtimeToken: PoolHandover["runtimeToken"] | undefined }) {
   const run = defaultRunName(v, io, at.namespace);
   const auditDir = prepareAuditDir(resolve(io.cwd, v["audit-dir"] ?? defaultAuditDir(io)), run);
   const runDir = join(auditDir, run);
   const approvals = prepareApprovals(io, v["approval-token-file"], runDir, at.cluster);
-  const runtime = prepareRuntimeToken(io, v["runtime-token-file"], runDir);
+  // A pool pod's runtime already holds the token its pool sidecar wrote: the Run's sidecar keeps it.
+  const runtime = at.runtimeToken ?? prepareRuntimeToken(io, v["runtime-token-file"], runDir);
   const secretsDir = v["mcp-secrets-dir"] === undefined ? [] : [resolve(io.cwd, v["mcp-secrets-dir"])].filter((d) => statSync(d, { throwIfNoEntry: false })?.isDirectory() === true);
   const hidden = [auditDir, runtime.path, ...(approvals.path === undefined ? [] : [approvals.path]), ...secretsDir];
   const confinement: Confinement = { base: join(runDir, "shell-root"), workdir: at.workdir, hidden, visible: installRootsUnderTmp() };

@@ -41,6 +41,9 @@ export const ENGINE_PATHS = {
 /** The runtime token's file, written by the sidecar at each start and read by the runtime. */
 export const RUNTIME_TOKEN_FILE = `${ENGINE_PATHS.runtimeSecret}/runtime-token`;
 
+/** runtime.json in the agent container (LEVIATH_RUNTIME_CONFIG): the snapshot's key mounted, or written there by `leviath bound-exec` in a pool pod. */
+export const RUNTIME_CONFIG_FILE = `${ENGINE_PATHS.runtimeConfig}/${SNAPSHOT_KEY.runtime}`;
+
 /** Paths no volume of an admin may be mounted over. */
 export const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/var/run/leviath", "/run/leviath", ENGINE_PATHS.runtimeSecret, "/proc", "/sys", "/dev"];
 
@@ -208,7 +211,7 @@ function buildAgentContainer(snapshot: RunSnapshot, workspace: WorkspaceMount, s
     env: [
       ...parts.env,
       { name: "LEVIATH_SIDECAR_URL", value: `http://127.0.0.1:${settings.sidecarPort}` },
-      { name: "LEVIATH_RUNTIME_CONFIG", value: `${ENGINE_PATHS.runtimeConfig}/${SNAPSHOT_KEY.runtime}` },
+      { name: "LEVIATH_RUNTIME_CONFIG", value: RUNTIME_CONFIG_FILE },
       { name: "LEVIATH_SIDECAR_TOKEN_FILE", value: RUNTIME_TOKEN_FILE },
     ],
     ...(credentials.envFrom.length > 0 ? { envFrom: credentials.envFrom } : {}),

@@ -3,7 +3,7 @@ import { LABEL } from "../api/constants.ts";
 import { ANNOTATION } from "./names.ts";
 import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
 import { buildEnginePod } from "./pods.ts";
-import { buildAdoptedObject, buildPoolPod, buildPoolPodPrerequisites, computePoolHash, listAdoptedObjects, POOL_STATE, type PoolTemplate } from "./pool-pods.ts";
+import { buildAdoptedObject, buildPoolPod, buildPoolPodPrerequisites, buildPoolRunIdentity, computePoolHash, listAdoptedObjects, POOL_STATE, type PoolTemplate } from "./pool-pods.ts";
 import { buildRunChildren, buildWorkspaceMount } from "./run-children.ts";
 import { computeSandboxPlan } from "./sandbox-plan.ts";
 import { RUN, snapshotOf } from "./test-fixtures.ts";
@@ -19,7 +19,7 @@ const agent = pod.spec.containers[0]!;
 describe("a pool pod before it is bound", () => {
   it("holds no task, no run policy, no credential, no Secret and no ConfigMap of any Run", () => {
     const sources = pod.spec.volumes.map((v) => Object.keys(v).filter((k) => k !== "name")[0]);
-    expect(sources.sort()).toEqual(["emptyDir", "emptyDir", "emptyDir", "emptyDir", "persistentVolumeClaim", "persistentVolumeClaim", "projected"]);
+    expect(sources.sort()).toEqual(["emptyDir", "emptyDir", "emptyDir", "emptyDir", "emptyDir", "persistentVolumeClaim", "persistentVolumeClaim", "projected"]);
     expect(JSON.stringify(pod)).not.toMatch(/secretRef|"secret"|run-policy\.json|runtime\.json|LEVIATH_RUN"/);
     expect(agent.envFrom).toBeUndefined();
     expect(agent.env?.map((e) => e.name)).not.toContain("LEVIATH_RUNTIME_CONFIG");
@@ -39,7 +39,7 @@ describe("a pool pod before it is bound", () => {
 
   it("mounts the Agent's read-path volumes and the token in the sidecar alone", () => {
     expect(sidecar.volumeMounts.map((m) => m.mountPath)).toEqual(expect.arrayContaining(["/data/shared", "/var/run/secrets/kubernetes.io/serviceaccount"]));
-    expect(agent.volumeMounts.map((m) => m.mountPath).sort()).toEqual(["/run/leviath-bound", "/run/leviath-runtime", "/tmp", "/workspace"]);
+    expect(agent.volumeMounts.map((m) => m.mountPath).sort()).toEqual(["/etc/leviath/runtime", "/run/leviath-runtime", "/tmp", "/var/run/leviath/credentials", "/workspace"]);
   });
 
   it("keeps a cold engine pod's hardening, container by container", () => {
@@ -73,6 +73,29 @@ describe("a pool pod before it is bound", () => {
     expect(binding).toMatchObject({ roleRef: { kind: "Role", name: "notes-pool-0a1b2c3d4e" }, subjects: [{ kind: "ServiceAccount", name: "notes-pool-0a1b2c3d4e", namespace: "team-a" }] });
     const volume = pod.spec.volumes.find((v) => v.name === "workspace") as unknown as { persistentVolumeClaim: { claimName: string } };
     expect(claim).toMatchObject({ kind: "PersistentVolumeClaim", metadata: { name: volume.persistentVolumeClaim.claimName } });
+  });
+
+  it("keeps the binding's volumes (runtime.json, files credentials) in memory, in the agent container alone, at a cold pod's paths", () => {
+    const bound = pod.spec.volumes.filter((v) => v.name.startsWith("bound-"));
+    expect(bound.map((v) => [v.name, (v as { emptyDir?: { medium?: string } }).emptyDir?.medium])).toEqual([["bound-runtime", "Memory"], ["bound-credentials", "Memory"]]);
+    expect(sidecar.volumeMounts.some((m) => m.name.startsWith("bound-"))).toBe(false);
+    const snapshot = snapshotOf({ image: "registry.test/runtime:1", credentials: [{ secretName: "model-key", as: "files" }] }, { ceilings: { runtimeImages: ["registry.test/runtime:1"] } });
+    const cold = buildEnginePod(RUN, snapshot, buildWorkspaceMount(RUN, snapshot), DEFAULT_POD_SETTINGS).spec.containers[0]!;
+    const coldPaths = cold.volumeMounts.map((m) => m.mountPath);
+    expect(coldPaths).toEqual(expect.arrayContaining(["/etc/leviath/runtime", "/var/run/leviath/credentials/model-key"]));
+    expect(agent.volumeMounts.filter((m) => m.name.startsWith("bound-")).map((m) => m.mountPath)).toEqual(["/etc/leviath/runtime", "/var/run/leviath/credentials"]);
+  });
+});
+
+describe("a Run's identity in an adopted pool pod", () => {
+  it("binds the Run's Role, plus get on its snapshot and exactly the credential Secrets it pins, to the pool pod's ServiceAccount", () => {
+    const snapshot = snapshotOf({ image: "registry.test/runtime:1", credentials: [{ secretName: "model-key" }, { secretName: "tls", as: "files" }] }, { ceilings: { runtimeImages: ["registry.test/runtime:1"] } });
+    const [role, binding] = buildPoolRunIdentity(RUN, snapshot, "notes-pool-0a1b2c3d4e", []) as unknown as [{ rules: unknown[] }, { subjects: unknown[] }];
+    expect(role.rules).toContainEqual({ apiGroups: [""], resources: ["secrets"], verbs: ["get"], resourceNames: ["model-key", "tls"] });
+    expect(role.rules).toContainEqual({ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: [`${RUN.name}-policy`] });
+    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "notes-pool-0a1b2c3d4e", namespace: RUN.namespace }]);
+    const none = buildPoolRunIdentity(RUN, snapshotOf({ image: "registry.test/runtime:1" }, { ceilings: { runtimeImages: ["registry.test/runtime:1"] } }), "p", [])[0] as unknown as { rules: { resources: string[] }[] };
+    expect(none.rules.some((r) => r.resources.includes("secrets"))).toBe(false);
   });
 });
 

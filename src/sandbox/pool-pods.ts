@@ -21,8 +21,15 @@ export const POOL_STATE = { ready: "ready", bound: "bound" } as const;
 /** The workspace every pool pod's claim is made with: the Run's default workspace (a Run asking for another never matches). */
 export const POOL_WORKSPACE = { mountPath: WORKSPACE_ROOT, size: "1Gi", accessMode: "ReadWriteOnce" } as const;
 
-/** Where the runtime's binding (its runtime.json and `files` credentials) is written: an in-memory volume of the agent container alone. */
-export const BOUND_DIR = "/run/leviath-bound";
+/**
+ * Where `leviath bound-exec` writes the binding, at the paths a cold engine pod mounts them (runtime.json, the
+ * `files` credentials): in-memory volumes of the agent container alone, empty until the pod is bound. The
+ * credentials' room holds the most a Run may name (16 Secrets of at most 1 MiB each).
+ */
+const BOUND_VOLUMES = [
+  { name: "bound-runtime", mountPath: ENGINE_PATHS.runtimeConfig, sizeLimit: "2Mi" },
+  { name: "bound-credentials", mountPath: ENGINE_PATHS.credentials, sizeLimit: "16Mi" },
+] as const;
 
 /** The Agent a pool serves, as its pods refer to it (the owner of every pool object until a Run adopts it). */
 export interface PoolAgent {
@@ -112,7 +119,6 @@ function buildPoolAgentContainer(template: PoolTemplate, settings: PodSettings):
       { name: "HOME", value: ENGINE_PATHS.tmp },
       { name: "LEVIATH_SIDECAR_URL", value: `http://127.0.0.1:${settings.sidecarPort}` },
       { name: "LEVIATH_SIDECAR_TOKEN_FILE", value: RUNTIME_TOKEN_FILE },
-      { name: "LEVIATH_BOUND_DIR", value: BOUND_DIR },
     ],
     securityContext: buildContainerSecurityContext(),
     resources: settings.resources.agent,
@@ -120,7 +126,7 @@ function buildPoolAgentContainer(template: PoolTemplate, settings: PodSettings):
       { name: "workspace", mountPath: POOL_WORKSPACE.mountPath },
       { name: "agent-tmp", mountPath: ENGINE_PATHS.tmp },
       { name: "runtime-secret", mountPath: ENGINE_PATHS.runtimeSecret, readOnly: true },
-      { name: "bound", mountPath: BOUND_DIR },
+      ...BOUND_VOLUMES.map((v) => ({ name: v.name, mountPath: v.mountPath })),
     ],
   };
 }
@@ -160,7 +166,7 @@ export function buildPoolPod(template: PoolTemplate, id: string, settings: PodSe
         buildTmpVolume("agent-tmp", settings.tmpSizeLimit),
         buildTmpVolume("sidecar-tmp", settings.tmpSizeLimit),
         { name: "runtime-secret", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
-        { name: "bound", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
+        ...BOUND_VOLUMES.map((v) => ({ name: v.name, emptyDir: { medium: "Memory", sizeLimit: v.sizeLimit } })),
         buildTokenVolume(),
         ...readPaths.volumes,
       ],
@@ -195,12 +201,16 @@ export function buildPoolPodPrerequisites(agent: PoolAgent, id: string): KubeObj
 
 /**
  * The identity of a Run adopted into pool pod `pod`: the Run's own Role (as for a cold Run) plus `get` on exactly
- * its start snapshot, which the pool pod's sidecar reads over the API (a pod's volumes cannot change), bound to
- * the pool pod's ServiceAccount instead of `<run>-sidecar`.
+ * its start snapshot and the credential Secrets that snapshot pins, which the pool pod's sidecar reads over the
+ * API (a pod's volumes cannot change; it hands the credentials to the runtime once), bound to the pool pod's
+ * ServiceAccount instead of `<run>-sidecar`.
  */
-export function buildPoolRunIdentity(run: RunRef, agent: string, pod: string, execTargets: readonly string[]): KubeObject[] {
+export function buildPoolRunIdentity(run: RunRef, snapshot: RunSnapshot, pod: string, execTargets: readonly string[]): KubeObject[] {
+  const agent = snapshot.controller.agent.name;
   const role = buildRole(run, agent, execTargets) as KubeObject & { rules: Record<string, unknown>[] };
   role.rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: [buildChildNames(run.name).configMap] });
+  const secrets = snapshot.controller.credentials.map((c) => c.secretName);
+  if (secrets.length > 0) role.rules.push({ apiGroups: [""], resources: ["secrets"], verbs: ["get"], resourceNames: secrets });
   const binding = buildRoleBinding(run, agent);
   binding["subjects"] = [{ kind: "ServiceAccount", name: pod, namespace: run.namespace }];
   return [role, binding];

@@ -53,7 +53,7 @@ export function buildRunChildren(input: RunChildrenInput): KubeObject[] {
   const workspace = buildWorkspaceMount(run, snapshot, pool);
   // An adopted pool pod is the engine pod: never built (its spec is the pool's), kept or deleted as the Run's own.
   const engine = pool === undefined ? [buildEnginePod(run, snapshot, workspace, settings)] : [];
-  const identity = (execTargets: string[]) => (pool === undefined ? [buildServiceAccount(run, agent), buildRole(run, agent, execTargets), buildRoleBinding(run, agent)] : buildPoolRunIdentity(run, agent, pool, execTargets));
+  const identity = (execTargets: string[]) => (pool === undefined ? [buildServiceAccount(run, agent), buildRole(run, agent, execTargets), buildRoleBinding(run, agent)] : buildPoolRunIdentity(run, snapshot, pool, execTargets));
   const out: KubeObject[] = [buildPolicyConfigMap(run, snapshot)];
   if (!ws.claimName && pool === undefined) out.push(buildWorkspaceClaim(run, agent, ws));
   if (input.lifecycle !== "active") {

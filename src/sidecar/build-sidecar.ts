@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { RunMode, RunPolicy } from "../api/run-policy.ts";
 import type { Logger } from "../log/logger.ts";
 import { createSidecarMetrics, type SidecarMetrics } from "../metrics/sidecar-metrics.ts";
+import type { BindingHandout, BindingTake } from "./cluster/binding-handout.ts";
 import type { PolicySource } from "./cluster/policy-sources.ts";
 import { ApprovalBook } from "./core/approvals.ts";
 import { computeCurrentStage, findStageIndex, type Enforcement } from "./core/enforcement.ts";
@@ -82,6 +83,8 @@ export interface SidecarServerOptions {
   readonly launchStdio?: ((current: () => CurrentStage) => StdioLauncher) | undefined;
   /** Where `${VAR}` in MCP server headers and env come from (default: none, every `${VAR}` fails). */
   readonly gatewayVars?: VarSource;
+  /** A bound pool pod's hand-out of its Run's runtime.json and credentials (`POST /v1/binding`); every ask is recorded. */
+  readonly binding?: BindingHandout | undefined;
 }
 
 /** A built sidecar: what the app is given, and what is started and stopped around it. */
@@ -146,6 +149,26 @@ function recordResumes(opts: SidecarServerOptions, parts: { holder: PolicyHolder
   });
 }
 
+/**
+ * The hand-out with every ask recorded (`tool_name: binding`, decision source `pool_binding`, the refusal's code):
+ * an ask whose record cannot be written gets nothing.
+ */
+function recordBindings(handout: BindingHandout, opts: SidecarServerOptions, parts: { ledger: Ledger; session: RunSession; policy: () => Enforcement; clock: () => number }): BindingHandout {
+  let asks = 0;
+  return {
+    async take(): Promise<BindingTake> {
+      const took = await handout.take();
+      const runPolicy = parts.policy().runPolicy;
+      const stage = runPolicy.stages[parts.session.stageIndex]?.name ?? runPolicy.entryStage;
+      const written = parts.ledger.record({
+        timestamp: Math.floor(parts.clock() / 1000), agent_id: opts.runName, call_id: `binding-${++asks}`, tool_name: "binding", stage,
+        decision: took.ok ? "allow" : "deny", decision_source: "pool_binding", ...(took.ok ? {} : { code: took.code }),
+      });
+      return written || !took.ok ? took : { ok: false, code: "binding-unavailable", args: ["its audit record could not be written"] };
+    },
+  };
+}
+
 /** Builds a sidecar; a policy that does not load is an error naming the file and entry. */
 export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: BuiltSidecar } | { ok: false; error: string } {
   const clock = opts.clock ?? Date.now;
@@ -183,6 +206,7 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
   };
   const warnings = new RuntimeWarnings();
   warnings.add(opts.runtimeWarnings ?? []);
-  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName, guard, seeds, warnings };
+  const binding = opts.binding === undefined ? undefined : recordBindings(opts.binding, opts, { ledger, session, policy, clock });
+  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName, guard, seeds, warnings, ...(binding ? { binding } : {}) };
   return { ok: true, sidecar: { deps, metrics, holder, service, gateway, audit, journal, guard } };
 }

@@ -21,4 +21,10 @@ describe("leviath sidecar --pool flags", () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("is not a loopback address");
   });
+
+  it("needs the runtime token file: the runtime beside it asks for its binding with that token", () => {
+    const r = leviath(["sidecar", "--pool", "--workdir", "."], { env: { LEVIATH_POD: "p", LEVIATH_NAMESPACE: "n" } });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("--pool needs --runtime-token-file");
+  });
 });

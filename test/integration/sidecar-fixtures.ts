@@ -109,3 +109,8 @@ export async function writeServiceAccountKubeconfig(file: string, namespace: str
   }), { mode: 0o600 });
   return file;
 }
+
+/** Server-side applies `objs` as the operator's field manager (what the controller would write). */
+export function applyAsOperator(objs: readonly unknown[]): ReturnType<typeof kubectl> {
+  return kubectl(["apply", "--server-side", "--field-manager", "leviath-operator", "-f", "-"], { input: objs.map((o) => JSON.stringify(o)).join("\n") });
+}

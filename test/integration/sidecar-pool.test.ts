@@ -4,17 +4,18 @@
 // pod's ServiceAccount and everything checks out, the cluster sidecar takes over with the Run's snapshot.
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeSnapshotDataSha256 } from "../../src/io/snapshot-digest.ts";
 import { ANNOTATION } from "../../src/sandbox/names.ts";
 import { buildPoolPod, buildPoolPodPrerequisites, buildPoolRunIdentity } from "../../src/sandbox/pool-pods.ts";
 import { DEFAULT_POD_SETTINGS } from "../../src/sandbox/pod-settings.ts";
+import { snapshotOf } from "../../src/sandbox/test-fixtures.ts";
 import { makeTempDir } from "../cli/sidecar-harness.ts";
 import { repo } from "../cli/run-cli.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
-import { RECORDS_RUN_POLICY, writeServiceAccountKubeconfig } from "./sidecar-fixtures.ts";
+import { applyAsOperator, RECORDS_RUN_POLICY, writeServiceAccountKubeconfig } from "./sidecar-fixtures.ts";
+import { freePorts } from "./harness/loopback.ts";
 
 let namespace = "";
 beforeAll(async () => {
@@ -25,16 +26,8 @@ afterAll(async () => {
   if (namespace) await deleteNamespace(namespace);
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-const apply = (objs: unknown[]) => kubectl(["apply", "--server-side", "--field-manager", "leviath-operator", "-f", "-"], { input: objs.map((o) => JSON.stringify(o)).join("\n") });
+const apply = applyAsOperator;
 
 describe("a pool pod's sidecar", () => {
   it("refuses every call until bound, stays unbound on a snapshot that does not match, and takes over once it does", async () => {
@@ -47,10 +40,10 @@ describe("a pool pod's sidecar", () => {
     const root = makeTempDir("leviath-pool-");
     mkdirSync(join(root, "work"));
     const kubeconfig = await writeServiceAccountKubeconfig(join(root, "pool.kubeconfig"), namespace, podName);
-    const port = await freePort();
+    const [port] = await freePorts(1);
     const env: Record<string, string | undefined> = { ...process.env, LEVIATH_POD: podName, LEVIATH_NAMESPACE: namespace, TMPDIR: root };
     delete env["KUBERNETES_SERVICE_HOST"];
-    const proc = spawn(process.execPath, [repo("bin/leviath"), "sidecar", "--pool", "--workdir", join(root, "work"), "--listen", `127.0.0.1:${port}`, "--kubeconfig", kubeconfig, "--audit-dir", join(root, "audit")], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(process.execPath, [repo("bin/leviath"), "sidecar", "--pool", "--workdir", join(root, "work"), "--listen", `127.0.0.1:${port}`, "--kubeconfig", kubeconfig, "--audit-dir", join(root, "audit"), "--runtime-token-file", join(root, "runtime-token")], { env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -68,7 +61,7 @@ describe("a pool pod's sidecar", () => {
       const run = (await custom.createNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: "r1" }, spec: { agentRef: { name: "notes" } } } })) as { metadata: { uid: string } };
       const data = { "run-policy.json": JSON.stringify(RECORDS_RUN_POLICY), "runtime.json": "{}", "controller.json": "{}" };
       await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: "r1-policy" }, data } });
-      await apply(buildPoolRunIdentity({ name: "r1", namespace, uid: run.metadata.uid }, "notes", podName, []));
+      await apply(buildPoolRunIdentity({ name: "r1", namespace, uid: run.metadata.uid }, snapshotOf({ image: "r:1" }), podName, []));
       const setStatus = (sha: string) => kubectl(["patch", "run", "r1", "-n", namespace, "--subresource", "status", "--type", "merge", "-p", JSON.stringify({ status: { enginePod: podName, startedFrom: "pool", snapshotSha256: sha } })]);
       await setStatus(computeSnapshotDataSha256({ ...data, "run-policy.json": "{}" }));
       await kubectl(["annotate", "pod", podName, "-n", namespace, `${ANNOTATION.boundRun}=r1`, `${ANNOTATION.boundRunUid}=${run.metadata.uid}`]);

@@ -17,6 +17,8 @@ import { registerToolCallRoutes } from "./tool-call-routes.ts";
 import type { SeedService } from "../core/seed-service.ts";
 import type { RuntimeWarnings } from "../core/runtime-warnings.ts";
 import { registerMcpRoutes } from "../mcp/mcp-server.ts";
+import type { BindingHandout } from "../cluster/binding-handout.ts";
+import { registerBindingRoute } from "./binding-route.ts";
 
 /** Who may answer prompts over HTTP: a bearer token (standalone), or nobody (a cluster answers with Approvals). */
 export type LocalApprovals = { readonly mode: "token"; readonly token: string } | { readonly mode: "disabled" };
@@ -37,6 +39,8 @@ export interface SidecarAppDeps {
   readonly seeds?: Pick<SeedService, "resolve">;
   /** What the runtime says it does not honour (`POST /v1/warnings`). */
   readonly warnings: RuntimeWarnings;
+  /** A bound pool pod's hand-out of its Run's runtime.json and credentials (`POST /v1/binding`); absent elsewhere. */
+  readonly binding?: BindingHandout;
 }
 
 /** The snapshot served on `/v1/status` (and written to the Run's status in a cluster). */
@@ -89,5 +93,6 @@ export function buildSidecarApp(deps: SidecarAppDeps): FastifyInstance {
   registerContextRoutes(app, deps);
   registerSeedRoutes(app, deps);
   registerMcpRoutes(app, deps);
+  registerBindingRoute(app, deps);
   return app;
 }

@@ -29,7 +29,7 @@ export function computeAllowedHosts(listenHost: string, bound: { address: string
 }
 
 /** Whether an `Authorization` header carries this bearer secret (compared in constant time). */
-export function hasBearer(req: FastifyRequest, token: string | undefined): boolean {
+export function hasBearer(req: { readonly headers: { readonly authorization?: string | undefined } }, token: string | undefined): boolean {
   if (token === undefined) return false;
   const given = Buffer.from(req.headers.authorization ?? "");
   const expected = Buffer.from(`Bearer ${token}`);

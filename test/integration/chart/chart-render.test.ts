@@ -48,6 +48,7 @@ describe("helm template with the default values", () => {
     expect(c.args).toEqual(expect.arrayContaining(["--leader-elect", `--leader-election-namespace=${NS}`, "--leader-election-id=leviath-operator", "--sidecar-image=ghcr.io/leviath/leviath-operator:0.1.0"]));
     // The chart's default runtime is the reference runtime, leviath agent.
     expect(c.args).toContain("--runtime-image=ghcr.io/leviath/leviath-agent:0.1.0");
+    expect(c.args).not.toContain("--warm-pools");
     expect(c.livenessProbe.httpGet.path).toBe("/healthz");
     expect(c.readinessProbe.httpGet.path).toBe("/readyz");
     expect(c.resources.requests).toEqual({ cpu: "100m", memory: "128Mi" });
@@ -261,18 +262,14 @@ describe("helm template with non-default values", () => {
     expect(JSON.stringify(policy.spec)).toContain("team-a/cto");
   });
 
-  it("pins images by digest, overrides the sidecar image and passes a runtime image", async () => {
+  it("pins images by digest, overrides the sidecar image, passes a runtime image and turns on warm pools", async () => {
     const digest = `sha256:${"a".repeat(64)}`;
-    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", `image.digest=${digest},sidecar.image.repository=registry.internal/leviath,sidecar.image.tag=9.9.9,controller.runtimeImage=registry.internal/runtime:1`]));
+    const ms = parseManifests(await renderChart("leviath-operator", NS, ["--set", `image.digest=${digest},sidecar.image.repository=registry.internal/leviath,sidecar.image.tag=9.9.9,controller.runtimeImage=registry.internal/runtime:1,controller.warmPools=true`]));
     const c = controller(ms);
     expect(c.image).toBe(`ghcr.io/leviath/leviath-operator@${digest}`);
     expect(c.args).toContain(`--sidecar-image=registry.internal/leviath@${digest}`);
     expect(c.args).toContain("--runtime-image=registry.internal/runtime:1");
-  });
-
-  it("runs the pool controller only with controller.warmPools=true", async () => {
-    expect(controller(parseManifests(await renderChart("leviath-operator", NS))).args).not.toContain("--warm-pools");
-    expect(controller(parseManifests(await renderChart("leviath-operator", NS, ["--set", "controller.warmPools=true"]))).args).toContain("--warm-pools");
+    expect(c.args).toContain("--warm-pools");
   });
 
   it("controller.nodeOptions empty sets no NODE_OPTIONS, and another value is passed as given", async () => {

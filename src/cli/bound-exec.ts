@@ -1,0 +1,182 @@
+// `leviath bound-exec -- COMMAND...`: the agent container's command in a warm pool's pod (docs/controller.md, "Late
+// binding, in the pod"). The pod was started before any Run, so nothing of a Run is in its spec: this waits until the
+// sidecar beside it is bound, asks it once for the binding over loopback with the runtime token (the same file a cold
+// runtime reads, LEVIATH_SIDECAR_TOKEN_FILE), writes runtime.json and the `files` credentials where a cold engine pod
+// mounts them (in-memory volumes of the agent container alone), and starts COMMAND with the `env` credentials in its
+// environment, as the kubelet's `envFrom` would have: a runtime cannot tell a bound pool pod from a cold one. It fails
+// closed: no binding within --wait-seconds, a refusal or an answer that does not parse, and COMMAND never starts.
+import { spawn } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { constants } from "node:os";
+import { dirname, resolve } from "node:path";
+import { BINDING_ROUTE } from "../api/binding.ts";
+import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
+import { ENGINE_PATHS, RUNTIME_CONFIG_FILE } from "../sandbox/pods.ts";
+import { parseCommandArgs } from "./args.ts";
+import { planBinding, type BindingPlan } from "./bound-exec-plan.ts";
+import { EXIT, UsageError, type CliIo } from "./io.ts";
+import { parsePositiveInt } from "./sidecar-options.ts";
+
+/** How long bound-exec waits for its binding unless told otherwise: a pool pod unbound this long ends and is replaced. */
+const DEFAULT_WAIT_SECONDS = 3600;
+/** The sidecar's loopback address in an engine pod (the pod sets LEVIATH_SIDECAR_URL; this is its default port). */
+const DEFAULT_SIDECAR_URL = `http://127.0.0.1:${DEFAULT_POD_SETTINGS.sidecarPort}`;
+/** How often it asks while the sidecar is unbound (loopback; the unbound sidecar answers from a bare HTTP server). */
+const ASK_INTERVAL_MS = 100;
+/** The signals a wrapper passes on: the kubelet's stop, an interrupt, and the ones a runtime may use. */
+const FORWARDED = ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"] as const;
+
+/** `leviath bound-exec --help`. */
+export const BOUND_EXEC_HELP = `Usage: leviath bound-exec [options] -- COMMAND [ARG...]
+
+The agent container's command in a warm pool's pod (docs/controller.md, "Late binding, in the pod"): waits until
+the sidecar beside it is bound to a Run, asks it once for the binding (POST ${BINDING_ROUTE} on loopback, with the
+runtime token), writes the Run's runtime.json and its 'files' credentials where a cold engine pod mounts them
+(--runtime-config, --credentials-dir/<secretName>/<key>, mode 0400), and starts COMMAND with the 'env'
+credentials added to its environment (every key of the Secret a variable, a later Secret winning, the pod's own
+LEVIATH_* and HOME kept) and LEVIATH_RUN and LEVIATH_RUNTIME_CONFIG set. SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1
+and SIGUSR2 are passed on to COMMAND; bound-exec exits with COMMAND's status (128 + the signal's number when a
+signal ended it).
+
+While the sidecar is not listening, has not written the token file, refuses the token (a restarted unbound
+sidecar writes a new one) or answers 503 not-bound, it asks again every ${ASK_INTERVAL_MS} ms, for --wait-seconds;
+then it exits 1 without starting COMMAND. Any other answer (the binding already handed out, a credential Secret
+the Run's Role cannot read, an answer that does not parse) exits 1 at once without starting COMMAND.
+
+Options:
+      --sidecar URL          the sidecar (default: $LEVIATH_SIDECAR_URL, else ${DEFAULT_SIDECAR_URL})
+      --token-file FILE      the sidecar's runtime token (default: $LEVIATH_SIDECAR_TOKEN_FILE)
+      --runtime-config FILE  where runtime.json is written (default: $LEVIATH_RUNTIME_CONFIG, else
+                             ${RUNTIME_CONFIG_FILE})
+      --credentials-dir DIR  where 'files' credentials are written (default ${ENGINE_PATHS.credentials})
+      --wait-seconds N       how long to wait for the binding (default ${DEFAULT_WAIT_SECONDS})
+      --termination-log FILE where to say why COMMAND was not started (default /dev/termination-log: the
+                             kubelet puts it in the Run's Completed condition, as for a runtime that fails)
+  -h, --help                 show this help
+
+Exit status: COMMAND's; 1 when no binding came in time, or it was refused or malformed (COMMAND not started);
+2 usage; 127 when COMMAND cannot be started.
+`;
+
+const OPTIONS = {
+  sidecar: { type: "string" },
+  "token-file": { type: "string" },
+  "runtime-config": { type: "string" },
+  "credentials-dir": { type: "string" },
+  "wait-seconds": { type: "string" },
+  "termination-log": { type: "string" },
+} as const;
+
+/** One ask's outcome: wait and ask again, the answer's body, or a refusal that ends the wait. */
+type Ask = { kind: "wait" } | { kind: "answer"; body: unknown } | { kind: "refused"; message: string };
+
+async function ask(url: string, tokenFile: string): Promise<Ask> {
+  let token: string;
+  try {
+    token = readFileSync(tokenFile, "utf8").trim();
+  } catch {
+    return { kind: "wait" };
+  }
+  const res = await fetch(`${url}${BINDING_ROUTE}`, { method: "POST", headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
+  if (res === undefined) return { kind: "wait" };
+  const body: unknown = await res.json().catch(() => undefined);
+  if (res.status === 200) return { kind: "answer", body };
+  const code = (body as { code?: unknown } | undefined)?.code;
+  if (res.status === 401 || (res.status === 503 && code === "not-bound")) return { kind: "wait" };
+  const message = (body as { message?: unknown } | undefined)?.message;
+  return { kind: "refused", message: `the sidecar refused the binding (${res.status} ${typeof code === "string" ? code : ""}): ${typeof message === "string" ? message : "no message"}` };
+}
+
+/** Asks until an answer or a refusal comes, or the deadline passes. */
+async function waitForBinding(url: string, tokenFile: string, waitSeconds: number): Promise<Ask> {
+  const deadline = Date.now() + waitSeconds * 1000;
+  for (;;) {
+    const asked = await ask(url, tokenFile);
+    if (asked.kind !== "wait") return asked;
+    if (Date.now() >= deadline) return { kind: "refused", message: `no binding within ${waitSeconds} s (the sidecar at ${url} is not bound to a Run)` };
+    await new Promise((r) => setTimeout(r, ASK_INTERVAL_MS));
+  }
+}
+
+/** Writes the plan's files, each new (never over an existing one) and 0400, then closes each credential's directory. */
+function writePlan(plan: BindingPlan): void {
+  for (const file of plan.files) {
+    mkdirSync(dirname(file.path), { recursive: true, mode: 0o700 });
+    writeFileSync(file.path, file.bytes, { flag: "wx", mode: 0o400 });
+  }
+  for (const dir of plan.closedDirs) chmodSync(dir, 0o500);
+}
+
+/** Starts COMMAND and resolves with its exit status, passing signals on. */
+function runCommand(command: readonly string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+  return new Promise((done) => {
+    const child = spawn(command[0]!, command.slice(1), { stdio: "inherit", env });
+    const forward = (signal: NodeJS.Signals) => void child.kill(signal);
+    for (const s of FORWARDED) process.on(s, forward);
+    child.once("error", (err) => {
+      io.stderr(`leviath bound-exec: cannot start '${command[0]}': ${err.message}\n`);
+      done(127);
+    });
+    child.once("exit", (code, signal) => {
+      for (const s of FORWARDED) process.off(s, forward);
+      done(code ?? 128 + (signal === null ? 0 : constants.signals[signal]));
+    });
+  });
+}
+
+/** What bound-exec runs with, from its flags and the pool pod's environment (undefined: --help was asked). */
+function readFlags(argv: string[], io: CliIo) {
+  const split = argv.indexOf("--");
+  const { values: v, positionals } = parseCommandArgs(split < 0 ? argv : argv.slice(0, split), OPTIONS);
+  if (v.help) return undefined;
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (the command goes after --)`);
+  const command = split < 0 ? [] : argv.slice(split + 1);
+  if (command.length === 0) throw new UsageError("no command: leviath bound-exec [options] -- COMMAND [ARG...]");
+  const tokenFile = v["token-file"] ?? io.env["LEVIATH_SIDECAR_TOKEN_FILE"];
+  if (tokenFile === undefined) throw new UsageError("no runtime token file: pass --token-file or set LEVIATH_SIDECAR_TOKEN_FILE");
+  return {
+    command,
+    tokenFile: resolve(io.cwd, tokenFile),
+    url: v.sidecar ?? io.env["LEVIATH_SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL,
+    waitSeconds: parsePositiveInt("--wait-seconds", v["wait-seconds"], DEFAULT_WAIT_SECONDS),
+    terminationLog: resolve(io.cwd, v["termination-log"] ?? "/dev/termination-log"),
+    at: {
+      runtimeConfig: resolve(io.cwd, v["runtime-config"] ?? io.env["LEVIATH_RUNTIME_CONFIG"] ?? RUNTIME_CONFIG_FILE),
+      credentialsDir: resolve(io.cwd, v["credentials-dir"] ?? ENGINE_PATHS.credentials),
+    },
+  };
+}
+
+/** The binding written where the runtime reads it, or why COMMAND must not start. */
+function applyBinding(asked: Ask, at: { runtimeConfig: string; credentialsDir: string }, env: CliIo["env"]): { ok: true; value: BindingPlan } | { ok: false; message: string } {
+  if (asked.kind !== "answer") return { ok: false, message: asked.kind === "refused" ? asked.message : "no binding" };
+  const plan = planBinding(asked.body, at, env);
+  if (!plan.ok) return { ok: false, message: `the binding is malformed (${plan.message})` };
+  try {
+    writePlan(plan.value);
+  } catch (err) {
+    return { ok: false, message: `the binding cannot be written (${(err as Error).message})` };
+  }
+  return plan;
+}
+
+/** Run `leviath bound-exec`. */
+export async function runBoundExec(argv: string[], io: CliIo): Promise<number> {
+  const flags = readFlags(argv, io);
+  if (flags === undefined) {
+    io.stdout(BOUND_EXEC_HELP);
+    return EXIT.ok;
+  }
+  const { command } = flags;
+  const applied = applyBinding(await waitForBinding(flags.url, flags.tokenFile, flags.waitSeconds), flags.at, io.env);
+  if (!applied.ok) {
+    const message = `${applied.message}; not starting ${command[0]}`;
+    io.stderr(`leviath bound-exec: ${message}\n`);
+    try {
+      writeFileSync(flags.terminationLog, `leviath bound-exec: ${message}`.slice(0, 4000));
+    } catch { /* no termination log outside a pod */ }
+    return EXIT.refused;
+  }
+  io.stderr(`leviath bound-exec: bound to Run ${applied.value.run}; starting ${command[0]}\n`);
+  return runCommand(command, applied.value.env, io);
+}

@@ -1,0 +1,65 @@
+// `leviath bound-exec` as a process: its help, its flags, and that it fails closed, starting nothing, when no
+// binding comes in time or the sidecar beside it is not a pool pod's (a cold sidecar has no binding to hand out).
+// The binding itself, from a real pool sidecar bound through the real API server: test/integration/bound-exec.test.ts.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { leviath, repo } from "./run-cli.ts";
+import { makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
+
+/** The command bound-exec would start: it leaves a file behind, so a test sees that it never ran. */
+const marker = (root: string) => [process.execPath, "-e", `require("node:fs").writeFileSync(${JSON.stringify(join(root, "started"))}, "")`];
+
+function runBoundExec(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stderr: string }> {
+  const proc = spawn(process.execPath, [repo("bin/leviath"), "bound-exec", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => proc.once("exit", (code) => resolve({ code, stderr })));
+}
+
+let sc: SidecarProcess | undefined;
+afterEach(async () => {
+  await sc?.stop();
+  sc = undefined;
+});
+
+describe("leviath bound-exec", () => {
+  it("says what it does, how long it waits and how it exits", () => {
+    const r = leviath(["bound-exec", "--help"]);
+    expect(r.status).toBe(0);
+    for (const text of ["-- COMMAND [ARG...]", "POST /v1/binding", "--wait-seconds N", "(default 3600)", "128 + the signal's number", "without starting COMMAND"]) expect(r.stdout).toContain(text);
+    expect(leviath(["--help"]).stdout).toContain("bound-exec -- CMD...");
+  });
+
+  it("needs a command after -- and the runtime token file", () => {
+    const none = leviath(["bound-exec", "--token-file", "/t"]);
+    expect([none.status, none.stderr]).toEqual([2, expect.stringContaining("no command: leviath bound-exec [options] -- COMMAND")]);
+    const before = leviath(["bound-exec", "--token-file", "/t", "node", "--", "x"]);
+    expect([before.status, before.stderr]).toEqual([2, expect.stringContaining("unexpected argument 'node' (the command goes after --)")]);
+    const token = leviath(["bound-exec", "--", "true"], { env: { LEVIATH_SIDECAR_TOKEN_FILE: undefined } });
+    expect([token.status, token.stderr]).toEqual([2, expect.stringContaining("no runtime token file")]);
+  });
+
+  it("waits for --wait-seconds while no sidecar answers, then exits 1 without starting the command", async () => {
+    const root = makeTempDir("leviath-bound-exec-cli-");
+    const r = await runBoundExec(["--wait-seconds", "1", "--sidecar", "http://127.0.0.1:9", "--token-file", join(root, "no-token"), "--termination-log", join(root, "termination"), "--", ...marker(root)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("no binding within 1 s (the sidecar at http://127.0.0.1:9 is not bound to a Run); not starting");
+    // The Run's Completed condition says why, as for a runtime that fails.
+    expect(readFileSync(join(root, "termination"), "utf8")).toMatch(/^leviath bound-exec: no binding within 1 s .*; not starting /);
+    expect(existsSync(join(root, "started"))).toBe(false);
+  });
+
+  it("exits 1 at once, starting nothing, when the sidecar beside it has no binding to hand out (a cold Run's)", async () => {
+    const root = makeTempDir("leviath-bound-exec-cli-");
+    mkdirSync(join(root, "work"));
+    writeFileSync(join(root, "agent.leviath"), '[agent]\nname = "mini"\n\n[stages.survey]\nmode = "autonomous"\n');
+    sc = await startSidecar(["--agent", join(root, "agent.leviath"), "--workdir", join(root, "work"), "--audit-dir", join(root, "audit"), "--run", "mini"]);
+    const r = await runBoundExec(["--sidecar", sc.url, "--token-file", sc.runtimeTokenFile, "--runtime-config", join(root, "runtime.json"), "--termination-log", join(root, "termination"), "--", ...marker(root)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("the sidecar refused the binding (404 not-found): no route POST /v1/binding; not starting");
+    expect(existsSync(join(root, "started"))).toBe(false);
+    expect(existsSync(join(root, "runtime.json"))).toBe(false);
+  });
+});
