@@ -130,7 +130,11 @@ describe("a Run and a warm pool", () => {
     const adopted = String(stopping.status?.["enginePod"]);
     await patchCustom("runs", files.namespace, stopping.metadata?.name ?? "", { spec: { desiredState: "Cancelled" } });
     await waitFor(async () => ((await list("Pod", "leviath.dev/pool=notes")).some((p) => p.metadata?.name === adopted) ? undefined : true), { timeoutMs: 30_000, description: "the adopted pod to be deleted" });
-    const cancelled = await readCustom("runs", files.namespace, stopping.metadata?.name ?? "");
+    // The pod goes first; the phase is written on the same or the next pass.
+    const cancelled = await waitFor(async () => {
+      const run = await readCustom("runs", files.namespace, stopping.metadata?.name ?? "");
+      return run.status?.["phase"] === "Pending" || run.status?.["phase"] === "Running" ? undefined : run;
+    }, { timeoutMs: 30_000, description: "the cancelled Run's phase" });
     expect(cancelled.status?.["phase"]).toBe("Cancelled");
   });
 });
