@@ -1,6 +1,7 @@
 // The whole run: wait for the sidecar, label the task and inputs, then the stages in the order the blueprint's
 // transitions take them, each entered with POST /v1/stage before its first tool call. Returns the exit code of
 // docs/runtime.md and the message for the termination log (which reaches the Run's Completed condition).
+import { findFallThroughStage } from "../policy/stage-order.ts";
 import { Conversation } from "./conversation.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
 import type { SidecarClient } from "../sidecar/http/client.ts";
@@ -145,7 +146,7 @@ async function followStageEnd(deps: RunDeps, at: { stage: StagePlan; end: Exclud
       }
       return at.byName.get(end.edge.to);
     }
-    case "fallthrough": return plan.stages[plan.stages.indexOf(stage) + 1];
+    case "fallthrough": return findFallThroughStage(plan.stages, plan.stages.indexOf(stage));
     case "done": return undefined;
     default: {
       const unknown: never = end;

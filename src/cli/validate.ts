@@ -1,10 +1,11 @@
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
 import { formatIssue } from "../config/load-error.ts";
 import { FINDING_CODE, formatFindingJson, type Finding, type FindingAdvice } from "../api/findings.ts";
-import { sourceName } from "../config/load.ts";
+import { sourceName, type LoadedAgent, type LoadedPolicy } from "../config/load.ts";
 import type { SourceFormat } from "../config/source-format.ts";
 import { computeAgentFindings, describeBlueprint } from "../policy/agent-findings.ts";
 import { renderFinding } from "../policy/read-paths/index.ts";
+import { computeRuntimeCeilingFinding } from "../policy/ceilings.ts";
 import { computePolicyToolNameFindings } from "../policy/tool-name-findings.ts";
 import { parseCommandArgs } from "./args.ts";
 import { computeBlueprintFileFindings } from "./blueprint-findings.ts";
@@ -16,7 +17,10 @@ export const VALIDATE_HELP = `Usage: leviath validate <agent> [options]
 
 Check a blueprint, and how the admin's policy treats it, before anything runs: upstream's lev validate
 findings (read-paths-declared, read-paths-not-granted, read-paths-grant-invalid, broad-read-path) with the
-"granted over declared" counts and the stanza to add, plus sandbox and permission findings. Read-path
+"granted over declared" counts and the stanza to add, plus sandbox and permission findings, and with a
+LeviathPolicy the runtime ceilings the controller applies (runtime-kind-not-allowed,
+runtime-template-not-declared, runtime-image-not-allowed; an Agent naming no image passes, as the
+controller's default image does). Read-path
 grants are compared as patterns here; 'leviath paths test' checks one real path.
 
   <agent>                  agent.leviath, a directory holding one, or an Agent (YAML or JSON: a file, several
@@ -50,6 +54,18 @@ function adviceFor(policy: SourceFormat | null, blueprint: SourceFormat): Findin
   return { policy: (policy ?? blueprint) === "yaml" ? "LeviathPolicy" : "config.toml", blueprint: blueprint === "yaml" ? "Agent" : "agent.leviath" };
 }
 
+/** Every finding of `leviath validate`, errors first: the blueprint's files, the Agent against the policy, the runtime ceilings. */
+function computeValidateFindings({ agent, admin, workdir, home }: { agent: LoadedAgent; admin: LoadedPolicy | null; workdir: string; home: string | undefined }): Finding[] {
+  const severityRank = { error: 0, warning: 1, note: 2 } as const;
+  return [
+    ...computeBlueprintFileFindings(agent),
+    ...computeAgentFindings({ spec: agent.spec, name: agent.name, key: agent.key, policy: admin?.spec ?? null, workdir, home, advice: adviceFor(admin?.format ?? null, agent.format) }),
+    ...(admin ? computePolicyToolNameFindings(admin.spec, adviceFor(admin.format, agent.format)) : []),
+    // The controller's default image is not known here: an Agent naming none passes, as it does in the cluster.
+    ...(admin ? [computeRuntimeCeilingFinding(admin.spec, agent.spec, undefined)].filter((f) => f !== undefined) : []),
+  ].sort((a, b) => severityRank[a.severity] - severityRank[b.severity]);
+}
+
 /** Run `leviath validate`. */
 export function runValidate(argv: string[], io: CliIo): number {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -75,15 +91,12 @@ export function runValidate(argv: string[], io: CliIo): number {
       return EXIT.refused;
     }
     const { agent } = loaded;
-    const severityRank = { error: 0, warning: 1, note: 2 } as const;
-    const findings = [
-      ...computeBlueprintFileFindings(agent),
-      ...computeAgentFindings({ spec: agent.spec, name: agent.name, key: agent.key, policy: admin?.spec ?? null, workdir, home: homeOf(io), advice: adviceFor(admin?.format ?? null, agent.format) }),
-      ...(admin ? computePolicyToolNameFindings(admin.spec, adviceFor(admin.format, agent.format)) : []),
-    ].sort((a, b) => severityRank[a.severity] - severityRank[b.severity]);
+    const findings = computeValidateFindings({ agent, admin, workdir, home: homeOf(io) });
     if (values.json) io.stdout(`${JSON.stringify(findings.map(formatFindingJson), null, 2)}\n`);
     else {
-      const lines = [`✓ Blueprint '${agent.name}' is valid.`, `  ${describeBlueprint(agent.spec)}`, ...findings.map(renderFinding)];
+      const errors = findings.filter((f) => f.severity === "error").length;
+      const verdict = errors === 0 ? `✓ Blueprint '${agent.name}' is valid.` : `✗ Blueprint '${agent.name}' is invalid (${errors} error${errors > 1 ? "s" : ""}).`;
+      const lines = [verdict, `  ${describeBlueprint(agent.spec)}`, ...findings.map(renderFinding)];
       io.stdout(`${lines.join("\n")}\n`);
     }
     const failing = findings.some((f) => f.severity === "error" || (values["deny-warnings"] && f.severity === "warning"));

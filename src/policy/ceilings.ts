@@ -1,5 +1,6 @@
 // The admin's ceilings on what the untrusted parties choose (LeviathPolicy spec.ceilings): the runtime image an
 // Agent names, the mode of a Run and its launch allows. Pure: a refusal names the field and the policy entry.
+import { FINDING_CODE, type Finding } from "../api/findings.ts";
 import type { PolicyCeilings } from "../api/policy.ts";
 import { REFERENCE_RUNTIME_KIND, type RuntimeKind } from "../api/runtime-kinds.ts";
 import type { RuntimeTemplate } from "../api/runtime-templates.ts";
@@ -77,6 +78,17 @@ type RuntimeChoice = { image?: string | undefined; runtime?: { kind: RuntimeKind
 export function decideRuntimeCeilings(policy: { ceilings: PolicyCeilings; runtimeTemplates?: readonly Pick<RuntimeTemplate, "name">[] }, agent: RuntimeChoice, defaultImage: string | undefined): CeilingRefusal | undefined {
   const { ceilings } = policy;
   return decideKindCeiling(ceilings, agent.runtime?.kind) ?? decideTemplateCeiling(policy.runtimeTemplates ?? [], agent.runtime) ?? decideImageCeiling(ceilings, agent.image, defaultImage);
+}
+
+/**
+ * The runtime ceilings' refusal as an error finding (the Agent's status, and `leviath validate` given the policy): its
+ * code says which choice the policy refuses.
+ */
+export function computeRuntimeCeilingFinding(...args: Parameters<typeof decideRuntimeCeilings>): Finding | undefined {
+  const refused = decideRuntimeCeilings(...args);
+  if (refused === undefined) return undefined;
+  const code = { "spec.image": FINDING_CODE.runtimeImageNotAllowed, "spec.runtime.template": FINDING_CODE.runtimeTemplateNotDeclared }[refused.field] ?? FINDING_CODE.runtimeKindNotAllowed;
+  return { severity: "error", code, message: refused.message, fix: `change ${refused.field} of the Agent, or the admin allows it in ${refused.entry} of the LeviathPolicy` };
 }
 
 /** The refusal of a Run's mode or launch allows, if any. */

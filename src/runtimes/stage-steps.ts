@@ -6,6 +6,7 @@
 // the run's end. A stage that needs a choice and got none fails the run (the reference runtime would nudge the model;
 // a client that has exited cannot be). Pure: the adapter (src/cli/adapter-stages.ts) does the I/O.
 import { buildSystemPrompt } from "../agent/stage-loop.ts";
+import { findFallThroughStage } from "../policy/stage-order.ts";
 import type { RunPlan, StagePlan, TransitionPlan } from "../agent/stage-plan.ts";
 
 /** What the adapter does once a client's run of a stage has ended. */
@@ -67,7 +68,7 @@ export function decideStageStep(plan: RunPlan, end: StageRunEnd): StageStep {
 
 /** A stage the model does not choose out of: the next declared stage where it declares no transitions, else the run's end. */
 function decideUndirected(plan: RunPlan, ran: StagePlan): StageStep {
-  const next = ran.transitions === undefined ? plan.stages[plan.stages.indexOf(ran) + 1] : undefined;
+  const next = findFallThroughStage(plan.stages, plan.stages.indexOf(ran));
   if (next !== undefined) return { kind: "run", stage: next, enter: true, clear: false, why: `stage '${ran.name}' ended: ${ran.name} → ${next.name} (the next declared stage)` };
   return endRun(plan, ran, `stage '${ran.name}' ended, the last of the run`);
 }

@@ -14,6 +14,9 @@ const cached = { type: "text", text: "x", cache_control: { type: "ephemeral" } }
 describe("checkAnthropicRequest", () => {
   it("takes a request the API takes, tool turns included", () => {
     expect(checkAnthropicRequest(ok, HEADERS)).toEqual([]);
+    // `display` on thinking of either kind, as Claude Code sends it with a named model (the SDK types declare it).
+    expect(checkAnthropicRequest({ ...ok, max_tokens: 2048, thinking: { type: "enabled", budget_tokens: 1024, display: "omitted" } }, HEADERS)).toEqual([]);
+    expect(checkAnthropicRequest({ ...ok, thinking: { type: "adaptive", display: null } }, HEADERS)).toEqual([]);
     expect(checkAnthropicRequest({ ...ok, messages: [...ok.messages, call, answer("toolu_1")], tools: [{ name: "read_file", input_schema: { type: "object" } }] }, HEADERS)).toEqual([]);
   });
 
@@ -25,6 +28,8 @@ describe("checkAnthropicRequest", () => {
     ["a tool name the API refuses", { ...ok, tools: [{ name: "read file", input_schema: { type: "object" } }] }, "tools.0.name"],
     ["two tools of one name", { ...ok, tools: [{ name: "a", input_schema: { type: "object" } }, { name: "a", input_schema: { type: "object" } }] }, "tool names must be unique"],
     ["five cache_control markers", { ...ok, system: [cached, cached, cached, cached, cached] }, "a maximum of 4 blocks with cache_control"],
+    ["a thinking budget not below max_tokens", { ...ok, thinking: { type: "enabled", budget_tokens: 1024 } }, "must be greater than thinking.budget_tokens"],
+    ["an unknown thinking display", { ...ok, max_tokens: 2048, thinking: { type: "enabled", budget_tokens: 1024, display: "full" } }, "thinking"],
     ["an empty text block", { ...ok, messages: [{ role: "user", content: [{ type: "text", text: "" }] }] }, "messages.0.content"],
   ])("refuses %s", (_what, body, problem) => {
     expect(checkAnthropicRequest(body, HEADERS).join("; ")).toContain(problem);

@@ -117,6 +117,35 @@ describe("leviath validate", () => {
     expect(asPolicy.filter((f) => f.code === "unknown-tool-name").at(-1)?.message).toMatch(/^spec\.toolPermissions\.web_fetc of the LeviathPolicy: no tool is named 'web_fetc' \(did you mean 'web_fetch'\?\)/);
   });
 
+  it("applies the policy's runtime ceilings as the controller does: kind, template, image, each an error naming the entry", () => {
+    const agent = (runtime: string, image = "") => file(`runtime-${runtime.replace(/\W+/g, "-")}${image ? "-img" : ""}.yaml`, [
+      "apiVersion: leviath.dev/v1alpha1", "kind: Agent", "metadata: {name: client, namespace: team-a}", "spec:",
+      ...(image ? [`  image: ${image}`] : []), `  runtime: ${runtime}`,
+      "  agent: {name: client, entryStage: work}",
+      "  stages: [{name: work, runtime: {mode: output, model: {models: [{provider: anthropic, model: m}]}}}]",
+    ].join("\n"));
+    const policy = file("runtime-policy.yaml", [
+      "apiVersion: leviath.dev/v1alpha1", "kind: LeviathPolicy", "metadata: {name: cluster}", "spec:",
+      "  ceilings: {runtimeKinds: [mcp-command], runtimeImages: ['registry.internal/agents/*']}",
+      "  runtimeTemplates: [{name: aider, provider: anthropic, command: [aider, --message, '{task}']}]",
+    ].join("\n"));
+    const errors = (path: string) => {
+      const r = leviath(["validate", path, "--config", policy, "--json"]);
+      return { status: r.status, errors: (JSON.parse(r.stdout) as { severity: string; code: string; message: string; fix: string }[]).filter((f) => f.severity === "error") };
+    };
+    expect(errors(agent("{kind: mcp-command, template: aider}"))).toEqual({ status: 0, errors: [] });
+    expect(errors(agent("{kind: mcp-command, template: aidr}"))).toEqual({ status: 1, errors: [{
+      severity: "error", code: "runtime-template-not-declared", message: "spec.runtime.template: runtime template 'aidr' is not declared by the LeviathPolicy (spec.runtimeTemplates; declared: aider)",
+      fix: "change spec.runtime.template of the Agent, or the admin allows it in spec.runtimeTemplates of the LeviathPolicy", stage: null,
+    }] });
+    expect(errors(agent("{kind: codex}")).errors.map((f) => f.code)).toEqual(["runtime-kind-not-allowed"]);
+    expect(errors(agent("{kind: mcp-command, template: aider}", "ghcr.io/other/agent:1")).errors[0]?.message).toMatch(/^spec\.image: runtime image 'ghcr\.io\/other\/agent:1' is not allowed by the LeviathPolicy \(spec\.ceilings\.runtimeImages/);
+    // The text output says invalid, and without the policy nothing is refused (no ceilings are known).
+    const refused = leviath(["validate", agent("{kind: mcp-command, template: aidr}"), "--config", policy]);
+    expect(refused.stdout).toMatch(/^✗ Blueprint 'client' is invalid \(1 error\)\./);
+    expect(leviath(["validate", agent("{kind: mcp-command, template: aidr}")]).status).toBe(0);
+  });
+
   it("accepts a blueprint with only [agent] as one synthesised stage", () => {
     const r = leviath(["validate", repo("test/fixtures/agents/agent-only")]);
     expect(r.status).toBe(0);

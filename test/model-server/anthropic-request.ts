@@ -27,6 +27,9 @@ const Tool = z.strictObject({
   strict: z.boolean().optional(),
 });
 
+// How thinking shows in the reply (the SDK types it `"summarized" | "omitted" | null`).
+const ThinkingDisplay = z.enum(["summarized", "omitted"]).nullable().optional();
+
 /** The request body: unknown top-level keys are refused, as the service does ("Extra inputs are not permitted"). */
 const MessagesRequest = z.strictObject({
   model: z.string().min(1),
@@ -42,9 +45,10 @@ const MessagesRequest = z.strictObject({
   top_p: z.number().min(0).max(1).optional(),
   top_k: z.number().int().min(0).optional(),
   thinking: z.union([
-    z.strictObject({ type: z.literal("enabled"), budget_tokens: z.number().int().min(1024) }),
+    // `display` on enabled and adaptive alike, as the SDK's ThinkingConfigEnabled / ThinkingConfigAdaptive declare it.
+    z.strictObject({ type: z.literal("enabled"), budget_tokens: z.number().int().min(1024), display: ThinkingDisplay }),
     z.strictObject({ type: z.literal("disabled") }),
-    z.strictObject({ type: z.literal("adaptive"), display: z.enum(["summarized", "omitted"]).optional() }),
+    z.strictObject({ type: z.literal("adaptive"), display: ThinkingDisplay }),
   ]).optional(),
   // Beta features Claude Code asks for in its anthropic-beta header (context-management, effort).
   context_management: z.looseObject({ edits: z.array(z.looseObject({ type: z.string() })) }).optional(),
@@ -92,5 +96,7 @@ export function checkAnthropicRequest(body: unknown, headers: Record<string, str
   if (new Set(names).size !== names.length) problems.push("tools: tool names must be unique");
   const markers = countCacheMarkers(parsed.data);
   if (markers > 4) problems.push(`a maximum of 4 blocks with cache_control may be provided; found ${markers}`);
+  const thinking = parsed.data.thinking;
+  if (thinking?.type === "enabled" && thinking.budget_tokens >= parsed.data.max_tokens) problems.push("max_tokens: must be greater than thinking.budget_tokens");
   return [...problems, ...checkConversation(parsed.data)];
 }

@@ -1,7 +1,7 @@
 import { AgentSpecSchema, type AgentSpec } from "../../api/agent.ts";
 import { CLUSTER_ADVICE, FINDING_CODE, type Finding } from "../../api/findings.ts";
 import { CONDITION, REASON, type AgentStatus } from "../../api/status.ts";
-import { decideRuntimeCeilings } from "../../policy/ceilings.ts";
+import { computeRuntimeCeilingFinding } from "../../policy/ceilings.ts";
 import { resolveStageSandboxes } from "../../policy/sandbox-resolve.ts";
 import { computeAgentFindings, computeReadPathCounts } from "../../policy/agent-findings.ts";
 import { computeAgentGrants } from "../../policy/run-policy.ts";
@@ -82,11 +82,8 @@ export function computeAgentStatus(input: AgentStatusInput): AgentStatus {
   const readPaths = computeReadPathCounts({
     agentName: key, declared: spec.readPaths?.allow ?? [], granted: computeAgentGrants(policy.spec, key), allowBlueprintReadPaths: policy.spec.readPaths.allowBlueprintReadPaths,
   });
-  const refused = decideRuntimeCeilings(policy.spec, spec, input.defaultRuntimeImage);
-  if (refused) {
-    const code = { "spec.image": FINDING_CODE.runtimeImageNotAllowed, "spec.runtime.template": FINDING_CODE.runtimeTemplateNotDeclared }[refused.field] ?? FINDING_CODE.runtimeKindNotAllowed;
-    return invalid(input, [{ severity: "error", code, message: refused.message }, ...findings], REASON.refusedByPolicy);
-  }
+  const refused = computeRuntimeCeilingFinding(policy.spec, spec, input.defaultRuntimeImage);
+  if (refused) return invalid(input, [refused, ...findings], REASON.refusedByPolicy);
   const errors = findings.filter((f) => f.severity === "error");
   if (errors.length > 0) return invalid(input, findings, REASON.invalidSpec);
   const sandboxes = resolveStageSandboxes(spec, policy.spec.sandbox).map(describeStageSandbox);

@@ -8,6 +8,7 @@ import { BUILTIN_CLASSIFICATIONS, buildResultLabelTable, type ClassificationOver
 import type { GatePolicy } from "../../policy/gate.ts";
 import type { Level } from "../../policy/levels.ts";
 import { join } from "node:path";
+import { findFallThroughStage } from "../../policy/stage-order.ts";
 import { buildReadPathPolicy, buildSpawnWarning, computeReadPathFindings, isReadPathGrantActive, resolveRead, type PathFs, type ReadPathPolicy } from "../../policy/read-paths/index.ts";
 
 /** Everything the sidecar decides with. */
@@ -153,6 +154,6 @@ export function listStageTargets(policy: RunPolicy, index: number): string[] {
   const stage = policy.stages[index];
   if (stage === undefined) return [];
   if (stage.transitions !== undefined) return [...new Set(stage.transitions.map((e) => e.to))];
-  const next = policy.stages[index + 1];
+  const next = findFallThroughStage(policy.stages, index);
   return next === undefined ? [] : [next.name];
 }

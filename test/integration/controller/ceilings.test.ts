@@ -15,7 +15,9 @@ async function expectAgentAndRunRefused(name: string, spec: Record<string, unkno
   await createAgent(files.namespace, name, spec);
   const agent = await waitForCustom("agents", files.namespace, name, (a) => a.status?.valid === false, `Agent ${name} to be refused`);
   expect(conditionOf(agent, "Valid")).toMatchObject({ status: "False", reason: "RefusedByPolicy", message: expect.stringContaining(refusal.message) });
-  expect((agent.status as { findings?: unknown[] } | undefined)?.findings?.[0]).toEqual({ severity: "error", code: refusal.code, message: refusal.message });
+  expect((agent.status as { findings?: unknown[] } | undefined)?.findings?.[0]).toEqual({
+    severity: "error", code: refusal.code, message: refusal.message, fix: expect.stringMatching(/^change spec\.[\w.]+ of the Agent, or the admin allows it in spec\.[\w.]+ of the LeviathPolicy$/) as unknown,
+  });
   await createRun(files.namespace, `${name}-run`, { agentRef: { name } });
   const run = await waitForRunStatus(`${name}-run`, (r) => r.status?.phase !== undefined, "the Run's status");
   expect(run.status?.phase).toBe("Pending");
