@@ -17,6 +17,7 @@ import { buildCodexConfig, buildCodexModelCatalog, CODEX_VERSION, launchCodex } 
 import { buildMcpServersConfig, type LaunchContext } from "../../src/runtimes/launch.ts";
 import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_INSTRUCTIONS_ENV, OPENAI_AGENTS_VERSION } from "../../src/runtimes/openai-agents.ts";
 import { buildInstallArgs, CLAUDE_CODE, CODEX, OPENAI_AGENTS } from "../clients/install-client.ts";
+import { buildRecipeBudArgs } from "../e2e/harness/client-recipes.ts";
 import { readMcpCommandRecipe } from "./mcp-command-recipe.ts";
 import { repo } from "./run-cli.ts";
 
@@ -62,7 +63,12 @@ describe("docs/runtimes.md", () => {
     expect(recipe).toContain(`ENTRYPOINT ["leviath", "adapter", "${client.name}"]`);
     expect(readFileSync(repo("scripts/build-images"), "utf8")).toContain(`\n${variable}=${client.version}\n`);
     expect(doc).toContain(`~/.cache/leviath/clients/${client.name}-${client.version}`);
-    expect(doc).toContain(`buildah bud -f images/${client.name}/Containerfile -t registry.internal/agents/${client.name}:${client.version} .\n`);
+    expect(doc).toContain(`buildah bud -f images/${client.name}/Containerfile -t registry.internal/agents/${client.name}:${client.version} images/${client.name}\n`);
+  });
+
+  it("shows the buildah bud that test/e2e/client-recipes.test.ts runs on a recipe", () => {
+    const bases = { runtime: "leviath.local/leviath-agent:TAG", node: "leviath.local/leviath-node:TAG" };
+    expect(section("### The recipes, built as a team builds them")).toContain(`\`\`\`sh\nbuildah ${buildRecipeBudArgs(CLAUDE_CODE.name, bases).join(" ")}\n\`\`\``);
   });
 });
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { REPO_ROOT, startControlPlane } from "../integration/harness/control-plane.ts";
 import { startNode } from "./harness/node.ts";
-import { ON_DEMAND_IMAGES, readBuiltImages } from "./harness/node-images.ts";
+import { BUILD_ONLY_IMAGES, ON_DEMAND_IMAGES, readBuiltImages } from "./harness/node-images.ts";
 import type {} from "./harness/provided-context.ts";
 
 /** The scripts that prepare a machine for the node, in order; each prints its progress on stderr. */
@@ -25,9 +25,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const controlPlane = await startControlPlane();
   let node;
   try {
-    // The start includes importing every built image but the clients' (their files import them): six, about 1.6 GB,
-    // which under a machine shared at a load average of 25 took 190 s, past the node's 180 s default.
-    const images = Object.keys(readBuiltImages()).filter((name) => !(ON_DEMAND_IMAGES as readonly string[]).includes(name));
+    // The start includes importing every built image but the clients' (their files import them) and the build-only
+    // ones: six, about 1.6 GB, which under a machine shared at a load average of 25 took 190 s, past the node's 180 s
+    // default.
+    const notAtStart: readonly string[] = [...ON_DEMAND_IMAGES, ...BUILD_ONLY_IMAGES];
+    const images = Object.keys(readBuiltImages()).filter((name) => !notAtStart.includes(name));
     node = await startNode(controlPlane, { networkPolicy: true, startTimeoutMs: 600_000, images });
   } catch (error) {
     await controlPlane.stop();

@@ -18,6 +18,9 @@ export const REQUIRED_IMAGES = ["pause", "sandbox"] as const;
  */
 export const ON_DEMAND_IMAGES = ["leviath-claude-code", "leviath-codex", "leviath-openai-agents"] as const;
 
+/** Images the node never runs: the client Containerfiles' build stage base (test/e2e/client-recipes.test.ts). */
+export const BUILD_ONLY_IMAGES = ["leviath-node"] as const;
+
 /** Where scripts/build-images caches the images (asked once: the script owns the layout). */
 export function imagesDir(): string {
   return execFileSync("bash", [join(REPO_ROOT, "scripts/build-images"), "--print-dir"], { encoding: "utf8" }).trim();
