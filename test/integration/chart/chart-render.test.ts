@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { RESOURCES } from "../../../src/kube/resources.ts";
 import { buildApprovalRelayObjects } from "../../../src/sandbox/approval-relay.ts";
+import { listAdoptedObjects } from "../../../src/sandbox/pool-pods.ts";
 import { buildRole } from "../../../src/sandbox/run-objects.ts";
 import { helm, REPO_ROOT } from "../harness/index.ts";
 import { CHART, findManifest, parseManifests, renderChart, renderChartResult, type Manifest } from "./chart-harness.ts";
@@ -150,6 +151,12 @@ describe("helm template with the default values", () => {
     // The approval relay and the NetworkPolicy are replaced whole (PUT), which is `update`.
     expect(allows(write, "", "configmaps", "update")).toBe(true);
     expect(allows(write, "networking.k8s.io", "networkpolicies", "update")).toBe(true);
+    // A Run adopting a warm pool pod replaces (PUT) the pod, its claim and its identity: `update` on each kind.
+    const adopted = listAdoptedObjects("p");
+    for (const kind of [adopted.pod, adopted.claim, ...adopted.identity].map((o) => o.split("/")[0])) {
+      const res = Object.values(RESOURCES).find((r) => r.kind === kind)!;
+      expect(allows(write, res.group, res.plural, "update"), `update ${res.plural}`).toBe(true);
+    }
     for (const rule of [...sidecarRole.rules, ...reader.rules]) {
       for (const group of rule.apiGroups) for (const resource of rule.resources) for (const verb of rule.verbs) {
         expect(allows([...read, ...write], group, resource, verb), `${verb} ${resource}`).toBe(true);
