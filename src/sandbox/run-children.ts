@@ -67,7 +67,7 @@ export function buildRunChildren(input: RunChildrenInput): KubeObject[] {
   const execTargets = [...input.sandboxes.map((s) => s.pod), ...(input.hostExec ? [pool ?? buildChildNames(run.name).enginePod] : [])];
   out.push(...identity(execTargets));
   if (input.sandboxes.some((s) => !s.network)) out.push(buildNetworkPolicy(run, agent));
-  const pods: Pod[] = input.sandboxes.map((s) => buildSandboxPod(run, agent, s, { mounts: snapshot.controller.sandboxMounts, workspace, settings }));
+  const pods: Pod[] = input.sandboxes.map((s) => buildSandboxPod(run, agent, s, { mounts: snapshot.controller.sandboxMounts, workspace, settings, pair: pool }));
   out.push(...pods, ...(input.holdEngine ? [] : engine));
   return out;
 }
