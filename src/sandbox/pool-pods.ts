@@ -61,7 +61,9 @@ export interface PoolTemplate {
 /** The hash of a pool's template and the pod settings: equal means a pool pod may serve a Run of the pool's Agent today. */
 export function computePoolHash(template: PoolTemplate, settings: PodSettings): string {
   const { agent, image, runtimeKind, readPathVolumes, command } = template;
-  return computeHash({ agent: agent.uid, image, runtimeKind: runtimeKind ?? REFERENCE_RUNTIME_KIND, readPathVolumes, settings, ...(command ? { command } : {}) });
+  // `layout`: what a pool pod's metadata promises beyond its spec; 2: the `pool-pair` label its sandbox pods are
+  // scheduled by (a pod made before it is retired, never adopted: a Run's sandbox pods could not find it).
+  return computeHash({ agent: agent.uid, image, runtimeKind: runtimeKind ?? REFERENCE_RUNTIME_KIND, readPathVolumes, settings, layout: 2, ...(command ? { command } : {}) });
 }
 
 /** The names of a pool pod's objects: the pod, its ServiceAccount, Role and RoleBinding (one name), its workspace claim. */

@@ -74,7 +74,7 @@ describe("a pool's sandbox pods, before any Run", () => {
 });
 
 describe("a pool's sandbox pod adopted by a Run", () => {
-  const children = buildRunChildren({ run: RUN, snapshot, settings: DEFAULT_POD_SETTINGS, sandboxes: computeSandboxPlan(ENGINE, snapshot.runPolicy), hostExec: false, lifecycle: "active", pool: ENGINE });
+  const children = buildRunChildren({ run: RUN, snapshot, settings: DEFAULT_POD_SETTINGS, sandboxes: computeSandboxPlan(ENGINE, snapshot.runPolicy), hostExec: false, lifecycle: "active", pool: ENGINE, pairedSandboxes: true });
   const wanted = children.filter((o): o is Pod => o.kind === "Pod");
 
   it("is exactly the pod the Run would build for its pool pod: same name, same spec hash (kept, never replaced)", () => {

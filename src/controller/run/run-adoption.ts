@@ -50,19 +50,29 @@ function coldBinding(ref: RunRef, snapshot: RunSnapshot, from: EngineBinding["fr
   return { pod: names.enginePod, from, workspace: snapshot.controller.workspace.claimName ?? names.workspace };
 }
 
-/** A Run's binding to the pool pod it adopted. */
-function poolBinding(pod: string): EngineBinding {
-  return { pod, from: "pool", workspace: listPoolObjectNames(pod)[1]! };
+/** A Run's binding to the pool pod it adopted (`paired`: the pod carries `pool-pair`, see EngineBinding). */
+function poolBinding(pod: string, paired: boolean): EngineBinding {
+  return { pod, from: "pool", workspace: listPoolObjectNames(pod)[1]!, paired };
+}
+
+/**
+ * Whether the Run's pool pod `pod` carries the `pool-pair` label its sandbox pods are scheduled by: false only for a
+ * pod the cache shows the Run's without it (adopted before pool pods carried it); a pod the cache does not show the
+ * Run's yet (its claim not seen yet) was adopted now, and every pod adopted now carries it.
+ */
+function isPaired(owned: readonly KubeObject[], pod: string): boolean {
+  const found = owned.find((o) => o.kind === "Pod" && o.metadata.name === pod);
+  return found === undefined || found.metadata.labels?.[LABEL.poolPair] !== undefined;
 }
 
 /** The binding decided on an earlier pass (its status, or the adopted pod itself), or undefined when none was. */
 function findBinding(input: AdoptionInputs): EngineBinding | undefined {
   const { ref, previous, owned, snapshot } = input;
-  if (previous?.startedFrom === "pool" && previous.enginePod !== undefined) return poolBinding(previous.enginePod);
+  if (previous?.startedFrom === "pool" && previous.enginePod !== undefined) return poolBinding(previous.enginePod, isPaired(owned, previous.enginePod));
   // A Run recorded cold stays cold: a pool pod it came to own is no engine pod of it (and is pruned).
   if (previous?.startedFrom === "cold") return coldBinding(ref, snapshot, "cold");
   const adopted = owned.find(isPoolEnginePod);
-  if (adopted !== undefined) return poolBinding(adopted.metadata.name);
+  if (adopted !== undefined) return poolBinding(adopted.metadata.name, isPaired(owned, adopted.metadata.name));
   // Cold: its engine pod exists already (it started before warm pools were on), or it is over without one.
   const started = owned.some((o) => o.kind === "Pod" && o.metadata.name === buildChildNames(ref.name).enginePod);
   return started || input.isOver ? coldBinding(ref, snapshot, "cold") : undefined;
@@ -113,7 +123,8 @@ async function adopt(deps: AdoptionDeps & { pools: PoolLedger }, input: Adoption
     if (await claimPoolPod(deps.writer, ref, uid, decision.pod)) {
       deps.pools.adopted(key);
       await takeOverPoolObjects(deps, ref, decision.pod);
-      return poolBinding(decision.pod);
+      // Every pod a Run adopts now carries the label: one made before it has another pool hash and never matches.
+      return poolBinding(decision.pod, true);
     }
     lost.add(decision.pod);
   }

@@ -221,7 +221,7 @@ async function reconcileResolved(ctx: RunContext, pass: Pass, spec: RunSpec, sna
 
 /** The Run's sandboxes: named after the Run, or, served from a warm pool, after its pool pod (whose own sandbox pods it adopted). */
 function planSandboxes(planned: SandboxPlan[], engine: EngineBinding | undefined, snapshot: PinnedSnapshot): SandboxPlan[] {
-  return engine?.from === "pool" ? computeSandboxPlan(engine.pod, snapshot.runPolicy) : planned;
+  return engine?.from === "pool" && engine.paired === true ? computeSandboxPlan(engine.pod, snapshot.runPolicy) : planned;
 }
 
 /** Under `onUnverified: refuse`, a Run not started yet waits (Pending), unless its snapshot was refused meanwhile. */
@@ -267,7 +267,7 @@ async function writeChildren(ctx: RunContext, pass: Pass, snapshot: PinnedSnapsh
   const desired = buildRunChildren({
     run: ref, snapshot, settings: ctx.deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle,
     ...(decision.draining ? { draining: true } : {}), ...(decision.holdEngine ? { holdEngine: true } : {}),
-    ...(engine?.from === "pool" ? { pool: engine.pod } : {}),
+    ...(engine?.from === "pool" ? { pool: engine.pod, pairedSandboxes: engine.paired === true } : {}),
   });
   const spare = listSparedChildren(engine, decision.lifecycle, decision.draining === true);
   // On the pass that writes the snapshot: a pod's prerequisites go out beside it, the rest once it is accepted.
