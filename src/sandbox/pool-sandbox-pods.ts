@@ -43,7 +43,7 @@ export function buildPoolSandboxPod(template: PoolTemplate, pod: string, plan: S
 }
 
 /** The name of a pool's NetworkPolicy. */
-export function buildPoolNetworkPolicyName(agent: string): string {
+function buildPoolNetworkPolicyName(agent: string): string {
   return `${agent.slice(0, 253 - 13)}-pool-isolate`;
 }
 

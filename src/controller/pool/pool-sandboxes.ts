@@ -6,9 +6,9 @@ import { LABEL } from "../../api/constants.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { ANNOTATION, COMPONENT } from "../../sandbox/names.ts";
 import { POOL_STATE, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
-import { buildPoolNetworkPolicy, buildPoolNetworkPolicyName, buildPoolSandboxPod, listPoolSandboxPlans } from "../../sandbox/pool-sandbox-pods.ts";
+import { buildPoolNetworkPolicy, buildPoolSandboxPod, listPoolSandboxPlans } from "../../sandbox/pool-sandbox-pods.ts";
 import type { ControllerContext } from "../controller-declaration.ts";
-import type { PodObject } from "../run/run-children-sync.ts";
+import { isInPlace, type PodObject } from "../run/run-children-sync.ts";
 import { decidePoolSandboxPods, type ObservedPoolSandbox, type PairState } from "./pool-sandbox-decision.ts";
 
 /** Whether an owned object is one of the pool's sandbox pods. */
@@ -29,6 +29,17 @@ function pairStateOf(engine: PodObject | undefined): PairState {
 }
 
 /**
+ * The pool's NetworkPolicy, before any `network: none` pod it governs (`needed`), and exactly ours once it exists:
+ * NetworkPolicies add up, so a rule someone added to it would let out an adopted pod the Run's own policy isolates.
+ * Replaced whole (PUT) at the cached version when any field differs, as a Run's is.
+ */
+async function syncPoolNetworkPolicy(ctx: ControllerContext, agent: PoolAgent, needed: boolean): Promise<void> {
+  const desired = buildPoolNetworkPolicy(agent);
+  const cached = ctx.cache.get("networkPolicy", agent.namespace, desired.metadata.name);
+  if ((cached !== undefined || needed) && !isInPlace(desired, cached)) await ctx.writer.replace(desired, cached?.metadata.resourceVersion);
+}
+
+/**
  * Keeps the sandbox pods of the engine pods in `kept` (unbound, current, not retired; their claims exist) and
  * deletes the pool's others but those of adopted engine pods. `owned`: the Agent's objects in the cache.
  */
@@ -43,11 +54,7 @@ export async function syncPoolSandboxes(ctx: ControllerContext, at: { agent: Poo
   const plan = decidePoolSandboxPods({ desired, pairs, sandboxes: observed });
   await Promise.all(plan.delete.map((name) => ctx.writer.deleteAtVersion(pods.find((p) => p.metadata.name === name)!)));
   const create = [...built.values()].flat().filter((p) => plan.create.includes(p.metadata.name));
-  if (create.length === 0) return;
-  // The pool's NetworkPolicy before any `network: none` pod it governs.
-  if (create.some((p) => p.metadata.labels?.[LABEL.network] !== undefined) && ctx.cache.get("networkPolicy", agent.namespace, buildPoolNetworkPolicyName(agent.name)) === undefined) {
-    await ctx.writer.apply(buildPoolNetworkPolicy(agent));
-  }
+  await syncPoolNetworkPolicy(ctx, agent, create.some((p) => p.metadata.labels?.[LABEL.network] !== undefined));
   // Never `create`, which would apply over a pod holding the name: what holds it (a Run's, say) is left as it is.
   await Promise.all(create.map((p) => ctx.writer.createOrGet(p)));
 }

@@ -56,6 +56,12 @@ describe("a warm pool's sandbox pods", () => {
     expect(isolated).toHaveLength(1);
     const [poolPolicy] = await list("NetworkPolicy", "leviath.dev/pool=tools", "networking.k8s.io/v1");
     expect(poolPolicy?.spec?.podSelector?.matchLabels).toEqual({ "leviath.dev/pool": "tools", "leviath.dev/network": "none" });
+    // NetworkPolicies add up: an egress rule someone adds to the pool's would let an adopted pod out, so it is put back.
+    await kubectl(["patch", "networkpolicy", poolPolicy?.metadata?.name ?? "", "-n", files.namespace, "--type", "merge", "-p", JSON.stringify({ spec: { egress: [{}] } })]);
+    await waitFor(async () => {
+      const [now] = await list("NetworkPolicy", "leviath.dev/pool=tools", "networking.k8s.io/v1");
+      return now !== undefined && !("egress" in (now.spec ?? {})) && now.metadata?.resourceVersion !== poolPolicy?.metadata?.resourceVersion ? true : undefined;
+    }, { timeoutMs: 30_000, description: "the pool's NetworkPolicy to be put back" });
     await markReady(engine);
 
     // The Run adopts the engine pod and, with it, those very sandbox pods: same uids, now the Run's.
