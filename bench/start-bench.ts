@@ -175,6 +175,16 @@ async function deleteRuns(names: readonly string[]): Promise<void> {
   await until(async () => (await kube.call<{ items: unknown[] }>("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=leviath.dev/run`)).items.length === 0, "every pod gone", 300_000, 200);
 }
 
+/** Creates the Runs named at RATE per second, then waits for each to end. */
+async function runBurst(names: readonly string[]): Promise<void> {
+  const started = performance.now();
+  for (const [i, name] of names.entries()) {
+    await sleep(Math.max(0, started + (i * 1000) / RATE - performance.now()));
+    await createRun(name);
+  }
+  for (const name of names) await finish(name);
+}
+
 /** One mode's rows: the totals, then each phase, over the Runs named (those that Succeeded). */
 function report(title: string, all: readonly string[], cpu: Record<string, number>, phaseDefs = PHASES): void {
   const names = all.filter((n) => !ended.has(n));
@@ -261,12 +271,7 @@ try {
 
   const burst = Array.from({ length: BURST }, (_, i) => `burst-${i}`);
   before = snapshotCpu(pids);
-  const started = performance.now();
-  for (const [i, name] of burst.entries()) {
-    await sleep(Math.max(0, started + (i * 1000) / RATE - performance.now()));
-    await createRun(name);
-  }
-  for (const name of burst) await finish(name);
+  await runBurst(burst);
   report(`${BURST} at ${RATE}/s`, burst, cpuPerRun(before, snapshotCpu(pids), BURST));
   await deleteRuns(burst);
 
@@ -286,12 +291,7 @@ try {
   const warmBurst = Array.from({ length: Math.min(BURST, POOL) }, (_, i) => `warm-burst-${i}`);
   await waitForPool(kube, NS, "bench", POOL);
   before = snapshotCpu(pids);
-  const warmStarted = performance.now();
-  for (const [i, name] of warmBurst.entries()) {
-    await sleep(Math.max(0, warmStarted + (i * 1000) / RATE - performance.now()));
-    await createRun(name);
-  }
-  for (const name of warmBurst) await finish(name);
+  await runBurst(warmBurst);
   report(`warm, ${warmBurst.length} at ${RATE}/s`, warmBurst, cpuPerRun(before, snapshotCpu(pids), warmBurst.length), WARM_PHASES);
   await deleteRuns(warmBurst);
   await setPool(kube, NS, "bench", 0);

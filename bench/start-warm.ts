@@ -32,11 +32,17 @@ export function provisionPoolClaims(kube: BenchKube, ns: string, dir: string): {
   });
 }
 
+/**
+ * The scripted runtime's command (the leviath-runtime image's entrypoint): a pool pod names its runtime itself, since
+ * a pod cannot read its image's entrypoint (docs/controller.md, Declaring a pool).
+ */
+const RUNTIME_COMMAND = ["/usr/local/bin/node", "/opt/leviath-runtime/runtime.mjs"];
+
 /** Declares (or, with size 0, empties) the pool of Agent `ns/agent` on the LeviathPolicy `cluster`. */
 export async function setPool(kube: BenchKube, ns: string, agent: string, size: number): Promise<void> {
   const path = "/apis/leviath.dev/v1alpha1/leviathpolicies/cluster";
   const policy = await kube.call<{ spec: Record<string, unknown> }>("GET", path);
-  policy.spec["pools"] = size > 0 ? [{ agent: `${ns}/${agent}`, size }] : [];
+  policy.spec["pools"] = size > 0 ? [{ agent: `${ns}/${agent}`, size, command: RUNTIME_COMMAND }] : [];
   await kube.call("PUT", path, policy);
 }
 

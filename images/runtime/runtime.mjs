@@ -14,10 +14,13 @@
 //                   sidecar answers itself), then exit 0; its line carries when the runtime
 //                   started, when the sidecar answered its health check and when the call's answer arrived
 //                   (epoch ms on the node's clock), for `npm run bench -- start`
+// The flow prints, before `done`, a `timing` line: when the runtime started and when its first tool
+// call's answer arrived (epoch ms on the node's clock).
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 
 const startedAt = Date.now();
+let firstAnsweredAt;
 const base = process.env.LEVIATH_SIDECAR_URL ?? "http://127.0.0.1:7777";
 // The sidecar's per-start secret: written before it listens, read once it is healthy.
 const tokenFile = process.env.LEVIATH_SIDECAR_TOKEN_FILE;
@@ -68,6 +71,7 @@ async function call(step, id, tool, args) {
     last = await request("GET", `/v1/tool-calls/${encodeURIComponent(id)}?wait=20`);
     if (last.body?.decision !== "ask") emit(`${step}:outcome`, last.status, last.body);
   }
+  firstAnsweredAt ??= Date.now();
   return last;
 }
 
@@ -135,5 +139,6 @@ if (out.body?.decision === "run") {
   emit("submit-output:result", ...Object.values(await request("POST", "/v1/tool-calls/out-1/result", {})));
 }
 emit("state", ...Object.values(await request("GET", "/v1/status")));
+emit("timing", 0, { startedAt, firstAnsweredAt });
 emit("done", 0, {});
 // Done: exit 0, and the engine pod, and with it the Run, completes.

@@ -44,6 +44,11 @@ describe("buildApprovalRelayObjects", () => {
     expect(roleBinding).toMatchObject({ roleRef: { kind: "Role", name: "r-approval-reader" }, subjects: [{ kind: "ServiceAccount", name: "r-sidecar", namespace: "team" }] });
     expect(Object.keys((relay as unknown as { data: Record<string, string> }).data).sort()).toEqual(["a-u-a", "a-u-b", APPROVAL_RELAY_KEY.runUid]);
   });
+
+  it("grants it to the account the sidecar runs as: an adopted pool pod's own", () => {
+    const { roleBinding } = buildApprovalRelayObjects(run, "agent", [approval("a")], "agent-pool-0123456789");
+    expect(roleBinding).toMatchObject({ subjects: [{ kind: "ServiceAccount", name: "agent-pool-0123456789", namespace: "team" }] });
+  });
   it("has no rule at all while nothing is relayed (an empty resourceNames would mean every Approval)", () => {
     const { role } = buildApprovalRelayObjects(run, "agent", [approval("done", { status: { consumed: true } })]);
     expect((role as unknown as Role).rules).toEqual([]);

@@ -26,22 +26,23 @@ export interface ApprovalRelayObjects {
 }
 
 /**
- * The relay of `run` and the Role that lets its sidecar check each relayed answer against its Approval. Owned by
+ * The relay of `run` and the Role that lets its sidecar (ServiceAccount `sidecar`: `<run>-sidecar`, or an adopted pool
+ * pod's own) check each relayed answer against its Approval. Owned by
  * the Run without being its controller, so garbage collection removes them with the Run while the Run reconciler
  * leaves them alone.
  */
-export function buildApprovalRelayObjects(run: RunRef, agent: string, approvals: readonly RelayedApproval[]): ApprovalRelayObjects {
+export function buildApprovalRelayObjects(run: RunRef, agent: string, approvals: readonly RelayedApproval[], sidecar = buildChildNames(run.name).serviceAccount): ApprovalRelayObjects {
   const entries = selectRelayed(run, approvals);
-  return { ...buildApprovalReader(run, agent, entries.map(([, e]) => e.approval)), relay: buildRelayConfigMap(run, agent, entries) };
+  return { ...buildApprovalReader(run, { agent, sidecar }, entries.map(([, e]) => e.approval)), relay: buildRelayConfigMap(run, agent, entries) };
 }
 
 /**
  * The sidecar's Role to get exactly the Approvals `names` and its binding. With no names it has no rule: an empty
  * `resourceNames` would mean every Approval.
  */
-function buildApprovalReader(run: RunRef, agent: string, names: readonly string[]): { role: KubeObject; roleBinding: KubeObject } {
+function buildApprovalReader(run: RunRef, by: { agent: string; sidecar: string }, names: readonly string[]): { role: KubeObject; roleBinding: KubeObject } {
   const childNames = buildChildNames(run.name);
-  const metadata = { ...relayMetadata(run, agent), name: childNames.approvalReader };
+  const metadata = { ...relayMetadata(run, by.agent), name: childNames.approvalReader };
   const rules = names.length > 0 ? [{ apiGroups: [GROUP], resources: [PLURAL.approval], verbs: ["get"], resourceNames: [...names].sort() }] : [];
   return {
     role: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata, rules },
@@ -50,7 +51,7 @@ function buildApprovalReader(run: RunRef, agent: string, names: readonly string[
       kind: "RoleBinding",
       metadata,
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: childNames.approvalReader },
-      subjects: [{ kind: "ServiceAccount", name: childNames.serviceAccount, namespace: run.namespace }],
+      subjects: [{ kind: "ServiceAccount", name: by.sidecar, namespace: run.namespace }],
     },
   };
 }

@@ -11,19 +11,20 @@ import { createHash } from "node:crypto";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { kubectl, kubectlLeviath, waitFor } from "../integration/harness/index.ts";
+import { buildCredentialSecret, buildFlowAgent, buildFlowPolicySpec, TEAM_NOTES } from "./harness/flow-objects.ts";
 import { getJson } from "./harness/kube-json.ts";
 import { sidecarScrapeToken } from "./harness/metrics-access.ts";
 import {
-  applyObjects, buildApproval, buildTwoStageAgent, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit,
+  applyObjects, buildApproval, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit,
   readAuditText, RELEASE, runtimeLines as linesOf, sidecarAuditLines, SYSTEM_NS, waitForPhase, waitForRunPods, type RuntimeLine, type Workspaces,
 } from "./harness/operator-fixture.ts";
+import { credentialTraces, HARDENED, readHardening } from "./harness/pod-checks.ts";
 import { execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
 
 const node = inject("node");
 const AGENT = "e2e-agent";
 const RUN = "e2e-run";
-const ALL_ZERO = "0000000000000000";
 const SMALL_AGENT = "e2e-small";
 const FAIL_RUN = "e2e-fail";
 const DEADLINE_RUN = "e2e-deadline";
@@ -34,13 +35,6 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
 type Line = RuntimeLine;
 const runtimeLines = (run = RUN): Promise<Line[]> => linesOf(run);
-
-function statusFields(text: string): Record<string, string> {
-  return Object.fromEntries(text.split("\n").filter((l) => l.includes(":")).map((l) => {
-    const [key, ...rest] = l.split(":");
-    return [key!.trim(), rest.join(":").trim()];
-  }));
-}
 
 const timings: Record<string, number> = {};
 const started = performance.now();
@@ -67,40 +61,18 @@ describe("the Run flow on the real node", () => {
   it("installs the chart with the locally built images and the controller runs", async () => {
     await installOperator(node, {
       controller: { runtimeImage: runtime },
-      policy: {
-        spec: {
-          sandbox: { kind: "container", image: sandbox, onUnavailable: "error" },
-          security: { taintTracking: true },
-          // Without a ceiling here shell is asked (tool approval); allowing it leaves the taint gate as the
-          // only prompt, which is what this flow checks.
-          toolPermissions: { shell: "allow", submit_output: "allow" },
-          readPaths: {
-            perAgent: { [`${NS}/${AGENT}`]: ["/data/team-notes"] },
-            volumes: [{ path: "/data/team-notes", volume: { configMap: { name: "team-notes" } } }],
-          },
-        },
-      },
+      policy: { spec: buildFlowPolicySpec(sandbox, AGENT) },
     });
     mark("controllerRunning");
   });
 
   it("runs the engine pod and one sandbox pod per stage sandbox", async () => {
     const objects = [
-      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "team-notes", namespace: NS }, data: { "notes.md": "team notes: ship it\n" } },
-      // Opted in by the label: only such Secrets can be named as credentials (docs/security.md).
-      {
-        apiVersion: "v1", kind: "Secret", metadata: { name: "e2e-model-key", namespace: NS, labels: { "leviath.dev/credential": "true" } },
-        stringData: { E2E_MODEL_KEY: MODEL_KEY },
-      },
-      {
-        apiVersion: "v1", kind: "Secret", metadata: { name: "e2e-files", namespace: NS, labels: { "leviath.dev/credential": "true" } },
-        stringData: { token: FILE_TOKEN },
-      },
+      TEAM_NOTES,
+      buildCredentialSecret("e2e-model-key", { E2E_MODEL_KEY: MODEL_KEY }),
+      buildCredentialSecret("e2e-files", { token: FILE_TOKEN }),
       workspaceVolume(RUN),
-      buildTwoStageAgent({
-        name: AGENT, sandbox, description: "e2e", readPaths: ["/data/team-notes"], toolPermissions: { read_file: "allow", shell: "allow", submit_output: "allow" },
-        surveyTools: ["read_file", "shell"], digestTools: ["shell", "submit_output"],
-      }),
+      buildFlowAgent(AGENT, sandbox, "e2e"),
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN, namespace: NS },
         spec: {
@@ -122,13 +94,7 @@ describe("the Run flow on the real node", () => {
 
   it("holds the sandbox restrictions inside both sandbox pods", async () => {
     for (const pod of sandboxPods) {
-      const status = await execInPod(NS, pod.name, "cat /proc/self/status", "sandbox");
-      expect(status.exitCode, status.stderr).toBe(0);
-      const f = statusFields(status.stdout);
-      expect({ eff: f.CapEff, prm: f.CapPrm, inh: f.CapInh, bnd: f.CapBnd, amb: f.CapAmb })
-        .toEqual({ eff: ALL_ZERO, prm: ALL_ZERO, inh: ALL_ZERO, bnd: ALL_ZERO, amb: ALL_ZERO });
-      expect(f.NoNewPrivs).toBe("1");
-      expect(f.Uid?.split(/\s+/)).toEqual(["65532", "65532", "65532", "65532"]);
+      expect(await readHardening(NS, pod.name, "sandbox")).toEqual(HARDENED);
       const ro = await execInPod(NS, pod.name, "touch /home/sandbox/x 2>&1; echo rc=$?", "sandbox");
       expect(ro.stdout).toMatch(/Read-only file system/);
       // The bridge CNI does not enforce NetworkPolicy (docs/real-node.md): what holds is that no route to
@@ -137,8 +103,7 @@ describe("the Run flow on the real node", () => {
       expect(route.stdout).not.toMatch(/^default /m);
       expect(route.stdout).toMatch(/Network is unreachable/);
       // No credential in a sandbox pod: not in the environment of its processes, not as a file, not mounted.
-      const creds = await execInPod(NS, pod.name, "cat /proc/1/environ | tr '\\0' '\\n' | grep -c E2E_MODEL_KEY; test -e /var/run/leviath && echo present || echo absent; grep -c credentials /proc/self/mounts; grep -rl " + FILE_TOKEN + " /tmp /workspace 2>/dev/null | wc -l", "sandbox");
-      expect(creds.stdout.split("\n").map((l) => l.trim())).toEqual(["0", "absent", "0", "0", ""]);
+      expect(await credentialTraces(NS, pod.name, "sandbox", "E2E_MODEL_KEY", FILE_TOKEN)).toEqual(["0", "absent", "0", "0"]);
     }
     expect(sandboxPods.map((p) => p.network).sort()).toContain("none");
     const isolate = await kubectl(["get", "networkpolicy", `${RUN}-isolate`, "-n", NS], { allowFailure: true });

@@ -38,15 +38,31 @@ const approvalReference = (obj: KubeObject): ObjectReference => ({
 
 const createdMs = (obj: KubeObject) => Date.parse(String(obj.metadata.creationTimestamp ?? "")) || 0;
 
-function runInput(run: RunObject | undefined): ApprovalRunInput | undefined {
+function runInput(cache: ClusterCache, run: RunObject | undefined): ApprovalRunInput | undefined {
   if (!run?.metadata.uid || run.metadata.deletionTimestamp) return undefined;
   return {
     name: run.metadata.name,
     uid: run.metadata.uid,
     createdMs: createdMs(run),
     pendingIds: (run.status?.pendingApprovals ?? []).map((p) => p.id),
-    sidecarServiceAccount: buildChildNames(run.metadata.name).serviceAccount,
+    sidecarServiceAccount: findSidecarServiceAccount(cache, run),
   };
+}
+
+/**
+ * The ServiceAccount the Run's sidecar runs as: `<run>-sidecar`; for a Run that adopted a pool pod, that pod's own,
+ * the pod its status names, only while the cache shows that pod controlled by the Run and made for a pool
+ * (the controller's writes: a status edit alone names no other account). Otherwise the cold name, as which no pod of
+ * an adopted Run runs: its sidecar then reads no Approval and writes none (fails closed).
+ */
+export function findSidecarServiceAccount(cache: ClusterCache, run: RunObject): string {
+  const cold = buildChildNames(run.metadata.name).serviceAccount;
+  const { startedFrom, enginePod } = run.status ?? {};
+  if (startedFrom !== "pool" || enginePod === undefined || !run.metadata.namespace || !run.metadata.uid) return cold;
+  const pod = cache.get("pod", run.metadata.namespace, enginePod);
+  const controlled = pod?.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === run.metadata.uid) === true;
+  // A pool pod's ServiceAccount is named like the pod (buildPoolNames; the cache keeps no pod spec).
+  return controlled && pod?.metadata.labels?.[LABEL.pool] !== undefined ? pod.metadata.name : cold;
 }
 
 /** The name of the Run an Approval names, if its spec says one. */
@@ -66,7 +82,7 @@ async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promi
   // A finished Run has no prompt left to answer: its reader goes with its sidecar's Role (the Run reconciler).
   if (!namespace || !uid || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending")) return;
   const approvals = deps.cache.list("approval", namespace).filter((a) => approvalRunName(a) === name);
-  const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, runAgentName(run), approvals);
+  const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, runAgentName(run), approvals, findSidecarServiceAccount(deps.cache, run));
   const bindingInPlace = isApplied(roleBinding, deps.cache.get("roleBinding", namespace, roleBinding.metadata.name));
   await settleAll([...(isRoleInPlace(deps.cache, role) ? [] : [role]), ...(bindingInPlace ? [] : [roleBinding])].map((o) => deps.writer.apply(o)));
   const current = deps.cache.get("configMap", namespace, relay.metadata.name);
@@ -121,7 +137,7 @@ async function reconcileApproval(deps: ApprovalReconcilerDeps, obj: ApprovalObje
   const runName = approvalRunName(obj);
   const run = runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
   const now = deps.nowMs();
-  const decision = decideApproval({ spec: obj.spec, status: obj.status, createdMs: createdMs(obj), labels: obj.metadata.labels ?? {} }, runInput(run), now, deps.ttlMs);
+  const decision = decideApproval({ spec: obj.spec, status: obj.status, createdMs: createdMs(obj), labels: obj.metadata.labels ?? {} }, runInput(deps.cache, run), now, deps.ttlMs);
   if (decision.deleteAtMs !== undefined && decision.deleteAtMs <= now) {
     await deps.writer.delete(obj);
     return {};

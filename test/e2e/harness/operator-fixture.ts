@@ -163,14 +163,14 @@ export async function waitForPhase(run: string, phases: readonly string[], timeo
   }, { timeoutMs, intervalMs: 500, description: `${run} ${phases.join(" or ")}` });
 }
 
-/** The agent container's log (all of it, for a transcript). */
-export async function agentLog(run: string): Promise<string> {
-  return (await kubectl(["logs", "-n", NS, `${run}-engine`, "-c", "agent"], { allowFailure: true })).stdout;
+/** The agent container's log (all of it, for a transcript); `pod`: an engine pod not named after the Run (adopted). */
+export async function agentLog(run: string, pod = `${run}-engine`): Promise<string> {
+  return (await kubectl(["logs", "-n", NS, pod, "-c", "agent"], { allowFailure: true })).stdout;
 }
 
 /** The scripted runtime's JSON lines. */
-export async function runtimeLines(run: string): Promise<RuntimeLine[]> {
-  return (await agentLog(run)).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as RuntimeLine);
+export async function runtimeLines(run: string, pod?: string): Promise<RuntimeLine[]> {
+  return (await agentLog(run, pod)).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as RuntimeLine);
 }
 
 /** The Run's audit as docs/operations.md reads it: its audit ConfigMaps' `audit.jsonl`, in order, as text. */

@@ -19,6 +19,18 @@ export type Manifest = {
   [key: string]: unknown;
 };
 
+/** One rule of a Role or ClusterRole. */
+export type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+
+/** The rules of a Role or ClusterRole manifest. */
+export const rulesOf = (m: Manifest): Rule[] => (m as Manifest & { rules: Rule[] }).rules;
+
+/** Whether `rules` allow `verb` on `group/resource` (optionally for one name). */
+export function allows(rules: Rule[], group: string, resource: string, verb: string, name?: string): boolean {
+  return rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb)
+    && (r.resourceNames === undefined || (name !== undefined && r.resourceNames.includes(name))));
+}
+
 /** `helm template <release> <chart> -n <namespace> <args>`; a failure throws with helm's message. */
 export async function renderChart(release: string, namespace: string, args: string[] = []): Promise<string> {
   return (await helm(["template", release, CHART, "--namespace", namespace, ...args])).stdout;

@@ -8,24 +8,17 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { RESOURCES } from "../../../src/kube/resources.ts";
 import { buildApprovalRelayObjects } from "../../../src/sandbox/approval-relay.ts";
+import { listAdoptedObjects } from "../../../src/sandbox/pool-pods.ts";
 import { buildRole } from "../../../src/sandbox/run-objects.ts";
 import { helm, REPO_ROOT } from "../harness/index.ts";
-import { CHART, findManifest, parseManifests, renderChart, renderChartResult, type Manifest } from "./chart-harness.ts";
+import { allows, CHART, findManifest, parseManifests, renderChart, renderChartResult, rulesOf, type Manifest, type Rule } from "./chart-harness.ts";
 
-type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
 type Container = { name: string; image: string; args: string[]; env?: { name: string; value?: string }[]; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } }; resources: { requests: Record<string, string> }; securityContext: Record<string, unknown> };
 type PodSpec = { containers: Container[]; securityContext: Record<string, unknown>; serviceAccountName: string };
 type Deployment = Manifest & { spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { spec: PodSpec } } };
 
 const NS = "leviath-system";
-const rulesOf = (m: Manifest) => (m as Manifest & { rules: Rule[] }).rules;
 const controller = (ms: Manifest[]) => (findManifest(ms, "Deployment") as Deployment).spec.template.spec.containers[0]!;
-
-/** Whether `rules` allow `verb` on `group/resource` (optionally for one name). */
-function allows(rules: Rule[], group: string, resource: string, verb: string, name?: string): boolean {
-  return rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb)
-    && (r.resourceNames === undefined || (name !== undefined && r.resourceNames.includes(name))));
-}
 
 describe("helm lint", () => {
   it("passes with the default values and with every optional part on", async () => {
@@ -150,6 +143,12 @@ describe("helm template with the default values", () => {
     // The approval relay and the NetworkPolicy are replaced whole (PUT), which is `update`.
     expect(allows(write, "", "configmaps", "update")).toBe(true);
     expect(allows(write, "networking.k8s.io", "networkpolicies", "update")).toBe(true);
+    // A Run adopting a warm pool pod replaces (PUT) the pod, its claim and its identity: `update` on each kind.
+    const adopted = listAdoptedObjects("p");
+    for (const kind of [adopted.pod, adopted.claim, ...adopted.identity].map((o) => o.split("/")[0])) {
+      const res = Object.values(RESOURCES).find((r) => r.kind === kind)!;
+      expect(allows(write, res.group, res.plural, "update"), `update ${res.plural}`).toBe(true);
+    }
     for (const rule of [...sidecarRole.rules, ...reader.rules]) {
       for (const group of rule.apiGroups) for (const resource of rule.resources) for (const verb of rule.verbs) {
         expect(allows([...read, ...write], group, resource, verb), `${verb} ${resource}`).toBe(true);

@@ -6,7 +6,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { kubectl, testCluster, waitFor } from "../harness/index.ts";
-import { applyPolicy, createAgent, createRun, OURS, patchCustom, readCustom, TEST_RUNTIME_IMAGE, useOperatorWithoutPolicy, waitForCustom, type Custom } from "./operator-harness.ts";
+import { applyPolicy, createAgent, createRun, OURS, patchCustom, TEST_RUNTIME_IMAGE, useOperatorWithoutPolicy, waitForCustom, type Custom } from "./operator-harness.ts";
 
 const files = useOperatorWithoutPolicy("pool-adopt", { warmPools: true });
 
@@ -29,6 +29,19 @@ const readyPool = (count: number) => waitFor(async () => {
 const started = (name: string) => waitForCustom("runs", files.namespace, name, (r) => r.status?.["startedFrom"] !== undefined, `${name} to start`);
 
 const sample = (text: string, series: string) => Number(text.split("\n").find((l) => l.startsWith(`${series} `))?.split(" ")[1]);
+
+/** An answer to Run `name` is read (and marked consumed) by the adopted pod's account, not by a `<run>-sidecar` no pod runs as. */
+async function expectAnswersReadBy(name: string, pod: string): Promise<void> {
+  const approval = { apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name: `${name}-answer`, namespace: files.namespace }, spec: { runRef: { name }, approvalId: "gate-1", decision: "allowOnce", reason: "e" } };
+  await kubectl(["create", "-f", "-"], { input: JSON.stringify(approval) });
+  const [bound] = await waitFor(async () => {
+    const found = await list("Approval", `leviath.dev/run=${name}`, "leviath.dev/v1alpha1");
+    return found.length === 1 ? found : undefined;
+  }, { timeoutMs: 10_000, description: "the Approval bound to its Run" });
+  expect(bound!.metadata?.annotations?.["leviath.dev/sidecar-service-account"]).toBe(pod);
+  const reader = await waitFor(async () => (await list("RoleBinding", `leviath.dev/run=${name}`, "rbac.authorization.k8s.io/v1")).find((b) => b.metadata?.name === `${name}-approval-reader` && b.subjects?.[0]?.name === pod), { timeoutMs: 10_000, description: "the Run's approval reader bound to the pool pod's account" });
+  expect(reader.subjects?.map((s) => s.name)).toEqual([pod]);
+}
 
 /** An adopted pod is its Run's: labelled, annotated and owned by it, with its claim and account taken over. */
 async function expectAdopted(run: Custom): Promise<void> {
@@ -56,6 +69,7 @@ async function expectAdopted(run: Custom): Promise<void> {
   expect(accounts.map((a) => a.metadata?.name)).toEqual([pod]);
   const binding = await waitFor(async () => (await list("RoleBinding", `leviath.dev/run=${name}`, "rbac.authorization.k8s.io/v1")).find((b) => b.metadata?.name === `${name}-sidecar`), { timeoutMs: 10_000, description: "the Run's RoleBinding" });
   expect(binding.subjects?.map((s) => s.name)).toEqual([pod]);
+  await expectAnswersReadBy(name, pod);
 }
 
 /**
@@ -130,11 +144,8 @@ describe("a Run and a warm pool", () => {
     const adopted = String(stopping.status?.["enginePod"]);
     await patchCustom("runs", files.namespace, stopping.metadata?.name ?? "", { spec: { desiredState: "Cancelled" } });
     await waitFor(async () => ((await list("Pod", "leviath.dev/pool=notes")).some((p) => p.metadata?.name === adopted) ? undefined : true), { timeoutMs: 30_000, description: "the adopted pod to be deleted" });
-    // The pod goes first; the phase is written on the same or the next pass.
-    const cancelled = await waitFor(async () => {
-      const run = await readCustom("runs", files.namespace, stopping.metadata?.name ?? "");
-      return run.status?.["phase"] === "Pending" || run.status?.["phase"] === "Running" ? undefined : run;
-    }, { timeoutMs: 30_000, description: "the cancelled Run's phase" });
+    // The pod may go before the Run's status says why: the phase is waited for.
+    const cancelled = await waitForCustom("runs", files.namespace, stopping.metadata?.name ?? "", (r) => r.status?.["phase"] !== "Pending" && r.status?.["phase"] !== "Running", "the cancelled Run's phase");
     expect(cancelled.status?.["phase"]).toBe("Cancelled");
   });
 });
