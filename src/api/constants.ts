@@ -40,6 +40,11 @@ export const LABEL = {
   pool: "leviath.dev/pool",
   /** On a pool pod: `ready` (unbound, nothing of any Run in it) or `bound` (adopted by the Run it names). */
   poolState: "leviath.dev/pool-state",
+  /**
+   * On a pool engine pod and the pool sandbox pods made for it: that engine pod's name, so its sandbox pods are
+   * scheduled beside it (their workspace is its claim) and adopted with it.
+   */
+  poolPair: "leviath.dev/pool-pair",
 } as const;
 
 /** Annotations the operator writes on objects it does not own. */

@@ -15,6 +15,8 @@ import { UsageError, type CliIo } from "./io.ts";
 export interface ExecutorContext {
   cluster: boolean; client: ClusterClient | undefined; podExec: typeof createPodExec | undefined;
   workdir: string; namespace: string; run: string; confinement: Confinement; execWaitMs: number;
+  /** What the sandbox pods are named after: the warm pool pod the run adopted (its sandbox pods are that pod's); undefined, the run. */
+  sandboxBase: string | undefined;
 }
 
 /** The shell tool's executor: `--shell` (default pod-exec in a cluster, local standalone). */
@@ -25,7 +27,7 @@ export function shellFactory(shell: string | undefined, io: CliIo, ctx: Executor
   if (kind === "pod-exec") {
     if (client === undefined || podExec === undefined) throw new UsageError("--shell pod-exec needs a cluster (--kubeconfig, or run in a pod)");
     const exec = podExec(client, ctx.execWaitMs);
-    return (policy) => createPodExecShell({ exec, namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage) });
+    return (policy) => createPodExecShell({ exec, namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage, ctx.sandboxBase) });
   }
   // A command that could outlive its call, see the sidecar or write its audit would undo every guarantee: no
   // confinement, no local shell.
@@ -44,7 +46,7 @@ export function stdioFactory(io: CliIo, ctx: ExecutorContext): SidecarServerOpti
   const exec = podExec(client, ctx.execWaitMs);
   return (current) => createPodExecStdioLauncher({ exec, namespace: ctx.namespace, target: () => {
     const { runPolicy, stage } = current();
-    return computeStdioTarget(ctx.run, runPolicy, stage);
+    return computeStdioTarget(ctx.run, runPolicy, stage, ctx.sandboxBase);
   } });
 }
 

@@ -31,6 +31,7 @@ export const SIDECAR_OPTIONS = {
   "exec-wait-seconds": { type: "string" },
   "mcp-secrets-dir": { type: "string" },
   pool: { type: "boolean" },
+  "sandbox-pods-of": { type: "string" },
 } as const;
 
 /** How long a pods/exec waits for its container by default (a Run's default `sandboxReadySeconds`). */

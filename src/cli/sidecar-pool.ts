@@ -50,7 +50,7 @@ function listenRefusing(host: string, port: number, token: string): Promise<Serv
 }
 
 /** The flags of the cluster sidecar that takes over, with the bound snapshot's files. */
-function writeBinding(binding: Extract<PoolBinding, { ok: true }>, argv: readonly string[]): string[] {
+function writeBinding(binding: Extract<PoolBinding, { ok: true }>, argv: readonly string[], pod: string): string[] {
   const dir = mkdtempSync(join(tmpdir(), "leviath-bound-"));
   const policyFile = join(dir, SNAPSHOT_KEY.runPolicy);
   writeFileSync(policyFile, binding.data[SNAPSHOT_KEY.runPolicy] ?? "", { mode: 0o400 });
@@ -61,7 +61,7 @@ function writeBinding(binding: Extract<PoolBinding, { ok: true }>, argv: readonl
     mkdirSync(blueprint);
     for (const [name, text] of Object.entries(files)) writeFileSync(join(blueprint, name), text, { mode: 0o400 });
   }
-  return [...argv.filter((a) => a !== "--pool"), "--run-policy", policyFile, "--run", binding.run, ...(blueprint ? ["--blueprint-dir", blueprint] : [])];
+  return [...argv.filter((a) => a !== "--pool"), "--run-policy", policyFile, "--run", binding.run, "--sandbox-pods-of", pod, ...(blueprint ? ["--blueprint-dir", blueprint] : [])];
 }
 
 /** Looks at the pod until a binding checks out (resolves it) or `stopped` says stop (resolves undefined). */
@@ -86,7 +86,7 @@ function buildHandout(client: KubeClient, namespace: string, binding: Extract<Po
 
 /** Runs an unbound pool pod's sidecar until it is bound (then `takeOver` with the bound flags) or stopped. */
 export async function runPoolSidecar(argv: readonly string[], values: { listen?: string; kubeconfig?: string; namespace?: string; "runtime-token-file"?: string }, io: CliIo, takeOver: (argv: string[], io: CliIo, handover: PoolHandover) => Promise<number>): Promise<number> {
-  for (const flag of ["--run-policy", "--run", "--agent", "--blueprint-dir", "--mcp-secrets-dir"]) {
+  for (const flag of ["--run-policy", "--run", "--agent", "--blueprint-dir", "--mcp-secrets-dir", "--sandbox-pods-of"]) {
     if (argv.includes(flag)) throw new UsageError(`${flag} cannot be used with --pool (a pool pod learns its run when it is bound)`);
   }
   const pod = io.env["LEVIATH_POD"];
@@ -115,5 +115,5 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
   await closed;
   if (binding === undefined) return EXIT.ok;
   io.stdout(`leviath sidecar: bound to Run ${binding.run} (uid ${binding.runUid}); its snapshot matches status.snapshotSha256\n`);
-  return takeOver(writeBinding(binding, argv), io, { runtimeToken, binding: buildHandout(client, namespace, binding) });
+  return takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, binding: buildHandout(client, namespace, binding) });
 }

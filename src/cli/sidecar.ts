@@ -66,6 +66,8 @@ Serving:
                             <token>'; anything else is 401); in a cluster the controller passes the digest of
                             its scrape token (docs/security.md)
       --run NAME            the run: audit agent_id and directory, the Run resource (default: the agent's name)
+      --sandbox-pods-of POD the sandbox pods are POD's (<POD>-sbx-<signature>), not the run's: set by a bound
+                            warm pool pod's sidecar to its own name (default: the run)
       --audit-dir DIR       audit and state root: DIR/<run>/stages/<n>/taint_audit.jsonl, decisions.jsonl,
                             DIR/<run>/state.jsonl (default: $LEVIATH_HOME/runs, else ~/.leviath/runs)
       --shell KIND          local (a confined process in the workdir: own PID and mount namespaces,
@@ -246,7 +248,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster, runtimeToken: handover?.runtimeToken });
   const { kube, client } = await connectCluster(v, io, cluster);
   const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
-  const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, confinement, execWaitMs };
+  const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, sandboxBase: v["sandbox-pods-of"], confinement, execWaitMs };
   const shell = shellFactory(v.shell, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);

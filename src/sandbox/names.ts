@@ -11,6 +11,8 @@ export const ANNOTATION = {
   /** On an adopted pool pod: the Run it is bound to, and that Run's uid (the sidecar checks both against the Run). */
   boundRun: "leviath.dev/bound-run",
   boundRunUid: "leviath.dev/bound-run-uid",
+  /** On a pool sandbox pod: the exact name of the pool engine pod it was made for (the label may be shortened). */
+  poolPair: "leviath.dev/pool-pair",
 } as const;
 
 /** Values of the `leviath.dev/component` label. */

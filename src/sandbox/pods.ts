@@ -287,10 +287,21 @@ function buildBlueprintMount(configMap: string, files: Readonly<Record<string, s
 }
 
 /**
- * One warm sandbox pod: the resolved image sleeping ({@link SANDBOX_PID1}) until the sidecar execs commands into it, with no credentials,
- * no token, the workspace at the run's path, and only the admin-declared volumes its stages may mount.
+ * Which engine pod a sandbox pod is scheduled beside (a ReadWriteOnce workspace): the Run's, or, for a Run served
+ * from a warm pool (`pair`: the pool pod's name), the pool pod by its `pool-pair` label, which it carries from its
+ * creation, so a pool's sandbox pod made before any Run and the one a Run makes for that pod are the same spec.
  */
-export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, ctx: { mounts: readonly PolicyMount[]; workspace: WorkspaceMount; settings: PodSettings }): Pod {
+function buildEngineSelector(run: RunRef, pair: string | undefined): Record<string, string> {
+  const [key, value] = pair === undefined ? [LABEL.run, run.name] : [LABEL.poolPair, pair];
+  return { [key]: buildLabelValue(value), [LABEL.component]: COMPONENT.engine };
+}
+
+/**
+ * One warm sandbox pod: the resolved image sleeping ({@link SANDBOX_PID1}) until the sidecar execs commands into it, with no credentials,
+ * no token, the workspace at the run's path, and only the admin-declared volumes its stages may mount. `pair`: the
+ * warm pool pod the Run's engine is (docs/controller.md, "Warm sandbox pods").
+ */
+export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, ctx: { mounts: readonly PolicyMount[]; workspace: WorkspaceMount; settings: PodSettings; pair?: string | undefined }): Pod {
   const { mounts, workspace, settings } = ctx;
   const wanted = mounts.filter((m) => plan.mounts.includes(m.path));
   const extra = mountVolumes("mount", wanted, [...RESERVED, workspace.mountPath]);
@@ -301,7 +312,7 @@ export function buildSandboxPod(run: RunRef, agent: string, plan: SandboxPlan, c
         affinity: {
           podAffinity: {
             requiredDuringSchedulingIgnoredDuringExecution: [{
-              labelSelector: { matchLabels: { [LABEL.run]: buildLabelValue(run.name), [LABEL.component]: COMPONENT.engine } },
+              labelSelector: { matchLabels: buildEngineSelector(run, ctx.pair) },
               topologyKey: "kubernetes.io/hostname",
             }],
           },

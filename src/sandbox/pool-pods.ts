@@ -14,6 +14,7 @@ import { buildContainerSecurityContext, buildTmpVolume, type PodSettings } from 
 import { buildSidecarBase, buildSidecarStopFlags, buildTokenVolume, ENGINE_PATHS, mountVolumes, podSpecBase, RESERVED, RUNTIME_TOKEN_FILE, withSpecHash } from "./pods.ts";
 import type { PolicyMount } from "./read-path-volumes.ts";
 import type { RunSnapshot } from "./run-snapshot.ts";
+import type { RunPolicy } from "../api/run-policy.ts";
 
 /** Values of `leviath.dev/pool-state`. */
 export const POOL_STATE = { ready: "ready", bound: "bound" } as const;
@@ -49,12 +50,20 @@ export interface PoolTemplate {
   readonly readPathVolumes: readonly PolicyMount[];
   /** The pool's runtime command (spec.pools[].command), where the runtime kind's default is not the image's. */
   readonly command?: readonly string[] | undefined;
+  /**
+   * What a Run of the Agent would plan its sandbox pods from (its stages' sandboxes and the policy's sandbox
+   * volumes): each pool pod gets its own sandbox pods from it. Not in the pool hash: a sandbox pod is compared by
+   * its own spec hash.
+   */
+  readonly sandboxes?: { readonly runPolicy: RunPolicy; readonly mounts: readonly PolicyMount[] } | undefined;
 }
 
 /** The hash of a pool's template and the pod settings: equal means a pool pod may serve a Run of the pool's Agent today. */
 export function computePoolHash(template: PoolTemplate, settings: PodSettings): string {
   const { agent, image, runtimeKind, readPathVolumes, command } = template;
-  return computeHash({ agent: agent.uid, image, runtimeKind: runtimeKind ?? REFERENCE_RUNTIME_KIND, readPathVolumes, settings, ...(command ? { command } : {}) });
+  // `layout`: what a pool pod's metadata promises beyond its spec; 2: the `pool-pair` label its sandbox pods are
+  // scheduled by (a pod made before it is retired, never adopted: a Run's sandbox pods could not find it).
+  return computeHash({ agent: agent.uid, image, runtimeKind: runtimeKind ?? REFERENCE_RUNTIME_KIND, readPathVolumes, settings, layout: 2, ...(command ? { command } : {}) });
 }
 
 /** The names of a pool pod's objects: the pod, its ServiceAccount, Role and RoleBinding (one name), its workspace claim. */
@@ -75,11 +84,14 @@ export function listPoolObjectNames(pod: string): string[] {
  */
 export function buildPoolTemplate(agent: PoolAgent, snapshot: RunSnapshot, pool: { readonly command?: readonly string[] | undefined }): PoolTemplate {
   const { image, runtimeKind } = snapshot.controller.agent;
-  return { agent, image, ...(runtimeKind !== undefined ? { runtimeKind } : {}), readPathVolumes: snapshot.controller.readPathVolumes, ...(pool.command ? { command: pool.command } : {}) };
+  return {
+    agent, image, ...(runtimeKind !== undefined ? { runtimeKind } : {}), readPathVolumes: snapshot.controller.readPathVolumes, ...(pool.command ? { command: pool.command } : {}),
+    sandboxes: { runPolicy: snapshot.runPolicy, mounts: snapshot.controller.sandboxMounts },
+  };
 }
 
 /** Metadata of a pool object: in the Agent's namespace, owned by it (as controller) until a Run adopts it. */
-function buildPoolMeta(agent: PoolAgent, name: string, component: string): ObjectMeta {
+export function buildPoolMeta(agent: PoolAgent, name: string, component: string): ObjectMeta {
   return {
     name,
     namespace: agent.namespace,
@@ -150,7 +162,7 @@ export function buildPoolPod(template: PoolTemplate, id: string, settings: PodSe
   const names = buildPoolNames(template.agent.name, id);
   const readPaths = mountVolumes("read-path", template.readPathVolumes, [...RESERVED, POOL_WORKSPACE.mountPath]);
   const meta = buildPoolMeta(template.agent, names.pod, COMPONENT.engine);
-  meta.labels = { ...meta.labels, [LABEL.poolState]: POOL_STATE.ready };
+  meta.labels = { ...meta.labels, [LABEL.poolState]: POOL_STATE.ready, [LABEL.poolPair]: buildLabelValue(names.pod) };
   meta.annotations = { [ANNOTATION.poolHash]: computePoolHash(template, settings) };
   return withSpecHash({
     apiVersion: "v1",

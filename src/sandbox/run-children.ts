@@ -30,6 +30,8 @@ export interface RunChildrenInput {
    * sidecar's, so none of those is built; the Run's Role is bound to that account (buildPoolRunIdentity).
    */
   pool?: string | undefined;
+  /** The pool pod's sandbox pods are its own: named after it, scheduled beside it by its `pool-pair` label (docs/controller.md, "Warm sandbox pods"). */
+  pairedSandboxes?: boolean | undefined;
 }
 
 /** The workspace every pod of the run mounts (an adopted pool pod's claim, for a Run served from a pool). */
@@ -67,7 +69,7 @@ export function buildRunChildren(input: RunChildrenInput): KubeObject[] {
   const execTargets = [...input.sandboxes.map((s) => s.pod), ...(input.hostExec ? [pool ?? buildChildNames(run.name).enginePod] : [])];
   out.push(...identity(execTargets));
   if (input.sandboxes.some((s) => !s.network)) out.push(buildNetworkPolicy(run, agent));
-  const pods: Pod[] = input.sandboxes.map((s) => buildSandboxPod(run, agent, s, { mounts: snapshot.controller.sandboxMounts, workspace, settings }));
+  const pods: Pod[] = input.sandboxes.map((s) => buildSandboxPod(run, agent, s, { mounts: snapshot.controller.sandboxMounts, workspace, settings, pair: input.pairedSandboxes ? pool : undefined }));
   out.push(...pods, ...(input.holdEngine ? [] : engine));
   return out;
 }

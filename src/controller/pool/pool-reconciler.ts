@@ -10,7 +10,7 @@ import { RunSpecSchema } from "../../api/run.ts";
 import { decideRuntimeCeilings } from "../../policy/ceilings.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { computeHash } from "../../sandbox/hash.ts";
-import { ANNOTATION, buildLabelValue } from "../../sandbox/names.ts";
+import { ANNOTATION, buildLabelValue, COMPONENT } from "../../sandbox/names.ts";
 import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash, listPoolObjectNames, POOL_STATE, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
 import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
 import type { ClusterCache, ReconcileResult } from "../cluster-port.ts";
@@ -20,6 +20,7 @@ import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state
 import type { PodObject } from "../run/run-children-sync.ts";
 import { decidePoolPods, observePoolPodState, type ObservedPoolPod } from "./pool-decision.ts";
 import type { PoolLedger } from "./pool-ledger.ts";
+import { syncPoolSandboxes } from "./pool-sandboxes.ts";
 import { computePoolStatuses } from "./pool-status.ts";
 
 /** A pool still filling or a pod still starting is looked at again this often (pod events bring it back sooner). */
@@ -38,6 +39,11 @@ function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?:
     ...(ctx.settings.defaultRuntimeImage ? { defaultRuntimeImage: ctx.settings.defaultRuntimeImage } : {}),
   });
   return snapshot.ok ? buildPoolTemplate(agent, snapshot.value, pool) : undefined;
+}
+
+/** Whether an object is a pool's engine pod (not one of its sandbox pods). */
+export function isPoolEnginePod(obj: KubeObject): obj is PodObject {
+  return obj.kind === "Pod" && obj.metadata.labels?.[LABEL.pool] !== undefined && obj.metadata.labels[LABEL.component] === COMPONENT.engine;
 }
 
 /** What the controller sees of one cached pool pod. */
@@ -104,12 +110,15 @@ export function createPoolReconciler(ctx: ControllerContext): Reconcile {
     const agent: PoolAgent = { namespace, name, uid };
     const { size, template, hash } = desirePool(ctx, agentObj, agent);
     const owned = cache.listOwnedBy(uid);
-    const pods = owned.filter((o): o is PodObject => o.kind === "Pod" && o.metadata.labels?.[LABEL.pool] !== undefined);
-    const plan = decidePoolPods(size, hash, pods.map(observePoolPod));
+    const pods = owned.filter(isPoolEnginePod);
+    const observed = pods.map(observePoolPod);
+    const plan = decidePoolPods(size, hash, observed);
     await Promise.all(plan.delete.map((name) => retirePoolPod(ctx, pods.find((p) => p.metadata.name === name)!, owned)));
-    if (template !== undefined && plan.create > 0) {
-      await createPoolPods(ctx, template, pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), ctx.nowMs()));
-    }
+    const created = template !== undefined && plan.create > 0 ? pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), ctx.nowMs()) : [];
+    if (template !== undefined && created.length > 0) await createPoolPods(ctx, template, created);
+    // Each engine pod the pool keeps (and each made now: its claim exists) gets its sandbox pods.
+    const kept = [...observed.filter((p) => !plan.delete.includes(p.name) && !p.deleting && p.hash === hash && (p.state === "ready" || p.state === "starting")).map((p) => p.name), ...created.map((id) => buildPoolNames(name, id).pod)];
+    await syncPoolSandboxes(ctx, { agent, template, kept, owned });
     const filling = plan.create > 0 || plan.starting > 0 || plan.delete.length > 0;
     return filling ? { requeueAfterMs: POOL_RECHECK_MS } : {};
   };
@@ -130,7 +139,7 @@ export function listPoolPods(cache: ClusterCache, agentKey: string): ObservedPoo
   const [namespace = "", agent = ""] = agentKey.split("/");
   const label = buildLabelValue(agent);
   return (cache.list("pod", namespace) as PodObject[])
-    .filter((p) => p.metadata.labels?.[LABEL.pool] === label && p.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND.agent && r.name === agent))
+    .filter((p) => isPoolEnginePod(p) && p.metadata.labels?.[LABEL.pool] === label && p.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND.agent && r.name === agent))
     .map(observePoolPod);
 }
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { listSparedChildren } from "./run-adoption.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { DEFAULT_POD_SETTINGS } from "../../sandbox/pod-settings.ts";
+import { RUN, snapshotOf } from "../../sandbox/test-fixtures.ts";
+import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
+import type { PolicyState } from "../policy/policy-state.ts";
+import { createPoolLedger } from "../pool/pool-ledger.ts";
+import { bindEngine, listSparedChildren } from "./run-adoption.ts";
 
 const POOL = { pod: "notes-pool-0a1b2c3d4e", from: "pool" as const, workspace: "notes-pool-0a1b2c3d4e-workspace" };
 const IDENTITY = ["ServiceAccount", "Role", "RoleBinding"].map((k) => `${k}/${POOL.pod}`);
@@ -16,5 +22,24 @@ describe("listSparedChildren", () => {
   it("spares nothing of a cold Run (or with warm pools off): its children are all built", () => {
     expect(listSparedChildren({ pod: "r1-engine", from: "cold", workspace: "r1-workspace" }, "active", false).size).toBe(0);
     expect(listSparedChildren(undefined, "active", false).size).toBe(0);
+  });
+});
+
+describe("bindEngine, for a Run adopted earlier", () => {
+  const cache: ClusterCache = { get: () => undefined, list: () => [], listOwnedBy: () => [] };
+  const writer = { read: async () => undefined } as unknown as ClusterWriter;
+  const pools = createPoolLedger({ poolAdoption: () => undefined, poolMiss: () => undefined, poolPods: () => undefined });
+  const deps = { cache, writer, policy: () => ({}) as PolicyState, settings: DEFAULT_POD_SETTINGS, pools };
+  const snapshot = snapshotOf({ image: "r:1" }, { ceilings: { runtimeImages: ["r:1"] } });
+  const pod = (labels: Record<string, string>): KubeObject => ({ apiVersion: "v1", kind: "Pod", metadata: { name: POOL.pod, namespace: RUN.namespace, labels } });
+  const bind = (owned: KubeObject[]) => bindEngine(deps, { ref: RUN, previous: { startedFrom: "pool", enginePod: POOL.pod }, isOver: false, snapshot, owned, held: false });
+
+  it("names the Run's sandbox pods after its pool pod when the pod carries the pool-pair label, or when its claim is not seen yet", async () => {
+    expect(await bind([pod({ "leviath.dev/pool": "notes", "leviath.dev/pool-pair": POOL.pod })])).toEqual({ ...POOL, paired: true });
+    expect(await bind([])).toEqual({ ...POOL, paired: true });
+  });
+
+  it("keeps the Run's own names for a pod adopted before pool pods carried the label (its sandbox pods could not be scheduled beside it)", async () => {
+    expect(await bind([pod({ "leviath.dev/pool": "notes" })])).toEqual({ ...POOL, paired: false });
   });
 });

@@ -4,12 +4,12 @@
 // misses), and its claim and identity follow it to the Run. A miss starts cold. Either way the answer is recorded
 // (status.startedFrom) and never decided again; the pod itself says it was adopted should that status be lost.
 import { buildAgentKey } from "../../api/common.ts";
-import { LABEL } from "../../api/constants.ts";
+import { KIND, LABEL } from "../../api/constants.ts";
 import type { RunStatus } from "../../api/status.ts";
 import { isApiStatus } from "../../kube/errors.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import type { ResourceName } from "../../kube/resources.ts";
-import { buildChildNames, type RunRef } from "../../sandbox/names.ts";
+import { ANNOTATION, buildChildNames, type RunRef } from "../../sandbox/names.ts";
 import type { PodSettings } from "../../sandbox/pod-settings.ts";
 import { buildAdoptedObject, buildPoolTemplate, computePoolHash, listAdoptedObjects, listPoolObjectNames, POOL_STATE } from "../../sandbox/pool-pods.ts";
 import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
@@ -18,7 +18,8 @@ import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import { decideAdoption, type AdoptionInput } from "../pool/pool-decision.ts";
 import type { PoolLedger } from "../pool/pool-ledger.ts";
-import { listPoolPods } from "../pool/pool-reconciler.ts";
+import { isPoolEnginePod, listPoolPods } from "../pool/pool-reconciler.ts";
+import { isPoolSandboxPod } from "../pool/pool-sandboxes.ts";
 import { isOwnedBy } from "./run-children-sync.ts";
 import type { EngineBinding } from "./run-status.ts";
 
@@ -49,19 +50,29 @@ function coldBinding(ref: RunRef, snapshot: RunSnapshot, from: EngineBinding["fr
   return { pod: names.enginePod, from, workspace: snapshot.controller.workspace.claimName ?? names.workspace };
 }
 
-/** A Run's binding to the pool pod it adopted. */
-function poolBinding(pod: string): EngineBinding {
-  return { pod, from: "pool", workspace: listPoolObjectNames(pod)[1]! };
+/** A Run's binding to the pool pod it adopted (`paired`: the pod carries `pool-pair`, see EngineBinding). */
+function poolBinding(pod: string, paired: boolean): EngineBinding {
+  return { pod, from: "pool", workspace: listPoolObjectNames(pod)[1]!, paired };
+}
+
+/**
+ * Whether the Run's pool pod `pod` carries the `pool-pair` label its sandbox pods are scheduled by: false only for a
+ * pod the cache shows the Run's without it (adopted before pool pods carried it); a pod the cache does not show the
+ * Run's yet (its claim not seen yet) was adopted now, and every pod adopted now carries it.
+ */
+function isPaired(owned: readonly KubeObject[], pod: string): boolean {
+  const found = owned.find((o) => o.kind === "Pod" && o.metadata.name === pod);
+  return found === undefined || found.metadata.labels?.[LABEL.poolPair] !== undefined;
 }
 
 /** The binding decided on an earlier pass (its status, or the adopted pod itself), or undefined when none was. */
 function findBinding(input: AdoptionInputs): EngineBinding | undefined {
   const { ref, previous, owned, snapshot } = input;
-  if (previous?.startedFrom === "pool" && previous.enginePod !== undefined) return poolBinding(previous.enginePod);
+  if (previous?.startedFrom === "pool" && previous.enginePod !== undefined) return poolBinding(previous.enginePod, isPaired(owned, previous.enginePod));
   // A Run recorded cold stays cold: a pool pod it came to own is no engine pod of it (and is pruned).
   if (previous?.startedFrom === "cold") return coldBinding(ref, snapshot, "cold");
-  const adopted = owned.find((o) => o.kind === "Pod" && o.metadata.labels?.[LABEL.pool] !== undefined);
-  if (adopted !== undefined) return poolBinding(adopted.metadata.name);
+  const adopted = owned.find(isPoolEnginePod);
+  if (adopted !== undefined) return poolBinding(adopted.metadata.name, isPaired(owned, adopted.metadata.name));
   // Cold: its engine pod exists already (it started before warm pools were on), or it is over without one.
   const started = owned.some((o) => o.kind === "Pod" && o.metadata.name === buildChildNames(ref.name).enginePod);
   return started || input.isOver ? coldBinding(ref, snapshot, "cold") : undefined;
@@ -112,7 +123,8 @@ async function adopt(deps: AdoptionDeps & { pools: PoolLedger }, input: Adoption
     if (await claimPoolPod(deps.writer, ref, uid, decision.pod)) {
       deps.pools.adopted(key);
       await takeOverPoolObjects(deps, ref, decision.pod);
-      return poolBinding(decision.pod);
+      // Every pod a Run adopts now carries the label: one made before it has another pool hash and never matches.
+      return poolBinding(decision.pod, true);
     }
     lost.add(decision.pod);
   }
@@ -139,16 +151,38 @@ const RESOURCE_OF: Readonly<Record<string, ResourceName>> = { PersistentVolumeCl
 /**
  * The adopted pod's claim and identity become the Run's (labelled and owned by it), each read and written back at
  * the version read; skipped when the cache shows them the Run's already, so a later pass finishes an interrupted one.
+ * So do the pool's sandbox pods made for that pod ({@link claimPoolSandboxPods}).
  */
 async function takeOverPoolObjects(deps: AdoptionDeps, ref: RunRef, pod: string): Promise<void> {
   const { claim, identity } = listAdoptedObjects(pod);
-  await Promise.all([claim, ...identity].map(async (id) => {
+  const sandboxes = claimPoolSandboxPods(deps, ref, pod);
+  await Promise.all([sandboxes, ...[claim, ...identity].map(async (id) => {
     const [kind = "", name = ""] = id.split("/");
     const resource = RESOURCE_OF[kind]!;
     if (isOwnedBy(deps.cache.get(resource, ref.namespace, name), ref.uid)) return;
     const live = await deps.writer.read(resource, ref.namespace, name);
     if (live === undefined || isOwnedBy(live, ref.uid)) return;
     await deps.writer.replace(buildAdoptedObject(live, ref), live.metadata.resourceVersion);
+  })]);
+}
+
+/**
+ * The sandbox pods the pool made for pool pod `pod` (docs/controller.md, "Warm sandbox pods"), each claimed as the
+ * pod was: read now, still unbound, the Agent's and paired with `pod`, and written back labelled, annotated and
+ * owned by the Run at the version read. One the pool retired first (or that is gone) is not taken; the Run's child
+ * writes then make it cold under the same name. One the Run does not plan is pruned with its other children.
+ */
+async function claimPoolSandboxPods(deps: AdoptionDeps, ref: RunRef, pod: string): Promise<void> {
+  const paired = deps.cache.list("pod", ref.namespace).filter((p) => isPoolSandboxPod(p) && p.metadata.annotations?.[ANNOTATION.poolPair] === pod && !isOwnedBy(p, ref.uid));
+  await Promise.all(paired.map(async (cached) => {
+    const live = await deps.writer.read("pod", ref.namespace, cached.metadata.name);
+    const agentOwned = live?.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND.agent) ?? false;
+    if (live === undefined || live.metadata.deletionTimestamp || !agentOwned || live.metadata.labels?.[LABEL.poolState] !== POOL_STATE.ready || live.metadata.annotations?.[ANNOTATION.poolPair] !== pod) return;
+    try {
+      await deps.writer.replace(buildAdoptedObject(live, ref), live.metadata.resourceVersion);
+    } catch (err) {
+      if (!isApiStatus(err, 409) && !isApiStatus(err, 404)) throw err;
+    }
   }));
 }
 

@@ -60,6 +60,19 @@ describe("a Run's children", () => {
     expect(taken.writes.filter((w) => w.includes("Pod/") || w.includes("PersistentVolumeClaim"))).toEqual([]);
   });
 
+  it("never delete a warm pool's sandbox pod that is not the Run's yet: they wait for its claim to show, or for the pool to retire it", async () => {
+    const AGENT_OWNER = [{ apiVersion: "leviath.dev/v1alpha1", kind: "Agent", name: "notes", uid: "uid-agent", controller: true }];
+    const sandbox = child("Pod", "p1-sbx-abc");
+    const pooled = { ...sandbox, metadata: { ...sandbox.metadata, ownerReferences: AGENT_OWNER, labels: { "leviath.dev/pool": "notes" } } };
+    const waiting = harness([pooled]);
+    expect(await waiting.sync(REF, [sandbox], { live: true })).toBeGreaterThan(0);
+    expect(waiting.writes).toEqual([]);
+    // Anyone else's pod under that name is deleted and made again, as before.
+    const planted = harness([{ ...sandbox, metadata: { ...sandbox.metadata, ownerReferences: AGENT_OWNER } }]);
+    await planted.sync(REF, [sandbox], { live: true });
+    expect(planted.writes).toEqual(["delete Pod/p1-sbx-abc"]);
+  });
+
   it("are applied when one in the cache drifted, and not written when it matches", async () => {
     const widened = child("Role", "r1-sidecar", { rules: [{ verbs: ["get"], resources: ["runs"] }, { verbs: ["get"], resources: ["secrets"] }] });
     const { writes, sync } = harness([child("ServiceAccount", "r1-sidecar"), DESIRED[1]!, widened, DESIRED[4]!]);

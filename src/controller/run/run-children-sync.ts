@@ -6,6 +6,7 @@
 // cannot change, so a new one is a delete and a create. The account, RBAC and claim are created when the cache
 // holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
 // is kept exactly as desired (EXACT_KINDS): created, and replaced whole when its spec differs in any field.
+import { LABEL } from "../../api/constants.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { ANNOTATION, type RunRef } from "../../sandbox/names.ts";
 import { isApplied, isExactly, settleAll } from "../applied.ts";
@@ -68,6 +69,8 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
     if (!live) return undefined;
     if (current?.metadata.deletionTimestamp) return TERMINATING_RECHECK_MS;
     if (current && current.metadata.annotations?.[ANNOTATION.specHash] === obj.metadata.annotations?.[ANNOTATION.specHash] && isOwnedBy(current, ref.uid)) return undefined;
+    // A warm pool's sandbox pod not (yet, in the cache) the Run's: claimed this pass, or the pool retires it; never deleted here.
+    if (current && !isOwnedBy(current, ref.uid) && current.metadata.labels?.[LABEL.pool] !== undefined) return TERMINATING_RECHECK_MS;
     if (current) {
       // A different spec means delete, then create once it is gone.
       await writer.delete(current);

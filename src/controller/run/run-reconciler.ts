@@ -8,7 +8,7 @@ import type { KubeObject } from "../../kube/objects.ts";
 import { buildChildNames, type RunRef } from "../../sandbox/names.ts";
 import type { PodSettings } from "../../sandbox/pod-settings.ts";
 import { buildRunChildren } from "../../sandbox/run-children.ts";
-import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
+import { computeSandboxPlan, type SandboxPlan } from "../../sandbox/sandbox-plan.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
 import { formatFieldPath, isSameStatus, type ConditionDecision } from "../conditions.ts";
 import { decideErrorReason } from "../error-reasons.ts";
@@ -190,16 +190,17 @@ function withOwnWrite(ctx: RunContext, key: string, cached: RunObject | undefine
 /** The part of a pass once the run has its snapshot: decide, write the children, write the status. */
 async function reconcileResolved(ctx: RunContext, pass: Pass, spec: RunSpec, snapshot: PinnedSnapshot): Promise<ReconcileResult> {
   const { run, ref } = pass;
-  const plan = computeSandboxPlan(ref.name, snapshot.runPolicy);
+  const planned = computeSandboxPlan(ref.name, snapshot.runPolicy);
   const ownedNow = ctx.cache.listOwnedBy(ref.uid);
   const pods = new Map<string, ObservedPod>();
   for (const obj of ownedNow) if (obj.kind === "Pod") pods.set(obj.metadata.name, observePod(obj as PodObject));
   const networkEnforcement = ctx.deps.networkEnforcement?.() ?? ENFORCEMENT_UNCHECKED;
-  const refusal = networkRefusal(ctx, run, plan, { hasPods: pods.size > 0, enforcement: networkEnforcement });
+  const refusal = networkRefusal(ctx, run, planned, { hasPods: pods.size > 0, enforcement: networkEnforcement });
   if (refusal) return refuseUnverifiedNetwork(ctx, pass, snapshot, refusal);
   const resumed = await resolveResume({ cache: ctx.cache, writer: ctx.writer, policy: ctx.deps.policy }, { ref, annotations: run.metadata.annotations, status: run.status, snapshot, nowIso: pass.nowIso });
   const ns = ctx.cache.get("namespace", undefined, ref.namespace);
   const { engine, credentials } = await resolveEngine(ctx, pass, { snapshot, pods, owned: ownedNow });
+  const plan = planSandboxes(planned, engine, snapshot);
   const decision = decideRun({
     name: ref.name, spec, previous: run.status, snapshot, plan, pods, enginePod: engine?.pod,
     podSecurity: decidePodSecurityCondition(ref.namespace, ns ? ns.metadata.labels ?? {} : undefined),
@@ -216,6 +217,11 @@ async function reconcileResolved(ctx: RunContext, pass: Pass, spec: RunSpec, sna
   const expiry = finished ? computeTtlExpiryMs(spec, status) : undefined;
   const after = [written.requeue, decision.requeueAfterMs, expiry === undefined ? undefined : Math.max(1, expiry - ctx.deps.nowMs())].filter((n): n is number => n !== undefined);
   return after.length ? { requeueAfterMs: Math.min(...after) } : {};
+}
+
+/** The Run's sandboxes: named after the Run, or, served from a warm pool, after its pool pod (whose own sandbox pods it adopted). */
+function planSandboxes(planned: SandboxPlan[], engine: EngineBinding | undefined, snapshot: PinnedSnapshot): SandboxPlan[] {
+  return engine?.from === "pool" && engine.paired === true ? computeSandboxPlan(engine.pod, snapshot.runPolicy) : planned;
 }
 
 /** Under `onUnverified: refuse`, a Run not started yet waits (Pending), unless its snapshot was refused meanwhile. */
@@ -261,7 +267,7 @@ async function writeChildren(ctx: RunContext, pass: Pass, snapshot: PinnedSnapsh
   const desired = buildRunChildren({
     run: ref, snapshot, settings: ctx.deps.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle,
     ...(decision.draining ? { draining: true } : {}), ...(decision.holdEngine ? { holdEngine: true } : {}),
-    ...(engine?.from === "pool" ? { pool: engine.pod } : {}),
+    ...(engine?.from === "pool" ? { pool: engine.pod, pairedSandboxes: engine.paired === true } : {}),
   });
   const spare = listSparedChildren(engine, decision.lifecycle, decision.draining === true);
   // On the pass that writes the snapshot: a pod's prerequisites go out beside it, the rest once it is accepted.

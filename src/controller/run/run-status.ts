@@ -52,6 +52,12 @@ export interface EngineBinding {
   readonly pod: string;
   readonly from?: StartedFrom | undefined;
   readonly workspace: string;
+  /**
+   * A pool pod carrying `leviath.dev/pool-pair`: the Run's sandbox pods are that pod's, named after it and scheduled
+   * beside it by that label (docs/controller.md, "Warm sandbox pods"); one adopted before pool pods carried it keeps
+   * the Run's own names.
+   */
+  readonly paired?: boolean | undefined;
 }
 
 /** The status of a Run that has its snapshot: what the decision says, plus the pinned identity. */

@@ -72,9 +72,9 @@ export function buildStdioEnvFrame(server: McpServer, env: Readonly<Record<strin
 }
 
 /** Where a stdio server of this stage runs: the stage's sandbox pod; a stage of kind `none` has none to offer. */
-export function computeStdioTarget(run: string, policy: RunPolicy, stage: RunStage): PodTarget {
+export function computeStdioTarget(run: string, policy: RunPolicy, stage: RunStage, sandboxBase = run): PodTarget {
   if (stage.sandbox.kind === "none") return { error: `stage '${stage.name}' has no sandbox pod (kind none), and stdio MCP servers run only in one` };
-  return computePodTarget(run, policy, stage);
+  return computePodTarget(run, policy, stage, sandboxBase);
 }
 
 /** What the launcher is built from. */

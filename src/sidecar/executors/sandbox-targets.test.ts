@@ -22,6 +22,12 @@ describe("computePodTarget", () => {
     expect(computePodTarget("run-1", policy, policy.stages[2]!)).toEqual({ pod: plan!.pod, container: "sandbox" });
   });
 
+  it("names the sandbox pods after the warm pool pod a Run adopted, as the controller does for that Run", () => {
+    const [plan] = computeSandboxPlan("notes-pool-0a1b2c3d4e", policy);
+    expect(plan!.pod).toMatch(/^notes-pool-0a1b2c3d4e-sbx-[0-9a-f]{16}$/);
+    expect(computePodTarget("run-1", policy, policy.stages[1]!, "notes-pool-0a1b2c3d4e")).toEqual({ pod: plan!.pod, container: "sandbox" });
+  });
+
   it("runs a stage of kind none in the engine pod's agent container, and refuses a sandbox that cannot start", () => {
     expect(computePodTarget("run-1", policy, policy.stages[0]!)).toEqual({ pod: "run-1-engine", container: "agent" });
     expect(computePodTarget("run-1", policy, policy.stages[3]!)).toEqual({ error: "the sandbox of stage 'broken' cannot start: container sandbox requires an `image`" });

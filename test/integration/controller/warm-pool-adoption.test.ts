@@ -22,7 +22,7 @@ const markReady = (pod: string) => kubectl(["patch", "pod", pod, "-n", files.nam
   JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } })]);
 
 const readyPool = (count: number) => waitFor(async () => {
-  const pods = await list("Pod", "leviath.dev/pool=notes,leviath.dev/pool-state=ready");
+  const pods = await list("Pod", "leviath.dev/pool=notes,leviath.dev/pool-state=ready,leviath.dev/component=engine");
   return pods.length === count ? pods.map((p) => p.metadata?.name ?? "") : undefined;
 }, { timeoutMs: 30_000, description: `${count} unbound pool pods` });
 
@@ -117,7 +117,7 @@ describe("a Run and a warm pool", () => {
 
     // The pool refills behind the adoptions: two new unbound pods, none of them an adopted one.
     const refilled = await waitFor(async () => {
-      const pods = await list("Pod", "leviath.dev/pool=notes,leviath.dev/pool-state=ready");
+      const pods = await list("Pod", "leviath.dev/pool=notes,leviath.dev/pool-state=ready,leviath.dev/component=engine");
       return pods.length === 2 ? pods.map((p) => p.metadata?.name ?? "") : undefined;
     }, { timeoutMs: 30_000, description: "the pool to refill" });
     expect(refilled.some((p) => pool.includes(p))).toBe(false);
