@@ -7,6 +7,12 @@ import { MAX_CREDENTIALS, ObjectNameSchema } from "./common.ts";
 /** The route the binding is asked on. */
 export const BINDING_ROUTE = "/v1/binding";
 
+/**
+ * How long an unbound pool sidecar holds the runtime's ask (long poll) before it answers `503 not-bound` anyway; it
+ * answers sooner, the same way, when it is bound. `leviath bound-exec` then asks again at once.
+ */
+export const BINDING_HOLD_MS = 20_000;
+
 /** A Secret's key as the API server allows it; never `.` or `..`, so it is one file name under the Secret's directory. */
 const SecretKeySchema = z.string().min(1).max(253).regex(/^[-._a-zA-Z0-9]+$/).refine((k) => k !== "." && k !== "..", "a key is never . or ..");
 

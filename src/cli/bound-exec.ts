@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, resolve } from "node:path";
-import { BINDING_ROUTE } from "../api/binding.ts";
+import { BINDING_HOLD_MS, BINDING_ROUTE } from "../api/binding.ts";
 import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
 import { ENGINE_PATHS, RUNTIME_CONFIG_FILE } from "../sandbox/pods.ts";
 import { parseCommandArgs } from "./args.ts";
@@ -21,8 +21,17 @@ import { parsePositiveInt } from "./sidecar-options.ts";
 const DEFAULT_WAIT_SECONDS = 3600;
 /** The sidecar's loopback address in an engine pod (the pod sets LEVIATH_SIDECAR_URL; this is its default port). */
 const DEFAULT_SIDECAR_URL = `http://127.0.0.1:${DEFAULT_POD_SETTINGS.sidecarPort}`;
-/** How often it asks while the sidecar is unbound (loopback; the unbound sidecar answers from a bare HTTP server). */
+/** How often, at most, it asks while the sidecar answers at once (loopback; an unbound sidecar holds the ask instead). */
 const ASK_INTERVAL_MS = 100;
+/**
+ * How often it retries a connection that fails just after a held ask was released: the sidecar is bound and its
+ * port is between the unbound server and the Run's sidecar, for the moments the takeover takes.
+ */
+const GAP_RETRY_MS = 15;
+/** How long after a release connection failures are retried that fast (then: every {@link ASK_INTERVAL_MS}). */
+const GAP_WINDOW_MS = 10_000;
+/** The longest one ask may take: longer than the unbound sidecar holds it, short of a sidecar that hangs. */
+const ASK_TIMEOUT_MS = BINDING_HOLD_MS + 10_000;
 /** The signals a wrapper passes on: the kubelet's stop, an interrupt, and the ones a runtime may use. */
 const FORWARDED = ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"] as const;
 
@@ -39,9 +48,12 @@ and SIGUSR2 are passed on to COMMAND; bound-exec exits with COMMAND's status (12
 signal ended it).
 
 While the sidecar is not listening, has not written the token file, refuses the token (a restarted unbound
-sidecar writes a new one) or answers 503 not-bound, it asks again every ${ASK_INTERVAL_MS} ms, for --wait-seconds;
-then it exits 1 without starting COMMAND. Any other answer (the binding already handed out, a credential Secret
-the Run's Role cannot read, an answer that does not parse) exits 1 at once without starting COMMAND.
+sidecar writes a new one) or answers 503 not-bound, it asks again, for --wait-seconds; then it exits 1 without
+starting COMMAND. An unbound pool sidecar holds the ask until it is bound (or for ${BINDING_HOLD_MS / 1000} s) and
+then answers not-bound: bound-exec asks again at once, retrying every ${GAP_RETRY_MS} ms while the Run's sidecar
+takes over the port; an answer that comes at once is asked again ${ASK_INTERVAL_MS} ms after the last ask. Any other
+answer (the binding already handed out, a credential Secret the Run's Role cannot read, an answer that does not
+parse) exits 1 at once without starting COMMAND.
 
 Options:
       --sidecar URL          the sidecar (default: $LEVIATH_SIDECAR_URL, else ${DEFAULT_SIDECAR_URL})
@@ -67,18 +79,22 @@ const OPTIONS = {
   "termination-log": { type: "string" },
 } as const;
 
-/** One ask's outcome: wait and ask again, the answer's body, or a refusal that ends the wait. */
-type Ask = { kind: "wait" } | { kind: "answer"; body: unknown } | { kind: "refused"; message: string };
+/**
+ * One ask's outcome: wait and ask again (`unreachable`: the sidecar did not answer), the answer's body, or a refusal
+ * that ends the wait.
+ */
+type Ask = { kind: "wait"; unreachable?: true } | { kind: "answer"; body: unknown } | { kind: "refused"; message: string };
 
-async function ask(url: string, tokenFile: string): Promise<Ask> {
+async function ask(url: string, tokenFile: string, timeoutMs: number): Promise<Ask> {
   let token: string;
   try {
     token = readFileSync(tokenFile, "utf8").trim();
   } catch {
     return { kind: "wait" };
   }
-  const res = await fetch(`${url}${BINDING_ROUTE}`, { method: "POST", headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
-  if (res === undefined) return { kind: "wait" };
+  const signal = AbortSignal.timeout(Math.max(1, Math.min(timeoutMs, ASK_TIMEOUT_MS)));
+  const res = await fetch(`${url}${BINDING_ROUTE}`, { method: "POST", headers: { authorization: `Bearer ${token}` }, signal }).catch(() => undefined);
+  if (res === undefined) return { kind: "wait", unreachable: true };
   const body: unknown = await res.json().catch(() => undefined);
   if (res.status === 200) return { kind: "answer", body };
   const code = (body as { code?: unknown } | undefined)?.code;
@@ -87,14 +103,24 @@ async function ask(url: string, tokenFile: string): Promise<Ask> {
   return { kind: "refused", message: `the sidecar refused the binding (${res.status} ${typeof code === "string" ? code : ""}): ${typeof message === "string" ? message : "no message"}` };
 }
 
-/** Asks until an answer or a refusal comes, or the deadline passes. */
+/**
+ * Asks until an answer or a refusal comes, or the deadline passes. Asks start at most every {@link ASK_INTERVAL_MS}:
+ * one the sidecar held that long (released when it was bound, or at the hold's bound) is followed by the next at
+ * once, and for a while after such a release, a connection that fails is retried every {@link GAP_RETRY_MS}.
+ */
 async function waitForBinding(url: string, tokenFile: string, waitSeconds: number): Promise<Ask> {
   const deadline = Date.now() + waitSeconds * 1000;
+  let releasedAt = -Infinity;
   for (;;) {
-    const asked = await ask(url, tokenFile);
+    const started = Date.now();
+    const asked = await ask(url, tokenFile, deadline - started);
     if (asked.kind !== "wait") return asked;
-    if (Date.now() >= deadline) return { kind: "refused", message: `no binding within ${waitSeconds} s (the sidecar at ${url} is not bound to a Run)` };
-    await new Promise((r) => setTimeout(r, ASK_INTERVAL_MS));
+    const now = Date.now();
+    if (now >= deadline) return { kind: "refused", message: `no binding within ${waitSeconds} s (the sidecar at ${url} is not bound to a Run)` };
+    if (asked.unreachable !== true && now - started >= ASK_INTERVAL_MS) releasedAt = now;
+    const interval = asked.unreachable === true && now - releasedAt < GAP_WINDOW_MS ? GAP_RETRY_MS : ASK_INTERVAL_MS;
+    const wait = Math.min(started + interval - now, deadline - now);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
 }
 

@@ -246,7 +246,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const workdir = canonicalWorkdir(io, v.workdir);
   const { source, resumable } = policySources(v, io, namespace, cluster);
   const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster, runtimeToken: handover?.runtimeToken });
-  const { kube, client } = await connectCluster(v, io, cluster);
+  const { kube, client } = await connectCluster(v, io, cluster, handover);
   const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
   const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, sandboxBase: v["sandbox-pods-of"], confinement, execWaitMs };
   const shell = shellFactory(v.shell, io, executors);
@@ -320,12 +320,13 @@ function prepareRunFiles(v: Values, io: CliIo, at: { namespace: string; workdir:
 }
 
 /**
- * The cluster parts (REST, watches, pods/exec), loaded only in a cluster. They run on node:https and a WebSocket
- * client, so @kubernetes/client-node (about 55 MiB resident: its generated model) stays out unless the kubeconfig
- * needs one of its plugins (connect.ts decides).
+ * The cluster parts (REST, watches, pods/exec), loaded only in a cluster (a pool pod's sidecar loads them while it
+ * waits for its binding). They run on node:https and a WebSocket client, so @kubernetes/client-node (about 55 MiB
+ * resident: its generated model) stays out unless the kubeconfig needs one of its plugins (connect.ts decides).
  */
-async function connectCluster(v: Values, io: CliIo, cluster: boolean) {
+async function connectCluster(v: Values, io: CliIo, cluster: boolean, handover: PoolHandover | undefined) {
   const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
-  const client = kube === undefined ? undefined : await kube[0].connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
+  // A bound pool pod's sidecar goes on with the client it bound with (same kubeconfig, its connections open).
+  const client = kube === undefined ? undefined : handover?.client ?? await kube[0].connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
   return { kube, client };
 }

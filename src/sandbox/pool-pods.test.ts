@@ -69,7 +69,7 @@ describe("a pool pod before it is bound", () => {
   it("has an identity that may read its own pod and nothing else, and a claim of its own", () => {
     const [sa, role, binding, claim] = buildPoolPodPrerequisites(AGENT, "0a1b2c3d4e");
     expect(sa).toMatchObject({ kind: "ServiceAccount", metadata: { name: pod.spec.serviceAccountName }, automountServiceAccountToken: false });
-    expect(role).toMatchObject({ kind: "Role", rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"], resourceNames: ["notes-pool-0a1b2c3d4e"] }] });
+    expect(role).toMatchObject({ kind: "Role", rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "watch"], resourceNames: ["notes-pool-0a1b2c3d4e"] }] });
     expect(binding).toMatchObject({ roleRef: { kind: "Role", name: "notes-pool-0a1b2c3d4e" }, subjects: [{ kind: "ServiceAccount", name: "notes-pool-0a1b2c3d4e", namespace: "team-a" }] });
     const volume = pod.spec.volumes.find((v) => v.name === "workspace") as unknown as { persistentVolumeClaim: { claimName: string } };
     expect(claim).toMatchObject({ kind: "PersistentVolumeClaim", metadata: { name: volume.persistentVolumeClaim.claimName } });

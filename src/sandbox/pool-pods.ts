@@ -188,7 +188,7 @@ export function buildPoolPod(template: PoolTemplate, id: string, settings: PodSe
 
 /**
  * What a pool pod needs before it, in the order they are written: its ServiceAccount, a Role that lets it get
- * exactly its own pod (to see its binding), the RoleBinding, and its workspace claim.
+ * and watch exactly its own pod (to see its binding), the RoleBinding, and its workspace claim.
  */
 export function buildPoolPodPrerequisites(agent: PoolAgent, id: string): KubeObject[] {
   const names = buildPoolNames(agent.name, id);
@@ -197,7 +197,9 @@ export function buildPoolPodPrerequisites(agent: PoolAgent, id: string): KubeObj
     { apiVersion: "v1", kind: "ServiceAccount", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity), automountServiceAccountToken: false },
     {
       apiVersion: `${rbac}/v1`, kind: "Role", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity),
-      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"], resourceNames: [names.pod] }],
+      // watch by name: the sidecar's watch of its pod carries fieldSelector=metadata.name=<pod>, which RBAC checks
+      // against resourceNames (a watch or list of the namespace's pods stays forbidden).
+      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "watch"], resourceNames: [names.pod] }],
     },
     {
       apiVersion: `${rbac}/v1`, kind: "RoleBinding", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity),

@@ -2,10 +2,12 @@
 // binding comes in time or the sidecar beside it is not a pool pod's (a cold sidecar has no binding to hand out).
 // The binding itself, from a real pool sidecar bound through the real API server: test/integration/bound-exec.test.ts.
 import { spawn } from "node:child_process";
+import { createServer, type Server } from "node:http";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { leviath, repo } from "./run-cli.ts";
+import { listenUnbound } from "../../src/sidecar/http/unbound-server.ts";
 import { makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 /** The command bound-exec would start: it leaves a file behind, so a test sees that it never ran. */
@@ -61,5 +63,61 @@ describe("leviath bound-exec", () => {
     expect(r.stderr).toContain("the sidecar refused the binding (404 not-found): no route POST /v1/binding; not starting");
     expect(existsSync(join(root, "started"))).toBe(false);
     expect(existsSync(join(root, "runtime.json"))).toBe(false);
+  });
+
+  it("asks again at once when the unbound sidecar releases its held ask, and reaches the Run's sidecar as soon as it listens", async () => {
+    const root = makeTempDir("leviath-bound-exec-cli-");
+    writeFileSync(join(root, "token"), "t0k3n\n");
+    const unbound = await listenUnbound("127.0.0.1", 0, "t0k3n");
+    let asks = 0;
+    unbound.server.on("request", () => asks++);
+    const address = unbound.server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    const r = runBoundExec(["--sidecar", `http://127.0.0.1:${port}`, "--token-file", join(root, "token"), "--runtime-config", join(root, "rt", "runtime.json"), "--credentials-dir", join(root, "creds"), "--termination-log", join(root, "termination"), "--", ...marker(root)]);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // One ask, held: the runtime does not ask again and again while nothing binds.
+    expect(asks).toBe(1);
+    await unbound.close();
+    // The takeover's gap, then the Run's sidecar on the same port.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    let askedAt = 0;
+    const bound: Server = createServer((req, res) => {
+      req.resume();
+      askedAt ||= performance.now();
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ run: "r1", runtimeJson: "{}", credentials: [] }));
+    });
+    await new Promise<void>((resolve) => bound.listen(port, "127.0.0.1", resolve));
+    const listening = performance.now();
+    try {
+      const done = await r;
+      expect([done.code, done.stderr]).toEqual([0, expect.stringContaining("bound to Run r1")]);
+      expect(existsSync(join(root, "started"))).toBe(true);
+      // Connection failures during the gap are retried every few milliseconds.
+      expect(askedAt - listening).toBeLessThan(100);
+    } finally {
+      bound.closeAllConnections();
+      await new Promise((resolve) => bound.close(resolve));
+    }
+  });
+
+  it("asks only once per hold while nothing binds", async () => {
+    const root = makeTempDir("leviath-bound-exec-cli-");
+    writeFileSync(join(root, "token"), "t0k3n\n");
+    const unbound = await listenUnbound("127.0.0.1", 0, "t0k3n", 300);
+    let asks = 0;
+    unbound.server.on("request", () => asks++);
+    const address = unbound.server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const r = await runBoundExec(["--wait-seconds", "2", "--sidecar", `http://127.0.0.1:${port}`, "--token-file", join(root, "token"), "--termination-log", join(root, "termination"), "--", ...marker(root)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("no binding within 2 s");
+      // About 2 s / 300 ms asks (each released at the hold's bound, then asked again at once), never a tight loop.
+      expect(asks).toBeGreaterThanOrEqual(4);
+      expect(asks).toBeLessThanOrEqual(9);
+      expect(existsSync(join(root, "started"))).toBe(false);
+    } finally {
+      await unbound.close();
+    }
   });
 });

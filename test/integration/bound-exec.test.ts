@@ -3,7 +3,8 @@
 // while the sidecar is unbound, gets the Run's runtime.json and credentials once the pod is bound (the Secrets read
 // by the sidecar with the Run's Role), writes them where a cold engine pod has them, starts a small program that
 // prints what it received, passes a signal on and its exit status back. The refusals: the binding's ask without the
-// runtime token, before binding, a second time (recorded in the audit), and a credential Secret the Role cannot read.
+// runtime token, before binding (held until the binding, then not-bound), a second time (recorded in the audit), and
+// a credential Secret the Role cannot read.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -117,13 +118,18 @@ describe("leviath bound-exec in a pool pod", () => {
     const runtime = pool.boundExec();
     try {
       const token = readFileSync(pool.tokenFile, "utf8").trim();
-      // Before binding: the ask without the token is refused as the bound sidecar refuses it, with it not-bound.
+      // Before binding: the ask without the token is refused at once, as the bound sidecar refuses it; with it, it is
+      // held until the sidecar is bound, then answered not-bound (the Run's sidecar answers the next one).
       expect(await askBinding(pool.url)).toMatchObject({ status: 401, body: { code: "runtime-token-required" } });
-      expect(await askBinding(pool.url, token)).toMatchObject({ status: 503, body: { code: "not-bound" } });
+      let settled = false;
+      const held = askBinding(pool.url, token).finally(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(settled).toBe(false);
       expect(existsSync(join(pool.root, "started"))).toBe(false);
 
       const snapshot = snapshotOf({ image: "r:1", credentials: CREDENTIALS }, undefined, { task: "review the notes" });
       const data = await bind(pool.podName, "r1", snapshot);
+      expect(await held).toMatchObject({ status: 503, body: { code: "not-bound" } });
       const line = await waitFor(async () => /^PROBE (\{.*\})$/m.exec(runtime.out)?.[1], { timeoutMs: 90_000, description: `the command to start:\n${runtime.out}\n${runtime.err}\n${pool.sidecar.err}` });
       const seen = JSON.parse(line) as { env: Record<string, string | undefined>; runtime: string; files: Record<string, { text: string; mode: string }>; others: string[] };
       expect(seen.runtime).toBe(data["runtime.json"]);

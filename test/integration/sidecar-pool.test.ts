@@ -7,6 +7,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeSnapshotDataSha256 } from "../../src/io/snapshot-digest.ts";
+import { connectKube } from "../../src/kube/connect.ts";
+import { isApiStatus } from "../../src/kube/errors.ts";
+import { buildPath, RESOURCES } from "../../src/kube/resources.ts";
 import { ANNOTATION } from "../../src/sandbox/names.ts";
 import { buildPoolPod, buildPoolPodPrerequisites, buildPoolRunIdentity } from "../../src/sandbox/pool-pods.ts";
 import { DEFAULT_POD_SETTINGS } from "../../src/sandbox/pod-settings.ts";
@@ -80,5 +83,39 @@ describe("a pool pod's sidecar", () => {
       proc.kill("SIGTERM");
       await exited;
     }
+  });
+
+  it("may watch its own pod by name and nothing broader: no list, no watch of the namespace's pods or of another pod", async () => {
+    const agent = { namespace, name: "notes", uid: "00000000-0000-0000-0000-000000000001" };
+    const [pod, other] = ["1a1b2c3d4e", "2a1b2c3d4e"].map((id) => buildPoolPod({ agent, image: "r:1", readPathVolumes: [] }, id, DEFAULT_POD_SETTINGS));
+    const prerequisites = ["1a1b2c3d4e", "2a1b2c3d4e"].flatMap((id) => buildPoolPodPrerequisites(agent, id)).filter((o) => o.kind !== "PersistentVolumeClaim");
+    for (const o of [...prerequisites, pod!, other!]) o.metadata.ownerReferences = [];
+    await apply([...prerequisites, pod!, other!]);
+    const root = makeTempDir("leviath-pool-rbac-");
+    const client = await connectKube(await writeServiceAccountKubeconfig(join(root, "pool.kubeconfig"), namespace, pod!.metadata.name), {});
+    const pods = buildPath(RESOURCES.pod, namespace);
+    /** The first event of a watch of the namespace's pods with `query`, or the API's refusal. */
+    const watchOnce = async (query: Record<string, string>): Promise<string | number> => {
+      const stop = new AbortController();
+      let first: string | undefined;
+      try {
+        await client.watch(pods, { ...query, timeoutSeconds: 5 }, (type, object) => {
+          first = `${type} ${(object as { metadata?: { name?: string } }).metadata?.name}`;
+          stop.abort();
+        }, stop.signal);
+      } catch (err) {
+        if (first === undefined) return isApiStatus(err, 403) ? 403 : String(err);
+      }
+      return first ?? "ended";
+    };
+    // Without a resourceVersion, the watch's first event is the pod as it is: what the pool sidecar checks first.
+    expect(await watchOnce({ fieldSelector: `metadata.name=${pod!.metadata.name}` })).toBe(`ADDED ${pod!.metadata.name}`);
+    expect(await watchOnce({})).toBe(403);
+    expect(await watchOnce({ fieldSelector: `metadata.name=${other!.metadata.name}` })).toBe(403);
+    expect(await watchOnce({ labelSelector: "app=x" })).toBe(403);
+    const list = (query: Record<string, string>) => client.request("GET", pods, { query }).then(() => 200, (err: unknown) => (isApiStatus(err, 403) ? 403 : String(err)));
+    expect(await list({})).toBe(403);
+    expect(await list({ fieldSelector: `metadata.name=${pod!.metadata.name}` })).toBe(403);
+    expect(await client.request("GET", buildPath(RESOURCES.pod, namespace, other!.metadata.name)).then(() => 200, (err: unknown) => (isApiStatus(err, 403) ? 403 : String(err)))).toBe(403);
   });
 });

@@ -54,13 +54,13 @@ async function readBinding(input: BindingHandoutInput): Promise<BindingTake> {
   const snapshot = parseSnapshotData({ ...input.data });
   const runtimeJson = input.data[SNAPSHOT_KEY.runtime];
   if (!snapshot.ok || runtimeJson === undefined) return { ok: false, code: "binding-unavailable", args: [`the Run's snapshot does not parse (${snapshot.ok ? "no runtime.json" : snapshot.message})`] };
+  // Read all at once (the runtime waits on this answer); the first that fails, in the snapshot's order, is named.
+  const wanted = snapshot.value.controller.credentials;
+  const read = await Promise.allSettled(wanted.map((c) => readCredential(input, c)));
   const credentials: BoundCredential[] = [];
-  for (const c of snapshot.value.controller.credentials) {
-    try {
-      credentials.push(await readCredential(input, c));
-    } catch (err) {
-      return { ok: false, code: "binding-unavailable", args: [`the credential Secret '${c.secretName}' cannot be read with the Run's Role: ${(err as Error).message}`] };
-    }
+  for (const [i, r] of read.entries()) {
+    if (r.status === "rejected") return { ok: false, code: "binding-unavailable", args: [`the credential Secret '${wanted[i]!.secretName}' cannot be read with the Run's Role: ${(r.reason as Error).message}`] };
+    credentials.push(r.value);
   }
   return { ok: true, answer: { run: input.run, runtimeJson, credentials } };
 }

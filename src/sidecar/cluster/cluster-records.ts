@@ -69,9 +69,14 @@ export function createClusterRecords(at: RunLocation): ClusterRecords {
   };
   return {
     async readStored() {
-      const run = await readRun(at);
+      // The Run and the audit ConfigMaps are read at once; a chunk counts once the Run's uid says it is its.
+      const reading = readRun(at);
+      const chunk = readLastChunk(at, reading.then((r) => r.uid));
+      // Its failure is the one thrown below, after the Run's own.
+      chunk.catch(() => undefined);
+      const run = await reading;
       uid ??= Promise.resolve(run.uid);
-      const lastChunk = await readLastChunk(at, run.uid);
+      const lastChunk = await chunk;
       const warnings = run.runtimeWarnings.length > 0 ? { runtimeWarnings: run.runtimeWarnings } : {};
       return { ...(lastChunk === undefined ? {} : { lastChunk }), ...(run.result === undefined ? {} : { result: run.result }), ...warnings };
     },
@@ -103,20 +108,30 @@ async function readRun(at: RunLocation): Promise<{ uid: string; result: RunResul
   return { uid: r.metadata.uid, result: parsed.data, runtimeWarnings };
 }
 
+/** How many audit ConfigMaps a start reads at once while it looks for the last one. */
+const CHUNK_READS_AT_ONCE = 8;
+
 /**
  * The highest-numbered audit ConfigMap this Run owns (by uid: one planted under the name before the Run existed
  * is not its audit and is written over), read from the top so a chunk missing in the middle never lets the
  * sequence write over a later one. Any error but 404 fails the start: the sidecar never writes over what it could
  * not read.
  */
-async function readLastChunk(at: RunLocation, uid: string): Promise<StoredRecords["lastChunk"]> {
-  for (let index = MAX_AUDIT_CHUNKS - 1; index >= 0; index--) {
+async function readLastChunk(at: RunLocation, runUid: Promise<string>): Promise<StoredRecords["lastChunk"]> {
+  const read = async (index: number) => {
     const name = buildAuditChunkName(at.run, index);
     const cm = await at.client.request<ConfigMap>("GET", buildPath(RESOURCES.configMap, at.namespace, name)).catch((err: unknown) => {
       if (isApiStatus(err, 404)) return undefined;
       throw new Error(`reading the audit ConfigMap '${name}' failed: ${(err as Error).message}`);
     });
-    if (cm?.metadata?.ownerReferences?.some((o) => o.uid === uid)) return { index, text: cm.data?.[AUDIT_CHUNK_KEY] ?? "" };
+    const uid = await runUid;
+    return cm?.metadata?.ownerReferences?.some((o) => o.uid === uid) ? { index, text: cm.data?.[AUDIT_CHUNK_KEY] ?? "" } : undefined;
+  };
+  // A few names at once, from the top: the start waits for a few round trips, not one per possible chunk.
+  for (let top = MAX_AUDIT_CHUNKS - 1; top >= 0; top -= CHUNK_READS_AT_ONCE) {
+    const indexes = Array.from({ length: Math.min(CHUNK_READS_AT_ONCE, top + 1) }, (_, i) => top - i);
+    const found = (await Promise.all(indexes.map(read))).find((c) => c !== undefined);
+    if (found !== undefined) return found;
   }
   return undefined;
 }

@@ -69,13 +69,25 @@ async function getOrUndefined<T>(client: KubeClient, path: string): Promise<T | 
   }
 }
 
+/** The pod's annotations as the API server returned them (a GET, or an event of the watch of the pod). */
+export type PodAnnotations = Readonly<Record<string, string>> | undefined;
+
+/**
+ * Reads the Run and the snapshot that `annotations` (the pod's, as the API server returned them) name, both at once,
+ * and checks them (undefined: the pod names no Run yet).
+ */
+export async function readNamedBinding(client: KubeClient, namespace: string, podName: string, annotations: PodAnnotations): Promise<PoolBinding | undefined> {
+  const bound = readBoundRun(annotations);
+  if (bound === undefined) return undefined;
+  const [run, cm] = await Promise.all([
+    getOrUndefined<PoolBindingInput["run"]>(client, buildPath(RESOURCES.run, namespace, bound.name)),
+    getOrUndefined<{ data?: Record<string, string> }>(client, buildPath(RESOURCES.configMap, namespace, buildChildNames(bound.name).configMap)),
+  ]);
+  return checkPoolBinding({ podName, annotations, run, snapshot: cm?.data });
+}
+
 /** Reads the pod, and once it names a Run, the Run and its snapshot, and checks them (undefined: not bound yet). */
 export async function readPoolBinding(client: KubeClient, namespace: string, podName: string): Promise<PoolBinding | undefined> {
   const pod = await client.request<{ metadata?: { annotations?: Record<string, string> } }>("GET", buildPath(RESOURCES.pod, namespace, podName));
-  const annotations = pod.metadata?.annotations;
-  const bound = readBoundRun(annotations);
-  if (bound === undefined) return undefined;
-  const run = await getOrUndefined<PoolBindingInput["run"]>(client, buildPath(RESOURCES.run, namespace, bound.name));
-  const cm = await getOrUndefined<{ data?: Record<string, string> }>(client, buildPath(RESOURCES.configMap, namespace, buildChildNames(bound.name).configMap));
-  return checkPoolBinding({ podName, annotations, run, snapshot: cm?.data });
+  return readNamedBinding(client, namespace, podName, pod.metadata?.annotations);
 }

@@ -45,7 +45,7 @@ describe("a warm pool", () => {
     await waitFor(async () => (names(await listPool("PersistentVolumeClaim")).join() === podNames.map((n) => `${n}-workspace`).join() ? true : undefined), { timeoutMs: 10_000, description: "the claims" });
     expect(names(await listPool("ServiceAccount"))).toEqual(podNames);
     const roles = await listPool("Role", "rbac.authorization.k8s.io/v1") as (KubernetesObject & { rules?: { resourceNames?: string[]; verbs?: string[] }[] })[];
-    expect(roles.map((r) => r.rules)).toEqual(podNames.map((n) => [expect.objectContaining({ resources: ["pods"], verbs: ["get"], resourceNames: [n] })]));
+    expect(roles.map((r) => r.rules)).toEqual(podNames.map((n) => [expect.objectContaining({ resources: ["pods"], verbs: ["get", "watch"], resourceNames: [n] })]));
 
     // The policy's status counts them (never ready here: no kubelet), and kubectl get shows ready/size.
     const policy = await waitFor(async () => {
