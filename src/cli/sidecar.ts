@@ -47,7 +47,8 @@ Policy (one of):
                             seeds read (the controller mounts the copy pinned at start); standalone it is
                             the --agent directory
       --pool                a warm pool's pod (cluster): no run yet; every call is refused 503 not-bound
-                            until the controller binds the pod (LEVIATH_POD) to a Run whose snapshot checks
+                            (POST /v1/binding with the runtime token is held up to 20 s first) until the
+                            controller binds the pod (LEVIATH_POD) to a Run whose snapshot checks
                             out, then the Run's sidecar takes over (docs/controller.md, Warm pools) with the
                             runtime token written at start (--runtime-token-file, required) and answers
                             POST /v1/binding once: the Run's runtime.json and credential Secrets, read then
