@@ -46,10 +46,15 @@ export async function setPool(kube: BenchKube, ns: string, agent: string, size: 
   await kube.call("PUT", path, policy);
 }
 
-/** How many of the pool's pods are unbound and Ready. */
+/**
+ * How many of the pool's engine pods are unbound and Ready, counted only once every unbound pod of the pool (its
+ * sandbox pods too, made beside each engine pod) is Ready: a Run created before would wait for one of them.
+ */
 async function countReady(kube: BenchKube, ns: string, agent: string): Promise<number> {
   const pods = await kube.call<PodList>("GET", `/api/v1/namespaces/${ns}/pods?labelSelector=leviath.dev/pool%3D${agent},leviath.dev/pool-state%3Dready`);
-  return pods.items.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true).length;
+  const ready = (p: PodList["items"][number]) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+  if (!pods.items.every(ready)) return 0;
+  return pods.items.filter((p) => p.metadata.labels?.["leviath.dev/component"] === "engine").length;
 }
 
 /** Waits until the pool has `size` ready pods (a Run created then is served warm). */

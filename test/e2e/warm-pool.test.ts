@@ -1,15 +1,15 @@
-// A warm Run on the real node (issue 32): the chart installed with controller.warmPools=true and a pool of one
-// engine pod for an Agent whose image is the scripted runtime's (its entrypoint named as the pool's `command`); the
-// pool pod's workspace claim gets its volume as it appears (no provisioner here). Once the pod is ready, credential
-// Secrets and a Run like run-flow's are created: the Run adopts the pod (status.startedFrom = pool), and everything a
-// cold Run guarantees is checked again on it from inside: the credentials reach the agent container (env and file, by
-// hash) and neither the sidecar nor a sandbox pod; every container of the engine pod and the sandbox pods has no
-// capability, NoNewPrivs and uid 65532; the Run's network = false sandbox is enforced by the node's NetworkPolicy
-// data plane (kube-router, as in network-policy.test.ts: this suite's node always runs it) while its network = true
-// twin reaches the node; the scripted runtime's flow runs through the adopted sidecar (a granted read, a refused
-// read, shells in the sandbox pods, the taint gate answered with Approvals, submit_output) and the Run ends
-// Succeeded by itself with its result; its audit, the binding's record included, is readable with one command after
-// the pod ended; and the pool refills with a new ready pod.
+// A warm Run on the real node (issue 32): the chart installed with controller.warmPools=true and a pool of one engine
+// pod for an Agent whose image is the scripted runtime's (its entrypoint named as the pool's `command`); the pool
+// pod's workspace claim gets its volume as it appears (no provisioner here). Once the pod is ready, credential
+// Secrets and a Run like run-flow's are created: the Run adopts the pod and the sandbox pods made beside it
+// (status.startedFrom = pool), and everything a cold Run guarantees is checked again on it from inside: the
+// credentials reach the agent container (env and file, by hash) and neither the sidecar nor a sandbox pod; every
+// container of the engine pod and the sandbox pods has no capability, NoNewPrivs and uid 65532; the Run's network =
+// false sandbox is enforced by the node's NetworkPolicy data plane (kube-router, as in network-policy.test.ts: this
+// suite's node always runs it) while its network = true twin reaches the node; the scripted runtime's flow runs
+// through the adopted sidecar (a granted read, a refused read, shells in the sandbox pods, the taint gate answered
+// with Approvals, submit_output) and the Run ends Succeeded by itself with its result; its audit, the binding's
+// record included, is readable with one command after the pod ended; and the pool refills with a new ready pod.
 import { createHash } from "node:crypto";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -137,7 +137,9 @@ describe("a Run adopting a warm pool pod on the real node", () => {
     const pods = await waitForRunPods(RUN, 3);
     expect(pods.map((p) => p.metadata.name)).toContain(poolPod);
     expect((await kubectl(["get", "pod", `${RUN}-engine`, "-n", NS], { allowFailure: true })).exitCode).not.toBe(0);
-    const sandboxes = pods.filter((p) => p.metadata.name.startsWith(`${RUN}-sbx-`));
+    // The sandbox pods are the pool's too: made beside the pool pod before the Run, adopted with it.
+    const sandboxes = pods.filter((p) => p.metadata.labels?.["leviath.dev/component"] === "sandbox");
+    expect(sandboxes.map((p) => p.metadata.name).filter((n) => !n.startsWith(`${poolPod}-sbx-`))).toEqual([]);
     closed = sandboxes.find((p) => p.metadata.labels?.["leviath.dev/network"] === "none")?.metadata.name ?? "";
     open = sandboxes.find((p) => p.metadata.labels?.["leviath.dev/network"] === undefined)?.metadata.name ?? "";
     expect(closed && open, JSON.stringify(sandboxes.map((p) => p.metadata))).toBeTruthy();
@@ -187,7 +189,7 @@ describe("a Run adopting a warm pool pod on the real node", () => {
     expect(String(stepOf(lines, "shell-outbound:outcome").body.result).split("\n")[0]).toBe(open);
     expect(stepOf(lines, "submit-output:result")).toMatchObject({ status: 200, body: { label: "public", taint: "private" } });
     const timing = stepOf(lines, "timing").body as { startedAt: number; firstAnsweredAt: number };
-    say(`Run created → runtime started ${timing.startedAt - createdAt} ms, → first tool call answered ${timing.firstAnsweredAt - createdAt} ms (shell in a cold sandbox pod)`);
+    say(`Run created → runtime started ${timing.startedAt - createdAt} ms, → first tool call answered ${timing.firstAnsweredAt - createdAt} ms (shell in the pool's sandbox pod)`);
     const run = await waitForPhase(RUN, ["Succeeded"], 60_000);
     expect(conditionOf(run, "Completed")).toMatchObject({ status: "True", reason: "AgentSucceeded" });
     expect(run.status?.result).toMatchObject({ bytes: 18, sha256: sha256("# digest\nall read\n"), callId: "out-1" });

@@ -44,9 +44,9 @@ export function provisionPoolClaims(workspaces: Workspaces): PoolClaimVolumes {
   };
 }
 
-/** The pool's unbound pods whose Ready condition is True (the ones a Run may adopt). */
+/** The pool's unbound engine pods whose Ready condition is True (the ones a Run may adopt; their sandbox pods come with them). */
 export async function readyPoolPods(agent: string): Promise<PoolPod[]> {
-  const pods = await getJson<{ items: PoolPod[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/pool=${agent},leviath.dev/pool-state=ready`]);
+  const pods = await getJson<{ items: PoolPod[] }>(["get", "pods", "-n", NS, "-l", `leviath.dev/pool=${agent},leviath.dev/pool-state=ready,leviath.dev/component=engine`]);
   return pods.items.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true);
 }
 
