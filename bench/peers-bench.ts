@@ -17,7 +17,7 @@ import { flagValue, numberFlag, SuiteRecord } from "./bench-results.ts";
 import { readChartControllerNodeArgs } from "./chart-heap.ts";
 import { buildPeers } from "./peers-bin.ts";
 import { runControllerPeers } from "./peers-controller.ts";
-import { formatControllerReport, formatSidecarReport, readPeersRecord } from "./peers-report.ts";
+import { formatControllerReport, formatRestatedGoals, formatSidecarReport, readPeersRecord } from "./peers-report.ts";
 import { runSidecarPeers } from "./peers-sidecar.ts";
 import { hasTaskset } from "./sidecar-bench.ts";
 import { SIDECAR_NODE_OPTIONS } from "../src/sandbox/pod-settings.ts";
@@ -42,7 +42,7 @@ if (reportFile) {
     const beforeFile = flagValue("before", "");
     const before = beforeFile ? readPeersRecord(beforeFile) : undefined;
     process.stdout.write(`peers record ${reportFile}: ${record.startedAt}, ${record.durationSeconds} s, load average ${record.load.before.join(" ")} before${before ? `; before: ${beforeFile}, ${before.startedAt}` : ""}\n`);
-    process.stdout.write(formatControllerReport(record, before) + formatSidecarReport(record, before));
+    process.stdout.write(formatControllerReport(record, before) + formatSidecarReport(record, before) + formatRestatedGoals(record));
     process.exit(0);
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
@@ -74,7 +74,7 @@ try {
   }
   // The tables are printed from the record as written, the same way `--report` prints a kept one.
   const written = readPeersRecord(record.write());
-  process.stdout.write(formatControllerReport(written) + formatSidecarReport(written));
+  process.stdout.write(formatControllerReport(written) + formatSidecarReport(written) + formatRestatedGoals(written));
   // A profiled run keeps its work directory: the .cpuprofile files are what it was for.
   if (opts.profile) say(`kept ${workDir}`);
   else rmSync(workDir, { recursive: true, force: true });

@@ -159,3 +159,47 @@ export function formatSidecarReport(record: PeersRecord, before?: PeersRecord): 
   s += `\nFloors: sidecar http_post p50 is ${floorRatio(sc.samples, "ours", "fastify")} the fastify floor's${was("ours", "fastify")} (goal ≤ 1.5×); OPA http_post p50 is ${floorRatio(sc.samples, "OPA", "Go net/http")} the Go floor's${was("OPA", "Go net/http")}.\n`;
   return s;
 }
+
+/** `min–max (median)` of ratios, as `1.23×`. */
+function spread(ratios: readonly number[]): string {
+  if (ratios.length === 0) return "n/a";
+  const x = (n: number) => `${n.toFixed(2)}×`;
+  return `${x(Math.min(...ratios))}–${x(Math.max(...ratios))} (median ${x(median(ratios))})`;
+}
+
+/**
+ * Issue 32's restatement of the peer goals, judged per repetition so the spread shows: each repetition's leviath
+ * batch against the agent-sandbox batch of the same repetition; the sidecar's p99.9 at 1,000/s against the fastify
+ * floor (the same POST /v1/tool-calls route shape, tools aside) of the same repetition; the peak RSS of each.
+ */
+export function formatRestatedGoals(record: PeersRecord): string {
+  const lines: string[] = [];
+  const c = record.controller;
+  if (c) {
+    const reps = [...new Set(c.batches.map((b) => b.rep))].sort((a, b) => a - b);
+    const pair = (f: (b: Batch) => number) => reps.flatMap((rep) => {
+      const [ours, theirs] = (["leviath", "agent-sandbox"] as const).map((who) => c.batches.find((b) => b.rep === rep && b.controller === who));
+      return ours && theirs ? [f(ours) / f(theirs)] : [];
+    });
+    lines.push(`| Run → first Pod p50 vs Sandbox → Pod | ≤ 2× | ${spread(pair((b) => b.firstPod.p50))} |`);
+    lines.push(`| Run → first Pod p99 vs Sandbox → Pod | ≤ 3× | ${spread(pair((b) => b.firstPod.p99))} |`);
+    const rss = c.memory.filter((m) => m.objectsEach > 1).map((m) => m.rssMiB["leviath"]! / m.rssMiB["agent-sandbox"]!);
+    lines.push(`| controller RSS vs agent-sandbox's (after each repetition) | ≤ 2× | ${spread(rss)} |`);
+  }
+  const sc = record.sidecar;
+  if (sc) {
+    const floor = sc.samples.filter((x) => x.side === "floor" && x.name.includes("fastify"));
+    for (const call of ["read_file", "http_post"]) {
+      const ours = sc.samples.filter((x) => x.side === "ours" && x.call === call);
+      const ratios = ours.flatMap((x) => {
+        const f = floor.find((y) => y.rep === x.rep);
+        return f ? [x.atRate.p999 / f.atRate.p999] : [];
+      });
+      lines.push(`| sidecar ${call} p99.9 at 1,000/s vs the fastify floor's | ≤ 1.2× | ${spread(ratios)} |`);
+    }
+    const peaks = sc.samples.filter((x) => x.side === "ours").map((x) => x.peakRssMiB);
+    if (peaks.length > 0) lines.push(`| sidecar peak RSS | ≤ 128 MiB | ${Math.min(...peaks).toFixed(0)}–${Math.max(...peaks).toFixed(0)} MiB |`);
+  }
+  if (lines.length === 0) return "";
+  return `\n### Issue 32's goals, per repetition (min–max, median) at ${record.options.rate}/s, ${record.options.reps} repetitions\n\n| Goal | target | measured |\n|---|---|---|\n${lines.join("\n")}\n`;
+}
