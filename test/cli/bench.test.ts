@@ -44,7 +44,7 @@ describe("npm run bench", () => {
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(r.stdout).not.toContain("peers-bin");
-    for (const row of ["created → first Pod, p50", "created → first Pod, p99", "controller CPU per child written", "RSS, after repetition 1 (201 objects each)", "| read_file, before |", "| http_post, after |", "Floors: sidecar http_post p50 is"]) expect(r.stdout).toContain(row);
+    for (const row of ["created → first Pod, p50", "created → first Pod, p99", "controller CPU per child written", "RSS, after repetition 1 (201 objects each)", "| read_file, before |", "| http_post, after |", "Floors: sidecar http_post p50 is", "| Run → first Pod p50 vs Sandbox → Pod | ≤ 2× |", "| sidecar http_post p99.9 at 1,000/s vs the fastify floor's | ≤ 1.2× |", "| sidecar peak RSS | ≤ 128 MiB |"]) expect(r.stdout).toContain(row);
     for (const name of servers) expect(r.stdout).toContain(`| ${name} |`);
     // A record's own ratio printed as its own "before" is the same figure.
     const p50 = /\| created → first Pod, p50 \| [^|]+ \| [^|]+ \| ([0-9.]+×) \| ([0-9.]+×) \|/.exec(r.stdout);
