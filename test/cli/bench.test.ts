@@ -26,6 +26,8 @@ function expandBraces(name: string): string[] {
   return m ? m[1]!.split(",").flatMap((alt) => expandBraces(name.replace(m[0], alt))) : [name];
 }
 
+// The committed records and the docs that cite them: each suite's current record under its own name, every earlier one
+// under history/<date of its run>/ and read in the history page, and no citation of a record that is not there.
 describe("the records in bench/results", () => {
   const results = repo("bench/results");
   const current = readdirSync(results).filter((f) => f.endsWith(".json")).sort();
