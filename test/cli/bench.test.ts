@@ -2,7 +2,7 @@
 // suite runs for real with few iterations, writes its JSON elsewhere, checks every row's decision itself and
 // cleans its trees up.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -14,6 +14,50 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 function bench(args: string[]) {
   return spawnSync(process.execPath, [repo("bench/run.ts"), ...args], { cwd: repo(""), encoding: "utf8", timeout: 120_000 });
 }
+
+/** Every file under `dir`, as paths relative to it. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)).map((f) => `${e.name}/${f}`) : [e.name]));
+}
+
+/** A cited record name with its `{a,b}` alternatives written out. */
+function expandBraces(name: string): string[] {
+  const m = /\{([^}]*)\}/.exec(name);
+  return m ? m[1]!.split(",").flatMap((alt) => expandBraces(name.replace(m[0], alt))) : [name];
+}
+
+// The committed records and the docs that cite them: each suite's current record under its own name, every earlier one
+// under history/<date of its run>/ and read in the history page, and no citation of a record that is not there.
+describe("the records in bench/results", () => {
+  const results = repo("bench/results");
+  const current = readdirSync(results).filter((f) => f.endsWith(".json")).sort();
+  const history = filesUnder(join(results, "history"));
+  const reference = readFileSync(repo("docs/benchmarks.md"), "utf8");
+  const log = readFileSync(repo("docs/benchmarks-history.md"), "utf8");
+
+  it("are each suite's current record at the top, every earlier one under history/<date of its run>/", () => {
+    for (const f of current) expect(f, "a record is named by its suite, not by a pass").not.toMatch(/-(first|second|third|fourth|rerun|before|after)\.json$/);
+    for (const f of history) {
+      expect(f).toMatch(/^\d{4}-\d{2}-\d{2}\/[\w.-]+\.json$/);
+      const record = JSON.parse(readFileSync(join(results, "history", f), "utf8")) as { startedAt: string };
+      expect(record.startedAt.slice(0, 10), f).toBe(f.slice(0, 10));
+    }
+  });
+
+  it("are the ones docs/benchmarks.md's table lists, and every record the docs cite exists", () => {
+    const table = reference.slice(reference.indexOf("## The records"), reference.indexOf("## Machine and conditions"));
+    expect([...table.matchAll(/^\| `([\w.-]+\.json)` \|/gm)].map((m) => m[1]).sort()).toEqual(current);
+    const cited = [...`${reference}\n${log}`.matchAll(/`(?:bench\/results\/)?(history\/[^`\s]+\.json)`|bench\/results\/([^`\s)<]+\.json)/g)].flatMap((m) => expandBraces(m[1] ?? m[2]!));
+    expect(cited.length).toBeGreaterThan(40);
+    const exists = (name: string) => (name.includes("*") ? history.some((f) => new RegExp(`^${name.replace(/^history\//, "").replace(/[.]/g, "\\.").replace(/\*/g, "[^/]*")}$`).test(f)) : existsSync(join(results, name)));
+    expect(cited.filter((name) => !exists(name))).toEqual([]);
+  });
+
+  it("under history/ are each read in docs/benchmarks-history.md", () => {
+    expect(history.length).toBeGreaterThan(0);
+    expect(history.filter((f) => !log.includes(`history/${f}`))).toEqual([]);
+  });
+});
 
 describe("npm run bench", () => {
   it("names its suites in --help", () => {
