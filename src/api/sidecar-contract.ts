@@ -8,7 +8,7 @@ import { z } from "zod";
 import { APPROVAL_DECISIONS } from "./approval.ts";
 import type { CallDecisionSource, DecisionSourceName } from "./decision-sources.ts";
 import type { LevelName } from "./common.ts";
-import { MAX_RESULT_BYTES } from "./status.ts";
+import { MAX_RESULT_BYTES, RunResultSchema } from "./status.ts";
 import { MAX_READ_FILES } from "./tools.ts";
 
 /** The audit `decision_source` of a recorded refusal: a row of the decision-source table. */
@@ -315,6 +315,12 @@ export const HealthAnswerSchema = z.object({ status: z.literal("ok") });
 export const WarningsAnswerSchema = z.object({ added: z.number().int(), kept: z.number().int(), omitted: z.number().int() });
 /** `POST /v1/stage`. */
 export const StageAnswerSchema = z.object({ stage: z.string(), index: z.number().int(), changed: z.boolean() });
+/** `GET /v1/stage` (the fields the runtime uses). */
+export const CurrentStageAnswerSchema = z.object({ stage: z.string(), index: z.number().int() });
+/** `GET /v1/status` (the fields the runtime uses: whether a result was handed over). */
+export const StatusAnswerSchema = z.object({ result: RunResultSchema.nullish() });
+/** `GET /v1/context/entries`. */
+export const EntriesAnswerSchema = z.object({ entries: z.array(z.object({ region: z.string(), id: z.string(), level: z.string() })) });
 /** `POST /v1/context/entries`. */
 export const LabelAnswerSchema = z.object({ labelled: z.array(z.object({ region: z.string(), id: z.string(), level: z.string() })), taint: z.string() });
 /** `POST /v1/context/evictions`. */
