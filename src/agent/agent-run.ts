@@ -4,7 +4,7 @@
 import { findFallThroughStage } from "../policy/stage-order.ts";
 import { Conversation } from "./conversation.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
-import type { SidecarClient } from "../sidecar/http/client.ts";
+import type { SidecarClient } from "../io/sidecar-client.ts";
 import { fillRegions } from "./region-fill.ts";
 import { runStage, type StageEnd } from "./stage-loop.ts";
 import type { RunPlan, StagePlan } from "./stage-plan.ts";

@@ -3,7 +3,7 @@
 // before its first turn; a `clear` transition keeps it, like the task.
 import type { Conversation } from "./conversation.ts";
 import { FENCE_CODES, type RegionSeedPlan } from "./region-seeds.ts";
-import type { SidecarClient } from "../sidecar/http/client.ts";
+import type { SidecarClient } from "../io/sidecar-client.ts";
 import type { Transcript } from "./transcript.ts";
 
 /** The spawn went on (with the regions filled), or it failed with upstream's message. */
@@ -31,7 +31,7 @@ export async function fillRegions(regions: readonly RegionSeedPlan[], deps: { li
       const answer = await deps.link.seed(r.name, r.seed, entry);
       if (!answer.ok) {
         deps.transcript.line(`[run] region '${r.name}': seed refused (${answer.code}): ${answer.message}`);
-        if (FENCE_CODES.includes(answer.code)) return { ok: false, message: answer.message };
+        if (FENCE_CODES.has(answer.code)) return { ok: false, message: answer.message };
         if (r.required) return { ok: false, message: r.requiredMessage ?? `required region '${r.name}' could not be filled: ${answer.message}` };
         continue;
       }

@@ -4,11 +4,12 @@
 // the paths, decides the command, audits the resolution and labels the region's entry. A path the fence refuses
 // fails the spawn with upstream's message (exit 3); any other seed failure fails it only for a `required` region.
 import type { AgentSpec } from "../api/agent.ts";
+import type { RefusalCode } from "../api/sidecar-contract.ts";
 
 /** The seed forms the sidecar fills. */
 export const SIDECAR_SEED_FORMS = ["files", "glob", "rhai", "command"] as const;
 /** Refusal codes of the read-path fence: a spawn error whether or not the region is required (upstream's `seed_path_within`). */
-export const FENCE_CODES: readonly string[] = ["seed-outside-workdir", "seed-outside-blueprint"];
+export const FENCE_CODES: ReadonlySet<string> = new Set<RefusalCode>(["seed-outside-workdir", "seed-outside-blueprint"]);
 
 /** One region to fill at spawn. */
 export interface RegionSeedPlan {

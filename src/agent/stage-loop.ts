@@ -5,8 +5,9 @@ import { describeNextStageTool, NEXT_STAGE_TOOL, RESULT_TOOL } from "../api/tool
 import type { Conversation } from "./conversation.ts";
 import { ProviderError, type ModelProvider, type ModelTurn, type ToolCall, type ToolSpec } from "./providers/types.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
-import type { SidecarClient } from "../sidecar/http/client.ts";
-import type { StagePlan, TransitionPlan } from "./stage-plan.ts";
+import type { SidecarClient } from "../io/sidecar-client.ts";
+import type { StagePlan } from "./stage-plan.ts";
+import type { TransitionPlan } from "../policy/stage-transitions.ts";
 import type { ToolClient } from "./tool-client.ts";
 import { describeArgs, type Transcript } from "./transcript.ts";
 

@@ -4,6 +4,7 @@
 import { computeEffectiveStages, type AgentSpec } from "../api/agent.ts";
 import { parseModelOverride, resolveModelSettings, type ModelChoice, type ModelSettings } from "./model-settings.ts";
 import { buildRegionSeedPlans, type RegionSeedPlan } from "./region-seeds.ts";
+import { parseTransitions, type TransitionPlan } from "../policy/stage-transitions.ts";
 
 /** Upstream's `[limits] default_max_iterations`: a stage that leaves it unset or 0 gets this. */
 export const DEFAULT_MAX_ITERATIONS = 50;
@@ -12,20 +13,6 @@ export const DEFAULT_MAX_REVISITS = 3;
 
 /** Stage keys this runtime acts on; every other key of `runtime` is reported as ignored. */
 export const HONOURED_STAGE_KEYS = ["mode", "model", "max_iterations", "max_revisits", "system_prompt", "transitions", "output", "description", "require_output", "allow_complete"] as const;
-/** Transition conditions this runtime follows. */
-export const HONOURED_CONDITIONS = ["llm_choice", "always", "max_iterations", "error"] as const;
-/** A transition's condition. */
-export type Condition = (typeof HONOURED_CONDITIONS)[number];
-
-/** One outgoing edge. */
-export interface TransitionPlan {
-  readonly to: string;
-  readonly condition: Condition;
-  readonly hint: string;
-  /** `clear` drops the conversation when taking it; `direct` (and the rest, with a warning) keeps it. */
-  readonly clear: boolean;
-}
-
 /** One stage as the runtime runs it. */
 export interface StagePlan {
   readonly name: string;
@@ -58,28 +45,6 @@ export interface RunPlan {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-
-/** A stage's `transitions` table as edges (`undefined`: none declared); what is not followed goes to `warnings`. */
-export function parseTransitions(raw: unknown, where: string, stageNames: ReadonlySet<string>, warnings: string[]): TransitionPlan[] | undefined {
-  if (raw === undefined) return undefined;
-  if (!isRecord(raw)) {
-    warnings.push(`${where}: not a table; treated as terminal`);
-    return [];
-  }
-  const out: TransitionPlan[] = [];
-  for (const [to, edgeRaw] of Object.entries(raw)) {
-    const edge = isRecord(edgeRaw) ? edgeRaw : {};
-    const at = `${where}.${to}`;
-    if (!stageNames.has(to)) { warnings.push(`${at}: no stage '${to}'; edge ignored`); continue; }
-    const condition = str(edge["condition"]) ?? "llm_choice";
-    if (!(HONOURED_CONDITIONS as readonly string[]).includes(condition)) { warnings.push(`${at}.condition: '${condition}' is not followed by leviath agent (followed: ${HONOURED_CONDITIONS.join(", ")}); edge ignored`); continue; }
-    const transform = str(edge["transform"]) ?? "direct";
-    if (transform !== "direct" && transform !== "clear") warnings.push(`${at}.transform: '${transform}' is taken as 'direct'`);
-    for (const key of Object.keys(edge)) if (!["condition", "hint", "transform"].includes(key)) warnings.push(`${at}.${key}: ignored by leviath agent`);
-    out.push({ to, condition: condition as Condition, hint: str(edge["hint"]) ?? "", clear: transform === "clear" });
-  }
-  return out;
-}
 
 function positiveInt(v: unknown, fallback: number, where: string, warnings: string[]): number {
   if (v === undefined || v === 0) return fallback;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DECISION_SOURCES } from "../metrics/sidecar-metrics.ts";
-import { buildRefusalMessage, lookupRefusalStatus, REFUSALS, type RefusalCode, type RefusalRow } from "./sidecar-contract.ts";
+import { CALL_DECISION_SOURCES, DECISION_SOURCES } from "./decision-sources.ts";
+import { buildRefusalMessage, lookupRefusalStatus, REFUSALS, type RecordedRefusalCode, type RefusalCode, type RefusalRow } from "./sidecar-contract.ts";
 
 /**
  * Every refusal as the sidecar answered it before the table (transcribed from the call sites at e4691b9: the
@@ -39,7 +39,8 @@ const BEFORE: Readonly<Record<string, { status?: number; source?: string }>> = {
   "unknown-call": { status: 404 },
   "not-run": { status: 409 },
   "unknown-stage": { status: 404 },
-  "transition-not-allowed": { status: 403 },
+  // Recorded by hand with this source before (tool-call-service.ts, mcp-stage.ts): now its row's.
+  "transition-not-allowed": { status: 403, source: "transition" },
   "approvals-by-resource": { status: 403 },
   "approval-token-required": { status: 401 },
   "unknown-approval": { status: 404 },
@@ -87,9 +88,13 @@ describe("the refusal table", () => {
     }
   });
 
-  it("names only documented decision sources", () => {
-    const documented: readonly string[] = DECISION_SOURCES;
+  it("names only decision sources of their table, a call's for the refusal of a call", () => {
+    const documented = Object.keys(DECISION_SOURCES);
+    const ofCalls: readonly string[] = CALL_DECISION_SOURCES;
+    const onCalls: readonly RecordedRefusalCode[] = ["audit-failed", "invalid-arguments", "path-changed", "gate-blocked"];
     for (const [code, row] of rows) if (row.source !== undefined) expect(documented, code).toContain(row.source);
+    for (const code of onCalls) expect(ofCalls, code).toContain(REFUSALS[code].source);
+    expect(ofCalls).not.toContain(REFUSALS["transition-not-allowed"].source);
   });
 
   it("keeps the messages the model was given", () => {

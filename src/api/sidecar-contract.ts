@@ -6,19 +6,13 @@
 // and observable; `sidecar-contract.test.ts` pins them.
 import { z } from "zod";
 import { APPROVAL_DECISIONS } from "./approval.ts";
+import type { CallDecisionSource, DecisionSourceName } from "./decision-sources.ts";
 import type { LevelName } from "./common.ts";
-import { MAX_RESULT_BYTES } from "./status.ts";
+import { MAX_RESULT_BYTES, RunResultSchema } from "./status.ts";
 import { MAX_READ_FILES } from "./tools.ts";
 
-/**
- * The audit `decision_source` of a recorded refusal (each one of `DECISION_SOURCES` in metrics/sidecar-metrics.ts,
- * where the sidecar's own sources are documented).
- */
-export type RefusalSource =
-  | "permission_deny" | "approval_unavailable" | "user_declined" | "user_denied" | "approval_timed_out" | "gate_timed_out"
-  | "auto_block" | "read_path" | "workdir"
-  | "path_changed" | "hard_link" | "tool_unavailable" | "invalid_arguments" | "audit_failed" | "client_gave_up" | "pending_full"
-  | "local_network";
+/** The audit `decision_source` of a recorded refusal: a row of the decision-source table. */
+export type RefusalSource = DecisionSourceName;
 
 /**
  * What kind of refusal: the request is malformed (`invalid`), a check said no (`refused`), it clashes with what
@@ -92,8 +86,13 @@ export const REFUSALS = {
     source: "pending_full", outcome: "unavailable", status: 503,
     message: (tool: string, maxCalls: number) => `[denied] Tool '${tool}' was not run: ${maxCalls} calls are already pending (or their arguments fill the pending budget); settle some and retry.`,
   },
-  // Also a seed whose record could not be written, with the seed's own text.
-  "audit-failed": { source: "audit_failed", outcome: "unavailable", status: 503, message: (tool: string) => `[denied] Tool '${tool}' was not run: its audit record could not be written.` },
+  // Also a seed whose record could not be written (tool `seed`, its region named).
+  "audit-failed": {
+    source: "audit_failed", outcome: "unavailable", status: 503,
+    message: (tool: string, region?: string) => region === undefined
+      ? `[denied] Tool '${tool}' was not run: its audit record could not be written.`
+      : `region '${region}': the seed's audit record could not be written, so the seed was not used`,
+  },
   "result-not-stored": { source: "audit_failed", outcome: "unavailable", status: 503, message: (tool: string) => `[error] Tool '${tool}' was not run: its output could not be stored.` },
   "sidecar-stopping": { outcome: "unavailable", status: 503, message: (tool: string) => `[denied] Tool '${tool}' was not run: the sidecar is stopping.` },
   // The other routes and the request guard.
@@ -102,7 +101,7 @@ export const REFUSALS = {
   "unknown-stage": { outcome: "unknown", status: 404, message: (stage: string) => `no stage '${stage}' in the run policy` },
   // MCP `next_stage`: a stage the current one has no `llm_choice` edge to; POST /v1/stage: one it does not declare (recorded, with `from_stage`).
   "transition-not-allowed": {
-    outcome: "refused", status: 403,
+    source: "transition", outcome: "refused", status: 403,
     message: (to: string, from: string, allowed: string) => `[error] '${to}' is not a stage that stage '${from}' leads to (${allowed})`,
   },
   "approvals-by-resource": { outcome: "refused", status: 403, message: () => "prompts of this run are answered with Approval resources, not over this API" },
@@ -142,19 +141,27 @@ type Refusals = typeof REFUSALS;
 /** A refusal's code. */
 export type RefusalCode = keyof Refusals;
 
-/** The codes whose refusal of a call is a recorded decision (a row with a decision source). */
-export type RecordedRefusalCode = { [C in RefusalCode]: Refusals[C] extends { readonly source: RefusalSource } ? C : never }[RefusalCode];
+/** The codes whose refusal is recorded (a row with a decision source). */
+export type SourcedRefusalCode = { [C in RefusalCode]: Refusals[C] extends { readonly source: RefusalSource } ? C : never }[RefusalCode];
+
+/** The codes whose refusal of a call is a recorded decision on it (a row whose source is a call's). */
+export type RecordedRefusalCode = { [C in SourcedRefusalCode]: Refusals[C]["source"] extends CallDecisionSource ? C : never }[SourcedRefusalCode];
 
 /** What a code's message is built from. */
 export type RefusalMessageArgs<C extends RefusalCode> = Parameters<Refusals[C]["message"]>;
+
+/** A code as read from a record or an answer: a row of the table, or undefined. */
+export function parseRefusalCode(value: unknown): RefusalCode | undefined {
+  return typeof value === "string" && Object.hasOwn(REFUSALS, value) ? (value as RefusalCode) : undefined;
+}
 
 /** The message of a refusal, from its row. */
 export function buildRefusalMessage<C extends RefusalCode>(code: C, ...args: RefusalMessageArgs<C>): string {
   return (REFUSALS[code].message as (...a: RefusalMessageArgs<C>) => string)(...args);
 }
 
-/** The decision source of a recorded refusal. */
-export function lookupRefusalSource(code: RecordedRefusalCode): RefusalSource {
+/** The decision source of a recorded refusal, from its row. */
+export function lookupRefusalSource<C extends SourcedRefusalCode>(code: C): Refusals[C]["source"] {
   return REFUSALS[code].source;
 }
 
@@ -308,6 +315,12 @@ export const HealthAnswerSchema = z.object({ status: z.literal("ok") });
 export const WarningsAnswerSchema = z.object({ added: z.number().int(), kept: z.number().int(), omitted: z.number().int() });
 /** `POST /v1/stage`. */
 export const StageAnswerSchema = z.object({ stage: z.string(), index: z.number().int(), changed: z.boolean() });
+/** `GET /v1/stage` (the fields the runtime uses). */
+export const CurrentStageAnswerSchema = z.object({ stage: z.string(), index: z.number().int() });
+/** `GET /v1/status` (the fields the runtime uses: whether a result was handed over). */
+export const StatusAnswerSchema = z.object({ result: RunResultSchema.nullish() });
+/** `GET /v1/context/entries`. */
+export const EntriesAnswerSchema = z.object({ entries: z.array(z.object({ region: z.string(), id: z.string(), level: z.string() })) });
 /** `POST /v1/context/entries`. */
 export const LabelAnswerSchema = z.object({ labelled: z.array(z.object({ region: z.string(), id: z.string(), level: z.string() })), taint: z.string() });
 /** `POST /v1/context/evictions`. */

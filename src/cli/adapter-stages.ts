@@ -6,7 +6,7 @@
 import type { RunPlan, StagePlan } from "../agent/stage-plan.ts";
 import type { RuntimeAdapter } from "../runtimes/adapters.ts";
 import { buildStageTask, decideStageStep } from "../runtimes/stage-steps.ts";
-import type { SidecarClient } from "../sidecar/http/client.ts";
+import type { SidecarClient } from "../io/sidecar-client.ts";
 import type { ProgramExit } from "./adapter-process.ts";
 
 /** What the stage loop works with. */
@@ -14,8 +14,6 @@ export interface StageLoop {
   readonly plan: RunPlan;
   readonly adapter: RuntimeAdapter;
   readonly link: SidecarClient;
-  readonly sidecarUrl: string;
-  readonly token: string;
   /** The task as the Run gives it (the stage's run may add the last stage's answer). */
   readonly task: string;
   /** Regions a `clear` keeps: the task's and the inputs'. */
@@ -33,30 +31,16 @@ export type StagesEnd =
   | { readonly kind: "submitted"; readonly stage: string }
   | { readonly kind: "failed"; readonly code: number; readonly message: string };
 
-/** A GET of the sidecar's API with the runtime token; anything but a 200 throws (the adapter fails closed). */
-async function getJson(at: Pick<StageLoop, "sidecarUrl" | "token">, path: string): Promise<unknown> {
-  const res = await fetch(`${at.sidecarUrl}${path}`, { headers: { authorization: `Bearer ${at.token}` }, signal: AbortSignal.timeout(10_000) });
-  if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status}`);
-  return res.json();
-}
-
-/** Whether the sidecar already stored a result for the run (GET /v1/status). */
-export async function hasResult(at: Pick<StageLoop, "sidecarUrl" | "token">): Promise<boolean> {
-  const body = (await getJson(at, "/v1/status")) as { result?: unknown };
-  return body.result !== undefined && body.result !== null;
-}
-
-/** The stage the sidecar is in (GET /v1/stage). */
-async function readStage(at: StageLoop): Promise<string> {
-  const body = (await getJson(at, "/v1/stage")) as { stage?: unknown };
-  if (typeof body.stage !== "string") throw new Error("GET /v1/stage: no stage in the answer");
-  return body.stage;
+/** Whether the sidecar already stored a result for the run. */
+async function hasResult(link: SidecarClient): Promise<boolean> {
+  const { result } = await link.readStatus();
+  return result !== undefined && result !== null;
 }
 
 /** A `clear` transition: everything the sidecar holds but the task and the inputs is evicted (the next client holds none of it). */
 async function clearContext(at: StageLoop): Promise<void> {
-  const body = (await getJson(at, "/v1/context/entries")) as { entries?: { region: string; id: string }[] };
-  const dropped = (body.entries ?? []).filter((e) => !at.keep.has(e.region)).map((e) => ({ region: e.region, id: e.id }));
+  const { entries } = await at.link.listEntries();
+  const dropped = entries.filter((e) => !at.keep.has(e.region)).map((e) => ({ region: e.region, id: e.id }));
   if (dropped.length === 0) return;
   const r = await at.link.evict(dropped);
   at.log(`context cleared: ${r.evicted} entries evicted, context taint now ${r.taint}`);
@@ -65,7 +49,7 @@ async function clearContext(at: StageLoop): Promise<void> {
 /** Runs the client stage after stage from the one the sidecar is in, until the run ends or fails. */
 export async function runStages(at: StageLoop): Promise<StagesEnd> {
   const visits = new Map<string, number>();
-  const first = await readStage(at);
+  const { stage: first } = await at.link.readStage();
   let stage = at.plan.stages.find((s) => s.name === first);
   if (stage === undefined) return { kind: "failed", code: 1, message: `the sidecar is in stage '${first}', which the Agent does not declare` };
   let carried: Carried | undefined;
@@ -98,8 +82,8 @@ async function runStage(at: StageLoop, stage: StagePlan, carried: Carried | unde
   const failed = at.describeExit(exit);
   const code = exit.code === 0 ? 1 : exit.code;
   if (failed !== undefined && endsOnFailure(stage, exit)) return { kind: "failed", code, message: failed };
-  if (failed === undefined && (await hasResult(at))) return { kind: "submitted", stage: stage.name };
-  const step = decideStageStep(at.plan, { ran: stage, now: await readStage(at), ...(failed === undefined ? {} : { failed }) });
+  if (failed === undefined && (await hasResult(at.link))) return { kind: "submitted", stage: stage.name };
+  const step = decideStageStep(at.plan, { ran: stage, now: (await at.link.readStage()).stage, ...(failed === undefined ? {} : { failed }) });
   if (step.kind === "fail") return { kind: "failed", code, message: step.message };
   if (step.kind === "end") return { kind: "answer", exit, why: step.why };
   at.log(step.why);

@@ -8,7 +8,7 @@ import { RUNTIME_ADAPTERS, type RuntimeAdapter } from "../runtimes/adapters.ts";
 import type { LaunchContext } from "../runtimes/launch.ts";
 import { buildTemplateAdapter, MCP_COMMAND_KIND } from "../runtimes/mcp-command.ts";
 import { buildStageInstructions } from "../runtimes/stage-steps.ts";
-import { createSidecarClient, type SidecarClient } from "../sidecar/http/client.ts";
+import { createSidecarClient, type SidecarClient } from "../io/sidecar-client.ts";
 import { runLaunch, writeLaunchFiles, type ProgramExit } from "./adapter-process.ts";
 import { runStages } from "./adapter-stages.ts";
 import { createTerminationReport, DEFAULT_RUNTIME_CONFIG, readSidecarSettings, readSidecarToken } from "./agent.ts";
@@ -128,7 +128,7 @@ async function runClient(kind: string, adapter: RuntimeAdapter, at: RunAt): Prom
     return runLaunch(launch, ctx.workdir, io.stderr);
   };
   const ended = await runStages({
-    plan, adapter, link, sidecarUrl, token: at.token, task: buildTaskMessage(config.task, config.inputs), keep: new Set([TASK_REGION, ...inputs]),
+    plan, adapter, link, task: buildTaskMessage(config.task, config.inputs), keep: new Set([TASK_REGION, ...inputs]),
     runOnce, describeExit: (exit) => describeExit(adapter, exit), log: (line) => io.stdout(`[adapter] ${line}\n`),
   });
   if (ended.kind === "failed") return say(ended.code, ended.message);

@@ -9,7 +9,7 @@ import { createTranscript } from "../agent/transcript.ts";
 import { createV1ToolClient } from "../agent/v1-tool-client.ts";
 import { connectMcpTools } from "../agent/mcp-tool-client.ts";
 import { createSidecarToolClient } from "../agent/sidecar-tool-client.ts";
-import { createSidecarClient } from "../sidecar/http/client.ts";
+import { createSidecarClient } from "../io/sidecar-client.ts";
 import { parseCommandArgs } from "./args.ts";
 import { UsageError, type CliIo } from "./io.ts";
 

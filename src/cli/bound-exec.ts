@@ -10,6 +10,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, resolve } from "node:path";
 import { BINDING_HOLD_MS, BINDING_ROUTE } from "../api/binding.ts";
+import { createSidecarClient, type BindingAsk, type SidecarClient } from "../io/sidecar-client.ts";
 import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
 import { ENGINE_PATHS, RUNTIME_CONFIG_FILE } from "../sandbox/pods.ts";
 import { parseCommandArgs } from "./args.ts";
@@ -79,28 +80,16 @@ const OPTIONS = {
   "termination-log": { type: "string" },
 } as const;
 
-/**
- * One ask's outcome: wait and ask again (`unreachable`: the sidecar did not answer), the answer's body, or a refusal
- * that ends the wait.
- */
-type Ask = { kind: "wait"; unreachable?: true } | { kind: "answer"; body: unknown } | { kind: "refused"; message: string };
-
-async function ask(url: string, tokenFile: string, timeoutMs: number): Promise<Ask> {
+/** One ask, with the token as the file holds it now (a restarted unbound sidecar writes a new one): unreadable, a wait. */
+async function ask(link: SidecarClient, tokenFile: string, timeoutMs: number): Promise<BindingAsk> {
   let token: string;
   try {
     token = readFileSync(tokenFile, "utf8").trim();
   } catch {
-    return { kind: "wait" };
+    return { kind: "wait", unreachable: false };
   }
-  const signal = AbortSignal.timeout(Math.max(1, Math.min(timeoutMs, ASK_TIMEOUT_MS)));
-  const res = await fetch(`${url}${BINDING_ROUTE}`, { method: "POST", headers: { authorization: `Bearer ${token}` }, signal }).catch(() => undefined);
-  if (res === undefined) return { kind: "wait", unreachable: true };
-  const body: unknown = await res.json().catch(() => undefined);
-  if (res.status === 200) return { kind: "answer", body };
-  const code = (body as { code?: unknown } | undefined)?.code;
-  if (res.status === 401 || (res.status === 503 && code === "not-bound")) return { kind: "wait" };
-  const message = (body as { message?: unknown } | undefined)?.message;
-  return { kind: "refused", message: `the sidecar refused the binding (${res.status} ${typeof code === "string" ? code : ""}): ${typeof message === "string" ? message : "no message"}` };
+  link.setToken(token);
+  return link.askBinding(Math.max(1, Math.min(timeoutMs, ASK_TIMEOUT_MS)));
 }
 
 /**
@@ -108,17 +97,18 @@ async function ask(url: string, tokenFile: string, timeoutMs: number): Promise<A
  * one the sidecar held that long (released when it was bound, or at the hold's bound) is followed by the next at
  * once, and for a while after such a release, a connection that fails is retried every {@link GAP_RETRY_MS}.
  */
-async function waitForBinding(url: string, tokenFile: string, waitSeconds: number): Promise<Ask> {
+async function waitForBinding(url: string, tokenFile: string, waitSeconds: number): Promise<BindingAsk> {
+  const link = createSidecarClient({ baseUrl: url });
   const deadline = Date.now() + waitSeconds * 1000;
   let releasedAt = -Infinity;
   for (;;) {
     const started = Date.now();
-    const asked = await ask(url, tokenFile, deadline - started);
+    const asked = await ask(link, tokenFile, deadline - started);
     if (asked.kind !== "wait") return asked;
     const now = Date.now();
     if (now >= deadline) return { kind: "refused", message: `no binding within ${waitSeconds} s (the sidecar at ${url} is not bound to a Run)` };
-    if (asked.unreachable !== true && now - started >= ASK_INTERVAL_MS) releasedAt = now;
-    const interval = asked.unreachable === true && now - releasedAt < GAP_WINDOW_MS ? GAP_RETRY_MS : ASK_INTERVAL_MS;
+    if (!asked.unreachable && now - started >= ASK_INTERVAL_MS) releasedAt = now;
+    const interval = asked.unreachable && now - releasedAt < GAP_WINDOW_MS ? GAP_RETRY_MS : ASK_INTERVAL_MS;
     const wait = Math.min(started + interval - now, deadline - now);
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
@@ -160,10 +150,12 @@ function readFlags(argv: string[], io: CliIo) {
   if (command.length === 0) throw new UsageError("no command: leviath bound-exec [options] -- COMMAND [ARG...]");
   const tokenFile = v["token-file"] ?? io.env["LEVIATH_SIDECAR_TOKEN_FILE"];
   if (tokenFile === undefined) throw new UsageError("no runtime token file: pass --token-file or set LEVIATH_SIDECAR_TOKEN_FILE");
+  const url = v.sidecar ?? io.env["LEVIATH_SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL;
+  if (!URL.canParse(url)) throw new UsageError(`the sidecar's address '${url}' is not a URL (--sidecar, $LEVIATH_SIDECAR_URL)`);
   return {
     command,
     tokenFile: resolve(io.cwd, tokenFile),
-    url: v.sidecar ?? io.env["LEVIATH_SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL,
+    url,
     waitSeconds: parsePositiveInt("--wait-seconds", v["wait-seconds"], DEFAULT_WAIT_SECONDS),
     terminationLog: resolve(io.cwd, v["termination-log"] ?? "/dev/termination-log"),
     at: {
@@ -174,7 +166,7 @@ function readFlags(argv: string[], io: CliIo) {
 }
 
 /** The binding written where the runtime reads it, or why COMMAND must not start. */
-function applyBinding(asked: Ask, at: { runtimeConfig: string; credentialsDir: string }, env: CliIo["env"]): { ok: true; value: BindingPlan } | { ok: false; message: string } {
+function applyBinding(asked: BindingAsk, at: { runtimeConfig: string; credentialsDir: string }, env: CliIo["env"]): { ok: true; value: BindingPlan } | { ok: false; message: string } {
   if (asked.kind !== "answer") return { ok: false, message: asked.kind === "refused" ? asked.message : "no binding" };
   const plan = planBinding(asked.body, at, env);
   if (!plan.ok) return { ok: false, message: `the binding is malformed (${plan.message})` };

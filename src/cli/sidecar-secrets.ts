@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { LocalApprovals } from "../sidecar/http/app.ts";
+import type { LocalApprovals } from "../sidecar/http/app-deps.ts";
 import { UsageError, type CliIo } from "./io.ts";
 
 /** The file names of the secrets in `<audit dir>/<run>/`. */

@@ -2,7 +2,7 @@
 // comes from a closed union: never a path, a tool name, a run name or a rule name.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { RunMode } from "../api/run-policy.ts";
-import { DECISION_SOURCE_KINDS } from "../policy/audit.ts";
+import { CALL_DECISION_SOURCES, type CallDecisionSource } from "../api/decision-sources.ts";
 import { levelRank, type Level } from "../policy/levels.ts";
 import { registerBuildInfo } from "./build-info.ts";
 
@@ -11,33 +11,10 @@ export const DECISIONS = ["allow", "deny", "ask"] as const;
 /** A decision label value. */
 export type DecisionLabel = (typeof DECISIONS)[number];
 
-/**
- * Why: the gate's decision sources (upstream's, as metric labels) and the sidecar's own steps before the gate
- * (permission, read paths, workdir, a path that changed while it was opened, an unavailable tool, ...).
- */
-export const DECISION_SOURCES = [
-  ...DECISION_SOURCE_KINDS,
-  "taint_disabled",
-  "permission_deny",
-  "permission_ask",
-  "approval_unavailable",
-  "user_approved",
-  "user_declined",
-  "approval_timed_out",
-  "gate_timed_out",
-  "read_path",
-  "workdir",
-  "path_changed",
-  "tool_unavailable",
-  "invalid_arguments",
-  "audit_failed",
-  "client_gave_up",
-  "pending_full",
-  "hard_link",
-  "local_network",
-] as const;
+/** Why: the decision sources of a call (the taint gate's and the sidecar's own steps), from their table. */
+export const DECISION_SOURCES: readonly CallDecisionSource[] = CALL_DECISION_SOURCES;
 /** A decision-source label value. */
-export type DecisionSourceLabel = (typeof DECISION_SOURCES)[number];
+export type DecisionSourceLabel = CallDecisionSource;
 
 /** Tool classes as label values: the file tools and shell by name, every other tool by its direction. */
 export const TOOL_CLASSES = ["file_read", "file_write", "shell", "outbound", "inbound", "internal"] as const;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DECISION_SOURCE_KINDS, allowlistSource, buildAuditEvent, decisionSourceKind, formatAuditLine, scriptedSource } from "./audit.ts";
+import { GATE_DECISION_SOURCES } from "../api/decision-sources.ts";
+import { allowlistSource, buildAuditEvent, decisionSourceKind, formatAuditLine, scriptedSource } from "./audit.ts";
 import type { DecisionSource } from "./audit.ts";
 
 const clock = () => 1_724_300_000_999;
@@ -30,10 +31,10 @@ describe("audit events", () => {
     ["UserDenied", "user_denied"],
   ])("metric kind of %j is %s", (source, kind) => {
     expect(decisionSourceKind(source)).toBe(kind);
-    expect(DECISION_SOURCE_KINDS).toContain(kind);
+    expect(GATE_DECISION_SOURCES).toContain(kind);
   });
 
   it("has exactly eight kinds", () => {
-    expect(DECISION_SOURCE_KINDS).toHaveLength(8);
+    expect(GATE_DECISION_SOURCES).toHaveLength(8);
   });
 });

@@ -1,5 +1,6 @@
 // Gate audit records (taint-gate spec §6.2): upstream's `taint_audit.json` event shape, field for
 // field, so existing readers keep working; we append them as JSON Lines instead of rewriting a file.
+import type { GateDecisionSource } from "../api/decision-sources.ts";
 import { formatLevelCapitalised } from "./levels.ts";
 import type { CapitalisedLevel, Level } from "./levels.ts";
 
@@ -26,22 +27,7 @@ export interface AuditEvent {
   readonly decision_source: DecisionSource;
 }
 
-/** Decision-source kinds as metric label values (a closed set; never a rule name or index). */
-export const DECISION_SOURCE_KINDS = [
-  "auto_allow",
-  "auto_block",
-  "allowlist_rule",
-  "scripted_rule",
-  "yolo_auto_approve",
-  "user_allow_once",
-  "user_always_allow",
-  "user_denied",
-] as const;
-
-/** A decision-source kind. */
-export type DecisionSourceKind = (typeof DECISION_SOURCE_KINDS)[number];
-
-const KIND_OF: Readonly<Record<Exclude<DecisionSource, object>, DecisionSourceKind>> = {
+const KIND_OF: Readonly<Record<Exclude<DecisionSource, object>, GateDecisionSource>> = {
   AutoAllow: "auto_allow",
   AutoBlock: "auto_block",
   UserAllowOnce: "user_allow_once",
@@ -50,8 +36,8 @@ const KIND_OF: Readonly<Record<Exclude<DecisionSource, object>, DecisionSourceKi
   YoloAutoApprove: "yolo_auto_approve",
 };
 
-/** The metric label of a decision source. */
-export function decisionSourceKind(source: DecisionSource): DecisionSourceKind {
+/** The metric label of a decision source: its row of the decision-source table (api/decision-sources.ts). */
+export function decisionSourceKind(source: DecisionSource): GateDecisionSource {
   if (typeof source === "string") return KIND_OF[source];
   return "AllowlistRule" in source ? "allowlist_rule" : "scripted_rule";
 }

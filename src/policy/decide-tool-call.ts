@@ -5,7 +5,8 @@
 // run, and `submit_output` is subject to `deny` like every other tool. Pure: the filesystem the read paths need
 // comes in with the paths (a PathFs), the clock with the gate's input.
 import type { RecordedRefusalCode } from "../api/sidecar-contract.ts";
-import { decisionSourceKind, type AuditEvent, type DecisionSourceKind } from "./audit.ts";
+import type { CallDecisionSource, GateDecisionSource } from "../api/decision-sources.ts";
+import { decisionSourceKind, type AuditEvent } from "./audit.ts";
 import { findPathRefusal, resolveCallPaths, type CallPaths, type PathCheck, type PathRefusalCode } from "./call-paths.ts";
 import { evaluateGate, type GateInput, type GateOutcome, type PendingGate } from "./gate.ts";
 import { toPromptTimeout, type GatePrompt } from "./gate-messages.ts";
@@ -28,7 +29,7 @@ export function decidePermissionChoice(index: number | undefined): PermissionCho
 }
 
 /** How a call that runs was let through: the gate's last record, or the person who approved its permission prompt. */
-export type RunSource = DecisionSourceKind | "taint_disabled" | "user_approved";
+export type RunSource = GateDecisionSource | Extract<CallDecisionSource, "taint_disabled" | "user_approved">;
 
 /** The steps a call continuing after a prompt already passed: they are not decided again. */
 export interface PassedSteps {
@@ -122,7 +123,7 @@ function decidePermission(input: ToolCallInput): { readonly stop: ToolCallDecisi
 }
 
 /** The decision source of the gate's records: the kind of the last one (`taint_disabled` when there is none). */
-export function computeGateSource(events: readonly AuditEvent[]): DecisionSourceKind | "taint_disabled" {
+export function computeGateSource(events: readonly AuditEvent[]): GateDecisionSource | Extract<CallDecisionSource, "taint_disabled"> {
   const last = events.at(-1);
   return last === undefined ? "taint_disabled" : decisionSourceKind(last.decision_source);
 }

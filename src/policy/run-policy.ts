@@ -1,8 +1,8 @@
-import { parseTransitions } from "../agent/stage-plan.ts";
 import { computeEffectiveStages, type AgentSpec } from "../api/agent.ts";
 import type { LeviathPolicySpec } from "../api/policy.ts";
 import type { RunMode, RunPolicy } from "../api/run-policy.ts";
 import { resolveSandbox, resolveTaintTracking } from "./sandbox-resolve.ts";
+import { parseTransitions } from "./stage-transitions.ts";
 
 /** Who the agent is, for grants (`key`) and for messages (`name`). */
 export interface AgentIdentity {

@@ -7,7 +7,8 @@
 // a client that has exited cannot be). Pure: the adapter (src/cli/adapter-stages.ts) does the I/O.
 import { buildSystemPrompt } from "../agent/stage-loop.ts";
 import { findFallThroughStage } from "../policy/stage-order.ts";
-import type { RunPlan, StagePlan, TransitionPlan } from "../agent/stage-plan.ts";
+import type { RunPlan, StagePlan } from "../agent/stage-plan.ts";
+import type { TransitionPlan } from "../policy/stage-transitions.ts";
 
 /** What the adapter does once a client's run of a stage has ended. */
 export type StageStep =

@@ -24,7 +24,7 @@ import { buildExecutorTable } from "./executors/executor-table.ts";
 import type { RunStage, ShellExecutor } from "./executors/shell.ts";
 import { McpGateway, type StdioLauncher } from "./gateway/mcp-gateway.ts";
 import type { VarSource } from "./gateway/server-vars.ts";
-import type { LocalApprovals, SidecarAppDeps } from "./http/app.ts";
+import type { LocalApprovals, SidecarAppDeps } from "./http/app-deps.ts";
 import type { RequestGuard } from "./http/request-guard.ts";
 import { createAuditTee, type AuditLineSink } from "./storage/audit-tee.ts";
 import { createAuditWriter, type AuditSink } from "./storage/audit-writer.ts";

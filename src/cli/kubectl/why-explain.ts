@@ -1,8 +1,10 @@
 // Why one call was refused or asked, from its audit records and the run policy the Run was pinned to: the rule
 // that decided (decision source, permission and the layer that set it, read-path verdict, the gate's taint and
 // clearance) and the smallest change that would let it through (why-change.ts). Pure.
+import { parseDecisionSource, type DecisionSourceName } from "../../api/decision-sources.ts";
 import type { RunPolicy } from "../../api/run-policy.ts";
-import { listToolSpellings } from "../../api/tools.ts";
+import { parseRefusalCode, type RefusalCode } from "../../api/sidecar-contract.ts";
+import { READ_TOOLS } from "../../policy/classification.ts";
 import { lookupPermission, resolveToolPermission } from "../../policy/permissions.ts";
 import { buildAgentPermissionChange, buildAllowlistChange, buildAvailableToolsChange, buildBlueprintPermissionChange, buildDeclareChange, buildGrantChange, type Change, type Syntax } from "./why-change.ts";
 
@@ -72,9 +74,13 @@ function explainGate(input: ExplainInput, tool: string): Explanation {
   return { rule, changes: [buildAllowlistChange(input.syntax, tool, taint, target)], note: "the rule lets every such call through without asking; answering the prompt allows this one" };
 }
 
-const READ_TOOLS: ReadonlySet<string> = new Set(listToolSpellings((e) => e.executor === "file" && e.metricClass === "file_read"));
+/** A refusal's code as the record has it: its row (undefined when none) and its text, as printed. */
+interface RecordedCode {
+  readonly code: RefusalCode | undefined;
+  readonly text: string | undefined;
+}
 
-function explainReadPath(input: ExplainInput, code: string | undefined): Explanation {
+function explainReadPath(input: ExplainInput, { code, text }: RecordedCode): Explanation {
   const paths = Array.isArray(input.records.decision["paths"]) ? (input.records.decision["paths"] as unknown[]).filter((p): p is string => typeof p === "string") : [];
   const shown = paths.length > 0 ? paths.join(", ") : "(the path)";
   if (code === "outside-workdir") {
@@ -84,13 +90,16 @@ function explainReadPath(input: ExplainInput, code: string | undefined): Explana
     return { rule: `read path: ${shown} is outside the workdir and the Agent does not declare it (not-declared)`, changes: [buildDeclareChange(input.syntax, paths), buildGrantChange(input.syntax, input.agentKey, paths)] };
   }
   if (code === "not-granted") return { rule: `read path: the Agent declares ${shown}, but the LeviathPolicy does not grant it (not-granted)`, changes: [buildGrantChange(input.syntax, input.agentKey, paths)] };
-  return { rule: `read path: ${shown} refused (${code ?? "read_path"}): it cannot be resolved or checked safely`, changes: [] };
+  return { rule: `read path: ${shown} refused (${text ?? READ_PATH_SOURCE}): it cannot be resolved or checked safely`, changes: [] };
 }
 
+const READ_PATH_SOURCE: DecisionSourceName = "read_path";
+const WORKDIR_SOURCE: DecisionSourceName = "workdir";
+
 /** A read outside the workspace is what read paths open; a write, or a path that escapes it, nothing does. */
-function explainWorkdir(input: ExplainInput, tool: string, code: string | undefined): Explanation {
-  if (code === "outside-workdir" && READ_TOOLS.has(tool)) return explainReadPath(input, code);
-  return { rule: `workdir: the path is outside the Run's workspace or escapes it (${code ?? "workdir"}); writes stay in the workspace`, changes: [] };
+function explainWorkdir(input: ExplainInput, tool: string, recorded: RecordedCode): Explanation {
+  if (recorded.code === "outside-workdir" && READ_TOOLS.includes(tool)) return explainReadPath(input, recorded);
+  return { rule: `workdir: the path is outside the Run's workspace or escapes it (${recorded.text ?? WORKDIR_SOURCE}); writes stay in the workspace`, changes: [] };
 }
 
 function explainUnavailable(input: ExplainInput, tool: string): Explanation {
@@ -99,7 +108,7 @@ function explainUnavailable(input: ExplainInput, tool: string): Explanation {
   return { rule: `stage '${stage.name}' does not offer ${tool} (its availableTools: ${offered.join(", ") || "none"})`, changes: [buildAvailableToolsChange(input.syntax, stage, [...offered, tool])] };
 }
 
-function explainAnswered(input: ExplainInput, source: string): Explanation {
+function explainAnswered(input: ExplainInput, source: Extract<DecisionSourceName, "user_declined" | "user_denied" | "approval_timed_out" | "gate_timed_out">): Explanation {
   const by = str(input.records.decision["approved_by"]);
   const reason = str(input.records.decision["approval_reason"]);
   const who = by ? ` by ${by}${reason ? ` (reason: ${reason})` : ""}` : "";
@@ -111,23 +120,27 @@ function explainAnswered(input: ExplainInput, source: string): Explanation {
   return { rule: `a person denied it at the taint gate${who}`, changes: [], note: "answer the next prompt with 'kubectl leviath approve'" };
 }
 
+/** The explanation of each decision source that refuses or asks for something the policy can change or a person answers. */
+const EXPLAIN_BY_SOURCE: Partial<Record<DecisionSourceName, (input: ExplainInput, tool: string, recorded: RecordedCode) => Explanation>> = {
+  permission_deny: (input, tool) => explainPermission(input, tool, "deny"),
+  permission_ask: (input, tool) => explainPermission(input, tool, "ask"),
+  auto_block: (input, tool) => explainGate(input, tool),
+  read_path: (input, _tool, recorded) => explainReadPath(input, recorded),
+  tool_unavailable: (input, tool) => explainUnavailable(input, tool),
+  user_declined: (input) => explainAnswered(input, "user_declined"),
+  user_denied: (input) => explainAnswered(input, "user_denied"),
+  approval_timed_out: (input) => explainAnswered(input, "approval_timed_out"),
+  gate_timed_out: (input) => explainAnswered(input, "gate_timed_out"),
+  workdir: (input, tool, recorded) => explainWorkdir(input, tool, recorded),
+};
+
 /** Explains the call's last decision. */
 export function explainCall(input: ExplainInput): Explanation {
   const d = input.records.decision;
   const tool = str(d["tool_name"]) ?? "?";
-  const source = str(d["decision_source"]) ?? "?";
-  const code = str(d["code"]);
-  switch (source) {
-    case "permission_deny": return explainPermission(input, tool, "deny");
-    case "permission_ask": return explainPermission(input, tool, "ask");
-    case "auto_block": return explainGate(input, tool);
-    case "read_path": return explainReadPath(input, code);
-    case "tool_unavailable": return explainUnavailable(input, tool);
-    case "user_declined":
-    case "user_denied":
-    case "approval_timed_out":
-    case "gate_timed_out": return explainAnswered(input, source);
-    case "workdir": return explainWorkdir(input, tool, code);
-    default: return { rule: `decided by ${source}${code ? ` (${code})` : ""}`, changes: [] };
-  }
+  const source = parseDecisionSource(d["decision_source"]);
+  const text = str(d["code"]);
+  const recorded: RecordedCode = { code: parseRefusalCode(text), text };
+  const explain = source === undefined ? undefined : EXPLAIN_BY_SOURCE[source];
+  return explain?.(input, tool, recorded) ?? { rule: `decided by ${str(d["decision_source"]) ?? "?"}${text ? ` (${text})` : ""}`, changes: [] };
 }

@@ -14,13 +14,14 @@ import {
   parseResumedRunPolicy, RESUME_SNAPSHOT_KEY, type ResumeRecord,
 } from "../../sandbox/run-resume.ts";
 import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
+import type { DecisionSourceName } from "../../api/decision-sources.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { isSameStatus } from "../conditions.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import type { Resumed } from "./run-status.ts";
 
 /** The gate-decision count (status.gateDecisions, written by the sidecar) of reads the read-path fence refused. */
-const READ_PATH_REFUSALS = "read_path";
+const READ_PATH_REFUSALS: DecisionSourceName = "read_path";
 /** Longest resume token kept (status.resume.token). */
 const MAX_TOKEN = 253;
 

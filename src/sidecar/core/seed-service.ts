@@ -5,7 +5,8 @@
 // non-zero exit is an error, not data (sandbox-and-blueprint §3.6). Every resolution, filled or refused, is one
 // audit record and one count; a record that cannot be written refuses the seed (fail closed).
 import type { z } from "zod";
-import { REFUSALS, type RefusalCode, type SeedBodySchema } from "../../api/sidecar-contract.ts";
+import type { DecisionSourceName } from "../../api/decision-sources.ts";
+import { buildRefusalMessage, REFUSALS, type RefusalCode, type SeedBodySchema } from "../../api/sidecar-contract.ts";
 import type { Level } from "../../policy/levels.ts";
 import { lookupResultLabel } from "../../policy/classification.ts";
 import { decideSeedCommand } from "../../policy/seed-commands.ts";
@@ -18,8 +19,11 @@ import type { SeedAuditFields } from "../storage/audit-writer.ts";
 import type { Ledger } from "./ledger.ts";
 import { findStageIndex, type Enforcement } from "./enforcement.ts";
 
-/** The `tool_name` and `decision_source` values of seed records. */
-export const SEED_RECORD = { tool: "seed", commandSource: "safe_commands", auditFailed: "audit_failed" } as const;
+/** The `tool_name` of seed records, and the `decision_source` of a command seed's. */
+export const SEED_RECORD = { tool: "seed", commandSource: "safe_commands" } as const satisfies { tool: string; commandSource: SeedDecisionSource };
+
+/** The decision sources of seed records (a path seed's as for `read_file`, or the blueprint's own files). */
+type SeedDecisionSource = Extract<DecisionSourceName, "read_path" | "workdir" | "blueprint" | "safe_commands">;
 
 /** A seed as the runtime sends it: a path form, or a command. */
 export type AnySeed = z.infer<typeof SeedBodySchema>["seed"];
@@ -38,8 +42,14 @@ export interface SeedServiceDeps {
   readonly stageIndex: () => number;
 }
 
-/** A filled seed, or why not (`refused`: a check said no; `failed`: allowed, but it could not be filled). */
-export type SeedResolution =
+/**
+ * A filled seed, or why not, as its row says (`refused`: a check said no; `failed`: allowed, but it could not be
+ * filled; `unavailable`: its audit record could not be written).
+ */
+export type SeedResolution = SeedFill | { readonly ok: false; readonly outcome: "unavailable"; readonly code: "audit-failed"; readonly message: string };
+
+/** A seed as filling it came out, before it is recorded. */
+type SeedFill =
   | { readonly ok: true; readonly content: string; readonly sources: readonly SeedSource[]; readonly label: Level }
   | { readonly ok: false; readonly outcome: "refused" | "failed"; readonly code: RefusalCode; readonly message: string };
 
@@ -60,7 +70,7 @@ export class SeedService {
   /** Fills one region's seed, under the policy in force. */
   async resolve(region: string, seed: AnySeed, enf: Enforcement): Promise<SeedResolution> {
     const form = formOf(seed);
-    let result: SeedResolution;
+    let result: SeedFill;
     let extra: Partial<SeedAuditFields> = {};
     if ("command" in seed) {
       const r = await this.#command(region, seed.command, enf);
@@ -79,12 +89,12 @@ export class SeedService {
     this.#d.metrics.seed(form, outcome);
     const fields: SeedAuditFields = { region, form, outcome, ...extra, ...(result.ok ? { label: result.label } : {}) };
     if (!this.#record(fields, result, enf)) {
-      return { ok: false, outcome: "failed", code: "audit-failed", message: `region '${region}': the seed's audit record could not be written, so the seed was not used` };
+      return { ok: false, outcome: REFUSALS["audit-failed"].outcome, code: "audit-failed", message: buildRefusalMessage("audit-failed", SEED_RECORD.tool, region) };
     }
     return result;
   }
 
-  async #command(region: string, command: string, enf: Enforcement): Promise<{ result: SeedResolution; audit: Partial<SeedAuditFields> }> {
+  async #command(region: string, command: string, enf: Enforcement): Promise<{ result: SeedFill; audit: Partial<SeedAuditFields> }> {
     const decided = decideSeedCommand(region, command, enf.runPolicy.seedCommands);
     if (!decided.ok) return { result: { ok: false, outcome: "refused", code: decided.code, message: decided.message }, audit: {} };
     const policy = enf.runPolicy;
@@ -104,7 +114,7 @@ export class SeedService {
     return { result: { ok: true, content: r.stdout, sources: [], label }, audit };
   }
 
-  #record(seed: SeedAuditFields, result: SeedResolution, enf: Enforcement): boolean {
+  #record(seed: SeedAuditFields, result: SeedFill, enf: Enforcement): boolean {
     const stage = enf.runPolicy.stages[this.#d.stageIndex()]?.name ?? enf.runPolicy.entryStage;
     const source = seed.form === "command" ? SEED_RECORD.commandSource : sourceOfPaths(result);
     return this.#d.ledger.record({
@@ -118,7 +128,7 @@ export class SeedService {
 }
 
 /** The decision source of a path seed, as for `read_file`: `read_path` when a grant let it out, else `workdir`. */
-function sourceOfPaths(result: SeedResolution): string {
+function sourceOfPaths(result: SeedFill): SeedDecisionSource {
   if (!result.ok) return result.code === "seed-outside-blueprint" ? "blueprint" : "read_path";
   if (result.sources.some((s) => s.origin === "granted")) return "read_path";
   return result.sources.some((s) => s.origin === "blueprint") ? "blueprint" : "workdir";

@@ -8,7 +8,8 @@ import type { RunResult } from "../../api/status.ts";
 import type { DecisionSourceLabel } from "../../metrics/sidecar-metrics.ts";
 import type { Level } from "../../policy/levels.ts";
 import { extractTarget } from "../../policy/targets.ts";
-import { buildRefusalMessage, type EntryRef } from "../../api/sidecar-contract.ts";
+import { buildRefusalBody, buildRefusalMessage, lookupRefusalSource, type EntryRef } from "../../api/sidecar-contract.ts";
+import type { StageMoveSource } from "../../api/decision-sources.ts";
 import { buildExecutorTable, type ExecutorTable } from "../executors/executor-table.ts";
 import type { RunStage, ShellExecutor } from "../executors/shell.ts";
 import type { PathFs } from "../../policy/read-paths/index.ts";
@@ -113,7 +114,7 @@ export class ToolCallService {
    * `stage` record in the audit of the stage entered (an unwritable record refuses nothing already done) and is
    * told to the stage listeners.
    */
-  moveStage(to: string, by: { readonly kind: "runtime" | "llm_choice"; readonly callId: string; readonly allowed?: readonly string[] }): StageMove {
+  moveStage(to: string, by: { readonly kind: Exclude<StageMoveSource, "transition">; readonly callId: string; readonly allowed?: readonly string[] }): StageMove {
     const enf = this.#d.policy();
     const current = this.currentStage(enf);
     const from = current.stage.name;
@@ -124,8 +125,9 @@ export class ToolCallService {
     // A name the policy lacks is the runtime's mistake (404); the model choosing one is a refused transition, recorded.
     if (index === -1 && by.kind === "runtime") return { ok: false, code: "unknown-stage", message: buildRefusalMessage("unknown-stage", to) };
     if (allowed !== undefined && !allowed.includes(to)) {
-      this.#ledger.record({ ...fields, stage: from, decision: "deny", decision_source: "transition", code: "transition-not-allowed" });
-      return { ok: false, code: "transition-not-allowed", message: buildRefusalMessage("transition-not-allowed", to, from, allowed.join(", ") || "none: a terminal stage") };
+      const refused = buildRefusalBody("transition-not-allowed", to, from, allowed.join(", ") || "none: a terminal stage");
+      this.#ledger.record({ ...fields, stage: from, decision: "deny", decision_source: lookupRefusalSource(refused.code), code: refused.code });
+      return { ok: false, code: refused.code, message: refused.message };
     }
     if (index === -1) return { ok: false, code: "unknown-stage", message: buildRefusalMessage("unknown-stage", to) };
     const changed = this.#d.session.setStage(index);

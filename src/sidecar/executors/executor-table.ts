@@ -2,12 +2,13 @@
 // (src/api/tools.ts: `file`, `shell`, `http`, `search`, `result`, `runtime`) and one for the admin's MCP servers (`gateway`). A
 // built-in the sidecar executes needs its entry there and its executor here; nothing else branches on the tool.
 import { findBuiltinTool, type ExecutorKind } from "../../api/tools.ts";
-import { buildRefusalMessage, type RecordedRefusalCode } from "../../api/sidecar-contract.ts";
+import { buildRefusalMessage } from "../../api/sidecar-contract.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import type { PathCheck } from "../../policy/call-paths.ts";
 import { extractOutput, type ResultSink } from "../core/run-result.ts";
 import type { ToolGateway } from "../core/tool-gateway.ts";
+import type { ExecutionOutcome } from "./execution-outcome.ts";
 import { executeFileTool, isFileTool, type FileToolArgs } from "./file-tools.ts";
 import { runHttpTool, type OutboundSettings } from "./http-tools.ts";
 import { runWebSearch } from "./web-search.ts";
@@ -32,21 +33,6 @@ export interface ExecutionRequest {
   /** The backend of web_search the policy names (absent: none; the call is then never allowed this far). */
   readonly webSearch?: WebSearchSpec | undefined;
 }
-
-/** What a command's run reports beside its text. */
-export interface ShellSummary {
-  readonly exitCode: number | null;
-  readonly timedOut: boolean;
-}
-
-/** What executing a call came to. */
-export type ExecutionOutcome =
-  /** It ran: the result for the model (an error text when it ran and failed). */
-  | { readonly kind: "done"; readonly result: string; readonly isError: boolean; readonly shell?: ShellSummary }
-  /** It could not be done after all, a refusal that is a decision (a path that changed, a result not stored). */
-  | { readonly kind: "refused"; readonly code: RecordedRefusalCode; readonly message: string }
-  /** The runtime runs it (answered `run`). */
-  | { readonly kind: "handed-back" };
 
 /** Runs the calls of one executor kind. */
 export interface Executor {

@@ -10,7 +10,7 @@
 import type { HttpToolOutcomeLabel } from "../../metrics/sidecar-metrics.ts";
 import { buildRefusalMessage } from "../../api/sidecar-contract.ts";
 import { parseOutboundUrl } from "../../api/outbound-url.ts";
-import type { ExecutionOutcome } from "./executor-table.ts";
+import type { ExecutionOutcome } from "./execution-outcome.ts";
 import { buildBodyText, buildHeadText, buildOversizeText, isRedirect } from "./http-result-text.ts";
 import { readCappedBody, sendHop, type OutboundHop, type ResponseHead } from "./outbound-request.ts";
 

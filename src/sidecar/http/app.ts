@@ -1,47 +1,16 @@
 // The sidecar's HTTP API as a fastify app that never listens (the server module does): JSON in and out under
 // `/v1`, request bodies capped, and every refusal a 4xx/5xx with `{decision: "deny", code, message}`.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
-import type { Logger } from "../../log/logger.ts";
-import type { SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
-import type { ApprovalBook } from "../core/approvals.ts";
 import { registerContextRoutes } from "./context-routes.ts";
-import type { Enforcement } from "../core/enforcement.ts";
 import { buildRefusalBody, MAX_REQUEST_BODY_BYTES } from "../../api/sidecar-contract.ts";
 import { refuse } from "./refusal-reply.ts";
-import { installRequestGuard, type RequestGuard } from "./request-guard.ts";
-import type { RunSession } from "../core/run-session.ts";
+import { installRequestGuard } from "./request-guard.ts";
+import type { SidecarAppDeps } from "./app-deps.ts";
 import { buildRunStatusSnapshot, type RunStatusSnapshot } from "../core/run-status.ts";
-import type { ToolCallService } from "../core/tool-call-service.ts";
 import { registerSeedRoutes } from "./seed-routes.ts";
 import { registerToolCallRoutes } from "./tool-call-routes.ts";
-import type { SeedService } from "../core/seed-service.ts";
-import type { RuntimeWarnings } from "../core/runtime-warnings.ts";
 import { registerMcpRoutes } from "../mcp/mcp-server.ts";
-import type { BindingHandout } from "../cluster/binding-handout.ts";
 import { registerBindingRoute } from "./binding-route.ts";
-
-/** Who may answer prompts over HTTP: a bearer token (standalone), or nobody (a cluster answers with Approvals). */
-export type LocalApprovals = { readonly mode: "token"; readonly token: string } | { readonly mode: "disabled" };
-
-/** What the routes work with. */
-export interface SidecarAppDeps {
-  readonly service: ToolCallService;
-  readonly session: RunSession;
-  readonly approvals: ApprovalBook;
-  readonly policy: { current(): Enforcement; readonly lastError: string | undefined };
-  readonly metrics: SidecarMetrics;
-  readonly log: Logger;
-  readonly localApprovals: LocalApprovals;
-  readonly runName: string;
-  /** Who may talk to the API at all (Host, browsers, the runtime secret). */
-  readonly guard: RequestGuard;
-  /** Fills seeds (`POST /v1/seeds`): the fence on paths, the policy on commands, one audit record each. */
-  readonly seeds?: Pick<SeedService, "resolve">;
-  /** What the runtime says it does not honour (`POST /v1/warnings`). */
-  readonly warnings: RuntimeWarnings;
-  /** A bound pool pod's hand-out of its Run's runtime.json and credentials (`POST /v1/binding`); absent elsewhere. */
-  readonly binding?: BindingHandout;
-}
 
 /** The snapshot served on `/v1/status` (and written to the Run's status in a cluster). */
 export function computeStatus(deps: SidecarAppDeps): RunStatusSnapshot {

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import { BINDING_ROUTE } from "../../api/binding.ts";
 import { buildRefusalBody } from "../../api/sidecar-contract.ts";
-import type { SidecarAppDeps } from "./app.ts";
+import type { SidecarAppDeps } from "./app-deps.ts";
 import { refuse } from "./refusal-reply.ts";
 
 /** Registers the binding route (only when the sidecar has a binding to hand out). */

@@ -2,7 +2,7 @@
 // prompts: listed for everyone, answered over HTTP only standalone and only with the approval token.
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import type { SidecarAppDeps } from "./app.ts";
+import type { SidecarAppDeps } from "./app-deps.ts";
 import { hasBearer } from "./request-guard.ts";
 import {
   AnswerBodySchema, buildRefusalMessage, ContextEntriesBodySchema, EvictionsBodySchema, formatZodIssue, StageBodySchema, WarningsBodySchema, type RefusalCode, type RefusalMessageArgs,

@@ -2,7 +2,7 @@
 // that the read-path fence decides every path, the policy decides every command, the audit records each
 // resolution and the sidecar labels the content (docs/sidecar-api.md, "Seeds").
 import type { FastifyInstance } from "fastify";
-import type { SidecarAppDeps } from "./app.ts";
+import type { SidecarAppDeps } from "./app-deps.ts";
 import { buildRefusalBody, formatZodIssue, SeedBodySchema } from "../../api/sidecar-contract.ts";
 import { refuse } from "./refusal-reply.ts";
 

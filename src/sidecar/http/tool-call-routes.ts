@@ -2,7 +2,7 @@
 // no wait again before the client's last deadline, withdraws the call), and the runtime's report of a result it
 // produced (which the sidecar labels).
 import type { FastifyInstance } from "fastify";
-import type { SidecarAppDeps } from "./app.ts";
+import type { SidecarAppDeps } from "./app-deps.ts";
 import { buildDeny } from "../core/call-outcomes.ts";
 import { computeCallStatus } from "./call-status.ts";
 import { onResponseDropped } from "./response-dropped.ts";

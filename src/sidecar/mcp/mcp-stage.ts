@@ -8,13 +8,11 @@
 // an MCP client keeps its own conversation across the move, so the labels of what it holds stay.
 import { randomUUID } from "node:crypto";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
+import { lookupRefusalSource } from "../../api/sidecar-contract.ts";
 import { describeNextStageTool } from "../../api/tools.ts";
 import type { RunStage } from "../executors/shell.ts";
 import type { ToolCallService } from "../core/tool-call-service.ts";
 import { buildRefusalResult, buildTextResult } from "./call-result.ts";
-
-/** The audit's decision source of a refused transition (the record's `decision_source`). */
-const TRANSITION_SOURCE = "transition";
 
 /** The stage's edges the model chooses among (none: `next_stage` is not offered). */
 export function listChoiceEdges(stage: RunStage): readonly { readonly to: string; readonly hint: string }[] {
@@ -41,7 +39,7 @@ export async function callNextStage(ctx: StageMoveContext, args: Record<string, 
   const allowed = listChoiceEdges(stage).map((e) => e.to);
   const to = typeof args["stage"] === "string" ? args["stage"] : JSON.stringify(args["stage"] ?? null);
   const moved = ctx.service.moveStage(to, { kind: "llm_choice", callId: `mcp-${randomUUID()}`, allowed });
-  if (!moved.ok) return buildRefusalResult(moved.message, { code: moved.code, source: TRANSITION_SOURCE });
+  if (!moved.ok) return buildRefusalResult(moved.message, { code: moved.code, source: lookupRefusalSource("transition-not-allowed") });
   if (moved.changed) await ctx.notifyCaller();
   return buildTextResult(`Entered stage '${moved.stage}'. Its tools differ from the last stage's: list the tools again before the next call.`, false);
 }

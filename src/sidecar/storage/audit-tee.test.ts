@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createAuditTee } from "./audit-tee.ts";
-import type { AuditSink } from "./audit-writer.ts";
+import type { AuditSink, DecisionRecord } from "./audit-writer.ts";
 
-const record = { timestamp: 1, agent_id: "r", call_id: "c1", tool_name: "read_file", stage: "main", decision: "allow" as const, decision_source: "auto_allow" };
+const record: DecisionRecord = { timestamp: 1, agent_id: "r", call_id: "c1", tool_name: "read_file", stage: "main", decision: "allow", decision_source: "auto_allow" };
 
 function inner(ok: boolean): AuditSink & { seen: number } {
   const sink = { seen: 0, gate: () => ok, decision: () => { sink.seen++; return ok; }, flush() {}, close() {} };

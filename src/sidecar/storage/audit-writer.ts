@@ -3,6 +3,7 @@
 // `runs/<run>/stages/<n>/taint_audit.json`), and beside it `decisions.jsonl`, one line per decision the sidecar
 // made (permission, read paths, workdir and the gate), which upstream has no equivalent of.
 import { join } from "node:path";
+import type { DecisionSourceName } from "../../api/decision-sources.ts";
 import { formatAuditLine, type AuditEvent } from "../../policy/audit.ts";
 import { JsonLinesFile } from "./json-lines-file.ts";
 
@@ -18,7 +19,7 @@ export interface DecisionRecord {
    * the run entered `stage` from `from_stage` (recorded in the audit of the stage entered).
    */
   readonly decision: "allow" | "deny" | "ask" | "resume" | "stage";
-  readonly decision_source: string;
+  readonly decision_source: DecisionSourceName;
   readonly code?: string;
   /** The paths as requested (never file contents). */
   readonly paths?: readonly string[];

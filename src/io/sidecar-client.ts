@@ -1,17 +1,21 @@
-// The one client of the sidecar's /v1 API (docs/sidecar-api.md, docs/runtime.md): one transport (base URL, the
-// runtime token, a timeout per request, replies read under the 64 MiB cap) for the runtime and the CLI. Tool calls
-// fail closed: a refused connection, a timeout, a reset, a body over the cap, malformed JSON or an answer that does
-// not fit the request all become a deny, and only a 200 whose body is a well-formed allow or run for the same call
-// id ever lets a tool run. The other calls (health, stage, labels, evictions, seeds) throw a SidecarLinkError on a
-// sidecar that refuses or answers nonsense: never ignored.
+// The one client of the sidecar's /v1 API (docs/sidecar-api.md, docs/runtime.md), the runtime side's: the reference
+// runtime (src/agent), `leviath adapter` and `leviath bound-exec` all talk to the sidecar through it, over one
+// transport (base URL, the runtime token, a timeout per request, replies read under the 64 MiB cap), every answer
+// parsed with the contract's schemas (src/api/sidecar-contract.ts). Tool calls fail closed: a refused connection, a
+// timeout, a reset, a body over the cap, malformed JSON or an answer that does not fit the request all become a
+// deny, and only a 200 whose body is a well-formed allow or run for the same call id ever lets a tool run. The other
+// calls (health, stage, status, context, seeds) throw a SidecarLinkError on a sidecar that refuses or answers
+// nonsense: never ignored. The binding ask of a warm pool's pod says what came back, and its caller decides.
 import type { z } from "zod";
-import { readBoundedText } from "../../io/bounded-text.ts";
-import { CapExceededError } from "../../io/capped-fetch.ts";
-import { buildBodyCapMessage, MAX_BODY_BYTES } from "../../policy/size-caps.ts";
+import { readBoundedText } from "./bounded-text.ts";
+import { CapExceededError } from "./capped-fetch.ts";
+import { buildBodyCapMessage, MAX_BODY_BYTES } from "../policy/size-caps.ts";
+import { BINDING_ROUTE } from "../api/binding.ts";
 import {
-  AllowAnswerSchema, AskAnswerSchema, buildRefusalMessage, DEADLINE_HEADER, DenyAnswerSchema, EvictAnswerSchema, HealthAnswerSchema, LabelAnswerSchema,
-  RefusalAnswerSchema, RunAnswerSchema, SeedFilledSchema, StageAnswerSchema, WarningsAnswerSchema, type EntryRef,
-} from "../../api/sidecar-contract.ts";
+  AllowAnswerSchema, AskAnswerSchema, buildRefusalMessage, CurrentStageAnswerSchema, DEADLINE_HEADER, DenyAnswerSchema, EntriesAnswerSchema, EvictAnswerSchema,
+  HealthAnswerSchema, LabelAnswerSchema, parseRefusalCode, RefusalAnswerSchema, RunAnswerSchema, SeedFilledSchema, StageAnswerSchema, StatusAnswerSchema,
+  WarningsAnswerSchema, type EntryRef,
+} from "../api/sidecar-contract.ts";
 
 /** A /v1 request other than a tool call that failed: the path, the status and what the sidecar said. */
 export class SidecarLinkError extends Error {
@@ -23,6 +27,15 @@ const SEED_WAIT_MS = 15 * 60_000;
 
 /** What `POST /v1/seeds` said: the content and its label, or the sidecar's refusal (code and message). */
 export type SeedAnswer = { readonly ok: true; readonly content: string; readonly label: string; readonly taint: string } | { readonly ok: false; readonly status: number; readonly code: string; readonly message: string };
+
+/**
+ * One ask for a warm pool pod's binding: the 200's body (the binding, which its caller parses with api/binding.ts's
+ * schema; undefined when not JSON), a wait (no answer, the token refused, or the sidecar not bound yet), or a refusal.
+ */
+export type BindingAsk =
+  | { readonly kind: "answer"; readonly body: unknown }
+  | { readonly kind: "wait"; readonly unreachable: boolean }
+  | { readonly kind: "refused"; readonly message: string };
 
 /** Options of {@link createSidecarClient}. */
 export interface SidecarClientOptions {
@@ -64,12 +77,20 @@ export interface SidecarClient {
   reportResult(id: string): Promise<void>;
   waitHealthy(timeoutMs: number, sleep?: (ms: number) => Promise<void>): Promise<void>;
   enterStage(stage: string): Promise<z.infer<typeof StageAnswerSchema>>;
+  /** The stage the run is in. */
+  readStage(): Promise<z.infer<typeof CurrentStageAnswerSchema>>;
+  /** What the runtime reads of the run's status (whether a result was handed over). */
+  readStatus(): Promise<z.infer<typeof StatusAnswerSchema>>;
+  /** The context entries the sidecar holds, with their labels. */
+  listEntries(): Promise<z.infer<typeof EntriesAnswerSchema>>;
   label(entries: readonly (EntryRef & { source: "input" | "model" })[]): Promise<z.infer<typeof LabelAnswerSchema>>;
   evict(entries: readonly EntryRef[]): Promise<z.infer<typeof EvictAnswerSchema>>;
   /** Tells the sidecar what the runtime does not honour (shown in the Run's status while it runs). */
   reportWarnings(warnings: readonly string[]): Promise<z.infer<typeof WarningsAnswerSchema>>;
   /** Fills a region through the sidecar, labelling `entry` with what its sources deserve. */
   seed(region: string, seed: Record<string, unknown>, entry: EntryRef): Promise<SeedAnswer>;
+  /** Asks once for the binding (`POST /v1/binding`), waiting up to `waitMs` (an unbound sidecar holds the ask). */
+  askBinding(waitMs: number): Promise<BindingAsk>;
 }
 
 function failClosed(id: string, tool: string, code: "sidecar-unavailable" | "sidecar-invalid-response", why: string): ClientAnswer {
@@ -154,6 +175,9 @@ function createLinkCalls(send: Send, host: string, timeoutMs: number, clock: () 
       throw new SidecarLinkError(`the sidecar at ${host} did not become healthy within ${Math.round(waitMs / 1000)} s (${last})`);
     },
     enterStage: (stage) => request("POST", "/v1/stage", { stage }, StageAnswerSchema),
+    readStage: () => request("GET", "/v1/stage", undefined, CurrentStageAnswerSchema),
+    readStatus: () => request("GET", "/v1/status", undefined, StatusAnswerSchema),
+    listEntries: () => request("GET", "/v1/context/entries", undefined, EntriesAnswerSchema),
     label: (entries) => request("POST", "/v1/context/entries", { entries }, LabelAnswerSchema),
     evict: (entries) => request("POST", "/v1/context/evictions", { entries }, EvictAnswerSchema),
     reportWarnings: (warnings) => request("POST", "/v1/warnings", { warnings }, WarningsAnswerSchema),
@@ -169,7 +193,30 @@ function createLinkCalls(send: Send, host: string, timeoutMs: number, clock: () 
       if (status >= 500 || !refusal.success) throw new SidecarLinkError(`POST /v1/seeds: HTTP ${status}${refusal.success ? `: ${refusal.data.message}` : ""}`);
       return { ok: false, status, ...refusal.data };
     },
+    askBinding: (waitMs) => askBinding(send, waitMs),
   };
+}
+
+/** `POST /v1/binding` once: a 401 (a token the sidecar no longer holds) and a 503 `not-bound` are waits, not refusals. */
+async function askBinding(send: Send, waitMs: number): Promise<BindingAsk> {
+  let reply: { status: number; text: string };
+  try {
+    reply = await send("POST", BINDING_ROUTE, { waitMs });
+  } catch (err) {
+    if (err instanceof CapExceededError) return { kind: "refused", message: `the sidecar's answer to the binding ask is too large (${err.message})` };
+    return { kind: "wait", unreachable: true };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(reply.text);
+  } catch {
+    body = undefined;
+  }
+  if (reply.status === 200) return { kind: "answer", body };
+  const refusal = RefusalAnswerSchema.partial().safeParse(body);
+  const { code, message } = refusal.success ? refusal.data : {};
+  if (reply.status === 401 || (reply.status === 503 && parseRefusalCode(code) === "not-bound")) return { kind: "wait", unreachable: false };
+  return { kind: "refused", message: `the sidecar refused the binding (${reply.status} ${code ?? ""}): ${message ?? "no message"}` };
 }
 
 /** One request about a call: what it is, and how much longer than the client's timeout its answer may take (a wait). */

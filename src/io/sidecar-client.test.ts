@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createSidecarClient, interpretAnswer } from "./client.ts";
+import { createSidecarClient, interpretAnswer } from "./sidecar-client.ts";
 
 // Every way a sidecar can fail to answer properly must read as a deny, never an allow.
 const call = { id: "c1", tool: "shell", args: { command: "echo hi" } };
@@ -118,5 +118,51 @@ describe("createSidecarClient's other calls", () => {
     const closed = await listen(createTcpServer());
     await new Promise((r) => servers.pop()!.close(r));
     await expect(createSidecarClient({ baseUrl: closed }).label([])).rejects.toMatchObject({ name: "SidecarLinkError", message: expect.stringContaining("did not answer (ECONNREFUSED)") });
+  });
+});
+
+describe("createSidecarClient's reads for the adapter", () => {
+  it("reads the stage, the status's result and the context entries, each parsed by its schema", async () => {
+    const answers: Record<string, unknown> = {
+      "/v1/stage": { stage: "review", index: 1, transitions: [] },
+      "/v1/status": { run: "r", result: { inline: "done", bytes: 4 } },
+      "/v1/context/entries": { entries: [{ region: "task", id: "task", level: "public" }] },
+    };
+    const url = await listen(createHttpServer((req, res) => res.writeHead(200).end(JSON.stringify(answers[req.url ?? ""] ?? {}))));
+    const client = createSidecarClient({ baseUrl: url });
+    expect(await client.readStage()).toEqual({ stage: "review", index: 1 });
+    expect(await client.readStatus()).toEqual({ result: { inline: "done", bytes: 4 } });
+    expect(await client.listEntries()).toEqual({ entries: [{ region: "task", id: "task", level: "public" }] });
+  });
+
+  it("throws on an answer that does not fit its schema, never reading it as something else", async () => {
+    const url = await httpAnswering(200, JSON.stringify({ stage: 3 }));
+    await expect(createSidecarClient({ baseUrl: url }).readStage()).rejects.toMatchObject({ name: "SidecarLinkError", message: expect.stringContaining("GET /v1/stage: an answer that does not fit") });
+    await expect(createSidecarClient({ baseUrl: url }).listEntries()).rejects.toMatchObject({ name: "SidecarLinkError" });
+  });
+});
+
+describe("createSidecarClient's binding ask", () => {
+  it("hands back a 200's body, with the token it was given", async () => {
+    const seen: string[] = [];
+    const url = await listen(createHttpServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? "-"}`);
+      res.writeHead(200).end(JSON.stringify({ run: "r1" }));
+    }));
+    const client = createSidecarClient({ baseUrl: url });
+    client.setToken("t0k");
+    expect(await client.askBinding(1000)).toEqual({ kind: "answer", body: { run: "r1" } });
+    expect(seen).toEqual(["POST /v1/binding Bearer t0k"]);
+  });
+
+  it("waits on a refused token, on not-bound and on no answer; any other refusal ends the wait with its code and message", async () => {
+    const ask = async (status: number, body: string) => createSidecarClient({ baseUrl: await httpAnswering(status, body) }).askBinding(1000);
+    expect(await ask(401, JSON.stringify({ decision: "deny", code: "runtime-token-required", message: "m" }))).toEqual({ kind: "wait", unreachable: false });
+    expect(await ask(503, JSON.stringify({ decision: "deny", code: "not-bound", message: "m" }))).toEqual({ kind: "wait", unreachable: false });
+    expect(await ask(409, JSON.stringify({ decision: "deny", code: "binding-given", message: "given once" }))).toEqual({ kind: "refused", message: "the sidecar refused the binding (409 binding-given): given once" });
+    expect(await ask(503, "not json")).toEqual({ kind: "refused", message: "the sidecar refused the binding (503 ): no message" });
+    const closed = await listen(createTcpServer());
+    await new Promise((r) => servers.pop()!.close(r));
+    expect(await createSidecarClient({ baseUrl: closed }).askBinding(1000)).toEqual({ kind: "wait", unreachable: true });
   });
 });
