@@ -1,6 +1,6 @@
 // Forging or blocking a Run's audit and result, against the real API server: another Run's sidecar (whose Role may
 // create ConfigMaps of any name) creates the victim's `<run>-audit-NNN` and `<run>-result` before the victim's
-// sidecar writes them, the Run's uid as owner and all: a full, immutable `-audit-000` and `-audit-031` holding a
+// sidecar writes them, the Run's uid as owner and all: a full, immutable `-audit-000` (held by a finalizer) and `-audit-031` holding a
 // forged approval, a forged `-audit-001`, an immutable `-result`. The victim's sidecar (as its own ServiceAccount,
 // under the Role the controller builds) must neither continue after them nor be stopped by them: its calls are
 // answered and audited, a restart continues its own chunk, `kubectl leviath audit` lists only its records and names
@@ -30,10 +30,10 @@ const forgedLine = (callId: string) => `${JSON.stringify({ leviath_audit: { run:
 const fullChunk = (callId: string) => forgedLine(callId).repeat(Math.floor((768 * 1024) / forgedLine(callId).length));
 
 /** Creates `name` as the attacker Run's sidecar, owned by the victim Run. */
-async function plant(name: string, data: Record<string, string>, immutable: boolean): Promise<void> {
+async function plant(name: string, data: Record<string, string>, immutable: boolean, finalizers: string[] = []): Promise<void> {
   const ownerReferences = [{ apiVersion: "leviath.dev/v1alpha1", kind: "Run", name: VICTIM, uid: victimUid, controller: false }];
   const labels = { "leviath.dev/run": VICTIM, "leviath.dev/component": name.endsWith("-result") ? "result" : "audit", "app.kubernetes.io/managed-by": "leviath-sidecar" };
-  await attacker.request("POST", `/api/v1/namespaces/${namespace}/configmaps`, { body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name, labels, ownerReferences }, immutable, data } });
+  await attacker.request("POST", `/api/v1/namespaces/${namespace}/configmaps`, { body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name, labels, ownerReferences, finalizers }, immutable, data } });
 }
 
 type AuditLine = { leviath_audit: { record: { call_id: string; approved_by?: string } } };
@@ -63,7 +63,8 @@ afterAll(async () => {
 
 describe("audit and result ConfigMaps planted by another Run's sidecar", () => {
   it("neither block the victim's calls nor pass for its audit, through a restart", async () => {
-    await plant(buildAuditChunkName(VICTIM, 0), { "audit.jsonl": fullChunk("forged-0") }, true);
+    // Immutable and held by a finalizer: only deleting it, finalizer cleared, makes room for the victim's own.
+    await plant(buildAuditChunkName(VICTIM, 0), { "audit.jsonl": fullChunk("forged-0") }, true, ["example.com/hold"]);
     await plant(buildAuditChunkName(VICTIM, 1), { "audit.jsonl": forgedLine("forged-1") }, false);
     await plant(buildAuditChunkName(VICTIM, 31), { "audit.jsonl": fullChunk("forged-31") }, true);
 

@@ -15,7 +15,7 @@ function fakeClient(objects: Record<string, Stored>, failOn?: string): KubeClien
   const calls: string[] = [];
   return {
     calls, objects,
-    async request<T>(method: string, path: string, opts?: { body?: unknown }): Promise<T> {
+    async request<T>(method: string, path: string, opts?: { body?: unknown; contentType?: string }): Promise<T> {
       const parts = path.split("/");
       const status = parts.at(-1) === "status";
       const name = (status ? parts.at(-2) : parts.at(-1))!;
@@ -33,8 +33,17 @@ function fakeClient(objects: Record<string, Stored>, failOn?: string): KubeClien
         return body as T;
       }
       if (method === "DELETE") {
-        delete objects[name];
+        const finalizers = objects[name]?.metadata?.["finalizers"] as string[] | undefined;
+        // A finalizer holds the object (being deleted) until it is cleared.
+        if (finalizers !== undefined && finalizers.length > 0) objects[name] = { ...objects[name], metadata: { ...objects[name]?.metadata, deletionTimestamp: "now" } };
+        else delete objects[name];
         return {} as T;
+      }
+      if (opts?.contentType === "application/merge-patch+json") {
+        const meta = { ...objects[name]?.metadata };
+        delete meta["finalizers"];
+        objects[name] = { ...objects[name], metadata: meta };
+        return objects[name] as T;
       }
       if (status) {
         objects[name] = { ...objects[name], status: { ...objects[name]?.status, ...body!.status } };
@@ -92,7 +101,7 @@ describe("what a restarted sidecar reads back", () => {
 
 describe("what the sidecar writes", () => {
   it("creates each audit chunk itself, replacing one planted under its name, and records its digest after each write", async () => {
-    const planted = { metadata: { name: "r-audit-000", ownerReferences: [{ uid: UID }] }, immutable: true, data: { "audit.jsonl": "x".repeat(800_000), other: "key" } };
+    const planted = { metadata: { name: "r-audit-000", ownerReferences: [{ uid: UID }], finalizers: ["example.com/hold"] }, immutable: true, data: { "audit.jsonl": "x".repeat(800_000), other: "key" } };
     const client = fakeClient({ r: run(), "r-audit-000": planted });
     const records = createClusterRecords({ client, namespace: "ns", run: "r" });
     await records.readStored();
@@ -102,7 +111,7 @@ describe("what the sidecar writes", () => {
     expect(client.objects["r"]?.status).toEqual(ledger(["r-audit-000", "a\n"]));
     // Its own chunk is then changed in place.
     await records.writeAuditChunk(0, "a\nb\n");
-    expect(client.calls.slice(1)).toEqual(["POST r-audit-000", "DELETE r-audit-000", "POST r-audit-000", "PATCH r/status", "PATCH r-audit-000", "PATCH r/status"]);
+    expect(client.calls.slice(1)).toEqual(["POST r-audit-000", "PATCH r-audit-000", "DELETE r-audit-000", "POST r-audit-000", "PATCH r/status", "PATCH r-audit-000", "PATCH r/status"]);
     expect(client.objects["r"]?.status).toEqual(ledger(["r-audit-000", "a\nb\n"]));
   });
 

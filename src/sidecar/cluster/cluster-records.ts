@@ -110,6 +110,10 @@ export function createClusterRecords(at: RunLocation): ClusterRecords {
  * name first); `write` changes a name in `made` in place and creates any other, adding it to `made`.
  */
 function createConfigMapWriter(at: RunLocation, runUid: () => Promise<string>, made: Set<string>) {
+  const path = (name: string) => buildPath(RESOURCES.configMap, at.namespace, name);
+  const unlessGone = (err: unknown) => {
+    if (!isApiStatus(err, 404)) throw err;
+  };
   const body = async (name: string, component: string, data: Record<string, string>) => ({
     apiVersion: "v1", kind: "ConfigMap",
     metadata: {
@@ -121,14 +125,15 @@ function createConfigMapWriter(at: RunLocation, runUid: () => Promise<string>, m
     data,
   });
   const apply = async (name: string, component: string, data: Record<string, string>): Promise<void> => {
-    await at.client.request("PATCH", buildPath(RESOURCES.configMap, at.namespace, name), {
+    await at.client.request("PATCH", path(name), {
       query: { fieldManager: SIDECAR_FIELD_MANAGER, force: true, fieldValidation: "Strict" },
       body: await body(name, component, data),
       contentType: "application/apply-patch+yaml",
     });
   };
   // Created by this sidecar, whole: an object someone else left under the name (immutable, oversized, with keys
-  // of its own) is deleted first, so no one else's object can stop the write or pass for the sidecar's.
+  // or finalizers of its own) is deleted first, its finalizers cleared so the deletion is not held, so no one
+  // else's object can stop the write or pass for the sidecar's.
   const create = async (name: string, component: string, data: Record<string, string>): Promise<void> => {
     const object = await body(name, component, data);
     for (let attempt = 1; ; attempt++) {
@@ -138,9 +143,8 @@ function createConfigMapWriter(at: RunLocation, runUid: () => Promise<string>, m
       } catch (err) {
         if (!isApiStatus(err, 409) || attempt >= CREATE_ATTEMPTS) throw err;
       }
-      await at.client.request("DELETE", buildPath(RESOURCES.configMap, at.namespace, name)).catch((err: unknown) => {
-        if (!isApiStatus(err, 404)) throw err;
-      });
+      await at.client.request("PATCH", path(name), { body: { metadata: { finalizers: null } }, contentType: "application/merge-patch+json" }).catch(unlessGone);
+      await at.client.request("DELETE", path(name)).catch(unlessGone);
     }
   };
   // A name this sidecar made is changed in place; if that is refused (someone replaced the object with one that
