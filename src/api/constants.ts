@@ -59,6 +59,11 @@ export const SIDECAR_FIELD_MANAGER = "leviath-sidecar";
  * hears that a `submit_output` was accepted, and never part of the periodic status write, so no restart can drop it.
  */
 export const SIDECAR_RESULT_FIELD_MANAGER = "leviath-sidecar-result";
+/**
+ * Field manager of `status.audit`, the digests of the audit ConfigMaps the sidecar wrote: applied after each chunk
+ * write, never part of the periodic status write.
+ */
+export const SIDECAR_AUDIT_FIELD_MANAGER = "leviath-sidecar-audit";
 
 /** Annotations a person sets on a Run (admission decides who may: the chart's `<release>-resume` policy). */
 export const RUN_ANNOTATION = {

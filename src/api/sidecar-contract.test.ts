@@ -10,6 +10,8 @@ import { buildRefusalMessage, lookupRefusalStatus, REFUSALS, type RecordedRefusa
 const BEFORE: Readonly<Record<string, { status?: number; source?: string }>> = {
   "invalid-request": { status: 400 },
   "invalid-arguments": { status: 400, source: "invalid_arguments" },
+  // Added with issue 41: was `invalid-request`, unrecorded, for a call whose body or deadline did not parse.
+  "invalid-call": { status: 400, source: "invalid_arguments" },
   "result-too-large": { status: 400, source: "invalid_arguments" },
   "duplicate-call-id": { status: 409 },
   "tool-unavailable": { status: 403, source: "tool_unavailable" },

@@ -48,6 +48,9 @@ const failClosed = { outcome: "fail-closed", message: (tool: string, why: string
 export const REFUSALS = {
   // A tool call, decided by the core (`POST /v1/tool-calls`, `GET /v1/tool-calls/{id}`, MCP `tools/call`).
   "invalid-request": { outcome: "invalid", status: 400, message: asIs },
+  // A call whose request does not parse (no id, a tool name that is not a string, arguments that are not an object,
+  // a malformed deadline): refused before any decision, but recorded and counted like every refusal of a call.
+  "invalid-call": { source: "invalid_arguments", outcome: "invalid", status: 400, message: asIs },
   "invalid-arguments": { source: "invalid_arguments", outcome: "invalid", status: 400, message: (tool: string, detail: string) => `[error] Invalid arguments for '${tool}': ${detail}` },
   "result-too-large": {
     source: "invalid_arguments", outcome: "invalid", status: 400,

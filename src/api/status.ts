@@ -215,6 +215,33 @@ export const RunResultSchema = z.strictObject({
 /** A Run's result reference. */
 export type RunResult = z.infer<typeof RunResultSchema>;
 
+/** Most audit ConfigMaps a Run's sidecar writes (`<run>-audit-000` ... `-031`); `status.audit.chunks` lists at most as many. */
+export const MAX_AUDIT_CHUNKS = 32;
+
+/**
+ * What the sidecar wrote into one audit ConfigMap, as it recorded it in the Run's status: the name, how many bytes
+ * (UTF-8) of its `audit.jsonl` it wrote and their SHA-256. The chunk only grows, so a longer text is checked on its
+ * first `bytes` bytes; anything beyond, or a chunk whose bytes do not match, is not the sidecar's record.
+ */
+export const AuditChunkDigestSchema = z.strictObject({
+  name: z.string().max(253).describe("The audit ConfigMap."),
+  bytes: z.number().int().min(0).describe("How many bytes (UTF-8) of its key `audit.jsonl` the sidecar wrote."),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).describe("SHA-256 (hex) of those bytes."),
+}).describe("One audit ConfigMap as the sidecar wrote it.");
+/** One audit ConfigMap as the sidecar wrote it. */
+export type AuditChunkDigest = z.infer<typeof AuditChunkDigestSchema>;
+
+/**
+ * The sidecar's ledger of its audit ConfigMaps (field manager `leviath-sidecar-audit`): only the Run's sidecar and
+ * the controller may write a Run's status, so a ConfigMap someone else created or changed under an audit name is
+ * never taken for the Run's audit.
+ */
+export const RunAuditStatusSchema = z.strictObject({
+  chunks: z.array(AuditChunkDigestSchema).max(MAX_AUDIT_CHUNKS).describe("The audit ConfigMaps the sidecar wrote, in the order of their records."),
+}).describe("The audit ConfigMaps the sidecar wrote and the digest of what it wrote in each (written by the sidecar).");
+/** The sidecar's ledger of its audit ConfigMaps. */
+export type RunAuditStatus = z.infer<typeof RunAuditStatusSchema>;
+
 /** How the controller answered the last `leviath.dev/resume` request of a Run. */
 export const RESUME_OUTCOMES = ["Resumed", "Unchanged", "Refused"] as const;
 
@@ -239,7 +266,7 @@ export type RunResumeStatus = z.infer<typeof RunResumeStatusSchema>;
 
 /**
  * The Run status. The controller owns the identity, phase, pods and conditions; the sidecar (field manager
- * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals`, `result`, `mcpServers` and `runtimeWarnings`.
+ * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals`, `result`, `audit`, `mcpServers` and `runtimeWarnings`.
  */
 export const RunStatusSchema = z.strictObject({
   observedGeneration: z.number().int().min(0).optional().describe("The metadata.generation this status is about."),
@@ -269,6 +296,7 @@ export const RunStatusSchema = z.strictObject({
     .describe("Gate decisions so far by decision source (read_path, auto_allow, auto_block, user_allow_once, ...), as the metric labels them (written by the sidecar)."),
   pendingApprovals: z.array(PendingApprovalSchema).max(32).optional().describe("Prompts waiting for an Approval, at most 32 (written by the sidecar)."),
   result: RunResultSchema.optional(),
+  audit: RunAuditStatusSchema.optional(),
   mcpServers: z.array(z.strictObject({
     name: z.string().describe("The server's LeviathPolicy name."),
     offered: z.boolean().describe("Whether its tools are offered (it was connected to and listed them)."),

@@ -16,15 +16,24 @@ import type { CliIo } from "./io.ts";
 
 type Resumable = ReturnType<typeof createResumableSource>;
 
+/** The Run whose records these are, and where a note about a record not continued goes. */
+interface RecordsAt {
+  readonly namespace: string;
+  readonly run: string;
+  readonly warn: (detail: string) => void;
+}
+
 /** How often the audit ConfigMaps are brought up to date while the sidecar runs. */
 const AUDIT_FLUSH_MS = 1000;
 
 /**
  * The cluster side of the sidecar's records: audit lines to stdout and the audit ConfigMaps, the result sink. A
- * restart carries on from what earlier starts stored (the audit sequence after its last chunk, the result); a
- * start that cannot read it fails rather than write over it.
+ * restart carries on from what earlier starts stored (the audit sequence after the last chunk `status.audit`
+ * vouches for, the result); a start that cannot read it fails rather than write over it, and `warn` hears what of
+ * the last chunk was not the sidecar's.
  */
-async function clusterRecords(client: KubeClient, namespace: string, run: string, io: CliIo): Promise<{ chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result" | "runtimeWarnings"> }> {
+async function clusterRecords(client: KubeClient, at: RecordsAt, io: CliIo): Promise<{ chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result" | "runtimeWarnings"> }> {
+  const { namespace, run, warn } = at;
   const records = createClusterRecords({ client, namespace, run });
   const stored = await records.readStored();
   const chunks = new AuditChunks((index, text) => records.writeAuditChunk(index, text));
@@ -37,13 +46,14 @@ async function clusterRecords(client: KubeClient, namespace: string, run: string
   };
   const result = createResultSink(buildChildNames(run).result, { external: records.writeResult, reference: records.writeResultReference }, stored.result);
   const warnings = stored.runtimeWarnings === undefined ? {} : { runtimeWarnings: stored.runtimeWarnings };
+  if (stored.ignored !== undefined) warn(stored.ignored);
   return { chunks, options: { auditOutputs: [stdout, (line) => chunks.accept(line)], result, ...warnings } };
 }
 
 /** The cluster records (none standalone), or why what an earlier start stored could not be read. */
-export function openClusterRecords(client: KubeClient | undefined, namespace: string, run: string, io: CliIo): Promise<Awaited<ReturnType<typeof clusterRecords>> | Error | undefined> {
+export function openClusterRecords(client: KubeClient | undefined, at: RecordsAt, io: CliIo): Promise<Awaited<ReturnType<typeof clusterRecords>> | Error | undefined> {
   if (client === undefined) return Promise.resolve(undefined);
-  return clusterRecords(client, namespace, run, io).catch((err: unknown) => new Error(`cannot read the records an earlier start of this Run's sidecar stored: ${(err as Error).message}`));
+  return clusterRecords(client, at, io).catch((err: unknown) => new Error(`cannot read the records an earlier start of this Run's sidecar stored: ${(err as Error).message}`));
 }
 
 /** Starts the cluster side of a running sidecar: resume and approval watches, status reports, audit flushes; returns its stop. */

@@ -253,7 +253,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const shell = shellFactory(v.shell, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
-  const records = await openClusterRecords(client, namespace, run, io);
+  const records = await openClusterRecords(client, { namespace, run, warn: (detail) => log.warn({ detail }, "audit ConfigMap not continued") }, io);
   if (records instanceof Error) {
     io.stderr(`leviath sidecar: ${records.message}\n`);
     return EXIT.refused;

@@ -1,4 +1,5 @@
 import { API_VERSION, FIELD_MANAGER, KIND, LABEL } from "../api/constants.ts";
+import { MAX_AUDIT_CHUNKS as MAX_STATUS_AUDIT_CHUNKS } from "../api/status.ts";
 import { computeHash } from "./hash.ts";
 import type { ObjectMeta, OwnerReference } from "./kube-types.ts";
 
@@ -77,7 +78,7 @@ export function buildChildNames(run: string) {
 }
 
 /** Most audit ConfigMaps per Run (`<run>-audit-000` ...): with {@link AUDIT_CHUNK_BYTES} each, the audit's bound. */
-export const MAX_AUDIT_CHUNKS = 32;
+export const MAX_AUDIT_CHUNKS = MAX_STATUS_AUDIT_CHUNKS;
 /** What one audit ConfigMap holds at most (the API server's object limit is 1 MiB). */
 export const AUDIT_CHUNK_BYTES = 768 * 1024;
 

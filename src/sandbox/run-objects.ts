@@ -23,8 +23,9 @@ export function buildServiceAccount(run: RunRef, agent: string): KubeObject {
  * names are readable through the controller's separate approval-reader Role), mark the Approvals it applied
  * consumed (admission lets it do so only for those bound to its Run), and write its result and audit ConfigMaps.
  * A rule with no pod names is left out, since an empty `resourceNames` means every pod. `create` cannot be limited
- * by name in Kubernetes RBAC, so the sidecar may create ConfigMaps of any name; it can read or change only its own,
- * and a relay it plants for another Run answers nothing there (docs/security.md).
+ * by name in Kubernetes RBAC, so the sidecar may create ConfigMaps of any name; it can read, change or delete only
+ * its own, a relay it plants for another Run answers nothing there, and an audit or result ConfigMap it plants is
+ * neither read as that Run's nor in its way (docs/security.md).
  */
 export function buildRole(run: RunRef, agent: string, execTargets: readonly string[]): KubeObject {
   const pods = [...execTargets].sort();
@@ -40,7 +41,8 @@ export function buildRole(run: RunRef, agent: string, execTargets: readonly stri
   rules.push({ apiGroups: [GROUP], resources: [`${PLURAL.approval}/status`], verbs: ["patch"] });
   const own = [buildChildNames(run.name).result, ...Array.from({ length: MAX_AUDIT_CHUNKS }, (_, i) => buildAuditChunkName(run.name, i))];
   rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["create"] });
-  rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "patch"], resourceNames: own });
+  // delete: a name someone else took first (another Run's sidecar may create any name) is deleted and made again.
+  rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "patch", "delete"], resourceNames: own });
   // The snapshots a resume may write (read only: the controller writes them, the sidecar switches to them).
   rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: listResumeSnapshotNames(run.name) });
   const meta = buildChildMeta(run, agent, { name: buildChildNames(run.name).role, component: COMPONENT.sidecarIdentity });

@@ -174,17 +174,23 @@ describe("what /mcp answers outside the core", () => {
   const rpc = (body: unknown) => fetch(`${sc.url}/mcp`, { method: "POST", headers: headers(), body: JSON.stringify(body) }).then((r) => r.text());
   const recorded = () => (existsSync(join(audit, run, "stages", "0", "decisions.jsonl")) ? decisions() : []);
 
-  it("every refusal of a call is the core's, recorded; only a malformed JSON-RPC request is a protocol error, recording nothing", async () => {
+  it("every refusal of a call is the core's, recorded, a malformed call's included; an unknown method records nothing", async () => {
     const before = recorded().length;
     const refused = await rpc({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "read_file", arguments: { path: 42 } } });
     expect(refused).toContain("Invalid arguments for 'read_file'");
     expect(recorded().slice(before).map((d) => [d["tool_name"], d["decision"], d["decision_source"], d["code"]])).toEqual([["read_file", "deny", "invalid_arguments", "invalid-arguments"]]);
     const malformed = await rpc({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "read_file", arguments: "notes.md" } });
-    // The SDK's own answer to params its schema refuses: a JSON-RPC error (it says -32603), never a tool result.
+    // The SDK's own answer to params its schema refuses: a JSON-RPC error (it says -32603), never a tool result;
+    // the core refused (and recorded) the call before the SDK saw it.
     expect(malformed).toMatch(/"error":\{"code":-326\d\d,"message":".*expected record, received string/);
-    const unknownMethod = await rpc({ jsonrpc: "2.0", id: 3, method: "tools/run", params: {} });
+    const badName = await rpc({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: 7, arguments: {} } });
+    expect(badName).toMatch(/"error":\{"code":-326\d\d/);
+    expect(recorded().slice(before + 1).map((d) => [d["tool_name"], d["decision"], d["decision_source"], d["code"]])).toEqual([
+      ["read_file", "deny", "invalid_arguments", "invalid-call"], ["7", "deny", "invalid_arguments", "invalid-call"],
+    ]);
+    const unknownMethod = await rpc({ jsonrpc: "2.0", id: 4, method: "tools/run", params: {} });
     expect(unknownMethod).toContain('"code":-32601');
-    expect(recorded()).toHaveLength(before + 1);
+    expect(recorded()).toHaveLength(before + 3);
   });
 });
 

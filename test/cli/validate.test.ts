@@ -88,6 +88,22 @@ describe("leviath validate", () => {
     expect(r.stdout).toContain("[blueprint-invalid]");
   });
 
+  it("refuses each regex Rust's regex refuses and RE2 would read otherwise, naming the entry and line", () => {
+    const cases = [
+      ["regex:/data(?i)*", "repetition operator missing expression"],
+      ["regex:/data(?i){2}", "repetition operator missing expression"],
+      ["regex:/data(?ii)", "duplicate flag"],
+      ["regex:/(?P<1n>data)", "invalid capture group character"],
+      ["regex:/[\\d-z]", "invalid range boundary, must be a literal"],
+    ];
+    for (const [entry, message] of cases) {
+      const agent = file("rust-syntax.leviath", `[agent]\nname='rusty'\n[read_paths]\nallow = ['${entry}']\n`);
+      const r = leviath(["validate", agent]);
+      expect(r.status).toBe(1);
+      expect(r.stdout).toContain(`ERR  ${agent}:4: [read_paths] allow: read_paths entry '${entry}': invalid regex: ${message}`);
+    }
+  });
+
   it("notes permissions the admin clamps and warns about an engine or a stage that drops the sandbox", () => {
     const agent = file("loose.leviath", [
       "[agent]", "name='loose'", "[tool_permissions]", "shell = 'allow'", "[sandbox]", "kind='container'", "engine='/tmp/payload'",

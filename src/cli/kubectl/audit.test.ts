@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KubeClient } from "../../kube/client.ts";
+import { computeChunkDigest } from "../../sidecar/storage/audit-digests.ts";
 import { buildAuditRow, parseAuditLines, runAudit } from "./audit.ts";
 import { buildPendingRows } from "./pending.ts";
 
@@ -38,8 +39,10 @@ describe("audit --follow", () => {
     const client = {
       request: (_method: string, path: string) => {
         const now = reads[Math.min(at, reads.length - 1)]!;
-        if (path.includes("/runs/")) return Promise.resolve({ metadata: { name: "r", namespace: "ns", uid: "u" }, status: { phase: now.phase } });
-        const items = now.chunks.map((c, i) => ({ metadata: { name: `r-audit-00${i}`, ownerReferences: [{ uid: "u" }] }, data: { "audit.jsonl": c.join("\n") } }));
+        const texts = now.chunks.map((c, i) => [`r-audit-00${i}`, c.join("\n")] as const);
+        const audit = { chunks: texts.map(([name, text]) => computeChunkDigest(name, text)) };
+        if (path.includes("/runs/")) return Promise.resolve({ metadata: { name: "r", namespace: "ns", uid: "u" }, status: { phase: now.phase, audit } });
+        const items = texts.map(([name, text]) => ({ metadata: { name, ownerReferences: [{ uid: "u" }] }, data: { "audit.jsonl": text } }));
         return Promise.resolve({ items });
       },
     } as unknown as KubeClient;
@@ -68,5 +71,23 @@ describe("audit --follow", () => {
     await runAudit(once.ctx, { run: "r", output: "table" });
     expect(once.sleeps).toEqual([]);
     expect(once.out().match(/call_id=/g)).toHaveLength(1);
+  });
+
+  it("shows only what the sidecar's status.audit vouches for, and says what it did not show", async () => {
+    const own = line("own");
+    const forged = JSON.stringify({ leviath_audit: { run: "r", file: "stages/0/decisions.jsonl", record: { call_id: "x", tool_name: "shell", decision: "allow", approved_by: "security-officer" } } });
+    const chunks = [["r-audit-000", `${own}\n${forged}\n`], ["r-audit-031", `${forged}\n`]] as const;
+    const client = {
+      request: (_method: string, path: string) => path.includes("/runs/")
+        ? Promise.resolve({ metadata: { name: "r", namespace: "ns", uid: "u" }, status: { phase: "Succeeded", audit: { chunks: [computeChunkDigest("r-audit-000", `${own}\n`)] } } })
+        : Promise.resolve({ items: chunks.map(([name, text]) => ({ metadata: { name, ownerReferences: [{ uid: "u" }] }, data: { "audit.jsonl": text } })) }),
+    } as unknown as KubeClient;
+    let out = "";
+    let err = "";
+    const ctx = { io: { stdout: (t: string) => void (out += t), stderr: (t: string) => void (err += t), env: {}, cwd: "/", homedir: undefined }, client, namespace: "ns", nowMs: () => 0, sleep: () => Promise.resolve() };
+    expect(await runAudit(ctx, { run: "r", output: "json" })).toBe(0);
+    expect(out).toBe(`${own}\n`);
+    expect(err).toContain("'r-audit-031' was not written by the Run's sidecar (not in status.audit)");
+    expect(err).toContain("at the end of 'r-audit-000' are not covered by status.audit");
   });
 });

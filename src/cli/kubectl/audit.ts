@@ -1,9 +1,13 @@
-// `kubectl leviath audit`: a Run's audit records, read from its `<run>-audit-NNN` ConfigMaps (written by its
-// sidecar, owned by the Run) in name order, which is the order they were written in (docs/operations.md).
+// `kubectl leviath audit`: a Run's audit records, read from its `<run>-audit-NNN` ConfigMaps as far as the sidecar's
+// record of them in the Run's `status.audit` (name, size, SHA-256 of what it wrote) vouches for, in that record's
+// order, which is the order they were written in (docs/operations.md). Anyone who may create ConfigMaps can take
+// an audit name and set the Run as owner: such an object is named on stderr and never shown as the Run's.
 import { LABEL } from "../../api/constants.ts";
 import { TERMINAL_PHASES } from "../../api/status.ts";
 import { buildLabelValue } from "../../sandbox/names.ts";
 import { AUDIT_CHUNK_KEY } from "../../sidecar/storage/audit-chunks.ts";
+import { describeIgnoredChunks, readVerifiedAudit, type ReadChunk } from "../../sidecar/storage/audit-digests.ts";
+import { KubeApiError } from "../../kube/errors.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import { formatTable, truncateText } from "./table.ts";
 import { getRun, type PluginContext, type RunObject } from "./plugin-context.ts";
@@ -12,8 +16,9 @@ import { getRun, type PluginContext, type RunObject } from "./plugin-context.ts"
 export const AUDIT_HELP = `Usage: kubectl leviath audit RUN [-f] [-o table|json]
 
 The audit records of Run RUN, in the order its sidecar wrote them, from its ConfigMaps RUN-audit-000, -001, ...
-(labelled leviath.dev/component=audit and owned by the Run; one with the name but another owner is skipped).
-They stay readable after the pod is gone, until the Run is deleted.
+Only what the sidecar recorded in the Run's status.audit (each ConfigMap's size and SHA-256) is shown; a
+ConfigMap under an audit name that it did not write, or that changed since, is named in a warning on stderr and
+not shown. They stay readable after the pod is gone, until the Run is deleted.
 
 Options:
   -f, --follow          keep printing records as the sidecar writes them, until the Run ends (Succeeded,
@@ -30,7 +35,7 @@ export interface AuditLine {
 }
 
 interface ConfigMapObject {
-  metadata: { name: string; ownerReferences?: { uid: string }[] };
+  metadata: { name: string };
   data?: Record<string, string>;
 }
 
@@ -58,14 +63,29 @@ export function buildAuditRow(line: AuditLine): string[] {
   return [ts, line.file, str(r["tool_name"]), str(r["decision"]), str(r["decision_source"]), truncateText(detail, 100)];
 }
 
-/** The texts of the Run's audit ConfigMaps (owned by it), in the order they were written. */
-export async function readAuditTexts(ctx: PluginContext, run: RunObject): Promise<string[]> {
+/**
+ * The Run's audit ConfigMaps as its sidecar recorded them in `status.audit`: each one's verified text, in order, and
+ * every ConfigMap under an audit name that the record does not vouch for, refused (never shown as the Run's).
+ */
+export async function readAuditChunks(ctx: PluginContext, run: RunObject): Promise<ReadChunk[]> {
   const selector = `${LABEL.run}=${buildLabelValue(run.metadata.name)},${LABEL.component}=audit`;
   const list = await ctx.client.request<{ items: ConfigMapObject[] }>("GET", buildPath(RESOURCES.configMap, ctx.namespace), { query: { labelSelector: selector } });
-  const chunks = list.items
-    .filter((cm) => cm.metadata.ownerReferences?.some((o) => o.uid === run.metadata.uid))
-    .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
-  return chunks.map((cm) => cm.data?.[AUDIT_CHUNK_KEY] ?? "");
+  const found = new Map<string, string | undefined>(list.items.map((cm) => [cm.metadata.name, cm.data?.[AUDIT_CHUNK_KEY]]));
+  const ledger = run.status?.audit?.chunks ?? [];
+  // One the sidecar recorded but whose labels someone took off is read by name.
+  for (const entry of ledger.filter((e) => !found.has(e.name))) {
+    const cm = await ctx.client.request<ConfigMapObject>("GET", buildPath(RESOURCES.configMap, ctx.namespace, entry.name)).catch((err: unknown) => {
+      if (err instanceof KubeApiError && err.code === 404) return undefined;
+      throw err;
+    });
+    if (cm !== undefined) found.set(entry.name, cm.data?.[AUDIT_CHUNK_KEY]);
+  }
+  return readVerifiedAudit(ledger, found);
+}
+
+/** The verified texts of the Run's audit ConfigMaps, in the order they were written ({@link readAuditChunks}). */
+export async function readAuditTexts(ctx: PluginContext, run: RunObject): Promise<string[]> {
+  return (await readAuditChunks(ctx, run)).flatMap((c) => ("text" in c ? [c.text] : []));
 }
 
 const AUDIT_HEADER = ["TIME", "FILE", "TOOL", "DECISION", "SOURCE", "DETAIL"];
@@ -90,11 +110,16 @@ export async function runAudit(ctx: PluginContext, opts: { run: string; output: 
   for (;;) {
     const run = await getRun(ctx, opts.run);
     const ended = TERMINAL_PHASES.includes(run.status?.phase ?? "Pending");
-    const lines = (await readAuditTexts(ctx, run)).flatMap(parseAuditLines);
+    const chunks = await readAuditChunks(ctx, run);
+    const lines = chunks.flatMap((c) => ("text" in c ? parseAuditLines(c.text) : []));
     if (lines.length > shown) printLines(ctx, lines.slice(shown), opts.output, shown === 0);
     if (shown === 0 && lines.length === 0 && opts.output === "table") ctx.io.stderr(`No audit records for run '${opts.run}' in namespace ${ctx.namespace} yet.\n`);
     shown = Math.max(shown, lines.length);
-    if (opts.follow !== true || ended) return 0;
+    const last = opts.follow !== true || ended;
+    // Said once, at the last read: while the Run goes on, a chunk's newest bytes wait for their status record.
+    const ignored = last ? describeIgnoredChunks(chunks) : undefined;
+    if (ignored !== undefined) ctx.io.stderr(`warning: ${ignored}\n`);
+    if (last) return 0;
     await ctx.sleep(1000);
   }
 }

@@ -1,5 +1,6 @@
 // `kubectl leviath result` and `wait`: a Run's result (status.result) and its phase.
-import { RUN_PHASES, TERMINAL_PHASES, type RunPhase } from "../../api/status.ts";
+import { createHash } from "node:crypto";
+import { RUN_PHASES, TERMINAL_PHASES, type RunPhase, type RunResult } from "../../api/status.ts";
 import { KubeApiError } from "../../kube/errors.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import { UsageError } from "../io.ts";
@@ -9,8 +10,9 @@ import { getRun, PluginFailure, type PluginContext } from "./plugin-context.ts";
 export const RESULT_HELP = `Usage: kubectl leviath result RUN
 
 Prints what the Run's submit_output handed over (status.result, written by its sidecar): the text itself when
-it is inline (up to 4096 bytes), else the key 'result' of the ConfigMap the status names. When you may not
-read that ConfigMap, it says where the result is. Exit 1 when the Run has no result yet.
+it is inline (up to 4096 bytes), else the key 'result' of the ConfigMap the status names, only when its SHA-256
+is the one in status.result (a ConfigMap someone else wrote or changed is refused). When you may not read that
+ConfigMap, it says where the result is. Exit 1 when the Run has no result yet.
 `;
 
 /** `kubectl leviath wait --help`. */
@@ -25,7 +27,27 @@ Options:
   --timeout DURATION   give up after this long (30s, 5m, 1h, or seconds; default: no limit)
 `;
 
-/** Prints the Run's result, inline or from its ConfigMap. */
+const computeTextSha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
+
+/**
+ * The text of the result ConfigMap `result` names, when it is the one the sidecar wrote: anyone who may write
+ * ConfigMaps can take or change the name, so only the text whose SHA-256 the sidecar recorded in the Run's status
+ * (which no one else may write) is the Run's result. Undefined when it could not be read.
+ */
+async function readResultConfigMap(ctx: PluginContext, name: string, result: RunResult & { configMapName: string }, where: string): Promise<string | undefined> {
+  try {
+    const cm = await ctx.client.request<{ data?: Record<string, string> }>("GET", buildPath(RESOURCES.configMap, ctx.namespace, result.configMapName));
+    const text = cm.data?.["result"];
+    if (text === undefined) return undefined;
+    if (computeTextSha256(text) !== result.sha256) throw new PluginFailure(`the result of run '${name}' is in ${where}, which does not hold what the sidecar wrote (its SHA-256 differs from status.result.sha256); not shown`);
+    return text;
+  } catch (err) {
+    if (!(err instanceof KubeApiError) || (err.code !== 403 && err.code !== 404)) throw err;
+    return undefined;
+  }
+}
+
+/** Prints the Run's result, inline or from its ConfigMap (only the text whose SHA-256 the sidecar recorded). */
 export async function runResult(ctx: PluginContext, name: string): Promise<number> {
   const run = await getRun(ctx, name);
   const result = run.status?.result;
@@ -35,17 +57,10 @@ export async function runResult(ctx: PluginContext, name: string): Promise<numbe
   }
   if (result?.configMapName !== undefined) {
     const where = `ConfigMap '${result.configMapName}' (key 'result'${result.bytes === undefined ? "" : `, ${result.bytes} bytes`}) in namespace ${ctx.namespace}`;
-    try {
-      const cm = await ctx.client.request<{ data?: Record<string, string> }>("GET", buildPath(RESOURCES.configMap, ctx.namespace, result.configMapName));
-      const text = cm.data?.["result"];
-      if (text !== undefined) {
-        ctx.io.stdout(text);
-        return 0;
-      }
-    } catch (err) {
-      if (!(err instanceof KubeApiError) || (err.code !== 403 && err.code !== 404)) throw err;
-    }
-    throw new PluginFailure(`the result of run '${name}' is in ${where}, which could not be read`);
+    const text = await readResultConfigMap(ctx, name, { ...result, configMapName: result.configMapName }, where);
+    if (text === undefined) throw new PluginFailure(`the result of run '${name}' is in ${where}, which could not be read`);
+    ctx.io.stdout(text);
+    return 0;
   }
   throw new PluginFailure(`run '${name}' has no result yet (phase ${run.status?.phase ?? "Pending"})`);
 }

@@ -4,6 +4,7 @@ import RE2 from "re2";
 import { ENTRY_REASONS } from "./entry.ts";
 import type { PathMatcher } from "./glob.ts";
 import { translateRustRegex } from "./regex-dialect.ts";
+import { findRustSyntaxError } from "./regex-rust-syntax.ts";
 
 /** A compiled `regex:` body: the upstream-style anchored source and the RE2 matcher. */
 export interface AnchoredRegex {
@@ -37,6 +38,9 @@ function engineMessage(error: unknown): string {
 export function compileAnchoredRegex(body: string): AnchoredRegexResult {
   const translated = translateRustRegex(body);
   if (!translated.ok) return translated;
+  // What Rust refuses and RE2 would read in a meaning of its own (`(?i)*`, `[\d-z]`, ...).
+  const rustError = findRustSyntaxError(body);
+  if (rustError !== undefined) return { ok: false, reason: `invalid regex: ${rustError}` };
   try {
     // Compiled alone first: an unbalanced `)` fails here instead of pairing with our wrapper.
     new RE2(translated.re2);

@@ -57,6 +57,22 @@ export interface ToolCallRequest {
   readonly callerRuns?: boolean | undefined;
 }
 
+/** A call whose request does not parse: its id and tool as sent (any JSON value), and the refusal's message. */
+export interface MalformedCall {
+  readonly id: unknown;
+  readonly tool: unknown;
+  readonly message: string;
+}
+
+/** Most characters of a malformed call's id or tool name kept in its record. */
+const MALFORMED_FIELD_CHARS = 256;
+
+/** A malformed call's id or tool name as its record shows it: a string as sent, anything else as JSON; cut short. */
+export function describeMalformedField(value: unknown): string {
+  const text = typeof value === "string" ? value : value === undefined ? "" : (JSON.stringify(value) ?? typeof value);
+  return text.length > MALFORMED_FIELD_CHARS ? `${text.slice(0, MALFORMED_FIELD_CHARS)}…` : text;
+}
+
 /** The default region of a tool result in the runtime's context. */
 export const DEFAULT_RESULT_REGION = "conversation";
 
@@ -171,17 +187,34 @@ export class ToolCallService {
     return first;
   }
 
+  /**
+   * Refuses a call whose request does not parse (`invalid-call`: no id, a tool name that is not a string, arguments
+   * that are not an object, a malformed deadline): one audit record and one count under `invalid_arguments`, like
+   * every refusal of a call. Nothing of it runs, and it is not remembered (there is no call a retry could find).
+   */
+  refuseMalformed(req: MalformedCall): CallOutcome {
+    const rec = this.#buildRecord({ id: describeMalformedField(req.id), tool: describeMalformedField(req.tool), args: {} }, "", 0, {});
+    // Settled from the start: never counted as pending, never in the call table.
+    rec.done = true;
+    return this.#ledger.refuse(rec, "invalid-call", req.message);
+  }
+
   /** Remembers a new call, pending. */
   #admit(req: ToolCallRequest, fingerprint: string, size: number, args: Record<string, unknown>): CallRecord {
-    const rec: CallRecord = {
+    const rec = this.#buildRecord(req, fingerprint, size, args);
+    this.#calls.add(rec);
+    return rec;
+  }
+
+  /** A new call's record, pending. */
+  #buildRecord(req: ToolCallRequest, fingerprint: string, size: number, args: Record<string, unknown>): CallRecord {
+    return {
       id: req.id, seq: this.#calls.nextSeq(), tool: req.tool, fingerprint, size, args, target: extractTarget(req.tool, args, this.#d.policy().gatePolicy.overrides.get(req.tool)?.target),
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
       started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
       deadline: req.deadline, callerRuns: req.callerRuns ?? true,
     };
-    this.#calls.add(rec);
-    return rec;
   }
 
   /** The current answer of a call. */

@@ -8,7 +8,7 @@ import { createSidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import { ApprovalBook } from "../core/approvals.ts";
 import { buildSidecarApp } from "./app.ts";
 import type { LocalApprovals } from "./app-deps.ts";
-import type { AuditSink } from "../storage/audit-writer.ts";
+import type { AuditSink, DecisionRecord } from "../storage/audit-writer.ts";
 import { PolicyHolder } from "../core/policy-holder.ts";
 import { RunSession } from "../core/run-session.ts";
 import { MAX_RUNTIME_WARNINGS, RuntimeWarnings } from "../core/runtime-warnings.ts";
@@ -144,9 +144,31 @@ describe("requests", () => {
     const bad = await s.app.inject({ method: "POST", url: "/v1/tool-calls", headers: { ...RUNTIME_AUTH, "content-type": "application/json" }, payload: "{nope" });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ decision: "deny", code: "invalid-request" });
-    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/tool-calls", payload: { tool: "shell" } })).json()).toMatchObject({ code: "invalid-request" });
+    expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/tool-calls", payload: { tool: "shell" } })).json()).toMatchObject({ code: "invalid-call" });
     expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "GET", url: "/v1/nothing" })).statusCode).toBe(404);
     expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "POST", url: "/v1/stage", payload: { stage: "nine" } })).statusCode).toBe(404);
+  });
+
+  it("records every malformed call as one refusal and one count, and runs none of them", async () => {
+    const records: DecisionRecord[] = [];
+    const s = setup({ audit: { gate: () => true, decision: (_i, r) => (records.push(r), true), flush() {}, close() {} } });
+    const post = (payload: unknown, headers: Record<string, string> = {}) => s.app.inject({ headers: { ...RUNTIME_AUTH, ...headers }, method: "POST", url: "/v1/tool-calls", payload: payload as Record<string, unknown> });
+    const notObject = await post({ id: "m1", tool: "shell", args: "make" });
+    expect(notObject.statusCode).toBe(400);
+    expect(notObject.json()).toEqual({ id: "m1", tool: "shell", decision: "deny", code: "invalid-call", message: "[error] invalid tool call: args: Invalid input: expected record, received string" });
+    expect((await post({ id: "m2", tool: 42, args: {} })).json()).toMatchObject({ id: "m2", tool: "42", code: "invalid-call" });
+    expect((await post({ tool: "shell", args: { command: "make" } })).json()).toMatchObject({ code: "invalid-call" });
+    expect((await post({ id: "m4", tool: "shell", args: { command: "make" } }, { "leviath-deadline": "soon" })).json()).toMatchObject({ id: "m4", code: "invalid-call" });
+    expect(records.map((r) => [r.call_id, r.tool_name, r.decision, r.decision_source, r.code])).toEqual([
+      ["m1", "shell", "deny", "invalid_arguments", "invalid-call"], ["m2", "42", "deny", "invalid_arguments", "invalid-call"],
+      ["", "shell", "deny", "invalid_arguments", "invalid-call"], ["m4", "shell", "deny", "invalid_arguments", "invalid-call"],
+    ]);
+    const counted = (await s.metrics.registry.getSingleMetricAsString("leviath_sidecar_decisions_total")).split("\n")
+      .filter((l) => l.includes('source="invalid_arguments"')).reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+    expect(counted).toBe(4);
+    expect(s.commands).toEqual([]);
+    // Not remembered: the id of a malformed call is free for the real one.
+    expect((await s.call("m1", "read_file", { path: "sub" })).body).not.toMatchObject({ code: "duplicate-call-id" });
   });
 
   it("labels only results of calls decided 'run'", async () => {

@@ -3,7 +3,6 @@
 // produced (which the sidecar labels).
 import type { FastifyInstance } from "fastify";
 import type { SidecarAppDeps } from "./app-deps.ts";
-import { buildDeny } from "../core/call-outcomes.ts";
 import { computeCallStatus } from "./call-status.ts";
 import { onResponseDropped } from "./response-dropped.ts";
 import {
@@ -14,15 +13,16 @@ import { refuse } from "./refusal-reply.ts";
 /** Registers the tool-call routes. */
 export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDeps): void {
   app.post("/v1/tool-calls", async (req, reply) => {
+    // A call that does not parse is still a refused call: recorded and counted by the core.
     const body = ToolCallBodySchema.safeParse(req.body);
     if (!body.success) {
-      const raw = (req.body ?? {}) as { id?: unknown; tool?: unknown };
-      const r = buildDeny(String(raw.id ?? ""), String(raw.tool ?? ""), "invalid-request", `[error] invalid tool call: ${formatZodIssue(body.error)}`);
+      const raw: { id?: unknown; tool?: unknown } = typeof req.body === "object" && req.body !== null && !Array.isArray(req.body) ? req.body : {};
+      const r = deps.service.refuseMalformed({ id: raw.id, tool: raw.tool, message: `[error] invalid tool call: ${formatZodIssue(body.error)}` });
       return reply.code(computeCallStatus(r)).send(r.body);
     }
     const deadline = DeadlineSchema.safeParse(req.headers[DEADLINE_HEADER]);
     if (!deadline.success) {
-      const r = buildDeny(body.data.id, body.data.tool, "invalid-request", `[error] invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}`);
+      const r = deps.service.refuseMalformed({ id: body.data.id, tool: body.data.tool, message: `[error] invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}` });
       return reply.code(computeCallStatus(r)).send(r.body);
     }
     const r = await deps.service.submit({ ...body.data, deadline: deadline.data });

@@ -4,14 +4,16 @@
 // `initialize` handshake: a client that initializes keeps one server and transport for its session, a request
 // without one gets its own). Every answer comes from the same handlers (./mcp-handlers.ts) and so the same core:
 // a session holds no decision, only the SDK objects. Every refusal of a call is the core's, so it is audited and
-// counted like one on `/v1`; what is answered here alone is the protocol's (a malformed JSON-RPC request or
-// params the SDK's schema refuses, an unknown method, session or revision), and no call exists for those.
+// counted like one on `/v1`, a `tools/call` whose params the SDK's schema refuses included (refused by the core
+// here, then answered with the SDK's JSON-RPC error); what is answered here alone is the protocol's (a malformed
+// JSON-RPC request, an unknown method, session or revision), and no call exists for those.
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { McpHttpHandler, Server, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { onResponseDropped } from "../http/response-dropped.ts";
 import { buildServer, loadServerSdk, type McpDeps, type ServerSdk } from "./mcp-handlers.ts";
+import { findMalformedToolCalls } from "./malformed-call.ts";
 
 export type { McpDeps } from "./mcp-handlers.ts";
 
@@ -109,6 +111,10 @@ class McpEndpoint {
 
   /** One POST: to its session, to the 2026-era handler, or to a new session or stateless exchange of the 2025 era. */
   async post(req: FastifyRequest, reply: FastifyReply): Promise<Response> {
+    // The SDK answers these with a protocol error and never calls a handler: each is refused (recorded) here.
+    for (const bad of findMalformedToolCalls(req.body)) {
+      this.#deps.service.refuseMalformed({ id: `mcp-${randomUUID()}`, tool: bad.tool, message: `[error] invalid tool call: ${bad.detail}` });
+    }
     const sdk = await (this.#sdk ??= loadServerSdk());
     const sessionId = req.headers[SESSION_HEADER];
     const web = toWebRequest(req, reply);

@@ -66,4 +66,13 @@ describe("AuditChunks", () => {
     last.resume(2, "x".repeat(20));
     expect(last.accept("x\n")).toBe(false);
   });
+
+  it("continues after a stored chunk whose text is not the sidecar's, never writing that chunk", async () => {
+    const r = recorder();
+    const chunks = new AuditChunks(r.write, 10, 3);
+    chunks.resume(0, undefined);
+    expect(chunks.accept("aa\n")).toBe(true);
+    await chunks.flush();
+    expect(r.writes).toEqual([[1, "aa\n"]]);
+  });
 });

@@ -3,7 +3,8 @@
 // waits for nothing but memory) and written in the background and on stop; a full chunk is written once more
 // and then forgotten, so memory holds at most the chunks not yet written. Beyond the bound, lines are refused,
 // and with them the calls (fail closed: an unrecorded call never runs). A restarted sidecar continues after the
-// last chunk an earlier start stored (`resume`): the chunks before it are never written again, it is extended.
+// last chunk an earlier start recorded in the Run's `status.audit` (`resume`): the chunks before it are never
+// written again, it is extended with the text the record vouches for, or left alone when it no longer holds it.
 import { AUDIT_CHUNK_BYTES, MAX_AUDIT_CHUNKS } from "../../sandbox/names.ts";
 
 /** The ConfigMap key holding a chunk's lines. */
@@ -33,15 +34,15 @@ export class AuditChunks {
 
   /**
    * Continues the sequence an earlier start stored: chunk `index` (the last one there) holds `text`. Called before
-   * the first line; a chunk already full (or fuller than a chunk may be) is left as it is and the next line opens
-   * the one after it, within the bound.
+   * the first line; a chunk already full (or fuller than a chunk may be), or one whose text is not the sidecar's
+   * (`undefined`), is left as it is and the next line opens the one after it, within the bound.
    */
-  resume(index: number, text: string): void {
+  resume(index: number, text: string | undefined): void {
     if (this.#open.size > 0 || this.#current > 0) throw new Error("AuditChunks.resume after lines were accepted");
-    const bytes = Buffer.byteLength(text, "utf8");
+    const bytes = text === undefined ? this.#chunkBytes : Buffer.byteLength(text, "utf8");
     this.#current = index;
     this.#currentBytes = Math.min(bytes, this.#chunkBytes);
-    if (bytes < this.#chunkBytes) this.#open.set(index, text);
+    if (text !== undefined && bytes < this.#chunkBytes) this.#open.set(index, text);
   }
 
   /** Takes one line; false when the audit is at its bound (or the line alone exceeds a chunk). */
