@@ -67,6 +67,8 @@ export const REASON = {
   snapshotInvalid: "PolicySnapshotInvalid",
   blueprintFilesNotFound: "BlueprintFilesNotFound",
   blueprintFilesInvalid: "BlueprintFilesInvalid",
+  /** The Agent's blueprint-files ConfigMap lacks the opt-in label `leviath.dev/blueprint-files: "true"`. */
+  blueprintFilesNotOptedIn: "BlueprintFilesNotOptedIn",
   waiting: "WaitingForPods",
   /** The scheduler could not place a pod of the Run (its message quoted). */
   unschedulable: "Unschedulable",

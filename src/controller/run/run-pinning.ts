@@ -133,7 +133,7 @@ async function readBlueprintFiles(writer: ClusterWriter, namespace: string, agen
   const source = await writer.read("configMap", namespace, configMap) as (KubeObject & BlueprintFilesSource) | undefined;
   const checked = checkBlueprintFiles(agent, configMap, source);
   if (checked.ok) return { files: checked.files };
-  return { ...pending(source ? REASON.blueprintFilesInvalid : REASON.blueprintFilesNotFound, checked.message), recheckMs: BLUEPRINT_FILES_RECHECK_MS };
+  return { ...pending(checked.reason, checked.message), recheckMs: BLUEPRINT_FILES_RECHECK_MS };
 }
 
 type AgentObject = KubeObject & { spec?: unknown; metadata: { generation?: number } };
