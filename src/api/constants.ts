@@ -52,6 +52,12 @@ export const LABEL = {
   poolPair: "leviath.dev/pool-pair",
 } as const;
 
+/** Annotations an owner sets on a credential Secret (docs/security.md, "Credentials"). */
+export const CREDENTIAL_ANNOTATION = {
+  /** The endpoints (base URLs, space- or comma-separated) the Secret's keys may be sent to when a Run picks a base URL. */
+  endpoints: "leviath.dev/credential-endpoints",
+} as const;
+
 /** Annotations the operator writes on objects it does not own. */
 export const APPROVAL_ANNOTATION = {
   /** The ServiceAccount of the sidecar that may mark this Approval consumed (checked at admission). */
