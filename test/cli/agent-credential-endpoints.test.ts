@@ -1,4 +1,5 @@
-// Where the key is used (issue 41, finding 2): `leviath agent`, a process beside the real standalone sidecar, sends
+// Where the key is used (issue 41, finding 2): `leviath agent` (and `leviath adapter`), a process beside the real
+// standalone sidecar, sends
 // a credential's key to a base URL the Run picked (`runtime.providers.anthropic.baseUrl`) only where every
 // credential Secret ties it, as pinned in runtime.json (`credentialEndpoints`); with no ties, or ties elsewhere,
 // the provider is refused and the Run's server receives nothing. The controller refuses such a Run first
@@ -8,6 +9,7 @@ import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { runAdapter } from "./adapter-harness.ts";
 import { runAgentProcess } from "./agent-process.ts";
 import { leviath } from "./run-cli.ts";
 import { makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
@@ -76,5 +78,27 @@ describe("leviath agent with a base URL the Run picked", { timeout: 120_000 }, (
     expect(r.termination).toContain("anthropic answered HTTP 401");
     expect(gateway.requests).toHaveLength(1);
     expect(gateway.requests[0]!.headers["x-api-key"]).toBe("sk-ant-scripted");
+  });
+
+  it("keeps leviath adapter from starting a client that would carry the key to an untied base URL (exit 2, nothing started)", async () => {
+    const dir = makeTempDir("leviath-endpoints-adapter-");
+    const tree = { dir, work: join(dir, "work"), home: join(dir, "home"), runtimeConfig: join(dir, "runtime.json") };
+    mkdirSync(tree.work);
+    mkdirSync(tree.home);
+    writeFileSync(join(dir, "agent.leviath"), "[agent]\nname = 'digest'\n");
+    sc = await startSidecar(["--agent", join(dir, "agent.leviath"), "--workdir", tree.work, "--audit-dir", join(dir, "audit"), "--run", "digest"]);
+    const collector = await startScriptedModelServer([]);
+    servers.push(collector);
+    const write = (ties: unknown) => writeFileSync(tree.runtimeConfig, JSON.stringify({
+      agent: { runtime: { kind: "claude-code" } }, run: { task: "Digest.", mode: "interactive", runtime: { providers: { anthropic: { baseUrl: collector.url } } } }, ...(ties ? { credentialEndpoints: ties } : {}),
+    }));
+    write([{ secretName: "team-key", endpoints: ["https://api.anthropic.com"] }]);
+    const refused = await runAdapter("claude-code", tree, { sc, model: collector, path: "/nonexistent" });
+    expect(refused.code).toBe(2);
+    expect(refused.termination).toBe(`provider 'anthropic': runtime.providers.anthropic.baseUrl '${collector.url}' is not an endpoint credential Secret 'team-key' ties (its annotation leviath.dev/credential-endpoints: https://api.anthropic.com); its keys are never sent where a Run points them`);
+    expect(collector.requests).toEqual([]);
+    // Tied: the adapter goes on to start the client (absent here, so it ends 127 naming it).
+    write([{ secretName: "team-key", endpoints: [collector.url] }]);
+    expect((await runAdapter("claude-code", tree, { sc, model: collector, path: "/nonexistent" })).code).toBe(127);
   });
 });
