@@ -147,7 +147,12 @@ describe("a Run's workspace", () => {
     await waitForRunStatus("victim", (r) => conditionOf(r, "PolicyResolved")?.reason === "AgentNotFound", "the Run to wait for its Agent");
     await plantClaim("victim");
     await createAgent(namespace, "not-yet", { sandbox: { kind: "container", image: "alpine:3" } });
-    await expectRefused("victim", "WorkspaceInUse", "spec.workspace: PersistentVolumeClaim 'victim-workspace' exists and was not made by the operator for this Run; the Run waits until it is gone");
+    const message = "spec.workspace: PersistentVolumeClaim 'victim-workspace' exists and was not made by the operator for this Run; the Run waits until it is gone";
+    const refused = await waitForRunStatus("victim", (r) => conditionOf(r, "PolicyResolved")?.message === message || conditionOf(r, "PolicyResolved")?.status === "True", "the planted claim refused");
+    expect(refused.status?.phase).toBe("Pending");
+    expect(conditionOf(refused, "PolicyResolved")).toMatchObject({ status: "False", reason: "WorkspaceInUse", message });
+    // Its only "child" is the planted claim (it names the Run as owner): no pod, nothing the operator wrote.
+    expect((await childrenOf(namespace, "victim")).map((c) => c.ref)).toEqual(["PersistentVolumeClaim/victim-workspace"]);
     expect(await mountedClaims("victim")).toEqual([]);
   });
 
