@@ -1,13 +1,16 @@
 // Which wire protocol, base URL and key each provider name means. The blueprint (the Agent's author, untrusted)
 // names only a provider and a model; where requests go and which key they carry come from the Run's side: its
 // credentials (environment or files, docs/runtime.md) and its `runtime.providers`. So an Agent cannot send the
-// Run creator's key to a server of its choosing.
+// Run creator's key to a server of its choosing. Nor can the Run send a credential's key to one of its own: a base
+// URL it picks gets the key only where every credential Secret ties it (pinned in runtime.json,
+// policy/credential-endpoints.ts); else the provider is refused and no request goes out.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createAnthropicProvider } from "./providers/anthropic.ts";
 import { createOpenAiProvider } from "./providers/openai.ts";
 import type { RetryPolicy } from "./providers/provider-http.ts";
 import type { ModelProvider } from "./providers/types.ts";
+import { decideKeyDestination, type CredentialEndpoints } from "../policy/credential-endpoints.ts";
 
 /** The two wire protocols. */
 export const PROTOCOLS = ["anthropic", "openai"] as const;
@@ -55,6 +58,8 @@ export interface RegistryInput {
   readonly configs: Readonly<Record<string, ProviderConfig>>;
   readonly lookup: (key: string) => string | undefined;
   readonly retry?: RetryPolicy;
+  /** What each credential Secret ties, pinned at the Run's start (runtime.json `credentialEndpoints`); absent: none. */
+  readonly credentialEndpoints?: readonly CredentialEndpoints[] | undefined;
 }
 
 /** A provider for a name, or why there is none (a message naming what to set). */
@@ -74,6 +79,10 @@ export function createProviderRegistry(input: RegistryInput): (provider: string,
     const apiKey = input.lookup(`${stem}_API_KEY`);
     const missing = checkEndpoint(name, stem, { baseUrl, apiKey });
     if (missing !== undefined) return { ok: false, message: missing };
+    // The Run's own base URL gets a key only where the credentials tie it (fail closed: no ties, no key sent).
+    const untied = config.baseUrl === undefined || apiKey === undefined ? undefined
+      : decideKeyDestination({ provider: name, baseUrl: config.baseUrl, field: `runtime.providers.${name}.baseUrl` }, input.credentialEndpoints);
+    if (untied !== undefined) return { ok: false, message: `provider '${name}': ${untied}` };
     const opts = { name, apiKey, ...(baseUrl === undefined ? {} : { baseUrl }), ...(config.stream === undefined ? {} : { stream: config.stream }), ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(input.retry ? { retry: input.retry } : {}) };
     return { ok: true, provider: protocol === "anthropic" ? createAnthropicProvider(opts) : createOpenAiProvider(opts) };
   };

@@ -93,7 +93,7 @@ export const SafeCommandsSchema = z.strictObject({
 
 /** `spec.blueprintFiles`: the files that ship with the Agent, which `blueprint:` seeds read and nothing else does. */
 export const BlueprintFilesSchema = z.strictObject({
-  configMap: ObjectNameSchema.describe("A ConfigMap in the Agent's namespace; each data key is one file of the blueprint directory (plain file names, at most 512 KiB in all, no binaryData). Copied into the Run's snapshot at start."),
+  configMap: ObjectNameSchema.describe("A ConfigMap in the Agent's namespace that its owner opted in (label leviath.dev/blueprint-files: \"true\"; any other is never read for the Agent); each data key is one file of the blueprint directory (plain file names, at most 512 KiB in all, no binaryData). Copied into the Run's snapshot at start."),
 }).describe("The blueprint's own files for blueprint: seeds, mounted read-only into the sidecar only and pinned at the Run's start; no read-path grant widens them.");
 
 /** The Agent spec: an upstream blueprint, enforced parts strict, runtime parts verbatim. */

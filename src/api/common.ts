@@ -85,7 +85,7 @@ export const ObjectNameSchema = z
  * Secret must be in the Run's namespace and carry the opt-in label `leviath.dev/credential: "true"`.
  */
 export const CredentialSchema = z.strictObject({
-  secretName: ObjectNameSchema.describe("A Secret in the Run's namespace labelled `leviath.dev/credential: \"true\"`."),
+  secretName: ObjectNameSchema.describe("A Secret in the Run's namespace labelled `leviath.dev/credential: \"true\"`. A base URL the Run picks (spec.runtime.providers.<name>.baseUrl) is used with it only if its annotation `leviath.dev/credential-endpoints` lists that endpoint."),
   as: z.enum(["env", "files"]).default("env").describe("env: every key becomes an environment variable; files: every key a file."),
 });
 /** One credential reference. */

@@ -34,6 +34,11 @@ export const LABEL = {
   managedBy: "app.kubernetes.io/managed-by",
   /** On a Secret: `"true"` lets Agents and Runs of its namespace name it as a credential. */
   credential: "leviath.dev/credential",
+  /**
+   * On a ConfigMap: `"true"` lets Agents of its namespace name it as their `spec.blueprintFiles.configMap` (its
+   * files are then pinned into their Runs, where the Run's creator can read them back): set by whoever may write it.
+   */
+  blueprintFiles: "leviath.dev/blueprint-files",
   /** On a Secret: the one MCP server (its LeviathPolicy name) whose `secretRef` may deliver it to the sidecar. */
   mcpServer: "leviath.dev/mcp-server",
   /** On a warm pool's pods and their claims: the Agent (its name; the pool lives in its namespace) the pool serves. */
@@ -45,6 +50,12 @@ export const LABEL = {
    * scheduled beside it (their workspace is its claim) and adopted with it.
    */
   poolPair: "leviath.dev/pool-pair",
+} as const;
+
+/** Annotations an owner sets on a credential Secret (docs/security.md, "Credentials"). */
+export const CREDENTIAL_ANNOTATION = {
+  /** The endpoints (base URLs, space- or comma-separated) the Secret's keys may be sent to when a Run picks a base URL. */
+  endpoints: "leviath.dev/credential-endpoints",
 } as const;
 
 /** Annotations the operator writes on objects it does not own. */

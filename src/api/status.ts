@@ -67,6 +67,8 @@ export const REASON = {
   snapshotInvalid: "PolicySnapshotInvalid",
   blueprintFilesNotFound: "BlueprintFilesNotFound",
   blueprintFilesInvalid: "BlueprintFilesInvalid",
+  /** The Agent's blueprint-files ConfigMap lacks the opt-in label `leviath.dev/blueprint-files: "true"`. */
+  blueprintFilesNotOptedIn: "BlueprintFilesNotOptedIn",
   waiting: "WaitingForPods",
   /** The scheduler could not place a pod of the Run (its message quoted). */
   unschedulable: "Unschedulable",
@@ -285,6 +287,7 @@ export const RunStatusSchema = z.strictObject({
   enginePod: z.string().optional().describe("The engine pod (agent runtime and leviath sidecar)."),
   startedFrom: z.enum(STARTED_FROM).optional().describe("pool: the engine pod was adopted from a warm pool and bound late; cold: it was created for this Run (written only with warm pools on)."),
   workspace: z.string().optional().describe("The workspace claim the Run's pods mount (written with startedFrom): an adopted pool pod's own claim, or the Run's."),
+  workspaceClaimUid: z.string().optional().describe("The uid of the workspace claim the controller created for this Run (<run>-workspace); a claim under that name with another uid is never mounted."),
   readPaths: ReadPathCountsSchema.optional(),
   sandboxes: z.array(RunSandboxStatusSchema).optional().describe("The run's sandbox pods, one per distinct sandbox."),
   stage: z.string().optional().describe("The stage the agent is in (written by the sidecar)."),

@@ -14,6 +14,7 @@ import { runStages } from "./adapter-stages.ts";
 import { createTerminationReport, DEFAULT_RUNTIME_CONFIG, readSidecarSettings, readSidecarToken } from "./agent.ts";
 import { parseCommandArgs } from "./args.ts";
 import { UsageError, type CliIo } from "./io.ts";
+import { decideKeyDestination } from "../policy/credential-endpoints.ts";
 
 /** `leviath adapter --help`. */
 export const ADAPTER_HELP = `Usage: leviath adapter <kind> [options]
@@ -153,9 +154,14 @@ function buildLaunchContext(config: AgentRuntimeConfig, at: { io: CliIo; provide
   const lookup = createCredentialLookup(at.io.env, at.credentialsDir);
   const model = at.stage.model.models.find((m) => m.provider === at.provider)?.model;
   const prefix = at.provider.toUpperCase();
-  const providerBaseUrl = config.runtime.providers?.[at.provider]?.baseUrl ?? lookup(`${prefix}_BASE_URL`);
+  const runBaseUrl = config.runtime.providers?.[at.provider]?.baseUrl;
+  const providerBaseUrl = runBaseUrl ?? lookup(`${prefix}_BASE_URL`);
   const keyName = `${prefix}_API_KEY`;
   const key = lookup(keyName);
+  // The Run's own base URL gets the key only where the credentials tie it (policy/credential-endpoints.ts).
+  const untied = runBaseUrl === undefined || key === undefined ? undefined
+    : decideKeyDestination({ provider: at.provider, baseUrl: runBaseUrl, field: `runtime.providers.${at.provider}.baseUrl` }, config.credentialEndpoints);
+  if (untied !== undefined) throw new LaunchRefused(`provider '${at.provider}': ${untied}`);
   return {
     sidecarUrl: at.sidecarUrl,
     token: at.token,

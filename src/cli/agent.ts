@@ -40,7 +40,9 @@ Providers: a stage's model is { models = [{ provider, model }] } (or provider/mo
 the Run's runtime.model ("provider/model") overrides it. 'anthropic' speaks the Messages API, 'openai' and any
 other name the Chat Completions API (runtime.providers.<name>.protocol changes it). The key is <NAME>_API_KEY
 and the base URL runtime.providers.<name>.baseUrl or <NAME>_BASE_URL, from the environment or a credentials
-file; the blueprint never chooses where requests go.
+file; the blueprint never chooses where requests go. A key goes to runtime.providers.<name>.baseUrl only where
+every credential Secret ties it (annotation leviath.dev/credential-endpoints, pinned in runtime.json as
+credentialEndpoints); otherwise that provider is refused and no request is sent.
 
 Exit status: 0 the run succeeded (output submitted, or the last stage ended with no output stage), 1 it failed
 (a model or the sidecar failed, max_iterations, no output), 2 a usage or configuration error, 3 the spawn failed
@@ -84,7 +86,9 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   const token = await readSidecarToken(link, { path: abs(tokenFile), named: tokenFile });
   if (!token.ok) return say(AGENT_EXIT.failed, token.message);
   const plan = buildRunPlan(config.spec, config.runtime);
-  const providers = createProviderRegistry({ configs: config.runtime.providers ?? {}, lookup: createCredentialLookup(io.env, abs(v["credentials-dir"] ?? CREDENTIALS_DIR)) });
+  const providers = createProviderRegistry({
+    configs: config.runtime.providers ?? {}, lookup: createCredentialLookup(io.env, abs(v["credentials-dir"] ?? CREDENTIALS_DIR)), credentialEndpoints: config.credentialEndpoints,
+  });
   transcript.line(`[run] task: ${Buffer.byteLength(config.task ?? "")} bytes, inputs: ${Object.keys(config.inputs).join(", ") || "none"}, mode ${config.mode}, sidecar ${link.baseUrl}`);
   let tools;
   try {

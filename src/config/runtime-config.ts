@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { AgentSpecSchema, type AgentSpec } from "../api/agent.ts";
 import type { RuntimeTemplate } from "../api/runtime-templates.ts";
+import type { CredentialEndpoints } from "../policy/credential-endpoints.ts";
 import { RuntimeSnapshotSchema } from "../sandbox/run-snapshot.ts";
 
 /** The Run's settings for one provider (`spec.runtime.providers.<name>`). */
@@ -30,6 +31,8 @@ export interface AgentRuntimeConfig {
   readonly runtime: z.infer<typeof AgentRuntimeValuesSchema>;
   /** Runtime kind mcp-command: the policy's template the Agent names, as pinned at the Run's start. */
   readonly template?: RuntimeTemplate;
+  /** What each credential Secret ties, pinned with a base URL the Run picks (policy/credential-endpoints.ts). */
+  readonly credentialEndpoints?: readonly CredentialEndpoints[];
 }
 
 function describe(error: z.ZodError, prefix: string): string {
@@ -52,6 +55,9 @@ export function loadRuntimeConfig(path: string): { ok: true; value: AgentRuntime
   const runtime = AgentRuntimeValuesSchema.safeParse(snapshot.data.run.runtime ?? {});
   if (!runtime.success) return { ok: false, message: describe(runtime.error, `${path}: run.runtime.`) };
   const run = snapshot.data.run;
-  const template = snapshot.data.template;
-  return { ok: true, value: { spec: spec.data, task: run.task, inputs: run.inputs ?? {}, mode: run.mode, runtime: runtime.data, ...(template ? { template } : {}) } };
+  const { template, credentialEndpoints } = snapshot.data;
+  return {
+    ok: true,
+    value: { spec: spec.data, task: run.task, inputs: run.inputs ?? {}, mode: run.mode, runtime: runtime.data, ...(template ? { template } : {}), ...(credentialEndpoints ? { credentialEndpoints } : {}) },
+  };
 }

@@ -30,6 +30,11 @@ export interface ClusterWriter {
   replace(obj: KubeObject, resourceVersion: string | undefined): Promise<void>;
   /** Create; when the object already exists, read and return the existing one instead. */
   createOrGet(obj: KubeObject): Promise<KubeObject>;
+  /**
+   * Create, saying whether this request made the object (`created`, with the server's answer: its uid is one no
+   * other party chose) or found one under its name (`created: false`, the existing object as read).
+   */
+  createOrFind(obj: KubeObject): Promise<{ created: boolean; object: KubeObject }>;
   delete(obj: KubeObject): Promise<void>;
   /** Delete only if the object is still at its `resourceVersion`: false when someone wrote it since (a pool pod just claimed). */
   deleteAtVersion(obj: KubeObject): Promise<boolean>;

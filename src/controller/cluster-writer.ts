@@ -65,6 +65,11 @@ export function createClusterWriter(opts: ClusterWriterDeps): ClusterWriter {
       const found = await createOrRead(obj);
       return found.created ? found.object : found.existing;
     },
+    async createOrFind(obj) {
+      guard();
+      const found = await createOrRead(obj);
+      return found.created ? { created: true, object: found.object } : { created: false, object: found.existing };
+    },
     async delete(obj) {
       guard();
       opts.metrics.write("delete", obj.kind);

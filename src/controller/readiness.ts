@@ -7,7 +7,7 @@ import type { ConditionDecision } from "./conditions.ts";
 
 /** Reasons that wait for someone to change something (a spec, the Agent, the policy, a Secret's label). */
 const STALLED_REASONS: ReadonlySet<string> = new Set([
-  REASON.invalidSpec, REASON.invalidPolicy, REASON.refusedByPolicy, REASON.secretNotOptedIn, REASON.snapshotInvalid, REASON.credentialsOnHost,
+  REASON.invalidSpec, REASON.invalidPolicy, REASON.refusedByPolicy, REASON.secretNotOptedIn, REASON.blueprintFilesNotOptedIn, REASON.snapshotInvalid, REASON.credentialsOnHost,
 ]);
 
 function summary(ready: ConditionDecision, progress: "stalled" | "reconciling" | "none"): ConditionDecision[] {

@@ -52,6 +52,12 @@ export const RuntimeSnapshotSchema = z.strictObject({
   }),
   /** Runtime kind mcp-command: the policy's template the Agent names, resolved and pinned at start (leviath adapter runs it). */
   template: RuntimeTemplateSchema.optional(),
+  /**
+   * With a base URL the Run picks (`runtime.providers.<name>.baseUrl`): the endpoints each credential Secret ties
+   * (annotation leviath.dev/credential-endpoints), read when the Run was pinned. The runtime sends a key to such a
+   * base URL only where every entry ties it; absent, it sends none there (policy/credential-endpoints.ts).
+   */
+  credentialEndpoints: z.array(z.strictObject({ secretName: z.string().min(1), endpoints: z.array(z.string()) })).optional(),
 });
 
 /** Everything a Run is pinned to, as stored in its immutable ConfigMap. */

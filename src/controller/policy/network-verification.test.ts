@@ -30,6 +30,7 @@ function fakeCluster(phases: { open: string; closed: string }) {
     readMetadata: async () => undefined,
     applyStatus: async () => undefined,
     createOrGet: async (obj) => obj,
+    createOrFind: async (obj) => ({ created: true, object: obj }),
     replace: async () => undefined,
     create: async () => undefined,
   };

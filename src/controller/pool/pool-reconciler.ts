@@ -80,10 +80,20 @@ function desirePool(ctx: ControllerContext, agentObj: KubeObject & { spec?: unkn
   return { size: pool.size, template, hash: computePoolHash(template, ctx.settings) };
 }
 
-/** Creates `ids`' pool pods, each after its identity and claim (a pod naming a missing ServiceAccount is refused). */
+/**
+ * Creates `ids`' pool pods, each after its identity and claim (a pod naming a missing ServiceAccount is refused).
+ * The claim must be made by this request: one found under its name (planted, labels and owner included) is never
+ * mounted, and no pod is made for that id (a later pass picks new ids).
+ */
 async function createPoolPods(ctx: ControllerContext, template: PoolTemplate, ids: readonly string[]): Promise<void> {
   await Promise.all(ids.map(async (id) => {
-    for (const obj of buildPoolPodPrerequisites(template.agent, id)) await ctx.writer.create(obj);
+    for (const obj of buildPoolPodPrerequisites(template.agent, id)) {
+      if (obj.kind !== "PersistentVolumeClaim") {
+        await ctx.writer.create(obj);
+        continue;
+      }
+      if (!(await ctx.writer.createOrFind(obj)).created) throw new Error(`PersistentVolumeClaim '${obj.metadata.name}' exists and was not made by the operator for this pool pod`);
+    }
     await ctx.writer.create(buildPoolPod(template, id, ctx.settings));
   }));
 }

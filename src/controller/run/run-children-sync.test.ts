@@ -27,6 +27,12 @@ function harness(cached: KubeObject[], existing: KubeObject[] = []) {
       if (!found) writes.push(`create ${obj.kind}/${obj.metadata.name}`);
       return found ?? obj;
     },
+    createOrFind: async (obj) => {
+      const found = existing.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
+      if (found) return { created: false, object: found };
+      writes.push(`create ${obj.kind}/${obj.metadata.name}`);
+      return { created: true, object: { ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name}` } } };
+    },
     replace: async (obj, version) => { writes.push(version === undefined ? `create ${obj.kind}/${obj.metadata.name}` : `replace ${obj.kind}/${obj.metadata.name}@${version}`); },
   };
   return { writes, sync: createChildWriter(cache, writer).syncChildren };
@@ -58,6 +64,33 @@ describe("a Run's children", () => {
     const taken = harness([], [planted]);
     await expect(taken.sync(REF, [...DESIRED, claim], { live: true })).rejects.toThrow("PersistentVolumeClaim 'r1-workspace' exists and was not made by the operator for this Run");
     expect(taken.writes.filter((w) => w.includes("Pod/") || w.includes("PersistentVolumeClaim"))).toEqual([]);
+  });
+
+  it("record the uid of the claim they create, and mount no claim under its name with another uid, whatever its owner says", async () => {
+    const claim = child("PersistentVolumeClaim", "r1-workspace", { spec: { accessModes: ["ReadWriteOnce"] } });
+    const made = harness([]);
+    const record: { recorded?: string; accepted?: string } = {};
+    await made.sync(REF, [...DESIRED, claim], { live: true, claim: record });
+    expect(record.accepted).toBe("uid-r1-workspace");
+    // Planted before the Run was pinned: labels and an owner reference naming the Run, found on create or in the cache.
+    const planted = { ...claim, metadata: { ...claim.metadata, uid: "uid-planted" } };
+    for (const [what, h] of [["found on create", harness([], [planted])], ["in the cache", harness([planted])]] as const) {
+      const seen: { recorded?: string; accepted?: string } = {};
+      await expect(h.sync(REF, [...DESIRED, claim], { live: true, claim: seen }), what).rejects.toThrow("PersistentVolumeClaim 'r1-workspace' exists and was not made by the operator for this Run");
+      expect(h.writes.filter((w) => w.includes("Pod/")), what).toEqual([]);
+      expect(seen.accepted, what).toBeUndefined();
+    }
+    // Recorded: the claim with that uid is the Run's; one with another uid (deleted and planted again) is not.
+    const kept = harness([planted]);
+    await kept.sync(REF, [...DESIRED, claim], { live: true, claim: { recorded: "uid-planted" } });
+    expect(kept.writes).toContain("create Pod/r1-engine");
+    const swapped = harness([planted]);
+    await expect(swapped.sync(REF, [...DESIRED, claim], { live: true, claim: { recorded: "uid-ours" } })).rejects.toThrow("was not made by the operator for this Run");
+    // A Run started before uids were recorded (it has pods, which mount the claim already) records the one it has.
+    const upgraded = harness([planted, DESIRED[4]!]);
+    const first: { recorded?: string; accepted?: string } = {};
+    await upgraded.sync(REF, [...DESIRED, claim], { live: true, claim: first });
+    expect(first.accepted).toBe("uid-planted");
   });
 
   it("never delete a warm pool's sandbox pod that is not the Run's yet: they wait for its claim to show, or for the pool to retire it", async () => {

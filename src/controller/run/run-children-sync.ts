@@ -1,7 +1,8 @@
 // Writing a Run's children. A pod waits only for what it cannot go without: its ServiceAccount (admission refuses a
 // pod whose account does not exist), the NetworkPolicy that isolates it and, on the pass that pins the Run, the
-// start snapshot accepted on the server (`pinned`), and its workspace claim: created, or found to be the one made
-// for this Run (one of that name someone else made is never taken over). The Role and RoleBinding go out beside
+// start snapshot accepted on the server (`pinned`), and its workspace claim: created by this pass, or the one whose
+// uid the Run's status records (own-claim.ts; one of that name someone else made is never taken over or mounted,
+// whatever its labels and owner say). The Role and RoleBinding go out beside
 // the pods (the sidecar retries its reads until its binding exists). Pods are created, never applied: a pod's spec
 // cannot change, so a new one is a delete and a create. The account, RBAC and claim are created when the cache
 // holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
@@ -11,6 +12,7 @@ import type { KubeObject } from "../../kube/objects.ts";
 import { ANNOTATION, type RunRef } from "../../sandbox/names.ts";
 import { isApplied, isExactly, settleAll } from "../applied.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
+import { decideOwnClaim, type OwnClaimRecord } from "./own-claim.ts";
 
 /** A Run's pod as the reconcilers read it from the cache. */
 export type PodObject = KubeObject & {
@@ -81,38 +83,44 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
   }
 
   /**
-   * The Run's own workspace claim, created; never one that holds its name already without being the operator's for
-   * this Run (taken over, it would be mounted read-write with whatever someone put in it).
+   * The Run's own workspace claim: created, or, when the cache holds it, checked to be the one recorded (its uid);
+   * never one that holds its name without being the operator's for this Run (taken over, it would be mounted
+   * read-write with whatever someone put in it). Applied when it drifted. The uid accepted goes into `record`.
    */
-  async function createOwnClaim(ref: RunRef, claim: KubeObject): Promise<void> {
-    const found = await writer.createOrGet(claim);
-    if (!isOwnedBy(found, ref.uid)) throw new Error(`PersistentVolumeClaim '${claim.metadata.name}' exists and was not made by the operator for this Run`);
+  async function ensureOwnClaim(claim: KubeObject, seen: { cached: KubeObject | undefined; startedBefore: boolean; record: OwnClaimRecord }): Promise<void> {
+    const { cached, startedBefore, record } = seen;
+    const found = cached ? { created: false, object: cached } : await writer.createOrFind(claim);
+    const decided = decideOwnClaim(claim.metadata.name, { created: found.created, uid: found.object.metadata.uid, startedBefore }, record.recorded);
+    if (!decided.ok) throw new Error(decided.message);
+    record.accepted = decided.uid;
+    if (cached && !isInPlace(claim, cached)) await writer.apply(claim);
   }
 
   /**
    * Write the desired children (pods only when absent or changed), then delete owned children no longer desired
    * but those named in `spare` (`Kind/name`: an adopted pool pod's objects, which are never built).
    * `pinned` settles once the start snapshot written in this pass is accepted (it rejects otherwise): nothing but
-   * the ServiceAccount and the NetworkPolicy is written before it, and no pod.
+   * the ServiceAccount and the NetworkPolicy is written before it, and no pod. `claim`: what the Run's status
+   * records of its own workspace claim; the uid accepted this pass is written into it.
    */
-  async function syncChildren(ref: RunRef, desired: KubeObject[], opts: { live: boolean; pinned?: Promise<void>; spare?: ReadonlySet<string> }): Promise<number | undefined> {
-    const { live, pinned = Promise.resolve() } = opts;
+  async function syncChildren(ref: RunRef, desired: KubeObject[], opts: { live: boolean; pinned?: Promise<void>; spare?: ReadonlySet<string>; claim?: OwnClaimRecord }): Promise<number | undefined> {
+    const { live, pinned = Promise.resolve(), claim: record = {} } = opts;
     const owned = cache.listOwnedBy(ref.uid);
     const cachedOf = (obj: KubeObject) => owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
-    const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && !isInPlace(o, cachedOf(o)));
+    const isClaim = (o: KubeObject) => o.kind === CLAIM_KIND;
+    const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && !isClaim(o) && !isInPlace(o, cachedOf(o)));
     // A child the cache does not hold is created when a later apply of it cannot leave a field behind that
     // matters (CREATED_KINDS); one that drifted or changed is applied, taking its fields back. The NetworkPolicy is
     // created or replaced whole (EXACT_KINDS).
     const write = (obj: KubeObject) => {
       const cached = cachedOf(obj);
       if (EXACT_KINDS.has(obj.kind)) return writer.replace(obj, cached?.metadata.resourceVersion);
-      if (!cached && obj.kind === CLAIM_KIND) return createOwnClaim(ref, obj);
       return !cached && CREATED_KINDS.has(obj.kind) ? writer.create(obj) : writer.apply(obj);
     };
-    const isClaim = (o: KubeObject) => o.kind === CLAIM_KIND;
     const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write)]);
-    const claims = pinned.then(() => settleAll(writes.filter(isClaim).map(write)));
-    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind) && !isClaim(o)).map(write)));
+    const startedBefore = owned.some((o) => o.kind === "Pod");
+    const claims = pinned.then(() => settleAll(desired.filter(isClaim).map((c) => ensureOwnClaim(c, { cached: cachedOf(c), startedBefore, record }))));
+    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind)).map(write)));
     // A pod mounts its workspace claim by name: it waits until the claim under that name is the one made for this Run.
     const pods = settleAll<unknown>([prerequisites, claims]).then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
     // Both settle before the pass goes on (no write still in flight); the first failure is the pass's.

@@ -22,6 +22,7 @@ import { hasHostStages } from "../../sandbox/sandbox-plan.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { formatFieldPath } from "../conditions.ts";
 import { checkMcpSecrets } from "./mcp-secrets.ts";
+import { readCredentialEndpoints } from "./run-credential-endpoints.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import { isOwnedBy } from "./run-children-sync.ts";
 import { computeSnapshotDataSha256 } from "../../io/snapshot-digest.ts";
@@ -112,6 +113,10 @@ async function snapshotFor(deps: PinningDeps, ref: RunRef, spec: RunSpec, status
   if ("blocked" in fresh) return fresh;
   // Pinned with the rest: which MCP Secrets reach the sidecar is decided once, so the engine pod never changes.
   fresh.controller.mcpSecrets = await checkMcpSecrets(writer, ref.namespace, fresh.runPolicy.mcpServers);
+  // A base URL the Run picks gets a key only where the credential Secrets tie it: checked, and the ties pinned.
+  const tied = await readCredentialEndpoints(writer, ref.namespace, { runtime: spec.runtime, credentials: fresh.controller.credentials });
+  if ("blocked" in tied) return tied;
+  if (tied.ties) fresh.runtime.credentialEndpoints = tied.ties.map((t) => ({ secretName: t.secretName, endpoints: [...t.endpoints] }));
   const desired = buildPolicyConfigMap(ref, fresh) as ConfigMapObject;
   if (cached) return accept(ref, cached, desired.data, status);
   const accepted = writer.createOrGet(desired).then((written) => {
@@ -133,7 +138,7 @@ async function readBlueprintFiles(writer: ClusterWriter, namespace: string, agen
   const source = await writer.read("configMap", namespace, configMap) as (KubeObject & BlueprintFilesSource) | undefined;
   const checked = checkBlueprintFiles(agent, configMap, source);
   if (checked.ok) return { files: checked.files };
-  return { ...pending(source ? REASON.blueprintFilesInvalid : REASON.blueprintFilesNotFound, checked.message), recheckMs: BLUEPRINT_FILES_RECHECK_MS };
+  return { ...pending(checked.reason, checked.message), recheckMs: BLUEPRINT_FILES_RECHECK_MS };
 }
 
 type AgentObject = KubeObject & { spec?: unknown; metadata: { generation?: number } };

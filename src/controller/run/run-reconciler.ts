@@ -23,6 +23,7 @@ import { settleAll } from "../applied.ts";
 import { createChildWriter, POD_PREREQUISITES, type PodObject } from "./run-children-sync.ts";
 import { decideRun, type RunDecision } from "./run-decision.ts";
 import { createSnapshotPinner, type Blocked, type PinnedSnapshot } from "./run-pinning.ts";
+import type { OwnClaimRecord } from "./own-claim.ts";
 import { resolveResume } from "./run-resume.ts";
 import { createTransitionRecorder } from "../status-events.ts";
 import { buildBlockedRunStatus, buildRunStatus, overlayControllerFields, pickControllerFields, type EngineBinding, type StatusBasis } from "./run-status.ts";
@@ -92,9 +93,11 @@ interface Pass {
   readonly nowIso: string;
   /** The Run was already in a terminal phase when the pass began. */
   readonly isOver: boolean;
+  /** The Run's own workspace claim: the uid its status records, and the one this pass accepted (own-claim.ts). */
+  readonly claim: OwnClaimRecord;
 }
 
-const basisOf = (pass: Pass): StatusBasis => ({ generation: pass.generation, previous: pass.run.status, nowIso: pass.nowIso });
+const basisOf = (pass: Pass): StatusBasis => ({ generation: pass.generation, previous: pass.run.status, nowIso: pass.nowIso, workspaceClaimUid: pass.claim.accepted ?? pass.claim.recorded });
 
 /** Reconcile one Run: pin its policy once, build its children, write them, prune the rest, report status. */
 export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => Promise<ReconcileResult> {
@@ -140,6 +143,7 @@ function beginPass(ctx: RunContext, key: string): Pass | undefined {
     generation: run.metadata.generation ?? 0,
     nowIso: formatApiTime(ctx.deps.nowMs()),
     isOver: run.status?.phase !== undefined && TERMINAL_PHASES.includes(run.status.phase),
+    claim: { recorded: run.status?.workspaceClaimUid },
   };
 }
 
@@ -275,7 +279,7 @@ async function writeChildren(ctx: RunContext, pass: Pass, snapshot: PinnedSnapsh
     if (refused) throw new SnapshotRefused(refused);
   });
   try {
-    return { requeue: await ctx.syncChildren(ref, desired, { live: decision.lifecycle === "active", ...(pinned ? { pinned } : {}), spare }) };
+    return { requeue: await ctx.syncChildren(ref, desired, { live: decision.lifecycle === "active", ...(pinned ? { pinned } : {}), spare, claim: pass.claim }) };
   } catch (err) {
     if (err instanceof SnapshotRefused) return { stopped: await stop(ctx, pass, err.blocked, desired.filter((o) => POD_PREREQUISITES.has(o.kind))) };
     // The snapshot's own write failed: nothing is pinned, so no status may say it is; the loop retries.

@@ -20,7 +20,7 @@ export interface Resumed {
  * every pass would apply the status again (a no-op on the server, but a request and a worker's round trip).
  */
 export const CONTROLLER_RUN_FIELDS = [
-  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "startedFrom", "workspace", "readPaths", "sandboxes", "agentExit", "snapshotSha256", "resume", "conditions",
+  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "startedFrom", "workspace", "readPaths", "sandboxes", "agentExit", "snapshotSha256", "resume", "workspaceClaimUid", "conditions",
 ] as const satisfies readonly (keyof RunStatus)[];
 
 /** The controller-owned part of a status, for comparing before writing. */
@@ -45,7 +45,15 @@ export interface StatusBasis {
   readonly generation: number;
   readonly previous: RunStatus | undefined;
   readonly nowIso: string;
+  /** The uid of the workspace claim the operator made for the Run (own-claim.ts), once it has one. */
+  readonly workspaceClaimUid?: string | undefined;
 }
+
+/** `status.workspaceClaimUid`: kept once recorded, whatever else the status says. */
+const claimUidOf = (basis: StatusBasis): Pick<RunStatus, "workspaceClaimUid"> => {
+  const uid = basis.workspaceClaimUid ?? basis.previous?.workspaceClaimUid;
+  return uid ? { workspaceClaimUid: uid } : {};
+};
 
 /** Which engine pod the Run has and where it came from (`from` only with warm pools on), and the claim its pods mount. */
 export interface EngineBinding {
@@ -83,6 +91,7 @@ export function buildRunStatus(basis: StatusBasis, run: { name: string; snapshot
     ...(decision.agentExit ? { agentExit: decision.agentExit } : {}),
     ...(digest ? { snapshotSha256: digest } : {}),
     ...(resumed?.record ? { resume: resumed.record } : {}),
+    ...claimUidOf(basis),
     conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions)], nowIso, generation),
   };
 }
@@ -122,6 +131,7 @@ export function buildBlockedRunStatus(basis: StatusBasis, blocked: Blockage): Ru
     // The start snapshot accepted before the run was stopped: later passes check it by this digest.
     ...(digest ? { snapshotSha256: digest } : {}),
     ...(previous?.resume ? { resume: previous.resume } : {}),
+    ...claimUidOf(basis),
     conditions: buildConditions(previous?.conditions, [decided, ...decideRunReadiness(phase, [decided])], nowIso, generation),
   };
 }

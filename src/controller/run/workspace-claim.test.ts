@@ -42,13 +42,15 @@ describe("decideWorkspaceClaim", () => {
 
   it("lets a Run work in the claim the operator makes for it", () => {
     expect(decideWorkspaceClaim(facts({}))).toBeUndefined();
-    expect(decideWorkspaceClaim(facts({ existing: { madeFor: "notes", thisRun: true } }))).toBeUndefined();
   });
 
-  it("refuses a claim under the Run's own claim name that the operator did not make for it", () => {
-    expect(decideWorkspaceClaim(facts({ existing: { thisRun: false } }))).toEqual({
+  it("refuses any claim under the Run's own claim name before the Run is pinned, whatever its owner reference says", () => {
+    const refused = {
       reason: "WorkspaceInUse", message: "spec.workspace: PersistentVolumeClaim 'notes-workspace' exists and was not made by the operator for this Run; the Run waits until it is gone",
-    });
+    };
+    expect(decideWorkspaceClaim(facts({ existing: { thisRun: false } }))).toEqual(refused);
+    // Planted with an ownerReference naming this Run's uid: the operator makes its claim only once the Run is pinned.
+    expect(decideWorkspaceClaim(facts({ existing: { madeFor: "notes", thisRun: true } }))).toEqual(refused);
   });
 
   it("refuses a named claim the policy does not list", () => {

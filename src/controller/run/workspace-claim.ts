@@ -1,7 +1,8 @@
 // Which PersistentVolumeClaim a Run may work in, checked once when it is pinned. The workspace is mounted
 // read-write into the sidecar, the agent and every sandbox pod, so a Run's creator must not pick the claim behind
 // an admin's read-path volume or another Run's workspace. A Run works in the claim the operator makes for it
-// (`<run>-workspace`, which must be the operator's for this Run) or in one the LeviathPolicy lists as
+// (`<run>-workspace`, made once the Run is pinned, so a claim under that name before then is never the operator's,
+// whatever its owner reference says; afterwards it is recognised by its uid, own-claim.ts) or in one the LeviathPolicy lists as
 // `<namespace>/<claim>` in `spec.ceilings.workspaceClaims`, never one a policy volume or another Run holds.
 // (Where it is mounted is checked by the Run's schema: /workspace or below, api/run.ts.)
 import { GROUP, KIND } from "../../api/constants.ts";
@@ -71,7 +72,8 @@ export function decideWorkspaceClaim(f: WorkspaceClaimFacts): WorkspaceRefusal |
   const volume = f.policyClaims.find((p) => p.claimName === claim);
   if (volume) return { reason: REASON.refusedByPolicy, message: `${what} backs the LeviathPolicy's ${volume.field}; a workspace never mounts a policy volume's claim` };
   if (f.claimName === undefined) {
-    if (f.existing && !f.existing.thisRun) return { reason: REASON.workspaceInUse, message: `${what} exists and was not made by the operator for this Run; the Run waits until it is gone` };
+    // Checked only before the Run is pinned, when the operator has made no claim for it yet.
+    if (f.existing) return { reason: REASON.workspaceInUse, message: `${what} exists and was not made by the operator for this Run; the Run waits until it is gone` };
     return undefined;
   }
   if (f.existing?.madeFor !== undefined && !f.existing.thisRun) {

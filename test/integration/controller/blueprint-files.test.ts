@@ -1,13 +1,17 @@
 // An Agent's blueprint files (spec.blueprintFiles.configMap) against the real API server: the Run waits, naming
 // the ConfigMap, until it exists; one over the bound keeps the Run from starting; once started the files are the
 // copy in the Run's start snapshot, mounted read-only into the sidecar container only (not the agent container,
-// not a sandbox pod), and a later edit of the Agent's ConfigMap does not change them.
+// not a sandbox pod), and a later edit of the Agent's ConfigMap does not change them. Only a ConfigMap its owner
+// opted in (`leviath.dev/blueprint-files: "true"`) is read for an Agent (issue 41, finding 1): an Agent's author
+// bound to the chart's edit role, who may not read the admin's `team-notes` or another Run's `<run>-policy`, cannot
+// have the controller read either for them.
 import { readFileSync } from "node:fs";
 import { loadAllYaml, type V1ConfigMap, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeSnapshotDataSha256 } from "../../../src/io/snapshot-digest.ts";
 import { BLUEPRINT_FILES_MAX_BYTES } from "../../../src/sandbox/blueprint-files.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
+import { bindChartEditRole, kubectlAs } from "./chart-edit-role.ts";
 import { applyPolicy, conditionOf, createAgent, createRun, OURS, patchCustom, readCustom, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type TestOperator } from "./operator-harness.ts";
 
 let namespace = "";
@@ -17,7 +21,10 @@ const agentSpec = (configMap: string) => ({
   image: TEST_RUNTIME_IMAGE, sandbox: { kind: "container", image: "debian:bookworm-slim", network: false }, stages: [{ name: "main" }], blueprintFiles: { configMap },
 });
 const core = () => testCluster().core;
-const createFiles = (name: string, data: Record<string, string>) => core().createNamespacedConfigMap({ namespace, body: { metadata: { name, namespace }, data } });
+/** The Agent's author: the chart's edit role in this namespace, nothing else. */
+const AUTHOR = "agent-author";
+const OPT_IN = { "leviath.dev/blueprint-files": "true" };
+const createFiles = (name: string, data: Record<string, string>, labels: Record<string, string> = OPT_IN) => core().createNamespacedConfigMap({ namespace, body: { metadata: { name, namespace, labels }, data } });
 const resolvedFalse = (run: string, reason: string) =>
   waitForCustom("runs", namespace, run, (r) => conditionOf(r, "PolicyResolved")?.reason === reason, `${run} waiting with ${reason}`);
 
@@ -26,6 +33,7 @@ beforeAll(async () => {
   namespace = await createRestrictedNamespace("blueprint-files");
   await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
   await applyPolicy({});
+  await bindChartEditRole(namespace, AUTHOR);
   op = await startTestOperator();
 }, 120_000);
 
@@ -77,7 +85,7 @@ describe("spec.blueprintFiles", { timeout: 240_000 }, () => {
 
   it("does not change a started Run when the Agent's ConfigMap is edited", async () => {
     const before = await readCustom("runs", namespace, "early");
-    await core().replaceNamespacedConfigMap({ name: "bp-files", namespace, body: { metadata: { name: "bp-files", namespace }, data: { "intro.md": "intro v2, edited after start\n", "extra.md": "new\n" } } });
+    await core().replaceNamespacedConfigMap({ name: "bp-files", namespace, body: { metadata: { name: "bp-files", namespace, labels: OPT_IN }, data: { "intro.md": "intro v2, edited after start\n", "extra.md": "new\n" } } });
     await patchCustom("runs", namespace, "early", { metadata: { annotations: { "test/poke": "1" } } });
     // The poke makes the controller reconcile the Run again; give it a few passes to (wrongly) pick the edit up.
     await new Promise((r) => setTimeout(r, 3000));
@@ -115,5 +123,34 @@ describe("spec.blueprintFiles", { timeout: 240_000 }, () => {
     expect(conditionOf(refused, "PolicyResolved")?.message).toBe(`Agent 'big': spec.blueprintFiles.configMap 'big-files' holds ${BLUEPRINT_FILES_MAX_BYTES + 8} bytes; blueprint files may hold at most ${BLUEPRINT_FILES_MAX_BYTES}`);
     await expect(core().readNamespacedConfigMap({ name: "too-big-policy", namespace })).rejects.toThrow();
     expect((await core().listNamespacedPod({ namespace })).items.filter((p) => p.metadata?.labels?.["leviath.dev/run"] === "too-big")).toEqual([]);
+  });
+
+  it("never reads a ConfigMap its owner did not opt in for an Agent's author who may not read it (the admin's notes, another Run's snapshot)", async () => {
+    await createFiles("team-notes", { "notes.md": "the admin's notes\n" }, {});
+    // The author may not read either ConfigMap themselves.
+    for (const target of ["team-notes", "early-policy"]) {
+      const denied = await kubectlAs(AUTHOR, ["get", "configmap", target, "-n", namespace, "-o", "json"]);
+      expect(denied.exitCode, target).not.toBe(0);
+      expect(denied.stderr, target).toContain(`User "${AUTHOR}" cannot get resource "configmaps"`);
+    }
+    for (const [agent, target] of [["steal-notes", "team-notes"], ["steal-snapshot", "early-policy"]] as const) {
+      const manifests = [
+        { apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: agent, namespace }, spec: agentSpec(target) },
+        { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: `${agent}-run`, namespace }, spec: { agentRef: { name: agent } } },
+      ];
+      for (const m of manifests) {
+        const created = await kubectlAs(AUTHOR, ["create", "-f", "-"], JSON.stringify(m));
+        expect(created.exitCode, created.stderr).toBe(0);
+      }
+      const refused = await resolvedFalse(`${agent}-run`, "BlueprintFilesNotOptedIn");
+      expect(refused.status?.phase).toBe("Pending");
+      expect(conditionOf(refused, "PolicyResolved")?.message).toBe(
+        `Agent '${agent}': spec.blueprintFiles.configMap '${target}' lacks the label leviath.dev/blueprint-files: "true" (only a ConfigMap its owner opted in is read for an Agent); the Run waits`);
+      // Nothing of it was pinned: no snapshot, no digest, no pod, and the Run's status holds none of its text.
+      await expect(core().readNamespacedConfigMap({ name: `${agent}-run-policy`, namespace })).rejects.toThrow();
+      expect(refused.status?.["snapshotSha256"]).toBeUndefined();
+      expect(JSON.stringify(refused.status)).not.toContain("admin's notes");
+      expect((await core().listNamespacedPod({ namespace })).items.filter((p) => p.metadata?.labels?.["leviath.dev/run"] === `${agent}-run`)).toEqual([]);
+    }
   });
 });

@@ -4,13 +4,32 @@
 // own code (`/app/bin`), would step around the grants and the taint gate. Each refusal names the field and the
 // claim, and no pod is created; a claim the policy lists is used, at the path asked for under /workspace.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRestrictedNamespace, deleteNamespace, expectApiError, installCrds, testCluster } from "../harness/index.ts";
+import { buildWorkspaceClaim } from "../../../src/sandbox/run-objects.ts";
+import { createRestrictedNamespace, deleteNamespace, expectApiError, installCrds, kubectl, testCluster, waitFor } from "../harness/index.ts";
+import { kubectlAs } from "./chart-edit-role.ts";
 import {
-  applyPolicy, childrenOf, conditionOf, createAgent, createRun, OURS, patchCustom, startTestOperator, waitForCustom, type Custom, type TestOperator,
+  applyPolicy, childrenOf, conditionOf, createAgent, createRun, OURS, patchCustom, readCustom, startTestOperator, waitForCustom, type Custom, type TestOperator,
 } from "./operator-harness.ts";
 
 let namespace = "";
 let op: TestOperator;
+const PLANTER = "claim-planter";
+
+/**
+ * Plants `<run>-workspace` as PLANTER: exactly the claim the operator would make for the Run (its labels, its
+ * controller owner reference naming the Run's uid), but for blockOwnerDeletion, which needs delete on the Run.
+ */
+async function plantClaim(run: string): Promise<string> {
+  const uid = (await testCluster().custom.getNamespacedCustomObject({ ...OURS.runs, namespace, name: run }) as Custom).metadata!.uid!;
+  const claim = buildWorkspaceClaim({ name: run, namespace, uid }, "notes", { size: "1Gi", accessMode: "ReadWriteOnce" });
+  claim.metadata.ownerReferences = claim.metadata.ownerReferences!.map((r) => ({ ...r, blockOwnerDeletion: false }));
+  const created = await kubectlAs(PLANTER, ["create", "-f", "-", "-o", "json"], JSON.stringify(claim));
+  expect(created.exitCode, created.stderr).toBe(0);
+  return (JSON.parse(created.stdout) as { metadata: { uid: string } }).metadata.uid;
+}
+
+/** The claims the Run's pods mount. */
+const mountedClaims = async (run: string) => (await podsOf(run)).flatMap(({ obj }) => ((obj as unknown as PodView).spec.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : [])));
 
 type PodView = { spec: { volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[]; containers: { volumeMounts?: { name: string; mountPath: string }[] }[] } };
 
@@ -52,6 +71,9 @@ beforeAll(async () => {
   await createClaim("design-docs");
   await createClaim("team-scratch");
   await applyPolicyListing([]);
+  // Someone who may create claims in the namespace, and nothing of the operator's kinds.
+  await kubectl(["create", "role", "claim-maker", "-n", namespace, "--verb=create,get", "--resource=persistentvolumeclaims"]);
+  await kubectl(["create", "rolebinding", "claim-maker", "-n", namespace, "--role=claim-maker", `--user=${PLANTER}`]);
 });
 
 afterAll(async () => {
@@ -118,5 +140,54 @@ describe("a Run's workspace", () => {
       expect(pod.spec.volumes).toContainEqual({ name: "workspace", persistentVolumeClaim: { claimName: "nested-workspace" } });
       for (const c of pod.spec.containers) expect(c.volumeMounts).toContainEqual({ name: "workspace", mountPath: "/workspace/repo" });
     }
+  });
+
+  it("is never a claim planted under the Run's own name while it waited unpinned, owner reference and labels included", async () => {
+    await createRun(namespace, "victim", { agentRef: { name: "not-yet" } });
+    await waitForRunStatus("victim", (r) => conditionOf(r, "PolicyResolved")?.reason === "AgentNotFound", "the Run to wait for its Agent");
+    await plantClaim("victim");
+    await createAgent(namespace, "not-yet", { sandbox: { kind: "container", image: "alpine:3" } });
+    const message = "spec.workspace: PersistentVolumeClaim 'victim-workspace' exists and was not made by the operator for this Run; the Run waits until it is gone";
+    const refused = await waitForRunStatus("victim", (r) => conditionOf(r, "PolicyResolved")?.message === message || conditionOf(r, "PolicyResolved")?.status === "True", "the planted claim refused");
+    expect(refused.status?.phase).toBe("Pending");
+    expect(conditionOf(refused, "PolicyResolved")).toMatchObject({ status: "False", reason: "WorkspaceInUse", message });
+    // Its only "child" is the planted claim (it names the Run as owner): no pod, nothing the operator wrote.
+    expect((await childrenOf(namespace, "victim")).map((c) => c.ref)).toEqual(["PersistentVolumeClaim/victim-workspace"]);
+    expect(await mountedClaims("victim")).toEqual([]);
+  });
+
+  it("is never a claim planted after the Run was pinned and before the operator made its own: its pods wait, naming the claim", async () => {
+    const enforcement = (spec: Record<string, unknown> | undefined) => testCluster().objects.patch(
+      { apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec: { networkEnforcement: spec ?? { verify: false } } },
+      undefined, undefined, "leviath-test-enforcement", true, "application/apply-patch+yaml");
+    await createAgent(namespace, "closed", { sandbox: { kind: "container", image: "alpine:3", network: false } });
+    // Enforcement never verified here (no node runs the probe): the pinned Run waits before any child is written.
+    await enforcement({ verify: true, namespace, probeTimeoutSeconds: 600, onUnverified: "refuse" });
+    await createRun(namespace, "pinned", { agentRef: { name: "closed" } });
+    await waitForRunStatus("pinned", (r) => typeof r.status?.["snapshotSha256"] === "string" && String(r.status?.message).includes("not verified"), "the Run pinned and waiting");
+    expect((await childrenOf(namespace, "pinned")).map((c) => c.ref).filter((r) => r.startsWith("PersistentVolumeClaim/"))).toEqual([]);
+    const planted = await plantClaim("pinned");
+    await enforcement(undefined);
+    // A pinned Run is not brought back by a policy change: poke it until a pass has met the claim.
+    let pokes = 0;
+    const stuck = await waitFor(async () => {
+      const r = await readCustom("runs", namespace, "pinned");
+      if (String(conditionOf(r, "ChildrenFailure")?.message ?? "").includes("pinned-workspace")) return r;
+      await patchCustom("runs", namespace, "pinned", { metadata: { annotations: { "test/poke": String(++pokes) } } });
+      return undefined;
+    }, { timeoutMs: 30_000, description: "the Run to refuse the planted claim" });
+    expect(conditionOf(stuck, "ChildrenFailure")?.message).toContain("PersistentVolumeClaim 'pinned-workspace' exists and was not made by the operator for this Run");
+    expect(stuck.status?.["workspaceClaimUid"]).toBeUndefined();
+    expect(await mountedClaims("pinned")).toEqual([]);
+    // The planted claim was left as it was: not taken over, not deleted.
+    const claim = await testCluster().core.readNamespacedPersistentVolumeClaim({ namespace, name: "pinned-workspace" });
+    expect(claim.metadata?.uid).toBe(planted);
+  });
+
+  it("records the uid of the claim the operator made, which is the one its pods mount", async () => {
+    const run = await waitForRunStatus("nested", (r) => typeof r.status?.["workspaceClaimUid"] === "string", "the claim's uid on record");
+    const claim = await testCluster().core.readNamespacedPersistentVolumeClaim({ namespace, name: "nested-workspace" });
+    expect(run.status?.["workspaceClaimUid"]).toBe(claim.metadata?.uid);
+    expect(await mountedClaims("nested")).toEqual(["nested-workspace", "nested-workspace"]);
   });
 });
