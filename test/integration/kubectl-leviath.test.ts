@@ -145,6 +145,15 @@ describe("kubectl leviath", () => {
     expect(deny.code, deny.stderr).toBe(0);
     expect(deny.stdout).toContain("applied: deny");
     expect(await client.waitForCall("s2", "shell", 60)).toMatchObject({ decision: "deny" });
+
+    // A second answer to the same prompt is refused before anything is created, whether the Run's status still
+    // lists the prompt (the first Approval is named) or no longer does.
+    const before = (await listApprovals()).length;
+    const again = await plugin(["approve", RUN, "gate-s2", "--once", "-n", namespace]);
+    expect(again.code, again.stdout).toBe(1);
+    expect(again.stderr).toMatch(/prompt 'gate-s2' (of run '[^']+' is already answered by approval\.leviath\.dev\/\S+ \(deny, applied: deny|is not pending on run)/);
+    expect(again.stderr).toContain("no Approval created");
+    expect(await listApprovals()).toHaveLength(before);
   });
 
   it("prints the Run's audit records from its ConfigMaps, as a table and as the stored lines", async () => {
