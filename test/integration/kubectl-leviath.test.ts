@@ -256,7 +256,8 @@ describe("kubectl leviath", () => {
     expect(read.stdout).toContain(`run ${RUN}, call r9 (read_file, stage main): deny, decision source workdir (outside-workdir)`);
     expect(read.stdout).toContain("rule:    workdir: /etc/hostname is outside the Run's workspace, and no read path (declared by the Agent and granted by the LeviathPolicy) covers it (outside-workdir)");
     expect(read.stdout).toContain('  in agent.leviath:\n      [read_paths]\n      allow = ["/etc/hostname"]');
-    expect(read.stdout).toContain(`  in config.toml:\n      [agent_read_paths."${namespace}/agent"]\n      allow = ["/etc/hostname"]`);
+    // /etc is the node's: the grant's snippet says what it opens before the stanza.
+    expect(read.stdout).toContain(`  in config.toml:\n      # caution: /etc/hostname holds system or secret files: the model would read them and may send what it reads; grant a narrower path if the task allows\n      [agent_read_paths."${namespace}/agent"]\n      allow = ["/etc/hostname"]`);
     // The taint gate: the read of notes.md tainted the context; shell may carry out only public data.
     expect(await client.callTool({ id: "s3", tool: "shell", args: { command: "uname -a" } })).toMatchObject({ decision: "ask", approvalId: "gate-s3" });
     await waitForPending(["gate-s3", "tool-w1"]);
