@@ -1,7 +1,7 @@
 // scripts/demo as root: a real node beside the control plane (containerd, the kubelet, kube-scheduler; the e2e
 // harness's), the chart installed with real helm and the images built here, and examples/ run to `Succeeded` by
 // the reference runtime. The one stand-in is the model: a local server speaking Anthropic's Messages API, replying
-// from a script (test/model-server/scripted-model-server.ts), so no key and no network are needed. What the user
+// from a script (src/model-server/scripted-model-server.ts), so no key and no network are needed. What the user
 // sees: the pods run, a shell call waiting for a person and answered with `kubectl leviath approve`, a granted read,
 // a refused read, the taint gate holding the result until a person lets it leave, then the result and the audit.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -13,7 +13,7 @@ import { createTestCluster, useTestCluster } from "../test/integration/harness/t
 import { imageValues } from "../test/e2e/harness/kube-json.ts";
 import { startNode, type Node } from "../test/e2e/harness/node.ts";
 import { createWorkspaces, installOperator, NS, tagNodeImage, type RunObject, type Workspaces } from "../test/e2e/harness/operator-fixture.ts";
-import { startScriptedModelServer, type ScriptedModelServer } from "../test/model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type ScriptedModelServer } from "../src/model-server/scripted-model-server.ts";
 
 const RUN = "digest-docs";
 /** examples/policy.yaml's sandbox floor: no registry is reachable here, so Debian is built here under that name. */

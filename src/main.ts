@@ -10,6 +10,15 @@ function osHome(): string | undefined {
   }
 }
 
+// A reader that goes away (`leviath … | head -1`) ends the output, not the program with a stack trace: the
+// rest would be lost anyway, so the command stops quietly as a Unix filter does. Any other write error is real.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 try {
   process.exitCode = await runCli(process.argv.slice(2), {
     stdout: (t) => process.stdout.write(t),

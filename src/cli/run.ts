@@ -16,6 +16,8 @@ Commands:
   agent                    the reference agent runtime: run an Agent's stages against a model, through the sidecar
   adapter <kind>           start a third-party agent client (claude-code, ...) as the runtime, through the sidecar's /mcp
   bound-exec -- CMD...     a warm pool pod's runtime wrapper: wait for the Run's binding, then start CMD with it
+  model-server             a stand-in model (Anthropic and OpenAI APIs) from a YAML script or an echo, to try
+                           Agents and clients without a provider key
   kubectl                  the kubectl plugin (kubectl leviath pending|approve|audit|result|wait|why|describe),
                            also bin/kubectl-leviath
   version                  print the version (also --version)
@@ -45,6 +47,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   agent: async () => import("./agent.ts").then((m) => ({ help: m.AGENT_HELP, run: m.runAgentCommand })),
   adapter: async () => import("./adapter.ts").then((m) => ({ help: m.ADAPTER_HELP, run: m.runAdapterCommand })),
   "bound-exec": async () => import("./bound-exec.ts").then((m) => ({ help: m.BOUND_EXEC_HELP, run: m.runBoundExec })),
+  "model-server": async () => import("./model-server.ts").then((m) => ({ help: m.MODEL_SERVER_HELP, run: m.runModelServer })),
   kubectl: async () => import("./kubectl/kubectl.ts").then((m) => ({ help: m.KUBECTL_HELP, run: m.runKubectlPlugin })),
 };
 

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLAUDE_CODE } from "../clients/install-client.ts";
-import { startScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { offeredTools, runAdapter, useClientParts, type AdapterTree } from "./adapter-harness.ts";
 import { leviath } from "./run-cli.ts";
 import { makeTempDir, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll } from "vitest";
 import { ensureClient, type ClientPackage } from "../clients/install-client.ts";
-import type { ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import type { ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { useAgentParts } from "./agent-process.ts";
 import { repo } from "./run-cli.ts";
 import type { SidecarProcess } from "./sidecar-harness.ts";

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach } from "vitest";
-import type { ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import type { ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { repo } from "./run-cli.ts";
 import type { SidecarProcess } from "./sidecar-harness.ts";
 

@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { parse as parseYaml } from "yaml";
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedModelServer, type ScriptedModelServer, type ScriptStep } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type ScriptedModelServer, type ScriptStep } from "../../src/model-server/scripted-model-server.ts";
 import { runAgentProcess } from "./agent-process.ts";
 import { leviath } from "./run-cli.ts";
 import { get, makeTempDir, parseJsonLines, post, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";

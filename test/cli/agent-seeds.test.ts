@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
-import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { runAgentProcess, useAgentParts } from "./agent-process.ts";
 import { leviath } from "./run-cli.ts";
 import { makeTempDir, parseJsonLines, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";

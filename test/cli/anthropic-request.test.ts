@@ -1,9 +1,9 @@
 // The scripted model server's check of Anthropic Messages requests: what the real API refuses is refused here too
 // (answered 400 invalid_request_error and recorded), so a client test cannot pass on a request the service rejects.
 import { describe, expect, it } from "vitest";
-import { checkAnthropicRequest } from "../model-server/anthropic-request.ts";
-import { checkRequest } from "../model-server/request-check.ts";
-import { startScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { checkAnthropicRequest } from "../../src/model-server/anthropic-request.ts";
+import { checkRequest } from "../../src/model-server/request-check.ts";
+import { startScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 
 const HEADERS = { "anthropic-version": "2023-06-01", "x-api-key": "k" };
 const ok = { model: "claude-test", max_tokens: 64, messages: [{ role: "user", content: "hi" }] };

@@ -12,7 +12,7 @@ import { AgentSpecSchema, type AgentSpecInput } from "../../src/api/agent.ts";
 import { LeviathPolicySpecSchema } from "../../src/api/policy.ts";
 import { buildRunPolicy } from "../../src/policy/run-policy.ts";
 import type { RuntimeKind } from "../../src/runtimes/launch.ts";
-import { startScriptedModelServer, type RecordedRequest } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type RecordedRequest } from "../../src/model-server/scripted-model-server.ts";
 import { runAdapter, textOf, toolResults, type AdapterExit } from "./adapter-harness.ts";
 import { lastToolOutput, pathWith } from "./runtime-scenario.ts";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { buildOpenAiBody } from "../../src/agent/providers/openai.ts";
-import { checkChatCompletionsRequest } from "../model-server/responses-api.ts";
-import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { checkChatCompletionsRequest } from "../../src/model-server/responses-api.ts";
+import { startScriptedModelServer, type ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 
 // The stand-in's OpenAI side over real HTTP: a request OpenAI would refuse is answered with OpenAI's 400 and error
 // body and takes no script step; a valid one gets the response object, or its SSE events in the documented order.

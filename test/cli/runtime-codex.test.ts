@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { CODEX_MCP_SERVER, CODEX_TOKEN_ENV, launchCodex } from "../../src/runtimes/codex.ts";
 import type { LaunchContext } from "../../src/runtimes/launch.ts";
 import { CODEX, ensureClient } from "../clients/install-client.ts";
-import { startScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { FINAL_ANSWER, itWentThroughTheSidecar, pathWith, runScenario, startLaunch, type ScenarioOutcome } from "./runtime-scenario.ts";
 import { makeTempDir } from "./sidecar-harness.ts";
 

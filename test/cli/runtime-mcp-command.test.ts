@@ -12,7 +12,7 @@ import { LeviathPolicySpecSchema } from "../../src/api/policy.ts";
 import { RunSpecSchema } from "../../src/api/run.ts";
 import { buildRunSnapshot } from "../../src/sandbox/run-snapshot.ts";
 import { CLAUDE_CODE } from "../clients/install-client.ts";
-import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { offeredTools, runAdapter, textOf, toolResults, useClientParts } from "./adapter-harness.ts";
 import { readMcpCommandRecipe } from "./mcp-command-recipe.ts";
 import { pathWith } from "./runtime-scenario.ts";

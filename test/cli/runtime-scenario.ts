@@ -15,7 +15,7 @@ import { runLaunch, writeLaunchFiles, type ProgramExit } from "../../src/cli/ada
 import { buildRunPolicy } from "../../src/policy/run-policy.ts";
 import { RUNTIME_ADAPTERS } from "../../src/runtimes/adapters.ts";
 import type { Launch, RuntimeKind } from "../../src/runtimes/launch.ts";
-import { startScriptedModelServer, type RecordedRequest } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type RecordedRequest } from "../../src/model-server/scripted-model-server.ts";
 import { runAdapter, type AdapterExit } from "./adapter-harness.ts";
 import { makeTempDir, parseJsonLines, startSidecar } from "./sidecar-harness.ts";
 

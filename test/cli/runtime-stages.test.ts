@@ -18,7 +18,7 @@ import { MCP_COMMAND_SERVER } from "../../src/runtimes/mcp-command.ts";
 import { OPENAI_AGENTS_COMMAND } from "../../src/runtimes/openai-agents.ts";
 import type { RuntimeTemplate } from "../../src/api/runtime-templates.ts";
 import { CLAUDE_CODE, CODEX, ensureClient, OPENAI_AGENTS, type ClientPackage } from "../clients/install-client.ts";
-import { startScriptedModelServer, type RecordedRequest, type ScriptStep } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type RecordedRequest, type ScriptStep } from "../../src/model-server/scripted-model-server.ts";
 import { runAdapter, type AdapterExit } from "./adapter-harness.ts";
 import { readMcpCommandRecipe } from "./mcp-command-recipe.ts";
 import { pathWith } from "./runtime-scenario.ts";

@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { fillApprovalTemplate, kubectl, kubectlLeviath, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
 import { imageValues } from "./harness/kube-json.ts";
 import {

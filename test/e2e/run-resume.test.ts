@@ -7,7 +7,7 @@
 // the re-resolution and the allowed read, in order.
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startScriptedModelServer, type ScriptedModelServer } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { kubectl, waitFor } from "../integration/harness/index.ts";
 import { getJson, imageValues } from "./harness/kube-json.ts";
 import {

@@ -12,7 +12,7 @@ import { buildRunPolicy } from "../../src/policy/run-policy.ts";
 import { offeredTools, runAdapter, textOf, toolResults, useClientParts, type AdapterTree } from "../cli/adapter-harness.ts";
 import { makeTempDir, parseJsonLines, startSidecar } from "../cli/sidecar-harness.ts";
 import { CLAUDE_CODE } from "../clients/install-client.ts";
-import { startScriptedModelServer, type ScriptStep } from "../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type ScriptStep } from "../../src/model-server/scripted-model-server.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "./harness/index.ts";
 import { createRunWithSidecarIdentity } from "./sidecar-fixtures.ts";
 

@@ -145,6 +145,15 @@ describe("kubectl leviath", () => {
     expect(deny.code, deny.stderr).toBe(0);
     expect(deny.stdout).toContain("applied: deny");
     expect(await client.waitForCall("s2", "shell", 60)).toMatchObject({ decision: "deny" });
+
+    // A second answer to the same prompt is refused before anything is created, whether the Run's status still
+    // lists the prompt (the first Approval is named) or no longer does.
+    const before = (await listApprovals()).length;
+    const again = await plugin(["approve", RUN, "gate-s2", "--once", "-n", namespace]);
+    expect(again.code, again.stdout).toBe(1);
+    expect(again.stderr).toMatch(/prompt 'gate-s2' (of run '[^']+' is already answered by approval\.leviath\.dev\/\S+ \(deny, applied: deny|is not pending on run)/);
+    expect(again.stderr).toContain("no Approval created");
+    expect(await listApprovals()).toHaveLength(before);
   });
 
   it("prints the Run's audit records from its ConfigMaps, as a table and as the stored lines", async () => {
@@ -247,7 +256,8 @@ describe("kubectl leviath", () => {
     expect(read.stdout).toContain(`run ${RUN}, call r9 (read_file, stage main): deny, decision source workdir (outside-workdir)`);
     expect(read.stdout).toContain("rule:    workdir: /etc/hostname is outside the Run's workspace, and no read path (declared by the Agent and granted by the LeviathPolicy) covers it (outside-workdir)");
     expect(read.stdout).toContain('  in agent.leviath:\n      [read_paths]\n      allow = ["/etc/hostname"]');
-    expect(read.stdout).toContain(`  in config.toml:\n      [agent_read_paths."${namespace}/agent"]\n      allow = ["/etc/hostname"]`);
+    // /etc is the node's: the grant's snippet says what it opens before the stanza.
+    expect(read.stdout).toContain(`  in config.toml:\n      # caution: /etc/hostname holds system or secret files: the model would read them and may send what it reads; grant a narrower path if the task allows\n      [agent_read_paths."${namespace}/agent"]\n      allow = ["/etc/hostname"]`);
     // The taint gate: the read of notes.md tainted the context; shell may carry out only public data.
     expect(await client.callTool({ id: "s3", tool: "shell", args: { command: "uname -a" } })).toMatchObject({ decision: "ask", approvalId: "gate-s3" });
     await waitForPending(["gate-s3", "tool-w1"]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../io.ts";
-import { decideApprovalOutcome, parseDecision } from "./approve.ts";
+import { decideApprovalOutcome, isStandingAnswer, parseDecision } from "./approve.ts";
 
 const cond = (type: string, status: "True" | "False", reason: string, message = "") => ({ type, status, reason, message, lastTransitionTime: "2026-01-01T00:00:00Z" });
 
@@ -29,5 +29,21 @@ describe("approve", () => {
     expect(decideApprovalOutcome({ ...base, status: { conditions: [cond("Bound", "True", "BoundToRun"), cond("Matched", "True", "PendingPrompt")] } })).toMatchObject({ settled: false });
     expect(decideApprovalOutcome({ ...base, status: { conditions: [cond("Bound", "True", "BoundToRun"), cond("Matched", "False", "NoPendingPrompt")] } }))
       .toMatchObject({ settled: false, text: expect.stringContaining("no such pending prompt (NoPendingPrompt)") });
+  });
+
+  it("counts an Approval of this Run's prompt as its answer unless it was refused or is bound to an earlier Run", () => {
+    const run = { name: "r", uid: "u2" };
+    const approval = (extra: { labels?: Record<string, string>; status?: object; approvalId?: string; runName?: string }) => ({
+      metadata: { name: "r-x", ...(extra.labels ? { labels: extra.labels } : {}) },
+      spec: { runRef: { name: extra.runName ?? "r" }, approvalId: extra.approvalId ?? "gate-1", decision: "allowOnce" as const },
+      ...(extra.status ? { status: extra.status } : {}),
+    });
+    expect(isStandingAnswer(approval({}), run, "gate-1")).toBe(true);
+    expect(isStandingAnswer(approval({ labels: { "leviath.dev/run-uid": "u2" }, status: { consumed: true, message: "applied: allowOnce" } }), run, "gate-1")).toBe(true);
+    expect(isStandingAnswer(approval({ approvalId: "gate-2" }), run, "gate-1")).toBe(false);
+    expect(isStandingAnswer(approval({ runName: "other" }), run, "gate-1")).toBe(false);
+    expect(isStandingAnswer(approval({ labels: { "leviath.dev/run-uid": "u1" } }), run, "gate-1")).toBe(false);
+    expect(isStandingAnswer(approval({ status: { consumed: true, message: "no pending prompt 'gate-1' (already answered or expired)" } }), run, "gate-1")).toBe(false);
+    expect(isStandingAnswer(approval({ status: { conditions: [cond("Bound", "False", "RunNotFound")] } }), run, "gate-1")).toBe(false);
   });
 });

@@ -1,21 +1,22 @@
 // `kubectl leviath approve`: answers one pending prompt of a Run with an Approval (a generated name, the Run and
 // the prompt's id, the decision), then waits for what the controller and the Run's sidecar made of it.
-import { API_VERSION, KIND } from "../../api/constants.ts";
+import { API_VERSION, KIND, LABEL } from "../../api/constants.ts";
 import { APPROVAL_CONDITION, type ApprovalDecision, type ApprovalSpec, type ApprovalStatus } from "../../api/approval.ts";
 import type { Condition } from "../../api/status.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import { UsageError } from "../io.ts";
 import { buildPendingRows } from "./pending.ts";
 import { formatTable } from "./table.ts";
-import { getRun, PluginFailure, type PluginContext } from "./plugin-context.ts";
+import { getRun, PluginFailure, type PluginContext, type RunObject } from "./plugin-context.ts";
 
 /** `kubectl leviath approve --help`. */
 export const APPROVE_HELP = `Usage: kubectl leviath approve RUN [PROMPT] (--once | --stage | --run | --deny) [--reason TEXT] [--timeout 30s | --no-wait]
 
 Answers the pending prompt PROMPT (its id, as 'kubectl leviath pending' lists it) of Run RUN with a new
 Approval named RUN-<random> (the API server generates the suffix). PROMPT may be left out when exactly one
-prompt is pending; with several, they are listed and nothing is created (exit 2). A prompt that is not pending
-is refused before anything is created (exit 1). Who answered is recorded from your user at admission.
+prompt is pending; with several, they are listed and nothing is created (exit 2). A prompt that is not pending,
+or that an Approval already answers (one not refused by the controller or the sidecar), is refused before
+anything is created (exit 1), naming that Approval. Who answered is recorded from your user at admission.
 
 Then it waits until the Run's sidecar applied the answer (the Approval's status.consumed and its message) or
 the controller refused to bind it (condition Bound=False), and prints that: exit 0 when it was applied, 1 when
@@ -24,7 +25,9 @@ not, or when nothing was said within the timeout (the Approval stays; see 'kubec
 Options:
   --once            allow this call only (decision allowOnce)
   --stage           allow this tool for the rest of the stage (allowForStage; a taint-gate prompt reads it as allowOnce)
-  --run             allow for the rest of the run (allowForRun)
+  --run             allow this tool for the rest of the run (allowForRun; at a taint-gate prompt, the tool's
+                    clearance is raised for the rest of the run)
+                    --stage and --run cover a shell prompt's exact command line only: another command asks again
   --deny            refuse the call (deny)
   --reason TEXT     kept with the audit record
   --timeout DUR     how long to wait for the outcome (default 30s; 30s, 2m, or seconds)
@@ -82,8 +85,14 @@ export interface ApproveOptions {
 }
 
 /** The prompt id to answer: the one given, which must be pending, or the only one pending. */
-async function choosePrompt(ctx: PluginContext, opts: ApproveOptions): Promise<string> {
+async function choosePrompt(ctx: PluginContext, opts: ApproveOptions): Promise<{ id: string; uid: string | undefined }> {
   const run = await getRun(ctx, opts.run);
+  const id = pickPendingId(ctx, opts, run);
+  await refuseAnswered(ctx, { name: opts.run, uid: run.metadata.uid }, id);
+  return { id, uid: run.metadata.uid };
+}
+
+function pickPendingId(ctx: PluginContext, opts: ApproveOptions, run: RunObject): string {
   const pending = run.status?.pendingApprovals ?? [];
   const ids = pending.map((p) => p.id);
   if (opts.prompt !== undefined) {
@@ -96,9 +105,28 @@ async function choosePrompt(ctx: PluginContext, opts: ApproveOptions): Promise<s
   throw new UsageError(`run '${opts.run}' has ${pending.length} pending prompts; name one:\n${table}`);
 }
 
+/** Whether an Approval still stands as the answer to `approvalId` of this Run (not refused by the controller or the sidecar). */
+export function isStandingAnswer(approval: ApprovalObject & { metadata: { labels?: Record<string, string> } }, run: { name: string; uid: string | undefined }, approvalId: string): boolean {
+  if (approval.spec?.runRef.name !== run.name || approval.spec.approvalId !== approvalId) return false;
+  // Bound to an earlier Run of the same name: it answers nothing of this one.
+  const boundTo = approval.metadata.labels?.[LABEL.runUid];
+  if (boundTo !== undefined && run.uid !== undefined && boundTo !== run.uid) return false;
+  const outcome = decideApprovalOutcome(approval);
+  return !outcome.settled || outcome.applied;
+}
+
+/** Refuses a second answer to a prompt before it is created: it could only end NotApplied beside the first. */
+async function refuseAnswered(ctx: PluginContext, run: { name: string; uid: string | undefined }, approvalId: string): Promise<void> {
+  const list = await ctx.client.request<{ items: (ApprovalObject & { metadata: { labels?: Record<string, string> } })[] }>("GET", buildPath(RESOURCES.approval, ctx.namespace));
+  const first = list.items.find((a) => isStandingAnswer(a, run, approvalId));
+  if (first === undefined) return;
+  const said = `${first.spec?.decision ?? "?"}, ${decideApprovalOutcome(first).text}`;
+  throw new PluginFailure(`prompt '${approvalId}' of run '${run.name}' is already answered by approval.leviath.dev/${first.metadata.name} (${said}); no Approval created`);
+}
+
 /** Creates the Approval, then (unless told not to) waits for its outcome and prints it. */
 export async function runApprove(ctx: PluginContext, opts: ApproveOptions): Promise<number> {
-  const approvalId = await choosePrompt(ctx, opts);
+  const { id: approvalId } = await choosePrompt(ctx, opts);
   const body = {
     apiVersion: API_VERSION, kind: KIND.approval,
     // Approval names are DNS subdomains: the run's name, cut to leave room for the generated suffix.

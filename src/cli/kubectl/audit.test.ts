@@ -13,6 +13,12 @@ describe("audit and pending rows", () => {
     expect(buildAuditRow(lines[0]!)).toEqual(["2026-01-01T00:00:00Z", "stages/0/decisions.jsonl", "shell", "allow", "user_allow_once", "call_id=s1 approval_reason=fine"]);
   });
 
+  it("shows a gate's whole question in the pending table", () => {
+    const prompt = "Tool 'http_post' would send Private-level data over a channel cleared only for Public. Allow it?";
+    const run = { metadata: { name: "a", namespace: "ns", uid: "u" }, status: { pendingApprovals: [{ id: "g", kind: "taint_gate" as const, tool: "http_post", prompt, raisedAt: "2026-01-01T00:00:00Z" }] } };
+    expect(buildPendingRows([run], Date.parse("2026-01-01T00:00:30Z"))[0]!.at(-1)).toBe(prompt);
+  });
+
   it("lists each pending prompt of each Run", () => {
     const run = (name: string, ids: string[]) => ({
       metadata: { name, namespace: "ns", uid: "u" },

@@ -1,6 +1,6 @@
 // `kubectl leviath pending`: the prompts Runs wait on (`status.pendingApprovals`, written by each Run's sidecar).
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
-import { formatAge, formatTable, truncateText } from "./table.ts";
+import { elideMiddle, formatAge, formatTable } from "./table.ts";
 import type { PluginContext, RunObject } from "./plugin-context.ts";
 
 /** `kubectl leviath pending --help`. */
@@ -8,7 +8,8 @@ export const PENDING_HELP = `Usage: kubectl leviath pending [-A] [--watch] [-n N
 
 The prompts Runs wait on, from each Run's status.pendingApprovals (written by its sidecar): namespace, run,
 the prompt's id (what 'kubectl leviath approve RUN ID' answers), kind (taint_gate or tool_approval), tool,
-stage, age and the prompt text (cut to one line).
+stage, age and the prompt text on one line (past 120 characters its middle is cut, so both its start and
+the question at its end stay).
 
 Options:
   -A, --all-namespaces   every namespace you may list Runs in
@@ -18,9 +19,12 @@ Options:
 /** One row per pending prompt of `runs`, oldest Run first as the API server lists them. */
 export function buildPendingRows(runs: readonly RunObject[], nowMs: number): string[][] {
   return runs.flatMap((run) => (run.status?.pendingApprovals ?? []).map((p) => [
-    run.metadata.namespace, run.metadata.name, p.id, p.kind, p.tool, p.stage ?? "", formatAge(p.raisedAt, nowMs), truncateText(p.prompt ?? "", 60),
+    run.metadata.namespace, run.metadata.name, p.id, p.kind, p.tool, p.stage ?? "", formatAge(p.raisedAt, nowMs), elideMiddle(p.prompt ?? "", PROMPT_CHARS),
   ]));
 }
+
+/** How much of a prompt the table shows: a gate's whole question fits; a longer one keeps both ends. */
+const PROMPT_CHARS = 120;
 
 const HEADER = ["NAMESPACE", "RUN", "ID", "KIND", "TOOL", "STAGE", "AGE", "PROMPT"];
 const AGE_COLUMN = HEADER.indexOf("AGE");

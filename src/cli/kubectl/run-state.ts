@@ -12,7 +12,8 @@ export const RESULT_HELP = `Usage: kubectl leviath result RUN
 Prints what the Run's submit_output handed over (status.result, written by its sidecar): the text itself when
 it is inline (up to 4096 bytes), else the key 'result' of the ConfigMap the status names, only when its SHA-256
 is the one in status.result (a ConfigMap someone else wrote or changed is refused). When you may not read that
-ConfigMap, it says where the result is. Exit 1 when the Run has no result yet.
+ConfigMap, it says where the result is. Exit 1 when the Run has no result: not yet (it is still running), or
+never (it ended Failed or Cancelled without one; the Run's message says why).
 `;
 
 /** `kubectl leviath wait --help`. */
@@ -62,7 +63,13 @@ export async function runResult(ctx: PluginContext, name: string): Promise<numbe
     ctx.io.stdout(text);
     return 0;
   }
-  throw new PluginFailure(`run '${name}' has no result yet (phase ${run.status?.phase ?? "Pending"})`);
+  throw new PluginFailure(describeMissingResult(name, run.status?.phase, run.status?.message));
+}
+
+/** Why a Run has no result: still on its way, or ended without one (with the Run's own message). */
+export function describeMissingResult(name: string, phase: RunPhase | undefined, message: string | undefined): string {
+  if (phase === undefined || !TERMINAL_PHASES.includes(phase)) return `run '${name}' has no result yet (phase ${phase ?? "Pending"})`;
+  return `run '${name}' ended ${phase} without a result${message ? `: ${message}` : ""}`;
 }
 
 /** A `--for` value: one of the Run phases. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatAge, formatTable, parseDuration, truncateText } from "./table.ts";
+import { elideMiddle, formatAge, formatTable, parseDuration, truncateText } from "./table.ts";
 
 describe("plugin output", () => {
   it("pads columns as kubectl get does, without trailing spaces", () => {
@@ -18,6 +18,17 @@ describe("plugin output", () => {
   it("cuts prompts to one line", () => {
     expect(truncateText("run\n  `ls docs/`\tnow", 100)).toBe("run `ls docs/` now");
     expect(truncateText("abcdefgh", 5)).toBe("abcd…");
+  });
+
+  it("keeps both ends of a long prompt, its question included", () => {
+    const gate = "Tool 'http_post' would send Private-level data over a channel cleared only for Public. Allow it?";
+    expect(elideMiddle(gate, 120)).toBe(gate);
+    const cut = elideMiddle(`Tool 'x' ${"y".repeat(200)} Allow it?`, 60);
+    expect(cut.length).toBe(60);
+    expect(cut.startsWith("Tool 'x' yyy")).toBe(true);
+    expect(cut.endsWith("yyy Allow it?")).toBe(true);
+    expect(cut).toContain("…");
+    expect(elideMiddle("a\n  b", 10)).toBe("a b");
   });
 
   it("reads durations, and nothing else", () => {

@@ -25,6 +25,17 @@ export function truncateText(text: string, max: number): string {
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
+/**
+ * Text flattened to one line and, past `max` characters, cut in the middle: a prompt's question may stand at its
+ * end ("… Allow it?") and a command's at its start, so both ends stay and the cut says where it is.
+ */
+export function elideMiddle(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return flat;
+  const tail = Math.floor((max - 1) / 3);
+  return `${flat.slice(0, max - 1 - tail).trimEnd()}…${flat.slice(flat.length - tail).trimStart()}`;
+}
+
 /** A duration flag (`30s`, `5m`, `1h`, or bare seconds) in milliseconds; undefined when it is none of those. */
 export function parseDuration(text: string): number | undefined {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());

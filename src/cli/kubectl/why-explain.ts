@@ -60,7 +60,7 @@ function explainPermission(input: ExplainInput, tool: string, permission: "deny"
   const rule = `tool permission: ${tool} is '${permission}', set by ${text}`;
   const stage = stageOf(input);
   const changes = layer === "stage" || layer === "agent"
-    ? [buildBlueprintPermissionChange(input.syntax, tool, want, layer === "stage" ? stage : undefined)]
+    ? [buildBlueprintPermissionChange(input.syntax, { key: input.agentKey, stage: layer === "stage" ? stage : undefined }, tool, want)]
     : [buildAgentPermissionChange(input.syntax, input.agentKey, tool, want)];
   return { rule, changes, ...(permission === "deny" ? { note: `'ask' lets a person approve each call; 'allow' runs it without asking` } : {}) };
 }
@@ -84,10 +84,10 @@ function explainReadPath(input: ExplainInput, { code, text }: RecordedCode): Exp
   const paths = Array.isArray(input.records.decision["paths"]) ? (input.records.decision["paths"] as unknown[]).filter((p): p is string => typeof p === "string") : [];
   const shown = paths.length > 0 ? paths.join(", ") : "(the path)";
   if (code === "outside-workdir") {
-    return { rule: `workdir: ${shown} is outside the Run's workspace, and no read path (declared by the Agent and granted by the LeviathPolicy) covers it (outside-workdir)`, changes: [buildDeclareChange(input.syntax, paths), buildGrantChange(input.syntax, input.agentKey, paths)] };
+    return { rule: `workdir: ${shown} is outside the Run's workspace, and no read path (declared by the Agent and granted by the LeviathPolicy) covers it (outside-workdir)`, changes: [buildDeclareChange(input.syntax, input.agentKey, paths), buildGrantChange(input.syntax, input.agentKey, paths)] };
   }
   if (code === "not-declared") {
-    return { rule: `read path: ${shown} is outside the workdir and the Agent does not declare it (not-declared)`, changes: [buildDeclareChange(input.syntax, paths), buildGrantChange(input.syntax, input.agentKey, paths)] };
+    return { rule: `read path: ${shown} is outside the workdir and the Agent does not declare it (not-declared)`, changes: [buildDeclareChange(input.syntax, input.agentKey, paths), buildGrantChange(input.syntax, input.agentKey, paths)] };
   }
   if (code === "not-granted") return { rule: `read path: the Agent declares ${shown}, but the LeviathPolicy does not grant it (not-granted)`, changes: [buildGrantChange(input.syntax, input.agentKey, paths)] };
   return { rule: `read path: ${shown} refused (${text ?? READ_PATH_SOURCE}): it cannot be resolved or checked safely`, changes: [] };
@@ -105,7 +105,7 @@ function explainWorkdir(input: ExplainInput, tool: string, recorded: RecordedCod
 function explainUnavailable(input: ExplainInput, tool: string): Explanation {
   const stage = stageOf(input) ?? { name: "?", index: 0 };
   const offered = input.runPolicy?.stages[stage.index]?.availableTools ?? [];
-  return { rule: `stage '${stage.name}' does not offer ${tool} (its availableTools: ${offered.join(", ") || "none"})`, changes: [buildAvailableToolsChange(input.syntax, stage, [...offered, tool])] };
+  return { rule: `stage '${stage.name}' does not offer ${tool} (its availableTools: ${offered.join(", ") || "none"})`, changes: [buildAvailableToolsChange(input.syntax, input.agentKey, stage, [...offered, tool])] };
 }
 
 function explainAnswered(input: ExplainInput, source: Extract<DecisionSourceName, "user_declined" | "user_denied" | "approval_timed_out" | "gate_timed_out">): Explanation {

@@ -44,12 +44,16 @@ describe("explainCall", () => {
 
   it("explains read paths, a tool the stage does not offer, and answers given by a person", () => {
     const undeclared = explain({ tool_name: "read_file", decision: "deny", decision_source: "read_path", code: "not-declared", paths: ["/data/finance/q3.csv"] });
-    expect(undeclared.changes.map((c) => c.where)).toEqual(["the Agent (kubectl edit agent)", "the LeviathPolicy (kubectl edit leviathpolicy cluster)"]);
+    expect(undeclared.changes.map((c) => c.where)).toEqual(["the Agent (kubectl edit agent notes -n ns)", "the LeviathPolicy (kubectl edit leviathpolicy cluster)"]);
     expect(undeclared.changes[1]?.lines).toContain("      - {path: /data/finance/q3.csv, volume: {configMap: {name: <name>}}}");
     expect(explain({ tool_name: "read_file", decision: "deny", decision_source: "read_path", code: "not-granted", paths: ["/d"] }, { syntax: "toml" }).changes).toEqual([{ where: "config.toml", lines: ['[agent_read_paths."ns/notes"]', 'allow = ["/d"]'] }]);
     const outside = explain({ tool_name: "read_file", decision: "deny", decision_source: "workdir", code: "outside-workdir", paths: ["/etc/hostname"] });
     expect(outside.rule).toContain("/etc/hostname is outside the Run's workspace, and no read path");
     expect(outside.changes).toHaveLength(2);
+    // A grant of system or secret files says what it opens; an ordinary data path does not.
+    expect(outside.changes[1]?.lines[0]).toMatch(/^# caution: \/etc\/hostname holds system or secret files/);
+    expect(undeclared.changes[1]?.lines[0]).toBe("spec:");
+    expect(explain({ tool_name: "read_file", decision: "deny", decision_source: "read_path", code: "not-granted", paths: ["/home/ann/.ssh/id_ed25519"] }, { syntax: "toml" }).changes[0]?.lines[0]).toMatch(/^# caution: /);
     expect(explain({ tool_name: "write_file", decision: "deny", decision_source: "workdir", code: "outside-workdir" }).changes).toEqual([]);
     expect(explain({ tool_name: "list_dir", decision: "deny", decision_source: "tool_unavailable" }).changes[0]?.lines.at(-1)).toBe("      availableTools: [read_file, shell, list_dir]");
     const denied = explain({ tool_name: "shell", decision: "deny", decision_source: "user_denied", approved_by: "alice", approval_reason: "no" });
@@ -91,5 +95,13 @@ describe("pickCall and formatExplanation", () => {
       "note:    'ask' lets a person approve each call; 'allow' runs it without asking",
       "",
     ].join("\n"));
+  });
+});
+
+describe("which grants carry a caution", () => {
+  it("flags system locations and secret files, not data paths", async () => {
+    const { isSensitiveGrant } = await import("./why-change.ts");
+    for (const p of ["/etc/passwd", "/etc", "/proc/1/environ", "/root/notes", "/var/run/secrets/kubernetes.io/serviceaccount/token", "/data/.ssh/config", "/srv/tls/server.key", "glob:/etc/**", "/"]) expect(isSensitiveGrant(p), p).toBe(true);
+    for (const p of ["/data/finance/q3.csv", "/srv/docs", "glob:/data/**/*.md", "/opt/reports/etcetera.txt"]) expect(isSensitiveGrant(p), p).toBe(false);
   });
 });

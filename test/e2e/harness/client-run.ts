@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { RuntimeKind } from "../../../src/runtimes/launch.ts";
 import { lastToolOutput } from "../../cli/runtime-scenario.ts";
 import { kubectl, kubectlLeviath, REPO_ROOT, waitFor } from "../../integration/harness/index.ts";
-import { startScriptedModelServer, type RecordedRequest, type ScriptedModelServer, type ScriptStep } from "../../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type RecordedRequest, type ScriptedModelServer, type ScriptStep } from "../../../src/model-server/scripted-model-server.ts";
 import {
   agentLog, applyObjects, cleanUp, conditionOf, createWorkspaces, getRun, importNodeImage, installOperator, NS, parseAudit, readAuditText,
   tagNodeImage, waitForPhase, waitForRunPods, type Workspaces,

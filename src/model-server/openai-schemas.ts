@@ -145,33 +145,45 @@ export interface Refusal {
 /** The service's check of a function's `parameters`: a JSON Schema whose top is an object (strict: closed, all required). */
 export function checkFunctionSchema(name: string, schema: Record<string, unknown> | null | undefined, strict: boolean, param: string): Refusal | undefined {
   if (schema === null || schema === undefined) return undefined;
-  const bad = (why: string): Refusal => ({ message: `Invalid schema for function '${name}': ${why}`, param });
-  if (schema["type"] !== "object") return bad(`schema must be a JSON Schema of 'type: "object"', got 'type: "${String(schema["type"] ?? "None")}"'.`);
+  const why = describeSchemaProblem(schema, strict);
+  return why === undefined ? undefined : { message: `Invalid schema for function '${name}': ${why}`, param };
+}
+
+function describeSchemaProblem(schema: Record<string, unknown>, strict: boolean): string | undefined {
+  if (schema["type"] !== "object") return `schema must be a JSON Schema of 'type: "object"', got 'type: "${String(schema["type"] ?? "None")}"'.`;
   const props = schema["properties"] ?? {};
-  if (typeof props !== "object" || props === null || Array.isArray(props)) return bad("'properties' is not of type 'object'.");
+  if (typeof props !== "object" || props === null || Array.isArray(props)) return "'properties' is not of type 'object'.";
   const required = schema["required"] ?? [];
-  if (!Array.isArray(required) || !required.every((r) => typeof r === "string")) return bad("'required' is not an array of strings.");
+  if (!Array.isArray(required) || !required.every((r) => typeof r === "string")) return "'required' is not an array of strings.";
   const keys = Object.keys(props);
   const unknown = required.find((r) => !keys.includes(r as string));
-  if (unknown !== undefined) return bad(`'required' names '${String(unknown)}', which is not in 'properties'.`);
-  if (!strict) return undefined;
-  if (schema["additionalProperties"] !== false) return bad("In context=(), 'additionalProperties' is required to be supplied and to be false.");
+  if (unknown !== undefined) return `'required' names '${String(unknown)}', which is not in 'properties'.`;
+  return strict ? describeStrictProblem(schema, keys, required as string[]) : undefined;
+}
+
+function describeStrictProblem(schema: Record<string, unknown>, keys: readonly string[], required: readonly string[]): string | undefined {
+  if (schema["additionalProperties"] !== false) return "In context=(), 'additionalProperties' is required to be supplied and to be false.";
   const missing = keys.find((k) => !required.includes(k));
-  return missing === undefined ? undefined : bad(`In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`);
+  return missing === undefined ? undefined : `In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
 }
 
 /** Names the first zod issue the way the service names a bad parameter (`tools[0].name`) and words it. */
 export function refusalOf(error: z.ZodError): Refusal {
   const issue = error.issues[0];
   const path = (issue?.path ?? []).reduce<string>((acc, p) => (typeof p === "number" ? `${acc}[${p}]` : acc === "" ? String(p) : `${acc}.${String(p)}`), "");
-  if (issue?.code === "unrecognized_keys") {
+  if (issue === undefined) return { message: `Invalid '${path}': invalid`, param: path };
+  return refusalOfIssue(issue, path);
+}
+
+function refusalOfIssue(issue: z.core.$ZodIssue, path: string): Refusal {
+  if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0] ?? "";
     const param = path === "" ? key : `${path}.${key}`;
     return { message: `Unknown parameter: '${param}'.`, param };
   }
-  if (issue?.code === "invalid_type" && /received undefined$/.test(issue.message)) return { message: `Missing required parameter: '${path}'.`, param: path };
-  const expected = /^Invalid discriminator value\. Expected (.*)$/.exec(issue?.message ?? "")?.[1];
+  if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) return { message: `Missing required parameter: '${path}'.`, param: path };
+  const expected = /^Invalid discriminator value\. Expected (.*)$/.exec(issue.message)?.[1];
   if (expected !== undefined) return { message: `Invalid value for '${path}'. Supported values are: ${expected.split(" | ").join(", ")}.`, param: path };
-  if (issue?.code === "invalid_union" || issue?.code === "invalid_value") return { message: `Invalid value for '${path}': ${issue.message}`, param: path };
-  return { message: `Invalid '${path}': ${issue?.message ?? "invalid"}`, param: path };
+  if (issue.code === "invalid_union" || issue.code === "invalid_value") return { message: `Invalid value for '${path}': ${issue.message}`, param: path };
+  return { message: `Invalid '${path}': ${issue.message}`, param: path };
 }

@@ -45,6 +45,20 @@ export interface RecordedRequest {
  */
 export type ScriptedServerOptions = RequestCheckOptions;
 
+/** Where a server's steps come from: a fixed script (the tests'), or a source that decides per request (the CLI's). */
+export interface StepSource {
+  /** The step for this request; undefined when there is none left. */
+  next(request: { readonly protocol: ModelProtocol; readonly body: Record<string, unknown> }): ScriptStep | undefined;
+  /** Steps not yet used (Infinity: it never runs out). */
+  remaining(): number;
+}
+
+/** A fixed script, one step per request, in order. */
+export function scriptSource(script: readonly ScriptStep[]): StepSource {
+  const steps = [...script];
+  return { next: () => steps.shift(), remaining: () => steps.length };
+}
+
 /** A running server. */
 export interface ScriptedModelServer {
   /** `http://host:port`: Anthropic's base URL; OpenAI's is `${url}/v1`. */
@@ -149,48 +163,68 @@ function writeHostile(step: Exclude<ScriptStep, { turn: unknown } | { status: nu
   sse(res, ['event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1}}}\n\n', "data: {not json\n\n", "data: [DONE]\n\n"]);
 }
 
-/** Starts a server on `host` (default loopback) replying from `script`, one step per request. */
-export async function startScriptedModelServer(script: readonly ScriptStep[], host = "127.0.0.1", options: ScriptedServerOptions = {}): Promise<ScriptedModelServer> {
-  const steps = [...script];
+/** The protocol a request path speaks, or undefined (a 404). */
+function routeOf(path: string): ModelProtocol | undefined {
+  if (path.endsWith("/v1/messages")) return "anthropic";
+  if (path.endsWith("/chat/completions")) return "openai";
+  return path.endsWith("/responses") ? "responses" : undefined;
+}
+
+/** Answers one request with its step: a turn in the request's protocol, a scripted error, a hostile reply, or a 500 when none is left. */
+async function answerStep(step: ScriptStep | undefined, request: { protocol: ModelProtocol; body: Record<string, unknown>; n: number }, res: ServerResponse): Promise<void> {
+  const { protocol, body, n } = request;
+  if (step === undefined) {
+    res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "the script has no step left for this request" } }));
+    return;
+  }
+  if ("status" in step) {
+    res.writeHead(step.status, { "content-type": "application/json", ...(step.retryAfter === undefined ? {} : { "retry-after": step.retryAfter }) });
+    res.end(step.body ?? JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: `scripted ${step.status}` } }));
+    return;
+  }
+  if (!("turn" in step)) return void writeHostile(step, res);
+  if (step.after) await step.after.catch(() => undefined);
+  const stream = body["stream"] === true;
+  if (protocol === "anthropic") anthropicTurn(step.turn, n, stream, res);
+  else if (protocol === "responses") writeResponsesTurn(step.turn, body, n, res);
+  else openAiTurn(step.turn, n, stream, res);
+}
+
+/**
+ * Starts a server on `host` (default loopback) replying from `script` (a fixed list: one step per request, in order)
+ * or a step source; `options.port` picks the port (default: any free one).
+ */
+export async function startScriptedModelServer(script: readonly ScriptStep[] | StepSource, host = "127.0.0.1", options: ScriptedServerOptions & { readonly port?: number; readonly onRequest?: (r: RecordedRequest) => void } = {}): Promise<ScriptedModelServer> {
+  const steps = Array.isArray(script) ? scriptSource(script) : script as StepSource;
   const requests: RecordedRequest[] = [];
   let n = 0;
   const server: Server = createServer((req, res) => {
     void (async () => {
       const path = (req.url ?? "").split("?")[0] ?? "";
-      const protocol = path.endsWith("/v1/messages") ? "anthropic" : path.endsWith("/chat/completions") ? "openai" : path.endsWith("/responses") ? "responses" : undefined;
+      const protocol = routeOf(path);
       if (req.method !== "POST" || protocol === undefined) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.method} ${path}` } }));
         return;
       }
       const body = await readBody(req);
       const refusal = checkRequest(protocol, body, req.headers, options);
-      requests.push({ protocol, path, headers: req.headers, body, ...(refusal === undefined ? {} : { refused: refusal.message }) });
+      const recorded: RecordedRequest = { protocol, path, headers: req.headers, body, ...(refusal === undefined ? {} : { refused: refusal.message }) };
+      requests.push(recorded);
+      options.onRequest?.(recorded);
       if (refusal) return void writeRefusal(res, refusal);
-      const step = steps.shift();
       n++;
-      if (step === undefined) {
-        res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "the script has no step left for this request" } }));
-        return;
-      }
-      if ("status" in step) {
-        res.writeHead(step.status, { "content-type": "application/json", ...(step.retryAfter === undefined ? {} : { "retry-after": step.retryAfter }) });
-        res.end(step.body ?? JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: `scripted ${step.status}` } }));
-        return;
-      }
-      if (!("turn" in step)) return void writeHostile(step, res);
-      if (step.after) await step.after.catch(() => undefined);
-      const stream = body["stream"] === true;
-      if (protocol === "anthropic") anthropicTurn(step.turn, n, stream, res);
-      else if (protocol === "responses") writeResponsesTurn(step.turn, body, n, res);
-      else openAiTurn(step.turn, n, stream, res);
+      await answerStep(steps.next({ protocol, body }), { protocol, body, n }, res);
     })().catch((err: unknown) => res.writeHead(500).end(String(err)));
   });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     requests,
-    remaining: () => steps.length,
+    remaining: () => steps.remaining(),
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }

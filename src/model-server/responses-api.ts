@@ -10,8 +10,10 @@ export interface ResponsesTurn {
   readonly calls?: readonly { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string }[];
 }
 
-/** The checks the service makes on a Responses body: its shape, each function's schema, each output's call. */
-export function checkResponsesRequest(body: unknown): Refusal | undefined {
+type ResponsesBody = Extract<ReturnType<typeof ResponsesRequest.safeParse>, { success: true }>["data"];
+
+/** An input item of a type the service does not know: refused naming its index. */
+function checkInputItemTypes(body: unknown): Refusal | undefined {
   const items = typeof body === "object" && body !== null && Array.isArray((body as { input?: unknown }).input) ? ((body as { input: unknown[] }).input) : [];
   for (const [i, item] of items.entries()) {
     const type = (item as { type?: unknown } | null)?.type;
@@ -19,9 +21,11 @@ export function checkResponsesRequest(body: unknown): Refusal | undefined {
       return { message: `Invalid value: '${String(type)}'. Supported values are: ${INPUT_ITEM_TYPES.map((t) => `'${t}'`).join(", ")}.`, param: `input[${i}].type` };
     }
   }
-  const parsed = ResponsesRequest.safeParse(body);
-  if (!parsed.success) return refusalOf(parsed.error);
-  const req = parsed.data;
+  return undefined;
+}
+
+/** Each function the request offers (top level or in a namespace), with where it stands; the first bad schema, or the named tool_choice missing. */
+function checkResponsesTools(req: ResponsesBody): Refusal | undefined {
   const functions = (req.tools ?? []).flatMap((t, i) => (t.type === "function" ? [{ t, at: `tools[${i}]` }] : t.type === "namespace" ? t.tools.map((f, j) => ({ t: f, at: `tools[${i}].tools[${j}]` })) : []));
   for (const { t, at } of functions) {
     const bad = checkFunctionSchema(t.name, t.parameters, t.strict === true, `${at}.parameters`);
@@ -31,6 +35,11 @@ export function checkResponsesRequest(body: unknown): Refusal | undefined {
   if (typeof choice === "object" && choice.type === "function" && !functions.some(({ t }) => t.name === choice.name)) {
     return { message: `Tool choice 'function' with name '${String(choice.name)}' not found in 'tools' parameter.`, param: "tool_choice" };
   }
+  return undefined;
+}
+
+/** Every call output answers a call made earlier in the same input (unless the conversation continues a stored response). */
+function checkCallOutputs(req: ResponsesBody): Refusal | undefined {
   if (!Array.isArray(req.input) || req.previous_response_id) return undefined;
   const called = new Set<string>();
   for (const item of req.input) {
@@ -42,17 +51,29 @@ export function checkResponsesRequest(body: unknown): Refusal | undefined {
   return undefined;
 }
 
-/** The checks the service makes on a Chat Completions body: its shape, each function's schema, calls and answers paired. */
-export function checkChatCompletionsRequest(body: unknown): Refusal | undefined {
-  const parsed = ChatCompletionsRequest.safeParse(body);
+/** The checks the service makes on a Responses body: its shape, each function's schema, each output's call. */
+export function checkResponsesRequest(body: unknown): Refusal | undefined {
+  const badType = checkInputItemTypes(body);
+  if (badType) return badType;
+  const parsed = ResponsesRequest.safeParse(body);
   if (!parsed.success) return refusalOf(parsed.error);
-  const req = parsed.data;
+  return checkResponsesTools(parsed.data) ?? checkCallOutputs(parsed.data);
+}
+
+type ChatBody = Extract<ReturnType<typeof ChatCompletionsRequest.safeParse>, { success: true }>["data"];
+
+function checkChatTools(req: ChatBody): Refusal | undefined {
   for (const [i, t] of (req.tools ?? []).entries()) {
     if (t.type !== "function") continue;
     const fn = t.function as { name: string; parameters?: Record<string, unknown>; strict?: boolean | null };
     const bad = checkFunctionSchema(fn.name, fn.parameters, fn.strict === true, `tools[${i}].function.parameters`);
     if (bad) return bad;
   }
+  return undefined;
+}
+
+/** Tool messages answer the calls of the assistant message before them, each call answered before the conversation goes on. */
+function checkChatMessages(req: ChatBody): Refusal | undefined {
   let open: string[] = [];
   for (const [i, m] of req.messages.entries()) {
     if (m.role === "tool") {
@@ -69,6 +90,12 @@ export function checkChatCompletionsRequest(body: unknown): Refusal | undefined 
   return undefined;
 }
 
+/** The checks the service makes on a Chat Completions body: its shape, each function's schema, calls and answers paired. */
+export function checkChatCompletionsRequest(body: unknown): Refusal | undefined {
+  const parsed = ChatCompletionsRequest.safeParse(body);
+  if (!parsed.success) return refusalOf(parsed.error);
+  return checkChatTools(parsed.data) ?? checkChatMessages(parsed.data);
+}
 
 type OutputItem =
   | { id: string; type: "message"; status: string; role: "assistant"; content: { type: "output_text"; text: string; annotations: never[] }[] }
