@@ -74,26 +74,26 @@ describe("leviath bound-exec", () => {
     const address = unbound.server.address();
     const port = typeof address === "object" && address ? address.port : 0;
     const r = runBoundExec(["--sidecar", `http://127.0.0.1:${port}`, "--token-file", join(root, "token"), "--runtime-config", join(root, "rt", "runtime.json"), "--credentials-dir", join(root, "creds"), "--termination-log", join(root, "termination"), "--", ...marker(root)]);
+    // The process's first ask (however long its start takes on a loaded machine), then a while with it held:
+    // one ask, held: the runtime does not ask again and again while nothing binds.
+    for (let waited = 0; asks === 0 && waited < 60_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(asks).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    // One ask, held: the runtime does not ask again and again while nothing binds.
     expect(asks).toBe(1);
     await unbound.close();
     // The takeover's gap, then the Run's sidecar on the same port.
     await new Promise((resolve) => setTimeout(resolve, 150));
-    let askedAt = 0;
     const bound: Server = createServer((req, res) => {
       req.resume();
-      askedAt ||= performance.now();
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ run: "r1", runtimeJson: "{}", credentials: [] }));
     });
     await new Promise<void>((resolve) => bound.listen(port, "127.0.0.1", resolve));
-    const listening = performance.now();
     try {
       const done = await r;
       expect([done.code, done.stderr]).toEqual([0, expect.stringContaining("bound to Run r1")]);
       expect(existsSync(join(root, "started"))).toBe(true);
-      // Connection failures during the gap are retried every few milliseconds.
-      expect(askedAt - listening).toBeLessThan(100);
+      // Connection failures during the gap were retried until the Run's sidecar listened (how soon is the bench's
+      // to measure, not a test's).
     } finally {
       bound.closeAllConnections();
       await new Promise((resolve) => bound.close(resolve));
@@ -112,8 +112,9 @@ describe("leviath bound-exec", () => {
       const r = await runBoundExec(["--wait-seconds", "2", "--sidecar", `http://127.0.0.1:${port}`, "--token-file", join(root, "token"), "--termination-log", join(root, "termination"), "--", ...marker(root)]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain("no binding within 2 s");
-      // About 2 s / 300 ms asks (each released at the hold's bound, then asked again at once), never a tight loop.
-      expect(asks).toBeGreaterThanOrEqual(4);
+      // At most about 2 s / 300 ms asks (each released at the hold's bound, then asked again), never a tight loop;
+      // at least a second one after the first release, however loaded the machine.
+      expect(asks).toBeGreaterThanOrEqual(2);
       expect(asks).toBeLessThanOrEqual(9);
       expect(existsSync(join(root, "started"))).toBe(false);
     } finally {
