@@ -4,21 +4,20 @@
 // hash exactly when a pool pod can serve it. A bound pod is its Run's: this controller never touches it again.
 import { AgentSpecSchema } from "../../api/agent.ts";
 import { buildAgentKey } from "../../api/common.ts";
-import { KIND, LABEL } from "../../api/constants.ts";
 import type { Pool, PoolStatus } from "../../api/pools.ts";
 import { RunSpecSchema } from "../../api/run.ts";
 import { decideRuntimeCeilings } from "../../policy/ceilings.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { computeHash } from "../../sandbox/hash.ts";
-import { ANNOTATION, buildLabelValue, COMPONENT } from "../../sandbox/names.ts";
-import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash, listPoolObjectNames, POOL_STATE, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
+import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash, listPoolObjectNames, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
 import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
 import type { ClusterCache, ReconcileResult } from "../cluster-port.ts";
 import type { ControllerContext, Reconcile } from "../controller-declaration.ts";
 import { parseObjectKey } from "../object-key.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
-import type { PodObject } from "../run/run-children-sync.ts";
-import { decidePoolPods, observePoolPodState, type ObservedPoolPod } from "./pool-decision.ts";
+import type { PodObject } from "../owned-children.ts";
+import { isPoolEnginePod, listPoolPods, observePoolPod } from "../warm/pool-pod-lookup.ts";
+import { decidePoolPods } from "./pool-decision.ts";
 import type { PoolLedger } from "./pool-ledger.ts";
 import { syncPoolSandboxes } from "./pool-sandboxes.ts";
 import { computePoolStatuses } from "./pool-status.ts";
@@ -39,27 +38,6 @@ function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?:
     ...(ctx.settings.defaultRuntimeImage ? { defaultRuntimeImage: ctx.settings.defaultRuntimeImage } : {}),
   });
   return snapshot.ok ? buildPoolTemplate(agent, snapshot.value, pool) : undefined;
-}
-
-/** Whether an object is a pool's engine pod (not one of its sandbox pods). */
-export function isPoolEnginePod(obj: KubeObject): obj is PodObject {
-  return obj.kind === "Pod" && obj.metadata.labels?.[LABEL.pool] !== undefined && obj.metadata.labels[LABEL.component] === COMPONENT.engine;
-}
-
-/** What the controller sees of one cached pool pod. */
-export function observePoolPod(pod: PodObject): ObservedPoolPod {
-  const labels = pod.metadata.labels ?? {};
-  return {
-    name: pod.metadata.name,
-    state: observePoolPodState({
-      bound: labels[LABEL.poolState] !== POOL_STATE.ready,
-      phase: pod.status?.phase,
-      ready: pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
-    }),
-    hash: pod.metadata.annotations?.[ANNOTATION.poolHash],
-    createdMs: Date.parse(String(pod.metadata.creationTimestamp ?? "")) || 0,
-    deleting: pod.metadata.deletionTimestamp !== undefined,
-  };
 }
 
 /** New ids for pool pods: derived from the Agent, the time and a counter, skipping names the cache holds. */
@@ -132,15 +110,6 @@ export function buildPoolStatusFields(cache: ClusterCache, state: PolicyState, l
   const { pools, display } = readPoolStatuses(cache, computeEffectivePolicy(state)?.spec.pools ?? [], ledger);
   if (ledger) ledger.pods({ ready: pools.reduce((n, p) => n + p.ready, 0), starting: pools.reduce((n, p) => n + p.starting, 0) });
   return display === undefined ? {} : { pools, poolsDisplay: display };
-}
-
-/** The unbound pods (owned by the Agent) of the pool of Agent `<namespace>/<name>`, from the cache. */
-export function listPoolPods(cache: ClusterCache, agentKey: string): ObservedPoolPod[] {
-  const [namespace = "", agent = ""] = agentKey.split("/");
-  const label = buildLabelValue(agent);
-  return (cache.list("pod", namespace) as PodObject[])
-    .filter((p) => isPoolEnginePod(p) && p.metadata.labels?.[LABEL.pool] === label && p.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND.agent && r.name === agent))
-    .map(observePoolPod);
 }
 
 /** The pools' status from the cache: each pool's unbound pods in the Agent's namespace, and what it served. */

@@ -4,17 +4,13 @@
 // Run claimed meanwhile is left to it), and one whose engine pod a Run adopted is left for that Run to take.
 import { LABEL } from "../../api/constants.ts";
 import type { KubeObject } from "../../kube/objects.ts";
-import { ANNOTATION, COMPONENT } from "../../sandbox/names.ts";
+import { ANNOTATION } from "../../sandbox/names.ts";
 import { POOL_STATE, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
 import { buildPoolNetworkPolicy, buildPoolSandboxPod, listPoolSandboxPlans } from "../../sandbox/pool-sandbox-pods.ts";
 import type { ControllerContext } from "../controller-declaration.ts";
-import { isInPlace, type PodObject } from "../run/run-children-sync.ts";
+import { isInPlace, type PodObject } from "../owned-children.ts";
+import { isPoolSandboxPod } from "../warm/pool-pod-lookup.ts";
 import { decidePoolSandboxPods, type ObservedPoolSandbox, type PairState } from "./pool-sandbox-decision.ts";
-
-/** Whether an owned object is one of the pool's sandbox pods. */
-export function isPoolSandboxPod(obj: KubeObject): obj is PodObject {
-  return obj.kind === "Pod" && obj.metadata.labels?.[LABEL.pool] !== undefined && obj.metadata.labels[LABEL.component] === COMPONENT.sandbox;
-}
 
 function observe(pod: PodObject): ObservedPoolSandbox {
   const a = pod.metadata.annotations ?? {};

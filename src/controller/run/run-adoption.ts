@@ -18,9 +18,8 @@ import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import { decideAdoption, type AdoptionInput } from "../pool/pool-decision.ts";
 import type { PoolLedger } from "../pool/pool-ledger.ts";
-import { isPoolEnginePod, listPoolPods } from "../pool/pool-reconciler.ts";
-import { isPoolSandboxPod } from "../pool/pool-sandboxes.ts";
-import { isOwnedBy } from "./run-children-sync.ts";
+import { isOwnedBy } from "../owned-children.ts";
+import { isPoolEnginePod, isPoolSandboxPod, listPoolPods } from "../warm/pool-pod-lookup.ts";
 import type { EngineBinding } from "./run-status.ts";
 
 /** What adoption needs; `pools` is present only with warm pools on. */

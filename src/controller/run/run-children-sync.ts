@@ -9,19 +9,9 @@
 import { LABEL } from "../../api/constants.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { ANNOTATION, type RunRef } from "../../sandbox/names.ts";
-import { isApplied, isExactly, settleAll } from "../applied.ts";
+import { settleAll } from "../applied.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
-
-/** A Run's pod as the reconcilers read it from the cache. */
-export type PodObject = KubeObject & {
-  status?: {
-    phase?: string; reason?: string; message?: string;
-    /** Each condition's type and status; a PodScheduled=False one keeps the scheduler's reason and message too. */
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-    containerStatuses?: { name: string; state?: { terminated?: { exitCode?: number; reason?: string; message?: string } } }[];
-  };
-  metadata: { uid?: string; deletionTimestamp?: unknown; annotations?: Record<string, string> };
-};
+import { EXACT_KINDS, isInPlace, isOwnedBy, type PodObject } from "../owned-children.ts";
 
 /** What a pod is written after: admission needs its ServiceAccount, and it must never run unisolated. */
 export const POD_PREREQUISITES: ReadonlySet<string> = new Set(["ServiceAccount", "NetworkPolicy"]);
@@ -33,32 +23,10 @@ export const POD_PREREQUISITES: ReadonlySet<string> = new Set(["ServiceAccount",
  * subjects; their maps are labels and a claim's requests). Pods are created (never applied again).
  */
 const CREATED_KINDS: ReadonlySet<string> = new Set(["ServiceAccount", "Role", "RoleBinding", "PersistentVolumeClaim"]);
-/**
- * The children whose whole spec is ours: the NetworkPolicy that isolates the Run. Any field in it that we do not
- * set widens or narrows the isolation: an `egress` or `ingress` rule a namespace editor adds lets traffic through,
- * a key added to its podSelector leaves pods unselected, and an apply keeps both (they are someone else's fields).
- * So its spec is compared whole, it is created with a POST (no apply on a first pod's path) and a drifted one is
- * replaced with a PUT of the whole object, which leaves no field of anyone else's behind.
- */
-const EXACT_KINDS: ReadonlySet<string> = new Set(["NetworkPolicy"]);
 /** The workspace claim the operator makes for a Run: pods wait for it, and it is never taken over from someone else. */
 const CLAIM_KIND = "PersistentVolumeClaim";
 /** How soon a pass looks again while a pod it replaces terminates. */
 const TERMINATING_RECHECK_MS = 1000;
-
-/** Whether this uid is the object's controller. */
-export function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
-  return obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
-}
-
-/**
- * Whether the live child is what we write: for EXACT_KINDS its spec is exactly ours (server defaults included: the
- * NetworkPolicy we write sets every field the server would default), for the others every field we set has our
- * value (isApplied); the metadata we set is compared as for any child.
- */
-export function isInPlace(desired: KubeObject, live: KubeObject | undefined): boolean {
-  return EXACT_KINDS.has(desired.kind) ? isExactly(desired, live) : isApplied(desired, live);
-}
 
 /** Writes one Run's children: `syncChildren` returns a requeue delay while a replaced pod terminates. */
 export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {

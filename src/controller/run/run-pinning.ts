@@ -23,13 +23,12 @@ import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { formatFieldPath } from "../conditions.ts";
 import { checkMcpSecrets } from "./mcp-secrets.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
-import { isOwnedBy } from "./run-children-sync.ts";
+import { isOwnedBy } from "../owned-children.ts";
 import { computeSnapshotDataSha256 } from "../../io/snapshot-digest.ts";
 import { checkStartSnapshot } from "./start-snapshot.ts";
 import { checkWorkspaceClaim } from "./workspace-claim.ts";
+import { failedSnapshot as failed, pendingOn as pending, type Blocked } from "./run-blocked.ts";
 
-/** A Run that may not go on; `sha256`: the digest of the start snapshot this pass accepted before it was stopped. */
-export type Blocked = { blocked: true; phase: "Pending" | "Failed"; reason: string; message: string; recheckMs?: number; sha256?: string };
 
 /**
  * The snapshot a pass goes on with. `accepted` is set on the pass that writes the ConfigMap: it resolves once the
@@ -75,8 +74,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-const failed = (message: string): Blocked => ({ blocked: true, phase: "Failed", reason: REASON.snapshotInvalid, message });
-const pending = (reason: string, message: string): Blocked => ({ blocked: true, phase: "Pending", reason, message });
 
 /** The snapshot the ConfigMap found holds, if it is this run's (owned, and its content or digest as expected). */
 function accept(ref: RunRef, cm: ConfigMapObject | undefined, resolved: Record<string, string> | undefined, status: RunStatus | undefined): RunSnapshot | Blocked {

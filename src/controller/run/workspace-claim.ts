@@ -14,7 +14,7 @@ import { buildChildNames, type RunRef } from "../../sandbox/names.ts";
 import { buildObjectKey } from "../object-key.ts";
 import { SNAPSHOT_KEY } from "../../sandbox/run-snapshot.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
-import type { Blocked } from "./run-pinning.ts";
+import type { Blocked } from "./run-blocked.ts";
 
 /** A claim a policy volume mounts: the policy field that names it. */
 export interface PolicyClaim {
