@@ -28,6 +28,9 @@ const CLAIM_KIND = "PersistentVolumeClaim";
 /** How soon a pass looks again while a pod it replaces terminates. */
 const TERMINATING_RECHECK_MS = 1000;
 
+/** What a Run's child writes did: written (and a requeue delay while a replaced pod terminates), or stopped short by a refused start snapshot. */
+export type ChildWrites = { readonly refused?: undefined; readonly requeueAfterMs: number | undefined } | { readonly refused: true };
+
 /** Writes one Run's children: `syncChildren` returns a requeue delay while a replaced pod terminates. */
 export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
   /** One desired pod: created when absent, deleted when its spec changed (pods are immutable); a requeue delay while one terminates. */
@@ -60,11 +63,12 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
   /**
    * Write the desired children (pods only when absent or changed), then delete owned children no longer desired
    * but those named in `spare` (`Kind/name`: an adopted pool pod's objects, which are never built).
-   * `pinned` settles once the start snapshot written in this pass is accepted (it rejects otherwise): nothing but
-   * the ServiceAccount and the NetworkPolicy is written before it, and no pod.
+   * `pinned` answers once the start snapshot written in this pass is accepted (true) or refused (false; it rejects
+   * when the write failed): nothing but the ServiceAccount and the NetworkPolicy is written before it, and no pod.
+   * Refused, nothing more is written or pruned and the answer says so (`refused`); otherwise the requeue delay.
    */
-  async function syncChildren(ref: RunRef, desired: KubeObject[], opts: { live: boolean; pinned?: Promise<void>; spare?: ReadonlySet<string> }): Promise<number | undefined> {
-    const { live, pinned = Promise.resolve() } = opts;
+  async function syncChildren(ref: RunRef, desired: KubeObject[], opts: { live: boolean; pinned?: Promise<boolean>; spare?: ReadonlySet<string> }): Promise<ChildWrites> {
+    const { live, pinned = Promise.resolve(true) } = opts;
     const owned = cache.listOwnedBy(ref.uid);
     const cachedOf = (obj: KubeObject) => owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
     const writes = desired.filter((o) => o.kind !== "ConfigMap" && o.kind !== "Pod" && !isInPlace(o, cachedOf(o)));
@@ -78,16 +82,19 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
       return !cached && CREATED_KINDS.has(obj.kind) ? writer.create(obj) : writer.apply(obj);
     };
     const isClaim = (o: KubeObject) => o.kind === CLAIM_KIND;
-    const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write)]);
-    const claims = pinned.then(() => settleAll(writes.filter(isClaim).map(write)));
-    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind) && !isClaim(o)).map(write)));
+    /** The writes of `objs` once the snapshot is accepted; none when it is refused. */
+    const once = <T>(make: () => Promise<T[]>) => pinned.then((ok) => (ok ? make() : []));
+    const prerequisites = settleAll<unknown>(writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write));
+    const claims = once(() => settleAll(writes.filter(isClaim).map(write)));
+    const others = once(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind) && !isClaim(o)).map(write)));
     // A pod mounts its workspace claim by name: it waits until the claim under that name is the one made for this Run.
-    const pods = settleAll<unknown>([prerequisites, claims]).then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
-    // Both settle before the pass goes on (no write still in flight); the first failure is the pass's.
-    const [, , requeues] = (await settleAll<unknown>([claims, others, pods])) as [unknown, unknown, (number | undefined)[]];
+    const pods = settleAll<unknown>([prerequisites, claims]).then(() => once(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live)))));
+    // All settle before the pass goes on (no write still in flight); the first failure is the pass's.
+    const [, , requeues, accepted] = (await settleAll<unknown>([claims, others, pods, pinned])) as [unknown, unknown, (number | undefined)[], boolean];
+    if (!accepted) return { refused: true };
     const wanted = new Set([...desired.map((o) => `${o.kind}/${o.metadata.name}`), ...(opts.spare ?? [])]);
     await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
-    return requeues.find((r) => r !== undefined);
+    return { requeueAfterMs: requeues.find((r) => r !== undefined) };
   }
 
   return { syncChildren };
