@@ -2,8 +2,8 @@
 // pod whose account does not exist), the NetworkPolicy that isolates it and, on the pass that pins the Run, the
 // start snapshot accepted on the server (`pinned`), and its workspace claim: created, or found to be the one made
 // for this Run (one of that name someone else made is never taken over). The Role and RoleBinding go out beside
-// the pods (the sidecar retries its reads until its binding exists). Pods are created, never applied: a pod's spec
-// cannot change, so a new one is a delete and a create. The account, RBAC and claim are created when the cache
+// the pods, the RoleBinding after its Role (the sidecar retries its reads until its binding exists). Pods are
+// created, never applied: a pod's spec cannot change, so a new one is a delete and a create. The account, RBAC and claim are created when the cache
 // holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
 // is kept exactly as desired (EXACT_KINDS): created, and replaced whole when its spec differs in any field.
 import { LABEL } from "../../api/constants.ts";
@@ -25,6 +25,8 @@ export const POD_PREREQUISITES: ReadonlySet<string> = new Set(["ServiceAccount",
 const CREATED_KINDS: ReadonlySet<string> = new Set(["ServiceAccount", "Role", "RoleBinding", "PersistentVolumeClaim"]);
 /** The workspace claim the operator makes for a Run: pods wait for it, and it is never taken over from someone else. */
 const CLAIM_KIND = "PersistentVolumeClaim";
+/** Written after the other non-prerequisite children (its Role). */
+const BINDING_KIND = "RoleBinding";
 /** How soon a pass looks again while a pod it replaces terminates. */
 const TERMINATING_RECHECK_MS = 1000;
 
@@ -86,11 +88,15 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
     const once = <T>(make: () => Promise<T[]>) => pinned.then((ok) => (ok ? make() : []));
     const prerequisites = settleAll<unknown>(writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write));
     const claims = once(() => settleAll(writes.filter(isClaim).map(write)));
-    const others = once(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind) && !isClaim(o)).map(write)));
+    const rest = writes.filter((o) => !POD_PREREQUISITES.has(o.kind) && !isClaim(o));
+    // A RoleBinding after its Role: creating a binding to a Role the operator may not `bind` is checked against the
+    // Role's rules, and the server refuses it (not found) while that Role does not exist yet.
+    const roles = once(() => settleAll(rest.filter((o) => o.kind !== BINDING_KIND).map(write)));
+    const others = roles.then(() => once(() => settleAll(rest.filter((o) => o.kind === BINDING_KIND).map(write))));
     // A pod mounts its workspace claim by name: it waits until the claim under that name is the one made for this Run.
     const pods = settleAll<unknown>([prerequisites, claims]).then(() => once(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live)))));
     // All settle before the pass goes on (no write still in flight); the first failure is the pass's.
-    const [, , requeues, accepted] = (await settleAll<unknown>([claims, others, pods, pinned])) as [unknown, unknown, (number | undefined)[], boolean];
+    const [, , requeues, accepted] = (await settleAll<unknown>([claims, others, pods, pinned, roles])) as [unknown, unknown, (number | undefined)[], boolean];
     if (!accepted) return { refused: true };
     const wanted = new Set([...desired.map((o) => `${o.kind}/${o.metadata.name}`), ...(opts.spare ?? [])]);
     await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
