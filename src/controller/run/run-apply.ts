@@ -17,7 +17,7 @@ import type { createTransitionRecorder } from "../status-events.ts";
 import { claimPoolPod, takeOverPoolObjects, type PoolClaim } from "./run-adoption.ts";
 import type { Blocked } from "./run-blocked.ts";
 import { POD_PREREQUISITES, type createChildWriter } from "./run-children-sync.ts";
-import type { RunAnswers, RunObservation, RunReconcilerDeps, WrittenStatuses } from "./run-gather.ts";
+import type { RunAnswers, RunPassObservation, RunReconcilerDeps, WrittenStatuses } from "./run-gather.ts";
 import { answerPinWrite } from "./run-pinning.ts";
 import { planChildrenFailure, type BlockedPlan, type RunningPlan, type RunPlan } from "./run-plan.ts";
 import { isResumedSnapshot } from "./run-resume.ts";
@@ -44,7 +44,7 @@ const referenceOf = (ref: RunRef): ObjectReference => ({ apiVersion: API_VERSION
  * resumed snapshot; a pool pod's claim and take-over; the children (a pod's prerequisites beside the start
  * snapshot, the rest once it is accepted), then their prune; what a stopped or finished Run loses; one status write.
  */
-export async function applyRunPlan(ctx: ApplyContext, obs: RunObservation, plan: RunPlan): Promise<Applied> {
+export async function applyRunPlan(ctx: ApplyContext, obs: RunPassObservation, plan: RunPlan): Promise<Applied> {
   switch (plan.kind) {
     case "none":
       return { result: {} };
@@ -67,7 +67,7 @@ export async function applyRunPlan(ctx: ApplyContext, obs: RunObservation, plan:
 }
 
 /** Creates the start snapshot; its answer: true when what holds the name is this snapshot, or why not (rejects when the write failed). */
-function writePin(ctx: ApplyContext, obs: RunObservation, desired: KubeObject): Promise<true | Blocked> {
+function writePin(ctx: ApplyContext, obs: RunPassObservation, desired: KubeObject): Promise<true | Blocked> {
   const answer = ctx.deps.writer.createOrGet(desired).then((written) => answerPinWrite({ ref: obs.ref, status: obs.run.status }, desired, written));
   // Awaited later in the pass (at the latest when the pass ends); a failure must not count as unhandled meanwhile.
   answer.catch(() => undefined);
@@ -75,7 +75,7 @@ function writePin(ctx: ApplyContext, obs: RunObservation, desired: KubeObject): 
 }
 
 /** Claims the first pool pod of the plan's candidates it can (each read and written back at the version read). */
-async function claim(ctx: ApplyContext, obs: RunObservation, plan: PoolClaim): Promise<NonNullable<RunAnswers["claim"]>> {
+async function claim(ctx: ApplyContext, obs: RunPassObservation, plan: PoolClaim): Promise<NonNullable<RunAnswers["claim"]>> {
   for (const pod of plan.candidates) {
     if (await claimPoolPod(ctx.deps.writer, obs.ref, plan.agentUid, pod)) {
       ctx.deps.pools?.adopted(plan.agentKey);
@@ -86,7 +86,7 @@ async function claim(ctx: ApplyContext, obs: RunObservation, plan: PoolClaim): P
 }
 
 /** A blocked Run: its children deleted one after the other, then its approval reader, then its status. */
-async function applyBlocked(ctx: ApplyContext, obs: RunObservation, plan: BlockedPlan): Promise<ReconcileResult> {
+async function applyBlocked(ctx: ApplyContext, obs: RunPassObservation, plan: BlockedPlan): Promise<ReconcileResult> {
   for (const obj of plan.deletes) await ctx.deps.writer.delete(obj);
   await settleAll(plan.dropReader.map((o) => ctx.deps.writer.delete(o)));
   if (plan.status) await writeStatus(ctx, obs, plan.status);
@@ -94,7 +94,7 @@ async function applyBlocked(ctx: ApplyContext, obs: RunObservation, plan: Blocke
 }
 
 /** A running Run's writes, in order; the start snapshot's write is never left in flight when the pass ends. */
-async function applyRunning(ctx: ApplyContext, obs: RunObservation, plan: RunningPlan): Promise<Applied> {
+async function applyRunning(ctx: ApplyContext, obs: RunPassObservation, plan: RunningPlan): Promise<Applied> {
   const pin = plan.pin === undefined ? undefined : writePin(ctx, obs, plan.pin);
   try {
     if (plan.resume) {
@@ -119,7 +119,7 @@ async function applyRunning(ctx: ApplyContext, obs: RunObservation, plan: Runnin
  * to be the Run's, its answer (with the prerequisites written beside it). Any other failure is said on the Run and
  * thrown (the loop retries).
  */
-async function writeChildren(ctx: ApplyContext, obs: RunObservation, plan: RunningPlan, pin: Promise<true | Blocked> | undefined): Promise<{ requeueAfterMs: number | undefined } | { learned: RunAnswers }> {
+async function writeChildren(ctx: ApplyContext, obs: RunPassObservation, plan: RunningPlan, pin: Promise<true | Blocked> | undefined): Promise<{ requeueAfterMs: number | undefined } | { learned: RunAnswers }> {
   const { desired, live, spare } = plan.children;
   try {
     const out = await ctx.syncChildren(obs.ref, desired, { live, spare, ...(pin ? { pinned: pin.then((a) => a === true) } : {}) });
@@ -137,7 +137,7 @@ async function writeChildren(ctx: ApplyContext, obs: RunObservation, plan: Runni
 }
 
 /** The one status write of a pass: skipped when nothing of the controller's part changed; a transition recorded as an Event. */
-async function writeStatus(ctx: ApplyContext, obs: RunObservation, status: RunStatus): Promise<void> {
+async function writeStatus(ctx: ApplyContext, obs: RunPassObservation, status: RunStatus): Promise<void> {
   const { run, ref } = obs;
   if (isSameStatus(pickControllerFields(run.status), status)) return;
   try {

@@ -85,7 +85,7 @@ export interface RunWorld {
 }
 
 /** One pass's observation of one Run: everything `planRun` decides from. */
-export interface RunObservation {
+export interface RunPassObservation {
   /** The Run as cached, with this controller's last status write laid over it. */
   readonly run: RunObject;
   readonly ref: RunRef;
@@ -137,7 +137,7 @@ function readApprovalReader(cache: ClusterCache, ref: RunRef): KubeObject[] {
  * Gathers one pass over the Run of `key`: undefined when there is nothing to reconcile (no such Run, being deleted,
  * no uid yet).
  */
-export async function gatherRun(ctx: GatherContext, key: string): Promise<RunObservation | undefined> {
+export async function gatherRun(ctx: GatherContext, key: string): Promise<RunPassObservation | undefined> {
   const { deps } = ctx;
   const { namespace, name } = parseObjectKey(key);
   if (namespace === undefined) return undefined;
@@ -146,7 +146,7 @@ export async function gatherRun(ctx: GatherContext, key: string): Promise<RunObs
   const ref: RunRef = { name, namespace, uid: run.metadata.uid };
   const nowMs = deps.nowMs();
   const parsed = RunSpecSchema.safeParse(structuredClone(run.spec ?? {}));
-  const obs: RunObservation = {
+  const obs: RunPassObservation = {
     run, ref, generation: run.metadata.generation ?? 0, nowMs, nowIso: formatApiTime(nowMs),
     isOver: run.status?.phase !== undefined && TERMINAL_PHASES.includes(run.status.phase),
     spec: parsed.success ? { ok: true, value: parsed.data } : { ok: false, issue: parsed.error.issues[0] },
@@ -163,7 +163,7 @@ export async function gatherRun(ctx: GatherContext, key: string): Promise<RunObs
 }
 
 /** The reads of a pass that has a snapshot to go on with. */
-async function gatherWorld(deps: RunReconcilerDeps, obs: RunObservation, snapshot: RunSnapshot): Promise<RunWorld> {
+async function gatherWorld(deps: RunReconcilerDeps, obs: RunPassObservation, snapshot: RunSnapshot): Promise<RunWorld> {
   const { ref, run, owned } = obs;
   const { cache, writer } = deps;
   const rcs = new Set(computeSandboxPlan(ref.name, snapshot.runPolicy).flatMap((p) => (p.runtimeClassName === undefined ? [] : [p.runtimeClassName])));
@@ -190,7 +190,7 @@ async function gatherWorld(deps: RunReconcilerDeps, obs: RunObservation, snapsho
  * Whether the Run's NetworkPolicy, applied on an earlier pass (its condition was True) and absent from the cache, is
  * on the server: asked live so that a cache still catching up is not taken for a deletion (undefined: not asked).
  */
-async function readNetworkPolicy(writer: ClusterWriter, obs: RunObservation): Promise<boolean | undefined> {
+async function readNetworkPolicy(writer: ClusterWriter, obs: RunPassObservation): Promise<boolean | undefined> {
   if (obs.owned.some((o) => o.kind === "NetworkPolicy")) return undefined;
   if (obs.run.status?.conditions?.find((c) => c.type === CONDITION.networkIsolated)?.status !== "True") return undefined;
   return (await writer.read("networkPolicy", obs.ref.namespace, buildChildNames(obs.ref.name).networkPolicy)) !== undefined;
@@ -201,7 +201,7 @@ async function readNetworkPolicy(writer: ClusterWriter, obs: RunObservation): Pr
  * with warm pools on the one bound so far) exists (afterwards the kubelet holds what it needs), and once more when
  * the status seen here does not carry the answer yet (a cache behind our own write would drop the condition).
  */
-async function readCredentials(writer: ClusterWriter, obs: RunObservation, snapshot: RunSnapshot, enginePod: string | undefined): Promise<(KubeObject | undefined)[] | undefined> {
+async function readCredentials(writer: ClusterWriter, obs: RunPassObservation, snapshot: RunSnapshot, enginePod: string | undefined): Promise<(KubeObject | undefined)[] | undefined> {
   const credentials = snapshot.controller.credentials;
   if (obs.isOver || credentials.length === 0) return undefined;
   const kept = obs.run.status?.conditions?.some((c) => c.type === CONDITION.credentialsReady) ?? false;

@@ -109,7 +109,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 /** The snapshot the ConfigMap found holds, if it is this run's (owned, and its content or digest as expected). */
-export function accept(ref: RunRef, cm: ConfigMapObject | undefined, resolved: Record<string, string> | undefined, status: RunStatus | undefined): RunSnapshot | Blocked {
+function accept(ref: RunRef, cm: ConfigMapObject | undefined, resolved: Record<string, string> | undefined, status: RunStatus | undefined): RunSnapshot | Blocked {
   const name = buildChildNames(ref.name).configMap;
   if (!cm) return failed(`ConfigMap '${name}' holding the pinned run policy is gone; a started Run is never resolved again`);
   if (!isOwnedBy(cm, ref.uid)) return failed(`ConfigMap '${name}' exists and is not owned by this Run`);

@@ -14,7 +14,7 @@ import { buildRunSnapshot, type RunSnapshot } from "../../sandbox/run-snapshot.t
 import { RUN } from "../../sandbox/test-fixtures.ts";
 import type { PolicyState } from "../policy/policy-state.ts";
 import { ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
-import type { RunAnswers, RunObservation, RunWorld } from "./run-gather.ts";
+import type { RunAnswers, RunPassObservation, RunWorld } from "./run-gather.ts";
 import type { PinFacts } from "./run-pinning.ts";
 import { NETWORK_REFUSAL_RECHECK_MS, planRun, type RunPlan } from "./run-plan.ts";
 
@@ -57,7 +57,7 @@ interface Row {
   at?: number;
 }
 
-function observe(row: Row): RunObservation {
+function observe(row: Row): RunPassObservation {
   const at = row.at ?? T0;
   const parsed = RunSpecSchema.safeParse(row.spec ?? { agentRef: { name: "notes" } });
   const owned = row.owned ?? [];

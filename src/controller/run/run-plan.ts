@@ -20,7 +20,7 @@ import type { Blocked } from "./run-blocked.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
 import { checkCredentials } from "./run-credentials.ts";
 import { decideRun, type RunDecision } from "./run-decision.ts";
-import type { RunObservation, RunWorld } from "./run-gather.ts";
+import type { RunPassObservation, RunWorld } from "./run-gather.ts";
 import { decidePin, type PinBasis } from "./run-pinning.ts";
 import { resolveResume, type ResumeWrite } from "./run-resume.ts";
 import { buildBlockedRunStatus, buildRunStatus, type EngineBinding, type StatusBasis } from "./run-status.ts";
@@ -73,11 +73,11 @@ export type RunPlan =
   | BlockedPlan
   | RunningPlan;
 
-const basisOf = (obs: RunObservation): StatusBasis => ({ generation: obs.generation, previous: obs.run.status, nowIso: obs.nowIso });
-const pinBasisOf = (obs: RunObservation, spec: RunSpec): PinBasis => ({ ref: obs.ref, spec, status: obs.run.status, policy: obs.policy, settings: obs.settings });
+const basisOf = (obs: RunPassObservation): StatusBasis => ({ generation: obs.generation, previous: obs.run.status, nowIso: obs.nowIso });
+const pinBasisOf = (obs: RunPassObservation, spec: RunSpec): PinBasis => ({ ref: obs.ref, spec, status: obs.run.status, policy: obs.policy, settings: obs.settings });
 
 /** The plan of one pass over one Run, from its observation; pure. */
-export function planRun(obs: RunObservation): RunPlan {
+export function planRun(obs: RunPassObservation): RunPlan {
   if (!obs.spec.ok) return refuseInvalidSpec(obs, obs.spec.issue);
   const spec = obs.spec.value;
   const ttl = computeTtlExpiryMs(spec, obs.run.status);
@@ -93,7 +93,7 @@ export function planRun(obs: RunObservation): RunPlan {
 }
 
 /** An invalid spec fails the Run, naming the field; a finished Run never leaves its phase, so an edit of its spec changes nothing. */
-function refuseInvalidSpec(obs: RunObservation, issue: { path: PropertyKey[]; message: string } | undefined): RunPlan {
+function refuseInvalidSpec(obs: RunPassObservation, issue: { path: PropertyKey[]; message: string } | undefined): RunPlan {
   if (obs.isOver) return { kind: "none" };
   const message = `${issue ? formatFieldPath("spec", issue.path) : "spec"}: ${issue?.message ?? "invalid"}`;
   return { kind: "blocked", deletes: [], dropReader: [], status: buildBlockedRunStatus(basisOf(obs), { phase: "Failed", reason: REASON.invalidSpec, message }) };
@@ -103,7 +103,7 @@ function refuseInvalidSpec(obs: RunObservation, issue: { path: PropertyKey[]; me
  * A Run that may not go on: its status says why. One that failed loses what may run or act for it, including
  * what this pass wrote and the cache may not hold yet (`written`), then the approval reader.
  */
-function stop(obs: RunObservation, blocked: Blocked, written: readonly KubeObject[] = []): BlockedPlan {
+function stop(obs: RunPassObservation, blocked: Blocked, written: readonly KubeObject[] = []): BlockedPlan {
   const status = buildBlockedRunStatus(basisOf(obs), { phase: blocked.phase, reason: blocked.reason, message: blocked.message, snapshotSha256: blocked.sha256 });
   const requeue = blocked.recheckMs !== undefined ? { requeueAfterMs: blocked.recheckMs } : {};
   // A run that can no longer be resolved is over: nothing of it may keep running.
@@ -112,7 +112,7 @@ function stop(obs: RunObservation, blocked: Blocked, written: readonly KubeObjec
 }
 
 /** The Run's cached children of `kinds` not being deleted yet, and what this pass wrote that the cache may not hold yet. */
-function listStopped(obs: RunObservation, kinds: ReadonlySet<string>, written: readonly KubeObject[] = []): KubeObject[] {
+function listStopped(obs: RunPassObservation, kinds: ReadonlySet<string>, written: readonly KubeObject[] = []): KubeObject[] {
   const owned = obs.owned.filter((o) => kinds.has(o.kind) && !o.metadata.deletionTimestamp);
   const uncached = written.filter((w) => !owned.some((o) => o.kind === w.kind && o.metadata.name === w.metadata.name));
   return [...owned, ...uncached];
@@ -123,7 +123,7 @@ function listStopped(obs: RunObservation, kinds: ReadonlySet<string>, written: r
  * keeps its phase, reason and message: a terminal phase is never left. Nothing of it may run, so what a
  * finished Run loses is deleted again if anything brought it back; its TTL still applies.
  */
-function stayFinished(obs: RunObservation, ttl: number | undefined): BlockedPlan {
+function stayFinished(obs: RunPassObservation, ttl: number | undefined): BlockedPlan {
   return { kind: "blocked", deletes: listStopped(obs, FINISHED_KINDS), dropReader: obs.approvalReader, ...(ttl === undefined ? {} : { requeueAfterMs: Math.max(1, ttl - obs.nowMs) }) };
 }
 
@@ -135,7 +135,7 @@ interface Resolved {
 }
 
 /** The part of a pass once the run has its snapshot: network refusal, resume, engine, decision, children, status. */
-function planResolved(obs: RunObservation, spec: RunSpec, resolved: Resolved): RunPlan {
+function planResolved(obs: RunPassObservation, spec: RunSpec, resolved: Resolved): RunPlan {
   const { ref } = obs;
   const { snapshot, write, world } = resolved;
   const planned = computeSandboxPlan(ref.name, snapshot.runPolicy);
@@ -164,7 +164,7 @@ function planResolved(obs: RunObservation, spec: RunSpec, resolved: Resolved): R
 }
 
 /** The writes for a Run the pass decided: its children as decided, one status, and when to look again. */
-function buildRunningPlan(obs: RunObservation, spec: RunSpec, at: { snapshot: RunSnapshot; write: KubeObject | undefined; resumed: ReturnType<typeof resolveResume>; bound: Extract<Bound, { engine: unknown }>; decision: RunDecision }): RunningPlan {
+function buildRunningPlan(obs: RunPassObservation, spec: RunSpec, at: { snapshot: RunSnapshot; write: KubeObject | undefined; resumed: ReturnType<typeof resolveResume>; bound: Extract<Bound, { engine: unknown }>; decision: RunDecision }): RunningPlan {
   const { ref } = obs;
   const { snapshot, write, resumed, bound, decision } = at;
   const { engine } = bound;
@@ -197,13 +197,13 @@ function buildRunningPlan(obs: RunObservation, spec: RunSpec, at: { snapshot: Ru
 }
 
 /** Why a Run may not start yet under `onUnverified: refuse` (undefined: it may). */
-function networkRefusal(obs: RunObservation, plan: readonly SandboxPlan[], hasPods: boolean, world: RunWorld): string | undefined {
+function networkRefusal(obs: RunPassObservation, plan: readonly SandboxPlan[], hasPods: boolean, world: RunWorld): string | undefined {
   const started = hasPods || TERMINAL_PHASES.includes(obs.run.status?.phase ?? "Pending");
   return decideNetworkRefusal({ plan, started, enforcement: world.networkEnforcement, spec: computeEffectivePolicy(obs.policy)?.spec.networkEnforcement });
 }
 
 /** CredentialsReady: none once the Run is over; from the Secrets when they were looked up this pass, else as kept. */
-function decideCredentials(obs: RunObservation, snapshot: RunSnapshot, world: RunWorld): ConditionDecision | undefined {
+function decideCredentials(obs: RunPassObservation, snapshot: RunSnapshot, world: RunWorld): ConditionDecision | undefined {
   if (obs.isOver) return undefined;
   const credentials = snapshot.controller.credentials;
   if (world.credentialSecrets !== undefined || credentials.length === 0) return checkCredentials(world.credentialSecrets ?? [], obs.ref.namespace, credentials);
@@ -221,7 +221,7 @@ type Bound =
  * once. A Run whose credential Secret is missing (`held`) adopts nothing yet, as a cold one creates no engine pod;
  * a pool pod is claimed only for a snapshot the server holds (`pin`, written this pass: its answer first).
  */
-function bindEngine(obs: RunObservation, at: { snapshot: RunSnapshot; world: RunWorld; pin: KubeObject | undefined; held: boolean }): Bound {
+function bindEngine(obs: RunPassObservation, at: { snapshot: RunSnapshot; world: RunWorld; pin: KubeObject | undefined; held: boolean }): Bound {
   if (!obs.warmPools) return { engine: undefined };
   const { ref, owned } = obs;
   const { snapshot, world } = at;
@@ -249,7 +249,7 @@ function planSandboxes(planned: SandboxPlan[], engine: EngineBinding | undefined
  * the loop retries with backoff, and the Event's note. The server's text stays the message; the condition's reason
  * (`reason`, from decideErrorReason) says what kind of refusal it was.
  */
-export function planChildrenFailure(obs: RunObservation, plan: RunningPlan, failure: { reason: string; text: string }): { status: RunStatus; note: string } {
+export function planChildrenFailure(obs: RunPassObservation, plan: RunningPlan, failure: { reason: string; text: string }): { status: RunStatus; note: string } {
   const { snapshot, decision, engine } = plan.basis;
   const message = `writing the Run's children failed: ${failure.text}`;
   const refused = { type: CONDITION.childrenFailure, status: "True" as const, reason: failure.reason, message };

@@ -89,7 +89,7 @@ export async function readResumedSnapshot(deps: { cache: ClusterCache; writer: C
 }
 
 /** The run policy the run enforces now: the base, or the resumed snapshot `record` names (its digest checked). */
-export function readInForce(run: Pick<ResumeRun, "snapshot">, record: RunResumeStatus | undefined, cm: ConfigMapObject | undefined): { ok: true; value: RunPolicy } | { ok: false; message: string } {
+function readInForce(run: Pick<ResumeRun, "snapshot">, record: RunResumeStatus | undefined, cm: ConfigMapObject | undefined): { ok: true; value: RunPolicy } | { ok: false; message: string } {
   if (record?.snapshot === undefined) return { ok: true, value: run.snapshot.runPolicy };
   const text = cm?.metadata.name === record.snapshot ? cm.data?.[RESUME_SNAPSHOT_KEY.runPolicy] : undefined;
   if (text === undefined || computeSnapshotSha256(text) !== record.snapshotSha256) return { ok: false, message: `ConfigMap '${record.snapshot}' no longer holds the snapshot recorded in status.resume` };
