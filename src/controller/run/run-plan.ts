@@ -85,11 +85,14 @@ export function planRun(obs: RunPassObservation): RunPlan {
   if (obs.isOver && ttl !== undefined && obs.nowMs >= ttl) return { kind: "delete-run" };
   const answer = obs.answers.pin;
   if (answer !== undefined && answer !== true) return stop(obs, answer.refused, answer.written);
-  const pin = decidePin(pinBasisOf(obs, spec), obs.pin!, answer);
+  if (obs.pin === undefined) throw new Error(`Run ${obs.ref.namespace}/${obs.ref.name}: the pass gathered nothing to pin from`);
+  const pin = decidePin(pinBasisOf(obs, spec), obs.pin, answer);
   if (pin.kind === "blocked" && pin.write) return { kind: "pin-first", pin: pin.write };
   if (pin.kind === "blocked" && obs.isOver) return stayFinished(obs, ttl);
   if (pin.kind === "blocked") return stop(obs, pin.blocked);
-  return planResolved(obs, spec, { snapshot: pin.snapshot, write: pin.write, world: obs.world! });
+  // The gatherer reads the world of every pass whose pin resolves a snapshot; a plan never goes on without it.
+  if (obs.world === undefined) throw new Error(`Run ${obs.ref.namespace}/${obs.ref.name}: the pass gathered nothing around its snapshot`);
+  return planResolved(obs, spec, { snapshot: pin.snapshot, write: pin.write, world: obs.world });
 }
 
 /** An invalid spec fails the Run, naming the field; a finished Run never leaves its phase, so an edit of its spec changes nothing. */
