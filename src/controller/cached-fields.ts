@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/objects.ts";
 import type { ResourceName } from "../kube/resources.ts";
 import type { ObjectMeta } from "../sandbox/kube-types.ts";
-import type { PodObject } from "./run/run-children-sync.ts";
+import type { PodObject } from "./owned-children.ts";
 
 /** What any cached object keeps of its metadata (managedFields and the kubectl annotation are gone already). */
 const METADATA_KEPT = ["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "labels", "annotations", "ownerReferences"] as const;

@@ -13,7 +13,7 @@ import { buildApprovalRelayObjects } from "../../sandbox/approval-relay.ts";
 import { buildChildNames, COMPONENT } from "../../sandbox/names.ts";
 import { decideApproval, type ApprovalRunInput } from "./approval-decision.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
-import { isApplied, isExactly, settleAll } from "../applied.ts";
+import { isApplied, isExactly } from "../applied.ts";
 import { buildConditions, isSameStatus } from "../conditions.ts";
 import { parseObjectKey } from "../object-key.ts";
 import { createTransitionRecorder, type TransitionRecorder } from "../status-events.ts";
@@ -84,7 +84,10 @@ async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promi
   const approvals = deps.cache.list("approval", namespace).filter((a) => approvalRunName(a) === name);
   const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, runAgentName(run), approvals, findSidecarServiceAccount(deps.cache, run));
   const bindingInPlace = isApplied(roleBinding, deps.cache.get("roleBinding", namespace, roleBinding.metadata.name));
-  await settleAll([...(isRoleInPlace(deps.cache, role) ? [] : [role]), ...(bindingInPlace ? [] : [roleBinding])].map((o) => deps.writer.apply(o)));
+  // The binding after its Role: a binding to a Role the operator may not `bind` is checked against the Role's rules,
+  // and the server refuses it (not found) while that Role does not exist yet.
+  if (!isRoleInPlace(deps.cache, role)) await deps.writer.apply(role);
+  if (!bindingInPlace) await deps.writer.apply(roleBinding);
   const current = deps.cache.get("configMap", namespace, relay.metadata.name);
   if (!isExactly(relay, current)) await deps.writer.replace(relay, current?.metadata.resourceVersion);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decideAdoption, decidePoolPods, MAX_POOL_CREATES_PER_PASS, observePoolPodState, type AdoptionInput, type ObservedPoolPod } from "./pool-decision.ts";
+import { observePoolPodState, type ObservedPoolPod } from "../warm/pool-pod-lookup.ts";
+import { decideAdoption, decidePoolPods, MAX_POOL_CREATES_PER_PASS, type AdoptionInput } from "./pool-decision.ts";
 
 const H = "hash-now";
 const pod = (name: string, state: ObservedPoolPod["state"], over: Partial<ObservedPoolPod> = {}): ObservedPoolPod => ({ name, state, hash: H, createdMs: Number(name.replace(/\D/g, "")), deleting: false, ...over });

@@ -3,38 +3,10 @@
 import type { Pool, PoolMissReason } from "../../api/pools.ts";
 import type { Workspace } from "../../api/run.ts";
 import { POOL_WORKSPACE } from "../../sandbox/pool-pods.ts";
+import type { ObservedPoolPod } from "../warm/pool-pod-lookup.ts";
 
 /** At most this many pool pods created per pool and pass: a new pool fills over a few passes, never in one burst. */
 export const MAX_POOL_CREATES_PER_PASS = 4;
-
-/** A pool pod's state as the controller sees it. */
-export type PoolPodState = "ready" | "starting" | "bound" | "failed";
-
-/** What the controller sees of one pool pod. */
-export interface ObservedPoolPod {
-  readonly name: string;
-  readonly state: PoolPodState;
-  /** Its `leviath.dev/pool-hash`. */
-  readonly hash: string | undefined;
-  /** Its creation time (ms): the oldest ready pod is adopted first, the youngest surplus one deleted first. */
-  readonly createdMs: number;
-  /** Being deleted: counts for nothing. */
-  readonly deleting: boolean;
-}
-
-/** The kubelet's view of a pool pod, as much as {@link observePoolPodState} reads. */
-export interface PoolPodView {
-  readonly bound: boolean;
-  readonly phase?: string | undefined;
-  readonly ready: boolean;
-}
-
-/** A pool pod's state: bound once claimed, failed once its phase ended, ready once the kubelet says Ready, else starting. */
-export function observePoolPodState(view: PoolPodView): PoolPodState {
-  if (view.bound) return "bound";
-  if (view.phase === "Failed" || view.phase === "Succeeded") return "failed";
-  return view.phase === "Running" && view.ready ? "ready" : "starting";
-}
 
 /** What to do with one pool this pass, and its counts for the status. */
 export interface PoolPlan {

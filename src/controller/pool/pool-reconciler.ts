@@ -2,64 +2,69 @@
 // ready, unbound pool pods made from what a Run of that Agent would pin today, and retires the others. A pod's
 // template comes from the same snapshot builder a Run's start does, so a Run's pinned snapshot gives the same pool
 // hash exactly when a pool pod can serve it. A bound pod is its Run's: this controller never touches it again.
+// One pass is `gatherPool` (every read, from the cache) → `planPool` (pure) → `applyPoolPlan` (the writes in a
+// fixed order: retire, create, then the sandbox pods: pool-sandboxes.ts).
 import { AgentSpecSchema } from "../../api/agent.ts";
 import { buildAgentKey } from "../../api/common.ts";
-import { KIND, LABEL } from "../../api/constants.ts";
 import type { Pool, PoolStatus } from "../../api/pools.ts";
 import { RunSpecSchema } from "../../api/run.ts";
 import { decideRuntimeCeilings } from "../../policy/ceilings.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { computeHash } from "../../sandbox/hash.ts";
-import { ANNOTATION, buildLabelValue, COMPONENT } from "../../sandbox/names.ts";
-import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash, listPoolObjectNames, POOL_STATE, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
+import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash, listPoolObjectNames, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
 import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
 import type { ClusterCache, ReconcileResult } from "../cluster-port.ts";
+import type { PodSettings } from "../../sandbox/pod-settings.ts";
 import type { ControllerContext, Reconcile } from "../controller-declaration.ts";
 import { parseObjectKey } from "../object-key.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
-import type { PodObject } from "../run/run-children-sync.ts";
-import { decidePoolPods, observePoolPodState, type ObservedPoolPod } from "./pool-decision.ts";
+import type { PodObject } from "../owned-children.ts";
+import { isPoolEnginePod, listPoolPods, observePoolPod } from "../warm/pool-pod-lookup.ts";
+import { decidePoolPods } from "./pool-decision.ts";
 import type { PoolLedger } from "./pool-ledger.ts";
-import { syncPoolSandboxes } from "./pool-sandboxes.ts";
+import { applyPoolSandboxPlan, planPoolSandboxes, readPoolSandboxFacts, type PoolSandboxFacts, type PoolSandboxPlan } from "./pool-sandboxes.ts";
 import { computePoolStatuses } from "./pool-status.ts";
 
 /** A pool still filling or a pod still starting is looked at again this often (pod events bring it back sooner). */
 const POOL_RECHECK_MS = 5_000;
 
+/** What one pool pass reads: the Agent, the policy and settings in force, the pass's time, and the Agent's objects. */
+export interface PoolObservation {
+  readonly agentObj: KubeObject & { spec?: unknown };
+  readonly agent: PoolAgent;
+  readonly policy: PolicyState;
+  readonly settings: PodSettings;
+  readonly nowMs: number;
+  /** The Agent's objects in the cache (pool pods, their identity, claims, sandbox pods, the NetworkPolicy). */
+  readonly owned: readonly KubeObject[];
+  /** What the pool's sandbox pods need to be planned and kept: runtime classes, paired engine pods, the NetworkPolicy. */
+  readonly sandboxes: PoolSandboxFacts;
+}
+
+/** The writes of one pool pass, in the applier's order. */
+export interface PoolPlan {
+  /** Unbound pool pods to retire (each deleted at the version seen, then its identity and claim). */
+  readonly retire: readonly { readonly pod: PodObject; readonly objects: readonly KubeObject[] }[];
+  /** New pool pods, each after its identity and claim. */
+  readonly create: readonly { readonly prerequisites: readonly KubeObject[]; readonly pod: KubeObject }[];
+  readonly sandboxes: PoolSandboxPlan;
+  readonly requeueAfterMs?: number | undefined;
+}
+
 /** The template a Run of this Agent would pin today (undefined: the Agent cannot run, so its pool keeps nothing). */
-function computeTemplate(ctx: ControllerContext, agentObj: KubeObject & { spec?: unknown }, agent: PoolAgent, pool: Pool): PoolTemplate | undefined {
+function computeTemplate(obs: PoolObservation, pool: Pool): PoolTemplate | undefined {
+  const { agentObj, agent, settings } = obs;
   const spec = AgentSpecSchema.safeParse(agentObj.spec ?? {});
-  const policy = computeEffectivePolicy(ctx.policy());
+  const policy = computeEffectivePolicy(obs.policy);
   // Never a pod of an image or runtime kind the policy's ceilings refuse: a Run of this Agent would not start either.
-  if (!spec.success || policy === undefined || decideRuntimeCeilings(policy.spec, spec.data, ctx.settings.defaultRuntimeImage) !== undefined) return undefined;
+  if (!spec.success || policy === undefined || decideRuntimeCeilings(policy.spec, spec.data, settings.defaultRuntimeImage) !== undefined) return undefined;
   const snapshot = buildRunSnapshot({
     agent: { name: agent.name, namespace: agent.namespace, generation: agentObj.metadata.generation ?? 0, spec: spec.data, written: (agentObj.spec ?? {}) as Record<string, unknown> },
     policy,
     run: RunSpecSchema.parse({ agentRef: { name: agent.name } }),
-    ...(ctx.settings.defaultRuntimeImage ? { defaultRuntimeImage: ctx.settings.defaultRuntimeImage } : {}),
+    ...(settings.defaultRuntimeImage ? { defaultRuntimeImage: settings.defaultRuntimeImage } : {}),
   });
   return snapshot.ok ? buildPoolTemplate(agent, snapshot.value, pool) : undefined;
-}
-
-/** Whether an object is a pool's engine pod (not one of its sandbox pods). */
-export function isPoolEnginePod(obj: KubeObject): obj is PodObject {
-  return obj.kind === "Pod" && obj.metadata.labels?.[LABEL.pool] !== undefined && obj.metadata.labels[LABEL.component] === COMPONENT.engine;
-}
-
-/** What the controller sees of one cached pool pod. */
-export function observePoolPod(pod: PodObject): ObservedPoolPod {
-  const labels = pod.metadata.labels ?? {};
-  return {
-    name: pod.metadata.name,
-    state: observePoolPodState({
-      bound: labels[LABEL.poolState] !== POOL_STATE.ready,
-      phase: pod.status?.phase,
-      ready: pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
-    }),
-    hash: pod.metadata.annotations?.[ANNOTATION.poolHash],
-    createdMs: Date.parse(String(pod.metadata.creationTimestamp ?? "")) || 0,
-    deleting: pod.metadata.deletionTimestamp !== undefined,
-  };
 }
 
 /** New ids for pool pods: derived from the Agent, the time and a counter, skipping names the cache holds. */
@@ -73,64 +78,79 @@ function pickIds(agent: PoolAgent, count: number, taken: ReadonlySet<string>, no
 }
 
 /** The pool declared for this Agent: its size (0 when none, or when the Agent cannot run), template and hash. */
-function desirePool(ctx: ControllerContext, agentObj: KubeObject & { spec?: unknown }, agent: PoolAgent): { size: number; template?: PoolTemplate; hash: string } {
-  const pool = computeEffectivePolicy(ctx.policy())?.spec.pools.find((p) => p.agent === buildAgentKey(agent.namespace, agent.name));
-  const template = pool === undefined ? undefined : computeTemplate(ctx, agentObj, agent, pool);
+function desirePool(obs: PoolObservation): { size: number; template?: PoolTemplate; hash: string } {
+  const pool = computeEffectivePolicy(obs.policy)?.spec.pools.find((p) => p.agent === buildAgentKey(obs.agent.namespace, obs.agent.name));
+  const template = pool === undefined ? undefined : computeTemplate(obs, pool);
   if (pool === undefined || template === undefined) return { size: 0, hash: "" };
-  return { size: pool.size, template, hash: computePoolHash(template, ctx.settings) };
+  return { size: pool.size, template, hash: computePoolHash(template, obs.settings) };
+}
+
+/** Reads one pool pass for the Agent of `key` (`namespace/name`), from the cache; undefined when there is no such Agent. */
+export function gatherPool(ctx: ControllerContext, key: string): PoolObservation | undefined {
+  const { namespace, name } = parseObjectKey(key);
+  const agentObj = ctx.cache.get("agent", namespace, name) as (KubeObject & { spec?: unknown }) | undefined;
+  const uid = agentObj?.metadata.uid;
+  if (agentObj === undefined || uid === undefined || namespace === undefined) return undefined;
+  const agent: PoolAgent = { namespace, name, uid };
+  const owned = ctx.cache.listOwnedBy(uid);
+  return { agentObj, agent, policy: ctx.policy(), settings: ctx.settings, nowMs: ctx.nowMs(), owned, sandboxes: readPoolSandboxFacts(ctx.cache, agent, owned) };
 }
 
 /**
- * Creates `ids`' pool pods, each after its identity and claim (a pod naming a missing ServiceAccount is refused).
- * The claim must be made by this request: one found under its name (planted, labels and owner included) is never
- * mounted, and no pod is made for that id (a later pass picks new ids).
+ * The pool's writes this pass, pure: retire the failed, stale and surplus unbound pods (a pod written since, a Run's
+ * claim, is left by the applier's versioned delete), create what is missing, and keep each kept pod's sandbox pods.
  */
-async function createPoolPods(ctx: ControllerContext, template: PoolTemplate, ids: readonly string[]): Promise<void> {
-  await Promise.all(ids.map(async (id) => {
-    for (const obj of buildPoolPodPrerequisites(template.agent, id)) {
+export function planPool(obs: PoolObservation): PoolPlan {
+  const { agent, owned } = obs;
+  const { size, template, hash } = desirePool(obs);
+  const pods = owned.filter(isPoolEnginePod);
+  const observed = pods.map(observePoolPod);
+  const plan = decidePoolPods(size, hash, observed);
+  const retire = plan.delete.map((name) => {
+    const names = new Set(listPoolObjectNames(name));
+    return { pod: pods.find((p) => p.metadata.name === name)!, objects: owned.filter((o) => o.kind !== "Pod" && names.has(o.metadata.name)) };
+  });
+  const ids = template !== undefined && plan.create > 0 ? pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), obs.nowMs) : [];
+  const create = template === undefined ? [] : ids.map((id) => ({ prerequisites: buildPoolPodPrerequisites(template.agent, id), pod: buildPoolPod(template, id, obs.settings) }));
+  // Each engine pod the pool keeps (and each made now: its claim exists) gets its sandbox pods.
+  const kept = [...observed.filter((p) => !plan.delete.includes(p.name) && !p.deleting && p.hash === hash && (p.state === "ready" || p.state === "starting")).map((p) => p.name), ...ids.map((id) => buildPoolNames(agent.name, id).pod)];
+  const sandboxes = planPoolSandboxes({ agent, template, kept, owned, settings: obs.settings, facts: obs.sandboxes });
+  const filling = plan.create > 0 || plan.starting > 0 || plan.delete.length > 0;
+  return { retire, create, sandboxes, ...(filling ? { requeueAfterMs: POOL_RECHECK_MS } : {}) };
+}
+
+/**
+ * Applies a pool plan in order: each retired pod deleted at the version the cache saw, then its identity and claim
+ * (owned by the Agent while unbound; a pod written since, a Run claimed it a moment ago, is left with them: the next
+ * pass sees it bound, and a bound pod is its Run's); new pods, each after its identity and its claim, made by this
+ * request (a pod naming a missing ServiceAccount is refused); then the sandbox pods (pool-sandboxes.ts).
+ */
+export async function applyPoolPlan(ctx: ControllerContext, plan: PoolPlan): Promise<ReconcileResult> {
+  await Promise.all(plan.retire.map(async ({ pod, objects }) => {
+    if (!(await ctx.writer.deleteAtVersion(pod))) return;
+    await Promise.all(objects.map((o) => ctx.writer.delete(o)));
+  }));
+  // A pool pod's claim must be made by this request: one found under its name (planted, labels and owner included)
+  // is never mounted, and no pod is made for that id (a later pass picks new ids).
+  await Promise.all(plan.create.map(async ({ prerequisites, pod }) => {
+    for (const obj of prerequisites) {
       if (obj.kind !== "PersistentVolumeClaim") {
         await ctx.writer.create(obj);
         continue;
       }
       if (!(await ctx.writer.createOrFind(obj)).created) throw new Error(`PersistentVolumeClaim '${obj.metadata.name}' exists and was not made by the operator for this pool pod`);
     }
-    await ctx.writer.create(buildPoolPod(template, id, ctx.settings));
+    await ctx.writer.create(pod);
   }));
-}
-
-/**
- * Deletes a retired pool pod at the version the cache saw, then its identity and claim (owned by the Agent while
- * unbound). A pod written since (a Run claimed it a moment ago) is left, with its claim and identity: the next pass
- * sees it bound, and a bound pod is its Run's.
- */
-async function retirePoolPod(ctx: ControllerContext, pod: PodObject, owned: readonly KubeObject[]): Promise<void> {
-  if (!(await ctx.writer.deleteAtVersion(pod))) return;
-  const names = new Set(listPoolObjectNames(pod.metadata.name));
-  await Promise.all(owned.filter((o) => o.kind !== "Pod" && names.has(o.metadata.name)).map((o) => ctx.writer.delete(o)));
+  await applyPoolSandboxPlan(ctx, plan.sandboxes);
+  return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {};
 }
 
 /** The pool reconciler: one key per Agent (`namespace/name`). */
 export function createPoolReconciler(ctx: ControllerContext): Reconcile {
-  const { cache } = ctx;
   return async (key: string): Promise<ReconcileResult> => {
-    const { namespace, name } = parseObjectKey(key);
-    const agentObj = cache.get("agent", namespace, name) as (KubeObject & { spec?: unknown }) | undefined;
-    const uid = agentObj?.metadata.uid;
-    if (agentObj === undefined || uid === undefined || namespace === undefined) return {};
-    const agent: PoolAgent = { namespace, name, uid };
-    const { size, template, hash } = desirePool(ctx, agentObj, agent);
-    const owned = cache.listOwnedBy(uid);
-    const pods = owned.filter(isPoolEnginePod);
-    const observed = pods.map(observePoolPod);
-    const plan = decidePoolPods(size, hash, observed);
-    await Promise.all(plan.delete.map((name) => retirePoolPod(ctx, pods.find((p) => p.metadata.name === name)!, owned)));
-    const created = template !== undefined && plan.create > 0 ? pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), ctx.nowMs()) : [];
-    if (template !== undefined && created.length > 0) await createPoolPods(ctx, template, created);
-    // Each engine pod the pool keeps (and each made now: its claim exists) gets its sandbox pods.
-    const kept = [...observed.filter((p) => !plan.delete.includes(p.name) && !p.deleting && p.hash === hash && (p.state === "ready" || p.state === "starting")).map((p) => p.name), ...created.map((id) => buildPoolNames(name, id).pod)];
-    await syncPoolSandboxes(ctx, { agent, template, kept, owned });
-    const filling = plan.create > 0 || plan.starting > 0 || plan.delete.length > 0;
-    return filling ? { requeueAfterMs: POOL_RECHECK_MS } : {};
+    const obs = gatherPool(ctx, key);
+    return obs === undefined ? {} : applyPoolPlan(ctx, planPool(obs));
   };
 }
 
@@ -142,15 +162,6 @@ export function buildPoolStatusFields(cache: ClusterCache, state: PolicyState, l
   const { pools, display } = readPoolStatuses(cache, computeEffectivePolicy(state)?.spec.pools ?? [], ledger);
   if (ledger) ledger.pods({ ready: pools.reduce((n, p) => n + p.ready, 0), starting: pools.reduce((n, p) => n + p.starting, 0) });
   return display === undefined ? {} : { pools, poolsDisplay: display };
-}
-
-/** The unbound pods (owned by the Agent) of the pool of Agent `<namespace>/<name>`, from the cache. */
-export function listPoolPods(cache: ClusterCache, agentKey: string): ObservedPoolPod[] {
-  const [namespace = "", agent = ""] = agentKey.split("/");
-  const label = buildLabelValue(agent);
-  return (cache.list("pod", namespace) as PodObject[])
-    .filter((p) => isPoolEnginePod(p) && p.metadata.labels?.[LABEL.pool] === label && p.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND.agent && r.name === agent))
-    .map(observePoolPod);
 }
 
 /** The pools' status from the cache: each pool's unbound pods in the Agent's namespace, and what it served. */

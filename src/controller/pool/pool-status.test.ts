@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ObservedPoolPod } from "./pool-decision.ts";
+import type { ObservedPoolPod } from "../warm/pool-pod-lookup.ts";
 import { computePoolStatuses } from "./pool-status.ts";
 
 const pod = (name: string, state: ObservedPoolPod["state"], deleting = false): ObservedPoolPod => ({ name, state, hash: "h", createdMs: 0, deleting });

@@ -1,7 +1,7 @@
 // The warm pools on the LeviathPolicy's status (docs/controller.md, "Warm pools"): per pool, its size and its
 // unbound pods that are ready or still starting, read from the cache, and what it served; pure.
 import type { Pool, PoolStatus } from "../../api/pools.ts";
-import type { ObservedPoolPod } from "./pool-decision.ts";
+import type { ObservedPoolPod } from "../warm/pool-pod-lookup.ts";
 import type { PoolCounts } from "./pool-ledger.ts";
 
 /** Each pool's status, and `ready/size` of every pool for `kubectl get` (undefined with no pool). */

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { McpServer } from "../../api/policy.ts";
-import { checkMcpSecrets, decideMcpCondition } from "./mcp-secrets.ts";
+import { checkMcpSecrets as checkRead, decideMcpCondition, readMcpSecrets } from "./mcp-secrets.ts";
+
+/** Reads the Secrets as the gatherer does, then checks them. */
+const checkMcpSecrets = async (writer: Parameters<typeof readMcpSecrets>[0], ns: string, list: readonly McpServer[]) => checkRead(await readMcpSecrets(writer, ns, list), ns, list);
 
 const servers: McpServer[] = [
   { name: "tickets", url: "https://t.example/mcp", headers: { Authorization: "Bearer ${T}" }, secretRef: { name: "tickets-mcp" } },

@@ -12,17 +12,28 @@ import { LABEL } from "../../api/constants.ts";
 import { CONDITION, REASON, type RunStatus } from "../../api/status.ts";
 import { computeSandboxSecretEnvRefusal } from "../../policy/mcp-secret-env.ts";
 import type { McpSecretCheck } from "../../sandbox/run-snapshot.ts";
+import type { KubeObject } from "../../kube/objects.ts";
 import type { ClusterWriter } from "../cluster-port.ts";
 import type { ConditionDecision } from "../conditions.ts";
 import { CREDENTIAL_OPT_IN } from "./run-credentials.ts";
 
-/** Checks each server's Secret in the Run's namespace (servers without `secretRef` need none). */
-export async function checkMcpSecrets(writer: Pick<ClusterWriter, "readMetadata">, namespace: string, servers: readonly McpServer[]): Promise<McpSecretCheck[]> {
-  return Promise.all(servers.filter((s) => s.secretRef !== undefined).map(async (s): Promise<McpSecretCheck> => {
+/** Each MCP Secret's metadata by name, as read (undefined: not found). */
+export type McpSecretReadings = ReadonlyMap<string, KubeObject | undefined>;
+
+/** Reads the metadata of the Secrets the servers name (not those a server's sandbox env refuses outright). */
+export async function readMcpSecrets(writer: Pick<ClusterWriter, "readMetadata">, namespace: string, servers: readonly McpServer[]): Promise<McpSecretReadings> {
+  const names = [...new Set(servers.filter((s) => s.secretRef !== undefined && computeSandboxSecretEnvRefusal(s) === undefined).map((s) => s.secretRef!.name))];
+  const found = await Promise.all(names.map((n) => writer.readMetadata("secret", namespace, n)));
+  return new Map(names.map((n, i) => [n, found[i]]));
+}
+
+/** Checks each server's Secret in the Run's namespace (servers without `secretRef` need none), from what was read; pure. */
+export function checkMcpSecrets(read: McpSecretReadings, namespace: string, servers: readonly McpServer[]): McpSecretCheck[] {
+  return servers.filter((s) => s.secretRef !== undefined).map((s): McpSecretCheck => {
     const secretName = s.secretRef!.name;
     const inSandbox = computeSandboxSecretEnvRefusal(s);
     if (inSandbox !== undefined) return { server: s.name, secretName, mounted: false, reason: REASON.secretInSandboxRefused, message: inSandbox };
-    const found = await writer.readMetadata("secret", namespace, secretName);
+    const found = read.get(secretName);
     const labels = found?.metadata.labels ?? {};
     if (found === undefined) return { server: s.name, secretName, mounted: false, reason: REASON.secretNotFound, message: `Secret '${secretName}' not found in namespace '${namespace}'` };
     if (labels[LABEL.mcpServer] !== s.name) {
@@ -32,7 +43,7 @@ export async function checkMcpSecrets(writer: Pick<ClusterWriter, "readMetadata"
       return { server: s.name, secretName, mounted: false, reason: REASON.secretNotOptedIn, message: `Secret '${secretName}' is also a credential (${LABEL.credential}: "${CREDENTIAL_OPT_IN}"), which any Run could hand to its runtime: an MCP server's Secret must be its alone` };
     }
     return { server: s.name, secretName, mounted: true };
-  }));
+  });
 }
 
 /**

@@ -6,7 +6,7 @@ import { CONDITION, REASON } from "../../api/status.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import type { ConditionDecision } from "../conditions.ts";
 import type { ObservedPod } from "./run-completion.ts";
-import type { PodObject } from "./run-children-sync.ts";
+import type { PodObject } from "../owned-children.ts";
 
 /** The engine pod's runtime container, whose exit decides the Run's phase. */
 const AGENT_CONTAINER = "agent";

@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../kube/objects.ts";
-import { DEFAULT_POD_SETTINGS } from "../../sandbox/pod-settings.ts";
 import { RUN, snapshotOf } from "../../sandbox/test-fixtures.ts";
-import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
-import type { PolicyState } from "../policy/policy-state.ts";
-import { createPoolLedger } from "../pool/pool-ledger.ts";
-import { bindEngine, listSparedChildren } from "./run-adoption.ts";
+import { findBinding, listSparedChildren } from "./run-adoption.ts";
 
 const POOL = { pod: "notes-pool-0a1b2c3d4e", from: "pool" as const, workspace: "notes-pool-0a1b2c3d4e-workspace" };
 const IDENTITY = ["ServiceAccount", "Role", "RoleBinding"].map((k) => `${k}/${POOL.pod}`);
@@ -25,14 +21,10 @@ describe("listSparedChildren", () => {
   });
 });
 
-describe("bindEngine, for a Run adopted earlier", () => {
-  const cache: ClusterCache = { get: () => undefined, list: () => [], listOwnedBy: () => [] };
-  const writer = { read: async () => undefined } as unknown as ClusterWriter;
-  const pools = createPoolLedger({ poolAdoption: () => undefined, poolMiss: () => undefined, poolPods: () => undefined });
-  const deps = { cache, writer, policy: () => ({}) as PolicyState, settings: DEFAULT_POD_SETTINGS, pools };
+describe("findBinding, for a Run adopted earlier", () => {
   const snapshot = snapshotOf({ image: "r:1" }, { ceilings: { runtimeImages: ["r:1"] } });
   const pod = (labels: Record<string, string>): KubeObject => ({ apiVersion: "v1", kind: "Pod", metadata: { name: POOL.pod, namespace: RUN.namespace, labels } });
-  const bind = (owned: KubeObject[]) => bindEngine(deps, { ref: RUN, previous: { startedFrom: "pool", enginePod: POOL.pod }, isOver: false, snapshot, owned, held: false });
+  const bind = async (owned: KubeObject[]) => findBinding({ ref: RUN, previous: { startedFrom: "pool", enginePod: POOL.pod }, isOver: false, snapshot, owned });
 
   it("names the Run's sandbox pods after its pool pod when the pod carries the pool-pair label, or when its claim is not seen yet", async () => {
     expect(await bind([pod({ "leviath.dev/pool": "notes", "leviath.dev/pool-pair": POOL.pod })])).toEqual({ ...POOL, paired: true });

@@ -3,8 +3,12 @@
 // a write at the resourceVersion just read (of two Runs racing for it one wins, the other takes the next or
 // misses), and its claim and identity follow it to the Run. A miss starts cold. Either way the answer is recorded
 // (status.startedFrom) and never decided again; the pod itself says it was adopted should that status be lost.
+// The decisions here are pure (`findBinding`, `planAdoption`, `planTakeOver`); the claim and the take-over are
+// conditional writes the applier makes (`claimPoolPod`, `takeOverPoolObjects`): each reads the object it replaces
+// and writes it back at the version read, so of two writers one wins.
 import { buildAgentKey } from "../../api/common.ts";
 import { KIND, LABEL } from "../../api/constants.ts";
+import type { PoolMissReason } from "../../api/pools.ts";
 import type { RunStatus } from "../../api/status.ts";
 import { isApiStatus } from "../../kube/errors.ts";
 import type { KubeObject } from "../../kube/objects.ts";
@@ -14,22 +18,17 @@ import type { PodSettings } from "../../sandbox/pod-settings.ts";
 import { buildAdoptedObject, buildPoolTemplate, computePoolHash, listAdoptedObjects, listPoolObjectNames, POOL_STATE } from "../../sandbox/pool-pods.ts";
 import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { hasHostStages } from "../../sandbox/sandbox-plan.ts";
-import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
+import type { ClusterWriter } from "../cluster-port.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import { decideAdoption, type AdoptionInput } from "../pool/pool-decision.ts";
-import type { PoolLedger } from "../pool/pool-ledger.ts";
-import { isPoolEnginePod, listPoolPods } from "../pool/pool-reconciler.ts";
-import { isPoolSandboxPod } from "../pool/pool-sandboxes.ts";
-import { isOwnedBy } from "./run-children-sync.ts";
+import { isOwnedBy } from "../owned-children.ts";
+import { isPoolEnginePod, type ObservedPoolPod } from "../warm/pool-pod-lookup.ts";
 import type { EngineBinding } from "./run-status.ts";
 
-/** What adoption needs; `pools` is present only with warm pools on. */
-export interface AdoptionDeps {
-  readonly cache: ClusterCache;
-  readonly writer: ClusterWriter;
-  readonly policy: () => PolicyState;
-  readonly settings: PodSettings;
-  readonly pools?: PoolLedger | undefined;
+/** What adoption saw this pass (warm pools on, no engine binding decided yet): the Agent's uid and its pool's pods. */
+export interface AdoptionFacts {
+  readonly agentUid: string | undefined;
+  readonly pods: readonly ObservedPoolPod[];
 }
 
 /** The Run as adoption sees it this pass. */
@@ -37,21 +36,26 @@ export interface AdoptionInputs {
   readonly ref: RunRef;
   readonly previous: RunStatus | undefined;
   readonly isOver: boolean;
-  readonly snapshot: RunSnapshot & { accepted?: Promise<unknown> };
+  readonly snapshot: RunSnapshot;
   /** The cached children the Run controls. */
   readonly owned: readonly KubeObject[];
-  /** The engine pod may not start yet (a credential Secret is missing): nothing is decided. */
-  readonly held: boolean;
+}
+
+/** A claim to try: the pool's ready pods in the order a Run adopts them, each claimed at the version read. */
+export interface PoolClaim {
+  readonly agentKey: string;
+  readonly agentUid: string;
+  readonly candidates: readonly string[];
 }
 
 /** A cold Run's engine pod and claim. */
-function coldBinding(ref: RunRef, snapshot: RunSnapshot, from: EngineBinding["from"]): EngineBinding {
+export function coldBinding(ref: RunRef, snapshot: RunSnapshot, from: EngineBinding["from"]): EngineBinding {
   const names = buildChildNames(ref.name);
   return { pod: names.enginePod, from, workspace: snapshot.controller.workspace.claimName ?? names.workspace };
 }
 
 /** A Run's binding to the pool pod it adopted (`paired`: the pod carries `pool-pair`, see EngineBinding). */
-function poolBinding(pod: string, paired: boolean): EngineBinding {
+export function poolBinding(pod: string, paired: boolean): EngineBinding {
   return { pod, from: "pool", workspace: listPoolObjectNames(pod)[1]!, paired };
 }
 
@@ -66,7 +70,7 @@ function isPaired(owned: readonly KubeObject[], pod: string): boolean {
 }
 
 /** The binding decided on an earlier pass (its status, or the adopted pod itself), or undefined when none was. */
-function findBinding(input: AdoptionInputs): EngineBinding | undefined {
+export function findBinding(input: AdoptionInputs): EngineBinding | undefined {
   const { ref, previous, owned, snapshot } = input;
   if (previous?.startedFrom === "pool" && previous.enginePod !== undefined) return poolBinding(previous.enginePod, isPaired(owned, previous.enginePod));
   // A Run recorded cold stays cold: a pool pod it came to own is no engine pod of it (and is pruned).
@@ -78,55 +82,43 @@ function findBinding(input: AdoptionInputs): EngineBinding | undefined {
   return started || input.isOver ? coldBinding(ref, snapshot, "cold") : undefined;
 }
 
-/**
- * The Run's engine binding: undefined with warm pools off (nothing changes for a cold Run); decided once, on the
- * first pass that may start the engine pod, and found again on every later pass.
- */
-export async function bindEngine(deps: AdoptionDeps, input: AdoptionInputs): Promise<EngineBinding | undefined> {
-  if (deps.pools === undefined) return undefined;
-  const found = findBinding(input);
-  if (found?.from === "pool") {
-    if (!input.isOver) await takeOverPoolObjects(deps, input.ref, found.pod);
-    return found;
-  }
-  if (found !== undefined) return found;
-  if (input.held) return coldBinding(input.ref, input.snapshot, undefined);
-  // The pod is claimed only for a snapshot the server holds (a refused one stops the Run in the child writes).
-  if (await input.snapshot.accepted) return coldBinding(input.ref, input.snapshot, undefined);
-  return adopt({ ...deps, pools: deps.pools }, input);
-}
+/** What adoption decides for a Run with no binding yet: cold (and the miss to count, if any), or a claim to try. */
+export type AdoptionPlan =
+  | { readonly engine: EngineBinding; readonly missed?: { readonly agentKey: string; readonly reason: PoolMissReason } | undefined }
+  | { readonly claim: PoolClaim };
 
-/** Adopt a ready pool pod, or record why the Run starts cold. */
-async function adopt(deps: AdoptionDeps & { pools: PoolLedger }, input: AdoptionInputs): Promise<EngineBinding> {
-  const { ref, snapshot } = input;
+/**
+ * Whether the Run adopts a ready pool pod, pure: the oldest ready one made from what it pins, not `lost` to another
+ * Run already; a Run that cannot (no pool, not eligible, no such pod, every one lost) starts cold, a miss counted.
+ */
+export function planAdoption(input: { ref: RunRef; snapshot: RunSnapshot; policy: PolicyState; settings: PodSettings; facts: AdoptionFacts; lost?: ReadonlySet<string> | undefined }): AdoptionPlan {
+  const { ref, snapshot, facts } = input;
   const agent = snapshot.controller.agent.name;
-  const key = buildAgentKey(ref.namespace, agent);
-  const uid = deps.cache.get("agent", ref.namespace, agent)?.metadata.uid;
-  const pool = computeEffectivePolicy(deps.policy())?.spec.pools.find((p) => p.agent === key);
-  if (uid === undefined || pool === undefined) return coldBinding(ref, snapshot, "cold");
+  const agentKey = buildAgentKey(ref.namespace, agent);
+  const uid = facts.agentUid;
+  const pool = computeEffectivePolicy(input.policy)?.spec.pools.find((p) => p.agent === agentKey);
+  const cold = coldBinding(ref, snapshot, "cold");
+  if (uid === undefined || pool === undefined) return { engine: cold };
   const base: AdoptionInput = {
     pool,
-    runHash: computePoolHash(buildPoolTemplate({ namespace: ref.namespace, name: agent, uid }, snapshot, pool), deps.settings),
+    runHash: computePoolHash(buildPoolTemplate({ namespace: ref.namespace, name: agent, uid }, snapshot, pool), input.settings),
     workspace: snapshot.controller.workspace,
     hostExec: hasHostStages(snapshot.runPolicy),
     mcpSecrets: snapshot.controller.mcpSecrets.some((s) => s.mounted),
-    pods: listPoolPods(deps.cache, key),
+    pods: facts.pods,
   };
-  const lost = new Set<string>();
+  const lost = new Set(input.lost ?? []);
+  const candidates: string[] = [];
   for (;;) {
     const decision = decideAdoption({ ...base, lost });
-    if (decision.kind === "no-pool") return coldBinding(ref, snapshot, "cold");
-    if (decision.kind === "miss") {
-      deps.pools.missed(key, decision.reason);
-      return coldBinding(ref, snapshot, "cold");
+    if (decision.kind === "adopt") {
+      candidates.push(decision.pod);
+      lost.add(decision.pod);
+      continue;
     }
-    if (await claimPoolPod(deps.writer, ref, uid, decision.pod)) {
-      deps.pools.adopted(key);
-      await takeOverPoolObjects(deps, ref, decision.pod);
-      // Every pod a Run adopts now carries the label: one made before it has another pool hash and never matches.
-      return poolBinding(decision.pod, true);
-    }
-    lost.add(decision.pod);
+    if (candidates.length > 0) return { claim: { agentKey, agentUid: uid, candidates } };
+    if (decision.kind === "no-pool") return { engine: cold };
+    return { engine: cold, missed: { agentKey, reason: decision.reason } };
   }
 }
 
@@ -148,21 +140,40 @@ export async function claimPoolPod(writer: ClusterWriter, ref: RunRef, agentUid:
 
 const RESOURCE_OF: Readonly<Record<string, ResourceName>> = { PersistentVolumeClaim: "pvc", ServiceAccount: "serviceAccount", Role: "role", RoleBinding: "roleBinding" };
 
+/** What of an adopted pool pod the Run takes over this pass: its claim and identity, and the pool's sandbox pods made for it. */
+export interface TakeOver {
+  readonly pod: string;
+  /** `Kind/name` of the claim and identity objects the cache does not show the Run's yet. */
+  readonly objects: readonly string[];
+  /** The pool's sandbox pods paired with `pod` that the cache does not show the Run's yet. */
+  readonly sandboxPods: readonly string[];
+}
+
+/**
+ * What the Run takes over of its pool pod `pod`, pure: the claim and identity the cache does not show it owning yet
+ * (a later pass finishes an interrupted one), and the pool's cached sandbox pods paired with `pod`.
+ */
+export function planTakeOver(ref: RunRef, pod: string, owned: readonly KubeObject[], poolSandboxPods: readonly KubeObject[]): TakeOver {
+  const { claim, identity } = listAdoptedObjects(pod);
+  const isOwned = (id: string) => owned.some((o) => `${o.kind}/${o.metadata.name}` === id);
+  return {
+    pod,
+    objects: [claim, ...identity].filter((id) => !isOwned(id)),
+    sandboxPods: poolSandboxPods.filter((p) => p.metadata.annotations?.[ANNOTATION.poolPair] === pod && !isOwnedBy(p, ref.uid)).map((p) => p.metadata.name),
+  };
+}
+
 /**
  * The adopted pod's claim and identity become the Run's (labelled and owned by it), each read and written back at
- * the version read; skipped when the cache shows them the Run's already, so a later pass finishes an interrupted one.
- * So do the pool's sandbox pods made for that pod ({@link claimPoolSandboxPods}).
+ * the version read. So do the pool's sandbox pods made for that pod ({@link claimPoolSandboxPods}).
  */
-async function takeOverPoolObjects(deps: AdoptionDeps, ref: RunRef, pod: string): Promise<void> {
-  const { claim, identity } = listAdoptedObjects(pod);
-  const sandboxes = claimPoolSandboxPods(deps, ref, pod);
-  await Promise.all([sandboxes, ...[claim, ...identity].map(async (id) => {
+export async function takeOverPoolObjects(writer: ClusterWriter, ref: RunRef, take: TakeOver): Promise<void> {
+  await Promise.all([claimPoolSandboxPods(writer, ref, take), ...take.objects.map(async (id) => {
     const [kind = "", name = ""] = id.split("/");
     const resource = RESOURCE_OF[kind]!;
-    if (isOwnedBy(deps.cache.get(resource, ref.namespace, name), ref.uid)) return;
-    const live = await deps.writer.read(resource, ref.namespace, name);
+    const live = await writer.read(resource, ref.namespace, name);
     if (live === undefined || isOwnedBy(live, ref.uid)) return;
-    await deps.writer.replace(buildAdoptedObject(live, ref), live.metadata.resourceVersion);
+    await writer.replace(buildAdoptedObject(live, ref), live.metadata.resourceVersion);
   })]);
 }
 
@@ -172,14 +183,13 @@ async function takeOverPoolObjects(deps: AdoptionDeps, ref: RunRef, pod: string)
  * owned by the Run at the version read. One the pool retired first (or that is gone) is not taken; the Run's child
  * writes then make it cold under the same name. One the Run does not plan is pruned with its other children.
  */
-async function claimPoolSandboxPods(deps: AdoptionDeps, ref: RunRef, pod: string): Promise<void> {
-  const paired = deps.cache.list("pod", ref.namespace).filter((p) => isPoolSandboxPod(p) && p.metadata.annotations?.[ANNOTATION.poolPair] === pod && !isOwnedBy(p, ref.uid));
-  await Promise.all(paired.map(async (cached) => {
-    const live = await deps.writer.read("pod", ref.namespace, cached.metadata.name);
+async function claimPoolSandboxPods(writer: ClusterWriter, ref: RunRef, take: TakeOver): Promise<void> {
+  await Promise.all(take.sandboxPods.map(async (name) => {
+    const live = await writer.read("pod", ref.namespace, name);
     const agentOwned = live?.metadata.ownerReferences?.some((r) => r.controller && r.kind === KIND.agent) ?? false;
-    if (live === undefined || live.metadata.deletionTimestamp || !agentOwned || live.metadata.labels?.[LABEL.poolState] !== POOL_STATE.ready || live.metadata.annotations?.[ANNOTATION.poolPair] !== pod) return;
+    if (live === undefined || live.metadata.deletionTimestamp || !agentOwned || live.metadata.labels?.[LABEL.poolState] !== POOL_STATE.ready || live.metadata.annotations?.[ANNOTATION.poolPair] !== take.pod) return;
     try {
-      await deps.writer.replace(buildAdoptedObject(live, ref), live.metadata.resourceVersion);
+      await writer.replace(buildAdoptedObject(live, ref), live.metadata.resourceVersion);
     } catch (err) {
       if (!isApiStatus(err, 409) && !isApiStatus(err, 404)) throw err;
     }

@@ -98,7 +98,8 @@ describe("a Run's children", () => {
     const sandbox = child("Pod", "p1-sbx-abc");
     const pooled = { ...sandbox, metadata: { ...sandbox.metadata, ownerReferences: AGENT_OWNER, labels: { "leviath.dev/pool": "notes" } } };
     const waiting = harness([pooled]);
-    expect(await waiting.sync(REF, [sandbox], { live: true })).toBeGreaterThan(0);
+    const waited = await waiting.sync(REF, [sandbox], { live: true });
+    expect(waited.refused ? undefined : waited.requeueAfterMs).toBeGreaterThan(0);
     expect(waiting.writes).toEqual([]);
     // Anyone else's pod under that name is deleted and made again, as before.
     const planted = harness([{ ...sandbox, metadata: { ...sandbox.metadata, ownerReferences: AGENT_OWNER } }]);
@@ -145,5 +146,12 @@ describe("a Run's children", () => {
     await expect(refused).rejects.toThrow("the snapshot was refused");
     expect(writes.some((w) => w.startsWith("create Pod/"))).toBe(false);
     expect(writes.some((w) => w.startsWith("create Role/"))).toBe(false);
+  });
+
+  it("says a refused start snapshot as a value: only a pod's prerequisites were written, nothing was pruned", async () => {
+    const { writes, sync } = harness([child("ConfigMap", "r1-stray")]);
+    expect(await sync(REF, DESIRED, { live: true, pinned: Promise.resolve(false) })).toEqual({ refused: true });
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.every((w) => /(ServiceAccount|NetworkPolicy)\//.test(w))).toBe(true);
   });
 });

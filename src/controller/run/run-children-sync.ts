@@ -3,27 +3,17 @@
 // start snapshot accepted on the server (`pinned`), and its workspace claim: created by this pass, or the one whose
 // uid the Run's status records (own-claim.ts; one of that name someone else made is never taken over or mounted,
 // whatever its labels and owner say). The Role and RoleBinding go out beside
-// the pods (the sidecar retries its reads until its binding exists). Pods are created, never applied: a pod's spec
-// cannot change, so a new one is a delete and a create. The account, RBAC and claim are created when the cache
+// the pods, the RoleBinding after its Role (the sidecar retries its reads until its binding exists). Pods are
+// created, never applied: a pod's spec cannot change, so a new one is a delete and a create. The account, RBAC and claim are created when the cache
 // holds none of that name and applied when one drifted (CREATED_KINDS). The NetworkPolicy
 // is kept exactly as desired (EXACT_KINDS): created, and replaced whole when its spec differs in any field.
 import { LABEL } from "../../api/constants.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { ANNOTATION, type RunRef } from "../../sandbox/names.ts";
-import { isApplied, isExactly, settleAll } from "../applied.ts";
+import { settleAll } from "../applied.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
+import { EXACT_KINDS, isInPlace, isOwnedBy, type PodObject } from "../owned-children.ts";
 import { decideOwnClaim, type OwnClaimRecord } from "./own-claim.ts";
-
-/** A Run's pod as the reconcilers read it from the cache. */
-export type PodObject = KubeObject & {
-  status?: {
-    phase?: string; reason?: string; message?: string;
-    /** Each condition's type and status; a PodScheduled=False one keeps the scheduler's reason and message too. */
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-    containerStatuses?: { name: string; state?: { terminated?: { exitCode?: number; reason?: string; message?: string } } }[];
-  };
-  metadata: { uid?: string; deletionTimestamp?: unknown; annotations?: Record<string, string> };
-};
 
 /** What a pod is written after: admission needs its ServiceAccount, and it must never run unisolated. */
 export const POD_PREREQUISITES: ReadonlySet<string> = new Set(["ServiceAccount", "NetworkPolicy"]);
@@ -35,32 +25,15 @@ export const POD_PREREQUISITES: ReadonlySet<string> = new Set(["ServiceAccount",
  * subjects; their maps are labels and a claim's requests). Pods are created (never applied again).
  */
 const CREATED_KINDS: ReadonlySet<string> = new Set(["ServiceAccount", "Role", "RoleBinding", "PersistentVolumeClaim"]);
-/**
- * The children whose whole spec is ours: the NetworkPolicy that isolates the Run. Any field in it that we do not
- * set widens or narrows the isolation: an `egress` or `ingress` rule a namespace editor adds lets traffic through,
- * a key added to its podSelector leaves pods unselected, and an apply keeps both (they are someone else's fields).
- * So its spec is compared whole, it is created with a POST (no apply on a first pod's path) and a drifted one is
- * replaced with a PUT of the whole object, which leaves no field of anyone else's behind.
- */
-const EXACT_KINDS: ReadonlySet<string> = new Set(["NetworkPolicy"]);
 /** The workspace claim the operator makes for a Run: pods wait for it, and it is never taken over from someone else. */
 const CLAIM_KIND = "PersistentVolumeClaim";
+/** Written after the other non-prerequisite children (its Role). */
+const BINDING_KIND = "RoleBinding";
 /** How soon a pass looks again while a pod it replaces terminates. */
 const TERMINATING_RECHECK_MS = 1000;
 
-/** Whether this uid is the object's controller. */
-export function isOwnedBy(obj: KubeObject | undefined, uid: string): boolean {
-  return obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
-}
-
-/**
- * Whether the live child is what we write: for EXACT_KINDS its spec is exactly ours (server defaults included: the
- * NetworkPolicy we write sets every field the server would default), for the others every field we set has our
- * value (isApplied); the metadata we set is compared as for any child.
- */
-export function isInPlace(desired: KubeObject, live: KubeObject | undefined): boolean {
-  return EXACT_KINDS.has(desired.kind) ? isExactly(desired, live) : isApplied(desired, live);
-}
+/** What a Run's child writes did: written (and a requeue delay while a replaced pod terminates), or stopped short by a refused start snapshot. */
+export type ChildWrites = { readonly refused?: undefined; readonly requeueAfterMs: number | undefined } | { readonly refused: true };
 
 /** Writes one Run's children: `syncChildren` returns a requeue delay while a replaced pod terminates. */
 export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
@@ -99,12 +72,13 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
   /**
    * Write the desired children (pods only when absent or changed), then delete owned children no longer desired
    * but those named in `spare` (`Kind/name`: an adopted pool pod's objects, which are never built).
-   * `pinned` settles once the start snapshot written in this pass is accepted (it rejects otherwise): nothing but
-   * the ServiceAccount and the NetworkPolicy is written before it, and no pod. `claim`: what the Run's status
-   * records of its own workspace claim; the uid accepted this pass is written into it.
+   * `pinned` answers once the start snapshot written in this pass is accepted (true) or refused (false; it rejects
+   * when the write failed): nothing but the ServiceAccount and the NetworkPolicy is written before it, and no pod.
+   * Refused, nothing more is written or pruned and the answer says so (`refused`); otherwise the requeue delay.
+   * `claim`: what the Run's status records of its own workspace claim; the uid accepted this pass is written into it.
    */
-  async function syncChildren(ref: RunRef, desired: KubeObject[], opts: { live: boolean; pinned?: Promise<void>; spare?: ReadonlySet<string>; claim?: OwnClaimRecord }): Promise<number | undefined> {
-    const { live, pinned = Promise.resolve(), claim: record = {} } = opts;
+  async function syncChildren(ref: RunRef, desired: KubeObject[], opts: { live: boolean; pinned?: Promise<boolean>; spare?: ReadonlySet<string>; claim?: OwnClaimRecord }): Promise<ChildWrites> {
+    const { live, pinned = Promise.resolve(true), claim: record = {} } = opts;
     const owned = cache.listOwnedBy(ref.uid);
     const cachedOf = (obj: KubeObject) => owned.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name);
     const isClaim = (o: KubeObject) => o.kind === CLAIM_KIND;
@@ -117,17 +91,24 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
       if (EXACT_KINDS.has(obj.kind)) return writer.replace(obj, cached?.metadata.resourceVersion);
       return !cached && CREATED_KINDS.has(obj.kind) ? writer.create(obj) : writer.apply(obj);
     };
-    const prerequisites = settleAll<unknown>([pinned, ...writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write)]);
+    /** The writes of `objs` once the snapshot is accepted; none when it is refused. */
+    const once = <T>(make: () => Promise<T[]>) => pinned.then((ok) => (ok ? make() : []));
+    const prerequisites = settleAll<unknown>(writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write));
     const startedBefore = owned.some((o) => o.kind === "Pod");
-    const claims = pinned.then(() => settleAll(desired.filter(isClaim).map((c) => ensureOwnClaim(c, { cached: cachedOf(c), startedBefore, record }))));
-    const others = pinned.then(() => settleAll(writes.filter((o) => !POD_PREREQUISITES.has(o.kind)).map(write)));
+    const claims = once(() => settleAll(desired.filter(isClaim).map((c) => ensureOwnClaim(c, { cached: cachedOf(c), startedBefore, record }))));
+    const rest = writes.filter((o) => !POD_PREREQUISITES.has(o.kind) && !isClaim(o));
+    // A RoleBinding after its Role: creating a binding to a Role the operator may not `bind` is checked against the
+    // Role's rules, and the server refuses it (not found) while that Role does not exist yet.
+    const roles = once(() => settleAll(rest.filter((o) => o.kind !== BINDING_KIND).map(write)));
+    const others = roles.then(() => once(() => settleAll(rest.filter((o) => o.kind === BINDING_KIND).map(write))));
     // A pod mounts its workspace claim by name: it waits until the claim under that name is the one made for this Run.
-    const pods = settleAll<unknown>([prerequisites, claims]).then(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live))));
-    // Both settle before the pass goes on (no write still in flight); the first failure is the pass's.
-    const [, , requeues] = (await settleAll<unknown>([claims, others, pods])) as [unknown, unknown, (number | undefined)[]];
+    const pods = settleAll<unknown>([prerequisites, claims]).then(() => once(() => settleAll(desired.filter((o) => o.kind === "Pod").map((o) => syncPod(ref, o, live)))));
+    // All settle before the pass goes on (no write still in flight); the first failure is the pass's.
+    const [, , requeues, accepted] = (await settleAll<unknown>([claims, others, pods, pinned, roles])) as [unknown, unknown, (number | undefined)[], boolean];
+    if (!accepted) return { refused: true };
     const wanted = new Set([...desired.map((o) => `${o.kind}/${o.metadata.name}`), ...(opts.spare ?? [])]);
     await settleAll(owned.filter((o) => !wanted.has(`${o.kind}/${o.metadata.name}`) && !o.metadata.deletionTimestamp).map((o) => writer.delete(o)));
-    return requeues.find((r) => r !== undefined);
+    return { requeueAfterMs: requeues.find((r) => r !== undefined) };
   }
 
   return { syncChildren };

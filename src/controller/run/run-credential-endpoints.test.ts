@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideCredentialEndpoints, readCredentialEndpoints } from "./run-credential-endpoints.ts";
+import { checkCredentialEndpoints, decideCredentialEndpoints, readCredentialEndpoints } from "./run-credential-endpoints.ts";
 
 const runtime = { providers: { anthropic: { baseUrl: "https://gw.internal/llm/v1" } } };
 
@@ -17,7 +17,10 @@ describe("a Run's credential endpoints", () => {
 
   it("read no Secret when the Run picks no base URL or names no credential", async () => {
     const writer = { readMetadata: async () => { throw new Error("no read expected"); } };
-    expect(await readCredentialEndpoints(writer, "team", { runtime: { model: "x" }, credentials: [{ secretName: "a", as: "env" }] })).toEqual({ ties: undefined });
-    expect(await readCredentialEndpoints(writer, "team", { runtime, credentials: [] })).toEqual({ ties: undefined });
+    expect(await readCredentialEndpoints(writer, "team", { runtime: { model: "x" }, credentials: [{ secretName: "a", as: "env" }] })).toBeUndefined();
+    expect(await readCredentialEndpoints(writer, "team", { runtime, credentials: [] })).toBeUndefined();
+    // Nothing read: nothing to tie, and nothing pinned.
+    expect(checkCredentialEndpoints(runtime, undefined)).toEqual({ ties: undefined });
+    expect(checkCredentialEndpoints(runtime, [{ secretName: "gone", found: false, endpoints: [] }])).toMatchObject({ blocked: true, phase: "Pending", reason: "SecretNotFound", recheckMs: 5000 });
   });
 });

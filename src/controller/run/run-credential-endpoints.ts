@@ -13,7 +13,8 @@ import type { ClusterWriter } from "../cluster-port.ts";
 const RECHECK_MS = 5_000;
 
 /** What a Secret's metadata says it ties, or that it is missing. */
-type Read = CredentialEndpoints & { readonly found: boolean };
+export type CredentialEndpointsRead = CredentialEndpoints & { readonly found: boolean };
+type Read = CredentialEndpointsRead;
 
 /** The ties to pin, or why the Run may not start yet: pure, over what was read. */
 export function decideCredentialEndpoints(runtime: unknown, read: readonly Read[]): { ok: true; ties: CredentialEndpoints[] } | { ok: false; reason: string; message: string } {
@@ -30,20 +31,25 @@ export function decideCredentialEndpoints(runtime: unknown, read: readonly Read[
 }
 
 /**
- * Reads the ties of the Run's credential Secrets when the Run picks a base URL: the ties to pin (undefined when it
- * picks none, or names no credential), or why the Run waits.
+ * Reads what the Run's credential Secrets tie, when the Run picks a base URL (metadata only): undefined when it picks
+ * none, or names no credential (nothing to tie, nothing pinned).
  */
 export async function readCredentialEndpoints(
   writer: Pick<ClusterWriter, "readMetadata">,
   namespace: string,
   run: { runtime: unknown; credentials: readonly Credential[] },
-): Promise<{ ties: CredentialEndpoints[] | undefined } | { blocked: true; phase: "Pending"; reason: string; message: string; recheckMs: number }> {
-  if (listRunBaseUrls(run.runtime).length === 0 || run.credentials.length === 0) return { ties: undefined };
-  const read = await Promise.all(run.credentials.map(async (c): Promise<Read> => {
+): Promise<CredentialEndpointsRead[] | undefined> {
+  if (listRunBaseUrls(run.runtime).length === 0 || run.credentials.length === 0) return undefined;
+  return Promise.all(run.credentials.map(async (c): Promise<Read> => {
     const found = await writer.readMetadata("secret", namespace, c.secretName);
     return { secretName: c.secretName, found: found !== undefined, endpoints: parseEndpointList(found?.metadata.annotations?.[CREDENTIAL_ANNOTATION.endpoints]) };
   }));
-  const decided = decideCredentialEndpoints(run.runtime, read);
+}
+
+/** The ties to pin (undefined: nothing was read, nothing to tie), or why the Run waits: pure, over what was read. */
+export function checkCredentialEndpoints(runtime: unknown, read: readonly Read[] | undefined): { ties: CredentialEndpoints[] | undefined } | { blocked: true; phase: "Pending"; reason: string; message: string; recheckMs: number } {
+  if (read === undefined) return { ties: undefined };
+  const decided = decideCredentialEndpoints(runtime, read);
   if (decided.ok) return { ties: decided.ties };
   return { blocked: true, phase: "Pending", reason: decided.reason, message: decided.message, recheckMs: RECHECK_MS };
 }

@@ -4,17 +4,22 @@
 import type { Credential } from "../../api/common.ts";
 import { LABEL } from "../../api/constants.ts";
 import { CONDITION, REASON } from "../../api/status.ts";
+import type { KubeObject } from "../../kube/objects.ts";
 import type { ClusterWriter } from "../cluster-port.ts";
 import type { ConditionDecision } from "../conditions.ts";
 
 /** The label value that opts a Secret in. */
 export const CREDENTIAL_OPT_IN = "true";
 
-/** CredentialsReady for these Secrets (undefined when the run names none). */
-export async function checkCredentials(writer: Pick<ClusterWriter, "readMetadata">, namespace: string, credentials: readonly Credential[]): Promise<ConditionDecision | undefined> {
+/** The metadata of each credential Secret the run names, in order (undefined: not found). */
+export function readCredentialSecrets(writer: Pick<ClusterWriter, "readMetadata">, namespace: string, credentials: readonly Credential[]): Promise<(KubeObject | undefined)[]> {
+  return Promise.all(credentials.map((c) => writer.readMetadata("secret", namespace, c.secretName)));
+}
+
+/** CredentialsReady for these Secrets, from what {@link readCredentialSecrets} found (undefined when the run names none); pure. */
+export function checkCredentials(found: readonly (KubeObject | undefined)[], namespace: string, credentials: readonly Credential[]): ConditionDecision | undefined {
   if (credentials.length === 0) return undefined;
   const type = CONDITION.credentialsReady;
-  const found = await Promise.all(credentials.map((c) => writer.readMetadata("secret", namespace, c.secretName)));
   const missing = credentials.filter((_, i) => found[i] === undefined).map((c) => c.secretName);
   if (missing.length > 0) {
     return { type, status: "False", reason: REASON.secretNotFound, message: `credential Secret${missing.length > 1 ? "s" : ""} ${missing.map((n) => `'${n}'`).join(", ")} not found in namespace '${namespace}'; the engine pod waits for ${missing.length > 1 ? "them" : "it"}` };

@@ -1,7 +1,9 @@
 // Resuming a Run: a new value of its `leviath.dev/resume` annotation asks the controller to re-resolve the run's
 // read-path grants against the current LeviathPolicy (and nothing else), write the result as a new immutable
 // snapshot, and say in `status.resume` what changed. Who may set the annotation is decided at admission (the
-// chart's `<release>-resume` policy: `update` on the pseudo-subresource `runs/resume`), not here.
+// chart's `<release>-resume` policy: `update` on the pseudo-subresource `runs/resume`), not here. The pass reads the
+// resumed snapshot in force (`readResumedSnapshot`), answers purely (`resolveResume`: the record, and the snapshot
+// to create when the answer makes one), and the applier creates it once and says whether what holds its name is it.
 import { createHash } from "node:crypto";
 import { RUN_ANNOTATION } from "../../api/constants.ts";
 import type { RunPolicy } from "../../api/run-policy.ts";
@@ -25,20 +27,24 @@ const READ_PATH_REFUSALS: DecisionSourceName = "read_path";
 /** Longest resume token kept (status.resume.token). */
 const MAX_TOKEN = 253;
 
-/** What answering a resume request needs. */
-export interface ResumeDeps {
-  cache: ClusterCache;
-  writer: ClusterWriter;
-  policy: () => PolicyState;
-}
-
-/** The Run as the resume step sees it. */
+/** The Run as the resume step sees it, with the policy of the pass and the resumed snapshot in force as read. */
 export interface ResumeRun {
   ref: RunRef;
   annotations: Readonly<Record<string, string>> | undefined;
   status: RunStatus | undefined;
   snapshot: RunSnapshot;
   nowIso: string;
+  policy: PolicyState;
+  /** The ConfigMap `status.resume.snapshot` names, as read (absent: none named, or not found). */
+  inForce?: ConfigMapObject | undefined;
+  /** The resumed snapshot this pass would create is held by something else (the applier's answer). */
+  conflict?: boolean | undefined;
+}
+
+/** A resumed snapshot to create (once), and the answer when what holds its name is not it. */
+export interface ResumeWrite {
+  readonly configMap: KubeObject;
+  readonly refused: RunResumeStatus;
 }
 
 type ConfigMapObject = KubeObject & { data?: Record<string, string> };
@@ -76,13 +82,18 @@ function answer(req: ResumeRequest, outcome: RunResumeStatus["outcome"], message
   };
 }
 
-/** The run policy the run enforces now: the base, or the last resumed snapshot (its digest checked). */
-export async function readInForce(deps: ResumeDeps, run: ResumeRun): Promise<{ ok: true; value: RunPolicy } | { ok: false; message: string }> {
-  const prev = run.status?.resume;
-  if (prev?.snapshot === undefined) return { ok: true, value: run.snapshot.runPolicy };
-  const cm = (deps.cache.get("configMap", run.ref.namespace, prev.snapshot) ?? await deps.writer.read("configMap", run.ref.namespace, prev.snapshot)) as ConfigMapObject | undefined;
-  const text = cm?.data?.[RESUME_SNAPSHOT_KEY.runPolicy];
-  if (text === undefined || computeSnapshotSha256(text) !== prev.snapshotSha256) return { ok: false, message: `ConfigMap '${prev.snapshot}' no longer holds the snapshot recorded in status.resume` };
+/** Reads the resumed snapshot the Run's status names (the cache first, then live), if it names one. */
+export async function readResumedSnapshot(deps: { cache: ClusterCache; writer: ClusterWriter }, ref: RunRef, status: RunStatus | undefined): Promise<ConfigMapObject | undefined> {
+  const name = status?.resume?.snapshot;
+  if (name === undefined) return undefined;
+  return (deps.cache.get("configMap", ref.namespace, name) ?? await deps.writer.read("configMap", ref.namespace, name)) as ConfigMapObject | undefined;
+}
+
+/** The run policy the run enforces now: the base, or the resumed snapshot `record` names (its digest checked). */
+function readInForce(run: Pick<ResumeRun, "snapshot">, record: RunResumeStatus | undefined, cm: ConfigMapObject | undefined): { ok: true; value: RunPolicy } | { ok: false; message: string } {
+  if (record?.snapshot === undefined) return { ok: true, value: run.snapshot.runPolicy };
+  const text = cm?.metadata.name === record.snapshot ? cm.data?.[RESUME_SNAPSHOT_KEY.runPolicy] : undefined;
+  if (text === undefined || computeSnapshotSha256(text) !== record.snapshotSha256) return { ok: false, message: `ConfigMap '${record.snapshot}' no longer holds the snapshot recorded in status.resume` };
   return parseResumedRunPolicy(text);
 }
 
@@ -108,63 +119,81 @@ function describeChange(record: ResumeRecord, unbacked: readonly string[]): stri
   return `read-path grants re-resolved against ${generation}: ${parts.join("; ")}${note}`;
 }
 
+/** The answer to a resume request: the record, and the resumed snapshot to create when the answer makes one. */
+interface ResumeAnswer {
+  readonly record: RunResumeStatus | undefined;
+  readonly write?: ResumeWrite & { readonly data: Record<string, string> };
+}
+
 /**
  * Answer the Run's resume request, if it has a new one: the record to write in `status.resume` (the previous one
- * when there is nothing new to answer). A resumed snapshot is created once (create, never update) and accepted only
- * when its bytes are those computed here, so a ConfigMap planted under its name is refused, not enforced.
+ * when there is nothing new to answer); pure. A resumed snapshot is created once (create, never update) and accepted
+ * only when its bytes are those computed here, so a ConfigMap planted under its name is refused, not enforced.
  */
-export async function answerResume(deps: ResumeDeps, run: ResumeRun): Promise<RunResumeStatus | undefined> {
+export function answerResume(run: ResumeRun): ResumeAnswer {
   const prev = run.status?.resume;
   const token = run.annotations?.[RUN_ANNOTATION.resume];
-  if (token === undefined || token === prev?.token) return prev;
-  if (token.length > MAX_TOKEN || token.length === 0) return answer({ prev, token: token.slice(0, MAX_TOKEN), nowIso: run.nowIso }, "Refused", `the ${RUN_ANNOTATION.resume} value must be 1 to ${MAX_TOKEN} characters`);
+  if (token === undefined || token === prev?.token) return { record: prev };
+  if (token.length > MAX_TOKEN || token.length === 0) return { record: answer({ prev, token: token.slice(0, MAX_TOKEN), nowIso: run.nowIso }, "Refused", `the ${RUN_ANNOTATION.resume} value must be 1 to ${MAX_TOKEN} characters`) };
   const req: ResumeRequest = { prev, token, nowIso: run.nowIso };
-  const basis = await readResumeBasis(deps, run);
-  if ("refused" in basis) return answer(req, "Refused", basis.refused);
+  const basis = readResumeBasis(run);
+  if ("refused" in basis) return { record: answer(req, "Refused", basis.refused) };
   const { policy, inForce } = basis;
   const sequence = (prev?.sequence ?? 0) + 1;
   const grants = computeResumedGrants(run.snapshot.runPolicy, inForce, policy, sequence);
   const generation = policy.generation !== undefined ? { policyGeneration: policy.generation } : {};
   if (!grants.changed) {
-    return answer(req, "Unchanged", `${describePolicy(policy.generation)} grants this run exactly the read paths it already has (${inForce.readPaths.granted.length} entries); nothing changed`, { ...generation, added: [], removed: [] });
+    return { record: answer(req, "Unchanged", `${describePolicy(policy.generation)} grants this run exactly the read paths it already has (${inForce.readPaths.granted.length} entries); nothing changed`, { ...generation, added: [], removed: [] }) };
   }
-  if (sequence > MAX_RESUME_SNAPSHOTS) return answer(req, "Refused", `the run was resumed ${MAX_RESUME_SNAPSHOTS} times already, the most a Run may be; start a new Run`);
+  if (sequence > MAX_RESUME_SNAPSHOTS) return { record: answer(req, "Refused", `the run was resumed ${MAX_RESUME_SNAPSHOTS} times already, the most a Run may be; start a new Run`) };
   const record: ResumeRecord = { sequence, token, ...generation, added: grants.added, removed: grants.removed, allowBlueprintReadPaths: grants.allowBlueprintReadPaths };
-  return pinResumedSnapshot(deps, run, req, { record, runPolicy: grants.runPolicy, volumes: policy.spec.readPaths.volumes ?? [] });
+  return pinResumedSnapshot(run, req, { record, runPolicy: grants.runPolicy, volumes: policy.spec.readPaths.volumes ?? [] });
 }
 
-/** Creates the resumed snapshot once and answers Resumed, or Refused when what holds its name is not exactly it. */
-async function pinResumedSnapshot(deps: ResumeDeps, run: ResumeRun, req: ResumeRequest, resumed: { record: ResumeRecord; runPolicy: RunPolicy; volumes: Parameters<typeof computeReadPathVolumes>[0] }): Promise<RunResumeStatus> {
+/** The resumed snapshot to create once, answered Resumed, or Refused when what holds its name is not exactly it. */
+function pinResumedSnapshot(run: ResumeRun, req: ResumeRequest, resumed: { record: ResumeRecord; runPolicy: RunPolicy; volumes: Parameters<typeof computeReadPathVolumes>[0] }): ResumeAnswer {
   const { record, runPolicy } = resumed;
-  const desired = buildResumeConfigMap(run.ref, run.snapshot.controller.agent.name, runPolicy, record);
   const name = buildResumeSnapshotName(run.ref.name, record.sequence);
-  const existing = await deps.writer.createOrGet(desired) as ConfigMapObject;
-  if (!isSameStatus(existing.data, buildResumeSnapshotData(runPolicy, record))) {
-    return answer(req, "Refused", `ConfigMap '${name}' exists and is not the snapshot this resume computed; delete it and resume again`);
-  }
-  const text = existing.data![RESUME_SNAPSHOT_KEY.runPolicy]!;
+  const refused = answer(req, "Refused", `ConfigMap '${name}' exists and is not the snapshot this resume computed; delete it and resume again`);
+  if (run.conflict === true) return { record: refused };
+  const data = buildResumeSnapshotData(runPolicy, record);
+  const configMap = buildResumeConfigMap(run.ref, run.snapshot.controller.agent.name, runPolicy, record);
+  const text = data[RESUME_SNAPSHOT_KEY.runPolicy]!;
   const unbacked = unbackedGrants(run, record.added, resumed.volumes);
-  return answer(req, "Resumed", describeChange(record, unbacked), {
-    sequence: record.sequence, snapshot: name, snapshotSha256: computeSnapshotSha256(text),
-    ...(record.policyGeneration !== undefined ? { policyGeneration: record.policyGeneration } : {}), added: record.added, removed: record.removed,
-  });
+  return {
+    record: answer(req, "Resumed", describeChange(record, unbacked), {
+      sequence: record.sequence, snapshot: name, snapshotSha256: computeSnapshotSha256(text),
+      ...(record.policyGeneration !== undefined ? { policyGeneration: record.policyGeneration } : {}), added: record.added, removed: record.removed,
+    }),
+    write: { configMap, data, refused },
+  };
+}
+
+/** Whether what holds the resumed snapshot's name (as the create returned it) is exactly the snapshot to create. */
+export function isResumedSnapshot(write: ResumeWrite, existing: KubeObject): boolean {
+  return isSameStatus((existing as ConfigMapObject).data, (write.configMap as ConfigMapObject).data);
 }
 
 /** What a resume re-resolves against and from: the effective policy and the run policy in force; or why it may not. */
-async function readResumeBasis(deps: ResumeDeps, run: ResumeRun): Promise<{ policy: NonNullable<ReturnType<typeof computeEffectivePolicy>>; inForce: RunPolicy } | { refused: string }> {
+function readResumeBasis(run: ResumeRun): { policy: NonNullable<ReturnType<typeof computeEffectivePolicy>>; inForce: RunPolicy } | { refused: string } {
   const refused = decideResumeRefusal(run.status);
   if (refused) return { refused };
-  const policy = computeEffectivePolicy(deps.policy());
+  const policy = computeEffectivePolicy(run.policy);
   if (!policy) return { refused: "the LeviathPolicy is invalid and no earlier generation was valid; nothing to re-resolve against" };
-  const inForce = await readInForce(deps, run);
+  const inForce = readInForce(run, run.status?.resume, run.inForce);
   if (!inForce.ok) return { refused: inForce.message };
   return { policy, inForce: inForce.value };
 }
 
-/** The resume part of a Run's status for this pass: the record, and the read paths in force once a resume moved them. */
-export async function resolveResume(deps: ResumeDeps, run: ResumeRun): Promise<Resumed> {
-  const record = await answerResume(deps, run);
+/**
+ * The resume part of a Run's status for this pass, pure: the record, the read paths in force once a resume moved
+ * them, and the resumed snapshot to create when this pass answers a request with one.
+ */
+export function resolveResume(run: ResumeRun): Resumed & { write?: ResumeWrite | undefined } {
+  const { record, write } = answerResume(run);
   if (record?.snapshot === undefined) return { record };
-  const inForce = await readInForce(deps, { ...run, status: { ...run.status, resume: record } });
-  return { record, ...(inForce.ok ? { readPaths: inForce.value.readPaths } : {}) };
+  // A snapshot created this pass is what it holds once accepted; one from before is what was read.
+  const cm = write !== undefined ? { ...write.configMap, data: write.data } as ConfigMapObject : run.inForce;
+  const inForce = readInForce(run, record, cm);
+  return { record, ...(inForce.ok ? { readPaths: inForce.value.readPaths } : {}), ...(write ? { write: { configMap: write.configMap, refused: write.refused } } : {}) };
 }

@@ -4,7 +4,7 @@ import { RunSpecSchema, WORKSPACE_ROOT } from "../../api/run.ts";
 import { ENGINE_PATHS } from "../../sandbox/pods.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
-import { checkWorkspaceClaim, decideWorkspaceClaim, listPolicyClaims, type WorkspaceClaimFacts } from "./workspace-claim.ts";
+import { checkWorkspaceClaim, decideWorkspaceClaim, readWorkspaceClaim, listPolicyClaims, type WorkspaceClaimFacts } from "./workspace-claim.ts";
 
 const policy = LeviathPolicySpecSchema.parse({
   ceilings: { workspaceClaims: ["team/shared"] },
@@ -99,7 +99,9 @@ describe("checkWorkspaceClaim", () => {
       listOwnedBy: () => [],
     };
     const writer = { readMetadata: async () => undefined } as unknown as ClusterWriter;
-    return checkWorkspaceClaim({ cache, writer }, { name, namespace: "team", uid: `uid-${name}` }, { mountPath: "/workspace", claimName: "shared", size: "1Gi", accessMode: "ReadWriteOnce" }, listed);
+    const ref = { name, namespace: "team", uid: `uid-${name}` };
+    const workspace = { mountPath: "/workspace", claimName: "shared", size: "1Gi", accessMode: "ReadWriteOnce" } as const;
+    return readWorkspaceClaim({ cache, writer }, ref, workspace).then((reading) => checkWorkspaceClaim(reading, ref, workspace, listed));
   };
   const me = runOf("me", "2026-01-01T00:00:10Z", { workspace: { claimName: "shared" } });
 

@@ -15,7 +15,7 @@ import { buildChildNames, type RunRef } from "../../sandbox/names.ts";
 import { buildObjectKey } from "../object-key.ts";
 import { SNAPSHOT_KEY } from "../../sandbox/run-snapshot.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
-import type { Blocked } from "./run-pinning.ts";
+import type { Blocked } from "./run-blocked.ts";
 
 /** A claim a policy volume mounts: the policy field that names it. */
 export interface PolicyClaim {
@@ -150,13 +150,11 @@ async function readExistingClaim(writer: ClusterWriter, ref: RunRef, claim: stri
   return { ...(owner ? { madeFor: owner.name } : {}), thisRun: owner?.uid === ref.uid };
 }
 
-/** Whether the Run may work in the claim it asks for (read live and from the cache), or why it waits. */
-export async function checkWorkspaceClaim(
-  deps: { cache: ClusterCache; writer: ClusterWriter },
-  ref: RunRef,
-  workspace: Workspace,
-  policy: LeviathPolicySpec,
-): Promise<Blocked | undefined> {
+/** What the workspace check reads: who else holds a named claim (cache), and the claim as it exists (live). */
+export type WorkspaceClaimReading = Pick<WorkspaceClaimFacts, "heldBy" | "existing">;
+
+/** Reads what the workspace check needs, from the cache and (the claim's metadata) live. */
+export async function readWorkspaceClaim(deps: { cache: ClusterCache; writer: ClusterWriter }, ref: RunRef, workspace: Workspace): Promise<WorkspaceClaimReading> {
   const claim = workspace.claimName ?? buildChildNames(ref.name).workspace;
   const self = { name: ref.name, created: timeOf(deps.cache.get("run", ref.namespace, ref.name)?.metadata.creationTimestamp) };
   // Only a Run naming a claim looks at the others (a namespace may hold thousands of Runs).
@@ -164,9 +162,14 @@ export async function checkWorkspaceClaim(
     const held = r.metadata.uid === ref.uid ? undefined : heldClaimOf(deps.cache, r as RunObject, self);
     return held === undefined ? [] : [{ run: r.metadata.name, claimName: held }];
   });
+  return { heldBy, existing: await readExistingClaim(deps.writer, ref, claim) };
+}
+
+/** Whether the Run may work in the claim it asks for, from what {@link readWorkspaceClaim} read, or why it waits; pure. */
+export function checkWorkspaceClaim(reading: WorkspaceClaimReading, ref: RunRef, workspace: Workspace, policy: LeviathPolicySpec): Blocked | undefined {
   const refusal = decideWorkspaceClaim({
     namespace: ref.namespace, run: ref.name, claimName: workspace.claimName, ceilings: policy.ceilings,
-    policyClaims: listPolicyClaims(policy), heldBy, existing: await readExistingClaim(deps.writer, ref, claim),
+    policyClaims: listPolicyClaims(policy), heldBy: reading.heldBy, existing: reading.existing,
   });
   if (refusal === undefined) return undefined;
   return { blocked: true, phase: "Pending", reason: refusal.reason, message: refusal.message, ...(refusal.reason === REASON.workspaceInUse ? { recheckMs: IN_USE_RECHECK_MS } : {}) };

@@ -1,0 +1,71 @@
+// planPool as a table of observation -> plan: what one pool pass retires, creates and keeps, from what it read.
+import { describe, expect, it } from "vitest";
+import { LeviathPolicySpecSchema } from "../../api/policy.ts";
+import type { KubeObject } from "../../kube/objects.ts";
+import { DEFAULT_POD_SETTINGS } from "../../sandbox/pod-settings.ts";
+import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash } from "../../sandbox/pool-pods.ts";
+import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
+import { AgentSpecSchema } from "../../api/agent.ts";
+import { RunSpecSchema } from "../../api/run.ts";
+import { planPool, type PoolObservation } from "./pool-reconciler.ts";
+
+const AGENT = { namespace: "team", name: "notes", uid: "agent-uid" };
+const SPEC = { image: "r:1" };
+const policyOf = (size: number) => LeviathPolicySpecSchema.parse({ ceilings: { runtimeImages: ["r:1"] }, pools: [{ agent: "team/notes", size }] });
+
+/** The pool's template as the controller builds it, for pods "made from what a Run pins today". */
+function template(size: number) {
+  const policy = policyOf(size);
+  const snapshot = buildRunSnapshot({ agent: { ...AGENT, generation: 1, spec: AgentSpecSchema.parse(SPEC), written: SPEC }, policy: { name: "cluster", generation: 1, spec: policy }, run: RunSpecSchema.parse({ agentRef: { name: "notes" } }) });
+  if (!snapshot.ok) throw new Error(snapshot.message);
+  return buildPoolTemplate(AGENT, snapshot.value, policy.pools[0]!);
+}
+
+/** A pool pod as cached: its prerequisites too, ready or starting, of the current template or another. */
+function poolPod(id: string, opts: { ready?: boolean; stale?: boolean; createdMs?: number } = {}): KubeObject[] {
+  const pod = buildPoolPod(template(1), id, DEFAULT_POD_SETTINGS) as KubeObject;
+  const hash = opts.stale ? "old" : computePoolHash(template(1), DEFAULT_POD_SETTINGS);
+  const cached = {
+    ...pod, metadata: { ...pod.metadata, creationTimestamp: new Date(opts.createdMs ?? 0).toISOString(), annotations: { ...pod.metadata.annotations, "leviath.dev/pool-hash": hash } },
+    status: { phase: "Running", conditions: [{ type: "Ready", status: opts.ready === false ? "False" : "True" }] },
+  } as KubeObject;
+  return [cached, ...buildPoolPodPrerequisites(AGENT, id)];
+}
+
+function observe(size: number | undefined, owned: KubeObject[]): PoolObservation {
+  const spec = size === undefined ? LeviathPolicySpecSchema.parse({ ceilings: { runtimeImages: ["r:1"] } }) : policyOf(size);
+  return {
+    agentObj: { apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT.name, namespace: AGENT.namespace, uid: AGENT.uid, generation: 1 }, spec: SPEC } as KubeObject,
+    agent: AGENT, policy: { kind: "valid", spec, generation: 1 }, settings: DEFAULT_POD_SETTINGS, nowMs: 1_000, owned,
+    sandboxes: { runtimeClasses: new Set(), pairs: new Map(), networkPolicy: undefined },
+  };
+}
+
+const podName = (id: string) => buildPoolNames("notes", id).pod;
+
+describe("planPool", () => {
+  const rows: { name: string; size: number | undefined; owned: KubeObject[]; create: number; retire: string[]; requeue: boolean }[] = [
+    { name: "an empty pool of size 2 creates two pods, each with its prerequisites", size: 2, owned: [], create: 2, retire: [], requeue: true },
+    { name: "a full pool of ready current pods writes nothing and looks again only on events", size: 1, owned: poolPod("a1"), create: 0, retire: [], requeue: false },
+    { name: "a stale pod is retired with its identity and claim, and replaced", size: 1, owned: poolPod("a1", { stale: true }), create: 1, retire: ["notes-pool-a1"], requeue: true },
+    { name: "past the size, the youngest goes", size: 1, owned: [...poolPod("a1", { createdMs: 1 }), ...poolPod("b2", { createdMs: 2 })], create: 0, retire: ["notes-pool-b2"], requeue: true },
+    { name: "a pool no longer declared retires every unbound pod", size: undefined, owned: poolPod("a1"), create: 0, retire: ["notes-pool-a1"], requeue: true },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const plan = planPool(observe(row.size, row.owned));
+      expect(plan.create.length).toBe(row.create);
+      for (const c of plan.create) expect(c.prerequisites.map((o) => o.kind)).toEqual(["ServiceAccount", "Role", "RoleBinding", "PersistentVolumeClaim"]);
+      expect(plan.retire.map((r) => r.pod.metadata.name)).toEqual(row.retire);
+      for (const r of plan.retire) expect(r.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(["PersistentVolumeClaim", "Role", "RoleBinding", "ServiceAccount"].map((k) => `${k}/${k === "PersistentVolumeClaim" ? `${r.pod.metadata.name}-workspace` : r.pod.metadata.name}`).sort());
+      expect(plan.requeueAfterMs !== undefined).toBe(row.requeue);
+    });
+  }
+
+  it("names new pods apart from the ones the cache holds, the same for the same observation", () => {
+    const obs = observe(2, poolPod("a1"));
+    const plan = planPool(obs);
+    expect(plan.create.map((c) => c.pod.metadata.name)).not.toContain(podName("a1"));
+    expect(planPool(obs)).toEqual(plan);
+  });
+});
