@@ -13,7 +13,7 @@ import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-po
 import { formatFieldPath, isSameStatus, type ConditionDecision } from "../conditions.ts";
 import { decideErrorReason } from "../error-reasons.ts";
 import { buildObjectKey, parseObjectKey } from "../object-key.ts";
-import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
+import { decideNetworkRefusal, ENFORCEMENT_UNCHECKED, isNetworkPolicyApplied } from "./network-condition.ts";
 import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
 import { computeTtlExpiryMs, type ObservedPod } from "./run-completion.ts";
 import { decidePodsWaiting, observePod } from "./pods-waiting.ts";
@@ -299,12 +299,12 @@ async function reportChildrenFailure(ctx: RunContext, pass: Pass, failure: { sna
 }
 
 /**
- * Whether the Run's NetworkPolicy, applied on an earlier pass (its condition was True), is gone: absent from
+ * Whether the Run's NetworkPolicy, applied on an earlier pass (its condition says so), is gone: absent from
  * the cache and, asked live so that a cache still catching up is not taken for a deletion, from the server.
  */
 async function isNetworkPolicyGone(ctx: RunContext, ref: RunRef, owned: readonly KubeObject[], previous: RunStatus | undefined): Promise<boolean> {
   if (owned.some((o) => o.kind === "NetworkPolicy")) return false;
-  if (previous?.conditions?.find((c) => c.type === CONDITION.networkIsolated)?.status !== "True") return false;
+  if (!isNetworkPolicyApplied(previous?.conditions?.find((c) => c.type === CONDITION.networkIsolated))) return false;
   return (await ctx.writer.read("networkPolicy", ref.namespace, buildChildNames(ref.name).networkPolicy)) === undefined;
 }
 
