@@ -6,6 +6,7 @@
 import type { RunPlan, StagePlan } from "../agent/stage-plan.ts";
 import type { RuntimeAdapter } from "../runtimes/adapters.ts";
 import { buildStageTask, decideStageStep } from "../runtimes/stage-steps.ts";
+import type { RuntimeToken } from "../agent/runtime-token.ts";
 import type { SidecarClient } from "../sidecar/http/client.ts";
 import type { ProgramExit } from "./adapter-process.ts";
 
@@ -15,7 +16,8 @@ export interface StageLoop {
   readonly adapter: RuntimeAdapter;
   readonly link: SidecarClient;
   readonly sidecarUrl: string;
-  readonly token: string;
+  /** Read again when the sidecar refuses it (a restarted sidecar wrote a new one). */
+  readonly token: RuntimeToken;
   /** The task as the Run gives it (the stage's run may add the last stage's answer). */
   readonly task: string;
   /** Regions a `clear` keeps: the task's and the inputs'. */
@@ -35,7 +37,11 @@ export type StagesEnd =
 
 /** A GET of the sidecar's API with the runtime token; anything but a 200 throws (the adapter fails closed). */
 async function getJson(at: Pick<StageLoop, "sidecarUrl" | "token">, path: string): Promise<unknown> {
-  const res = await fetch(`${at.sidecarUrl}${path}`, { headers: { authorization: `Bearer ${at.token}` }, signal: AbortSignal.timeout(10_000) });
+  const get = (token: string) => fetch(`${at.sidecarUrl}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) });
+  const sent = at.token.current();
+  let res = await get(sent);
+  const fresh = res.status === 401 ? at.token.renew(sent) : undefined;
+  if (fresh !== undefined) res = await get(fresh);
   if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status}`);
   return res.json();
 }

@@ -120,3 +120,42 @@ describe("createSidecarClient's other calls", () => {
     await expect(createSidecarClient({ baseUrl: closed }).label([])).rejects.toMatchObject({ name: "SidecarLinkError", message: expect.stringContaining("did not answer (ECONNREFUSED)") });
   });
 });
+
+describe("createSidecarClient after a sidecar restart", () => {
+  // Issue 41: each sidecar start writes a new runtime token; a client that kept the first was refused for good.
+  async function acceptingOnly(token: string, seen: (string | undefined)[]): Promise<string> {
+    return listen(createHttpServer((req, res) => {
+      seen.push(req.headers.authorization);
+      if (req.headers.authorization !== `Bearer ${token}`) {
+        res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ decision: "deny", code: "runtime-token-required", message: "this API needs the runtime token" }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...call, decision: "allow", result: "hi", isError: false, label: "public", taint: "none" }));
+    }));
+  }
+
+  it("sends a refused request once more with the token read again, and keeps that token", async () => {
+    const seen: (string | undefined)[] = [];
+    const url = await acceptingOnly("new", seen);
+    const refused: (string | undefined)[] = [];
+    const client = createSidecarClient({
+      baseUrl: url, token: "old",
+      refreshToken: (t) => {
+        refused.push(t);
+        return "new";
+      },
+    });
+    expect(await client.callTool(call)).toMatchObject({ decision: "allow", result: "hi" });
+    expect(await client.callTool({ ...call, id: "c1" })).toMatchObject({ decision: "allow" });
+    expect(seen).toEqual(["Bearer old", "Bearer new", "Bearer new"]);
+    expect(refused).toEqual(["old"]);
+  });
+
+  it("does not send it again when there is no other token, and the refusal is the answer", async () => {
+    const seen: (string | undefined)[] = [];
+    const url = await acceptingOnly("new", seen);
+    expect(await createSidecarClient({ baseUrl: url, token: "old", refreshToken: () => undefined }).callTool(call)).toMatchObject({ decision: "deny", code: "runtime-token-required" });
+    expect(await createSidecarClient({ baseUrl: url, token: "old" }).callTool(call)).toMatchObject({ decision: "deny", code: "runtime-token-required" });
+    expect(seen).toEqual(["Bearer old", "Bearer old"]);
+  });
+});

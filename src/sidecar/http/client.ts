@@ -33,6 +33,11 @@ export interface SidecarClientOptions {
   readonly maxResponseBytes?: number;
   /** The runtime's per-start secret (the runtime token file's contents); see also `setToken`. */
   readonly token?: string | undefined;
+  /**
+   * Called when the sidecar answers 401 (it refused the token: a restarted sidecar wrote a new one) with the refused
+   * token: the token to send instead (read again from its file), or undefined. The request is sent once more with it.
+   */
+  readonly refreshToken?: (refused: string | undefined) => string | undefined;
   /** Milliseconds since the epoch (the call's deadline is sent with it; the health wait's clock). */
   readonly clock?: () => number;
 }
@@ -99,13 +104,26 @@ export function interpretAnswer(id: string, tool: string, status: number, body: 
 /** One request and its reply, read whole under the cap; a transport failure or a cap throws. */
 type Send = (method: string, path: string, opts: { body?: string; headers?: Record<string, string>; waitMs: number }) => Promise<{ status: number; text: string }>;
 
-function createSend(base: string, cap: number, token: () => string | undefined): Send {
+/** How a request finds its token: the current one, and (on a 401) a new one to try once, if there is one. */
+interface TokenAccess {
+  readonly current: () => string | undefined;
+  readonly refresh?: ((refused: string | undefined) => string | undefined) | undefined;
+}
+
+function createSend(base: string, cap: number, token: TokenAccess): Send {
   const host = new URL(base).host;
   return async (method, path, opts) => {
-    const t = token();
-    const res = await fetch(`${base}${path}`, {
-      method, headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...opts.headers }, body: opts.body, signal: AbortSignal.timeout(opts.waitMs),
-    });
+    const signal = AbortSignal.timeout(opts.waitMs);
+    const attempt = (t: string | undefined) =>
+      fetch(`${base}${path}`, { method, headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...opts.headers }, body: opts.body, signal });
+    const sent = token.current();
+    let res = await attempt(sent);
+    // A 401 is a refusal before anything ran (the token is checked first), so the request may go again as it was.
+    const fresh = res.status === 401 ? token.refresh?.(sent) : undefined;
+    if (fresh !== undefined && fresh !== sent) {
+      await res.body?.cancel();
+      res = await attempt(fresh);
+    }
     return { status: res.status, text: await readBoundedText(res.body, cap, () => new CapExceededError(buildBodyCapMessage(host, cap))) };
   };
 }
@@ -190,7 +208,15 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const clock = opts.clock ?? Date.now;
   let token = opts.token;
-  const send = createSend(base, opts.maxResponseBytes ?? MAX_BODY_BYTES, () => token);
+  const refresh = opts.refreshToken;
+  const send = createSend(base, opts.maxResponseBytes ?? MAX_BODY_BYTES, {
+    current: () => token,
+    refresh: refresh && ((refused) => {
+      const fresh = refresh(refused);
+      if (fresh !== undefined) token = fresh;
+      return fresh;
+    }),
+  });
   const exchange = async (x: Exchange): Promise<ClientAnswer> => {
     const { id, tool, method, path, headers, body, extraMs } = x;
     let reply: { status: number; text: string };
