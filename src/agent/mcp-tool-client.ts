@@ -9,6 +9,7 @@ import type { RefusalCode } from "../api/sidecar-contract.ts";
 import { NEXT_STAGE_TOOL, RESULT_TOOL } from "../api/tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
 import { createCappedFetch } from "../io/capped-fetch.ts";
+import { isRefusedConnection } from "../sidecar/http/client.ts";
 import type { RuntimeToken } from "./runtime-token.ts";
 import type { ToolOutcome } from "./tool-client.ts";
 
@@ -34,9 +35,10 @@ function isRestartRefusal(err: unknown): boolean {
 
 /**
  * Connects to `<baseUrl>/mcp` with the runtime token. When the sidecar refuses the connection as one it does not know
- * (it restarted), the token is read again and the request goes once more over a new connection.
+ * (it restarted), or refuses the TCP connection itself (it is starting again: `waitHealthy` waits for it), the token
+ * is read again and the request goes once more over a new connection. Nothing reached the sidecar in either case.
  */
-export async function connectMcpTools(baseUrl: string, token: RuntimeToken): Promise<McpTools> {
+export async function connectMcpTools(baseUrl: string, token: RuntimeToken, opts: { waitHealthy?: () => Promise<void> } = {}): Promise<McpTools> {
   const url = new URL(`${baseUrl.replace(/\/+$/, "")}/mcp`);
   const open = async (): Promise<{ client: Client; token: string }> => {
     const sent = token.current();
@@ -51,9 +53,11 @@ export async function connectMcpTools(baseUrl: string, token: RuntimeToken): Pro
     try {
       return await op(used.client);
     } catch (err) {
-      if (!isRestartRefusal(err)) throw err;
+      const refused = isRefusedConnection(err);
+      if (!isRestartRefusal(err) && !(refused && opts.waitHealthy)) throw err;
       // Another call may have reconnected meanwhile; else this one does, with the token as the file holds it now.
       if (conn === used) {
+        if (refused) await opts.waitHealthy?.();
         token.renew(used.token);
         conn = await open();
         void used.client.close().catch(() => undefined);

@@ -88,7 +88,7 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   transcript.line(`[run] task: ${Buffer.byteLength(config.task ?? "")} bytes, inputs: ${Object.keys(config.inputs).join(", ") || "none"}, mode ${config.mode}, sidecar ${link.baseUrl}`);
   let tools;
   try {
-    tools = toolsVia === "v1" ? createV1ToolClient(link) : createSidecarToolClient(link, await connectMcpTools(sidecarUrl, token.value));
+    tools = toolsVia === "v1" ? createV1ToolClient(link) : createSidecarToolClient(link, await connectMcpTools(sidecarUrl, token.value, { waitHealthy: () => link.waitHealthy(HEALTH_WAIT_MS) }));
   } catch (err) {
     return say(AGENT_EXIT.failed, `the sidecar's MCP endpoint at ${sidecarUrl}/mcp: ${(err as Error).message}`);
   }
@@ -142,7 +142,12 @@ export function createTerminationReport(io: CliIo, terminationLog: string, who =
 export async function connectSidecar(sidecarUrl: string, file: { path: string; named: string }): Promise<{ link: SidecarClient; token: { ok: true; value: RuntimeToken } | { ok: false; message: string } }> {
   // The link exists before the token (it waits for the sidecar's health, which needs none).
   const held: { token?: RuntimeToken } = {};
-  const link = createSidecarClient({ baseUrl: sidecarUrl, refreshToken: (refused) => held.token?.renew(refused) });
+  const link: SidecarClient = createSidecarClient({
+    baseUrl: sidecarUrl,
+    refreshToken: (refused) => held.token?.renew(refused),
+    // A restarting sidecar refuses connections until it listens again (its new token written first).
+    whenRefused: () => link.waitHealthy(HEALTH_WAIT_MS),
+  });
   const read = await readSidecarToken(link, file);
   if (!read.ok) return { link, token: read };
   held.token = createRuntimeToken(file.path, read.value);

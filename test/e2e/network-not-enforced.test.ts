@@ -183,7 +183,7 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
       return c?.reason === "NetworkNotEnforced" ? c : undefined;
     }, { timeoutMs: 60_000, intervalMs: 1000, description: "NetworkIsolated to say NetworkNotEnforced" });
     expect(isolated.status).toBe("False");
-  });
+  }, 420_000);
 
   /** Until the controller has the policy's last generation in force. */
   async function waitForObservedPolicy(): Promise<void> {
