@@ -151,6 +151,29 @@ describe("createSidecarClient after a sidecar restart", () => {
     expect(refused).toEqual(["old"]);
   });
 
+  it("waits out a sidecar starting again (its connection refused), then sends the request once more", async () => {
+    const probe = await listen(createTcpServer());
+    await new Promise((r) => servers.pop()!.close(r));
+    const port = Number(new URL(probe).port);
+    const seen: (string | undefined)[] = [];
+    let waited = 0;
+    const client = createSidecarClient({
+      baseUrl: probe, token: "new",
+      whenRefused: async () => {
+        waited++;
+        const server = createHttpServer((req, res) => {
+          seen.push(req.headers.authorization);
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...call, decision: "allow", result: "hi", isError: false, label: "public", taint: "none" }));
+        });
+        servers.push(server);
+        await new Promise<void>((r) => server.listen(port, "127.0.0.1", () => r()));
+      },
+    });
+    expect(await client.callTool(call)).toMatchObject({ decision: "allow", result: "hi" });
+    expect(waited).toBe(1);
+    expect(seen).toEqual(["Bearer new"]);
+  });
+
   it("does not send it again when there is no other token, and the refusal is the answer", async () => {
     const seen: (string | undefined)[] = [];
     const url = await acceptingOnly("new", seen);
