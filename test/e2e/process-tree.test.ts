@@ -182,7 +182,7 @@ describe("a command's processes in a sandbox pod", () => {
     const unswept = createPodExecShell({ exec: createPodExec(client), namespace: NS, target: () => ({ pod: POD, container: "sandbox" }), sweep: async () => undefined });
     const command = [
       "read -r me </proc/self/loginuid",
-      "setsid sleep 7501 </dev/null >/dev/null 2>&1 &",
+      "(setsid sleep 7501 </dev/null >/dev/null 2>&1 &)",
       'for p in /proc/[0-9]*; do read -r l <$p/loginuid; [ "$l" = "$me" ] && [ "$(sed -n "s/^PPid:[[:space:]]*//p" $p/status)" = 0 ] && kill -9 ${p#/proc/}; done',
     ].join("; ");
     expect(await unswept.run({ command, timeoutSeconds: 60, stage })).toMatchObject({ exitCode: 137, timedOut: false });
