@@ -12,7 +12,10 @@
 // examples/policy.yaml, installed as docs/quickstart.md does (`--set-file policy.document=`), turns the check on, so
 // the same Run then says False (NetworkNotEnforced).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parse, stringify } from "yaml";
 import { createTestCluster, helm, kubectl, REPO_ROOT, startControlPlane, useTestCluster, waitFor, type ControlPlane } from "../integration/harness/index.ts";
 import { getJson } from "./harness/kube-json.ts";
 import { startNode, type Node } from "./harness/node.ts";
@@ -152,8 +155,19 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
   });
 
   it("under a policy without networkEnforcement, a network = false Run's NetworkIsolated is Unknown while its closed pod connects out", async () => {
-    await kubectl(["patch", "leviathpolicy", "cluster", "--type=json", "-p", JSON.stringify([{ op: "remove", path: "/spec/networkEnforcement" }])]);
-    await waitForObservedPolicy();
+    // examples/policy.yaml as b98374a had it (no networkEnforcement), installed as docs/quickstart.md does; its
+    // sandbox floor an image this node has (nothing is pulled here; the admin's image wins over the Agent's).
+    const example = parse(readFileSync(join(REPO_ROOT, "examples/policy.yaml"), "utf8")) as { spec: { sandbox: Record<string, unknown> } & Record<string, unknown> };
+    delete example.spec["networkEnforcement"];
+    example.spec.sandbox["image"] = node!.images.sandbox;
+    const dir = mkdtempSync(join(tmpdir(), "leviath-e2e-policy-"));
+    try {
+      writeFileSync(join(dir, "policy.yaml"), stringify(example));
+      await installPolicyDocument(join(dir, "policy.yaml"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect((await getJson<{ spec: { networkEnforcement?: unknown } }>(["get", "leviathpolicy", "cluster"])).spec.networkEnforcement).toBeUndefined();
     await applyObjects([run(UNCHECKED), workspaces!.volume(UNCHECKED)]);
     const closed = await closedPodOf(UNCHECKED);
     // The probe's last verdict (NotEnforced) goes once the verifier sees the check is off: then the reason says so.
@@ -169,8 +183,7 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
 
   it("examples/policy.yaml as the quickstart installs it verifies enforcement: NotEnforced here, and the Run's NetworkIsolated turns False", async () => {
     const before = (await getJson<{ status?: { networkEnforcement?: Enforcement } }>(["get", "leviathpolicy", "cluster"])).status?.networkEnforcement?.checkedAt ?? "";
-    await helm(["upgrade", RELEASE, join(REPO_ROOT, "charts/leviath-operator"), "-n", SYSTEM_NS, "--reuse-values", "--set-file", `policy.document=${join(REPO_ROOT, "examples/policy.yaml")}`],
-      { timeoutMs: 180_000 });
+    await installPolicyDocument(join(REPO_ROOT, "examples/policy.yaml"));
     const policy = await waitFor(async () => {
       const p = await getJson<{ spec: { networkEnforcement?: unknown }; status?: { networkEnforcement?: Enforcement } }>(["get", "leviathpolicy", "cluster"]);
       const checked = p.status?.networkEnforcement?.checkedAt ?? "";
@@ -184,6 +197,12 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
     }, { timeoutMs: 60_000, intervalMs: 1000, description: "NetworkIsolated to say NetworkNotEnforced" });
     expect(isolated.status).toBe("False");
   }, 420_000);
+
+  /** `helm upgrade` with the policy document `file` (docs/quickstart.md's `--set-file policy.document=`), observed. */
+  async function installPolicyDocument(file: string): Promise<void> {
+    await helm(["upgrade", RELEASE, join(REPO_ROOT, "charts/leviath-operator"), "-n", SYSTEM_NS, "--reuse-values", "--set-file", `policy.document=${file}`], { timeoutMs: 120_000 });
+    await waitForObservedPolicy();
+  }
 
   /** Until the controller has the policy's last generation in force. */
   async function waitForObservedPolicy(): Promise<void> {
