@@ -3,12 +3,14 @@
 // progress while it waits). The sidecar's label rides in the result's `_meta`, with the entry it labelled; a
 // refusal's code and decision source ride there too (src/api/mcp-meta.ts), the message being the content.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LABEL_META_KEY, REFUSAL_META_KEY, RefusalMetaSchema } from "../api/mcp-meta.ts";
 import type { RefusalCode } from "../api/sidecar-contract.ts";
 import { NEXT_STAGE_TOOL, RESULT_TOOL } from "../api/tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
 import { createCappedFetch } from "../io/capped-fetch.ts";
+import { isRefusedConnection } from "../io/sidecar-client.ts";
+import type { RuntimeToken } from "./runtime-token.ts";
 import type { ToolOutcome } from "./tool-client.ts";
 
 /** A call may wait this long without progress; progress (a prompt still pending) renews it. */
@@ -23,15 +25,49 @@ export interface McpTools {
 
 type Meta = { label?: string; taint?: string; entry?: { region: string; id: string } };
 
-/** Connects to `<baseUrl>/mcp` with the runtime token. */
-export async function connectMcpTools(baseUrl: string, token: string): Promise<McpTools> {
+/**
+ * Whether the sidecar refused a request because it no longer knows the connection: a 401 (a restarted sidecar wrote a
+ * new runtime token) or a 404 (its MCP sessions went with it). Either is a refusal before anything ran.
+ */
+function isRestartRefusal(err: unknown): boolean {
+  return err instanceof StreamableHTTPError && (err.code === 401 || err.code === 404);
+}
+
+/**
+ * Connects to `<baseUrl>/mcp` with the runtime token. When the sidecar refuses the connection as one it does not know
+ * (it restarted), or refuses the TCP connection itself (it is starting again: `waitHealthy` waits for it), the token
+ * is read again and the request goes once more over a new connection. Nothing reached the sidecar in either case.
+ */
+export async function connectMcpTools(baseUrl: string, token: RuntimeToken, opts: { waitHealthy?: () => Promise<void> } = {}): Promise<McpTools> {
   const url = new URL(`${baseUrl.replace(/\/+$/, "")}/mcp`);
-  const client = new Client({ name: "leviath-agent", version: "0.1.0" });
-  const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } }, fetch: createCappedFetch({ peer: url.host }) });
-  await client.connect(transport);
+  const open = async (): Promise<{ client: Client; token: string }> => {
+    const sent = token.current();
+    const c = new Client({ name: "leviath-agent", version: "0.1.0" });
+    const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${sent}` } }, fetch: createCappedFetch({ peer: url.host }) });
+    await c.connect(transport);
+    return { client: c, token: sent };
+  };
+  let conn = await open();
+  const withReconnect = async <T>(op: (c: Client) => Promise<T>): Promise<T> => {
+    const used = conn;
+    try {
+      return await op(used.client);
+    } catch (err) {
+      const refused = isRefusedConnection(err);
+      if (!isRestartRefusal(err) && !(refused && opts.waitHealthy)) throw err;
+      // Another call may have reconnected meanwhile; else this one does, with the token as the file holds it now.
+      if (conn === used) {
+        if (refused) await opts.waitHealthy?.();
+        token.renew(used.token);
+        conn = await open();
+        void used.client.close().catch(() => undefined);
+      }
+      return op(conn.client);
+    }
+  };
   return {
     async list() {
-      const { tools } = await client.listTools();
+      const { tools } = await withReconnect((c) => c.listTools());
       // The sidecar's `next_stage` is for clients without a stage loop: this runtime offers its own and enters
       // the stage it picks with POST /v1/stage (the same core path).
       return tools.filter((t) => t.name !== NEXT_STAGE_TOOL).map((t) => ({ name: t.name, description: t.description ?? "", inputSchema: t.inputSchema as Record<string, unknown> }));
@@ -39,7 +75,7 @@ export async function connectMcpTools(baseUrl: string, token: string): Promise<M
     async call(name, args) {
       let r;
       try {
-        r = await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, onprogress: () => undefined });
+        r = await withReconnect((c) => c.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, onprogress: () => undefined }));
       } catch (err) {
         return { decision: "deny", content: `[denied] Tool '${name}' was not run: the sidecar's MCP endpoint did not answer (${(err as Error).message}).`, isError: true, code: "sidecar-unavailable" satisfies RefusalCode, failedClosed: true };
       }
@@ -54,6 +90,6 @@ export async function connectMcpTools(baseUrl: string, token: string): Promise<M
       if (!refusal.success) return { decision: "deny", content, isError: true, code: "sidecar-invalid-response" satisfies RefusalCode, failedClosed: true };
       return { decision: "deny", content, isError: true, code: refusal.data.code, ...(refusal.data.source ? { source: refusal.data.source } : {}) };
     },
-    close: () => client.close(),
+    close: () => conn.client.close(),
   };
 }

@@ -8,10 +8,11 @@ import { RUNTIME_ADAPTERS, type RuntimeAdapter } from "../runtimes/adapters.ts";
 import type { LaunchContext } from "../runtimes/launch.ts";
 import { buildTemplateAdapter, MCP_COMMAND_KIND } from "../runtimes/mcp-command.ts";
 import { buildStageInstructions } from "../runtimes/stage-steps.ts";
-import { createSidecarClient, type SidecarClient } from "../io/sidecar-client.ts";
+import type { SidecarClient } from "../io/sidecar-client.ts";
+import type { RuntimeToken } from "../agent/runtime-token.ts";
 import { runLaunch, writeLaunchFiles, type ProgramExit } from "./adapter-process.ts";
 import { runStages } from "./adapter-stages.ts";
-import { createTerminationReport, DEFAULT_RUNTIME_CONFIG, readSidecarSettings, readSidecarToken } from "./agent.ts";
+import { connectSidecar, createTerminationReport, DEFAULT_RUNTIME_CONFIG, readSidecarSettings } from "./agent.ts";
 import { parseCommandArgs } from "./args.ts";
 import { UsageError, type CliIo } from "./io.ts";
 import { decideKeyDestination } from "../policy/credential-endpoints.ts";
@@ -84,8 +85,7 @@ export async function runAdapterCommand(argv: string[], io: CliIo): Promise<numb
   const adapter = resolveAdapter(kind, loaded.value);
   if (typeof adapter === "string") return say(2, adapter);
   const { tokenFile, sidecarUrl } = readSidecarSettings(v, io.env);
-  const link = createSidecarClient({ baseUrl: sidecarUrl });
-  const token = await readSidecarToken(link, { path: abs(tokenFile), named: tokenFile });
+  const { link, token } = await connectSidecar(sidecarUrl, { path: abs(tokenFile), named: tokenFile });
   if (!token.ok) return say(1, token.message);
   try {
     return await runClient(kind, adapter, { io, v, config: loaded.value, link, sidecarUrl, token: token.value, interaction, say });
@@ -117,9 +117,11 @@ async function runClient(kind: string, adapter: RuntimeAdapter, at: RunAt): Prom
   const inputs = Object.keys(config.inputs);
   await link.label([{ region: TASK_REGION, id: TASK_REGION, source: "input" }, ...inputs.map((name) => ({ region: name, id: name, source: "input" as const }))]);
   const plan = buildRunPlan(config.spec, config.runtime);
-  const base = { io, provider: adapter.provider, sidecarUrl, token: at.token, toolTimeoutSeconds: at.interaction + TOOL_TIMEOUT_MARGIN_SECONDS, credentialsDir: abs(v["credentials-dir"] ?? CREDENTIALS_DIR) };
+  const base = { io, provider: adapter.provider, sidecarUrl, toolTimeoutSeconds: at.interaction + TOOL_TIMEOUT_MARGIN_SECONDS, credentialsDir: abs(v["credentials-dir"] ?? CREDENTIALS_DIR) };
   const runOnce = async (stage: StagePlan, task: string): Promise<ProgramExit> => {
-    const ctx = buildLaunchContext(config, { ...base, stage, task, instructions: buildStageInstructions(plan, stage) });
+    // Each start of the client is configured with the token the file holds now: a sidecar restarted since wrote a new one.
+    at.token.renew(undefined);
+    const ctx = buildLaunchContext(config, { ...base, token: at.token.current(), stage, task, instructions: buildStageInstructions(plan, stage) });
     const refused = adapter.checkLaunch?.(ctx);
     if (refused !== undefined) throw new LaunchRefused(refused);
     const launch = adapter.buildLaunch(ctx);
@@ -144,7 +146,7 @@ interface RunAt {
   readonly config: AgentRuntimeConfig;
   readonly link: SidecarClient;
   readonly sidecarUrl: string;
-  readonly token: string;
+  readonly token: RuntimeToken;
   readonly interaction: number;
   readonly say: (exitCode: number, message: string) => number;
 }

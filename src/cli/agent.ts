@@ -9,7 +9,8 @@ import { createTranscript } from "../agent/transcript.ts";
 import { createV1ToolClient } from "../agent/v1-tool-client.ts";
 import { connectMcpTools } from "../agent/mcp-tool-client.ts";
 import { createSidecarToolClient } from "../agent/sidecar-tool-client.ts";
-import { createSidecarClient } from "../io/sidecar-client.ts";
+import { createSidecarClient, type SidecarClient } from "../io/sidecar-client.ts";
+import { createRuntimeToken, type RuntimeToken } from "../agent/runtime-token.ts";
 import { parseCommandArgs } from "./args.ts";
 import { UsageError, type CliIo } from "./io.ts";
 
@@ -81,10 +82,9 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   if (!loaded.ok) return say(AGENT_EXIT.usage, loaded.message);
   const config = loaded.value;
   const { tokenFile, sidecarUrl } = readSidecarSettings(v, io.env);
-  const link = createSidecarClient({ baseUrl: sidecarUrl });
-  const transcript = createTranscript(io.stdout, level);
-  const token = await readSidecarToken(link, { path: abs(tokenFile), named: tokenFile });
+  const { link, token } = await connectSidecar(sidecarUrl, { path: abs(tokenFile), named: tokenFile });
   if (!token.ok) return say(AGENT_EXIT.failed, token.message);
+  const transcript = createTranscript(io.stdout, level);
   const plan = buildRunPlan(config.spec, config.runtime);
   const providers = createProviderRegistry({
     configs: config.runtime.providers ?? {}, lookup: createCredentialLookup(io.env, abs(v["credentials-dir"] ?? CREDENTIALS_DIR)), credentialEndpoints: config.credentialEndpoints,
@@ -92,7 +92,7 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   transcript.line(`[run] task: ${Buffer.byteLength(config.task ?? "")} bytes, inputs: ${Object.keys(config.inputs).join(", ") || "none"}, mode ${config.mode}, sidecar ${link.baseUrl}`);
   let tools;
   try {
-    tools = toolsVia === "v1" ? createV1ToolClient(link) : createSidecarToolClient(link, await connectMcpTools(sidecarUrl, token.value));
+    tools = toolsVia === "v1" ? createV1ToolClient(link) : createSidecarToolClient(link, await connectMcpTools(sidecarUrl, token.value, { waitHealthy: () => link.waitHealthy(HEALTH_WAIT_MS) }));
   } catch (err) {
     return say(AGENT_EXIT.failed, `the sidecar's MCP endpoint at ${sidecarUrl}/mcp: ${(err as Error).message}`);
   }
@@ -138,8 +138,28 @@ export function createTerminationReport(io: CliIo, terminationLog: string, who =
   };
 }
 
+/**
+ * The link to the sidecar and the runtime token, once the sidecar is healthy: the link reads the token file again
+ * whenever the sidecar refuses the token (a restarted sidecar wrote a new one), and so does the MCP connection given
+ * `token.value` (docs/runtime.md, "What the runtime must do").
+ */
+export async function connectSidecar(sidecarUrl: string, file: { path: string; named: string }): Promise<{ link: SidecarClient; token: { ok: true; value: RuntimeToken } | { ok: false; message: string } }> {
+  // The link exists before the token (it waits for the sidecar's health, which needs none).
+  const held: { token?: RuntimeToken } = {};
+  const link: SidecarClient = createSidecarClient({
+    baseUrl: sidecarUrl,
+    refreshToken: (refused) => held.token?.renew(refused),
+    // A restarting sidecar refuses connections until it listens again (its new token written first).
+    whenRefused: () => link.waitHealthy(HEALTH_WAIT_MS),
+  });
+  const read = await readSidecarToken(link, file);
+  if (!read.ok) return { link, token: read };
+  held.token = createRuntimeToken(file.path, read.value);
+  return { link, token: { ok: true, value: held.token } };
+}
+
 /** Waits for the sidecar, then reads the runtime token and gives it to the link; or why it could not. */
-export async function readSidecarToken(link: ReturnType<typeof createSidecarClient>, file: { path: string; named: string }): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
+export async function readSidecarToken(link: SidecarClient, file: { path: string; named: string }): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
   try {
     await link.waitHealthy(HEALTH_WAIT_MS);
   } catch (err) {

@@ -166,3 +166,65 @@ describe("createSidecarClient's binding ask", () => {
     expect(await createSidecarClient({ baseUrl: closed }).askBinding(1000)).toEqual({ kind: "wait", unreachable: true });
   });
 });
+
+describe("createSidecarClient after a sidecar restart", () => {
+  // Issue 41: each sidecar start writes a new runtime token; a client that kept the first was refused for good.
+  async function acceptingOnly(token: string, seen: (string | undefined)[]): Promise<string> {
+    return listen(createHttpServer((req, res) => {
+      seen.push(req.headers.authorization);
+      if (req.headers.authorization !== `Bearer ${token}`) {
+        res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ decision: "deny", code: "runtime-token-required", message: "this API needs the runtime token" }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...call, decision: "allow", result: "hi", isError: false, label: "public", taint: "none" }));
+    }));
+  }
+
+  it("sends a refused request once more with the token read again, and keeps that token", async () => {
+    const seen: (string | undefined)[] = [];
+    const url = await acceptingOnly("new", seen);
+    const refused: (string | undefined)[] = [];
+    const client = createSidecarClient({
+      baseUrl: url, token: "old",
+      refreshToken: (t) => {
+        refused.push(t);
+        return "new";
+      },
+    });
+    expect(await client.callTool(call)).toMatchObject({ decision: "allow", result: "hi" });
+    expect(await client.callTool({ ...call, id: "c1" })).toMatchObject({ decision: "allow" });
+    expect(seen).toEqual(["Bearer old", "Bearer new", "Bearer new"]);
+    expect(refused).toEqual(["old"]);
+  });
+
+  it("waits out a sidecar starting again (its connection refused), then sends the request once more", async () => {
+    const probe = await listen(createTcpServer());
+    await new Promise((r) => servers.pop()!.close(r));
+    const port = Number(new URL(probe).port);
+    const seen: (string | undefined)[] = [];
+    let waited = 0;
+    const client = createSidecarClient({
+      baseUrl: probe, token: "new",
+      whenRefused: async () => {
+        waited++;
+        const server = createHttpServer((req, res) => {
+          seen.push(req.headers.authorization);
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...call, decision: "allow", result: "hi", isError: false, label: "public", taint: "none" }));
+        });
+        servers.push(server);
+        await new Promise<void>((r) => server.listen(port, "127.0.0.1", () => r()));
+      },
+    });
+    expect(await client.callTool(call)).toMatchObject({ decision: "allow", result: "hi" });
+    expect(waited).toBe(1);
+    expect(seen).toEqual(["Bearer new"]);
+  });
+
+  it("does not send it again when there is no other token, and the refusal is the answer", async () => {
+    const seen: (string | undefined)[] = [];
+    const url = await acceptingOnly("new", seen);
+    expect(await createSidecarClient({ baseUrl: url, token: "old", refreshToken: () => undefined }).callTool(call)).toMatchObject({ decision: "deny", code: "runtime-token-required" });
+    expect(await createSidecarClient({ baseUrl: url, token: "old" }).callTool(call)).toMatchObject({ decision: "deny", code: "runtime-token-required" });
+    expect(seen).toEqual(["Bearer old", "Bearer old"]);
+  });
+});

@@ -46,6 +46,16 @@ export interface SidecarClientOptions {
   readonly maxResponseBytes?: number;
   /** The runtime's per-start secret (the runtime token file's contents); see also `setToken`. */
   readonly token?: string | undefined;
+  /**
+   * Called when the sidecar answers 401 (it refused the token: a restarted sidecar wrote a new one) with the refused
+   * token: the token to send instead (read again from its file), or undefined. The request is sent once more with it.
+   */
+  readonly refreshToken?: (refused: string | undefined) => string | undefined;
+  /**
+   * Called when a request's connection was refused (nothing reached the sidecar: it is starting again); resolves once
+   * it answers again, and the request is sent once more. Unset: the refusal is the request's failure.
+   */
+  readonly whenRefused?: () => Promise<void>;
   /** Milliseconds since the epoch (the call's deadline is sent with it; the health wait's clock). */
   readonly clock?: () => number;
 }
@@ -120,13 +130,42 @@ export function interpretAnswer(id: string, tool: string, status: number, body: 
 /** One request and its reply, read whole under the cap; a transport failure or a cap throws. */
 type Send = (method: string, path: string, opts: { body?: string; headers?: Record<string, string>; waitMs: number }) => Promise<{ status: number; text: string }>;
 
-function createSend(base: string, cap: number, token: () => string | undefined): Send {
+/** How a request finds its token: the current one, and (on a 401) a new one to try once, if there is one. */
+interface TokenAccess {
+  readonly current: () => string | undefined;
+  readonly refresh?: ((refused: string | undefined) => string | undefined) | undefined;
+  readonly whenRefused?: (() => Promise<void>) | undefined;
+}
+
+/** Whether a request failed before reaching the sidecar: its connection was refused. */
+export function isRefusedConnection(err: unknown): boolean {
+  return (err as { cause?: { code?: unknown } } | undefined)?.cause?.code === "ECONNREFUSED";
+}
+
+const HEALTH_PATH = "/v1/healthz";
+
+function createSend(base: string, cap: number, token: TokenAccess): Send {
   const host = new URL(base).host;
   return async (method, path, opts) => {
-    const t = token();
-    const res = await fetch(`${base}${path}`, {
-      method, headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...opts.headers }, body: opts.body, signal: AbortSignal.timeout(opts.waitMs),
-    });
+    const attempt = (t: string | undefined) =>
+      fetch(`${base}${path}`, { method, headers: { ...(t ? { authorization: `Bearer ${t}` } : {}), ...opts.headers }, body: opts.body, signal: AbortSignal.timeout(opts.waitMs) });
+    let sent = token.current();
+    let res: Response;
+    try {
+      res = await attempt(sent);
+    } catch (err) {
+      // Refused: nothing reached the sidecar (it is starting again). Once it answers its health check, once more.
+      if (token.whenRefused === undefined || path === HEALTH_PATH || !isRefusedConnection(err)) throw err;
+      await token.whenRefused();
+      sent = token.current();
+      res = await attempt(sent);
+    }
+    // A 401 is a refusal before anything ran (the token is checked first), so the request may go again as it was.
+    const fresh = res.status === 401 ? token.refresh?.(sent) : undefined;
+    if (fresh !== undefined && fresh !== sent) {
+      await res.body?.cancel();
+      res = await attempt(fresh);
+    }
     return { status: res.status, text: await readBoundedText(res.body, cap, () => new CapExceededError(buildBodyCapMessage(host, cap))) };
   };
 }
@@ -165,7 +204,7 @@ function createLinkCalls(send: Send, host: string, timeoutMs: number, clock: () 
       let last = "";
       while (clock() < until) {
         try {
-          await request("GET", "/v1/healthz", undefined, HealthAnswerSchema);
+          await request("GET", HEALTH_PATH, undefined, HealthAnswerSchema);
           return;
         } catch (err) {
           last = (err as Error).message;
@@ -237,7 +276,16 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const clock = opts.clock ?? Date.now;
   let token = opts.token;
-  const send = createSend(base, opts.maxResponseBytes ?? MAX_BODY_BYTES, () => token);
+  const refresh = opts.refreshToken;
+  const send = createSend(base, opts.maxResponseBytes ?? MAX_BODY_BYTES, {
+    current: () => token,
+    whenRefused: opts.whenRefused,
+    refresh: refresh && ((refused) => {
+      const fresh = refresh(refused);
+      if (fresh !== undefined) token = fresh;
+      return fresh;
+    }),
+  });
   const exchange = async (x: Exchange): Promise<ClientAnswer> => {
     const { id, tool, method, path, headers, body, extraMs } = x;
     let reply: { status: number; text: string };

@@ -49,8 +49,8 @@ export const RESERVED = ["/tmp", "/etc/leviath", "/var/run/secrets", "/var/run/l
 
 /**
  * PID 1 of a sandbox pod: it sleeps until the sidecar execs commands in, sweeping every few seconds what ended
- * commands left (process-sweep.ts: the backstop no command can kill), and exits at once on SIGTERM (a bare
- * `sleep` as PID 1 ignores it, so every teardown would wait out the grace period). Only `sh` and `sleep`, which
+ * commands left (process-sweep.ts: the backstop no command can kill or stop). It handles no signal, so the
+ * kubelet's stop waits out the pod's short grace period and ends it with SIGKILL. Only `sh` and `sleep`, which
  * the sandbox image needs anyway (commands run as `timeout ... sh -c`).
  */
 export const SANDBOX_PID1 = ["sh", "-c", SANDBOX_PID1_SCRIPT] as const;

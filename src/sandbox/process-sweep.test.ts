@@ -20,10 +20,18 @@ describe("process-sweep", () => {
     expect(isMarkFailure(0, MARK_FAILED.stderr)).toBe(false);
   });
 
-  it("sweeps the named slots, and PID 1 sweeps on a loop that exits on SIGTERM", () => {
+  it("sweeps the named slots, and PID 1 sweeps on a loop that no signal from inside ends", () => {
     expect(buildSweepCommand([3, 9]).slice(3)).toEqual(["leviath-sweep", "3", "9"]);
     expect(buildSweepCommand([3])[2]).toBe(`${PROCESS_SWEEP_SH}\nsweep "$@" 2>/dev/null`);
     expect(SANDBOX_PID1_SCRIPT.startsWith(PROCESS_SWEEP_SH)).toBe(true);
-    expect(SANDBOX_PID1_SCRIPT).toContain("trap 'exit 0' TERM INT");
+    // Issue 41: a trap that exits let `kill -TERM 1` from a command end the sandbox's PID 1. No trap runs anything.
+    expect(SANDBOX_PID1_SCRIPT).toContain("\ntrap '' HUP INT QUIT TERM USR1 USR2 ALRM PIPE\n");
+    expect(SANDBOX_PID1_SCRIPT.match(/trap /g)).toHaveLength(1);
+  });
+
+  it("counts a zombie leader whose other threads run on, read from its task list", () => {
+    // Issue 41: a main thread that exits leaves the leader a zombie while its threads run (and copy files) on.
+    expect(PROCESS_SWEEP_SH).toContain('case $_s in "") continue ;; Z|X)');
+    expect(PROCESS_SWEEP_SH).toContain('for _t in "$_d"/task/[0-9]*; do [ "${_t##*/}" != "${_d#/proc/}" ]');
   });
 });

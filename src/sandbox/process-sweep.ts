@@ -12,7 +12,8 @@
 // leftover holding the exec's output open does not keep the exec from ending), the sidecar sweeps the slot again
 // once the exec has ended (the first process may have been killed, or the command held past its timeout), and
 // PID 1 of a sandbox pod sweeps every few seconds as a backstop no command can kill (the kernel delivers no signal to a PID
-// namespace's init from inside unless it handles it, and no SIGKILL or SIGSTOP at all).
+// namespace's init from inside unless it handles it, and no SIGKILL or SIGSTOP at all; PID 1 handles none). A process
+// whose main thread exited while another thread runs on shows its leader as a zombie: the sweep reads its task list.
 //
 // Only POSIX sh builtins (read, case, kill, globbing), so any sandbox image's sh runs it, and PID 1 runs it in
 // its own process with no fork a command could kill.
@@ -44,8 +45,8 @@ export const MAX_MARKED_SECONDS = MARKER.deadlineModulo / 2 - 1;
  * `sweep [slot...]`: kills every process but itself whose login uid differs from PID 1's (a marked command's) when
  * its marker is not live, is past its deadline or has a slot named; repeats until a pass finds nothing to kill (at most 100
  * passes, then returns 4). A marker is live while a process carrying it runs with its parent outside the
- * container: the exec's own first process (a command cannot make one), neither stopped nor traced. Zombies are
- * never counted.
+ * container: the exec's own first process (a command cannot make one), neither stopped nor traced. A zombie is
+ * never counted unless its thread group runs on (a task besides the leader in /proc/<pid>/task): then it is killed.
  */
 export const PROCESS_SWEEP_SH = [
   "sweep() {",
@@ -59,7 +60,12 @@ export const PROCESS_SWEEP_SH = [
   '      [ "$_m" = "$_base" ] && continue',
   '      _s="" _pp=""',
   '      while read -r _k _v _r; do case $_k in State:) _s=$_v ;; PPid:) _pp=$_v; break ;; esac; done <"$_d/status" || continue',
-  '      case $_s in Z|X|"") continue ;; esac',
+  // A zombie thread-group leader whose other threads run on (its main thread exited, another did not) is a running
+  // process: its task list holds more than the leader, and a kill of its pid ends the whole group.
+  '      case $_s in "") continue ;; Z|X)',
+  '        _t="" && for _t in "$_d"/task/[0-9]*; do [ "${_t##*/}" != "${_d#/proc/}" ] && [ -e "$_t" ] && break; _t=""; done',
+  '        [ -n "$_t" ] || continue ;;',
+  "      esac",
   '      _seen="$_seen $_m:${_d#/proc/}"',
   '      case $_pp.$_s in 0.R|0.S|0.D) _live="$_live$_m " ;; esac',
   "    done",
@@ -80,8 +86,16 @@ export const PROCESS_SWEEP_SH = [
   "}",
 ].join("\n");
 
-/** PID 1 of a sandbox pod: sweeps every few seconds and exits at once on SIGTERM (a bare `sleep` would not). */
-export const SANDBOX_PID1_SCRIPT = `${PROCESS_SWEEP_SH}\ntrap 'exit 0' TERM INT\nwhile :; do sweep >/dev/null 2>&1; sleep ${PID1_SWEEP_SECONDS} & wait $!; done`;
+/**
+ * The signals PID 1 of a sandbox pod ignores. The kernel gives a PID namespace's init a signal from inside only when
+ * it handles it, so no signal a command sends stops it: no trap, and those a shell might handle by itself (bash's
+ * SIGINT) set to ignore. The runtime's stop signal is ignored too: the kubelet ends the pod with SIGKILL after its
+ * grace period, which a command cannot send (SIGKILL and SIGSTOP reach a namespace's init only from outside).
+ */
+export const PID1_IGNORED_SIGNALS = ["HUP", "INT", "QUIT", "TERM", "USR1", "USR2", "ALRM", "PIPE"] as const;
+
+/** PID 1 of a sandbox pod: sweeps every few seconds, and no command stops it (see {@link PID1_IGNORED_SIGNALS}). */
+export const SANDBOX_PID1_SCRIPT = `${PROCESS_SWEEP_SH}\ntrap '' ${PID1_IGNORED_SIGNALS.join(" ")}\nwhile :; do sweep >/dev/null 2>&1; sleep ${PID1_SWEEP_SECONDS} & wait $!; done`;
 
 /**
  * `argv` run marked: the wrapping sh sets its login uid to the marker of `slot` and a deadline `seconds` from now

@@ -7,14 +7,22 @@
 // needs a kubelet in the Run's lifecycle (moved here from test/integration/controller/sandbox-availability.test.ts,
 // which wrote pod status by hand): SandboxReady once its sandbox pods are Ready, WaitingInput while its sidecar
 // reports a pending prompt, and Cancelled when cancelled: its pods deleted, the prompt settled by the stopping
-// sidecar (no longer pending on the Run) and refused in the audit.
+// sidecar (no longer pending on the Run) and refused in the audit. Then issue 41: under a policy without the check,
+// a `network = false` Run's NetworkIsolated is Unknown, not True, while its closed sandbox pod does connect out; and
+// examples/policy.yaml, installed as docs/quickstart.md does (`--set-file policy.document=`), turns the check on, so
+// the same Run then says False (NetworkNotEnforced).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestCluster, kubectl, startControlPlane, useTestCluster, waitFor, type ControlPlane } from "../integration/harness/index.ts";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse, stringify } from "yaml";
+import { createTestCluster, helm, kubectl, REPO_ROOT, startControlPlane, useTestCluster, waitFor, type ControlPlane } from "../integration/harness/index.ts";
 import { getJson } from "./harness/kube-json.ts";
 import { startNode, type Node } from "./harness/node.ts";
 import { listenTcp, type Listener } from "./harness/node-listeners.ts";
 import {
-  applyObjects, buildTwoStageAgent, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit, readAuditText, waitForRunPods, type Workspaces,
+  applyObjects, buildTwoStageAgent, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit, readAuditText, RELEASE, SYSTEM_NS, waitForRunPods,
+  type Workspaces,
 } from "./harness/operator-fixture.ts";
 import { execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
@@ -22,6 +30,7 @@ import type {} from "./harness/provided-context.ts";
 const AGENT = "open-net-agent";
 const WARNED = "warned-run";
 const REFUSED = "refused-run";
+const UNCHECKED = "unchecked-run";
 const NOT_ENFORCED = "a probe pod under a deny-all NetworkPolicy connected to another pod: the network plugin ignores NetworkPolicy";
 
 type Enforcement = { state: string; message: string; node?: string; checkedAt?: string };
@@ -54,7 +63,7 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
   }, 900_000);
 
   afterAll(async () => {
-    if (controlPlane) await cleanUp([WARNED, REFUSED], workspaces).catch(() => undefined);
+    if (controlPlane) await cleanUp([WARNED, REFUSED, UNCHECKED], workspaces).catch(() => undefined);
     await tcp?.close();
     await node?.stop();
     await controlPlane?.stop();
@@ -144,4 +153,78 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
     const held = parseAudit(await readAuditText(WARNED)).map((l) => l.leviath_audit.record).filter((r) => r.call_id === "hold-1" && r.decision !== undefined);
     expect(held.at(-1)).toMatchObject({ decision: "deny" });
   });
+
+  it("under a policy without networkEnforcement, a network = false Run's NetworkIsolated is Unknown while its closed pod connects out", async () => {
+    // examples/policy.yaml as b98374a had it (no networkEnforcement), installed as docs/quickstart.md does; its
+    // sandbox floor an image this node has (nothing is pulled here; the admin's image wins over the Agent's).
+    const example = parse(readFileSync(join(REPO_ROOT, "examples/policy.yaml"), "utf8")) as { spec: { sandbox: Record<string, unknown> } & Record<string, unknown> };
+    delete example.spec["networkEnforcement"];
+    example.spec.sandbox["image"] = node!.images.sandbox;
+    const dir = mkdtempSync(join(tmpdir(), "leviath-e2e-policy-"));
+    try {
+      writeFileSync(join(dir, "policy.yaml"), stringify(example));
+      await installPolicyDocument(join(dir, "policy.yaml"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect((await getJson<{ spec: { networkEnforcement?: unknown } }>(["get", "leviathpolicy", "cluster"])).spec.networkEnforcement).toBeUndefined();
+    await applyObjects([run(UNCHECKED), workspaces!.volume(UNCHECKED)]);
+    const closed = await closedPodOf(UNCHECKED);
+    // The probe's last verdict (NotEnforced) goes once the verifier sees the check is off: then the reason says so.
+    const isolated = await waitFor(async () => {
+      const c = conditionOf(await getRun(UNCHECKED), "NetworkIsolated");
+      return c?.reason === "NetworkPolicyApplied" ? c : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000, description: "the Run's NetworkIsolated condition without the check" });
+    // On b98374a: True (NetworkPolicyApplied), on a node where the pod below connects out.
+    expect(isolated).toMatchObject({ status: "Unknown", reason: "NetworkPolicyApplied" });
+    expect(isolated.message).toMatch(/applied, enforcement not verified: not verified on this cluster/);
+    expect(await connectsToNode(closed)).toBe("connected\nhello-from-the-node");
+  });
+
+  it("examples/policy.yaml as the quickstart installs it verifies enforcement: NotEnforced here, and the Run's NetworkIsolated turns False", async () => {
+    const before = (await getJson<{ status?: { networkEnforcement?: Enforcement } }>(["get", "leviathpolicy", "cluster"])).status?.networkEnforcement?.checkedAt ?? "";
+    await installPolicyDocument(join(REPO_ROOT, "examples/policy.yaml"));
+    const policy = await waitFor(async () => {
+      const p = await getJson<{ spec: { networkEnforcement?: unknown }; status?: { networkEnforcement?: Enforcement } }>(["get", "leviathpolicy", "cluster"]);
+      const checked = p.status?.networkEnforcement?.checkedAt ?? "";
+      return checked !== "" && checked !== before ? p : undefined;
+    }, { timeoutMs: 240_000, intervalMs: 1000, description: "the probe's result under the example policy" });
+    expect(policy.spec.networkEnforcement).toEqual({ verify: true, namespace: NS, onUnverified: "warn" });
+    expect(policy.status?.networkEnforcement).toMatchObject({ state: "NotEnforced", message: NOT_ENFORCED });
+    const isolated = await waitFor(async () => {
+      const c = conditionOf(await getRun(UNCHECKED), "NetworkIsolated");
+      return c?.reason === "NetworkNotEnforced" ? c : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000, description: "NetworkIsolated to say NetworkNotEnforced" });
+    expect(isolated.status).toBe("False");
+  }, 420_000);
+
+  /** `helm upgrade` with the policy document `file` (docs/quickstart.md's `--set-file policy.document=`), observed. */
+  async function installPolicyDocument(file: string): Promise<void> {
+    await helm(["upgrade", RELEASE, join(REPO_ROOT, "charts/leviath-operator"), "-n", SYSTEM_NS, "--reuse-values", "--set-file", `policy.document=${file}`], { timeoutMs: 120_000 });
+    await waitForObservedPolicy();
+  }
+
+  /** Until the controller has the policy's last generation in force. */
+  async function waitForObservedPolicy(): Promise<void> {
+    await waitFor(async () => {
+      const p = await getJson<{ metadata: { generation: number }; status?: { observedGeneration?: number } }>(["get", "leviathpolicy", "cluster"]);
+      return p.status?.observedGeneration === p.metadata.generation ? true : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500, description: "the controller to observe the policy" });
+  }
+
+  /** The Run's `network = false` sandbox pod, once its pods exist. */
+  async function closedPodOf(name: string): Promise<string> {
+    const pods = await waitForRunPods(name, 3, 300_000);
+    const closed = pods.find((p) => p.metadata.labels?.["leviath.dev/network"] === "none")?.metadata.name;
+    expect(closed, JSON.stringify(pods.map((p) => p.metadata))).toBeTruthy();
+    await waitFor(async () => ((await getJson<{ status?: { phase?: string } }>(["get", "pod", closed!, "-n", NS])).status?.phase === "Running" ? true : undefined),
+      { timeoutMs: 180_000, intervalMs: 1000, description: `${closed} to run` });
+    return closed!;
+  }
+
+  /** What the pod's TCP connection to the node's listener got. */
+  async function connectsToNode(pod: string): Promise<string> {
+    const r = await execInPod(NS, pod, `if nc -w 3 ${node!.network.gateway} ${tcp!.port} </dev/null >/tmp/nc.out 2>&1; then echo connected; cat /tmp/nc.out; else echo refused; fi`);
+    return r.stdout.trim();
+  }
 });

@@ -3,7 +3,7 @@ import { NetworkEnforcementSchema } from "../../api/policy.ts";
 import type { Condition, NetworkEnforcementStatus } from "../../api/status.ts";
 import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
 import { RUN, snapshotOf } from "../../sandbox/test-fixtures.ts";
-import { decideNetworkCondition, decideNetworkRefusal, ENFORCEMENT_UNCHECKED, type NetworkConditionInput } from "./network-condition.ts";
+import { decideNetworkCondition, decideNetworkRefusal, ENFORCEMENT_UNCHECKED, isNetworkPolicyApplied, type NetworkConditionInput } from "./network-condition.ts";
 
 const NOW = "2026-01-01T00:10:00Z";
 const VERIFIED: NetworkEnforcementStatus = { state: "Verified", message: "refused", checkedAt: "2026-01-01T00:00:00Z" };
@@ -20,7 +20,9 @@ describe("decideNetworkCondition", () => {
   });
 
   it.each([
-    ["applied, not verified (no probe asked for)", ENFORCEMENT_UNCHECKED, "True", "NetworkPolicyApplied", /enforcement not verified: not verified on this cluster/],
+    // Issue 41: an applied policy nobody saw enforced isolates nothing on a plugin that ignores it, so not True.
+    ["applied, not verified (no probe asked for)", ENFORCEMENT_UNCHECKED, "Unknown", "NetworkPolicyApplied", /enforcement not verified: not verified on this cluster/],
+    ["applied, the probe inconclusive", { state: "Unknown", message: "the probe's server pod did not start" }, "Unknown", "NetworkPolicyApplied", /enforcement not verified: the probe's server pod/],
     ["verified by the probe", VERIFIED, "True", "NetworkPolicyEnforced", /enforcement verified on this cluster at 2026-01-01T00:00:00Z/],
     ["seen not to be enforced", NOT_ENFORCED, "False", "NetworkNotEnforced", /does NOT enforce NetworkPolicy: a probe pod under a deny-all/],
   ] as const)("tells %s", (_name, enforcement, status, reason, message) => {
@@ -35,13 +37,23 @@ describe("decideNetworkCondition", () => {
   });
 
   it("says a policy that went missing was re-created, and keeps saying it with the time of the restore", () => {
-    const restored = decideNetworkCondition(input({ policyMissing: true, previous: was("NetworkPolicyApplied") }))!;
-    expect(restored).toMatchObject({ status: "True", reason: "NetworkPolicyRestored" });
+    const restored = decideNetworkCondition(input({ policyMissing: true, previous: was("NetworkPolicyApplied", "m", "Unknown") }))!;
+    expect(restored).toMatchObject({ status: "Unknown", reason: "NetworkPolicyRestored" });
     expect(restored.message).toMatch(/^NetworkPolicy 'r-isolate' was missing and was re-created at 2026-01-01T00:10:00Z \(the sandbox pods were not isolated in between\); applied, enforcement not verified/);
     const later = decideNetworkCondition(input({ nowIso: "2026-01-01T01:00:00Z", enforcement: VERIFIED, previous: was(restored.reason, restored.message) }))!;
-    expect(later.reason).toBe("NetworkPolicyRestored");
+    expect(later).toMatchObject({ status: "True", reason: "NetworkPolicyRestored" });
     expect(later.message).toContain("re-created at 2026-01-01T00:10:00Z");
     expect(later.message).toContain("enforcement verified on this cluster");
+  });
+
+  it("calls a policy applied under any enforcement and missing now a restore, its status the enforcement's", () => {
+    for (const [reason, status] of [["NetworkPolicyEnforced", "True"], ["NetworkNotEnforced", "False"], ["NetworkPolicyApplied", "Unknown"]] as const) {
+      expect(isNetworkPolicyApplied(was(reason, "m", status))).toBe(true);
+      const enforcement = status === "True" ? VERIFIED : status === "False" ? NOT_ENFORCED : ENFORCEMENT_UNCHECKED;
+      expect(decideNetworkCondition(input({ policyMissing: true, enforcement, previous: was(reason, "m", status) }))).toMatchObject({ status, reason: "NetworkPolicyRestored" });
+    }
+    expect(isNetworkPolicyApplied(was("FellBackToHost", "m", "False"))).toBe(false);
+    expect(isNetworkPolicyApplied(undefined)).toBe(false);
   });
 
   it("does not call the first creation a restore", () => {

@@ -26,12 +26,30 @@ function enforcementClause(e: NetworkEnforcement): string {
   return `applied, enforcement not verified: ${e.message}`;
 }
 
+/** What the cluster's enforcement makes of an applied policy: True only when verified, False when seen ignored, else Unknown. */
+function statusOf(e: NetworkEnforcement): Condition["status"] {
+  if (e.state === "Verified") return "True";
+  return e.state === "NotEnforced" ? "False" : "Unknown";
+}
+
+/** The reasons of a NetworkIsolated condition written once the Run's NetworkPolicy had been applied. */
+const APPLIED_REASONS: readonly string[] = [REASON.networkPolicyApplied, REASON.networkPolicyEnforced, REASON.networkNotEnforced, REASON.networkPolicyRestored];
+
+/**
+ * Whether a NetworkIsolated condition says the Run's NetworkPolicy was applied on an earlier pass (whatever the
+ * cluster's enforcement made of it): a policy missing now was then deleted, not yet to be made.
+ */
+export function isNetworkPolicyApplied(previous: Condition | undefined): boolean {
+  return previous !== undefined && APPLIED_REASONS.includes(previous.reason);
+}
+
 /**
  * The Run's NetworkIsolated condition. It tells "a NetworkPolicy was applied" (`NetworkPolicyApplied`) from
  * "and the cluster was seen to drop packets for it" (`NetworkPolicyEnforced`) and from "the cluster was seen
- * not to" (`NetworkNotEnforced`, False). A policy deleted behind the operator's back is re-created in the
- * same pass and the condition says so (`NetworkPolicyRestored`) for the rest of the Run: the pods were
- * unprotected in between.
+ * not to" (`NetworkNotEnforced`, False). Its status is True only when enforcement was verified: an applied policy
+ * whose enforcement nobody checked is `Unknown` (a plugin that ignores NetworkPolicy leaves the pods open). A
+ * policy deleted behind the operator's back is re-created in the same pass and the condition says so
+ * (`NetworkPolicyRestored`) for the rest of the Run: the pods were unprotected in between.
  */
 export function decideNetworkCondition(input: NetworkConditionInput): ConditionDecision | undefined {
   if (input.closedStages.length === 0) return undefined;
@@ -44,18 +62,18 @@ export function decideNetworkCondition(input: NetworkConditionInput): ConditionD
   if (previous?.reason === REASON.networkPolicyRestored) {
     // Keep the time of the restore; only the enforcement clause may change.
     const kept = previous.message.split("; ")[0];
-    return { type, status: "True", reason: REASON.networkPolicyRestored, message: `${kept}; ${clause}` };
+    return { type, status: statusOf(input.enforcement), reason: REASON.networkPolicyRestored, message: `${kept}; ${clause}` };
   }
-  if (input.policyMissing && previous?.status === "True") {
+  if (input.policyMissing && isNetworkPolicyApplied(previous)) {
     return {
-      type, status: "True", reason: REASON.networkPolicyRestored,
+      type, status: statusOf(input.enforcement), reason: REASON.networkPolicyRestored,
       message: `NetworkPolicy '${input.policyName}' was missing and was re-created at ${input.nowIso} (the sandbox pods were not isolated in between); ${clause}`,
     };
   }
   const base = `NetworkPolicy '${input.policyName}' denies all ingress and egress of the sandbox pods`;
   if (input.enforcement.state === "Verified") return { type, status: "True", reason: REASON.networkPolicyEnforced, message: `${base}; ${clause}` };
   if (input.enforcement.state === "NotEnforced") return { type, status: "False", reason: REASON.networkNotEnforced, message: `${base}, but ${clause}` };
-  return { type, status: "True", reason: REASON.networkPolicyApplied, message: `${base}; ${clause}` };
+  return { type, status: "Unknown", reason: REASON.networkPolicyApplied, message: `${base}; ${clause}` };
 }
 
 /**

@@ -42,7 +42,7 @@ describe("decideRun", () => {
     expect(d.sandboxes.map((s) => s.pod)).toEqual([sandboxPod]);
     expect(cond(d, "SandboxReady")).toMatchObject({ status: "False", reason: "WaitingForPods" });
     expect(cond(d, "SandboxReady")!.message).toContain("deadline 2026-01-01T00:05:00Z");
-    expect(cond(d, "NetworkIsolated")).toMatchObject({ status: "True", reason: "NetworkPolicyApplied" });
+    expect(cond(d, "NetworkIsolated")).toMatchObject({ status: "Unknown", reason: "NetworkPolicyApplied" });
     expect(d.requeueAfterMs).toBe(300_000);
   });
 

@@ -16,7 +16,7 @@ import { parseObjectKey } from "../object-key.ts";
 import type { PolicyState } from "../policy/policy-state.ts";
 import type { PoolLedger } from "../pool/pool-ledger.ts";
 import { isPoolSandboxPod, listPoolPods } from "../warm/pool-pod-lookup.ts";
-import { ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
+import { ENFORCEMENT_UNCHECKED, isNetworkPolicyApplied } from "./network-condition.ts";
 import { coldBinding, findBinding, type AdoptionFacts } from "./run-adoption.ts";
 import type { Blocked } from "./run-blocked.ts";
 import { computeTtlExpiryMs } from "./run-completion.ts";
@@ -187,12 +187,12 @@ async function gatherWorld(deps: RunReconcilerDeps, obs: RunPassObservation, sna
 }
 
 /**
- * Whether the Run's NetworkPolicy, applied on an earlier pass (its condition was True) and absent from the cache, is
+ * Whether the Run's NetworkPolicy, applied on an earlier pass (its condition says so) and absent from the cache, is
  * on the server: asked live so that a cache still catching up is not taken for a deletion (undefined: not asked).
  */
 async function readNetworkPolicy(writer: ClusterWriter, obs: RunPassObservation): Promise<boolean | undefined> {
   if (obs.owned.some((o) => o.kind === "NetworkPolicy")) return undefined;
-  if (obs.run.status?.conditions?.find((c) => c.type === CONDITION.networkIsolated)?.status !== "True") return undefined;
+  if (!isNetworkPolicyApplied(obs.run.status?.conditions?.find((c) => c.type === CONDITION.networkIsolated))) return undefined;
   return (await writer.read("networkPolicy", obs.ref.namespace, buildChildNames(obs.ref.name).networkPolicy)) !== undefined;
 }
 

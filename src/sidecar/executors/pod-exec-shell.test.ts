@@ -4,7 +4,8 @@ import type { V1Status } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import type { PodExec } from "../../kube/pod-exec.ts";
 import { buildSweepCommand, MARK_FAILED } from "../../sandbox/process-sweep.ts";
-import { buildExecCommand, buildMarkedExecCommand, createPodExecShell, parseExecStatus } from "./pod-exec-shell.ts";
+import { parseExecStatus } from "./exec-status.ts";
+import { buildExecCommand, buildMarkedExecCommand, createPodExecShell } from "./pod-exec-shell.ts";
 import { createPodSweeper, type PodSweeper } from "./pod-exec-sweep.ts";
 import type { RunStage } from "./shell.ts";
 

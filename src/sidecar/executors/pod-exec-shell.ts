@@ -7,10 +7,10 @@
 // per frame and to the sidecar's 8 MiB of output in flight (shared by all running commands;
 // `MAX_SHELL_OUTPUT_BYTES`), and the exec is dropped past them.
 import { Writable } from "node:stream";
-import type { V1Status } from "@kubernetes/client-node";
 import type { PodExec } from "../../kube/pod-exec.ts";
 import { buildBodyCapMessage, buildStreamFrameCapMessage, MAX_STREAM_FRAME_BYTES } from "../../policy/size-caps.ts";
 import { buildMarkedCommand, isMarkFailure } from "../../sandbox/process-sweep.ts";
+import { parseExecStatus } from "./exec-status.ts";
 import { createPodSweeper, SlotPool, type PodSweeper } from "./pod-exec-sweep.ts";
 import { MAX_SHELL_OUTPUT_BYTES, OutputBudget, type RunStage, type ShellExecutor, type ShellRequest, type ShellResult } from "./shell.ts";
 
@@ -36,15 +36,6 @@ export function buildExecCommand(command: string, timeoutSeconds: number): strin
 /** The whole exec'd command line: {@link buildExecCommand} marked with `slot` and a deadline at the sidecar's own. */
 export function buildMarkedExecCommand(command: string, timeoutSeconds: number, graceSeconds: number, slot: number): string[] {
   return buildMarkedCommand(slot, timeoutSeconds + graceSeconds + 1, buildExecCommand(command, timeoutSeconds));
-}
-
-/** The exit code in an exec's final status: 0 on Success, the `ExitCode` cause otherwise; else an error text. */
-export function parseExecStatus(status: V1Status): { exitCode: number } | { error: string } {
-  if (status.status === "Success") return { exitCode: 0 };
-  const cause = status.details?.causes?.find((c) => c.reason === "ExitCode");
-  const code = cause?.message === undefined ? NaN : Number(cause.message);
-  if (Number.isInteger(code)) return { exitCode: code };
-  return { error: status.message ?? status.reason ?? "exec failed" };
 }
 
 /** Why a command that was neither capped nor timed out has no usable exit: the status's error, or no status at all. */

@@ -13,7 +13,7 @@ import type { PodExec } from "../../kube/pod-exec.ts";
 import type { StdioProcess } from "../gateway/capped-stdio.ts";
 import type { StdioLauncher } from "../gateway/mcp-gateway.ts";
 import type { PodTarget } from "./pod-exec-shell.ts";
-import { parseExecStatus } from "./pod-exec-shell.ts";
+import { parseExecStatus } from "./exec-status.ts";
 import { quoteShellWord } from "./local-stdio-server.ts";
 import { computePodTarget } from "./sandbox-targets.ts";
 import type { RunStage } from "./shell.ts";

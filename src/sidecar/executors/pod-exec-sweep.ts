@@ -7,7 +7,7 @@
 import { Writable } from "node:stream";
 import type { PodExec } from "../../kube/pod-exec.ts";
 import { buildSweepCommand, MARKER, SWEEP_UNFINISHED_EXIT } from "../../sandbox/process-sweep.ts";
-import { parseExecStatus } from "./pod-exec-shell.ts";
+import { parseExecStatus } from "./exec-status.ts";
 
 /** The slots of the commands running now: the smallest free one is handed out. */
 export class SlotPool {

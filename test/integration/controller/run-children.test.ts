@@ -73,7 +73,7 @@ describe("a Run", () => {
     expect(run.status?.agent).toEqual({ name: "notes", generation: 1 });
     expect(run.status?.readPaths).toEqual({ declared: 1, granted: 0, display: "0/1" });
     expect(conditionOf(run, "SandboxReady")).toMatchObject({ status: "False", reason: "WaitingForPods" });
-    expect(conditionOf(run, "NetworkIsolated")).toMatchObject({ status: "True", reason: "NetworkPolicyApplied" });
+    expect(conditionOf(run, "NetworkIsolated")).toMatchObject({ status: "Unknown", reason: "NetworkPolicyApplied" });
     expect(run.status?.observedGeneration).toBe(1);
 
     const agent = await waitFor(async () => {

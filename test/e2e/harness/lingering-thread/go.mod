@@ -1,0 +1,3 @@
+module leviath.dev/e2e/lingering-thread
+
+go 1.22
