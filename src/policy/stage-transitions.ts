@@ -1,5 +1,5 @@
 // A stage's `transitions` table as the edges a run follows: the one reading of the blueprint's stage graph that the
-// reference runtime (agent/stage-plan.ts), the adapter's stage steps and the sidecar's run policy share. What is not
+// reference runtime (runtime/reference/stage-plan.ts), the adapter's stage steps and the sidecar's run policy share. What is not
 // followed (an unknown stage, condition or key) is reported in `warnings`, never dropped in silence.
 
 /** Transition conditions this runtime follows. */

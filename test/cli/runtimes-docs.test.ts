@@ -9,13 +9,13 @@ import { describe, expect, it } from "vitest";
 import { AgentSpecSchema } from "../../src/api/agent.ts";
 import { EMPTY_POLICY, LeviathPolicySpecSchema } from "../../src/api/policy.ts";
 import { decideRuntimeCeilings } from "../../src/policy/ceilings.ts";
-import { RUNTIME_ADAPTERS } from "../../src/runtimes/adapters.ts";
-import { buildClaudeCodeLaunch } from "../../src/runtimes/claude-code.ts";
+import { RUNTIME_ADAPTERS } from "../../src/runtime/adapters/adapters.ts";
+import { buildClaudeCodeLaunch } from "../../src/runtime/adapters/claude-code.ts";
 import { RuntimeTemplateSchema, TEMPLATE_PLACEHOLDERS } from "../../src/api/runtime-templates.ts";
-import { MCP_COMMAND_SERVER } from "../../src/runtimes/mcp-command.ts";
-import { buildCodexConfig, buildCodexModelCatalog, CODEX_VERSION, launchCodex } from "../../src/runtimes/codex.ts";
-import { buildMcpServersConfig, type LaunchContext } from "../../src/runtimes/launch.ts";
-import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_INSTRUCTIONS_ENV, OPENAI_AGENTS_VERSION } from "../../src/runtimes/openai-agents.ts";
+import { MCP_COMMAND_SERVER } from "../../src/runtime/adapters/mcp-command.ts";
+import { buildCodexConfig, buildCodexModelCatalog, CODEX_VERSION, launchCodex } from "../../src/runtime/adapters/codex.ts";
+import { buildMcpServersConfig, type LaunchContext } from "../../src/runtime/adapters/launch.ts";
+import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_INSTRUCTIONS_ENV, OPENAI_AGENTS_VERSION } from "../../src/runtime/adapters/openai-agents.ts";
 import { buildInstallArgs, CLAUDE_CODE, CODEX, OPENAI_AGENTS } from "../clients/install-client.ts";
 import { buildRecipeBudArgs } from "../e2e/harness/client-recipes.ts";
 import { readMcpCommandRecipe } from "./mcp-command-recipe.ts";
@@ -136,7 +136,7 @@ describe("docs/runtimes.md, stages", () => {
   const part = doc.slice(start, doc.indexOf("\n## ", start));
   it("names the tests that run each client through two stages and every row of the table, and they exist", () => {
     const named = [...part.matchAll(/(?:test|src)\/[\w/-]+\.test\.ts/g)].map((m) => m[0]);
-    expect(new Set(named)).toEqual(new Set(["test/cli/runtime-stages.test.ts", "src/runtimes/stage-steps.test.ts"]));
+    expect(new Set(named)).toEqual(new Set(["test/cli/runtime-stages.test.ts", "src/runtime/adapters/stage-steps.test.ts"]));
     for (const file of named) expect(existsSync(repo(file)), file).toBe(true);
     const stagesTest = readFileSync(repo("test/cli/runtime-stages.test.ts"), "utf8");
     for (const kind of Object.keys(RUNTIME_ADAPTERS)) expect(stagesTest).toContain(`kind: "${kind}"`);

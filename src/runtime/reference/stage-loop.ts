@@ -1,13 +1,13 @@
 // One stage: the model loop. Each iteration is one model turn; every tool call goes to the sidecar (through the
 // tool client) and its outcome, refusals included, goes back to the model. The stage ends when the model hands
 // over the output, picks a transition, ends its turn where the blueprint lets it, or runs out of iterations.
-import { describeNextStageTool, NEXT_STAGE_TOOL, RESULT_TOOL } from "../api/tools.ts";
+import { describeNextStageTool, NEXT_STAGE_TOOL, RESULT_TOOL } from "../../api/tools.ts";
 import type { Conversation } from "./conversation.ts";
 import { ProviderError, type ModelProvider, type ModelTurn, type ToolCall, type ToolSpec } from "./providers/types.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
-import type { SidecarClient } from "../io/sidecar-client.ts";
+import type { SidecarClient } from "../sidecar-client.ts";
 import type { StagePlan } from "./stage-plan.ts";
-import type { TransitionPlan } from "../policy/stage-transitions.ts";
+import type { TransitionPlan } from "../../policy/stage-transitions.ts";
 import type { ToolClient } from "./tool-client.ts";
 import { describeArgs, type Transcript } from "./transcript.ts";
 

@@ -10,7 +10,7 @@ import { createAnthropicProvider } from "./providers/anthropic.ts";
 import { createOpenAiProvider } from "./providers/openai.ts";
 import type { RetryPolicy } from "./providers/provider-http.ts";
 import type { ModelProvider } from "./providers/types.ts";
-import { decideKeyDestination, type CredentialEndpoints } from "../policy/credential-endpoints.ts";
+import { decideKeyDestination, type CredentialEndpoints } from "../../policy/credential-endpoints.ts";
 
 /** The two wire protocols. */
 export const PROTOCOLS = ["anthropic", "openai"] as const;

@@ -1,7 +1,7 @@
 // Both wire protocols against a real local HTTP server speaking them (the scripted model server): buffered and
 // streamed turns with tool calls, retries that respect retry-after, and the seed's caps with upstream's messages.
 import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedModelServer, type ScriptedModelServer, type ScriptStep } from "../../model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type ScriptedModelServer, type ScriptStep } from "../../../model-server/scripted-model-server.ts";
 import { createAnthropicProvider } from "./anthropic.ts";
 import { createOpenAiProvider } from "./openai.ts";
 import type { RetryPolicy } from "./provider-http.ts";

@@ -1,7 +1,7 @@
 // One HTTP exchange with a provider: retried on 429 and 5xx (and on a connection that failed before any answer)
 // with exponential backoff, or exactly the wait the provider asked for in `retry-after`; any other status is a
 // failure whose text quotes the provider's error body, read under the 64 MiB cap.
-import { CapExceededError } from "../../io/capped-fetch.ts";
+import { CapExceededError } from "../../../io/capped-fetch.ts";
 import { readCappedText } from "./capped-read.ts";
 import { ProviderError, type ModelTurn } from "./types.ts";
 

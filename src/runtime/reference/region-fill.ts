@@ -3,7 +3,7 @@
 // before its first turn; a `clear` transition keeps it, like the task.
 import type { Conversation } from "./conversation.ts";
 import { FENCE_CODES, type RegionSeedPlan } from "./region-seeds.ts";
-import type { SidecarClient } from "../io/sidecar-client.ts";
+import type { SidecarClient } from "../sidecar-client.ts";
 import type { Transcript } from "./transcript.ts";
 
 /** The spawn went on (with the regions filled), or it failed with upstream's message. */

@@ -2,9 +2,9 @@
 // one streamed frame at 8 MiB, with upstream's messages naming the cap and the peer. Past a cap the stream is
 // cancelled, so the rest is never read. The counting is io/'s, the same as the capped fetch's: the body through
 // readBoundedText, the frame through createFrameMeter.
-import { readBoundedText } from "../../io/bounded-text.ts";
-import { CapExceededError, createFrameMeter } from "../../io/capped-fetch.ts";
-import { buildBodyCapMessage, buildStreamFrameCapMessage, MAX_BODY_BYTES, MAX_STREAM_FRAME_BYTES } from "../../policy/size-caps.ts";
+import { readBoundedText } from "../../../io/bounded-text.ts";
+import { CapExceededError, createFrameMeter } from "../../../io/capped-fetch.ts";
+import { buildBodyCapMessage, buildStreamFrameCapMessage, MAX_BODY_BYTES, MAX_STREAM_FRAME_BYTES } from "../../../policy/size-caps.ts";
 
 /** A whole body as UTF-8 text, refused (and the stream cancelled) once it would pass `cap` bytes, with upstream's message. */
 export function readCappedText(body: ReadableStream<Uint8Array> | null, host: string, cap: number = MAX_BODY_BYTES): Promise<string> {

@@ -3,7 +3,7 @@
 // /mcp with the runtime token into a file (the template's {mcp_config}) and gives the client the provider's key and
 // base URL; what turns the client's own tools off is the template's business (docs/runtimes.md). Pure: a template
 // and a LaunchContext in, the launch out.
-import { PLACEHOLDER, type RuntimeTemplate, type TemplatePlaceholder } from "../api/runtime-templates.ts";
+import { PLACEHOLDER, type RuntimeTemplate, type TemplatePlaceholder } from "../../api/runtime-templates.ts";
 import type { ClientAnswer, RuntimeAdapter } from "./adapters.ts";
 import { buildMcpServersConfig, type Launch, type LaunchContext, type RuntimeKind } from "./launch.ts";
 

@@ -1,5 +1,5 @@
 // The one client of the sidecar's /v1 API (docs/sidecar-api.md, docs/runtime.md), the runtime side's: the reference
-// runtime (src/agent), `leviath adapter` and `leviath bound-exec` all talk to the sidecar through it, over one
+// runtime (src/runtime/reference), `leviath adapter` and `leviath bound-exec` all talk to the sidecar through it, over one
 // transport (base URL, the runtime token, a timeout per request, replies read under the 64 MiB cap), every answer
 // parsed with the contract's schemas (src/api/sidecar-contract.ts). Tool calls fail closed: a refused connection, a
 // timeout, a reset, a body over the cap, malformed JSON or an answer that does not fit the request all become a
@@ -7,8 +7,8 @@
 // calls (health, stage, status, context, seeds) throw a SidecarLinkError on a sidecar that refuses or answers
 // nonsense: never ignored. The binding ask of a warm pool's pod says what came back, and its caller decides.
 import type { z } from "zod";
-import { readBoundedText } from "./bounded-text.ts";
-import { CapExceededError } from "./capped-fetch.ts";
+import { readBoundedText } from "../io/bounded-text.ts";
+import { CapExceededError } from "../io/capped-fetch.ts";
 import { buildBodyCapMessage, MAX_BODY_BYTES } from "../policy/size-caps.ts";
 import { BINDING_ROUTE } from "../api/binding.ts";
 import {

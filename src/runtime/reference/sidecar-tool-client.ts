@@ -1,7 +1,7 @@
 // The runtime's tools: what the sidecar's MCP endpoint lists for the stage goes over MCP (schemas from tools/list);
 // a tool the stage names that MCP does not serve (one the runtime would execute itself) goes over /v1, where the
 // sidecar still decides it: permission, read paths and the taint gate apply to both.
-import type { SidecarClient } from "../io/sidecar-client.ts";
+import type { SidecarClient } from "../sidecar-client.ts";
 import type { McpTools } from "./mcp-tool-client.ts";
 import type { ToolClient } from "./tool-client.ts";
 import { createV1ToolClient, listV1Tools } from "./v1-tool-client.ts";

@@ -4,11 +4,11 @@
 // refusal's code and decision source ride there too (src/api/mcp-meta.ts), the message being the content.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LABEL_META_KEY, REFUSAL_META_KEY, RefusalMetaSchema } from "../api/mcp-meta.ts";
-import type { RefusalCode } from "../api/sidecar-contract.ts";
-import { NEXT_STAGE_TOOL, RESULT_TOOL } from "../api/tools.ts";
+import { LABEL_META_KEY, REFUSAL_META_KEY, RefusalMetaSchema } from "../../api/mcp-meta.ts";
+import type { RefusalCode } from "../../api/sidecar-contract.ts";
+import { NEXT_STAGE_TOOL, RESULT_TOOL } from "../../api/tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
-import { createCappedFetch } from "../io/capped-fetch.ts";
+import { createCappedFetch } from "../../io/capped-fetch.ts";
 import type { ToolOutcome } from "./tool-client.ts";
 
 /** A call may wait this long without progress; progress (a prompt still pending) renews it. */

@@ -3,7 +3,7 @@
 // Only tools the sidecar executes have one: a name the stage lists that nothing executes (the context tools, a tool
 // of no server) is not offered to the model at all. web_search is executed only where the policy names a backend,
 // which a stage's names do not tell: it is offered from the sidecar's tools/list (/mcp), never from here.
-import { describeBuiltinTool, findBuiltinTool, listToolsOf } from "../api/tools.ts";
+import { describeBuiltinTool, findBuiltinTool, listToolsOf } from "../../api/tools.ts";
 import type { ToolSpec } from "./providers/types.ts";
 
 /** Tools a stage offers when it lists none (upstream's file tools and shell). */

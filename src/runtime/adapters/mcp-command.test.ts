@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RuntimeTemplateSchema, type RuntimeTemplate } from "../api/runtime-templates.ts";
+import { RuntimeTemplateSchema, type RuntimeTemplate } from "../../api/runtime-templates.ts";
 import type { LaunchContext } from "./launch.ts";
 import { buildTemplateAdapter, buildTemplateLaunch, fillPlaceholders } from "./mcp-command.ts";
 

@@ -1,10 +1,10 @@
 // What the runtime does in each stage, read once from the blueprint (the Agent's spec as the controller pinned it):
 // the prompt, the model, the iteration budget, the tools and where the stage may go next. Keys of upstream's
 // that this runtime does not implement are listed as warnings, so the Run's status says what was not honoured.
-import { computeEffectiveStages, type AgentSpec } from "../api/agent.ts";
+import { computeEffectiveStages, type AgentSpec } from "../../api/agent.ts";
 import { parseModelOverride, resolveModelSettings, type ModelChoice, type ModelSettings } from "./model-settings.ts";
 import { buildRegionSeedPlans, type RegionSeedPlan } from "./region-seeds.ts";
-import { parseTransitions, type TransitionPlan } from "../policy/stage-transitions.ts";
+import { parseTransitions, type TransitionPlan } from "../../policy/stage-transitions.ts";
 
 /** Upstream's `[limits] default_max_iterations`: a stage that leaves it unset or 0 gets this. */
 export const DEFAULT_MAX_ITERATIONS = 50;

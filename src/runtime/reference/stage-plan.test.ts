@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AgentSpecSchema } from "../api/agent.ts";
+import { AgentSpecSchema } from "../../api/agent.ts";
 import { Conversation } from "./conversation.ts";
 import { buildRunPlan } from "./stage-plan.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildRunPlan, type RunPlan, type StagePlan } from "../agent/stage-plan.ts";
-import { AgentSpecSchema } from "../api/agent.ts";
+import { buildRunPlan, type RunPlan, type StagePlan } from "../reference/stage-plan.ts";
+import { AgentSpecSchema } from "../../api/agent.ts";
 import { buildStageInstructions, buildStageTask, decideStageStep, type StageStep } from "./stage-steps.ts";
 
 const planOf = (stages: unknown[]): RunPlan => buildRunPlan(AgentSpecSchema.parse({ agent: { name: "a" }, stages }), undefined);

@@ -1,10 +1,10 @@
 // The whole run: wait for the sidecar, label the task and inputs, then the stages in the order the blueprint's
 // transitions take them, each entered with POST /v1/stage before its first tool call. Returns the exit code of
 // docs/runtime.md and the message for the termination log (which reaches the Run's Completed condition).
-import { findFallThroughStage } from "../policy/stage-order.ts";
+import { findFallThroughStage } from "../../policy/stage-order.ts";
 import { Conversation } from "./conversation.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
-import type { SidecarClient } from "../io/sidecar-client.ts";
+import type { SidecarClient } from "../sidecar-client.ts";
 import { fillRegions } from "./region-fill.ts";
 import { runStage, type StageEnd } from "./stage-loop.ts";
 import type { RunPlan, StagePlan } from "./stage-plan.ts";

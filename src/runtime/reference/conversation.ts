@@ -2,7 +2,7 @@
 // by. When it outgrows its budget the oldest tool results are dropped (their place keeps a note, so every tool
 // call still has its result) and the drops are reported as evictions: the context taint falls only that way.
 import type { ChatMessage, ToolCall } from "./providers/types.ts";
-import type { EntryRef } from "../api/sidecar-contract.ts";
+import type { EntryRef } from "../../api/sidecar-contract.ts";
 
 /** The region tool results and model turns live in (the sidecar's default). */
 export const CONVERSATION_REGION = "conversation";

@@ -3,8 +3,8 @@
 // command itself: `files`, `glob`, `rhai` and `command` seeds go to the sidecar's `POST /v1/seeds`, which fences
 // the paths, decides the command, audits the resolution and labels the region's entry. A path the fence refuses
 // fails the spawn with upstream's message (exit 3); any other seed failure fails it only for a `required` region.
-import type { AgentSpec } from "../api/agent.ts";
-import type { RefusalCode } from "../api/sidecar-contract.ts";
+import type { AgentSpec } from "../../api/agent.ts";
+import type { RefusalCode } from "../../api/sidecar-contract.ts";
 
 /** The seed forms the sidecar fills. */
 export const SIDECAR_SEED_FORMS = ["files", "glob", "rhai", "command"] as const;

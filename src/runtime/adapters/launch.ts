@@ -4,7 +4,7 @@
 // action goes through the sidecar's /mcp. Pure: the adapter's caller writes the files and starts the program.
 
 // The kinds live in api/ (the Agent's schema and the policy's ceiling name them; api/ imports nothing from here).
-export { RUNTIME_KINDS, type RuntimeKind } from "../api/runtime-kinds.ts";
+export { RUNTIME_KINDS, type RuntimeKind } from "../../api/runtime-kinds.ts";
 
 /** What an adapter is given at the start of a Run's agent container. */
 export interface LaunchContext {
