@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LeviathPolicySpecSchema } from "../api/policy.ts";
+import { LeviathPolicySpecSchema } from "../api/leviath-policy.ts";
 import type { RunPolicy } from "../api/run-policy.ts";
 import { buildResumeConfigMap, buildResumeSnapshotName, checkResumedRunPolicy, computeResumedGrants, listResumeSnapshotNames, parseResumedRunPolicy } from "./run-resume.ts";
 import { RUN, snapshotOf } from "./test-fixtures.ts";

@@ -2,9 +2,9 @@
 // current LeviathPolicy. The Agent's declarations stay those pinned at start, and so does every other setting
 // (permissions, floors, gate rules, modes, limits). The result is a new immutable snapshot the sidecar switches to.
 import { z } from "zod";
-import type { LeviathPolicySpec } from "../api/policy.ts";
+import type { LeviathPolicySpec } from "../api/leviath-policy.ts";
 import { RunPolicySchema, type RunPolicy } from "../api/run-policy.ts";
-import { computeAgentGrants } from "../policy/run-policy.ts";
+import { computeAgentGrants } from "../policy/run-policy-merge.ts";
 import { buildCanonicalJson } from "./hash.ts";
 import type { KubeObject } from "./kube-types.ts";
 import { buildChildMeta, buildChildName, COMPONENT, type RunRef } from "./names.ts";

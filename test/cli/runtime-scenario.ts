@@ -10,9 +10,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { expect, it } from "vitest";
 import { buildTaskMessage } from "../../src/runtime/reference/agent-run.ts";
 import { AgentSpecSchema, type AgentSpecInput } from "../../src/api/agent.ts";
-import { LeviathPolicySpecSchema } from "../../src/api/policy.ts";
+import { LeviathPolicySpecSchema } from "../../src/api/leviath-policy.ts";
 import { runLaunch, writeLaunchFiles, type ProgramExit } from "../../src/cli/adapter-process.ts";
-import { buildRunPolicy } from "../../src/policy/run-policy.ts";
+import { buildRunPolicy } from "../../src/policy/run-policy-merge.ts";
 import { RUNTIME_ADAPTERS } from "../../src/runtime/adapters/adapters.ts";
 import type { Launch, RuntimeKind } from "../../src/runtime/adapters/launch.ts";
 import { startScriptedModelServer, type RecordedRequest } from "../../src/model-server/scripted-model-server.ts";

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { AgentSpecSchema } from "../../src/api/agent.ts";
-import { EMPTY_POLICY, LeviathPolicySpecSchema } from "../../src/api/policy.ts";
+import { EMPTY_POLICY, LeviathPolicySpecSchema } from "../../src/api/leviath-policy.ts";
 import { decideRuntimeCeilings } from "../../src/policy/ceilings.ts";
 import { RUNTIME_ADAPTERS } from "../../src/runtime/adapters/adapters.ts";
 import { buildClaudeCodeLaunch } from "../../src/runtime/adapters/claude-code.ts";

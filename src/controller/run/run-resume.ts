@@ -19,7 +19,7 @@ import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import type { DecisionSourceName } from "../../api/decision-sources.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { isSameStatus } from "../conditions.ts";
-import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
+import { computeEffectivePolicy, type PolicyState } from "../leviath-policy/policy-state.ts";
 import type { Resumed } from "./run-status.ts";
 
 /** The gate-decision count (status.gateDecisions, written by the sidecar) of reads the read-path fence refused. */

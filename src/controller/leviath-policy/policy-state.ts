@@ -1,5 +1,5 @@
 import { CLUSTER_POLICY_NAME } from "../../api/constants.ts";
-import { EMPTY_POLICY, LeviathPolicySpecSchema, type LeviathPolicySpec } from "../../api/policy.ts";
+import { EMPTY_POLICY, LeviathPolicySpecSchema, type LeviathPolicySpec } from "../../api/leviath-policy.ts";
 import { formatFieldPath } from "../conditions.ts";
 
 /** A policy that parsed, and the generation it came from. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { buildReadPathPolicy, buildSpawnWarning, isReadPathGrantActive, type ReadPathPolicyInput } from "./policy.ts";
+import { buildReadPathPolicy, buildSpawnWarning, isReadPathGrantActive, type ReadPathPolicyInput } from "./read-path-policy.ts";
 
 const base: ReadPathPolicyInput = {
   agentName: "cto",

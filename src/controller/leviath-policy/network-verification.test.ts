@@ -6,7 +6,7 @@ import { DEFAULT_POD_SETTINGS } from "../../sandbox/pod-settings.ts";
 import type { ClusterWriter } from "../cluster-port.ts";
 import { createNetworkVerifier } from "./network-verification.ts";
 import type { PolicyState } from "./policy-state.ts";
-import { LeviathPolicySpecSchema } from "../../api/policy.ts";
+import { LeviathPolicySpecSchema } from "../../api/leviath-policy.ts";
 
 // The verifier's bookkeeping over an in-memory writer that plays the kubelet: the proof that a real cluster is
 // classified right is test/e2e/network-policy.test.ts (Verified) and the integration test (Unknown).

@@ -1,4 +1,4 @@
-import type { NetworkEnforcementSpec } from "../../api/policy.ts";
+import type { NetworkEnforcementSpec } from "../../api/leviath-policy.ts";
 import type { NetworkEnforcementStatus } from "../../api/status.ts";
 import { formatApiTime } from "../../api/time.ts";
 import { componentLogger, type Logger } from "../../log/logger.ts";

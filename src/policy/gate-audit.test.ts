@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { GATE_DECISION_SOURCES } from "../api/decision-sources.ts";
-import { allowlistSource, buildAuditEvent, decisionSourceKind, formatAuditLine, scriptedSource } from "./audit.ts";
-import type { DecisionSource } from "./audit.ts";
+import { allowlistSource, buildAuditEvent, decisionSourceKind, formatAuditLine, scriptedSource } from "./gate-audit.ts";
+import type { DecisionSource } from "./gate-audit.ts";
 
 const clock = () => 1_724_300_000_999;
 

@@ -1,5 +1,5 @@
 import { computeEffectiveStages, type AgentSpec } from "../api/agent.ts";
-import type { LeviathPolicySpec } from "../api/policy.ts";
+import type { LeviathPolicySpec } from "../api/leviath-policy.ts";
 import type { RunMode, RunPolicy } from "../api/run-policy.ts";
 import { resolveSandbox, resolveTaintTracking } from "./sandbox-resolve.ts";
 import { parseTransitions } from "./stage-transitions.ts";
