@@ -14,7 +14,7 @@ import type { RunRef } from "../../sandbox/names.ts";
 import {
   buildResumeConfigMap, buildResumeSnapshotData, buildResumeSnapshotName, computeResumedGrants, MAX_RESUME_SNAPSHOTS,
   parseResumedRunPolicy, RESUME_SNAPSHOT_KEY, type ResumeRecord,
-} from "../../sandbox/run-resume.ts";
+} from "../../sandbox/resume-snapshot.ts";
 import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import type { DecisionSourceName } from "../../api/decision-sources.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LeviathPolicySpecSchema } from "../api/leviath-policy.ts";
 import type { RunPolicy } from "../api/run-policy.ts";
-import { buildResumeConfigMap, buildResumeSnapshotName, checkResumedRunPolicy, computeResumedGrants, listResumeSnapshotNames, parseResumedRunPolicy } from "./run-resume.ts";
+import { buildResumeConfigMap, buildResumeSnapshotName, checkResumedRunPolicy, computeResumedGrants, listResumeSnapshotNames, parseResumedRunPolicy } from "./resume-snapshot.ts";
 import { RUN, snapshotOf } from "./test-fixtures.ts";
 
 const AGENT = { image: "r:1", readPaths: { allow: ["/data/a", "/data/b"] }, toolPermissions: { shell: "ask" as const } };
