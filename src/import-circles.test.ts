@@ -15,8 +15,6 @@ const SRC = dirname(fileURLToPath(import.meta.url));
  * its fix is merged (the test fails on an entry that no longer matches a circle, so none outlives its fix).
  */
 const KNOWN_CIRCLES: readonly (readonly string[])[] = [
-  // Broken by the Run pass restructure (issue 39 part 1).
-  ["controller/run/run-pinning.ts", "controller/run/workspace-claim.ts"],
   // Broken by the sandbox exec sweep work.
   ["sidecar/executors/pod-exec-shell.ts", "sidecar/executors/pod-exec-sweep.ts"],
 ];
