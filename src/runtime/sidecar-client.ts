@@ -1,6 +1,6 @@
 // The one client of the sidecar's /v1 API (docs/sidecar-api.md, docs/runtime.md), the runtime side's: the reference
-// runtime (src/runtime/reference), `leviath adapter` and `leviath bound-exec` all talk to the sidecar through it, over one
-// transport (base URL, the runtime token, a timeout per request, replies read under the 64 MiB cap), every answer
+// runtime (src/runtime/reference), `leviath adapter` and `leviath bound-exec` all talk to the sidecar through it, over
+// one transport (base URL, the runtime token, a timeout per request, replies read under the 64 MiB cap), every answer
 // parsed with the contract's schemas (src/api/sidecar-contract.ts). Tool calls fail closed: a refused connection, a
 // timeout, a reset, a body over the cap, malformed JSON or an answer that does not fit the request all become a
 // deny, and only a 200 whose body is a well-formed allow or run for the same call id ever lets a tool run. The other

@@ -1,8 +1,8 @@
 // A multi-stage Agent under a runtime adapter: the client is started once per stage, with that stage's instructions
 // and the sidecar offering that stage's tools, and where the run goes once it exits is decided here, by the rules
-// the reference runtime follows (src/runtime/reference/agent-run.ts and stage-loop.ts): the model's `next_stage` (made at the
-// sidecar, read back with GET /v1/stage), else the stage's `always` edge, the end of an output stage or of one that
-// may complete, its `max_iterations` edge where the model chose nothing, the next stage where none is declared, or
+// the reference runtime follows (src/runtime/reference/agent-run.ts and stage-loop.ts): the model's `next_stage` (made
+// at the sidecar, read back with GET /v1/stage), else the stage's `always` edge, the end of an output stage or of one
+// that may complete, its `max_iterations` edge where the model chose nothing, the next stage where none is declared, or
 // the run's end. A stage that needs a choice and got none fails the run (the reference runtime would nudge the model;
 // a client that has exited cannot be). Pure: the adapter (src/cli/adapter-stages.ts) does the I/O.
 import { buildSystemPrompt } from "../reference/stage-loop.ts";

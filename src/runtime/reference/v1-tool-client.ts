@@ -1,5 +1,5 @@
-// The tool client over the sidecar's /v1 API (src/runtime/sidecar-client.ts, which fails closed): the stage's tools come
-// from its names (built-in schemas), a prompt is waited on until a person or its expiry settles it, and a call the
+// The tool client over the sidecar's /v1 API (src/runtime/sidecar-client.ts, which fails closed): the stage's tools
+// come from its names (built-in schemas), a prompt is waited on until a person or its expiry settles it, and a call the
 // sidecar hands back (`run`) is reported, with the result the runtime produced.
 import { RESULT_TOOL } from "../../api/tools.ts";
 import type { ClientAnswer, SidecarClient } from "../sidecar-client.ts";
