@@ -1,6 +1,6 @@
 // Composition root: the only place that wires the real world (argv, environment, stdio) to the CLI.
 import { homedir } from "node:os";
-import { runCli } from "./cli/run.ts";
+import { runCli } from "./cli/dispatch.ts";
 
 function osHome(): string | undefined {
   try {

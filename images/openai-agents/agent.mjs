@@ -2,9 +2,9 @@
 // The `openai-agents` runtime: one Agent of the OpenAI Agents SDK (@openai/agents, installed beside this file,
 // never part of the operator) whose only tools are the sidecar's, over MCP (streamable HTTP, the runtime token as
 // a bearer header). Plain ESM so it runs unbuilt. Everything comes from the environment the adapter
-// (src/runtimes/openai-agents.ts) sets; the task is the one argument after `--`. Prints the agent's final output
-// on stdout; the model hands the Run's result over with the sidecar's submit_output, as with the reference runtime.
-// Exit codes: 0 the run finished, 1 it failed (the message on stderr), 2 a setting is missing.
+// (src/runtime/adapters/openai-agents.ts) sets; the task is the one argument after `--`. Prints the agent's final
+// output on stdout; the model hands the Run's result over with the sidecar's submit_output, as with the reference
+// runtime. Exit codes: 0 the run finished, 1 it failed (the message on stderr), 2 a setting is missing.
 import { Agent, MCPServerStreamableHttp, OpenAIProvider, Runner, setTracingDisabled } from "@openai/agents";
 
 const INSTRUCTIONS = [

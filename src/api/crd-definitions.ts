@@ -3,7 +3,7 @@ import { ApprovalSpecSchema, ApprovalStatusSchema } from "./approval.ts";
 import { CLUSTER_POLICY_NAME, GROUP, KIND, VERSION } from "./constants.ts";
 import type { CrdDefinition } from "./crd.ts";
 import { FindingSchema } from "./findings.ts";
-import { LeviathPolicySpecSchema } from "./policy.ts";
+import { LeviathPolicySpecSchema } from "./leviath-policy.ts";
 import { MAX_POOLS, PoolStatusSchema } from "./pools.ts";
 import { RunSpecSchema } from "./run.ts";
 import { AgentStatusSchema, ConditionSchema, NetworkEnforcementStatusSchema, RunStatusSchema } from "./status.ts";

@@ -3,7 +3,7 @@
 // and a key of the Run's `status.gateDecisions`; the other records (a stage move, a seed, a resume, a pool pod's
 // binding) are audit only. The refusal table (sidecar-contract.ts) names the source of each refusal that is recorded;
 // adding a source is one row here. The gate's own events keep upstream's spelling in `taint_audit.jsonl`
-// (policy/audit.ts), and map to the gate's rows here.
+// (policy/gate-audit.ts), and map to the gate's rows here.
 
 /** What a record with a decision source is about. */
 export type DecisionRecordKind = "call" | "stage" | "seed" | "resume" | "binding";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LeviathPolicySpecSchema, WebSearchSchema } from "./policy.ts";
+import { LeviathPolicySpecSchema, WebSearchSchema } from "./leviath-policy.ts";
 import { RunPolicySchema } from "./run-policy.ts";
 
 const server = { name: "search", url: "https://search.internal/mcp" };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LeviathPolicySpecSchema } from "./policy.ts";
+import { LeviathPolicySpecSchema } from "./leviath-policy.ts";
 import { MAX_POOLS } from "./pools.ts";
 
 const issuesOf = (spec: unknown) => {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PermissionSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
-import { AllowlistRuleSchema, CelRuleSchema, checkWebSearchServer, McpServerSchema, ToolOverrideSchema, WebSearchSchema } from "./policy.ts";
+import { AllowlistRuleSchema, CelRuleSchema, checkWebSearchServer, McpServerSchema, ToolOverrideSchema, WebSearchSchema } from "./leviath-policy.ts";
 
 export { RUN_MODES, type RunMode } from "./common.ts";
 

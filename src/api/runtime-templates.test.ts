@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LeviathPolicySpecSchema } from "./policy.ts";
+import { LeviathPolicySpecSchema } from "./leviath-policy.ts";
 import { checkPlaceholders, RuntimeTemplateSchema } from "./runtime-templates.ts";
 
 const template = (over: Record<string, unknown> = {}) => ({ name: "claude-print", provider: "anthropic", command: ["claude", "-p", "{task}", "--mcp-config", "{mcp_config}"], ...over });

@@ -1,6 +1,6 @@
 // The admin's command templates for the generic runtime kind `mcp-command` (LeviathPolicy spec.runtimeTemplates):
 // any MCP-capable CLI, started by `leviath adapter mcp-command` with the argv and environment the admin wrote, the
-// placeholders filled at start (src/runtimes/mcp-command.ts). Checked when the policy is loaded: an unknown
+// placeholders filled at start (src/runtime/adapters/mcp-command.ts). Checked when the policy is loaded: an unknown
 // placeholder, or one that would put the runtime token on a command line, is refused with the field that holds it.
 import { z } from "zod";
 

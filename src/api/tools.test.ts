@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeTool } from "../agent/builtin-tools.ts";
+import { describeTool } from "../runtime/reference/builtin-tools.ts";
 import { extractTarget } from "../policy/targets.ts";
 import type { Enforcement } from "../sidecar/core/enforcement.ts";
 import type { RunStage } from "../sidecar/executors/shell.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { buildCrd, type OpenApiSchema } from "./crd.ts";
 import { POLICY_CRD } from "./crd-definitions.ts";
-import { LeviathPolicySpecSchema } from "./policy.ts";
+import { LeviathPolicySpecSchema } from "./leviath-policy.ts";
 
 /** The chart's values schema, whose `policy.spec` is generated from the LeviathPolicy spec's zod schema. */
 export const VALUES_SCHEMA_FILE = "charts/leviath-operator/values.schema.json";

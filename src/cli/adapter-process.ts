@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, openSync, closeSync, readSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import type { Launch } from "../runtimes/launch.ts";
+import type { Launch } from "../runtime/adapters/launch.ts";
 
 /** Most bytes of the program's stdout kept (its final answer is at most 256 KiB; the rest is not read). */
 const MAX_STDOUT = 16 * 1024 * 1024;

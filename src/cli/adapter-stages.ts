@@ -1,12 +1,12 @@
 // `leviath adapter` over an Agent's stages: the client is started once per stage, with the stage's instructions
 // and task, the sidecar offering the stage's tools; after each exit the adapter reads where the run is (GET
-// /v1/stage), and src/runtimes/stage-steps.ts decides what comes next, as the reference runtime would. Every move
-// it makes itself goes through POST /v1/stage (refused unless the stage declares it), a `clear` transition evicts
+// /v1/stage), and src/runtime/adapters/stage-steps.ts decides what comes next, as the reference runtime would. Every
+// move it makes itself goes through POST /v1/stage (refused unless the stage declares it), a `clear` transition evicts
 // the context at the sidecar, and each stage is entered at most 1 + max_revisits times: the loop always ends.
-import type { RunPlan, StagePlan } from "../agent/stage-plan.ts";
-import type { RuntimeAdapter } from "../runtimes/adapters.ts";
-import { buildStageTask, decideStageStep } from "../runtimes/stage-steps.ts";
-import type { SidecarClient } from "../io/sidecar-client.ts";
+import type { RunPlan, StagePlan } from "../runtime/reference/stage-plan.ts";
+import type { RuntimeAdapter } from "../runtime/adapters/adapters.ts";
+import { buildStageTask, decideStageStep } from "../runtime/adapters/stage-steps.ts";
+import type { SidecarClient } from "../runtime/sidecar-client.ts";
 import type { ProgramExit } from "./adapter-process.ts";
 
 /** What the stage loop works with. */

@@ -1,16 +1,16 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadRuntimeConfig } from "../config/runtime-config.ts";
-import { AGENT_EXIT, runAgent } from "../agent/agent-run.ts";
-import { Conversation } from "../agent/conversation.ts";
-import { createCredentialLookup, createProviderRegistry, CREDENTIALS_DIR } from "../agent/provider-registry.ts";
-import { buildRunPlan } from "../agent/stage-plan.ts";
-import { createTranscript } from "../agent/transcript.ts";
-import { createV1ToolClient } from "../agent/v1-tool-client.ts";
-import { connectMcpTools } from "../agent/mcp-tool-client.ts";
-import { createSidecarToolClient } from "../agent/sidecar-tool-client.ts";
-import { createSidecarClient, type SidecarClient } from "../io/sidecar-client.ts";
-import { createRuntimeToken, type RuntimeToken } from "../agent/runtime-token.ts";
+import { AGENT_EXIT, runAgent } from "../runtime/reference/agent-run.ts";
+import { Conversation } from "../runtime/reference/conversation.ts";
+import { createCredentialLookup, createProviderRegistry, CREDENTIALS_DIR } from "../runtime/reference/provider-registry.ts";
+import { buildRunPlan } from "../runtime/reference/stage-plan.ts";
+import { createTranscript } from "../runtime/reference/transcript.ts";
+import { createV1ToolClient } from "../runtime/reference/v1-tool-client.ts";
+import { connectMcpTools } from "../runtime/reference/mcp-tool-client.ts";
+import { createSidecarToolClient } from "../runtime/reference/sidecar-tool-client.ts";
+import { createSidecarClient, type SidecarClient } from "../runtime/sidecar-client.ts";
+import { createRuntimeToken, type RuntimeToken } from "../runtime/reference/runtime-token.ts";
 import { parseCommandArgs } from "./args.ts";
 import { UsageError, type CliIo } from "./io.ts";
 

@@ -10,7 +10,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, resolve } from "node:path";
 import { BINDING_HOLD_MS, BINDING_ROUTE } from "../api/binding.ts";
-import { createSidecarClient, type BindingAsk, type SidecarClient } from "../io/sidecar-client.ts";
+import { createSidecarClient, type BindingAsk, type SidecarClient } from "../runtime/sidecar-client.ts";
 import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
 import { ENGINE_PATHS, RUNTIME_CONFIG_FILE } from "../sandbox/pods.ts";
 import { parseCommandArgs } from "./args.ts";

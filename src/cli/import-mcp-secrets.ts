@@ -6,7 +6,7 @@
 // admin's call, never import's, so it stays unset and the finding says the trade. A literal header (or env value
 // under a credential's name) is carried as written, and said: the policy shows it to whoever reads the policy.
 import { LABEL } from "../api/constants.ts";
-import type { McpServer } from "../api/policy.ts";
+import type { McpServer } from "../api/leviath-policy.ts";
 import type { LoadIssue } from "../config/load-error.ts";
 import { describeMcpEntry } from "../config/mcp-servers-toml.ts";
 import { MCP_VAR } from "../policy/mcp-secret-env.ts";

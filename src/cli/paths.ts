@@ -1,6 +1,6 @@
 import { realpathSync } from "node:fs";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
-import { EMPTY_POLICY } from "../api/policy.ts";
+import { EMPTY_POLICY } from "../api/leviath-policy.ts";
 import { listToolsOf, listToolSpellings } from "../api/tools.ts";
 import { READ_TOOLS } from "../policy/classification.ts";
 import {

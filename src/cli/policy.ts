@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from
 import { basename, dirname, join, resolve } from "node:path";
 import { stringify } from "smol-toml";
 import { stringify as stringifyYaml } from "yaml";
-import type { LeviathPolicySpec } from "../api/policy.ts";
+import type { LeviathPolicySpec } from "../api/leviath-policy.ts";
 import { formatIssue } from "../config/load-error.ts";
 import { loadPolicy, sourceName, STDIN_PATH } from "../config/load.ts";
 import { detectSourceFormat } from "../config/source-format.ts";

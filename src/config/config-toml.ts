@@ -1,6 +1,6 @@
 import { buildAgentKey, ObjectNameSchema } from "../api/common.ts";
 import { findNearestName } from "../policy/nearest-name.ts";
-import type { LeviathPolicySpecInput } from "../api/policy.ts";
+import type { LeviathPolicySpecInput } from "../api/leviath-policy.ts";
 import type { LoadIssue } from "./load-error.ts";
 import { mapMcpServers } from "./mcp-servers-toml.ts";
 import { parseMountText } from "./mount-text.ts";

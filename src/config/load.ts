@@ -3,7 +3,7 @@ import { basename, dirname, join } from "node:path";
 import type { AgentSpec } from "../api/agent.ts";
 import { buildAgentKey } from "../api/common.ts";
 import { DEFAULT_NAMESPACE } from "../api/constants.ts";
-import { LeviathPolicySpecSchema, type CelRuleSpec, type LeviathPolicySpec } from "../api/policy.ts";
+import { LeviathPolicySpecSchema, type CelRuleSpec, type LeviathPolicySpec } from "../api/leviath-policy.ts";
 import { parseBlueprintToml } from "./blueprint-toml.ts";
 import { mapConfigToml, mapPolicyToml } from "./config-toml.ts";
 import type { LoadIssue, Loaded } from "./load-error.ts";

@@ -3,7 +3,7 @@ import type * as Yaml from "yaml";
 import { z } from "zod";
 import { AgentSpecSchema, type AgentSpec } from "../api/agent.ts";
 import { API_VERSION, DEFAULT_NAMESPACE, KIND } from "../api/constants.ts";
-import { LeviathPolicySpecSchema, type LeviathPolicySpec } from "../api/policy.ts";
+import { LeviathPolicySpecSchema, type LeviathPolicySpec } from "../api/leviath-policy.ts";
 import { validateEntrySyntax } from "../policy/read-paths/index.ts";
 import type { LoadIssue, Loaded } from "./load-error.ts";
 

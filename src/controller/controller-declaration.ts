@@ -9,7 +9,7 @@ import type { ResourceName } from "../kube/resources.ts";
 import type { ControllerName } from "../metrics/controller-metrics.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
-import type { PolicyState } from "./policy/policy-state.ts";
+import type { PolicyState } from "./leviath-policy/policy-state.ts";
 import type { PoolLedger } from "./pool/pool-ledger.ts";
 
 /** What every reconciler may be built from; the manager makes one for all of them. */

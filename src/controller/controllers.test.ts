@@ -4,7 +4,7 @@ import type { ResourceName } from "../kube/resources.ts";
 import { approvalController } from "./approval/approval-controller.ts";
 import type { ClusterCache } from "./cluster-port.ts";
 import { CONTROLLERS } from "./controllers.ts";
-import { policyController } from "./policy/policy-controller.ts";
+import { policyController } from "./leviath-policy/policy-controller.ts";
 import { runController } from "./run/run-controller.ts";
 
 const obj = (kind: string, namespace: string | undefined, name: string, extra: Record<string, unknown> = {}): KubeObject =>

@@ -20,8 +20,8 @@ import { createClusterWriter } from "./cluster-writer.ts";
 import { startControllerLoop, type ControllerLoop } from "./controller-loop.ts";
 import type { ControllerContext, ControllerDeclaration, KeyMap, Signal } from "./controller-declaration.ts";
 import { buildObjectKey } from "./object-key.ts";
-import { createNetworkVerifier } from "./policy/network-verification.ts";
-import { computePolicyState, type GoodPolicy, type PolicyState } from "./policy/policy-state.ts";
+import { createNetworkVerifier } from "./leviath-policy/network-verification.ts";
+import { computePolicyState, type GoodPolicy, type PolicyState } from "./leviath-policy/policy-state.ts";
 import { createPoolLedger } from "./pool/pool-ledger.ts";
 import { createWorkQueue, type WorkQueue } from "./work-queue.ts";
 

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import { POOL_MISS_REASONS, type PoolMissReason } from "../api/pools.ts";
 import type { NetworkEnforcementStatus } from "../api/status.ts";
 import type { ErrorKind } from "../kube/errors.ts";
-import { registerBuildInfo } from "./build-info.ts";
+import { registerBuildInfo } from "./build-info-gauge.ts";
 
 /** The controllers, as a closed label set. */
 export type ControllerName = "agent" | "run" | "policy" | "approval" | "pool";

@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { RunMode } from "../api/run-policy.ts";
 import { CALL_DECISION_SOURCES, type CallDecisionSource } from "../api/decision-sources.ts";
 import { levelRank, type Level } from "../policy/levels.ts";
-import { registerBuildInfo } from "./build-info.ts";
+import { registerBuildInfo } from "./build-info-gauge.ts";
 
 /** What the sidecar answered for a call. */
 export const DECISIONS = ["allow", "deny", "ask"] as const;

@@ -4,11 +4,11 @@
 import type { AgentSpec } from "../api/agent.ts";
 import { computeEffectiveStages } from "../api/agent.ts";
 import { FINDING_CODE, type Finding, type FindingAdvice, type FindingSeverity } from "../api/findings.ts";
-import type { LeviathPolicySpec } from "../api/policy.ts";
+import type { LeviathPolicySpec } from "../api/leviath-policy.ts";
 import type { ReadPathCounts } from "../api/status.ts";
 import { lookupPermission, resolveToolPermission, type PermissionMap } from "./permissions.ts";
 import { buildReadPathReport, computeReadPathFindings, validateEntrySyntax, VALIDATION_CONTEXT } from "./read-paths/index.ts";
-import { computeAgentGrants } from "./run-policy.ts";
+import { computeAgentGrants } from "./run-policy-merge.ts";
 import { computeSandboxFindings } from "./sandbox-findings.ts";
 import { computeUnbackedGrantFindings, listPlacedGrants } from "./grant-volumes.ts";
 import { computeBlueprintToolNameFindings } from "./tool-name-findings.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LeviathPolicySpecSchema } from "../api/policy.ts";
+import { LeviathPolicySpecSchema } from "../api/leviath-policy.ts";
 import { AgentSpecSchema } from "../api/agent.ts";
 import { decideImageCeiling, decideKindCeiling, decideRunCeilings, decideRuntimeCeilings, decideTemplateCeiling, isImageAllowedBy } from "./ceilings.ts";
 

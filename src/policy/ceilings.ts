@@ -1,7 +1,7 @@
 // The admin's ceilings on what the untrusted parties choose (LeviathPolicy spec.ceilings): the runtime image an
 // Agent names, the mode of a Run and its launch allows. Pure: a refusal names the field and the policy entry.
 import { FINDING_CODE, type Finding } from "../api/findings.ts";
-import type { PolicyCeilings } from "../api/policy.ts";
+import type { PolicyCeilings } from "../api/leviath-policy.ts";
 import { REFERENCE_RUNTIME_KIND, type RuntimeKind } from "../api/runtime-kinds.ts";
 import type { RuntimeTemplate } from "../api/runtime-templates.ts";
 import type { RunSpec } from "../api/run.ts";

@@ -6,7 +6,7 @@
 // comes in with the paths (a PathFs), the clock with the gate's input.
 import type { RecordedRefusalCode } from "../api/sidecar-contract.ts";
 import type { CallDecisionSource, GateDecisionSource } from "../api/decision-sources.ts";
-import { decisionSourceKind, type AuditEvent } from "./audit.ts";
+import { decisionSourceKind, type AuditEvent } from "./gate-audit.ts";
 import { findPathRefusal, resolveCallPaths, type CallPaths, type PathCheck, type PathRefusalCode } from "./call-paths.ts";
 import { evaluateGate, type GateInput, type GateOutcome, type PendingGate } from "./gate.ts";
 import { toPromptTimeout, type GatePrompt } from "./gate-messages.ts";

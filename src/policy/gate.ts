@@ -4,8 +4,8 @@
 // can only allow a call the clearance check blocked; the mode decides what happens to one still blocked.
 import { findAllowlistMatch } from "./allowlist.ts";
 import type { AllowlistRule } from "./allowlist.ts";
-import { allowlistSource, buildAuditEvent, scriptedSource } from "./audit.ts";
-import type { AuditEvent, Clock, DecisionSource } from "./audit.ts";
+import { allowlistSource, buildAuditEvent, scriptedSource } from "./gate-audit.ts";
+import type { AuditEvent, Clock, DecisionSource } from "./gate-audit.ts";
 import { evaluateRules } from "./cel-rules.ts";
 import type { CompiledRuleSet, RuleDiagnostic } from "./cel-rules.ts";
 import { resolveToolClassification } from "./classification.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AgentSpecSchema } from "../api/agent.ts";
 import { CLUSTER_ADVICE } from "../api/findings.ts";
-import { LeviathPolicySpecSchema } from "../api/policy.ts";
+import { LeviathPolicySpecSchema } from "../api/leviath-policy.ts";
 import { computeAgentFindings } from "./agent-findings.ts";
 import { computeUnbackedGrantFindings, listPlacedGrants } from "./grant-volumes.ts";
 import { computePolicyFindings } from "./policy-findings.ts";

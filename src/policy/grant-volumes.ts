@@ -4,7 +4,7 @@
 // `read-path-grant-unbacked` finding names that grant, on the LeviathPolicy and on each Agent whose declared path
 // it would open. Pure.
 import { FINDING_CODE, type Finding } from "../api/findings.ts";
-import type { LeviathPolicySpec } from "../api/policy.ts";
+import type { LeviathPolicySpec } from "../api/leviath-policy.ts";
 import { WORKSPACE_ROOT } from "../api/run.ts";
 import { computeLiteralRoot } from "./read-paths/index.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { McpServerSchema, type McpServer } from "../api/policy.ts";
+import { McpServerSchema, type McpServer } from "../api/leviath-policy.ts";
 import { computeSandboxSecretEnvRefusal } from "./mcp-secret-env.ts";
 
 describe("computeSandboxSecretEnvRefusal", () => {

@@ -3,7 +3,7 @@
 // process's /proc/<pid>/environ, so a Secret's value in its environment is the model's. The admin opts each such
 // server in (`secretEnvInSandbox: true`); without it the server is refused and never started, rather than started
 // with the value left out. Pure.
-import type { McpServer } from "../api/policy.ts";
+import type { McpServer } from "../api/leviath-policy.ts";
 
 /** `${NAME}` in a header or env value (global: use with `replace` or `matchAll`). */
 export const MCP_VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

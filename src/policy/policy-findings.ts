@@ -2,7 +2,7 @@
 // names in toolPermissions and agentToolPermissions that name no tool, and (in a cluster) grants no volume backs.
 // Warnings: the policy stays in force. Pure.
 import type { Finding, FindingAdvice } from "../api/findings.ts";
-import type { LeviathPolicySpec } from "../api/policy.ts";
+import type { LeviathPolicySpec } from "../api/leviath-policy.ts";
 import { computeUnbackedGrantFindings, listPlacedGrants } from "./grant-volumes.ts";
 import { computePolicyToolNameFindings } from "./tool-name-findings.ts";
 

@@ -5,7 +5,7 @@
 import type { AgentSpec } from "../api/agent.ts";
 import type { SandboxBlock } from "../api/common.ts";
 import { FINDING_CODE, type Finding, type FindingAdvice } from "../api/findings.ts";
-import type { PolicySandbox } from "../api/policy.ts";
+import type { PolicySandbox } from "../api/leviath-policy.ts";
 import { rankOf, resolveSandbox, type ResolvedSandbox } from "./sandbox-resolve.ts";
 
 /** The name of a sandbox block where the reader edits it: `[stages.x.sandbox]` in agent.leviath, `spec.stages[0].sandbox` in an Agent. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AgentSpecSchema } from "../api/agent.ts";
 import type { SandboxBlock } from "../api/common.ts";
-import type { PolicySandbox } from "../api/policy.ts";
+import type { PolicySandbox } from "../api/leviath-policy.ts";
 import { HOST_DEFAULT, resolveSandbox, resolveStageSandboxes, resolveTaintTracking } from "./sandbox-resolve.ts";
 
 const floor = (p: PolicySandbox) => p;

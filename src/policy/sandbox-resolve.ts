@@ -1,7 +1,7 @@
 import type { AgentSpec } from "../api/agent.ts";
 import { computeEffectiveStages } from "../api/agent.ts";
 import { SANDBOX_KINDS, type SandboxBlock, type SandboxKind } from "../api/common.ts";
-import type { PolicySandbox } from "../api/policy.ts";
+import type { PolicySandbox } from "../api/leviath-policy.ts";
 
 /** The sandbox a stage actually gets, after the tighten-only merge. */
 export interface ResolvedSandbox {

@@ -1,6 +1,6 @@
 // A stage's `transitions` table as the edges a run follows: the one reading of the blueprint's stage graph that the
-// reference runtime (agent/stage-plan.ts), the adapter's stage steps and the sidecar's run policy share. What is not
-// followed (an unknown stage, condition or key) is reported in `warnings`, never dropped in silence.
+// reference runtime (runtime/reference/stage-plan.ts), the adapter's stage steps and the sidecar's run policy share.
+// What is not followed (an unknown stage, condition or key) is reported in `warnings`, never dropped in silence.
 
 /** Transition conditions this runtime follows. */
 export const HONOURED_CONDITIONS = ["llm_choice", "always", "max_iterations", "error"] as const;

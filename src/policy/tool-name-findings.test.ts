@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AgentSpecSchema } from "../api/agent.ts";
 import { CLUSTER_ADVICE, type FindingAdvice } from "../api/findings.ts";
-import { EMPTY_POLICY, LeviathPolicySpecSchema } from "../api/policy.ts";
+import { EMPTY_POLICY, LeviathPolicySpecSchema } from "../api/leviath-policy.ts";
 import { computeAgentFindings } from "./agent-findings.ts";
 import { computePolicyFindings } from "./policy-findings.ts";
 import { computeBlueprintToolNameFindings, computePolicyToolNameFindings } from "./tool-name-findings.ts";

@@ -3,7 +3,7 @@
 // (an Agent or LeviathPolicy field, or the agent.leviath / config.toml table). Pure.
 import type { AgentSpec } from "../api/agent.ts";
 import { FINDING_CODE, type Finding, type FindingAdvice } from "../api/findings.ts";
-import type { LeviathPolicySpec } from "../api/policy.ts";
+import type { LeviathPolicySpec } from "../api/leviath-policy.ts";
 import { findNearestToolName, isKnownToolName } from "./tool-names.ts";
 
 /** One place a tool name is written: the name, how the reader finds a name there, the stage it belongs to. */

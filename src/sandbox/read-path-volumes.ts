@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { PolicyMountSchema } from "../api/policy.ts";
+import type { PolicyMountSchema } from "../api/leviath-policy.ts";
 import { isPathOverlap } from "../policy/grant-volumes.ts";
 import { computeLiteralRoot } from "../policy/read-paths/entry.ts";
 

@@ -2,7 +2,7 @@ import { GROUP, LABEL } from "../api/constants.ts";
 import { PLURAL } from "../api/crd-definitions.ts";
 import type { KubeObject } from "./kube-types.ts";
 import { buildAuditChunkName, buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, MAX_AUDIT_CHUNKS, NETWORK_NONE, type RunRef } from "./names.ts";
-import { listResumeSnapshotNames } from "./run-resume.ts";
+import { listResumeSnapshotNames } from "./resume-snapshot.ts";
 import { buildSnapshotData, type RunSnapshot } from "./run-snapshot.ts";
 
 /** The immutable ConfigMap that pins a run: its resolved policy (sidecar), blueprint (runtime) and generations. */

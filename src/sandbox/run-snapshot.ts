@@ -1,13 +1,13 @@
 import { z } from "zod";
 import type { AgentSpec } from "../api/agent.ts";
 import { buildAgentKey, CredentialsSchema, VerbatimSchema, type Credential } from "../api/common.ts";
-import { EMPTY_POLICY, PolicyMountSchema, type LeviathPolicySpec } from "../api/policy.ts";
+import { EMPTY_POLICY, PolicyMountSchema, type LeviathPolicySpec } from "../api/leviath-policy.ts";
 import { RuntimeTemplateSchema } from "../api/runtime-templates.ts";
 import { WorkspaceSchema, type RunSpec } from "../api/run.ts";
 import { REASON } from "../api/status.ts";
 import { REFERENCE_RUNTIME_KIND, RUNTIME_KINDS } from "../api/runtime-kinds.ts";
 import { RUN_MODES, RunPolicySchema, type RunPolicy } from "../api/run-policy.ts";
-import { buildRunPolicy } from "../policy/run-policy.ts";
+import { buildRunPolicy } from "../policy/run-policy-merge.ts";
 import { buildBlueprintSnapshotEntries, readBlueprintSnapshotEntries } from "./blueprint-files.ts";
 import { computeReadPathVolumes } from "./read-path-volumes.ts";
 

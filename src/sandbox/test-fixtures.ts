@@ -1,6 +1,6 @@
 // Shared inputs of the builder tests (not shipped: only *.test.ts import it).
 import { AgentSpecSchema, type AgentSpecInput } from "../api/agent.ts";
-import { LeviathPolicySpecSchema, type LeviathPolicySpecInput } from "../api/policy.ts";
+import { LeviathPolicySpecSchema, type LeviathPolicySpecInput } from "../api/leviath-policy.ts";
 import { RunSpecSchema, type RunSpecInput } from "../api/run.ts";
 import type { RunRef } from "./names.ts";
 import { buildRunSnapshot, type RunSnapshot } from "./run-snapshot.ts";

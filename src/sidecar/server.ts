@@ -11,7 +11,7 @@ import type { SidecarAppDeps } from "./http/app-deps.ts";
 import { createMetricsTokenCheck, METRICS_TOKEN_DIGEST } from "./http/metrics-token.ts";
 import type { ReloadResult } from "./core/policy-holder.ts";
 import { computeAllowedHosts } from "./http/request-guard.ts";
-import type { RunStatusSnapshot } from "./core/run-status.ts";
+import type { RunStatusSnapshot } from "./core/status-snapshot.ts";
 import type { ToolGateway } from "./core/tool-gateway.ts";
 import type { RunPolicy } from "../api/run-policy.ts";
 

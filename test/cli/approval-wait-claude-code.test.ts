@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { CLAUDE_MCP_SERVER } from "../../src/runtimes/claude-code.ts";
+import { CLAUDE_MCP_SERVER } from "../../src/runtime/adapters/claude-code.ts";
 import { CLAUDE_CODE } from "../clients/install-client.ts";
 import { describeApprovalWaits } from "./approval-wait.ts";
 

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { CODEX_MCP_SERVER } from "../../src/runtimes/codex.ts";
+import { CODEX_MCP_SERVER } from "../../src/runtime/adapters/codex.ts";
 import { CODEX } from "../clients/install-client.ts";
 import { describeApprovalWaits } from "./approval-wait.ts";
 

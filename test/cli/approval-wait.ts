@@ -9,9 +9,9 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AgentSpecSchema, type AgentSpecInput } from "../../src/api/agent.ts";
-import { LeviathPolicySpecSchema } from "../../src/api/policy.ts";
-import { buildRunPolicy } from "../../src/policy/run-policy.ts";
-import type { RuntimeKind } from "../../src/runtimes/launch.ts";
+import { LeviathPolicySpecSchema } from "../../src/api/leviath-policy.ts";
+import { buildRunPolicy } from "../../src/policy/run-policy-merge.ts";
+import type { RuntimeKind } from "../../src/runtime/adapters/launch.ts";
 import { startScriptedModelServer, type RecordedRequest } from "../../src/model-server/scripted-model-server.ts";
 import { runAdapter, textOf, toolResults, type AdapterExit } from "./adapter-harness.ts";
 import { lastToolOutput, pathWith } from "./runtime-scenario.ts";

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { AgentSpecSchema, type AgentSpec } from "../../src/api/agent.ts";
-import { LeviathPolicySpecSchema, type LeviathPolicySpec } from "../../src/api/policy.ts";
+import { LeviathPolicySpecSchema, type LeviathPolicySpec } from "../../src/api/leviath-policy.ts";
 import { repo } from "./run-cli.ts";
 
 /** The page's policy declaring runtime templates, and its Agent of kind mcp-command (with the spec as written). */

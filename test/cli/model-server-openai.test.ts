@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { buildOpenAiBody } from "../../src/agent/providers/openai.ts";
+import { buildOpenAiBody } from "../../src/runtime/reference/providers/openai.ts";
 import { checkChatCompletionsRequest } from "../../src/model-server/responses-api.ts";
 import { startScriptedModelServer, type ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CODEX_MCP_SERVER, CODEX_TOKEN_ENV, launchCodex } from "../../src/runtimes/codex.ts";
-import type { LaunchContext } from "../../src/runtimes/launch.ts";
+import { CODEX_MCP_SERVER, CODEX_TOKEN_ENV, launchCodex } from "../../src/runtime/adapters/codex.ts";
+import type { LaunchContext } from "../../src/runtime/adapters/launch.ts";
 import { CODEX, ensureClient } from "../clients/install-client.ts";
 import { startScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { FINAL_ANSWER, itWentThroughTheSidecar, pathWith, runScenario, startLaunch, type ScenarioOutcome } from "./runtime-scenario.ts";

@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AgentSpecSchema } from "../../src/api/agent.ts";
-import { LeviathPolicySpecSchema } from "../../src/api/policy.ts";
+import { LeviathPolicySpecSchema } from "../../src/api/leviath-policy.ts";
 import { RunSpecSchema } from "../../src/api/run.ts";
 import { buildRunSnapshot } from "../../src/sandbox/run-snapshot.ts";
 import { CLAUDE_CODE } from "../clients/install-client.ts";

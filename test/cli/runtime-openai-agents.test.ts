@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_COMMAND } from "../../src/runtimes/openai-agents.ts";
+import { launchOpenAiAgents, OPENAI_AGENTS_API_ENV, OPENAI_AGENTS_COMMAND } from "../../src/runtime/adapters/openai-agents.ts";
 import { ensureClient, OPENAI_AGENTS } from "../clients/install-client.ts";
 import { startScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { decisionRows, expectAnswerHandedOver, itWentThroughTheSidecar, lastToolOutput, pathWith, runScenario, SCENARIO_DECISIONS, startLaunch, type ScenarioOutcome } from "./runtime-scenario.ts";

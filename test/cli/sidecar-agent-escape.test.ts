@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSidecarClient } from "../../src/io/sidecar-client.ts";
+import { createSidecarClient } from "../../src/runtime/sidecar-client.ts";
 import { repo } from "./run-cli.ts";
 import { answerAndWait, callTool, makeTempDir, parseJsonLines, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createSidecarClient } from "../../src/io/sidecar-client.ts";
+import { createSidecarClient } from "../../src/runtime/sidecar-client.ts";
 import { makeTempDir, startSidecar } from "./sidecar-harness.ts";
 
 // The real sidecar killed or frozen while the runtime waits on it: the client must report a deny.

@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
-import type { McpServer } from "../../src/api/policy.ts";
+import type { McpServer } from "../../src/api/leviath-policy.ts";
 import { startMcpHttpServer, type McpHttpServer } from "../fixtures/mcp-http-server.ts";
 import { callTool, get, makeTempDir, post, runtimeAuth, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
-import type { McpServer } from "../../src/api/policy.ts";
+import type { McpServer } from "../../src/api/leviath-policy.ts";
 import { callTool, get, makeTempDir, runtimeAuth, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // A stdio MCP server whose env names its Secret, in the cluster's shape (--run-policy, --mcp-secrets-dir laid out

@@ -182,7 +182,7 @@ describe("a /v1 client that drops its wait on a call waiting for approval", () =
     const asked = await post<{ decision: string }>(`${sc.url}/v1/tool-calls`, { id: "v1-deadline", tool: "shell", args: { command: `touch ${marker}` } }, { "leviath-deadline": String(deadline) });
     expect(asked).toMatchObject({ status: 202, body: { decision: "ask" } });
     const p = await promptFor(marker);
-    // One wait renews it (its own deadline, as the client in src/io/sidecar-client.ts sends), then the client is gone.
+    // One wait renews it (its own deadline, as the client in src/runtime/sidecar-client.ts sends), then the client is gone.
     const waited = await get(`${sc.url}/v1/tool-calls/v1-deadline?wait=0.2`, { "leviath-deadline": String(Date.now() + 1500) });
     expect(waited.body).toMatchObject({ decision: "ask" });
     expect((await pendingList()).some((q) => q.id === p.id)).toBe(true);

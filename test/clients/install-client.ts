@@ -6,8 +6,8 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
-import { CODEX_VERSION } from "../../src/runtimes/codex.ts";
-import { OPENAI_AGENTS_COMMAND, OPENAI_AGENTS_VERSION } from "../../src/runtimes/openai-agents.ts";
+import { CODEX_VERSION } from "../../src/runtime/adapters/codex.ts";
+import { OPENAI_AGENTS_COMMAND, OPENAI_AGENTS_VERSION } from "../../src/runtime/adapters/openai-agents.ts";
 
 /** A client package at a pinned version and the executable it installs under node_modules/.bin. */
 export interface ClientPackage {

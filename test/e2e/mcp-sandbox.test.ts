@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { Exec } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { McpServer } from "../../src/api/policy.ts";
+import type { McpServer } from "../../src/api/leviath-policy.ts";
 import { connectKube, type ClusterClient } from "../../src/kube/connect.ts";
 import { buildExecPath } from "../../src/kube/exec-channel.ts";
 import { createPodExec } from "../../src/kube/pod-exec.ts";

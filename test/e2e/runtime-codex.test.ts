@@ -2,7 +2,7 @@
 // image leviath-codex, the model server speaking OpenAI's Responses API (refusing a request the service would
 // refuse), and the sidecar's tools in Codex's namespace of its MCP server, beside Codex's three readers of MCP
 // resources, which only ask the sidecar.
-import { CODEX_MCP_SERVER } from "../../src/runtimes/codex.ts";
+import { CODEX_MCP_SERVER } from "../../src/runtime/adapters/codex.ts";
 import { describeClientRun, openAiModel } from "./harness/client-run.ts";
 
 describeClientRun({

@@ -7,8 +7,8 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentSpecSchema, type AgentSpecInput } from "../../src/api/agent.ts";
-import { LeviathPolicySpecSchema } from "../../src/api/policy.ts";
-import { buildRunPolicy } from "../../src/policy/run-policy.ts";
+import { LeviathPolicySpecSchema } from "../../src/api/leviath-policy.ts";
+import { buildRunPolicy } from "../../src/policy/run-policy-merge.ts";
 import { offeredTools, runAdapter, textOf, toolResults, useClientParts, type AdapterTree } from "../cli/adapter-harness.ts";
 import { makeTempDir, parseJsonLines, startSidecar } from "../cli/sidecar-harness.ts";
 import { CLAUDE_CODE } from "../clients/install-client.ts";

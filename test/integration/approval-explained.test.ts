@@ -4,7 +4,7 @@
 // those is told by an Event (Warning when the answer answers nothing, saying why), and the sidecar reports what
 // the pending call acts on.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSidecarClient, type SidecarClient } from "../../src/io/sidecar-client.ts";
+import { createSidecarClient, type SidecarClient } from "../../src/runtime/sidecar-client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { applySidecarIdentity, buildTestApproval, createTestRun, GROUP, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
 import { kubectl, testCluster, waitFor } from "./harness/index.ts";

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunPolicySchema } from "../../src/api/run-policy.ts";
-import { createSidecarClient, type SidecarClient } from "../../src/io/sidecar-client.ts";
+import { createSidecarClient, type SidecarClient } from "../../src/runtime/sidecar-client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { applySidecarIdentity, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";
 import { findBinary, kubectl, kubectlLeviath, kubectlLeviathEnv, testCluster, waitFor } from "./harness/index.ts";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient, loadKubeConfig } from "../../src/kube/client.ts";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import { buildChildNames } from "../../src/sandbox/names.ts";
-import { createSidecarClient } from "../../src/io/sidecar-client.ts";
+import { createSidecarClient } from "../../src/runtime/sidecar-client.ts";
 import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
 import { whoAmI } from "./admission/admission-harness.ts";
 import { applySidecarIdentity, buildTestApproval as approval, createTestRun, startApprovalCluster, type ApprovalCluster } from "./approval-cluster.ts";

@@ -11,7 +11,7 @@ import { buildCanonicalJson } from "../../sandbox/hash.ts";
 import { FINDING_CODE } from "../../api/findings.ts";
 import { computeAgentStatus } from "../agent/agent-status.ts";
 import { formatFieldPath } from "../conditions.ts";
-import { computePolicyState } from "../policy/policy-state.ts";
+import { computePolicyState } from "../leviath-policy/policy-state.ts";
 
 /** An object as admission sees it. */
 export interface AdmittedObject {

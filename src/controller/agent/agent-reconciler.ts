@@ -5,7 +5,7 @@ import { computeAgentStatus } from "./agent-status.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
 import { isSameStatus } from "../conditions.ts";
 import { parseObjectKey } from "../object-key.ts";
-import type { PolicyState } from "../policy/policy-state.ts";
+import type { PolicyState } from "../leviath-policy/policy-state.ts";
 import { createTransitionRecorder, VALIDATE_ACTION } from "../status-events.ts";
 
 /** What the Agent reconciler needs. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { LeviathPolicySpecSchema } from "../../api/policy.ts";
+import { LeviathPolicySpecSchema } from "../../api/leviath-policy.ts";
 import { computeAgentStatus, type AgentStatusInput } from "./agent-status.ts";
 import { buildConditions } from "../conditions.ts";
-import { computeEffectivePolicy, computePolicyState, type PolicyState } from "../policy/policy-state.ts";
+import { computeEffectivePolicy, computePolicyState, type PolicyState } from "../leviath-policy/policy-state.ts";
 
 const valid = (spec: Record<string, unknown>, generation = 4): PolicyState => ({ kind: "valid", spec: LeviathPolicySpecSchema.parse(spec), generation });
 const input = (spec: unknown, over: Partial<AgentStatusInput> = {}): AgentStatusInput => ({

@@ -4,10 +4,10 @@ import { CONDITION, REASON, type AgentStatus } from "../../api/status.ts";
 import { computeRuntimeCeilingFinding } from "../../policy/ceilings.ts";
 import { resolveStageSandboxes } from "../../policy/sandbox-resolve.ts";
 import { computeAgentFindings, computeReadPathCounts } from "../../policy/agent-findings.ts";
-import { computeAgentGrants } from "../../policy/run-policy.ts";
+import { computeAgentGrants } from "../../policy/run-policy-merge.ts";
 import { VALIDATION_CONTEXT } from "../../policy/read-paths/index.ts";
 import { buildConditions, formatFieldPath, type ConditionDecision } from "../conditions.ts";
-import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
+import { computeEffectivePolicy, type PolicyState } from "../leviath-policy/policy-state.ts";
 import { decideValidReadiness } from "../readiness.ts";
 import { buildAgentKey } from "../../api/common.ts";
 

@@ -1,6 +1,6 @@
 // planPool as a table of observation -> plan: what one pool pass retires, creates and keeps, from what it read.
 import { describe, expect, it } from "vitest";
-import { LeviathPolicySpecSchema } from "../../api/policy.ts";
+import { LeviathPolicySpecSchema } from "../../api/leviath-policy.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { DEFAULT_POD_SETTINGS } from "../../sandbox/pod-settings.ts";
 import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash } from "../../sandbox/pool-pods.ts";

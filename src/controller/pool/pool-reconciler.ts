@@ -17,7 +17,7 @@ import type { ClusterCache, ReconcileResult } from "../cluster-port.ts";
 import type { PodSettings } from "../../sandbox/pod-settings.ts";
 import type { ControllerContext, Reconcile } from "../controller-declaration.ts";
 import { parseObjectKey } from "../object-key.ts";
-import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
+import { computeEffectivePolicy, type PolicyState } from "../leviath-policy/policy-state.ts";
 import type { PodObject } from "../owned-children.ts";
 import { isPoolEnginePod, listPoolPods, observePoolPod } from "../warm/pool-pod-lookup.ts";
 import { decidePoolPods } from "./pool-decision.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { McpServer } from "../../api/policy.ts";
+import type { McpServer } from "../../api/leviath-policy.ts";
 import { checkMcpSecrets as checkRead, decideMcpCondition, readMcpSecrets } from "./mcp-secrets.ts";
 
 /** Reads the Secrets as the gatherer does, then checks them. */

@@ -7,7 +7,7 @@
 // the controller never holds a value, and the keys are checked by the sidecar, which reports them
 // (status.mcpServers). A server whose Secret is refused is still declared (its names stay `[unavailable]`) but
 // has nothing mounted, so it is never offered.
-import type { McpServer } from "../../api/policy.ts";
+import type { McpServer } from "../../api/leviath-policy.ts";
 import { LABEL } from "../../api/constants.ts";
 import { CONDITION, REASON, type RunStatus } from "../../api/status.ts";
 import { computeSandboxSecretEnvRefusal } from "../../policy/mcp-secret-env.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NetworkEnforcementSchema } from "../../api/policy.ts";
+import { NetworkEnforcementSchema } from "../../api/leviath-policy.ts";
 import type { Condition, NetworkEnforcementStatus } from "../../api/status.ts";
 import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
 import { RUN, snapshotOf } from "../../sandbox/test-fixtures.ts";

@@ -1,4 +1,4 @@
-import type { NetworkEnforcementSpec } from "../../api/policy.ts";
+import type { NetworkEnforcementSpec } from "../../api/leviath-policy.ts";
 import { CONDITION, REASON, type Condition, type NetworkEnforcementStatus as NetworkEnforcement } from "../../api/status.ts";
 import type { SandboxPlan } from "../../sandbox/sandbox-plan.ts";
 import type { ConditionDecision } from "../conditions.ts";

@@ -19,7 +19,7 @@ import { buildAdoptedObject, buildPoolTemplate, computePoolHash, listAdoptedObje
 import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { hasHostStages } from "../../sandbox/sandbox-plan.ts";
 import type { ClusterWriter } from "../cluster-port.ts";
-import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
+import { computeEffectivePolicy, type PolicyState } from "../leviath-policy/policy-state.ts";
 import { decideAdoption, type AdoptionInput } from "../pool/pool-decision.ts";
 import { isOwnedBy } from "../owned-children.ts";
 import { isPoolEnginePod, type ObservedPoolPod } from "../warm/pool-pod-lookup.ts";

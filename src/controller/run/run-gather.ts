@@ -13,7 +13,7 @@ import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { computeSandboxPlan } from "../../sandbox/sandbox-plan.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { parseObjectKey } from "../object-key.ts";
-import type { PolicyState } from "../policy/policy-state.ts";
+import type { PolicyState } from "../leviath-policy/policy-state.ts";
 import type { PoolLedger } from "../pool/pool-ledger.ts";
 import { isPoolSandboxPod, listPoolPods } from "../warm/pool-pod-lookup.ts";
 import { ENFORCEMENT_UNCHECKED, isNetworkPolicyApplied } from "./network-condition.ts";

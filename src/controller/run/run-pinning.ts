@@ -7,7 +7,7 @@
 // out beside it, but no pod and nothing else before the answer says the ConfigMap on the server is this snapshot
 // (run-apply.ts).
 import { AgentSpecSchema, type AgentSpec } from "../../api/agent.ts";
-import type { LeviathPolicySpec } from "../../api/policy.ts";
+import type { LeviathPolicySpec } from "../../api/leviath-policy.ts";
 import type { RunSpec } from "../../api/run.ts";
 import { CLUSTER_ADVICE } from "../../api/findings.ts";
 import { buildAgentKey } from "../../api/common.ts";
@@ -26,7 +26,7 @@ import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { formatFieldPath } from "../conditions.ts";
 import { checkMcpSecrets, readMcpSecrets, type McpSecretReadings } from "./mcp-secrets.ts";
 import { checkCredentialEndpoints, readCredentialEndpoints, type CredentialEndpointsRead } from "./run-credential-endpoints.ts";
-import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
+import { computeEffectivePolicy, type PolicyState } from "../leviath-policy/policy-state.ts";
 import { isOwnedBy } from "../owned-children.ts";
 import { computeSnapshotDataSha256 } from "../../io/snapshot-digest.ts";
 import { checkStartSnapshot } from "./start-snapshot.ts";

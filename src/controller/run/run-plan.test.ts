@@ -2,7 +2,7 @@
 // read) and what the pass must do with it. Pure: no cluster, no clock but the observation's.
 import { describe, expect, it } from "vitest";
 import { AgentSpecSchema } from "../../api/agent.ts";
-import { LeviathPolicySpecSchema, type LeviathPolicySpecInput } from "../../api/policy.ts";
+import { LeviathPolicySpecSchema, type LeviathPolicySpecInput } from "../../api/leviath-policy.ts";
 import { RunSpecSchema } from "../../api/run.ts";
 import type { RunStatus } from "../../api/status.ts";
 import { computeSnapshotDataSha256 } from "../../io/snapshot-digest.ts";
@@ -12,7 +12,7 @@ import { buildPoolNames, buildPoolTemplate, computePoolHash } from "../../sandbo
 import { buildPolicyConfigMap } from "../../sandbox/run-objects.ts";
 import { buildRunSnapshot, type RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { RUN } from "../../sandbox/test-fixtures.ts";
-import type { PolicyState } from "../policy/policy-state.ts";
+import type { PolicyState } from "../leviath-policy/policy-state.ts";
 import { ENFORCEMENT_UNCHECKED } from "./network-condition.ts";
 import type { RunAnswers, RunPassObservation, RunWorld } from "./run-gather.ts";
 import type { PinFacts } from "./run-pinning.ts";

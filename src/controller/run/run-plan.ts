@@ -11,7 +11,7 @@ import { buildRunChildren } from "../../sandbox/run-children.ts";
 import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { computeSandboxPlan, type SandboxPlan } from "../../sandbox/sandbox-plan.ts";
 import { formatFieldPath, type ConditionDecision } from "../conditions.ts";
-import { computeEffectivePolicy } from "../policy/policy-state.ts";
+import { computeEffectivePolicy } from "../leviath-policy/policy-state.ts";
 import { decideNetworkRefusal } from "./network-condition.ts";
 import { decidePodSecurityCondition } from "./pod-security-condition.ts";
 import { decidePodsWaiting, observePod } from "./pods-waiting.ts";

@@ -14,12 +14,12 @@ import type { RunRef } from "../../sandbox/names.ts";
 import {
   buildResumeConfigMap, buildResumeSnapshotData, buildResumeSnapshotName, computeResumedGrants, MAX_RESUME_SNAPSHOTS,
   parseResumedRunPolicy, RESUME_SNAPSHOT_KEY, type ResumeRecord,
-} from "../../sandbox/run-resume.ts";
+} from "../../sandbox/resume-snapshot.ts";
 import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import type { DecisionSourceName } from "../../api/decision-sources.ts";
 import type { ClusterCache, ClusterWriter } from "../cluster-port.ts";
 import { isSameStatus } from "../conditions.ts";
-import { computeEffectivePolicy, type PolicyState } from "../policy/policy-state.ts";
+import { computeEffectivePolicy, type PolicyState } from "../leviath-policy/policy-state.ts";
 import type { Resumed } from "./run-status.ts";
 
 /** The gate-decision count (status.gateDecisions, written by the sidecar) of reads the read-path fence refused. */

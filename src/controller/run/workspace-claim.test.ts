@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LeviathPolicySpecSchema } from "../../api/policy.ts";
+import { LeviathPolicySpecSchema } from "../../api/leviath-policy.ts";
 import { RunSpecSchema, WORKSPACE_ROOT } from "../../api/run.ts";
 import { ENGINE_PATHS } from "../../sandbox/pods.ts";
 import type { KubeObject } from "../../kube/objects.ts";

@@ -6,7 +6,7 @@
 // `<namespace>/<claim>` in `spec.ceilings.workspaceClaims`, never one a policy volume or another Run holds.
 // (Where it is mounted is checked by the Run's schema: /workspace or below, api/run.ts.)
 import { GROUP, KIND } from "../../api/constants.ts";
-import type { LeviathPolicySpec, PolicyCeilings } from "../../api/policy.ts";
+import type { LeviathPolicySpec, PolicyCeilings } from "../../api/leviath-policy.ts";
 import type { Workspace } from "../../api/run.ts";
 import { REASON, TERMINAL_PHASES, type RunStatus } from "../../api/status.ts";
 import { formatApiTime } from "../../api/time.ts";

@@ -12,8 +12,8 @@ export { canonicalizeForMatch, foldLexically, isWithin, joinRequest, tryRealpath
 export type { PathFs } from "./canonicalize.ts";
 export { decide, isEntryMatch, isSetMatch, MatchProbe } from "./decide.ts";
 export type { ReadPathDecision, ReadPathPolicy } from "./decide.ts";
-export { buildQuotedList, buildReadPathPolicy, buildSpawnWarning, GRANT_ERROR_PREFIX, isReadPathGrantActive } from "./policy.ts";
-export type { ReadPathPolicyInput } from "./policy.ts";
+export { buildQuotedList, buildReadPathPolicy, buildSpawnWarning, GRANT_ERROR_PREFIX, isReadPathGrantActive } from "./read-path-policy.ts";
+export type { ReadPathPolicyInput } from "./read-path-policy.ts";
 export { resolveRead, resolveWrite } from "./resolve.ts";
 export type { PathResolution, RefusedPath, ResolutionCode, ResolutionDecision, ResolveContext, ResolvedPath, WorkdirRefusalCode } from "./resolve.ts";
 export { buildGrantStanza, buildReadPathReport, computeSamplePath, GRANT_STATUS_LABELS, isLexicalMatch, SAMPLE_COMPONENT } from "./report.ts";

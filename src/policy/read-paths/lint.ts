@@ -2,7 +2,7 @@
 // severity (stable: errors, then warnings, then notes) is the caller's job. The texts are upstream's; the advice
 // (`fix`) names the admin's file it is read against: upstream's config.toml, or the LeviathPolicy's fields.
 import { FINDING_CODE, type Finding, type FindingAdvice, type FindingSeverity } from "../../api/findings.ts";
-import { GRANT_ERROR_PREFIX } from "./policy.ts";
+import { GRANT_ERROR_PREFIX } from "./read-path-policy.ts";
 import { splitEntryPrefix } from "./entry.ts";
 import { compileAnchoredRegex, escapeRegexLiteral } from "./regex.ts";
 import { buildGrantStanza, type ReadPathReport, type ReadPathReportResult } from "./report.ts";

@@ -3,7 +3,7 @@
 // the known divergences (§8.4) are kept on purpose: they are what users see upstream.
 import { computeLiteralPrefix } from "./entry.ts";
 import { compileEntry, compileReadPathSet, type CompileContext, type CompiledEntry, type ReadPathSet } from "./compile.ts";
-import { buildQuotedList, GRANT_ERROR_PREFIX } from "./policy.ts";
+import { buildQuotedList, GRANT_ERROR_PREFIX } from "./read-path-policy.ts";
 
 /** Whether one declared entry is live under the current config. */
 export type GrantStatus = "Granted" | "NotGranted" | "Undetermined";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import type { PathFs } from "./canonicalize.ts";
-import { buildReadPathPolicy } from "./policy.ts";
+import { buildReadPathPolicy } from "./read-path-policy.ts";
 import { resolveRead, resolveWrite, type PathResolution, type ResolveContext } from "./resolve.ts";
 
 const realFs: PathFs = { realpath: (p) => fs.realpathSync.native(p) };

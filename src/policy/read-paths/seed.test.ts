@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PathFs } from "./canonicalize.ts";
-import { buildReadPathPolicy } from "./policy.ts";
+import { buildReadPathPolicy } from "./read-path-policy.ts";
 import type { ResolveContext } from "./resolve.ts";
 import { buildSeedOutsideMessage, resolveBlueprintSeedPath, resolveSeedPath } from "./seed.ts";
 

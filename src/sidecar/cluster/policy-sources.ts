@@ -8,7 +8,7 @@ import { RunPolicySchema, type RunMode, type RunPolicy } from "../../api/run-pol
 import { formatIssue, type LoadIssue } from "../../config/load-error.ts";
 import { loadAgent, loadPolicy } from "../../config/load.ts";
 import { buildMcpToolName } from "../../policy/mcp-overrides.ts";
-import { buildRunPolicy } from "../../policy/run-policy.ts";
+import { buildRunPolicy } from "../../policy/run-policy-merge.ts";
 
 /** A loaded run policy, or every problem found, named by file and key. */
 export type PolicyLoad = { ok: true; value: RunPolicy; warnings: string[] } | { ok: false; error: string };

@@ -7,7 +7,7 @@ import type { RunResumeStatus } from "../../api/status.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import type { Logger } from "../../log/logger.ts";
-import { checkResumedRunPolicy, parseResumedRunPolicy, RESUME_SNAPSHOT_KEY } from "../../sandbox/run-resume.ts";
+import { checkResumedRunPolicy, parseResumedRunPolicy, RESUME_SNAPSHOT_KEY } from "../../sandbox/resume-snapshot.ts";
 import type { PolicySource } from "./policy-sources.ts";
 
 /** A resumed snapshot as fetched: its ConfigMap, the digest the Run's status recorded, and its `run-policy.json`. */

@@ -8,7 +8,7 @@ import { API_VERSION, KIND, SIDECAR_FIELD_MANAGER } from "../../api/constants.ts
 import type { KubeClient } from "../../kube/client.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import type { Logger } from "../../log/logger.ts";
-import type { RunStatusSnapshot } from "../core/run-status.ts";
+import type { RunStatusSnapshot } from "../core/status-snapshot.ts";
 
 /** The status fields the sidecar owns, from a snapshot. */
 export function buildRunStatusPatch(snap: RunStatusSnapshot): Record<string, unknown> {

@@ -2,7 +2,7 @@ import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RunPolicySchema } from "../../api/run-policy.ts";
 import { createSidecarMetrics } from "../../metrics/sidecar-metrics.ts";
-import type { AuditEvent } from "../../policy/audit.ts";
+import type { AuditEvent } from "../../policy/gate-audit.ts";
 import type { AuditSink, DecisionRecord } from "../storage/audit-writer.ts";
 import { ApprovalContinuation, type CallPrompt } from "./approval-continuation.ts";
 import { ApprovalBook } from "./approvals.ts";

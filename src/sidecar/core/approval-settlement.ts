@@ -3,7 +3,7 @@
 // clearance for the session, or denies with upstream's records and text. Pure: the service applies it.
 import type { ApprovalDecision } from "../../api/approval.ts";
 import type { ApprovalKind } from "../../metrics/sidecar-metrics.ts";
-import type { AuditEvent, Clock } from "../../policy/audit.ts";
+import type { AuditEvent, Clock } from "../../policy/gate-audit.ts";
 import { computeGateSource, decidePermissionChoice, type RunSource } from "../../policy/decide-tool-call.ts";
 import { answerGatePrompt, type GatePromptAnswer, type PendingGate } from "../../policy/gate.ts";
 import { buildUserDeclinedMessage } from "../../policy/permissions.ts";

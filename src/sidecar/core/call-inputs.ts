@@ -7,7 +7,7 @@ import { classifyBuiltinTool } from "../../policy/classification.ts";
 import { buildLaunchOverrides, canonicalToolName, type PermissionInputs } from "../../policy/permissions.ts";
 import type { RunStage } from "../executors/shell.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
-import type { WebSearchSpec } from "../../api/policy.ts";
+import type { WebSearchSpec } from "../../api/leviath-policy.ts";
 import { isSearchBacked } from "../executors/web-search.ts";
 
 /** Tools the sidecar runs in the stage's sandbox (any spelling). */

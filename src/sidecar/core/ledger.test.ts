@@ -2,7 +2,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { RunPolicySchema } from "../../api/run-policy.ts";
 import { createSidecarMetrics } from "../../metrics/sidecar-metrics.ts";
-import type { AuditEvent } from "../../policy/audit.ts";
+import type { AuditEvent } from "../../policy/gate-audit.ts";
 import type { AuditSink, DecisionRecord } from "../storage/audit-writer.ts";
 import type { CallRecord } from "./call-records.ts";
 import { buildEnforcement } from "./enforcement.ts";

@@ -4,7 +4,7 @@
 // failure is counted. The ledger knows the policy and the stage only to fill the record: it never calls back.
 import type { DecisionSourceLabel, SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import { buildRefusalMessage, lookupRefusalSource, type RecordedRefusalCode, type RefusalMessageArgs } from "../../api/sidecar-contract.ts";
-import type { AuditEvent } from "../../policy/audit.ts";
+import type { AuditEvent } from "../../policy/gate-audit.ts";
 import type { Logger } from "../../log/logger.ts";
 import { isFileTool, listRequestedPaths, type FileToolArgs } from "../executors/file-tools.ts";
 import type { AuditSink, DecisionRecord } from "../storage/audit-writer.ts";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { WebSearchSchema } from "../../api/policy.ts";
+import { WebSearchSchema } from "../../api/leviath-policy.ts";
 import { RunPolicySchema } from "../../api/run-policy.ts";
 import { createSidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import { createResultSink } from "../core/run-result.ts";

@@ -12,7 +12,7 @@ import type { ExecutionOutcome } from "./execution-outcome.ts";
 import { executeFileTool, isFileTool, type FileToolArgs } from "./file-tools.ts";
 import { runHttpTool, type OutboundSettings } from "./http-tools.ts";
 import { runWebSearch } from "./web-search.ts";
-import type { WebSearchSpec } from "../../api/policy.ts";
+import type { WebSearchSpec } from "../../api/leviath-policy.ts";
 import { buildShellResultText, computeShellOutcome, type RunStage, type ShellExecutor } from "./shell.ts";
 
 /** An executor's key: a built-in's executor kind, or the gateway for a tool of an admin's MCP server. */

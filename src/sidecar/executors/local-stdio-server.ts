@@ -3,7 +3,7 @@
 // a minimal environment plus the server's own `env` (never the sidecar's). It lives as long as the gateway's
 // connection; killing its group ends its namespace and every process it left.
 import { spawn } from "node:child_process";
-import type { McpServer } from "../../api/policy.ts";
+import type { McpServer } from "../../api/leviath-policy.ts";
 import type { StdioProcess } from "../gateway/capped-stdio.ts";
 import type { StdioLauncher } from "../gateway/mcp-gateway.ts";
 import { buildConfinedArgv, isRootProcess, type Confinement } from "./local-confinement.ts";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import type { V1Status } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import type { McpServer } from "../../api/policy.ts";
+import type { McpServer } from "../../api/leviath-policy.ts";
 import type { PodExec } from "../../kube/pod-exec.ts";
 import { buildMcpReadFailureMessage } from "../../policy/size-caps.ts";
 import { McpGateway } from "../gateway/mcp-gateway.ts";

@@ -7,7 +7,7 @@
 // over the exec's stdin, never its command line, which the API server's audit log and the pod's /proc show.
 import { PassThrough, Writable } from "node:stream";
 import type { V1Status } from "@kubernetes/client-node";
-import type { McpServer } from "../../api/policy.ts";
+import type { McpServer } from "../../api/leviath-policy.ts";
 import type { RunPolicy } from "../../api/run-policy.ts";
 import type { PodExec } from "../../kube/pod-exec.ts";
 import type { StdioProcess } from "../gateway/capped-stdio.ts";

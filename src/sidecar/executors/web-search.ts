@@ -4,7 +4,7 @@
 // the policy's HTTP deadline. What the server returns is the result, labelled public (web content is untrusted);
 // a server that is down, a tool error and a timeout come back as an error result naming the backend, never as
 // anything else run in its place.
-import type { WebSearchSpec } from "../../api/policy.ts";
+import type { WebSearchSpec } from "../../api/leviath-policy.ts";
 import type { GatewayResult, ToolGateway } from "../core/tool-gateway.ts";
 
 /** Whether the policy names a search backend and its server is connected and lists the tool. */

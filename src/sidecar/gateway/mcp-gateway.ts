@@ -7,7 +7,7 @@
 // a dropped server's tools go at once (narrowing is always allowed). Every read is capped (capped-*.ts).
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { McpServer } from "../../api/policy.ts";
+import type { McpServer } from "../../api/leviath-policy.ts";
 import type { Logger } from "../../log/logger.ts";
 import { buildMcpToolName, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from "../../policy/mcp-overrides.ts";
 import type { GatewayResult, GatewayServerState, GatewayTool, ToolGateway } from "../core/tool-gateway.ts";

@@ -5,7 +5,7 @@
 // stdio server's env from a Secret would live in the sandbox pod: refused unless the admin opted the server in.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { McpServer } from "../../api/policy.ts";
+import type { McpServer } from "../../api/leviath-policy.ts";
 import { computeSandboxSecretEnvRefusal, MCP_VAR } from "../../policy/mcp-secret-env.ts";
 
 /** A Secret's data key (the kubelet names the files after them): anything else is never a path. */

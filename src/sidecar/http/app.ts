@@ -6,7 +6,7 @@ import { buildRefusalBody, MAX_REQUEST_BODY_BYTES } from "../../api/sidecar-cont
 import { refuse } from "./refusal-reply.ts";
 import { installRequestGuard } from "./request-guard.ts";
 import type { SidecarAppDeps } from "./app-deps.ts";
-import { buildRunStatusSnapshot, type RunStatusSnapshot } from "../core/run-status.ts";
+import { buildRunStatusSnapshot, type RunStatusSnapshot } from "../core/status-snapshot.ts";
 import { registerSeedRoutes } from "./seed-routes.ts";
 import { registerToolCallRoutes } from "./tool-call-routes.ts";
 import { registerMcpRoutes } from "../mcp/mcp-server.ts";

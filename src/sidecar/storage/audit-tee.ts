@@ -1,7 +1,7 @@
 // Every audit record, once on disk, also goes out as one JSON line under a stable key (for the cluster's log
 // pipeline: Fluent Bit, Vector, Loki collect container stdout without configuration) and to the store that
 // outlives the pod (the Run's audit ConfigMaps). A record any of them refuses refuses the call (fail closed).
-import type { AuditEvent } from "../../policy/audit.ts";
+import type { AuditEvent } from "../../policy/gate-audit.ts";
 import type { AuditSink, DecisionRecord } from "./audit-writer.ts";
 
 /** The key of every audit line on the sidecar's stdout and in the audit ConfigMaps. */

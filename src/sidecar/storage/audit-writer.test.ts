@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildAuditEvent } from "../../policy/audit.ts";
+import { buildAuditEvent } from "../../policy/gate-audit.ts";
 import { createAuditWriter, isSafeRunName } from "./audit-writer.ts";
 import { JsonLinesFile } from "./json-lines-file.ts";
 

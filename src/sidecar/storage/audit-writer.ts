@@ -4,7 +4,7 @@
 // made (permission, read paths, workdir and the gate), which upstream has no equivalent of.
 import { join } from "node:path";
 import type { DecisionSourceName } from "../../api/decision-sources.ts";
-import { formatAuditLine, type AuditEvent } from "../../policy/audit.ts";
+import { formatAuditLine, type AuditEvent } from "../../policy/gate-audit.ts";
 import { JsonLinesFile } from "./json-lines-file.ts";
 
 /** One line of `decisions.jsonl`. */

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { RuntimeKind } from "../../../src/runtimes/launch.ts";
+import type { RuntimeKind } from "../../../src/runtime/adapters/launch.ts";
 import { lastToolOutput } from "../../cli/runtime-scenario.ts";
 import { kubectl, kubectlLeviath, REPO_ROOT, waitFor } from "../../integration/harness/index.ts";
 import { startScriptedModelServer, type RecordedRequest, type ScriptedModelServer, type ScriptStep } from "../../../src/model-server/scripted-model-server.ts";

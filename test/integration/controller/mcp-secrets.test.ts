@@ -8,7 +8,7 @@ import type { V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeClient } from "../../../src/kube/client.ts";
 import { createRunStatusReporter } from "../../../src/sidecar/cluster/run-status-reporter.ts";
-import type { RunStatusSnapshot } from "../../../src/sidecar/core/run-status.ts";
+import type { RunStatusSnapshot } from "../../../src/sidecar/core/status-snapshot.ts";
 import { createLogger } from "../../../src/log/logger.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, testCluster, waitFor } from "../harness/index.ts";
 import { applyPolicy, childrenOf, conditionOf, createAgent, createRun, OURS, startTestOperator, waitForCustom, type TestOperator } from "./operator-harness.ts";

@@ -16,7 +16,7 @@ export interface ControllerProcess {
 
 function command(): string[] {
   // Prefer the real CLI once it routes `controller`; until then, the same runController through a small entry.
-  const routed = readFileSync(join(REPO_ROOT, "src/cli/run.ts"), "utf8").includes("runController");
+  const routed = readFileSync(join(REPO_ROOT, "src/cli/dispatch.ts"), "utf8").includes("runController");
   return routed ? [join(REPO_ROOT, "bin/leviath"), "controller"] : [join(REPO_ROOT, "test/integration/controller/controller-main.ts")];
 }
 

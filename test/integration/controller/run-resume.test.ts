@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunPolicy } from "../../../src/api/run-policy.ts";
 import { computeSnapshotSha256 } from "../../../src/controller/run/run-resume.ts";
-import { checkResumedRunPolicy } from "../../../src/sandbox/run-resume.ts";
+import { checkResumedRunPolicy } from "../../../src/sandbox/resume-snapshot.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster } from "../harness/index.ts";
 import { applyPolicy, createAgent, createRun, OURS, patchCustom, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator } from "./operator-harness.ts";
 

@@ -1,0 +1,38 @@
+import { CLUSTER_POLICY_NAME } from "../../api/constants.ts";
+import { EMPTY_POLICY, LeviathPolicySpecSchema, type LeviathPolicySpec } from "../../api/leviath-policy.ts";
+import { formatFieldPath } from "../conditions.ts";
+
+/** A policy that parsed, and the generation it came from. */
+export interface GoodPolicy {
+  spec: LeviathPolicySpec;
+  generation: number;
+  /** The policy object's uid: what the network probe's objects name as their owner. */
+  uid?: string;
+}
+
+/** The cluster policy as the controllers see it. */
+export type PolicyState =
+  | { kind: "absent" }
+  | ({ kind: "valid" } & GoodPolicy)
+  | { kind: "invalid"; generation: number; message: string; lastGood?: GoodPolicy };
+
+/** Parse the LeviathPolicy object (if any); an invalid one keeps the last valid generation, as upstream's last-good config. */
+export function computePolicyState(obj: { spec?: unknown; metadata?: { generation?: number; uid?: string } } | undefined, lastGood: GoodPolicy | undefined): PolicyState {
+  if (!obj) return { kind: "absent" };
+  const generation = obj.metadata?.generation ?? 0;
+  const parsed = LeviathPolicySpecSchema.safeParse(obj.spec ?? {});
+  if (parsed.success) return { kind: "valid", spec: parsed.data, generation, ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}) };
+  const issue = parsed.error.issues[0];
+  const message = issue ? `${formatFieldPath("spec", issue.path)}: ${issue.message}` : "invalid";
+  return { kind: "invalid", generation, message, ...(lastGood ? { lastGood } : {}) };
+}
+
+/**
+ * The policy to evaluate against: the valid one, else the last valid one, else (no policy object at all)
+ * upstream's defaults. `undefined` means there is an invalid policy and nothing to fall back on: fail closed.
+ */
+export function computeEffectivePolicy(state: PolicyState): { name: string; spec: LeviathPolicySpec; generation?: number; uid?: string } | undefined {
+  if (state.kind === "valid") return { name: CLUSTER_POLICY_NAME, spec: state.spec, generation: state.generation, ...(state.uid ? { uid: state.uid } : {}) };
+  if (state.kind === "invalid") return state.lastGood ? { name: CLUSTER_POLICY_NAME, ...state.lastGood } : undefined;
+  return { name: CLUSTER_POLICY_NAME, spec: EMPTY_POLICY };
+}
