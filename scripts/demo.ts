@@ -4,7 +4,7 @@
 // shows; no node runs, so pods are admitted (Pod Security `restricted` included) and never run: a Run is Pending
 // until its sandbox deadline (`spec.deadlines.sandboxReadySeconds`), then Failed.
 import { spawn, spawnSync } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { findBinary, REPO_ROOT, startControlPlane } from "../test/integration/harness/control-plane.ts";
@@ -154,9 +154,29 @@ async function until(ready: () => boolean | Promise<boolean>, what: string, time
   const deadline = Date.now() + timeoutMs;
   while (!(await ready())) {
     if (failed() || Date.now() > deadline) {
-      process.stderr.write(`demo: gave up waiting for ${what}; the controller's log (${logPath}) ends:\n${buffer}\n`);
+      process.stderr.write(`demo: gave up waiting for ${what}; the controller's log (${logPath}) ends:\n${readLogTail(40)}\n${describeLeftovers()}`);
       await shutdown(1);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
+
+/** The last `lines` lines of the controller's log (what a failed wait shows; the in-memory buffer holds only a partial line). */
+function readLogTail(lines: number): string {
+  try {
+    return readFileSync(logPath, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch (err) {
+    return `(the log could not be read: ${(err as Error).message})`;
+  }
+}
+
+/** What the Agents and Runs say so far, for a failed wait: each one's status as the API server holds it. */
+function describeLeftovers(): string {
+  try {
+    const status = (kind: string) => items(kind).map((i) => `${kind}/${i.metadata.name}: ${JSON.stringify(i.status ?? {})}`).join("\n");
+    return `${status("agents")}\n${status("runs")}\n`;
+  } catch (err) {
+    return `(the Agents and Runs could not be read: ${(err as Error).message})\n`;
+  }
+}
+
