@@ -167,10 +167,15 @@ function describeStrictProblem(schema: Record<string, unknown>, keys: readonly s
   return missing === undefined ? undefined : `In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
 }
 
+/** A key path as the services and our scripts name it: `tools[0].name`, `steps[1].calls[0]` (no leading dot). */
+export function formatKeyPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((acc, p) => (typeof p === "number" ? `${acc}[${p}]` : acc === "" ? String(p) : `${acc}.${String(p)}`), "");
+}
+
 /** Names the first zod issue the way the service names a bad parameter (`tools[0].name`) and words it. */
 export function refusalOf(error: z.ZodError): Refusal {
   const issue = error.issues[0];
-  const path = (issue?.path ?? []).reduce<string>((acc, p) => (typeof p === "number" ? `${acc}[${p}]` : acc === "" ? String(p) : `${acc}.${String(p)}`), "");
+  const path = formatKeyPath(issue?.path ?? []);
   if (issue === undefined) return { message: `Invalid '${path}': invalid`, param: path };
   return refusalOfIssue(issue, path);
 }

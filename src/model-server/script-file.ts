@@ -4,6 +4,7 @@
 // it decides nothing and knows nothing: every call it asks for still goes through the sidecar.
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { formatKeyPath } from "./openai-schemas.ts";
 import type { ModelProtocol } from "./request-check.ts";
 import type { ScriptStep, StepSource } from "./scripted-model-server.ts";
 
@@ -39,7 +40,7 @@ export function parseModelScript(text: string): ModelScript {
   // A misspelt key is the likeliest mistake, and it also makes the key it meant missing: name the typo first.
   const issue = parsed.error.issues.find((i) => i.code === "unrecognized_keys") ?? parsed.error.issues[0]!;
   const path = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path;
-  const where = path.map((seg, i) => (typeof seg === "number" ? `[${seg}]` : `${i === 0 ? "" : "."}${String(seg)}`)).join("");
+  const where = formatKeyPath(path);
   const message = issue.code === "unrecognized_keys" ? "unknown key (a step has text, calls and echo; the script has steps and repeat)" : issue.message;
   throw new Error(`${where || "the script"}: ${message}`);
 }
