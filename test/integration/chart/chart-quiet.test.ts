@@ -3,7 +3,7 @@
 // the Role it binds is refused while that Role does not exist, as the operator may not `bind` it) nor its first
 // Approval (the approval reader's binding, likewise). The chart's LeviathReconcileErrors alert stays quiet.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { parse } from "yaml";
 import { createRestrictedNamespace, deleteNamespace, helm, installCrds, kubectl, REPO_ROOT, testCluster, uniqueName, waitFor } from "../harness/index.ts";
 import { buildTestApproval } from "../approval-cluster.ts";
 import { childrenOf, createAgent, createRun, OURS } from "../controller/operator-harness.ts";
+import { writeServiceAccountKubeconfig } from "../sidecar-fixtures.ts";
 import { CHART, findManifest, parseManifests, type Manifest } from "./chart-harness.ts";
 
 const APPROVALS = { group: "leviath.dev", version: "v1alpha1", plural: "approvals" } as const;
@@ -45,15 +46,7 @@ async function startAsChart(): Promise<string> {
   const args = container.args
     .filter((a) => a !== "--metrics-secure" && !a.startsWith("--metrics-cert-dir"))
     .map((a) => (a.startsWith("--metrics-bind-address") || a.startsWith("--health-probe-bind-address") ? `${a.split("=")[0]}=127.0.0.1:0` : a));
-  const token = (await kubectl(["create", "token", FULLNAME, "--namespace", release, "--duration=1h"])).stdout.trim();
-  const cluster = testCluster().kc.getCurrentCluster()!;
-  const kubeconfig = join(mkdtempSync(join(tmpdir(), "leviath-sa-")), "kubeconfig");
-  writeFileSync(kubeconfig, JSON.stringify({
-    apiVersion: "v1", kind: "Config", "current-context": "sa",
-    clusters: [{ name: "c", cluster: { server: cluster.server, "certificate-authority-data": cluster.caData } }],
-    users: [{ name: "sa", user: { token } }],
-    contexts: [{ name: "sa", context: { cluster: "c", user: "sa", namespace: release } }],
-  }), { mode: 0o600 });
+  const kubeconfig = await writeServiceAccountKubeconfig(join(mkdtempSync(join(tmpdir(), "leviath-sa-")), "kubeconfig"), release, FULLNAME);
   controller = spawn(process.execPath, [join(REPO_ROOT, "bin/leviath"), ...args, "--kubeconfig", kubeconfig], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, KUBECONFIG: "" } });
   controller.stderr!.setEncoding("utf8").on("data", (chunk: string) => logs.push(...chunk.split("\n").filter(Boolean)));
   return waitFor(() => {
@@ -86,7 +79,12 @@ describe("a healthy Run under the chart's RBAC", { timeout: 300_000 }, () => {
       return ["Pod/quiet-engine", "Role/quiet-sidecar", "RoleBinding/quiet-sidecar"].every((r) => refs.includes(r)) ? true : undefined;
     }, { timeoutMs: 60_000, description: "the Run's pod, Role and RoleBinding" });
 
-    await testCluster().custom.createNamespacedCustomObject({ ...APPROVALS, namespace: SANDBOX, body: buildTestApproval("quiet-first", "quiet", "gate-s1", "test") });
+    // The Approval kind is served a moment after its CRD is installed (503 until then), as the API server says.
+    await waitFor(() => testCluster().custom.createNamespacedCustomObject({ ...APPROVALS, namespace: SANDBOX, body: buildTestApproval("quiet-first", "quiet", "gate-s1", "test") })
+      .then(() => true, (err: unknown) => {
+        if ((err as { code?: number }).code === 503) return false;
+        throw err;
+      }), { timeoutMs: 60_000, description: "the first Approval created" });
     await waitFor(async () => {
       const found = await kubectl(["get", "rolebinding", "quiet-approval-reader", "--namespace", SANDBOX, "-o", "name"], { allowFailure: true });
       return found.stdout.trim() !== "" ? true : undefined;
