@@ -14,10 +14,9 @@ const RECHECK_MS = 5_000;
 
 /** What a Secret's metadata says it ties, or that it is missing. */
 export type CredentialEndpointsRead = CredentialEndpoints & { readonly found: boolean };
-type Read = CredentialEndpointsRead;
 
 /** The ties to pin, or why the Run may not start yet: pure, over what was read. */
-export function decideCredentialEndpoints(runtime: unknown, read: readonly Read[]): { ok: true; ties: CredentialEndpoints[] } | { ok: false; reason: string; message: string } {
+export function decideCredentialEndpoints(runtime: unknown, read: readonly CredentialEndpointsRead[]): { ok: true; ties: CredentialEndpoints[] } | { ok: false; reason: string; message: string } {
   const missing = read.find((r) => !r.found);
   const ties = read.map(({ secretName, endpoints }) => ({ secretName, endpoints }));
   for (const target of listRunBaseUrls(runtime)) {
@@ -40,14 +39,14 @@ export async function readCredentialEndpoints(
   run: { runtime: unknown; credentials: readonly Credential[] },
 ): Promise<CredentialEndpointsRead[] | undefined> {
   if (listRunBaseUrls(run.runtime).length === 0 || run.credentials.length === 0) return undefined;
-  return Promise.all(run.credentials.map(async (c): Promise<Read> => {
+  return Promise.all(run.credentials.map(async (c): Promise<CredentialEndpointsRead> => {
     const found = await writer.readMetadata("secret", namespace, c.secretName);
     return { secretName: c.secretName, found: found !== undefined, endpoints: parseEndpointList(found?.metadata.annotations?.[CREDENTIAL_ANNOTATION.endpoints]) };
   }));
 }
 
 /** The ties to pin (undefined: nothing was read, nothing to tie), or why the Run waits: pure, over what was read. */
-export function checkCredentialEndpoints(runtime: unknown, read: readonly Read[] | undefined): { ties: CredentialEndpoints[] | undefined } | { blocked: true; phase: "Pending"; reason: string; message: string; recheckMs: number } {
+export function checkCredentialEndpoints(runtime: unknown, read: readonly CredentialEndpointsRead[] | undefined): { ties: CredentialEndpoints[] | undefined } | { blocked: true; phase: "Pending"; reason: string; message: string; recheckMs: number } {
   if (read === undefined) return { ties: undefined };
   const decided = decideCredentialEndpoints(runtime, read);
   if (decided.ok) return { ties: decided.ties };
