@@ -72,14 +72,19 @@ describe("a Run's children", () => {
     const record: { recorded?: string; accepted?: string } = {};
     await made.sync(REF, [...DESIRED, claim], { live: true, claim: record });
     expect(record.accepted).toBe("uid-r1-workspace");
-    // Planted before the Run was pinned: labels and an owner reference naming the Run, found on create or in the cache.
+    // Not on record, naming the Run as its owner, no pod yet (planted, or the operator's own left by a pass that
+    // stopped before its status write), found on create or in the cache: deleted at its uid, never mounted.
     const planted = { ...claim, metadata: { ...claim.metadata, uid: "uid-planted" } };
     for (const [what, h] of [["found on create", harness([], [planted])], ["in the cache", harness([planted])]] as const) {
       const seen: { recorded?: string; accepted?: string } = {};
-      await expect(h.sync(REF, [...DESIRED, claim], { live: true, claim: seen }), what).rejects.toThrow("PersistentVolumeClaim 'r1-workspace' exists and was not made by the operator for this Run");
-      expect(h.writes.filter((w) => w.includes("Pod/")), what).toEqual([]);
+      await expect(h.sync(REF, [...DESIRED, claim], { live: true, claim: seen }), what).rejects.toThrow("PersistentVolumeClaim 'r1-workspace' names this Run as its owner but its uid is not on record");
+      expect(h.writes.filter((w) => w.includes("Pod/") || w.includes("PersistentVolumeClaim")), what).toEqual(["delete PersistentVolumeClaim/r1-workspace"]);
       expect(seen.accepted, what).toBeUndefined();
     }
+    // Already going: not deleted again, the Run waits for it.
+    const going = harness([{ ...planted, metadata: { ...planted.metadata, deletionTimestamp: "2026-12-06T00:00:00Z" } }]);
+    await expect(going.sync(REF, [...DESIRED, claim], { live: true })).rejects.toThrow("makes the Run's own once it is gone");
+    expect(going.writes.filter((w) => w.includes("PersistentVolumeClaim") || w.includes("Pod/"))).toEqual([]);
     // Recorded: the claim with that uid is the Run's; one with another uid (deleted and planted again) is not.
     const kept = harness([planted]);
     await kept.sync(REF, [...DESIRED, claim], { live: true, claim: { recorded: "uid-planted" } });

@@ -58,13 +58,19 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
   /**
    * The Run's own workspace claim: created, or, when the cache holds it, checked to be the one recorded (its uid);
    * never one that holds its name without being the operator's for this Run (taken over, it would be mounted
-   * read-write with whatever someone put in it). Applied when it drifted. The uid accepted goes into `record`.
+   * read-write with whatever someone put in it). One that names the Run as its controller but is not on record,
+   * before any pod, is deleted so that the operator makes its own (own-claim.ts). Applied when it drifted. The uid
+   * accepted goes into `record`.
    */
-  async function ensureOwnClaim(claim: KubeObject, seen: { cached: KubeObject | undefined; startedBefore: boolean; record: OwnClaimRecord }): Promise<void> {
+  async function ensureOwnClaim(ref: RunRef, claim: KubeObject, seen: { cached: KubeObject | undefined; startedBefore: boolean; record: OwnClaimRecord }): Promise<void> {
     const { cached, startedBefore, record } = seen;
     const found = cached ? { created: false, object: cached } : await writer.createOrFind(claim);
-    const decided = decideOwnClaim(claim.metadata.name, { created: found.created, uid: found.object.metadata.uid, startedBefore }, record.recorded);
-    if (!decided.ok) throw new Error(decided.message);
+    const decided = decideOwnClaim(claim.metadata.name, { created: found.created, uid: found.object.metadata.uid, startedBefore, namesRun: isOwnedBy(found.object, ref.uid) }, record.recorded);
+    if (!decided.ok) {
+      // Deleted at its uid: a claim made under the name since is looked at again by the next pass.
+      if (decided.remake && !found.object.metadata.deletionTimestamp) await writer.delete(found.object);
+      throw new Error(decided.message);
+    }
     record.accepted = decided.uid;
     if (cached && !isInPlace(claim, cached)) await writer.apply(claim);
   }
@@ -95,7 +101,7 @@ export function createChildWriter(cache: ClusterCache, writer: ClusterWriter) {
     const once = <T>(make: () => Promise<T[]>) => pinned.then((ok) => (ok ? make() : []));
     const prerequisites = settleAll<unknown>(writes.filter((o) => POD_PREREQUISITES.has(o.kind)).map(write));
     const startedBefore = owned.some((o) => o.kind === "Pod");
-    const claims = once(() => settleAll(desired.filter(isClaim).map((c) => ensureOwnClaim(c, { cached: cachedOf(c), startedBefore, record }))));
+    const claims = once(() => settleAll(desired.filter(isClaim).map((c) => ensureOwnClaim(ref, c, { cached: cachedOf(c), startedBefore, record }))));
     const rest = writes.filter((o) => !POD_PREREQUISITES.has(o.kind) && !isClaim(o));
     // A RoleBinding after its Role: creating a binding to a Role the operator may not `bind` is checked against the
     // Role's rules, and the server refuses it (not found) while that Role does not exist yet.

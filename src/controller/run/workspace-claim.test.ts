@@ -44,13 +44,15 @@ describe("decideWorkspaceClaim", () => {
     expect(decideWorkspaceClaim(facts({}))).toBeUndefined();
   });
 
-  it("refuses any claim under the Run's own claim name before the Run is pinned, whatever its owner reference says", () => {
+  it("refuses a claim under the Run's own claim name that does not name the Run, and leaves one that does to the pass that makes the claim", () => {
     const refused = {
       reason: "WorkspaceInUse", message: "spec.workspace: PersistentVolumeClaim 'notes-workspace' exists and was not made by the operator for this Run; the Run waits until it is gone",
     };
     expect(decideWorkspaceClaim(facts({ existing: { thisRun: false } }))).toEqual(refused);
-    // Planted with an ownerReference naming this Run's uid: the operator makes its claim only once the Run is pinned.
-    expect(decideWorkspaceClaim(facts({ existing: { madeFor: "notes", thisRun: true } }))).toEqual(refused);
+    expect(decideWorkspaceClaim(facts({ existing: { madeFor: "other", thisRun: false } }))).toEqual(refused);
+    // Naming this Run's uid as its controller (the operator's claim left by a pass that stopped before recording
+    // its uid, or a planted one): never mounted unless its uid is on record, else deleted and made again (own-claim.ts).
+    expect(decideWorkspaceClaim(facts({ existing: { madeFor: "notes", thisRun: true } }))).toBeUndefined();
   });
 
   it("refuses a named claim the policy does not list", () => {

@@ -1,8 +1,8 @@
 // Which PersistentVolumeClaim a Run may work in, checked once when it is pinned. The workspace is mounted
 // read-write into the sidecar, the agent and every sandbox pod, so a Run's creator must not pick the claim behind
 // an admin's read-path volume or another Run's workspace. A Run works in the claim the operator makes for it
-// (`<run>-workspace`, made once the Run is pinned, so a claim under that name before then is never the operator's,
-// whatever its owner reference says; afterwards it is recognised by its uid, own-claim.ts) or in one the LeviathPolicy lists as
+// (`<run>-workspace`, recognised by the uid its create was given, own-claim.ts; a claim under that name that does not
+// name the Run as its controller keeps it waiting) or in one the LeviathPolicy lists as
 // `<namespace>/<claim>` in `spec.ceilings.workspaceClaims`, never one a policy volume or another Run holds.
 // (Where it is mounted is checked by the Run's schema: /workspace or below, api/run.ts.)
 import { GROUP, KIND } from "../../api/constants.ts";
@@ -72,8 +72,9 @@ export function decideWorkspaceClaim(f: WorkspaceClaimFacts): WorkspaceRefusal |
   const volume = f.policyClaims.find((p) => p.claimName === claim);
   if (volume) return { reason: REASON.refusedByPolicy, message: `${what} backs the LeviathPolicy's ${volume.field}; a workspace never mounts a policy volume's claim` };
   if (f.claimName === undefined) {
-    // Checked only before the Run is pinned, when the operator has made no claim for it yet.
-    if (f.existing) return { reason: REASON.workspaceInUse, message: `${what} exists and was not made by the operator for this Run; the Run waits until it is gone` };
+    // Checked only before the Run is pinned. One that names this Run as its controller is left to the pass that
+    // makes the Run's claim: never mounted unless its uid is on record, else deleted and made again (own-claim.ts).
+    if (f.existing && !f.existing.thisRun) return { reason: REASON.workspaceInUse, message: `${what} exists and was not made by the operator for this Run; the Run waits until it is gone` };
     return undefined;
   }
   if (f.existing?.madeFor !== undefined && !f.existing.thisRun) {

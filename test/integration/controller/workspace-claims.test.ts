@@ -55,6 +55,20 @@ async function expectRefused(run: string, reason: string, message: string): Prom
   expect(conditionOf(refused, "PolicyResolved")).toMatchObject({ status: "False", reason, message });
 }
 
+/**
+ * The planted claim (its uid) is deleted, never mounted: the Run records the uid of the claim the operator made in
+ * its place, and that is the one its pods mount.
+ */
+async function expectRemade(run: string, planted: string): Promise<void> {
+  const name = `${run}-workspace`;
+  const settled = await waitForRunStatus(run, (r) => typeof r.status?.["workspaceClaimUid"] === "string", `Run ${run} to record its own claim`);
+  expect(settled.status?.["workspaceClaimUid"]).not.toBe(planted);
+  const claim = await testCluster().core.readNamespacedPersistentVolumeClaim({ namespace, name });
+  expect(claim.metadata?.uid).toBe(settled.status?.["workspaceClaimUid"]);
+  await expect.poll(async () => (await podsOf(run)).length, { timeout: 30_000 }).toBeGreaterThan(0);
+  for (const mounted of await mountedClaims(run)) expect(mounted).toBe(name);
+}
+
 /** The admin's policy: a read path backed by the claim `design-docs`, and the workspace claims it lists. */
 const applyPolicyListing = (claims: string[]) => applyPolicy({
   readPaths: { volumes: [{ path: "/data/design", volume: { persistentVolumeClaim: { claimName: "design-docs" } } }] },
@@ -142,21 +156,15 @@ describe("a Run's workspace", () => {
     }
   });
 
-  it("is never a claim planted under the Run's own name while it waited unpinned, owner reference and labels included", async () => {
+  it("is never a claim planted under the Run's own name while it waited unpinned, owner reference and labels included: it is deleted and the operator makes its own", async () => {
     await createRun(namespace, "victim", { agentRef: { name: "not-yet" } });
     await waitForRunStatus("victim", (r) => conditionOf(r, "PolicyResolved")?.reason === "AgentNotFound", "the Run to wait for its Agent");
-    await plantClaim("victim");
+    const planted = await plantClaim("victim");
     await createAgent(namespace, "not-yet", { sandbox: { kind: "container", image: "alpine:3" } });
-    const message = "spec.workspace: PersistentVolumeClaim 'victim-workspace' exists and was not made by the operator for this Run; the Run waits until it is gone";
-    const refused = await waitForRunStatus("victim", (r) => conditionOf(r, "PolicyResolved")?.message === message || conditionOf(r, "PolicyResolved")?.status === "True", "the planted claim refused");
-    expect(refused.status?.phase).toBe("Pending");
-    expect(conditionOf(refused, "PolicyResolved")).toMatchObject({ status: "False", reason: "WorkspaceInUse", message });
-    // Its only "child" is the planted claim (it names the Run as owner): no pod, nothing the operator wrote.
-    expect((await childrenOf(namespace, "victim")).map((c) => c.ref)).toEqual(["PersistentVolumeClaim/victim-workspace"]);
-    expect(await mountedClaims("victim")).toEqual([]);
+    await expectRemade("victim", planted);
   });
 
-  it("is never a claim planted after the Run was pinned and before the operator made its own: its pods wait, naming the claim", async () => {
+  it("is never a claim planted after the Run was pinned and before the operator made its own: it is deleted and the operator makes its own", async () => {
     const enforcement = (spec: Record<string, unknown> | undefined) => testCluster().objects.patch(
       { apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec: { networkEnforcement: spec ?? { verify: false } } },
       undefined, undefined, "leviath-test-enforcement", true, "application/apply-patch+yaml");
@@ -170,18 +178,19 @@ describe("a Run's workspace", () => {
     await enforcement(undefined);
     // A pinned Run is not brought back by a policy change: poke it until a pass has met the claim.
     let pokes = 0;
-    const stuck = await waitFor(async () => {
+    await waitFor(async () => {
       const r = await readCustom("runs", namespace, "pinned");
-      if (String(conditionOf(r, "ChildrenFailure")?.message ?? "").includes("pinned-workspace")) return r;
+      if (typeof r.status?.["workspaceClaimUid"] === "string") return r;
       await patchCustom("runs", namespace, "pinned", { metadata: { annotations: { "test/poke": String(++pokes) } } });
       return undefined;
-    }, { timeoutMs: 30_000, description: "the Run to refuse the planted claim" });
-    expect(conditionOf(stuck, "ChildrenFailure")?.message).toContain("PersistentVolumeClaim 'pinned-workspace' exists and was not made by the operator for this Run");
-    expect(stuck.status?.["workspaceClaimUid"]).toBeUndefined();
-    expect(await mountedClaims("pinned")).toEqual([]);
-    // The planted claim was left as it was: not taken over, not deleted.
-    const claim = await testCluster().core.readNamespacedPersistentVolumeClaim({ namespace, name: "pinned-workspace" });
-    expect(claim.metadata?.uid).toBe(planted);
+    }, { timeoutMs: 30_000, intervalMs: 500, description: "the Run to make its own claim" });
+    await expectRemade("pinned", planted);
+  });
+
+  it("is not deleted when it does not name the Run: the Run waits, naming it, and the claim is left as it was", async () => {
+    const claim = await testCluster().core.readNamespacedPersistentVolumeClaim({ namespace, name: "planted-workspace" });
+    expect(claim.metadata?.deletionTimestamp).toBeUndefined();
+    expect(conditionOf(await readCustom("runs", namespace, "planted"), "PolicyResolved")?.reason).toBe("WorkspaceInUse");
   });
 
   it("records the uid of the claim the operator made, which is the one its pods mount", async () => {
