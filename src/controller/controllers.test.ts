@@ -32,7 +32,7 @@ describe("the controller declarations", () => {
   });
 
   it("name each controller once, in the order their workers start", () => {
-    expect(CONTROLLERS.map((c) => c.name)).toEqual(["agent", "run", "policy", "approval"]);
+    expect(CONTROLLERS.map((c) => c.name)).toEqual(["agent", "run", "policy", "approval", "records"]);
   });
 
   it("bring back only the unpinned Runs of an Agent, and the live Runs of a namespace", () => {

@@ -5,7 +5,7 @@ import type { ErrorKind } from "../kube/errors.ts";
 import { registerBuildInfo } from "./build-info-gauge.ts";
 
 /** The controllers, as a closed label set. */
-export type ControllerName = "agent" | "run" | "policy" | "approval" | "pool";
+export type ControllerName = "agent" | "run" | "policy" | "approval" | "pool" | "records";
 /** Reconcile outcomes, as controller-runtime labels them. */
 export type ReconcileOutcome = "success" | "error" | "requeue_after";
 /** Write verbs the controller makes, as a closed label set. */
@@ -47,7 +47,7 @@ export interface ControllerMetrics {
 type NetworkEnforcementState = NetworkEnforcementStatus["state"];
 const ENFORCEMENT_STATES: readonly NetworkEnforcementState[] = ["Verified", "NotEnforced", "Unknown"];
 
-const CONTROLLERS = ["agent", "run", "policy", "approval", "pool"] as const satisfies readonly ControllerName[];
+const CONTROLLERS = ["agent", "run", "policy", "approval", "pool", "records"] as const satisfies readonly ControllerName[];
 
 /** controller-runtime's reconcile-time buckets (pkg/internal/controller/metrics). */
 export const RECONCILE_TIME_BUCKETS = [

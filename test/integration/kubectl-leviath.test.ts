@@ -218,7 +218,23 @@ describe("kubectl leviath", () => {
     expect(approved.stdout).toContain("applied: allowOnce");
     const forbidden = await plugin(["audit", RUN, "--kubeconfig", approver]);
     expect(forbidden.code).toBe(1);
-    expect(forbidden.stderr).toMatch(/^kubectl leviath audit: .*configmaps is forbidden: User "system:serviceaccount:[^"]+:approver"/);
+    expect(forbidden.stderr).toMatch(/^kubectl leviath audit: .*configmaps "ask-run-audit-000" is forbidden: User "system:serviceaccount:[^"]+:approver"/);
+    // Bound to the Role the controller keeps (get on exactly the Runs' record ConfigMaps), the approver reads the
+    // audit, and still no other ConfigMap of the namespace.
+    await waitFor(async () => {
+      const role = await kubectl(["get", "role", "leviath-run-records", "-n", namespace, "-o", "json"], { allowFailure: true });
+      const rules = role.exitCode === 0 ? (JSON.parse(role.stdout) as { rules?: { resourceNames?: string[] }[] }).rules : undefined;
+      return rules?.[0]?.resourceNames?.includes(`${RUN}-audit-000`) ? true : undefined;
+    }, { description: "the leviath-run-records Role to name the Run's first audit chunk" });
+    await kubectl(["create", "rolebinding", "records", "-n", namespace, "--role=leviath-run-records", `--serviceaccount=${namespace}:approver`]);
+    const readable = await waitFor(async () => {
+      const r = await plugin(["audit", RUN, "-o", "json", "--kubeconfig", approver]);
+      return r.code === 0 ? r : undefined;
+    }, { description: "the approver to read the audit through leviath-run-records" });
+    expect(readable.stdout).toContain('"call_id":"o1"');
+    const other = await kubectl(["get", "configmap", `${RUN}-approvals`, "--kubeconfig", approver], { allowFailure: true });
+    expect(other.exitCode).toBe(1);
+    expect(other.stderr).toContain("forbidden");
     expect(await client.waitForCall("o2", "submit_output", 60)).toMatchObject({ decision: "run" });
     const fromConfigMap = await waitFor(async () => {
       const r = await plugin(["result", RUN, "-n", namespace]);

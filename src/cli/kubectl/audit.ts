@@ -18,7 +18,9 @@ export const AUDIT_HELP = `Usage: kubectl leviath audit RUN [-f] [-o table|json]
 The audit records of Run RUN, in the order its sidecar wrote them, from its ConfigMaps RUN-audit-000, -001, ...
 Only what the sidecar recorded in the Run's status.audit (each ConfigMap's size and SHA-256) is shown; a
 ConfigMap under an audit name that it did not write, or that changed since, is named in a warning on stderr and
-not shown. They stay readable after the pod is gone, until the Run is deleted.
+not shown. They stay readable after the pod is gone, until the Run is deleted. Needs get on those ConfigMaps:
+the namespace's Role leviath-run-records grants exactly that (bind it to the people who read audits); with list
+on ConfigMaps too, ConfigMaps under an audit name the record does not vouch for are also named.
 
 Options:
   -f, --follow          keep printing records as the sidecar writes them, until the Run ends (Succeeded,
@@ -69,7 +71,12 @@ export function buildAuditRow(line: AuditLine): string[] {
  */
 export async function readAuditChunks(ctx: PluginContext, run: RunObject): Promise<ReadChunk[]> {
   const selector = `${LABEL.run}=${buildLabelValue(run.metadata.name)},${LABEL.component}=audit`;
-  const list = await ctx.client.request<{ items: ConfigMapObject[] }>("GET", buildPath(RESOURCES.configMap, ctx.namespace), { query: { labelSelector: selector } });
+  // Without `list` on ConfigMaps (the namespace's `leviath-run-records` Role grants `get` by name only), the chunks
+  // the ledger names are read one by one, and ConfigMaps under an audit name it does not name are not seen at all.
+  const list = await ctx.client.request<{ items: ConfigMapObject[] }>("GET", buildPath(RESOURCES.configMap, ctx.namespace), { query: { labelSelector: selector } }).catch((err: unknown) => {
+    if (err instanceof KubeApiError && err.code === 403) return { items: [] };
+    throw err;
+  });
   const found = new Map<string, string | undefined>(list.items.map((cm) => [cm.metadata.name, cm.data?.[AUDIT_CHUNK_KEY]]));
   const ledger = run.status?.audit?.chunks ?? [];
   // One the sidecar recorded but whose labels someone took off is read by name.

@@ -11,8 +11,8 @@ export const DESCRIBE_HELP = `Usage: kubectl leviath describe RUN
 
 Run RUN on one screen: its phase and message, what it is pinned to, its conditions, stage, taint and sandbox
 pods, the prompts it waits on (id, tool, target: what 'kubectl leviath approve RUN ID' answers), its decisions
-counted by source, its result, and its last refusals from the audit (read when you may list ConfigMaps; 'kubectl
-leviath why RUN CALL' explains one).
+counted by source, its result, and its last refusals from the audit (read when you may read its audit ConfigMaps, as the namespace's Role
+leviath-run-records grants; 'kubectl leviath why RUN CALL' explains one).
 `;
 
 /** Refusals the screen shows at most. */

@@ -21,8 +21,8 @@ clearance and target) and the smallest change that would allow it, as a snippet 
 the Agent. CALL is a call id from 'kubectl leviath audit RUN' (call_id=...); without it, the last call whose last
 decision was a refusal or a prompt.
 
-It reads the Run's audit ConfigMaps (list on configmaps, as 'audit') and its run policy (ConfigMap RUN-policy; when
-that cannot be read, the layer that set a permission is not named).
+It reads the Run's audit ConfigMaps (as 'audit') and its run policy (ConfigMap RUN-policy; when that cannot be read,
+the layer that set a permission is not named): the namespace's Role leviath-run-records grants get on both.
 
 Options:
   --syntax yaml|toml   snippets for the LeviathPolicy and the Agent (yaml, the default), or for upstream's

@@ -90,12 +90,20 @@ describe("a healthy Run under the chart's RBAC", { timeout: 300_000 }, () => {
       return found.stdout.trim() !== "" ? true : undefined;
     }, { timeoutMs: 60_000, description: "the approval reader's binding" });
 
-    // Both controllers reconciled the Run and the Approval (and wrote what each binding needs) without one error.
+    // The records Role names the pinned Run's snapshot, written under the chart's RBAC.
+    await waitFor(async () => {
+      const role = await kubectl(["get", "role", "leviath-run-records", "--namespace", SANDBOX, "-o", "json"], { allowFailure: true });
+      return role.exitCode === 0 && role.stdout.includes('"quiet-policy"') ? true : undefined;
+    }, { timeoutMs: 60_000, description: "the leviath-run-records Role naming quiet-policy" });
+
+    // The controllers reconciled the Run and the Approval (and wrote what each binding needs) without one error.
     expect(await sample('controller_runtime_reconcile_total{controller="run",')).toBeGreaterThan(0);
+    expect(await sample('controller_runtime_reconcile_total{controller="records",')).toBeGreaterThan(0);
     expect(await sample('controller_runtime_reconcile_total{controller="approval",')).toBeGreaterThan(0);
     const errors = logs.filter((l) => (JSON.parse(l) as { level?: string }).level === "error");
     expect(await sample('controller_runtime_reconcile_errors_total{controller="run"}'), errors.join("\n")).toBe(0);
     expect(await sample('controller_runtime_reconcile_errors_total{controller="approval"}'), errors.join("\n")).toBe(0);
+    expect(await sample('controller_runtime_reconcile_errors_total{controller="records"}'), errors.join("\n")).toBe(0);
     expect(errors).toEqual([]);
   });
 });
