@@ -171,6 +171,13 @@ describe("kubectl leviath", () => {
     expect(table.stdout).toMatch(/^TIME\s+FILE\s+TOOL\s+DECISION\s+SOURCE\s+DETAIL$/m);
     expect(table.stdout).toMatch(/^\S+Z\s+stages\/\S+\s+shell\s+allow\s+\S+\s+.*call_id=s1\b.*approval_reason=a listing is fine/m);
     expect((await plugin(["audit", RUN, "-o", "yaml", "-n", namespace])).code).toBe(2);
+    // One row per call: s1 was asked, answered by a person, then allowed; its records read as one story.
+    const story = await plugin(["audit", RUN, "-o", "calls", "-n", namespace]);
+    expect(story.code, story.stderr).toBe(0);
+    expect(story.stdout).toMatch(/^TIME\s+CALL\s+TOOL\s+DECISION\s+STORY$/m);
+    const s1 = story.stdout.split("\n").filter((l) => /^\S+Z\s+s1\s/.test(l));
+    expect(s1).toHaveLength(1);
+    expect(s1[0]).toMatch(/\s+shell\s+allow\s+permission ask \(\S+\) → .*allow \(user_allow_once\)/);
   });
 
   it("follows the audit with -f: the records written so far, then each one the sidecar appends, once", async () => {

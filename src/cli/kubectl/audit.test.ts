@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeClient } from "../../kube/client.ts";
 import { computeChunkDigest } from "../../sidecar/storage/audit-digests.ts";
-import { buildAuditRow, parseAuditLines, runAudit } from "./audit.ts";
+import { buildAuditRow, buildCallRow, groupAuditByCall, parseAuditLines, runAudit, type AuditLine } from "./audit.ts";
 import { buildPendingRows } from "./pending.ts";
 
 describe("audit and pending rows", () => {
@@ -11,6 +11,21 @@ describe("audit and pending rows", () => {
     const lines = parseAuditLines(text);
     expect(lines).toEqual([{ run: "r", file: "stages/0/decisions.jsonl", record }]);
     expect(buildAuditRow(lines[0]!)).toEqual(["2026-01-01T00:00:00Z", "stages/0/decisions.jsonl", "shell", "allow", "user_allow_once", "call_id=s1 approval_reason=fine"]);
+  });
+
+  it("tells each call as one story: the permission's ask, the person's answer, the gate's decision, in order", () => {
+    const at = (file: string, record: Record<string, unknown>): AuditLine => ({ run: "r", file, record: { timestamp: 1767225600, tool_name: "shell", ...record } });
+    const lines = [
+      at("stages/0/decisions.jsonl", { call_id: "s1", decision: "ask", decision_source: "tool_permission" }),
+      at("stages/0/decisions.jsonl", { call_id: "r1", tool_name: "read_file", decision: "allow", decision_source: "read_path" }),
+      at("stages/0/decisions.jsonl", { call_id: "s1", decision: "allow", decision_source: "user_allow_once", approved_by: "ana" }),
+      at("stages/0/taint_audit.jsonl", { call_id: "s1", decision: "allow", decision_source: "taint_public" }),
+      at("stages/0/decisions.jsonl", { decision: "allow", tool_name: "seed" }),
+    ];
+    const stories = groupAuditByCall(lines);
+    expect(stories.map((st) => [st.id, st.lines.length])).toEqual([["s1", 3], ["r1", 1], [undefined, 1]]);
+    expect(buildCallRow(stories[0]!)).toEqual(["2026-01-01T00:00:00Z", "s1", "shell", "allow", "permission ask (tool_permission) → permission allow (user_allow_once) by ana → gate allow (taint_public)"]);
+    expect(buildCallRow(stories[2]!)).toEqual(["2026-01-01T00:00:00Z", "", "seed", "allow", "permission allow"]);
   });
 
   it("shows a gate's whole question in the pending table", () => {

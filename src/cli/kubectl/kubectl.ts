@@ -6,7 +6,7 @@ import { createKubeClient, loadKubeConfig } from "../../kube/client.ts";
 import { parseCommandArgs } from "../args.ts";
 import { EXIT, UsageError, type CliIo } from "../io.ts";
 import { APPROVE_HELP, parseDecision, runApprove } from "./approve.ts";
-import { AUDIT_HELP, runAudit } from "./audit.ts";
+import { AUDIT_HELP, parseAuditOutput, runAudit } from "./audit.ts";
 import { DESCRIBE_HELP, runDescribe } from "./describe.ts";
 import { PENDING_HELP, runPending } from "./pending.ts";
 import type { PluginContext } from "./plugin-context.ts";
@@ -32,7 +32,7 @@ Commands:
   pending [-A] [--watch]                 the prompts Runs wait on, with the id to answer
   approve RUN [PROMPT] --once|--stage|--run|--deny [--reason TEXT]
                                          answer a prompt with an Approval and wait for the outcome
-  audit RUN [-f] [-o table|json]         the Run's audit records, in order (-f: as they are written)
+  audit RUN [-f] [-o table|calls|json]   the Run's audit records, in order (-f: as they are written)
   result RUN                             the Run's result (status.result)
   wait RUN [--for PHASE] [--timeout D]   wait for a terminal phase; exit 0 only on Succeeded
   why RUN [CALL] [--syntax yaml|toml]    the rule that refused or asked a call, and the smallest change
@@ -85,9 +85,8 @@ function dispatch(name: CommandName, pos: string[], v: Values, open: () => Plugi
       return runApprove(open(), { run: pos[0]!, prompt: pos[1], decision, reason: str("reason"), timeoutMs });
     }
     case "audit": {
-      const output = str("output") ?? "table";
-      if (output !== "table" && output !== "json") throw new UsageError(`-o '${output}' is not table or json`);
-      return runAudit(open(), { run: pos[0]!, output, follow: v["follow"] === true });
+      const follow = v["follow"] === true;
+      return runAudit(open(), { run: pos[0]!, output: parseAuditOutput(str("output"), follow), follow });
     }
     case "result":
       return runResult(open(), pos[0]!);
