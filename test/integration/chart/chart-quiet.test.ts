@@ -1,7 +1,7 @@
 // A healthy Run reconciled by `leviath controller` with the chart's own RBAC (its ServiceAccount's token, as in
 // chart-install.test.ts) counts no reconcile error and logs none: neither its start (a RoleBinding written before
 // the Role it binds is refused while that Role does not exist, as the operator may not `bind` it) nor its first
-// Approval (the approval reader's binding, likewise). The chart's LeviathReconcileErrors alert stays quiet.
+// Approval (the approval reader's binding, likewise). None of the chart's alerts would fire on its metrics (promtool).
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +12,7 @@ import { createRestrictedNamespace, deleteNamespace, helm, installCrds, kubectl,
 import { buildTestApproval } from "../approval-cluster.ts";
 import { childrenOf, createAgent, createRun, OURS } from "../controller/operator-harness.ts";
 import { writeServiceAccountKubeconfig } from "../sidecar-fixtures.ts";
+import { findFiringAlerts } from "./alerts-quiet.ts";
 import { CHART, findManifest, parseManifests, type Manifest } from "./chart-harness.ts";
 
 const APPROVALS = { group: "leviath.dev", version: "v1alpha1", plural: "approvals" } as const;
@@ -71,6 +72,8 @@ describe("a healthy Run under the chart's RBAC", { timeout: 300_000 }, () => {
       return lines.length === 0 ? Number.NaN : lines.reduce((n, l) => n + Number(l.split(" ").pop()), 0);
     };
     await waitFor(async () => (await sample("leader_election_master_status{")) === 1, { timeoutMs: 60_000, description: "the lease" });
+    const scrape = async () => (await fetch(`http://${metrics}/metrics`)).text();
+    const first = await scrape();
 
     await createAgent(SANDBOX, "notes-digest", agentSpec);
     await createRun(SANDBOX, "quiet", { agentRef: { name: "notes-digest" } });
@@ -105,5 +108,9 @@ describe("a healthy Run under the chart's RBAC", { timeout: 300_000 }, () => {
     expect(await sample('controller_runtime_reconcile_errors_total{controller="approval"}'), errors.join("\n")).toBe(0);
     expect(await sample('controller_runtime_reconcile_errors_total{controller="records"}'), errors.join("\n")).toBe(0);
     expect(errors).toEqual([]);
+    // The chart's alerts, evaluated by promtool on this controller's two scrapes as Prometheus would label them,
+    // as if it went on doing what it did meanwhile for 40 minutes: none fires.
+    const target = { namespace: release, pod: `${FULLNAME}-0` };
+    expect(await findFiringAlerts({ first, last: await scrape() }, target, { release: RELEASE, namespace: release })).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { createControllerMetrics } from "../../../src/metrics/controller-metrics.ts";
 import { createSidecarMetrics } from "../../../src/metrics/sidecar-metrics.ts";
+import { findFiringAlerts } from "./alerts-quiet.ts";
 import { CHART, findManifest, findPromtool, parseManifests, renderChart, type Manifest } from "./chart-harness.ts";
 
 type RuleGroup = { name: string; rules: { alert?: string; record?: string; expr: string; for?: string; annotations?: Record<string, string> }[] };
@@ -82,6 +83,23 @@ describe("the PrometheusRule", () => {
     expect(used).toEqual(expect.arrayContaining(["leviath_sidecar_decisions_total", "leviath_sidecar_pending_approvals", "leviath_reconcile_errors_total"]));
     for (const name of used) expect(exposed.has(name), name).toBe(true);
   });
+});
+
+describe("the alerts on what a process exported", () => {
+  it("stay quiet on a healthy controller's scrapes, and LeviathReconcileErrors fires once reconcile errors grow (the check can fail)", async () => {
+    const at = { release: "leviath-operator", namespace: "leviath-system" };
+    const target = { namespace: "leviath-system", pod: "leviath-operator-0" };
+    const scrape = (errors: number) => [
+      "# TYPE leviath_reconcile_errors_total counter",
+      `leviath_reconcile_errors_total{controller="run",error_kind="transient"} ${errors}`,
+      'leader_election_master_status{name="leviath-operator"} 1',
+      'workqueue_depth{name="run"} 0',
+    ].join("\n");
+    expect(await findFiringAlerts({ first: scrape(0), last: scrape(0) }, target, at)).toEqual([]);
+    expect(await findFiringAlerts({ first: scrape(0), last: scrape(3) }, target, at)).toEqual(["LeviathReconcileErrors"]);
+    // No leader among the scraped processes: its alert fires too.
+    expect(await findFiringAlerts({ first: "", last: 'leader_election_master_status{name="leviath-operator"} 0' }, target, at)).toEqual(["LeviathOperatorNoLeader"]);
+  }, 120_000);
 });
 
 describe("the alerts' runbooks", () => {
