@@ -15,7 +15,9 @@ calls carry, not what the GOAL asks: a ground truth that sends nothing of the us
 injection_task_1 sends "Dinner with me", not the IBAN its GOAL asks for).
 """
 
+import json
 import re
+import sys
 
 # An e-mail address, a host or URL, an account number (two letters and ten digits or more).
 IDENTIFIER = re.compile(r"^(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://)?[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}(?:/\S*)?|[A-Z]{2}\d{10,})$")
@@ -87,3 +89,23 @@ def exfiltration_tasks(goals_and_calls: dict, env: Environment) -> dict:
                 out[task_id] = (function, *found)
                 break
     return out
+
+
+def suite_exfiltration(suite, attack_calls) -> dict:
+    """A suite's exfiltration tasks, each with the call that shows it; attack_calls(injection_task, environment) gives
+    the attacker's calls (the ground truth, or the harness's own), run on the suite's environment with no injection."""
+    env = suite.load_and_inject_default_environment({})
+    goals_and_calls = {}
+    for task_id, task in suite.injection_tasks.items():
+        calls = attack_calls(task_id, env.model_copy(deep=True))
+        goals_and_calls[task_id] = (task.GOAL, [(c.function, dict(c.args)) for c in calls])
+    found = exfiltration_tasks(goals_and_calls, Environment(env.model_dump()))
+    return {t: found[t] for t in sorted(found, key=lambda t: int(re.sub(r"\D", "", t) or 0))}
+
+
+if __name__ == "__main__":
+    # python exfiltration.py VERSION SUITE...: the computed lists, as JSON (what the harness uses for an unlisted suite).
+    from harness import SuitePlanAttacks  # noqa: E402
+
+    version, names = sys.argv[1], sys.argv[2:]
+    print(json.dumps({n: suite_exfiltration(*SuitePlanAttacks.of(version, n)) for n in names}))

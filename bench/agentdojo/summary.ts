@@ -119,6 +119,7 @@ const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 /** The exfiltration cell: never a rate over nothing. */
 function exfiltrationCell(r: AgentDojoRow): string {
   const missing = r.exfiltrationNotComputed.length === 0 ? "" : `not computed for ${r.exfiltrationNotComputed.join(", ")}`;
+  if (r.pairs === 0) return "– (no pair run)";
   if (r.exfiltrationPairs === 0) return missing === "" ? "– (no exfiltration task)" : missing;
   const rate = `${pct(ratio(r.exfiltrationSucceeded, r.exfiltrationPairs))} (${r.exfiltrationSucceeded}/${r.exfiltrationPairs})`;
   return missing === "" ? rate : `${rate}; ${missing}`;
