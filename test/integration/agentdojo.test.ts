@@ -145,7 +145,7 @@ describe("a run of `npm run bench -- agentdojo` that cannot go on", () => {
     const packs = join(dir, "packs-empty");
     mkdirSync(packs);
     const r = bench(["--packs", packs, "--suites", "banking"]);
-    expect(r).toEqual({ status: 2, stderr: [`agentdojo: no pack for suite 'banking': ${join(packs, "banking", "config.toml")} is missing`], left: [] });
+    expect(r).toEqual({ status: 2, stderr: [`agentdojo: no pack for suite 'banking': ${join(packs, "banking", "config.toml")} is missing (a pack is config.toml and policy.toml, or one LeviathPolicy in policy.yaml)`], left: [] });
   });
 
   it("says in one line a suite the installed AgentDojo does not ship, naming those it does", () => {
