@@ -2,7 +2,8 @@
 // (bench/agentdojo/harness.py, in a cached virtual environment with AgentDojo from PyPI) replays every user task and
 // every user × injection pair of each suite it is given a pack for through real sidecars, in three modes; this prints
 // one table (suite × mode → ASR, utility, autonomy, asks per task) and writes bench/results/agentdojo.json.
-// Options: --packs DIR (one pack per suite, DIR/<suite>/config.toml, policy.toml, rules/; default examples/agentdojo)
+// Options: --packs DIR (one pack per suite: DIR/<suite>/config.toml, policy.toml, rules/, or DIR/<suite>/policy.yaml, a
+// LeviathPolicy; default examples/agentdojo)
 // --suites a,b (any the installed AgentDojo ships; default: each one DIR holds a pack for)
 // --modes gate-off,unattended,interactive  --pairs suite:user:injection,...  --order at-hijack|after-user
 // --user-tasks user_task_0,... (a part of a suite, to run parts side by side and merge them with --report)
