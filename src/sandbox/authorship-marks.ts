@@ -3,7 +3,7 @@
 // writer of a kind may set them, so the chart's `<release>-authorship` ValidatingAdmissionPolicy lets only the
 // operator's ServiceAccount set, change or remove them (and a Run's sidecar only on the audit and result ConfigMaps
 // its Role names). The policy is YAML the API server runs; these lists are what it must hold, and
-// `test/integration/chart/chart-render.test.ts` checks the rendered policy against them.
+// `test/integration/chart/chart-authorship.test.ts` checks the rendered policy against them.
 import { APPROVAL_ANNOTATION, FIELD_MANAGER, GROUP, LABEL, SIDECAR_FIELD_MANAGER } from "../api/constants.ts";
 import { ANNOTATION, COMPONENT } from "./names.ts";
 import { PROBE_LABEL, PROBE_ROLE_LABEL } from "./network-probe.ts";

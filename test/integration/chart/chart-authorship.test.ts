@@ -5,17 +5,22 @@
 // sidecar's ServiceAccount and its `<run>-policy` with the operator's marks, and is refused by `<release>-authorship`,
 // which names the marks; another Run's sidecar may not write the victim's audit. The operator's ServiceAccount makes
 // the same objects, the Run's own sidecar writes its audit and result through the sidecar's own code, and the garbage
-// collector still orphans a marked child. On main (07ff6e1) every planted object was admitted.
+// collector still orphans a marked child; the controller's start check reads the policy as the chart's ServiceAccount.
+// The rendered policy holds the lists of src/sandbox/authorship-marks.ts. On main (07ff6e1) every planted object was
+// admitted.
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { API_VERSION } from "../../../src/api/constants.ts";
 import { createKubeClient, loadKubeConfig } from "../../../src/kube/client.ts";
+import { checkAuthorshipPolicy } from "../../../src/controller/authorship-policy.ts";
 import { createClusterRecords } from "../../../src/sidecar/cluster/cluster-records.ts";
+import { buildAuthorshipPolicyName, formatCelList, MARKED_RESOURCES, SIDECAR_MARKS, TRUSTED_ANNOTATIONS, TRUSTED_LABELS, TRUSTED_MANAGERS, TRUSTED_OWNER_GROUP } from "../../../src/sandbox/authorship-marks.ts";
 import { buildAuditChunkName, buildChildMeta, buildChildNames, buildOwnerReference, buildSandboxPodName, type RunRef } from "../../../src/sandbox/names.ts";
 import { buildRole, buildRoleBinding, buildServiceAccount } from "../../../src/sandbox/run-objects.ts";
 import { makeTempDir } from "../../cli/sidecar-harness.ts";
-import { writeSidecarKubeconfig } from "../sidecar-fixtures.ts";
+import { writeServiceAccountKubeconfig, writeSidecarKubeconfig } from "../sidecar-fixtures.ts";
 import { helm, kubectl, testCluster, waitFor } from "../harness/index.ts";
-import { CHART, useTestRelease } from "./chart-harness.ts";
+import { allows, CHART, findManifest, parseManifests, renderChart, rulesOf, useTestRelease, type Manifest } from "./chart-harness.ts";
 
 const fixture = useTestRelease("authorship");
 const SANDBOX = fixture.sandbox;
@@ -67,6 +72,43 @@ beforeAll(async () => {
     return r.exitCode !== 0 && r.stderr.includes(POLICY) ? r : undefined;
   }, { timeoutMs: 30_000, description: "the authorship policy to take effect" });
 }, 300_000);
+
+describe("the authorship admission policy as rendered", () => {
+  type Policy = Manifest & { spec: { failurePolicy: string; matchConstraints: { resourceRules: { apiGroups: string[]; operations: string[]; resources: string[] }[] }; variables: { name: string; expression: string }[] } };
+  type Binding = Manifest & { spec: { policyName: string; validationActions: string[]; matchResources?: { namespaceSelector: { matchExpressions: { key: string; operator: string; values: string[] }[] } } } };
+  const NAME = buildAuthorshipPolicyName("leviath-operator");
+
+  it("holds the marks and guards the kinds src/sandbox/authorship-marks.ts lists, for the operator's ServiceAccount, failing closed", async () => {
+    const ms = parseManifests(await renderChart("leviath-operator", "leviath-system"));
+    const policy = findManifest(ms, "ValidatingAdmissionPolicy", NAME) as Policy;
+    const variable = (name: string) => policy.spec.variables.find((v) => v.name === name)?.expression;
+    expect(policy.spec.failurePolicy).toBe("Fail");
+    expect([variable("trustedLabels"), variable("trustedManagers"), variable("trustedAnnotations"), variable("trustedOwnerGroup")])
+      .toEqual([formatCelList(TRUSTED_LABELS), formatCelList(TRUSTED_MANAGERS), formatCelList(TRUSTED_ANNOTATIONS), `'${TRUSTED_OWNER_GROUP}'`]);
+    expect(variable("operator")).toBe(`variables.user == 'system:serviceaccount:leviath-system:leviath-operator'`);
+    for (const shape of ["sidecarShaped", "oldSidecarShaped"]) {
+      for (const part of [formatCelList(SIDECAR_MARKS.labels), formatCelList(SIDECAR_MARKS.components), `'${SIDECAR_MARKS.manager}'`]) expect(variable(shape)).toContain(part);
+    }
+    const rules = policy.spec.matchConstraints.resourceRules;
+    expect(rules.map((r) => ({ group: r.apiGroups.join(), resources: r.resources }))).toEqual(MARKED_RESOURCES);
+    expect(rules.every((r) => r.operations.join() === "CREATE,UPDATE")).toBe(true);
+    // The controller reads it at start, by name, and nothing else of the cluster's admission policies.
+    expect((findManifest(ms, "Deployment") as Manifest & { spec: { template: { spec: { containers: { args: string[] }[] } } } }).spec.template.spec.containers[0]!.args).toContain(`--authorship-policy=${NAME}`);
+    const read = rulesOf(findManifest(ms, "ClusterRole", "leviath-operator-read"));
+    expect(allows(read, "admissionregistration.k8s.io", "validatingadmissionpolicies", "get", NAME)).toBe(true);
+    expect(allows(read, "admissionregistration.k8s.io", "validatingadmissionpolicybindings", "get", NAME)).toBe(true);
+    expect(allows(read, "admissionregistration.k8s.io", "validatingadmissionpolicies", "get", "leviath-operator-resume")).toBe(false);
+  });
+
+  it("is bound with Deny in the namespaces the operator writes in, or in every namespace with rbac.scope=cluster", async () => {
+    const binding = async (args: string[]) => findManifest(parseManifests(await renderChart("leviath-operator", "leviath-system", args)), "ValidatingAdmissionPolicyBinding", NAME) as Binding;
+    const namespaced = await binding(["--set", "rbac.namespaces={team-a,leviath-sandbox}"]);
+    expect([namespaced.spec.policyName, namespaced.spec.validationActions]).toEqual([NAME, ["Deny"]]);
+    expect(namespaced.spec.matchResources?.namespaceSelector.matchExpressions).toEqual([{ key: "kubernetes.io/metadata.name", operator: "In", values: ["leviath-sandbox", "team-a"] }]);
+    const cluster = await binding(["--set", "rbac.scope=cluster"]);
+    expect(cluster.spec.matchResources).toBeUndefined();
+  });
+});
 
 describe("a namespace editor, against the chart's authorship policy", () => {
   it("may not plant a Run's sandbox pod with the operator's label and an owner reference naming the Run", async () => {
@@ -149,5 +191,18 @@ describe("the operator and the sidecars, under the same policy", () => {
       return (cm.metadata.ownerReferences ?? []).length === 0 ? "none" : undefined;
     }, { timeoutMs: 60_000, description: "the garbage collector to orphan the Run's ConfigMap" });
     expect(owners).toBe("none");
+  });
+});
+
+describe("the controller's check at start, as the chart's ServiceAccount", () => {
+  it("finds the policy in force, and not once its binding is gone, saying which is missing", async () => {
+    const ns = fixture.namespace();
+    const kubeconfig = await writeServiceAccountKubeconfig(join(makeTempDir("leviath-authorship-sa-"), "operator.kubeconfig"), ns, fixture.fullname);
+    const client = createKubeClient(loadKubeConfig(kubeconfig));
+    expect(await checkAuthorshipPolicy(client, POLICY)).toEqual({ inForce: true, message: `the authorship admission policy ${POLICY} is in force: only the operator sets the marks it recognises its objects by` });
+    await kubectl(["delete", "validatingadmissionpolicybinding", POLICY]);
+    const gone = await checkAuthorshipPolicy(client, POLICY);
+    expect(gone.inForce).toBe(false);
+    expect(gone.message).toContain(`the authorship admission policy ${POLICY} is not in force (no ValidatingAdmissionPolicyBinding of that name)`);
   });
 });
