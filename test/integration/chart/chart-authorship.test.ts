@@ -180,7 +180,7 @@ describe("the operator and the sidecars, under the same policy", () => {
     expectRefused(await createAs(attacker, asOperator), attacker, "create", `ConfigMap ${SANDBOX}/other-audit-000`, ["label app.kubernetes.io/managed-by=leviath-operator"]);
   });
 
-  it("let the garbage collector orphan a marked child when its Run is deleted with orphan propagation", async () => {
+  it("let the garbage collector orphan a marked child when its Run is deleted with orphan propagation, and mark nothing", async () => {
     const run = await createRun("orphaning");
     const child = { apiVersion: "v1", kind: "ConfigMap", metadata: buildChildMeta(run, "agent", { name: buildChildNames(run.name).configMap, component: "run-policy" }), data: {} };
     const made = await createAs(operator, child);
@@ -191,6 +191,10 @@ describe("the operator and the sidecars, under the same policy", () => {
       return (cm.metadata.ownerReferences ?? []).length === 0 ? "none" : undefined;
     }, { timeoutMs: 60_000, description: "the garbage collector to orphan the Run's ConfigMap" });
     expect(owners).toBe("none");
+    // The garbage collector's identity removes marks, and adds none.
+    const gc = "system:serviceaccount:kube-system:generic-garbage-collector";
+    const mark = await kubectl(["label", "configmap", "team-notes", "-n", SANDBOX, "leviath.dev/run=orphaning", "--as", gc], { allowFailure: true });
+    expectRefused(mark, gc, "change", `ConfigMap ${SANDBOX}/team-notes`, ["label leviath.dev/run=orphaning"]);
   });
 });
 
