@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import { DEFAULT_APPROVAL_TTL_MS } from "../controller/approval/approval-decision.ts";
 import { join } from "node:path";
 import { issueCertificate } from "../controller/admission/x509.ts";
+import { checkAuthorshipPolicy, reportAuthorshipPolicy } from "../controller/authorship-policy.ts";
 import { createMetricsAuthorizer } from "../controller/metrics-auth.ts";
 import { ensureSidecarMetricsToken } from "../controller/sidecar-metrics-token.ts";
 import type { MetricsSecurity } from "../controller/http-apps.ts";
@@ -48,7 +49,12 @@ Options:
                                        its creation when it names no Run, an earlier Run, or is invalid; any other goes
                                        with its Run (default ${DEFAULT_APPROVAL_TTL_MS / 1000})
   --warm-pools                         keep the LeviathPolicy's spec.pools of unbound engine pods, and let a Run that
-                                       matches a pool adopt a ready one (bound late; docs/controller.md, Warm pools)
+                                       matches a pool adopt a ready one (bound late; docs/controller.md, Warm pools);
+                                       they stay off when the --authorship-policy named is not in force
+  --authorship-policy NAME             the ValidatingAdmissionPolicy (and its binding, of the same name) that lets only
+                                       this controller's identity set the marks it recognises its objects by (the
+                                       chart's <release>-authorship); read once at start, and the log says whether
+                                       it is in force (docs/security.md, Authorship). Without it nothing is checked
   --log-level LEVEL                    ${LOG_LEVELS.join(", ")} (default info)
 ${WEBHOOK_HELP}`;
 
@@ -70,6 +76,7 @@ const OPTIONS = {
   "runtime-image": { type: "string" },
   "approval-ttl": { type: "string" },
   "warm-pools": { type: "boolean" },
+  "authorship-policy": { type: "string" },
   "log-level": { type: "string" },
   ...WEBHOOK_OPTIONS,
 } as const;
@@ -179,6 +186,9 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
   const stopped = new Promise<void>((resolve) => (wake = resolve));
   const tokenSecret = v["sidecar-metrics-token-secret"];
   const sidecarMetricsTokenSha256 = tokenSecret === undefined ? undefined : await ensureSidecarMetricsToken(client, namespace, tokenSecret);
+  const authorshipPolicy = v["authorship-policy"];
+  const authorship = authorshipPolicy === undefined ? undefined : await checkAuthorshipPolicy(client, authorshipPolicy);
+  const warmPools = reportAuthorshipPolicy(log, authorship, v["warm-pools"] === true);
   const operator = await startOperator({
     client,
     log,
@@ -190,7 +200,7 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
     probeAddress,
     webhook,
     approvalTtlMs,
-    warmPools: v["warm-pools"] === true,
+    warmPools,
     leaderElection: v["leader-elect"] ? buildLeaderElection(v["leader-election-id"], { namespace, env: io.env, lease }) : undefined,
     onLostLeadership: () => {
       lost = true;

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../kube/objects.ts";
-import type { ResourceName } from "../kube/resources.ts";
+import { RESOURCES, type ResourceName } from "../kube/resources.ts";
+import { MARKED_RESOURCES } from "../sandbox/authorship-marks.ts";
 import { approvalController } from "./approval/approval-controller.ts";
 import type { ClusterCache } from "./cluster-port.ts";
 import { CONTROLLERS } from "./controllers.ts";
 import { policyController } from "./leviath-policy/policy-controller.ts";
+import { poolController } from "./pool/pool-controller.ts";
 import { runController } from "./run/run-controller.ts";
 
 const obj = (kind: string, namespace: string | undefined, name: string, extra: Record<string, unknown> = {}): KubeObject =>
@@ -54,5 +56,13 @@ describe("the controller declarations", () => {
     relay.metadata.ownerReferences = [{ apiVersion: "leviath.dev/v1alpha1", kind: "Run", name: "pinned", uid: "u" }];
     expect([...watch(approvalController, "configMap").keys(relay, cache)]).toEqual(["a/yes"]);
     expect([...watch(approvalController, "configMap").keys(obj("ConfigMap", "a", "pinned-policy"), cache)]).toEqual([]);
+  });
+});
+
+describe("the chart's authorship policy", () => {
+  it("guards every kind a controller owns, and the Approvals the controller binds", () => {
+    const owned: ResourceName[] = [...new Set([...CONTROLLERS, poolController].flatMap((c) => c.owns ?? [])), "approval"];
+    const guarded = (name: ResourceName) => MARKED_RESOURCES.some((m) => m.group === RESOURCES[name].group && m.resources.includes(RESOURCES[name].plural));
+    expect(owned.filter((name) => !guarded(name))).toEqual([]);
   });
 });

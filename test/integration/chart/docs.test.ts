@@ -11,6 +11,7 @@ import { parse, stringify } from "yaml";
 import { APPROVAL_TEMPLATE, fillApprovalTemplate, findBinary, helm, installCrds, kubectl, REPO_ROOT, testCluster, waitFor } from "../harness/index.ts";
 import { OURS } from "../controller/operator-harness.ts";
 import { freePorts } from "../harness/loopback.ts";
+import { writeServiceAccountKubeconfig } from "../sidecar-fixtures.ts";
 import { applyStream, findPromtool } from "./chart-harness.ts";
 
 const DOCS = ["README.md", "docs/quickstart.md", "docs/concepts.md", "docs/security.md", "docs/operations.md", "docs/metrics.md"];
@@ -79,7 +80,9 @@ async function startControllerInPodsStead(): Promise<void> {
   }
   [webhookPort] = await freePorts(1) as [number];
   await pointWebhook("loopback");
-  controller = spawn(process.execPath, [join(REPO_ROOT, "bin/leviath"), "controller", "--kubeconfig", testCluster().kubeconfigPath,
+  // As the chart's ServiceAccount, as its pod would: only that identity may mark the Run's children (the authorship policy).
+  const kubeconfig = await writeServiceAccountKubeconfig(join(mkdtempSync(join(tmpdir(), "leviath-docs-")), "operator.kubeconfig"), "leviath-system", "leviath-operator");
+  controller = spawn(process.execPath, [join(REPO_ROOT, "bin/leviath"), "controller", "--kubeconfig", kubeconfig,
     "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--runtime-image", "registry.example/leviath-runtime:1",
     "--webhook-bind-address", `127.0.0.1:${webhookPort}`, "--webhook-secret", "leviath-system/leviath-operator-webhook-tls",
     "--webhook-configuration", WEBHOOK_CONFIGURATION, "--webhook-hosts", "127.0.0.1"], { stdio: "ignore", env: { ...process.env, KUBECONFIG: "" } });
