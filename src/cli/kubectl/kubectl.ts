@@ -86,7 +86,8 @@ function dispatch(name: CommandName, pos: string[], v: Values, open: () => Plugi
     }
     case "audit": {
       const follow = v["follow"] === true;
-      return runAudit(open(), { run: pos[0]!, output: parseAuditOutput(str("output"), follow), follow });
+      const output = parseAuditOutput(str("output"), follow);
+      return runAudit(open(), { run: pos[0]!, output, follow });
     }
     case "result":
       return runResult(open(), pos[0]!);
