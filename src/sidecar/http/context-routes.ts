@@ -30,7 +30,8 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
   app.get("/v1/context/taint", async () => ({
     tracking: deps.policy.current().runPolicy.taint.tracking,
     level: session.context.level(),
-    integrity: session.integrity.integrity(),
+    // Only where the policy enforces integrity: a policy without it answers as before.
+    ...(deps.policy.current().runPolicy.integrity.enforce ? { integrity: session.integrity.integrity() } : {}),
     regions: regions(),
   }));
 
