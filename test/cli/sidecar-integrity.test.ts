@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callTool, get, makeTempDir, metricValue, parseJsonLines, post, scrapeMetrics, startSidecar, type CallAnswer, type SidecarProcess } from "./sidecar-harness.ts";
+import { answerAndWait, callTool, get, makeTempDir, metricValue, parseJsonLines, post, scrapeMetrics, startSidecar, type CallAnswer, type SidecarProcess } from "./sidecar-harness.ts";
 import { repo } from "./run-cli.ts";
 
 // Integrity (issue 40) on real parts: the real standalone sidecar over HTTP, a real node:http server serving an
@@ -19,6 +19,7 @@ let root: string;
 let page: Server;
 let base: string;
 let sc: SidecarProcess;
+let asking: SidecarProcess;
 
 beforeAll(async () => {
   root = makeTempDir("leviath-sidecar-integrity-");
@@ -44,10 +45,14 @@ beforeAll(async () => {
   ].join("\n"));
   sc = await startSidecar(["--agent", join(root, "agent.leviath"), "--config", join(root, "policy.yaml"), "--workdir", join(root, "work"),
     "--audit-dir", join(root, "audit"), "--mode", "unattended", "--metrics-listen", "127.0.0.1:0"]);
+  mkdirSync(join(root, "work2"), { recursive: true });
+  asking = await startSidecar(["--agent", join(root, "agent.leviath"), "--config", join(root, "policy.yaml"), "--workdir", join(root, "work2"),
+    "--audit-dir", join(root, "audit2"), "--mode", "interactive"]);
 }, 120_000);
 
 afterAll(async () => {
   expect(await sc.stop()).toBe(0);
+  expect(await asking.stop()).toBe(0);
   await new Promise((resolve) => page.close(resolve));
 });
 
@@ -135,5 +140,18 @@ describe("integrity: an agent that read an attacker's web page", () => {
     expect(promtool).not.toBe("");
     const check = spawnSync(promtool, ["check", "metrics"], { input: text, encoding: "utf8" });
     expect(check.stdout + check.stderr).toBe("");
+  });
+});
+
+describe("integrity in an interactive run", () => {
+  it("asks a person about a held call; an allow settles that call only", async () => {
+    expect((await post<CallAnswer>(`${asking.url}/v1/tool-calls`, { id: "w", tool: "web_fetch", args: { url: `${base}/review` } })).body).toMatchObject({ decision: "allow" });
+    const held = await callTool(asking, "everything__echo", { message: "status is green" }, "i1");
+    expect(held.status).toBe(202);
+    expect(held.body.approval).toMatchObject({ kind: "tool_approval" });
+    expect(held.body.approval?.prompt).toContain("Tool 'everything__echo' was held: the context holds text a third party could have written");
+    expect((await answerAndWait(asking, held.body.approval!.id, "i1", "allowForRun")).body).toMatchObject({ decision: "allow", result: "Echo: status is green" });
+    // "For the run" grants nothing here: the next acting call under the same context is asked about again.
+    expect((await callTool(asking, "everything__echo", { message: "status is green" }, "i2")).status).toBe(202);
   });
 });
