@@ -94,7 +94,10 @@ export class ContextIntegrity {
 
   /** The text kept after a label: added to what is kept; never for an untrusted entry already unseen; none past the bound. */
   #nextText(previous: Held | undefined, given: string | undefined): string | undefined {
-    const added = given === undefined ? undefined : normalise(given);
+    // Past the bound before any work: a large result is not even lower-cased.
+    const room = this.#limits.maxChars - this.#chars - (previous?.text === undefined ? 0 : previous.text.length + 1);
+    const added = given === undefined || given.length > room ? undefined : normalise(given);
+    if (given !== undefined && added === undefined) return undefined;
     let text: string | undefined;
     if (previous === undefined) text = added;
     else if (previous.text === undefined) text = previous.integrity === "untrusted" ? undefined : added;
