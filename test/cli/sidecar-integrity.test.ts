@@ -155,3 +155,23 @@ describe("integrity in an interactive run", () => {
     expect((await callTool(asking, "everything__echo", { message: "status is green" }, "i2")).status).toBe(202);
   });
 });
+
+describe("an upstream config.toml, imported unchanged", () => {
+  it("keeps upstream's semantics: nothing is held after the page, and /v1/context/taint answers as before", async () => {
+    const dir = join(root, "upstream");
+    mkdirSync(join(dir, "work"), { recursive: true });
+    writeFileSync(join(dir, "config.toml"), [
+      "[security]", "allow_local_network = true",
+      "[tool_permissions]", "web_fetch = 'allow'", "everything__echo = 'allow'",
+      "[[mcp_servers]]", "name = 'everything'", `command = ${JSON.stringify(process.execPath)}`, `args = [${JSON.stringify(EVERYTHING)}, 'stdio']`, "",
+    ].join("\n"));
+    const up = await startSidecar(["--agent", join(root, "agent.leviath"), "--config", join(dir, "config.toml"), "--workdir", join(dir, "work"), "--audit-dir", join(dir, "audit"), "--mode", "unattended"]);
+    try {
+      expect((await post<CallAnswer>(`${up.url}/v1/tool-calls`, { id: "u1", tool: "web_fetch", args: { url: `${base}/review` } })).body).toMatchObject({ decision: "allow" });
+      expect((await callTool(up, "everything__echo", { message: "boss@corp.example" }, "u2")).body).toMatchObject({ decision: "allow", result: "Echo: boss@corp.example" });
+      expect((await get(`${up.url}/v1/context/taint`)).body).toEqual({ tracking: false, level: "public", regions: expect.any(Array) });
+    } finally {
+      expect(await up.stop()).toBe(0);
+    }
+  });
+});
