@@ -212,11 +212,14 @@ export const ToolCallBodySchema = z.object({
   entry: EntryRefSchema.optional(),
 });
 
+/** The most text one entry (a reported result's `content`, a labelled entry's `text`) carries for argument provenance. */
+export const MAX_ENTRY_TEXT_CHARS = 1_048_576;
+
 /** `POST /v1/tool-calls/{id}/result`. */
 export const ResultBodySchema = z.object({
   entry: EntryRefSchema.optional(),
   /** The result's text, for argument provenance (issue 40); without it an untrusted result counts as unseen (fails closed). */
-  content: z.string().max(1_048_576).optional(),
+  content: z.string().max(MAX_ENTRY_TEXT_CHARS).optional(),
 }).default({});
 
 /** `GET /v1/tool-calls/{id}?wait=SECONDS`. */
@@ -230,7 +233,7 @@ export const ContextEntriesBodySchema = z.strictObject({
     /** `model`: written by the model (labelled at the current taint); `input`: task text, user input, seeds (public). */
     source: z.enum(["model", "input"]),
     /** The entry's text, for argument provenance (issue 40): an input's is trusted text, a model write's has the context's integrity. */
-    text: z.string().max(1_048_576).optional(),
+    text: z.string().max(MAX_ENTRY_TEXT_CHARS).optional(),
   })).min(1).max(10_000),
 });
 
