@@ -42,4 +42,25 @@ describe("leviath policy test --integrity", () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("--provenance names 'command', which is not an argument of --args");
   });
+
+  it("reads [integrity] and an override's effect from policy.toml (ours: an upstream file has neither), and refuses an unknown key", () => {
+    const toml = join(dir, "policy.toml");
+    writeFileSync(toml, [
+      "[integrity]", "enforce = true", "on_hold = 'deny'", "[[integrity.allowlist]]", "tool = 'bank__send_money'", "to = ['GB29NWBK60161331926819']",
+      "[[integrity.rules]]", "name = 'known-payee'", "expression = 'args_provenance.recipient == \"trusted\" && args.amount <= 10.0'",
+      "[mcp_overrides.bank__send_money]", "target = 'recipient'", "effect = 'reach'",
+      "[mcp_overrides.bank__get_balance]", "effect = 'read'", "integrity = 'trusted'", "",
+    ].join("\n"));
+    const held = leviath(["policy", "test", "bank__send_money", "--args", ARGS("US133000000121212121212"), "--integrity", "untrusted", "--provenance", "recipient=trusted", "--policy", toml, "--json"]);
+    expect(held.stderr).toBe("");
+    expect(JSON.parse(held.stdout).integrity).toMatchObject({ verdict: { kind: "held", finding: { reason: "untrusted-context" } } });
+    const small = leviath(["policy", "test", "bank__send_money", "--args", JSON.stringify({ recipient: "US133000000121212121212", amount: 5 }), "--integrity", "untrusted", "--provenance", "recipient=trusted", "--policy", toml, "--json"]);
+    expect(JSON.parse(small.stdout).integrity).toMatchObject({ verdict: { kind: "rule", name: "known-payee" } });
+    const read = leviath(["policy", "test", "bank__get_balance", "--args", "{}", "--integrity", "untrusted", "--policy", toml, "--json"]);
+    expect(JSON.parse(read.stdout).integrity).toMatchObject({ effect: "read", verdict: { kind: "pass" } });
+    writeFileSync(toml, "[integrity]\nenforce = true\nenforced = true\n");
+    const bad = leviath(["policy", "test", "shell", "--policy", toml]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain("[integrity] has unknown key 'enforced'");
+  });
 });
