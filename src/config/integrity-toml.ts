@@ -2,10 +2,11 @@
 // `[integrity]` maps onto a LeviathPolicy's spec.integrity and `[mcp_overrides.<tool>]` takes `integrity`, `effect`
 // and `check_targets` beside upstream's fields; the schema checks the values and names the field.
 import { isTable, type TomlDoc } from "./toml-source.ts";
+import type { IntegrityPolicySpec } from "../api/integrity-policy.ts";
 import type { LoadIssue } from "./load-error.ts";
 
 /** The keys of `[integrity]`, snake_case as upstream's files spell keys, to spec.integrity's. */
-const INTEGRITY_KEYS: Readonly<Record<string, string>> = {
+const INTEGRITY_KEYS: Readonly<Record<string, keyof IntegrityPolicySpec>> = {
   enforce: "enforce", workdir: "workdir", read_paths: "readPaths", on_hold: "onHold", check_targets: "checkTargets", allowlist: "allowlist", rules: "rules", provenance: "provenance",
 };
 const PROVENANCE_KEYS: Readonly<Record<string, string>> = { max_chars: "maxChars", min_value_length: "minValueLength" };
