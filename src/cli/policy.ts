@@ -175,7 +175,7 @@ function runTest(argv: string[], io: CliIo): number {
   const result = computePolicyTest({ tool, target: values.target, args, taint: taint.value, allowlist: allowlistOf(policy), overrides: overridesOf(policy), rules });
   for (const d of [...rules.diagnostics, ...result.ruleDiagnostics]) io.stderr(`warning: rule '${d.rule}' has no opinion (${d.kind}): ${d.message}\n`);
   for (const w of result.warnings) io.stderr(`warning: ${w.message}\n`);
-  const integrity = integrityFlags === undefined ? undefined : runIntegrityTest(policy, { tool, args: args ?? {}, ...integrityFlags, taint: taint.value, outbound: result.direction === "outbound" }, io);
+  const integrity = integrityFlags === undefined ? undefined : runIntegrityTest(policy, { tool, args: args ?? {}, target: values.target, ...integrityFlags, taint: taint.value, outbound: result.direction === "outbound" }, io);
   if (values.json) {
     const { warnings: _w, ruleDiagnostics: _d, ...plain } = result;
     const extra = integrity === undefined ? {} : { integrity: { effect: integrity.effect, context: integrityFlags?.integrity, verdict: integrity.outcome.verdict, argsProvenance: integrity.outcome.argsProvenance } };

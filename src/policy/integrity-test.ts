@@ -14,6 +14,8 @@ import { extractCallTargets, listTargetArguments, TARGETLESS_TOOLS, type ToolArg
 export interface IntegrityTestInput {
   readonly tool: string;
   readonly args: ToolArgs;
+  /** `--target` without `--args`: the call's one target. */
+  readonly target?: string | undefined;
   readonly integrity: IntegrityLevel;
   /** Argument name to where its value came from (`none` when not named). */
   readonly provenance: Readonly<Record<string, Provenance>>;
@@ -59,7 +61,7 @@ export function computeIntegrityTest(input: IntegrityTestInput): IntegrityTestRe
   const classification = resolveIntegrityClassification(input.tool, override, input.checkTargets);
   const outcome = evaluateIntegrityGate({
     tool: input.tool, classification, outbound: input.outbound, args: input.args, taint: input.taint,
-    targets: extractCallTargets(input.tool, input.args, override?.target),
+    targets: input.target === undefined ? extractCallTargets(input.tool, input.args, override?.target) : { target: input.target, targets: [input.target] },
     targetArguments: listTargetArguments(input.tool, input.args, override?.target),
     targetless: TARGETLESS_TOOLS.has(input.tool),
     context: buildView(input), policy: { ...input.policy, enforce: true },

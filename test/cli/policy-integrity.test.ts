@@ -63,4 +63,11 @@ describe("leviath policy test --integrity", () => {
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain("[integrity] has unknown key 'enforced'");
   });
+
+  it("takes --target for a call given without --args, as the taint dry run does", () => {
+    const r = leviath(["policy", "test", "bank__send_money", "--target", "GB29NWBK60161331926819", "--integrity", "untrusted", "--policy", POLICY, "--json"]);
+    expect(JSON.parse(r.stdout).integrity).toMatchObject({ verdict: { kind: "allowlist", index: 0 } });
+    const other = leviath(["policy", "test", "bank__send_money", "--target", "US133000000121212121212", "--integrity", "untrusted", "--policy", POLICY, "--json"]);
+    expect(JSON.parse(other.stdout).integrity).toMatchObject({ verdict: { kind: "held", finding: { reason: "untrusted-context", targets: ["US133000000121212121212"] } } });
+  });
 });
