@@ -12,6 +12,7 @@ import { createSidecarMetrics } from "../src/metrics/sidecar-metrics.ts";
 import { EMPTY_RULE_SET, type CompiledRuleSet } from "../src/policy/cel-rules.ts";
 import { compileRules } from "../src/policy/cel-library.ts";
 import { ContextTaint } from "../src/policy/context-taint.ts";
+import { ContextIntegrity } from "../src/policy/context-integrity.ts";
 import { decideToolCall, type ToolCallDecision } from "../src/policy/decide-tool-call.ts";
 import type { AllowlistRule } from "../src/policy/allowlist.ts";
 import { buildReadPathPolicy, resolveRead, type PathFs, type ResolveContext } from "../src/policy/read-paths/index.ts";
@@ -62,6 +63,27 @@ function callInput(allowlist: readonly AllowlistRule[], rules: CompiledRuleSet, 
 export function gateCall(allowlist: readonly AllowlistRule[], rules: CompiledRuleSet, tool: string, target: string | undefined) {
   const input = callInput(allowlist, rules, tool, target);
   return (i: number) => decideToolCall(input(i));
+}
+
+/**
+ * An acting call (http_post to an allowlisted host, so the taint gate lets it through) decided with the integrity step
+ * on: the context holds the Run's task (trusted) and, with `pageChars` > 0, a web page of that many characters
+ * (untrusted), over which every argument's provenance is computed.
+ */
+export function integrityCall(pageChars: number) {
+  const allow: AllowlistRule[] = [{ tool: "http_post", to: ["*.example.com"], channel: [], maxSensitivity: "private" }];
+  const input = callInput(allow, EMPTY_RULE_SET, "http_post", undefined);
+  const context = new ContextIntegrity({ maxChars: 1_048_576, minValueLength: 4 });
+  context.label("task", "t", "trusted", { text: "Post the weekly summary to https://hooks.example.com/weekly as JSON, then tell the team." });
+  if (pageChars > 0) context.label("web", "p", "untrusted", { tool: "web_fetch", text: "lorem ipsum dolor sit amet ".repeat(Math.ceil(pageChars / 27)).slice(0, pageChars) });
+  const args = { url: "https://hooks.example.com/weekly", body: JSON.stringify({ summary: "all green this week", items: 12 }) };
+  const integrity = {
+    context, policy: { enforce: true, onHold: "ask" as const, checkTargets: false, allowlist: [], taintAllowlist: allow, rules: EMPTY_RULE_SET },
+  };
+  return (i: number) => {
+    const base = input(i);
+    return decideToolCall({ ...base, gate: { ...base.gate, args }, args, integrity });
+  };
 }
 
 /** A read_file call's whole decision: permission, its path resolved on `context` (real realpath), then the gate. */
@@ -127,6 +149,9 @@ function gateRows(tree: SidecarTree, n: number): Row[] {
     ["gate: outbound, allowlist match", gateCall(allow, EMPTY_RULE_SET, "http_post", "hooks.example.com"), "run allowlist", "the existing row"],
     ["gate: outbound, decided by a CEL rule (2 rules)", gateCall([], rules, "send_email", "ops@corp.example"), "run rule", "first rule false, second true"],
     ["gate: outbound, blocked, prompt built", gateCall(allow, rules, "http_post", "evil.example.net"), "ask-gate prompt", "allowlist and both rules miss"],
+    ["gate + integrity: acting call, trusted context (task only)", integrityCall(0), "run allowlist", "provenance of 2 arguments over the task's text"],
+    ["gate + integrity: acting call held, untrusted 4 KiB page", integrityCall(4096), "ask-integrity allowlist", "provenance over the task and the page; prompt built"],
+    ["gate + integrity: acting call held, untrusted 256 KiB page", integrityCall(262_144), "ask-integrity allowlist", "a quarter of the default provenance cap (1 MiB)"],
     [
       "read_file in the workdir: permission, read path (realpath), gate", readFileCall(workdir, "src/app/lib/core/index.ts"),
       "run not-outbound", "the whole decision of the whole-call row",

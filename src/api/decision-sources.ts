@@ -30,6 +30,12 @@ export const DECISION_SOURCES = {
   user_allow_once: gate,
   user_always_allow: gate,
   user_denied: gate,
+  // The integrity gate's (issue 40): a held call refused, or let through by the untrusted-context allowlist, an
+  // integrity rule, or a yolo run's waiver.
+  integrity_held: call,
+  integrity_allowlist: call,
+  integrity_rule: call,
+  integrity_waived: call,
   // The sidecar's own steps on a call, before and around the gate.
   taint_disabled: call,
   permission_deny: call,

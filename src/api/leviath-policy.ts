@@ -4,6 +4,7 @@ import { RUNTIME_KINDS } from "./runtime-kinds.ts";
 import { RuntimeTemplatesSchema } from "./runtime-templates.ts";
 import { AgentKeySchema, LevelSchema, ObjectNameSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
 import { PoolsSchema } from "./pools.ts";
+import { IntegrityPolicySchema, ToolIntegrityFields } from "./integrity-policy.ts";
 
 /** A mount the admin makes reachable to sandboxes (blueprint mounts are intersected with these paths). */
 export const PolicyMountSchema = z.strictObject({
@@ -87,6 +88,7 @@ export const ToolOverrideSchema = z.strictObject({
   clearance: LevelSchema.optional().describe("The most sensitive data the tool may carry out without the gate asking."),
   target: ToolTargetSchema.optional()
     .describe("A tool that is not built in (an MCP server's <server>__<tool>, a script tool): the arguments that name where a call acts, so allowlist and CEL rules can match it by target. Built-in tools keep their own rule."),
+  ...ToolIntegrityFields,
 }).describe("A classification override (upstream's [mcp_overrides.<tool>]); only the fields set replace the built-in ones.");
 
 /** policy.toml: allowlist rules, CEL rules and classification overrides. */
@@ -242,6 +244,8 @@ export const LeviathPolicySpecSchema = z.strictObject({
   pools: PoolsSchema.default([]),
   mcpServers: z.array(McpServerSchema).refine((s) => new Set(s.map((x) => x.name)).size === s.length, { message: "two MCP servers have the same name" }).default([]).describe("MCP servers every Run reaches through its sidecar, each call taint-gated."),
   webSearch: WebSearchSchema.optional().describe("The backend of the built-in web_search (a tool of one of mcpServers); unset: web_search is offered nowhere."),
+  integrity: IntegrityPolicySchema.default(() => IntegrityPolicySchema.parse({}))
+    .describe("Integrity labels beside taint: acting calls held under an untrusted context (off by default, as upstream; docs/taint-and-permissions.md)."),
 }).superRefine(checkWebSearchServer).describe("The cluster admin's grants and ceilings (upstream's config.toml and policy.toml).");
 /** The LeviathPolicy spec as parsed (defaults applied). */
 export type LeviathPolicySpec = z.infer<typeof LeviathPolicySpecSchema>;

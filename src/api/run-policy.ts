@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PermissionSchema, RUN_MODES, SANDBOX_KINDS, ToolPermissionsSchema } from "./common.ts";
+import { IntegrityPolicySchema } from "./integrity-policy.ts";
 import { AllowlistRuleSchema, CelRuleSchema, checkWebSearchServer, McpServerSchema, ToolOverrideSchema, WebSearchSchema } from "./leviath-policy.ts";
 
 export { RUN_MODES, type RunMode } from "./common.ts";
@@ -67,6 +68,8 @@ export const RunPolicySchema = z.strictObject({
     rules: z.array(CelRuleSchema),
     toolOverrides: z.record(z.string(), ToolOverrideSchema),
   }),
+  /** Integrity labels and holds (absent: an older snapshot, nothing enforced). */
+  integrity: IntegrityPolicySchema.default(() => IntegrityPolicySchema.parse({})),
   /** The admin's MCP servers the sidecar connects to as the run's gateway. */
   mcpServers: z.array(McpServerSchema).default([]),
   /** The backend of `web_search` (a tool of one of mcpServers); absent: web_search is offered nowhere. */

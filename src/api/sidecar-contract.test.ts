@@ -22,6 +22,7 @@ const BEFORE: Readonly<Record<string, { status?: number; source?: string }>> = {
   "gate-blocked": { status: 403, source: "auto_block" },
   "gate-denied": { status: 403, source: "user_denied" },
   "gate-timed-out": { status: 403, source: "gate_timed_out" },
+  "integrity-held": { status: 403, source: "integrity_held" },
   "not-declared": { status: 403, source: "read_path" },
   "not-granted": { status: 403, source: "read_path" },
   "unresolvable": { status: 403, source: "read_path" },

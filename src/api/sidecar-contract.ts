@@ -67,6 +67,8 @@ export const REFUSALS = {
   "gate-blocked": { source: "auto_block", outcome: "refused", status: 403, message: asIs },
   "gate-denied": { source: "user_denied", outcome: "refused", status: 403, message: asIs },
   "gate-timed-out": { source: "gate_timed_out", outcome: "refused", status: 403, message: asIs },
+  // An acting call the integrity gate held (issue 40) that nothing allowed: unattended, headless, or onHold deny.
+  "integrity-held": { source: "integrity_held", outcome: "refused", status: 403, message: asIs },
   "not-declared": readPath,
   "not-granted": readPath,
   "unresolvable": readPath,
@@ -210,8 +212,15 @@ export const ToolCallBodySchema = z.object({
   entry: EntryRefSchema.optional(),
 });
 
+/** The most text one entry (a reported result's `content`, a labelled entry's `text`) carries for argument provenance. */
+export const MAX_ENTRY_TEXT_CHARS = 1_048_576;
+
 /** `POST /v1/tool-calls/{id}/result`. */
-export const ResultBodySchema = z.object({ entry: EntryRefSchema.optional() }).default({});
+export const ResultBodySchema = z.object({
+  entry: EntryRefSchema.optional(),
+  /** The result's text, for argument provenance (issue 40); without it an untrusted result counts as unseen (fails closed). */
+  content: z.string().max(MAX_ENTRY_TEXT_CHARS).optional(),
+}).default({});
 
 /** `GET /v1/tool-calls/{id}?wait=SECONDS`. */
 export const WaitQuerySchema = z.object({ wait: z.coerce.number().min(0).max(MAX_WAIT_SECONDS).default(0) });
@@ -223,6 +232,8 @@ export const ContextEntriesBodySchema = z.strictObject({
     id: Name,
     /** `model`: written by the model (labelled at the current taint); `input`: task text, user input, seeds (public). */
     source: z.enum(["model", "input"]),
+    /** The entry's text, for argument provenance (issue 40): an input's is trusted text, a model write's has the context's integrity. */
+    text: z.string().max(MAX_ENTRY_TEXT_CHARS).optional(),
   })).min(1).max(10_000),
 });
 

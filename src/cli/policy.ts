@@ -15,6 +15,8 @@ import {
   buildPolicyAddRule, computePolicyTest, parseSensitivityFlag, parseTaintFlag, renderPolicyAdded, renderPolicyList, renderPolicyTest,
   type RuleFile,
 } from "../policy/policy-test.ts";
+import { computeIntegrityTest, parseIntegrityFlag, parseProvenanceFlag, type IntegrityTestInput } from "../policy/integrity-test.ts";
+import { parseAllowlistRule } from "../policy/allowlist.ts";
 import { parseCommandArgs } from "./args.ts";
 import { printWarnings, resolveInput } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
@@ -37,7 +39,11 @@ lev policy.
       would the gate let this tool send data at this taint (default: private) to this target?
       --args JSON    the call's arguments (a JSON object): its targets are taken from them as the live gate
                      takes them (the tool's declared target, else the built-in rule), and rules see them as args
-      --json prints {tool, sensitivity, direction, clearance, taint, target, targets, result, source, rule}
+      --integrity trusted|untrusted   also run the integrity gate (issue 40) in a context of this integrity
+      --provenance ARG=LEVEL,...      where each named argument of --args came from: trusted, untrusted or none
+                     (with either flag the output adds an Integrity section: the tool's effect, each argument's
+                     provenance, and HELD with the change that would allow it, or NOT HELD / ALLOWED by a rule)
+      --json prints {tool, sensitivity, direction, clearance, taint, target, targets, result, source, rule} (and integrity)
 
 Files:
   --policy FILE   policy.toml, or a LeviathPolicy (its spec.taint is used)
@@ -153,6 +159,7 @@ function runTest(argv: string[], io: CliIo): number {
   const { values, positionals } = parseCommandArgs(argv, {
     policy: { type: "string" }, rules: { type: "string" }, config: { type: "string" },
     target: { type: "string" }, args: { type: "string" }, taint: { type: "string" }, json: { type: "boolean" },
+    integrity: { type: "string" }, provenance: { type: "string" },
   });
   if (values.help) return help(io);
   const [tool, ...extra] = positionals;
@@ -161,17 +168,45 @@ function runTest(argv: string[], io: CliIo): number {
   const taint = parseTaintFlag(values.taint);
   if (!taint.ok) throw new UsageError(taint.error);
   const args = parseArgsFlag(values.args, values.target);
+  const integrityFlags = parseIntegrityFlags(values, args);
   const policy = load(sourcesOf(values, io), io);
   if (typeof policy === "number") return policy;
   const rules = compileRules(policy.taint.rules.map((r) => ({ name: r.name, source: r.expression })));
   const result = computePolicyTest({ tool, target: values.target, args, taint: taint.value, allowlist: allowlistOf(policy), overrides: overridesOf(policy), rules });
   for (const d of [...rules.diagnostics, ...result.ruleDiagnostics]) io.stderr(`warning: rule '${d.rule}' has no opinion (${d.kind}): ${d.message}\n`);
   for (const w of result.warnings) io.stderr(`warning: ${w.message}\n`);
+  const integrity = integrityFlags === undefined ? undefined : runIntegrityTest(policy, { tool, args: args ?? {}, target: values.target, ...integrityFlags, taint: taint.value, outbound: result.direction === "outbound" }, io);
   if (values.json) {
     const { warnings: _w, ruleDiagnostics: _d, ...plain } = result;
-    io.stdout(`${JSON.stringify(plain, null, 2)}\n`);
-  } else io.stdout(renderPolicyTest(result));
+    const extra = integrity === undefined ? {} : { integrity: { effect: integrity.effect, context: integrityFlags?.integrity, verdict: integrity.outcome.verdict, argsProvenance: integrity.outcome.argsProvenance } };
+    io.stdout(`${JSON.stringify({ ...plain, ...extra }, null, 2)}\n`);
+  } else io.stdout(renderPolicyTest(result) + (integrity === undefined ? "" : `\n${integrity.lines.join("\n")}\n`));
   return EXIT.ok;
+}
+
+/** `--integrity` and `--provenance`: the integrity dry run's context, or undefined when neither is given. */
+function parseIntegrityFlags(values: { integrity?: string | undefined; provenance?: string | undefined }, args: Record<string, unknown> | undefined) {
+  if (values.integrity === undefined && values.provenance === undefined) return undefined;
+  const integrity = parseIntegrityFlag(values.integrity ?? "trusted");
+  if (!integrity.ok) throw new UsageError(integrity.error);
+  const provenance = parseProvenanceFlag(values.provenance);
+  if (!provenance.ok) throw new UsageError(provenance.error);
+  for (const name of Object.keys(provenance.value)) {
+    if (args === undefined || !Object.hasOwn(args, name)) throw new UsageError(`--provenance names '${name}', which is not an argument of --args`);
+  }
+  return { integrity: integrity.value, provenance: provenance.value };
+}
+
+/** The integrity dry run over the policy's spec.integrity (a policy without one: the defaults, and a note that nothing is enforced). */
+function runIntegrityTest(policy: LeviathPolicySpec, call: Omit<IntegrityTestInput, "overrides" | "checkTargets" | "policy">, io: CliIo) {
+  const ip = policy.integrity;
+  if (!ip.enforce) io.stderr("note: spec.integrity.enforce is false in this policy: the live sidecar holds nothing; the verdict below is what it would do with enforce on\n");
+  const rules = compileRules(ip.rules.map((r) => ({ name: r.name, source: r.expression })));
+  for (const d of rules.diagnostics) io.stderr(`warning: integrity rule '${d.rule}' has no opinion (${d.kind}): ${d.message}\n`);
+  return computeIntegrityTest({
+    ...call, overrides: overridesOf(policy), checkTargets: ip.checkTargets,
+    policy: { rules, taintAllowlist: allowlistOf(policy), allowlist: ip.allowlist.map((r) => parseAllowlistRule({ ...r, max_sensitivity: "private" })) },
+  });
 }
 
 /** `--args`: a JSON object, never together with `--target` (the arguments name the targets themselves). */

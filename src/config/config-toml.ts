@@ -6,6 +6,7 @@ import { mapMcpServers } from "./mcp-servers-toml.ts";
 import { parseMountText } from "./mount-text.ts";
 import { mapWebSearch } from "./web-search-toml.ts";
 import { UPSTREAM_CONFIG_KEYS } from "./upstream-config-keys.ts";
+import { INTEGRITY_OVERRIDE_KEYS, mapIntegrityToml, pickIntegrityOverride } from "./integrity-toml.ts";
 import { isTable, locateTomlLine, tomlTable, type TomlDoc } from "./toml-source.ts";
 
 /** What config.toml and policy.toml contribute, before the schema checks types. */
@@ -185,13 +186,14 @@ function mapPolicyTables(sink: Sink, d: Record<string, unknown>, namespace: stri
  * Overrides accept the flat form (`[mcp_overrides.<dispatched name>]`) and the nested one
  * (`[mcp_overrides.<server>.tools.<tool>]`, keyed `server__tool` after sanitising, as newer upstream).
  */
-export function mapPolicyToml(doc: TomlDoc, sanitize: (server: string, tool: string) => string): { taint: Record<string, unknown>; issues: LoadIssue[]; warnings: LoadIssue[] } {
-  const issues: LoadIssue[] = [];
+export function mapPolicyToml(doc: TomlDoc, sanitize: (server: string, tool: string) => string): { taint: Record<string, unknown>; integrity?: Record<string, unknown> | undefined; issues: LoadIssue[]; warnings: LoadIssue[] } {
   const warnings: LoadIssue[] = [];
   const d = doc.data;
   const taint: Record<string, unknown> = {};
+  // `[integrity]` is ours (issue 40): upstream's files never have it.
+  const { integrity, issues } = mapIntegrityToml(doc, (table, key, message) => issueAt(doc, table, key, message));
   for (const key of Object.keys(d)) {
-    if (key !== "allowlist" && key !== "mcp_overrides") warnings.push(issueAt(doc, [], key, "is not part of policy.toml; ignored"));
+    if (key !== "allowlist" && key !== "mcp_overrides" && key !== "integrity") warnings.push(issueAt(doc, [], key, "is not part of policy.toml; ignored"));
   }
   const allow = d["allowlist"];
   if (allow !== undefined && !Array.isArray(allow)) issues.push(issueAt(doc, [], "allowlist", "'allowlist' must be an array of [[allowlist]] tables"));
@@ -226,13 +228,13 @@ export function mapPolicyToml(doc: TomlDoc, sanitize: (server: string, tool: str
         for (const [tool, fields] of Object.entries(tools)) {
           if (isTable(fields)) overrides[sanitize(name, tool)] = pickOverride(doc, ["mcp_overrides", name, "tools", tool], fields, warnings);
         }
-      } else if (["sensitivity", "direction", "clearance", "target"].some((k) => k in entry)) {
+      } else if (["sensitivity", "direction", "clearance", "target", ...Object.keys(INTEGRITY_OVERRIDE_KEYS)].some((k) => k in entry)) {
         overrides[name] = pickOverride(doc, ["mcp_overrides", name], entry, warnings);
       }
     }
     taint["toolOverrides"] = overrides;
   }
-  return { taint, issues, warnings };
+  return { taint, integrity, issues, warnings };
 }
 
 function pickOverride(doc: TomlDoc, table: string[], fields: Record<string, unknown>, warnings: LoadIssue[]): Record<string, unknown> {
@@ -250,7 +252,7 @@ function pickOverride(doc: TomlDoc, table: string[], fields: Record<string, unkn
     else warnings.push(issueAt(doc, table, "direction", `direction ${JSON.stringify(dir)} is not inbound, internal or outbound; the tool keeps its direction`));
   }
   if ("target" in fields) out["target"] = mapTarget(fields["target"]);
-  return out;
+  return { ...out, ...pickIntegrityOverride(fields) };
 }
 
 /**

@@ -144,13 +144,13 @@ function draftOfConfig(source: SourceText, ns: string): Loaded<Record<string, un
   return { ok: true, value: mapped.draft, warnings: mapped.warnings };
 }
 
-/** The taint section of policy.toml. */
-function taintOfPolicyToml(source: SourceText, sanitize: (server: string, tool: string) => string): Loaded<Record<string, unknown>> {
+/** The taint section of policy.toml, and its `[integrity]` (ours) when it has one. */
+function taintOfPolicyToml(source: SourceText, sanitize: (server: string, tool: string) => string): Loaded<{ taint: Record<string, unknown>; integrity: Record<string, unknown> | undefined }> {
   const doc = parseTomlDoc(source.name, source.text);
   if (!doc.ok) return { ok: false, issues: [{ ...doc.issue, message: `Failed to parse policy.toml: ${doc.issue.message}` }] };
   const mapped = mapPolicyToml(doc.doc, sanitize);
   if (mapped.issues.length > 0) return { ok: false, issues: mapped.issues };
-  return { ok: true, value: mapped.taint, warnings: mapped.warnings };
+  return { ok: true, value: { taint: mapped.taint, integrity: mapped.integrity }, warnings: mapped.warnings };
 }
 
 /** Read the given files; a LeviathPolicy given as `policy` stands as the config, and beside a config is refused. */
@@ -171,21 +171,29 @@ function readAdminSources(src: PolicySources): Loaded<{ config?: SourceText; pol
 }
 
 /** The taint section: the config's, then policy.toml's allowlist and overrides, then the rules directory's CEL rules. */
-function loadTaint(fromConfig: Record<string, unknown> | undefined, more: { policy: Parameters<typeof taintOfPolicyToml>[0] | undefined; rules: string | undefined; sanitize: (server: string, tool: string) => string }): Loaded<Record<string, unknown>> {
+function loadTaint(fromConfig: Record<string, unknown> | undefined, more: { policy: Parameters<typeof taintOfPolicyToml>[0] | undefined; rules: string | undefined; sanitize: (server: string, tool: string) => string }): Loaded<{ taint: Record<string, unknown>; integrity: Record<string, unknown> | undefined }> {
   const taint: Record<string, unknown> = { ...(fromConfig ?? {}) };
   const warnings: LoadIssue[] = [];
+  let integrity: Record<string, unknown> | undefined;
   if (more.policy) {
     const res = taintOfPolicyToml(more.policy, more.sanitize);
     if (!res.ok) return res;
     warnings.push(...res.warnings);
-    Object.assign(taint, res.value);
+    Object.assign(taint, res.value.taint);
+    integrity = res.value.integrity;
   }
   if (more.rules) {
     const rules = loadRulesDir(more.rules);
     if (!rules.ok) return rules;
     taint["rules"] = rules.value;
   }
-  return { ok: true, value: taint, warnings };
+  return { ok: true, value: { taint, integrity }, warnings };
+}
+
+/** Puts the taint section (when it has anything) and policy.toml's `[integrity]` (when given) into the draft. */
+function placeTaintSections(draft: Record<string, unknown>, sections: { taint: Record<string, unknown>; integrity: Record<string, unknown> | undefined }): void {
+  if (Object.keys(sections.taint).length > 0) draft["taint"] = sections.taint;
+  if (sections.integrity !== undefined) draft["integrity"] = sections.integrity;
 }
 
 /**
@@ -208,7 +216,7 @@ export function loadPolicyFiles(src: PolicySources, sanitize: (server: string, t
   const taint = loadTaint(draft["taint"] as Record<string, unknown> | undefined, { policy, rules: src.rules, sanitize });
   if (!taint.ok) return taint;
   warnings.push(...taint.warnings);
-  if (Object.keys(taint.value).length > 0) draft["taint"] = taint.value;
+  placeTaintSections(draft, taint.value);
   const parsed = LeviathPolicySpecSchema.safeParse(draft);
   if (!parsed.success) {
     const file = config?.name ?? policy?.name ?? "policy";

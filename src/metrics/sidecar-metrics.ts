@@ -44,6 +44,15 @@ export type SeedFormLabel = (typeof SEED_FORMS)[number];
 /** How a seed resolution ended: filled, refused by a check (the fence, the policy), or failed (unreadable, non-zero exit). */
 export type SeedOutcomeLabel = "filled" | "refused" | "failed";
 
+/** Why the integrity gate held a call (issue 40), as label values. */
+export const INTEGRITY_HOLD_REASONS = ["untrusted_target", "untrusted_context", "unlisted_target"] as const;
+/** A hold reason label value. */
+export type IntegrityHoldReasonLabel = (typeof INTEGRITY_HOLD_REASONS)[number];
+/** What became of a held call: refused, asked, let through by the untrusted-context allowlist or an integrity rule, or waived (yolo). */
+export const INTEGRITY_HOLD_OUTCOMES = ["refused", "asked", "allowlist", "rule", "waived"] as const;
+/** A hold outcome label value. */
+export type IntegrityHoldOutcomeLabel = (typeof INTEGRITY_HOLD_OUTCOMES)[number];
+
 /** One decision, as counted. */
 export interface DecisionLabels {
   decision: DecisionLabel;
@@ -69,6 +78,8 @@ export interface SidecarMetrics {
   httpTool(tool: string, outcome: HttpToolOutcomeLabel): void;
   /** Counts one seed resolution. */
   seed(form: SeedFormLabel, outcome: SeedOutcomeLabel): void;
+  /** Counts a call the integrity gate held, by why, what became of it, and the tool's class. */
+  integrityHold(reason: IntegrityHoldReasonLabel, outcome: IntegrityHoldOutcomeLabel, toolClass: ToolClassLabel): void;
 }
 
 const LATENCY_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
@@ -111,6 +122,10 @@ export function createSidecarMetrics(): SidecarMetrics {
     help: "Calls of web_fetch, http_get and http_post the sidecar ran after every check allowed them, by tool and outcome (ok, http_error, truncated, oversized, not_text, redirect_refused, timed_out, failed, local_refused)",
   });
   const seeds = new Counter({ name: "leviath_sidecar_seeds_total", help: "Seed resolutions (POST /v1/seeds) by form (files, glob, rhai, command) and outcome (filled, refused, failed)", labelNames: ["form", "outcome"], registers });
+  const holds = new Counter({
+    name: "leviath_sidecar_integrity_holds_total", registers, labelNames: ["reason", "outcome", "tool_class"],
+    help: "Acting calls the integrity gate held, by reason (untrusted_target, untrusted_context, unlisted_target), outcome (refused, asked, allowlist, rule, waived) and tool class",
+  });
   registerBuildInfo(registry, "leviath_build_info", "The running build of the Leviath sidecar: version and Node.js version labels, value 1");
   for (const prompt of APPROVAL_KINDS) pending.set({ prompt }, 0);
   return {
@@ -135,5 +150,6 @@ export function createSidecarMetrics(): SidecarMetrics {
     mcpCall: (server, outcome) => mcpCalls.inc({ server, outcome }),
     httpTool: (tool, outcome) => httpTools.inc({ tool, outcome }),
     seed: (form, outcome) => seeds.inc({ form, outcome }),
+    integrityHold: (reason, outcome, toolClass) => holds.inc({ reason, outcome, tool_class: toolClass }),
   };
 }

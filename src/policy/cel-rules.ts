@@ -45,6 +45,9 @@ type Variables = {
   readonly targets: Cel.CelListType<Str>;
   readonly taint_level: Str;
   readonly args: Cel.CelMapType<Str, typeof Cel.CelScalar.DYN>;
+  readonly integrity: Str;
+  readonly effect: Str;
+  readonly args_provenance: Cel.CelMapType<Str, Str>;
 };
 type Expr = ReturnType<typeof Cel.parse>["expr"];
 
@@ -64,7 +67,8 @@ function environmentOf(cel: CelLibrary): ReturnType<typeof Cel.celEnv<Variables>
   let env = environments.get(cel);
   if (env === undefined) {
     const str = cel.CelScalar.STRING;
-    const variables: Variables = { tool: str, target: str, targets: cel.listType(str), taint_level: str, args: cel.mapType(str, cel.CelScalar.DYN) };
+    const variables: Variables = { tool: str, target: str, targets: cel.listType(str), taint_level: str, args: cel.mapType(str, cel.CelScalar.DYN),
+      integrity: str, effect: str, args_provenance: cel.mapType(str, str) };
     environments.set(cel, (env = cel.celEnv({ variables })));
   }
   return env;
@@ -167,6 +171,12 @@ export interface RuleCall {
   readonly taint: Level;
   /** The call's arguments (decoded JSON); undefined when not known, and then a rule reading `args` gives no opinion. */
   readonly args?: Readonly<Record<string, unknown>> | undefined;
+  /** The context's integrity (trusted when not given: the integrity gate is off or did not look). */
+  readonly integrity?: string | undefined;
+  /** The tool's effect (read, own, reach), "" when not given. */
+  readonly effect?: string | undefined;
+  /** Each argument's provenance (trusted, untrusted, none), empty when not computed. */
+  readonly argsProvenance?: Readonly<Record<string, string>> | undefined;
 }
 
 /** The first rule returning `true` (by name), and every rule that gave no opinion because it failed. */
@@ -181,6 +191,9 @@ interface Bindings {
   readonly targets: readonly string[];
   readonly taint_level: string;
   readonly args: Cel.CelInput<Variables["args"]>;
+  readonly integrity: string;
+  readonly effect: string;
+  readonly args_provenance: Readonly<Record<string, string>>;
 }
 
 /** Whether a JSON value nests arrays and objects deeper than `max` (iteratively: the value may be hostile). */
@@ -227,12 +240,20 @@ function runOne(rule: CompiledRule, bindings: Bindings): boolean | RuleDiagnosti
   return value;
 }
 
+/** The integrity variables: trusted, no effect and no provenance when the integrity gate did not look. */
+function bindIntegrity(call: RuleCall): Pick<Bindings, "integrity" | "effect" | "args_provenance"> {
+  return { integrity: call.integrity ?? "trusted", effect: call.effect ?? "", args_provenance: call.argsProvenance ?? {} };
+}
+
 /** Evaluates the compiled rules in order; the first `true` wins, everything else is no opinion. */
 export function evaluateRules(set: CompiledRuleSet, call: RuleCall): RuleEvaluation {
   const targets = call.targets ?? (call.target === undefined ? [] : [call.target]);
   // Checked once, and only if some rule reads them: most policies never pay for serialising the arguments.
   const argsProblem = set.rules.some((r) => r.readsArgs) ? checkArgs(call.args) : undefined;
-  const bindings: Bindings = { tool: call.tool, target: call.target ?? (targets.length === 1 ? targets[0]! : ""), targets, taint_level: call.taint, args: argsProblem === undefined ? asCelInput(call.args ?? {}) : {} };
+  const bindings: Bindings = {
+    tool: call.tool, target: call.target ?? (targets.length === 1 ? targets[0]! : ""), targets, taint_level: call.taint, args: argsProblem === undefined ? asCelInput(call.args ?? {}) : {},
+    ...bindIntegrity(call),
+  };
   const diagnostics: RuleDiagnostic[] = [];
   for (const rule of set.rules) {
     if (rule.readsArgs && argsProblem !== undefined) {

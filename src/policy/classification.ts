@@ -6,6 +6,7 @@ import { BUILTIN_TOOL_SPELLINGS, findBuiltinTool, listToolSpellings, type Direct
 import { maxLevel, parseLevel } from "./levels.ts";
 import type { Level } from "./levels.ts";
 import type { ToolTargetRule } from "./targets.ts";
+import type { IntegrityLevel, ToolEffect } from "../api/integrity-policy.ts";
 
 /** A tool's direction and `(sensitivity, direction, clearance)`: declared once, in api/tools.ts. */
 export type { Direction, ToolClassification };
@@ -18,6 +19,12 @@ export interface ClassificationOverride {
   readonly clearance?: Level;
   /** The arguments that name where a call of the tool acts (policy/targets.ts); never set for a built-in tool. */
   readonly target?: ToolTargetRule;
+  /** Who could have written what the tool returns (policy/integrity-classification.ts). */
+  readonly integrity?: IntegrityLevel;
+  /** What a call does: read, own, reach (policy/integrity-classification.ts). */
+  readonly effect?: ToolEffect;
+  /** Its targets are checked at any taint. */
+  readonly checkTargets?: boolean;
 }
 
 /** Overrides keyed by the dispatched tool name. */

@@ -11,6 +11,10 @@ export interface LabelledEntry {
   readonly region: string;
   readonly entryId: string;
   readonly level: Level;
+  /** Its integrity label is untrusted (policy/context-integrity.ts; absent: trusted), as persisted beside the level. */
+  readonly untrusted?: true;
+  /** With `untrusted`: the tool whose result it is. */
+  readonly tool?: string;
 }
 
 interface RegionLabels {

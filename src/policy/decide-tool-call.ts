@@ -12,7 +12,11 @@ import { evaluateGate, type GateInput, type GateOutcome, type PendingGate } from
 import { toPromptTimeout, type GatePrompt } from "./gate-messages.ts";
 import { buildPermissionDeniedMessage, buildUserDeclinedMessage, resolveToolPermission } from "./permissions.ts";
 import type { PermissionInputs, PermissionMap, ResolvedPermission } from "./permissions.ts";
-import type { ToolArgs } from "./targets.ts";
+import { extractCallTargets, listTargetArguments, TARGETLESS_TOOLS, type ToolArgs } from "./targets.ts";
+import { resolveToolClassification } from "./classification.ts";
+import { resolveIntegrityClassification } from "./integrity-classification.ts";
+import { evaluateIntegrityGate, type IntegrityFinding, type IntegrityGatePolicy, type IntegrityOutcome, type IntegrityView } from "./integrity-gate.ts";
+import { buildIntegrityHeldMessage, buildIntegrityPrompt } from "./integrity-messages.ts";
 
 /** Options of a tool-approval (permission `ask`) prompt, in upstream's order. */
 export const PERMISSION_PROMPT_OPTIONS = ["Allow once", "Allow for this stage", "Allow for this run", "Deny"] as const;
@@ -29,7 +33,13 @@ export function decidePermissionChoice(index: number | undefined): PermissionCho
 }
 
 /** How a call that runs was let through: the gate's last record, or the person who approved its permission prompt. */
-export type RunSource = GateDecisionSource | Extract<CallDecisionSource, "taint_disabled" | "user_approved">;
+export type RunSource = GateDecisionSource | Extract<CallDecisionSource, "taint_disabled" | "user_approved" | "integrity_allowlist" | "integrity_rule" | "integrity_waived">;
+
+/** The integrity step's inputs (issue 40): the context's labels and provenance, and the policy. */
+export interface IntegrityStep {
+  readonly context: IntegrityView;
+  readonly policy: IntegrityGatePolicy & { readonly onHold: "ask" | "deny"; readonly checkTargets: boolean };
+}
 
 /** The steps a call continuing after a prompt already passed: they are not decided again. */
 export interface PassedSteps {
@@ -37,6 +47,8 @@ export interface PassedSteps {
   readonly permission?: boolean;
   /** Its gate prompt was answered allow: how, as the run's source. */
   readonly gate?: RunSource | undefined;
+  /** Its integrity hold was answered allow at its prompt. */
+  readonly integrity?: boolean;
 }
 
 /** Everything one call is decided from. */
@@ -56,6 +68,8 @@ export interface ToolCallInput {
   /** The paths the call names (a file tool's), with the filesystem they are resolved on; absent: none. */
   readonly paths?: CallPaths;
   readonly passed?: PassedSteps;
+  /** The integrity step; absent: none (as upstream). */
+  readonly integrity?: IntegrityStep | undefined;
 }
 
 /** A tool-approval prompt the caller must raise before the call can go on. */
@@ -67,7 +81,7 @@ export interface PermissionPrompt {
 }
 
 /** The refusal keys of the decision: each the code of its row in the refusal table (api/sidecar-contract.ts). */
-export type DecisionRefusalCode = Extract<RecordedRefusalCode, "permission-denied" | "approval-unavailable" | "gate-blocked" | PathRefusalCode>;
+export type DecisionRefusalCode = Extract<RecordedRefusalCode, "permission-denied" | "approval-unavailable" | "gate-blocked" | "integrity-held" | PathRefusalCode>;
 
 /** What the sidecar does with the call; `events` are the gate's audit records to append, in order. */
 export type ToolCallDecision =
@@ -80,6 +94,8 @@ export type ToolCallDecision =
     readonly source: RunSource;
     /** The paths resolved, for the executor to open exactly what was judged; undefined when the call names none. */
     readonly paths: readonly PathCheck[] | undefined;
+    /** The integrity step's outcome, when it looked at the call. */
+    readonly integrity?: IntegrityOutcome | undefined;
   }
   | {
     readonly kind: "refuse";
@@ -89,6 +105,18 @@ export type ToolCallDecision =
     readonly permission: ResolvedPermission | undefined;
     readonly gate: GateOutcome | undefined;
     readonly events: readonly AuditEvent[];
+    readonly integrity?: IntegrityOutcome | undefined;
+  }
+  | {
+    readonly kind: "ask-integrity";
+    readonly permission: ResolvedPermission | undefined;
+    readonly gate: GateOutcome | undefined;
+    readonly integrity: IntegrityOutcome;
+    readonly finding: IntegrityFinding;
+    readonly prompt: PermissionPrompt & { readonly text: string };
+    readonly events: readonly AuditEvent[];
+    /** How the gate let the call through before it was held. */
+    readonly source: RunSource;
   }
   | { readonly kind: "ask-permission"; readonly permission: ResolvedPermission; readonly prompt: PermissionPrompt; readonly events: readonly AuditEvent[] }
   | {
@@ -143,15 +171,60 @@ export function decideToolCall(input: ToolCallInput): ToolCallDecision {
   const refused = paths === undefined ? undefined : findPathRefusal(paths);
   if (refused !== undefined) return { kind: "refuse", reason: refused.code, message: refused.message, permission, gate: undefined, events: [] };
   const passedGate = input.passed?.gate;
-  if (passedGate !== undefined) return { kind: "run", permission, gate: undefined, events: [], source: passedGate, paths };
+  if (passedGate !== undefined) return decideIntegrity(input, { kind: "run", permission, gate: undefined, events: [], source: passedGate, paths });
   const gate = evaluateGate(input.gate);
   switch (gate.kind) {
     case "run":
     case "waived":
-      return { kind: "run", permission, gate, events: gate.events, source: computeRunSource(input, gate.events), paths };
+      return decideIntegrity(input, { kind: "run", permission, gate, events: gate.events, source: computeRunSource(input, gate.events), paths });
     case "block":
       return { kind: "refuse", reason: "gate-blocked", message: gate.message, permission, gate, events: gate.events };
     case "prompt":
       return { kind: "ask-gate", permission, gate, prompt: gate.prompt, pending: gate.pending, events: gate.events };
   }
+}
+
+/** The integrity step's outcome for a call the gate let through (policy/integrity-gate.ts). */
+export function evaluateIntegrityStep(input: ToolCallInput, step: IntegrityStep): IntegrityOutcome {
+  const { tool, args, policy, sessionRaises } = input.gate;
+  const override = policy.overrides.get(tool);
+  const callArgs = args ?? {};
+  return evaluateIntegrityGate({
+    tool,
+    classification: resolveIntegrityClassification(tool, override, step.policy.checkTargets),
+    outbound: resolveToolClassification(tool, { overrides: policy.overrides, sessionRaises }).classification.direction === "outbound",
+    targets: args === undefined ? { target: input.gate.target, targets: input.gate.target === undefined ? [] : [input.gate.target] } : extractCallTargets(tool, callArgs, override?.target),
+    targetArguments: listTargetArguments(tool, callArgs, override?.target),
+    targetless: TARGETLESS_TOOLS.has(tool),
+    args,
+    taint: input.gate.context.level(),
+    context: step.context,
+    policy: step.policy,
+  });
+}
+
+/** Applies the integrity step to a call the gate let through: it runs, is refused, or asks (interactive, onHold ask). */
+function decideIntegrity(input: ToolCallInput, run: Extract<ToolCallDecision, { kind: "run" }>): ToolCallDecision {
+  const step = input.integrity;
+  if (step === undefined || !step.policy.enforce || input.passed?.integrity === true) return run;
+  const integrity = evaluateIntegrityStep(input, step);
+  const v = integrity.verdict;
+  const tool = input.gate.tool;
+  switch (v.kind) {
+    case "pass":
+      return { ...run, integrity };
+    case "allowlist":
+      return { ...run, integrity, source: "integrity_allowlist" };
+    case "rule":
+      return { ...run, integrity, source: "integrity_rule" };
+    case "held":
+      break;
+  }
+  const mode = input.gate.mode;
+  if (step.policy.onHold === "ask" && mode === "yolo") return { ...run, integrity, source: "integrity_waived" };
+  if (step.policy.onHold === "deny" || mode !== "interactive") {
+    return { kind: "refuse", reason: "integrity-held", message: buildIntegrityHeldMessage(tool, v.finding), permission: run.permission, gate: run.gate, events: run.events, integrity };
+  }
+  const prompt = { tool, options: PERMISSION_PROMPT_OPTIONS, timeoutSeconds: toPromptTimeout(input.gate.promptTimeoutSeconds), text: buildIntegrityPrompt(tool, v.finding) };
+  return { kind: "ask-integrity", permission: run.permission, gate: run.gate, integrity, finding: v.finding, prompt, events: run.events, source: run.source };
 }

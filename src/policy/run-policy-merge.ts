@@ -72,6 +72,7 @@ export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: Levia
       rules: [...policy.taint.rules].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
       toolOverrides: policy.taint.toolOverrides,
     },
+    integrity: policy.integrity,
     ...computeMcpFields(policy),
     seedCommands: {
       allowed: policy.security.allowSeedCommands,

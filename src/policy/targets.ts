@@ -123,3 +123,11 @@ export function extractCallTargets(tool: string, args: ToolArgs, declared?: Tool
 export function extractTarget(tool: string, args: ToolArgs, declared?: ToolTargetRule): string | undefined {
   return extractCallTargets(tool, args, declared).target;
 }
+
+/** The arguments a call's targets are read from (see {@link extractCallTargets}): those the argument provenance of its targets is checked on. */
+export function listTargetArguments(tool: string, args: ToolArgs, declared?: ToolTargetRule): readonly string[] {
+  if (declared !== undefined) return declared.arguments;
+  if (HTTP_TOOLS.has(tool)) return ["url"];
+  if (TARGETLESS_TOOLS.has(tool)) return [];
+  return [...RECIPIENT_KEYS, "channel"].filter((key) => hasArg(args, key));
+}

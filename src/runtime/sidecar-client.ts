@@ -93,7 +93,8 @@ export interface SidecarClient {
   readStatus(): Promise<z.infer<typeof StatusAnswerSchema>>;
   /** The context entries the sidecar holds, with their labels. */
   listEntries(): Promise<z.infer<typeof EntriesAnswerSchema>>;
-  label(entries: readonly (EntryRef & { source: "input" | "model" })[]): Promise<z.infer<typeof LabelAnswerSchema>>;
+  /** Labels entries the runtime wrote; `text` (an input's) is what makes a value trusted for argument provenance. */
+  label(entries: readonly (EntryRef & { source: "input" | "model"; text?: string })[]): Promise<z.infer<typeof LabelAnswerSchema>>;
   evict(entries: readonly EntryRef[]): Promise<z.infer<typeof EvictAnswerSchema>>;
   /** Tells the sidecar what the runtime does not honour (shown in the Run's status while it runs). */
   reportWarnings(warnings: readonly string[]): Promise<z.infer<typeof WarningsAnswerSchema>>;

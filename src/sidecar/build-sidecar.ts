@@ -130,7 +130,7 @@ function openSession(opts: SidecarServerOptions, initial: RunPolicy): { journal:
     log.warn({ dropped }, `state journal: dropped ${dropped.grant} grant and ${dropped.raise} raise line(s) that no audited decision made`);
   }
   const session = new RunSession({
-    restored, journal, entryStage: Math.max(0, findStageIndex(initial, initial.entryStage)),
+    restored, journal, entryStage: Math.max(0, findStageIndex(initial, initial.entryStage)), provenance: initial.integrity.provenance,
     onJournalError: (op) => log.error({ op: op.op }, "could not persist sidecar state"),
   });
   return { journal, session };
@@ -192,6 +192,7 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
   });
   // Servers a reload adds are connected, dropped ones disconnected (what a stage is offered never widens).
   holder.onReload((enf) => gateway.update(enf.runPolicy.mcpServers));
+  holder.onReload((enf) => session.integrity.setLimits(enf.runPolicy.integrity.provenance));
   const shell = opts.shell(policy);
   const executors = buildExecutorTable({ shell, metrics, log, gateway, result: opts.result });
   const workdir = realpathSync.native(opts.workdir);

@@ -87,3 +87,12 @@ export function buildGrantChange(syntax: Syntax, agentKey: string, paths: readon
       "    volumes:              # unless one already mounts something there", ...paths.map((p) => `      - {path: ${p}, volume: {configMap: {name: <name>}}}`)],
   };
 }
+
+/**
+ * A rule of the untrusted-context allowlist (issue 40), or (`taint: true`) of the taint allowlist for a target checked
+ * at any taint. Upstream's files have no integrity section: the change is to the LeviathPolicy in either syntax.
+ */
+export function buildIntegrityAllowlistChange(tool: string, target: string | undefined, list: "integrity" | "taint"): Change {
+  const to = target ? `, to: [${q(target)}]` : "";
+  return { where: "the LeviathPolicy (kubectl edit leviathpolicy cluster)", lines: ["spec:", `  ${list}:`, "    allowlist:", `      - {tool: ${tool}${to}}`] };
+}

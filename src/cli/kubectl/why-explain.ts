@@ -6,7 +6,9 @@ import type { RunPolicy } from "../../api/run-policy.ts";
 import { parseRefusalCode, type RefusalCode } from "../../api/sidecar-contract.ts";
 import { READ_TOOLS } from "../../policy/classification.ts";
 import { lookupPermission, resolveToolPermission } from "../../policy/permissions.ts";
-import { buildAgentPermissionChange, buildAllowlistChange, buildAvailableToolsChange, buildBlueprintPermissionChange, buildDeclareChange, buildGrantChange, type Change, type Syntax } from "./why-change.ts";
+import { describeIntegrityChange, describeIntegrityHold } from "../../policy/integrity-messages.ts";
+import { HOLD_REASONS, type HoldReason } from "../../policy/integrity-gate.ts";
+import { buildAgentPermissionChange, buildAllowlistChange, buildIntegrityAllowlistChange, buildAvailableToolsChange, buildBlueprintPermissionChange, buildDeclareChange, buildGrantChange, type Change, type Syntax } from "./why-change.ts";
 
 /** The audit records of one call, as `why` reads them. */
 export interface CallRecords {
@@ -72,6 +74,24 @@ function explainGate(input: ExplainInput, tool: string): Explanation {
   const target = str(input.records.decision["target"]);
   const rule = `taint gate: the context holds ${taint} data and ${tool} may carry out only ${clearance}${target ? `, to '${target}'` : " (it names no target)"}; no allowlist or CEL rule allowed it`;
   return { rule, changes: [buildAllowlistChange(input.syntax, tool, taint, target)], note: "the rule lets every such call through without asking; answering the prompt allows this one" };
+}
+
+function parseHoldReason(value: unknown): HoldReason | undefined {
+  return HOLD_REASONS.find((r) => r === value);
+}
+
+/** An integrity hold (issue 40): why, from where, and the change that would allow it, in one sentence. */
+function explainIntegrity(input: ExplainInput, tool: string, reason: HoldReason): Explanation {
+  const d = input.records.decision;
+  const raw = d["untrusted_entry"];
+  const e = raw !== null && typeof raw === "object" ? raw as Record<string, unknown> : undefined;
+  const entry = e === undefined ? undefined : { region: str(e["region"]) ?? "?", entryId: str(e["id"]) ?? "?", tool: str(e["tool"]) };
+  const target = str(d["target"]);
+  const targets = target === undefined ? [] : [target];
+  const held = describeIntegrityHold(tool, { reason, entry, argument: str(d["untrusted_argument"]), targets });
+  const rule = `integrity: ${tool} was held because ${held}; to allow it, ${describeIntegrityChange(tool, reason, targets)}`;
+  if (reason === "untrusted-target") return { rule, changes: [], note: "no list lifts this hold: a value the attacker wrote chose the target" };
+  return { rule, changes: [buildIntegrityAllowlistChange(tool, target, reason === "unlisted-target" ? "taint" : "integrity")] };
 }
 
 /** A refusal's code as the record has it: its row (undefined when none) and its text, as printed. */
@@ -141,6 +161,9 @@ export function explainCall(input: ExplainInput): Explanation {
   const source = parseDecisionSource(d["decision_source"]);
   const text = str(d["code"]);
   const recorded: RecordedCode = { code: parseRefusalCode(text), text };
+  const hold = parseHoldReason(d["integrity_hold"]);
+  // A held call's refusal, or the prompt it raised (recorded as an ask of its permission).
+  if (hold !== undefined && (source === "integrity_held" || source === "permission_ask")) return explainIntegrity(input, tool, hold);
   const explain = source === undefined ? undefined : EXPLAIN_BY_SOURCE[source];
   return explain?.(input, tool, recorded) ?? { rule: `decided by ${str(d["decision_source"]) ?? "?"}${text ? ` (${text})` : ""}`, changes: [] };
 }

@@ -104,4 +104,22 @@ describe("which grants carry a caution", () => {
     for (const p of ["/etc/passwd", "/etc", "/proc/1/environ", "/root/notes", "/var/run/secrets/kubernetes.io/serviceaccount/token", "/data/.ssh/config", "/srv/tls/server.key", "glob:/etc/**", "/"]) expect(isSensitiveGrant(p), p).toBe(true);
     for (const p of ["/data/finance/q3.csv", "/srv/docs", "glob:/data/**/*.md", "/opt/reports/etcetera.txt"]) expect(isSensitiveGrant(p), p).toBe(false);
   });
+
+  it("explains an integrity hold in one sentence with the change that would allow it", () => {
+    const held = explain({
+      tool_name: "slack__send_direct_message", decision: "deny", decision_source: "integrity_held", code: "integrity-held", target: "Alice",
+      integrity: "untrusted", integrity_hold: "untrusted-context", untrusted_entry: { region: "conversation", id: "c7", tool: "web_fetch" },
+    });
+    expect(held.rule).toBe("integrity: slack__send_direct_message was held because the context holds text a third party could have written (entry 'conversation/c7' from 'web_fetch'), and 'slack__send_direct_message' acts; to allow it, add {tool: 'slack__send_direct_message', to: ['Alice']} to spec.integrity.allowlist, classify 'slack__send_direct_message' as effect: read if it acts on nothing, or evict the untrusted entry");
+    expect(held.changes).toEqual([{ where: "the LeviathPolicy (kubectl edit leviathpolicy cluster)", lines: ["spec:", "  integrity:", "    allowlist:", '      - {tool: slack__send_direct_message, to: ["Alice"]}'] }]);
+    const target = explain({
+      tool_name: "bank__send_money", decision: "deny", decision_source: "integrity_held", target: "GB33BUKB", integrity_hold: "untrusted-target",
+      untrusted_argument: "recipient", untrusted_entry: { region: "conversation", id: "c3", tool: "bank__get_transactions" },
+    });
+    expect(target.rule).toContain("its argument 'recipient' came from text a third party could have written (entry 'conversation/c3' from 'bank__get_transactions')");
+    expect(target.changes).toEqual([]);
+    const asked = explain({ tool_name: "http_get", decision: "ask", decision_source: "permission_ask", integrity_hold: "unlisted-target", target: "evil.example" });
+    expect(asked.rule).toContain("'evil.example' is on no allowlist rule of 'http_get'");
+    expect(asked.changes[0]?.lines.slice(0, 2)).toEqual(["spec:", "  taint:"]);
+  });
 });

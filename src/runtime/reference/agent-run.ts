@@ -1,6 +1,7 @@
 // The whole run: wait for the sidecar, label the task and inputs, then the stages in the order the blueprint's
 // transitions take them, each entered with POST /v1/stage before its first tool call. Returns the exit code of
 // docs/runtime.md and the message for the termination log (which reaches the Run's Completed condition).
+import { MAX_ENTRY_TEXT_CHARS } from "../../api/sidecar-contract.ts";
 import { findFallThroughStage } from "../../policy/stage-order.ts";
 import { Conversation } from "./conversation.ts";
 import type { ProviderLookup } from "./provider-registry.ts";
@@ -71,9 +72,11 @@ export async function runAgent(deps: AgentRunDeps): Promise<AgentOutcome> {
   for (const w of plan.warnings) transcript.warn(w);
   await reportWarnings(link, plan.warnings, transcript);
   try {
-    conversation.addUser(buildTaskMessage(deps.task, deps.inputs), { region: TASK_REGION, id: TASK_REGION });
+    const task = buildTaskMessage(deps.task, deps.inputs);
+    conversation.addUser(task, { region: TASK_REGION, id: TASK_REGION });
     const inputEntries = Object.keys(deps.inputs).map((name) => ({ region: name, id: name, source: "input" as const }));
-    await link.label([{ region: TASK_REGION, id: TASK_REGION, source: "input" }, ...inputEntries]);
+    // The task's text is the trusted text argument provenance looks values up in (cut to what the sidecar takes).
+    await link.label([{ region: TASK_REGION, id: TASK_REGION, source: "input", text: task.slice(0, MAX_ENTRY_TEXT_CHARS) }, ...inputEntries]);
     const filled = await fillRegions(plan.regions, { link, conversation, transcript });
     if (!filled.ok) return finish(AGENT_EXIT.spawn, filled.message, plan.warnings);
     return await runStages({ ...deps, conversation }, filled.regions);

@@ -106,6 +106,10 @@ export class ApprovalContinuation {
         ledger.deny(rec, "client-gave-up", rec.tool);
         return false;
       case "permission-granted": {
+        if (rec.integrityAsked === true) {
+          rec.integrityDone = true;
+          return true;
+        }
         const key = buildGrantKey(rec.tool, rec.args);
         // The approval is on record before the journal keeps it: a restart honours only an audited grant.
         if (action.scope === "run" && !ledger.runGrant(rec, key)) {

@@ -9,6 +9,7 @@ import type { SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import type { EntryRef } from "../../api/sidecar-contract.ts";
 import type { PathCheck } from "../../policy/call-paths.ts";
 import { lookupResultLabel } from "../../policy/classification.ts";
+import { resolveIntegrityClassification, resolveResultIntegrity } from "../../policy/integrity-classification.ts";
 import { decideToolCall, type ToolCallDecision, type ToolCallInput } from "../../policy/decide-tool-call.ts";
 import type { PathFs } from "../../policy/read-paths/index.ts";
 import { buildCallPaths, isFileTool, type FileToolArgs } from "../executors/file-tools.ts";
@@ -45,12 +46,25 @@ export interface ResultLabelDeps {
   readonly policy: () => Enforcement;
 }
 
+/** What a result's integrity label is resolved from beyond its tool: its text, the paths read, the stage's sandbox; and the policy it was decided under. */
+export interface ResultFacts {
+  readonly enf?: Enforcement | undefined;
+  readonly text?: string | undefined;
+  readonly paths?: readonly PathCheck[] | undefined;
+  readonly sandboxNetwork?: boolean | undefined;
+}
+
 /**
- * Labels a tool result at its tool's result label under `enf` (the policy the call was decided under; default the
- * one in force), an existing higher label staying, and publishes the taint.
+ * Labels a tool result at its tool's result label under `facts.enf` (the policy the call was decided under; default
+ * the one in force), an existing higher label staying, and its integrity from the tool's classification (with its text
+ * for provenance), and publishes the taint.
  */
-export function labelToolResult(d: ResultLabelDeps, entry: EntryRef, tool: string, enf: Enforcement = d.policy()): Level {
-  const label = d.session.label(entry.region, entry.id, lookupResultLabel(enf.resultLabels, tool));
+export function labelToolResult(d: ResultLabelDeps, entry: EntryRef, tool: string, facts: ResultFacts = {}): Level {
+  const enf = facts.enf ?? d.policy();
+  const ip = enf.runPolicy.integrity;
+  const source = resolveIntegrityClassification(tool, enf.gatePolicy.overrides.get(tool), ip.checkTargets).results;
+  const integrity = resolveResultIntegrity(source, { workdir: ip.workdir, readPaths: ip.readPaths, paths: facts.paths, sandboxNetwork: facts.sandboxNetwork });
+  const label = d.session.label(entry.region, entry.id, lookupResultLabel(enf.resultLabels, tool), { integrity, tool, text: facts.text });
   d.metrics.taint(d.session.context.level(), d.policy().runPolicy.taint.tracking);
   return label;
 }
@@ -98,16 +112,28 @@ export class CallPipeline {
       gate, permissions: buildPermissionInputs(rp, stage),
       permissionApproved: rec.permissionApproved || grant, answeredPrompt: rec.permissionApproved, args: rec.args,
       ...(isFileTool(rec.tool) ? { paths: buildCallPaths(rec.tool, rec.args as FileToolArgs[typeof rec.tool], readPaths) } : {}),
-      passed: { permission: rec.permissionDone, gate: rec.gateDone ? rec.gateSource : undefined },
+      passed: { permission: rec.permissionDone, gate: rec.gateDone ? rec.gateSource : undefined, integrity: rec.integrityDone === true },
+      integrity: { context: this.#d.session.integrity, policy: enf.integrityPolicy },
     };
   }
 
   /** Does what the decision says. */
   #follow(rec: CallRecord, d: ToolCallDecision, enf: Enforcement, stage: RunStage): CallOutcome | Promise<CallOutcome> {
     const { continuation } = this;
+    // A pass that skipped the step (its hold answered) keeps what the step found before.
+    if ("integrity" in d) rec.integrity = d.integrity ?? rec.integrity;
     switch (d.kind) {
       case "refuse":
         return this.#d.ledger.refuse(rec, d.reason, d.message);
+      case "ask-integrity": {
+        // The steps before it are passed; its answer settles the hold once (no grant for the stage or the run).
+        rec.permissionDone = true;
+        rec.gateDone = true;
+        rec.gateSource = d.source;
+        rec.integrityAsked = true;
+        const { options, timeoutSeconds, text } = d.prompt;
+        return continuation.ask(rec, { kind: "tool_approval", id: `integrity-${rec.id}`, text, options, timeoutSeconds });
+      }
       case "ask-permission": {
         const { options, timeoutSeconds } = d.prompt;
         return continuation.ask(rec, { kind: "tool_approval", id: `tool-${rec.id}`, text: buildPermissionPrompt(rec.tool, rec.args, enf.gatePolicy.overrides.get(rec.tool)?.target), options, timeoutSeconds });
@@ -145,13 +171,13 @@ export class CallPipeline {
         return ledger.settle(rec, { kind: "run", body: { id: rec.id, tool: rec.tool, decision: "run", ...(rec.target === undefined ? {} : { target: rec.target }) } });
       case "done":
         if (executor.records === "after" && !ledger.decided(rec, allowed)) return this.#auditFailed(rec);
-        return this.#allow(rec, out, enf);
+        return this.#allow(rec, out, enf, { paths, sandboxNetwork: stage.sandbox.network });
     }
   }
 
-  #allow(rec: CallRecord, done: Extract<ExecutionOutcome, { kind: "done" }>, enf: Enforcement): CallOutcome {
-    const label = labelToolResult(this.#d, rec.entry, rec.tool, enf);
+  #allow(rec: CallRecord, done: Extract<ExecutionOutcome, { kind: "done" }>, enf: Enforcement, facts: ResultFacts): CallOutcome {
     const { result, isError, shell } = done;
+    const label = labelToolResult(this.#d, rec.entry, rec.tool, { ...facts, enf, text: result });
     const body = { id: rec.id, tool: rec.tool, decision: "allow" as const, result, isError, entry: rec.entry, label, taint: this.#d.session.context.level(), ...(shell ? { shell } : {}) };
     return this.#d.ledger.settle(rec, { kind: "allow", body });
   }

@@ -1,6 +1,7 @@
 // The calls of one run the service remembers: every pending call (never forgotten) and the settled ones, for
 // retries and waits, within a count and a size budget (the oldest submitted settled call is forgotten first).
 import type { EntryRef } from "../../api/sidecar-contract.ts";
+import type { IntegrityOutcome } from "../../policy/integrity-gate.ts";
 import type { RunSource } from "../../policy/decide-tool-call.ts";
 import type { CallOutcome } from "./call-outcomes.ts";
 import { OldestFirst } from "./oldest-first.ts";
@@ -26,6 +27,12 @@ export interface CallRecord {
   gateDone: boolean;
   /** How the gate let it through, once it did (the source of its allow). */
   gateSource: RunSource;
+  /** Its prompt is an integrity hold's (its allow settles the hold once). */
+  integrityAsked?: boolean;
+  /** Its integrity hold was answered allow. */
+  integrityDone?: boolean;
+  /** What the integrity step found, for the audit (issue 40). */
+  integrity?: IntegrityOutcome | undefined;
   started: number;
   response: CallOutcome | undefined;
   /** The first answer, while it is being worked out (dropped once there is one). */

@@ -6,6 +6,8 @@ import { createRequire } from "node:module";
 import { compileRulesWith, EMPTY_RULE_SET, type CelLibrary, type CompiledRuleSet, type RuleSource } from "../../policy/cel-rules.ts";
 import { BUILTIN_CLASSIFICATIONS, buildResultLabelTable, type ClassificationOverride } from "../../policy/classification.ts";
 import type { GatePolicy } from "../../policy/gate.ts";
+import type { IntegrityStep } from "../../policy/decide-tool-call.ts";
+import { parseAllowlistRule } from "../../policy/allowlist.ts";
 import type { Level } from "../../policy/levels.ts";
 import { join } from "node:path";
 import { findFallThroughStage } from "../../policy/stage-order.ts";
@@ -19,6 +21,8 @@ export interface Enforcement {
   /** Null when the blueprint declares no read paths (the policy is inactive). */
   readonly readPolicy: ReadPathPolicy | null;
   readonly gatePolicy: GatePolicy;
+  /** The integrity gate's policy (issue 40), its rules compiled. */
+  readonly integrityPolicy: IntegrityStep["policy"];
   readonly resultLabels: ReadonlyMap<string, Level>;
   /** The tool names a stage without `available_tools` offers (besides MCP-shaped `server__tool` names). */
   readonly offeredTools: ReadonlySet<string>;
@@ -113,7 +117,9 @@ export function buildEnforcement(policy: RunPolicy, ctx: EnforcementContext): { 
   for (const f of computeReadPathFindings({ declared: policy.readPaths.declared, report: "offline" })) {
     if (f.severity === "warning") warnings.push(`agent '${policy.agent.name}': ${f.message} [${f.code}]`);
   }
-  for (const d of rules.diagnostics) warnings.push(`rule '${d.rule}' never allows (${d.kind}): ${d.message}`);
+  const integrity = policy.integrity;
+  const integrityRules = compileRunRules(integrity.rules.map((r) => ({ name: r.name, source: r.expression })));
+  for (const d of [...rules.diagnostics, ...integrityRules.diagnostics]) warnings.push(`rule '${d.rule}' never allows (${d.kind}): ${d.message}`);
   const offered = offeredTools(policy);
   return {
     ok: true,
@@ -123,6 +129,11 @@ export function buildEnforcement(policy: RunPolicy, ctx: EnforcementContext): { 
       mode: ctx.mode ?? policy.launch.mode,
       readPolicy: read.value,
       gatePolicy: { overrides, allowlist: policy.taint.allowlist, rules },
+      integrityPolicy: {
+        enforce: integrity.enforce, onHold: integrity.onHold, checkTargets: integrity.checkTargets, rules: integrityRules, taintAllowlist: policy.taint.allowlist,
+        // The list is about who chose the call, not what it carries: a rule's sensitivity plays no part.
+        allowlist: integrity.allowlist.map((r) => parseAllowlistRule({ ...r, max_sensitivity: "private" })),
+      },
       resultLabels: buildResultLabelTable({
         tools: offered,
         overrides,

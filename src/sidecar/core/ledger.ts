@@ -2,7 +2,8 @@
 // counts and the metric), logged, written to the audit, and its call's answer is set in the remembered calls. A
 // decision whose record cannot be written is reported so the caller refuses the call (fail closed), and every such
 // failure is counted. The ledger knows the policy and the stage only to fill the record: it never calls back.
-import type { DecisionSourceLabel, SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
+import type { DecisionSourceLabel, IntegrityHoldOutcomeLabel, IntegrityHoldReasonLabel, SidecarMetrics } from "../../metrics/sidecar-metrics.ts";
+import type { HoldReason, IntegrityOutcome } from "../../policy/integrity-gate.ts";
 import { buildRefusalMessage, lookupRefusalSource, type RecordedRefusalCode, type RefusalMessageArgs } from "../../api/sidecar-contract.ts";
 import type { AuditEvent } from "../../policy/gate-audit.ts";
 import type { Logger } from "../../log/logger.ts";
@@ -66,15 +67,25 @@ export class Ledger {
     this.#counts.set(source, (this.#counts.get(source) ?? 0) + 1);
     this.#d.metrics.decision({ decision, source, toolClass: computeToolClass(rec.tool), mode: enf.mode }, ((entry.at ?? this.#d.monotonicMs()) - rec.started) / 1000);
     const paths = safePaths(rec);
+    this.#countHold(rec, entry);
     // Built only when written: the bench and many deployments log at warn, and this runs on every call.
     if (this.#d.log.isLevelEnabled("info")) this.#d.log.info({ callId: rec.id, tool: rec.tool, decision, source, code, path: paths, stage: stage.name }, "tool call");
     return this.#write(index, {
       ...this.#callFields(rec, stage.name), decision, decision_source: source, ...(code === undefined ? {} : { code }), ...(paths === undefined ? {} : { paths }),
       ...(rec.target === undefined ? {} : { target: rec.target }),
+      ...buildIntegrityAuditFields(rec.integrity),
       ...approvedBy(rec), ...(rec.answeredBy?.reason === undefined ? {} : { approval_reason: rec.answeredBy.reason }),
       ...(rec.gaveUp === undefined ? {} : { gave_up: rec.gaveUp.reason }),
       ...(rec.gaveUp?.approvalId === undefined ? {} : { withdrawn_approval_id: rec.gaveUp.approvalId }),
     });
+  }
+
+  /** Counts a held call once, at the decision that settles what became of its hold. */
+  #countHold(rec: CallRecord, entry: DecisionEntry): void {
+    const v = rec.integrity?.verdict;
+    if (v === undefined || v.kind === "pass") return;
+    const outcome = computeHoldOutcome(entry);
+    if (outcome !== undefined) this.#d.metrics.integrityHold(toHoldReasonLabel(v.finding.reason), outcome, computeToolClass(rec.tool));
   }
 
   /** Records a grant for the rest of the run; false when its record could not be written. */
@@ -136,4 +147,32 @@ function safePaths(rec: CallRecord): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What became of a held call, by the decision that settles it; undefined for a decision that does not (an allow after its prompt). */
+function computeHoldOutcome(entry: DecisionEntry): IntegrityHoldOutcomeLabel | undefined {
+  if (entry.decision === "ask") return "asked";
+  return HOLD_OUTCOME_OF[entry.source];
+}
+
+const HOLD_OUTCOME_OF: Partial<Record<DecisionSourceLabel, IntegrityHoldOutcomeLabel>> = {
+  integrity_held: "refused", integrity_allowlist: "allowlist", integrity_rule: "rule", integrity_waived: "waived",
+};
+
+function toHoldReasonLabel(reason: HoldReason): IntegrityHoldReasonLabel {
+  return reason.replaceAll("-", "_") as IntegrityHoldReasonLabel;
+}
+
+/** The integrity step's audit fields: the context's integrity and each argument's provenance, and for a hold why and from where. */
+export function buildIntegrityAuditFields(outcome: IntegrityOutcome | undefined): Partial<DecisionRecord> {
+  if (outcome === undefined) return {};
+  const v = outcome.verdict;
+  const provenance = Object.keys(outcome.argsProvenance).length === 0 ? {} : { args_provenance: outcome.argsProvenance };
+  if (v.kind === "pass") return { integrity: outcome.integrity, ...provenance };
+  const { entry, argument, reason } = v.finding;
+  return {
+    integrity: outcome.integrity, integrity_hold: reason, ...provenance,
+    ...(entry === undefined ? {} : { untrusted_entry: { region: entry.region, id: entry.entryId, ...(entry.tool === undefined ? {} : { tool: entry.tool }) } }),
+    ...(argument === undefined ? {} : { untrusted_argument: argument }),
+  };
 }

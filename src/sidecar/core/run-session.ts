@@ -2,12 +2,26 @@
 // session clearance raises, approval grants and the current stage. Every change that must survive a
 // restart goes to the state journal first.
 import { ContextTaint } from "../../policy/context-taint.ts";
+import { ContextIntegrity, type ProvenanceLimits } from "../../policy/context-integrity.ts";
+import type { IntegrityLevel } from "../../api/integrity-policy.ts";
 import type { Level } from "../../policy/levels.ts";
 import type { RestoredState, StateJournal, StateOp } from "../storage/state-journal.ts";
+
+/** The provenance bounds before a policy says otherwise (the schema's defaults). */
+export const DEFAULT_PROVENANCE_LIMITS: ProvenanceLimits = { maxChars: 1_048_576, minValueLength: 4 };
+
+/** An entry's integrity as the sidecar assigns it, with the tool it came from and its text for provenance. */
+export interface IntegrityLabel {
+  readonly integrity: IntegrityLevel;
+  readonly tool?: string | undefined;
+  readonly text?: string | undefined;
+}
 
 /** One run's state. */
 export class RunSession {
   readonly context: ContextTaint;
+  /** The entries' integrity labels and provenance text (issue 40). */
+  readonly integrity: ContextIntegrity;
   readonly #raises: Set<string>;
   readonly #runGrants: Set<string>;
   readonly #stageGrants = new Set<string>();
@@ -16,8 +30,10 @@ export class RunSession {
   #stageIndex: number;
 
   /** A session restored from a journal (or fresh), starting at `entryStage` unless the journal says otherwise. */
-  constructor(opts: { restored?: RestoredState | undefined; journal: StateJournal | null; entryStage: number; onJournalError: (op: StateOp) => void }) {
+  constructor(opts: { restored?: RestoredState | undefined; journal: StateJournal | null; entryStage: number; onJournalError: (op: StateOp) => void; provenance?: ProvenanceLimits }) {
     this.context = new ContextTaint(opts.restored?.entries ?? []);
+    const untrusted = (opts.restored?.entries ?? []).filter((e) => e.untrusted === true);
+    this.integrity = new ContextIntegrity(opts.provenance ?? DEFAULT_PROVENANCE_LIMITS, untrusted);
     this.#raises = new Set(opts.restored?.raises ?? []);
     this.#runGrants = new Set((opts.restored?.grants ?? []).map((g) => g.key));
     this.#stageIndex = opts.restored?.stageIndex ?? opts.entryStage;
@@ -74,23 +90,32 @@ export class RunSession {
     this.#record({ op: "grant", key, call: callId });
   }
 
-  /** Labels an entry the sidecar assigns a level to (a tool result, an input); an existing higher label stays. */
-  label(region: string, id: string, level: Level): Level {
+  /**
+   * Labels an entry the sidecar assigns a level to (a tool result, an input), and its integrity (trusted when not
+   * given); an existing higher label and an untrusted one stay.
+   */
+  label(region: string, id: string, level: Level, integrity: IntegrityLabel = { integrity: "trusted" }): Level {
     const kept = this.context.label(region, id, level);
-    this.#record({ op: "label", region, id, level: kept });
+    const integrityKept = this.integrity.label(region, id, integrity.integrity, integrity);
+    this.#recordLabel({ region, id, level: kept }, integrityKept, integrity.tool);
     return kept;
   }
 
-  /** Labels a model-authored entry at the current context taint. */
-  labelModelWrite(region: string, id: string): Level {
+  /** Labels a model-authored entry at the current context taint and integrity. */
+  labelModelWrite(region: string, id: string, text?: string): Level {
     const level = this.context.labelModelWrite(region, id);
-    this.#record({ op: "label", region, id, level });
+    this.#recordLabel({ region, id, level }, this.integrity.labelModelWrite(region, id, text), this.integrity.cause()?.tool);
     return level;
+  }
+
+  #recordLabel(entry: { region: string; id: string; level: Level }, integrity: IntegrityLevel, tool: string | undefined): void {
+    this.#record({ op: "label", ...entry, ...(integrity === "untrusted" ? { untrusted: true, ...(tool === undefined ? {} : { tool }) } : {}) });
   }
 
   /** Removes an entry's label; false when it had none. */
   evict(region: string, id: string): boolean {
-    const had = this.context.evict(region, id);
+    const hadIntegrity = this.integrity.evict(region, id);
+    const had = this.context.evict(region, id) || hadIntegrity;
     if (had) this.#record({ op: "evict", region, id });
     return had;
   }
@@ -99,6 +124,7 @@ export class RunSession {
   clearRegion(region: string): number {
     const count = this.context.entries().filter((e) => e.region === region).length;
     this.context.clearRegion(region);
+    this.integrity.clearRegion(region);
     if (count > 0) this.#record({ op: "clear", region });
     return count;
   }

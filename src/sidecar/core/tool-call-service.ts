@@ -252,12 +252,12 @@ export class ToolCallService {
   }
 
   /** Labels the result the runtime reports for a call decided `run`. */
-  reportResult(id: string, entry: EntryRef | undefined): { ok: true; entry: EntryRef; label: Level } | { ok: false; reason: "unknown-call" | "not-run"; message: string } {
+  reportResult(id: string, entry: EntryRef | undefined, content?: string): { ok: true; entry: EntryRef; label: Level } | { ok: false; reason: "unknown-call" | "not-run"; message: string } {
     const rec = this.#calls.get(id);
     if (rec === undefined) return { ok: false, reason: "unknown-call", message: buildRefusalMessage("unknown-call", id) };
     if (rec.response?.body.decision !== "run") return { ok: false, reason: "not-run", message: buildRefusalMessage("not-run", id) };
     const where = entry ?? rec.entry;
-    return { ok: true, entry: where, label: labelToolResult(this.#d, where, rec.tool) };
+    return { ok: true, entry: where, label: labelToolResult(this.#d, where, rec.tool, { text: content }) };
   }
 
   /** Refuses every pending call: the sidecar is stopping. */

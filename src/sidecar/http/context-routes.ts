@@ -30,6 +30,8 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
   app.get("/v1/context/taint", async () => ({
     tracking: deps.policy.current().runPolicy.taint.tracking,
     level: session.context.level(),
+    // Only where the policy enforces integrity: a policy without it answers as before.
+    ...(deps.policy.current().runPolicy.integrity.enforce ? { integrity: session.integrity.integrity() } : {}),
     regions: regions(),
   }));
 
@@ -41,9 +43,9 @@ export function registerContextRoutes(app: FastifyInstance, deps: SidecarAppDeps
     const body = ContextEntriesBodySchema.safeParse(req.body);
     if (!body.success) return refuse(reply, invalid(formatZodIssue(body.error)));
     const labelled = body.data.entries.map((e) => {
-      if (e.source === "model") return { region: e.region, id: e.id, level: session.labelModelWrite(e.region, e.id) };
-      // An input is public, unless the id already holds something higher: that label stays.
-      return { region: e.region, id: e.id, level: session.label(e.region, e.id, "public") };
+      if (e.source === "model") return { region: e.region, id: e.id, level: session.labelModelWrite(e.region, e.id, e.text) };
+      // An input is public and trusted (the Run's task, its user), unless the id already holds something higher or untrusted: that label stays.
+      return { region: e.region, id: e.id, level: session.label(e.region, e.id, "public", { integrity: "trusted", text: e.text }) };
     });
     taintChanged();
     return { labelled, taint: session.context.level() };

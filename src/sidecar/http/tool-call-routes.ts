@@ -47,7 +47,7 @@ export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDep
   app.post<{ Params: { id: string } }>("/v1/tool-calls/:id/result", async (req, reply) => {
     const body = ResultBodySchema.safeParse(req.body ?? {});
     if (!body.success) return refuse(reply, { code: "invalid-request", message: formatZodIssue(body.error) });
-    const r = deps.service.reportResult(req.params.id, body.data.entry);
+    const r = deps.service.reportResult(req.params.id, body.data.entry, body.data.content);
     if (!r.ok) return refuse(reply, { code: r.reason, message: r.message });
     return { id: req.params.id, entry: r.entry, label: r.label, taint: deps.session.context.level() };
   });

@@ -31,6 +31,16 @@ export interface DecisionRecord {
   readonly gave_up?: string;
   /** With `gave_up`: the pending prompt that was withdrawn (closed unanswered). */
   readonly withdrawn_approval_id?: string;
+  /** The context's integrity when the integrity step looked at the call (issue 40). */
+  readonly integrity?: "trusted" | "untrusted";
+  /** Why the integrity step held the call (untrusted-target, untrusted-context, unlisted-target), whatever then let it through. */
+  readonly integrity_hold?: string;
+  /** The entry that made the context untrusted, or the one the held argument's value came from. */
+  readonly untrusted_entry?: { readonly region: string; readonly id: string; readonly tool?: string };
+  /** The argument whose value came from untrusted text. */
+  readonly untrusted_argument?: string;
+  /** Each argument's provenance (trusted, untrusted, none), when the integrity step computed it. */
+  readonly args_provenance?: Readonly<Record<string, string>>;
   /** On the record of an "allow for this run" approval: what a restart may restore from the state journal. */
   readonly grant_scope?: "run";
   /** SHA-256 (hex) of the permission key the approval covers (never the command itself). */

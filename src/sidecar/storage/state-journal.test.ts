@@ -92,4 +92,18 @@ describe("the state journal", () => {
     const checked = checkAgainstAudit(replayStateJournal('{"op":"raise","tool":"shell"}\n{"op":"grant","key":"shell","call":"c1"}'), readAuditEvidence(tmp(), "none"));
     expect(checked).toMatchObject({ raises: [], grants: [], dropped: { raise: 1, grant: 1 } });
   });
+
+  it("keeps an entry's untrusted integrity label across a restart until the entry is evicted", () => {
+    const text = [
+      '{"op":"label","region":"web","id":"p","level":"public","untrusted":true,"tool":"web_fetch"}',
+      '{"op":"label","region":"web","id":"p","level":"internal"}',
+      '{"op":"label","region":"task","id":"t","level":"public"}',
+    ].join("\n");
+    const state = replayStateJournal(text);
+    expect(state.entries).toEqual([
+      { region: "web", entryId: "p", level: "internal", untrusted: true, tool: "web_fetch" },
+      { region: "task", entryId: "t", level: "public" },
+    ]);
+    expect(replayStateJournal(`${text}\n{"op":"evict","region":"web","id":"p"}`).entries).toEqual([{ region: "task", entryId: "t", level: "public" }]);
+  });
 });

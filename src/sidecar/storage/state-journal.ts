@@ -17,7 +17,8 @@ const LevelSchema = z.enum(["public", "internal", "private"]);
 
 /** One journalled operation. */
 export const StateOpSchema = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("label"), region: z.string(), id: z.string(), level: LevelSchema }),
+  // `untrusted`: the entry's integrity label (issue 40; absent: trusted), with the tool whose result it is.
+  z.object({ op: z.literal("label"), region: z.string(), id: z.string(), level: LevelSchema, untrusted: z.literal(true).optional(), tool: z.string().optional() }),
   z.object({ op: z.literal("evict"), region: z.string(), id: z.string() }),
   z.object({ op: z.literal("clear"), region: z.string() }),
   z.object({ op: z.literal("raise"), tool: z.string() }),
@@ -111,6 +112,13 @@ export function readAuditEvidence(root: string, run: string): AuditEvidence {
   return { grants, raises };
 }
 
+/** A label line over the entry's previous one: an untrusted entry stays untrusted until it is evicted. */
+function buildRestoredLabel(op: Extract<StateOp, { op: "label" }>, previous: LabelledEntry | undefined): LabelledEntry {
+  const untrusted = op.untrusted === true || previous?.untrusted === true;
+  const tool = op.untrusted === true ? op.tool : previous?.tool;
+  return { region: op.region, entryId: op.id, level: op.level, ...(untrusted ? { untrusted: true, ...(tool === undefined ? {} : { tool }) } : {}) };
+}
+
 /** Replays journal text; invalid lines are skipped and counted. */
 export function replayStateJournal(text: string): RestoredState {
   const labels = new Map<string, LabelledEntry>();
@@ -133,7 +141,7 @@ export function replayStateJournal(text: string): RestoredState {
       continue;
     }
     const op = parsed.data;
-    if (op.op === "label") labels.set(key(op.region, op.id), { region: op.region, entryId: op.id, level: op.level });
+    if (op.op === "label") labels.set(key(op.region, op.id), buildRestoredLabel(op, labels.get(key(op.region, op.id))));
     else if (op.op === "evict") labels.delete(key(op.region, op.id));
     else if (op.op === "clear") {
       for (const [k, e] of labels) if (e.region === op.region) labels.delete(k);
@@ -147,7 +155,9 @@ export function replayStateJournal(text: string): RestoredState {
 /** The operations that rebuild a state (used to compact the journal). */
 export function buildStateOps(state: Omit<RestoredState, "skipped" | "dropped">): StateOp[] {
   return [
-    ...state.entries.map((e): StateOp => ({ op: "label", region: e.region, id: e.entryId, level: e.level })),
+    ...state.entries.map((e): StateOp => ({
+      op: "label", region: e.region, id: e.entryId, level: e.level, ...(e.untrusted === true ? { untrusted: true, ...(e.tool === undefined ? {} : { tool: e.tool }) } : {}),
+    })),
     ...state.raises.map((tool): StateOp => ({ op: "raise", tool })),
     ...state.grants.map((g): StateOp => ({ op: "grant", key: g.key, ...(g.call === undefined ? {} : { call: g.call }) })),
     ...(state.stageIndex === undefined ? [] : [{ op: "stage", index: state.stageIndex } satisfies StateOp]),

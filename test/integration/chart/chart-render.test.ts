@@ -61,7 +61,7 @@ describe("helm template with the default values", () => {
     expect(sandbox.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
     const policy = findManifest(ms, "LeviathPolicy", "cluster") as Manifest & { spec: unknown };
     expect(policy.spec).toEqual({
-      sandbox: { kind: "container", image: "debian:bookworm-slim", onUnavailable: "error" }, security: { taintTracking: true },
+      sandbox: { kind: "container", image: "debian:bookworm-slim", onUnavailable: "error" }, security: { taintTracking: true }, integrity: { enforce: true },
       // Safe by default: the enforcement check runs, its probe pods in the sandbox namespace.
       networkEnforcement: { verify: true, namespace: "leviath-sandbox", onUnverified: "warn" },
     });

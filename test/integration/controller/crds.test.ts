@@ -75,6 +75,21 @@ describe("the CRDs", () => {
     expect(created.spec.webSearch).toEqual(webSearch);
   });
 
+  it("take spec.integrity and a tool's integrity classification, and refuse an effect that is none, naming the field", async () => {
+    // A server-side dry run, as above: nothing is written for other tests to see.
+    const { custom } = testCluster();
+    const integrity = { enforce: true, onHold: "deny", allowlist: [{ tool: "bank__send_money", to: ["GB29*"] }], rules: [{ name: "small", expression: 'args_provenance.recipient == "trusted"' }] };
+    const spec = { taint: { toolOverrides: { bank__get_balance: { effect: "read", integrity: "trusted" }, http_get: { checkTargets: true } } }, integrity };
+    const body = { apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "cluster" }, spec };
+    const created = (await custom.createClusterCustomObject({ ...OURS.policies, body, dryRun: "All", fieldValidation: "Strict" })) as { spec: typeof spec };
+    expect(created.spec.integrity).toMatchObject(integrity);
+    expect(created.spec.taint.toolOverrides).toEqual(spec.taint.toolOverrides);
+    const bad = { ...body, spec: { taint: { toolOverrides: { bank__send_money: { effect: "pay" } } } } };
+    const err = await expectApiError(custom.createClusterCustomObject({ ...OURS.policies, body: bad, dryRun: "All" }));
+    expect(err.code).toBe(422);
+    expect(err.message).toContain("spec.taint.toolOverrides.bank__send_money.effect: Unsupported value: \"pay\"");
+  });
+
   it("keep the LeviathPolicy a singleton named cluster", async () => {
     const { custom } = testCluster();
     const err = await expectApiError(custom.createClusterCustomObject({ ...OURS.policies, body: { apiVersion: "leviath.dev/v1alpha1", kind: "LeviathPolicy", metadata: { name: "other" }, spec: {} } }));
