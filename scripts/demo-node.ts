@@ -21,6 +21,8 @@ import { startNode, type Node } from "../test/e2e/harness/node.ts";
 import { installOperator, NS, tagNodeImage, type RunObject } from "../test/e2e/harness/operator-fixture.ts";
 
 const RUN = "digest-docs";
+/** The quickstart's release name, so the Deployment, Lease and Secrets docs/operations.md and metrics.md name are the demo's. */
+const RELEASE = "leviath-operator";
 /** examples/policy.yaml's sandbox floor: no registry is reachable here, so Debian is built here under that name. */
 const EXAMPLE_SANDBOX_IMAGE = "docker.io/library/debian:bookworm-slim";
 const NOTES = "/data/team-notes/2025-06-02-standup.md";
@@ -51,7 +53,7 @@ const SETUP: readonly { script: string; args?: readonly string[]; what: string; 
  * one call per turn, as a model hijacked by nothing would make them; `repeat`, so each Run of examples/run.yaml gets
  * the same story.
  */
-const SCRIPT = stringify({
+export const DEMO_MODEL_SCRIPT = stringify({
   steps: [
     { text: "Listing the workspace first.", calls: [{ name: "shell", args: { command: "ls -la" } }] },
     { calls: [{ name: "read_file", args: { path: NOTES } }] },
@@ -63,7 +65,7 @@ const SCRIPT = stringify({
 });
 
 /** The answers the demo gives, as a person would with `kubectl leviath approve`, by the tool the prompt is for. */
-const ANSWERS: Record<string, string> = { shell: "a listing of docs/ is fine", submit_output: "the digest may leave" };
+const ANSWERS: Record<string, string> = { shell: "a listing of the workspace is fine", submit_output: "the digest may leave" };
 
 interface Parts {
   cp?: ControlPlane;
@@ -155,14 +157,14 @@ async function startCluster(parts: Parts): Promise<Kubectl> {
     installLocalPath({ image: provisioner, helperImage: node.images.sandbox!, hostDir: join(node.dataDir, "local-path"), isDefault: true }));
 
   say("installing the operator with helm, its policy from examples/policy.yaml (as docs/quickstart.md does)");
-  process.stdout.write(`$ helm install leviath charts/leviath-operator -n leviath-system --create-namespace --set-file policy.document=examples/policy.yaml\n`);
+  process.stdout.write(`$ helm install ${RELEASE} charts/leviath-operator -n leviath-system --create-namespace --set-file policy.document=examples/policy.yaml\n`);
   await step("the operator (helm install, then the controller pod Running and its webhook serving)", () =>
-    installOperator(node, { agent: { image: imageValues(agent) } }, ["--set-file", `policy.document=${join(REPO_ROOT, "examples/policy.yaml")}`]));
+    installOperator(node, { agent: { image: imageValues(agent) } }, ["--set-file", `policy.document=${join(REPO_ROOT, "examples/policy.yaml")}`], RELEASE));
   kubectl.show(["get", "pods", "-n", "leviath-system"]);
 
   say(`the stand-in model, in the cluster: leviath model-server from the operator's image (namespace ${MODEL_NAMESPACE})`);
   await step(`model-server: the script of ConfigMap ${MODEL_NAMESPACE}/model-script on ${node.network.gateway}:${SCRIPT_PORT}, the echo on :${ECHO_PORT}`, () =>
-    deployModelServer({ image: operator, nodeAddress: node.network.gateway, script: SCRIPT }));
+    deployModelServer({ image: operator, nodeAddress: node.network.gateway, script: DEMO_MODEL_SCRIPT }));
   kubectl.show(["get", "deployment,service,configmap", "-n", MODEL_NAMESPACE, "-l", "app.kubernetes.io/part-of=leviath-demo"]);
   process.stdout.write("# the credential Secrets for it, as docs/quickstart.md makes them for a real provider (any key is taken):\n"
     + "#   model-provider (examples/run.yaml's): the script; echo-model: the echo\n");
