@@ -22,6 +22,9 @@ describe("scripts/demo --once, as root", () => {
     expect(stdout).not.toMatch(/^(build-images|node-bin|control-plane-bin|go: downloading)/m);
     // The kubectl and helm it runs, and the PATH it runs them with.
     expect(stdout).toMatch(/^ {4}kubectl and helm: (\S+) \(the demo puts them first on PATH, with bin\/ for kubectl leviath: PATH=\S+\/bin:\1:/m);
+    // The operator is the quickstart's release, so the names operations.md and metrics.md give are the demo's.
+    expect(stdout).toMatch(/^\$ helm install leviath-operator charts\/leviath-operator -n leviath-system /m);
+    expect(stdout).toMatch(/^leviath-operator-[a-z0-9]+-[a-z0-9]+\s+1\/1\s+Running\s/m);
     // The stand-in model runs in the cluster, from the operator's image, with its Secrets ready.
     expect(stdout).toMatch(/^deployment\.apps\/model-server\s+1\/1\s/m);
     expect(stdout).toMatch(/^secret\/model-provider (created|configured)\nsecret\/echo-model (created|configured)$/m);
