@@ -1,59 +1,96 @@
 // scripts/demo as root: a real node beside the control plane (containerd, the kubelet, kube-scheduler; the e2e
-// harness's), the chart installed with real helm and the images built here, and examples/ run to `Succeeded` by
-// the reference runtime. The one stand-in is the model: a local server speaking Anthropic's Messages API, replying
-// from a script (src/model-server/scripted-model-server.ts), so no key and no network are needed. What the user
-// sees: the pods run, a shell call waiting for a person and answered with `kubectl leviath approve`, a granted read,
-// a refused read, the taint gate holding the result until a person lets it leave, then the result and the audit.
+// harness's), a real storage provisioner on it (local-path-provisioner, built from its Go module: any Run's claim
+// binds), the chart installed with real helm and the images built here, the stand-in model running in the cluster
+// (`leviath model-server` from the operator's image: a script a user edits, and an echo) with its credential
+// Secrets ready, and examples/ run to `Succeeded` by the reference runtime; then an Agent of your own
+// (examples/try/) against the echo. What the user sees: one progress line per setup step (the build output goes to
+// a log it names), the pods run, a shell call waiting for a person and answered with `kubectl leviath approve`, a
+// granted read, a refused read, the taint gate holding the result until a person lets it leave, then the result and
+// the audit. It stays up for more (Ctrl-C stops it): the PATH and KUBECONFIG to use, how to load a client's image.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { REPO_ROOT, startControlPlane, type ControlPlane } from "../test/integration/harness/control-plane.ts";
 import { createTestCluster, useTestCluster } from "../test/integration/harness/test-cluster.ts";
 import { imageValues } from "../test/e2e/harness/kube-json.ts";
+import { installLocalPath, LOCAL_PATH_CLASS } from "../test/e2e/harness/local-path.ts";
+import { buildModelSecret, deployModelServer, ECHO_PORT, MODEL_NAMESPACE, SCRIPT_PORT } from "../test/e2e/harness/model-server-deploy.ts";
 import { startNode, type Node } from "../test/e2e/harness/node.ts";
-import { createWorkspaces, installOperator, NS, tagNodeImage, type RunObject, type Workspaces } from "../test/e2e/harness/operator-fixture.ts";
-import { startScriptedModelServer, type ScriptedModelServer } from "../src/model-server/scripted-model-server.ts";
+import { installOperator, NS, tagNodeImage, type RunObject } from "../test/e2e/harness/operator-fixture.ts";
 
 const RUN = "digest-docs";
+/** The quickstart's release name, so the Deployment, Lease and Secrets docs/operations.md and metrics.md name are the demo's. */
+const RELEASE = "leviath-operator";
 /** examples/policy.yaml's sandbox floor: no registry is reachable here, so Debian is built here under that name. */
 const EXAMPLE_SANDBOX_IMAGE = "docker.io/library/debian:bookworm-slim";
 const NOTES = "/data/team-notes/2025-06-02-standup.md";
 /** Outside what the Agent declares (it exists in the sidecar): the sidecar refuses it. */
 const OUTSIDE = "/etc/passwd";
 const DIGEST = "# Digest\n- The docs site moves to the new theme this week.\n- The release checklist lives in docs/release.md.\n";
+/** The Run of your own Agent (examples/try/). */
+const TRY_RUN = "hello-1";
+const CACHE = process.env.LEVIATH_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "leviath");
+/** Where the setup's build output goes (the screen shows one line a step). */
+export const SETUP_LOG = join(CACHE, "demo-setup.log");
+/** What scripts/demo-load-image reads to reach the running demo's node. */
+export const DEMO_ENV = join(CACHE, "demo.env");
 
 /**
  * What a fresh machine lacks, in order, with what the first run costs on 2 cores (measured here; later runs skip
  * each step in well under a second).
  */
-const SETUP: readonly { script: string; what: string; firstRun: string }[] = [
+const SETUP: readonly { script: string; args?: readonly string[]; what: string; firstRun: string }[] = [
   { script: "node-packages", what: "containerd, runc, CNI plugins, buildah and busybox (Debian packages)", firstRun: "under a minute" },
   { script: "control-plane-bin", what: "etcd, kube-apiserver, kube-controller-manager, kubectl and helm, built from their Go modules", firstRun: "25 to 60 minutes on 2 cores" },
   { script: "node-bin", what: "the kubelet and kube-scheduler, built from their Go module", firstRun: "1 to 7 minutes" },
-  { script: "build-images", what: "the operator, runtime and sandbox images, built with buildah", firstRun: "about 3 minutes" },
+  { script: "build-images", args: ["demo"], what: "the operator, runtime, sandbox and storage provisioner images, built with buildah", firstRun: "about 5 minutes" },
 ];
 
-/** The model's replies, in order: one call per turn, as a model hijacked by nothing would make them. */
-const SCRIPT = [
-  { turn: { text: "Listing docs/ first.", calls: [{ id: "call-0001", name: "shell", args: { command: "ls docs" } }] } },
-  { turn: { calls: [{ id: "call-0002", name: "read_file", args: { path: NOTES } }] } },
-  { turn: { text: "Who else uses this machine?", calls: [{ id: "call-0003", name: "read_file", args: { path: OUTSIDE } }] } },
-  { turn: { text: "Enough read.", calls: [{ id: "call-0004", name: "next_stage", args: { stage: "digest", reason: "notes and docs read" } }] } },
-  { turn: { calls: [{ id: "call-0005", name: "submit_output", args: { output: DIGEST } }] } },
-];
+/**
+ * The model's replies, in order, as `leviath model-server --script` reads them (ConfigMap leviath-model/model-script):
+ * one call per turn, as a model hijacked by nothing would make them; `repeat`, so each Run of examples/run.yaml gets
+ * the same story.
+ */
+export const DEMO_MODEL_SCRIPT = stringify({
+  steps: [
+    { text: "Listing the workspace first.", calls: [{ name: "shell", args: { command: "ls -la" } }] },
+    { calls: [{ name: "read_file", args: { path: NOTES } }] },
+    { text: "Who else uses this machine?", calls: [{ name: "read_file", args: { path: OUTSIDE } }] },
+    { text: "Enough read.", calls: [{ name: "next_stage", args: { stage: "digest", reason: "notes and docs read" } }] },
+    { calls: [{ name: "submit_output", args: { output: DIGEST } }] },
+  ],
+  repeat: true,
+});
 
 /** The answers the demo gives, as a person would with `kubectl leviath approve`, by the tool the prompt is for. */
-const ANSWERS: Record<string, string> = { shell: "a listing of docs/ is fine", submit_output: "the digest may leave" };
+const ANSWERS: Record<string, string> = { shell: "a listing of the workspace is fine", submit_output: "the digest may leave" };
 
 interface Parts {
   cp?: ControlPlane;
   node?: Node;
-  model?: ScriptedModelServer;
-  workspaces?: Workspaces;
 }
 
 const say = (line: string) => process.stdout.write(`\n==> ${line}\n`);
+const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
+/** One progress line: `--- what ...` now, its time (or `failed`) when `work` ends; the details go to `log`. */
+async function step<T>(what: string, work: () => Promise<T> | T): Promise<T> {
+  const started = performance.now();
+  process.stdout.write(`--- ${what} ...`);
+  try {
+    const value = await work();
+    process.stdout.write(` ${seconds(started)}\n`);
+    return value;
+  } catch (err) {
+    process.stdout.write(` failed after ${seconds(started)} (the details: ${SETUP_LOG})\n`);
+    throw err;
+  }
+}
+
+/** Appends to the setup log. */
+const log = (line: string) => writeFileSync(SETUP_LOG, `${line}\n`, { flag: "a" });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs the demo with a node; resolves to the exit status (0 once the Run succeeded). */
@@ -63,60 +100,87 @@ export async function runNodeDemo(opts: { once: boolean }): Promise<number> {
   const stop = () => (stopping ??= tearDown(parts));
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void stop().then(() => process.exit(0)));
   try {
-    prepareMachine();
+    await prepareMachine();
     const kubectl = await startCluster(parts);
-    const status = await runExample(parts, kubectl);
-    if (!opts.once) await waitForCtrlC(parts.cp!, kubectl.bin);
+    writeDemoEnv(parts, kubectl);
+    const status = await runExample(kubectl);
+    if (!opts.once) await waitForCtrlC(parts.cp!);
     return status;
   } finally {
     await stop();
   }
 }
 
-function prepareMachine(): void {
-  say("preparing this machine (each step is skipped when already done)");
-  for (const step of SETUP) {
-    const started = performance.now();
-    process.stdout.write(`--- scripts/${step.script}: ${step.what} (the first time: ${step.firstRun})\n`);
-    execFileSync("bash", [join(REPO_ROOT, "scripts", step.script)], { stdio: ["ignore", "ignore", "inherit"] });
-    process.stdout.write(`    done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+async function prepareMachine(): Promise<void> {
+  mkdirSync(CACHE, { recursive: true });
+  writeFileSync(SETUP_LOG, `scripts/demo ${new Date().toISOString()}\n`);
+  say(`preparing this machine (each step is skipped when already done; build output: ${SETUP_LOG})`);
+  for (const s of SETUP) {
+    await step(`scripts/${[s.script, ...(s.args ?? [])].join(" ")}: ${s.what} (the first time: ${s.firstRun})`, () => {
+      const fd = openSync(SETUP_LOG, "a");
+      try {
+        execFileSync("bash", [join(REPO_ROOT, "scripts", s.script), ...(s.args ?? [])], { stdio: ["ignore", fd, fd] });
+      } finally {
+        closeSync(fd);
+      }
+    });
   }
 }
 
 /** A kubectl that shows the command and its output, as the user would type it. */
 interface Kubectl {
   bin: string;
+  /** The PATH the demo runs kubectl, helm and kubectl-leviath with. */
+  path: string;
   show(args: readonly string[], opts?: { input?: string; allowFailure?: boolean }): string;
   quiet(args: readonly string[]): string;
 }
 
 async function startCluster(parts: Parts): Promise<Kubectl> {
   say("starting a control plane and a node on this machine");
-  const log = (line: string) => process.stdout.write(`    ${line}\n`);
-  parts.cp = await startControlPlane({ log });
-  // Only the images this Run uses (every image the machine built would add a minute of import).
-  parts.node = await startNode(parts.cp, { networkPolicy: false, startTimeoutMs: 600_000, log, images: ["leviath-operator", "leviath-agent", "leviath-runtime"] });
-  useTestCluster(createTestCluster(parts.cp.kubeconfigPath, parts.cp.binDir));
-  const kubectl = makeKubectl(parts.cp);
-  const agent = parts.node.images["leviath-agent"];
-  const debian = parts.node.images["leviath-runtime"];
-  if (!agent || !debian) throw new Error("scripts/build-images made no leviath-agent or leviath-runtime image");
-  await tagNodeImage(parts.node, debian, EXAMPLE_SANDBOX_IMAGE);
+  const cp = parts.cp = await step("a control plane: etcd, kube-apiserver, kube-controller-manager", () => startControlPlane({ log }));
+  process.stdout.write(`    kubeconfig ${cp.kubeconfigPath}\n`);
+  // Only the images the demo runs (every image the machine built would add a minute of import).
+  const node = parts.node = await step("a node: containerd, kube-scheduler, the kubelet, the images imported", () =>
+    startNode(cp, { networkPolicy: false, startTimeoutMs: 600_000, log, images: ["leviath-operator", "leviath-agent", "leviath-runtime", "leviath-local-path"] }));
+  process.stdout.write(`    node ${node.name}, logs in ${node.dataDir}\n`);
+  useTestCluster(createTestCluster(cp.kubeconfigPath, cp.binDir));
+  const kubectl = makeKubectl(cp);
+  process.stdout.write(`    kubectl and helm: ${cp.binDir} (the demo puts them first on PATH, with bin/ for kubectl leviath: PATH=${kubectl.path})\n`);
+  const agent = node.images["leviath-agent"];
+  const debian = node.images["leviath-runtime"];
+  const operator = node.images["leviath-operator"];
+  const provisioner = node.images["leviath-local-path"];
+  if (!agent || !debian || !operator || !provisioner) throw new Error("scripts/build-images demo made no leviath-agent, leviath-runtime, leviath-operator or leviath-local-path image");
+  await tagNodeImage(node, debian, EXAMPLE_SANDBOX_IMAGE);
+  await step(`a storage provisioner: local-path-provisioner, StorageClass ${LOCAL_PATH_CLASS} (the default), volumes under ${join(node.dataDir, "local-path")}`, () =>
+    installLocalPath({ image: provisioner, helperImage: node.images.sandbox!, hostDir: join(node.dataDir, "local-path"), isDefault: true }));
 
   say("installing the operator with helm, its policy from examples/policy.yaml (as docs/quickstart.md does)");
-  process.stdout.write(`$ helm install leviath charts/leviath-operator -n leviath-system --create-namespace --set-file policy.document=examples/policy.yaml\n`);
-  await installOperator(parts.node, { agent: { image: imageValues(agent) } }, ["--set-file", `policy.document=${join(REPO_ROOT, "examples/policy.yaml")}`]);
+  process.stdout.write(`$ helm install ${RELEASE} charts/leviath-operator -n leviath-system --create-namespace --set-file policy.document=examples/policy.yaml\n`);
+  await step("the operator (helm install, then the controller pod Running and its webhook serving)", () =>
+    installOperator(node, { agent: { image: imageValues(agent) } }, ["--set-file", `policy.document=${join(REPO_ROOT, "examples/policy.yaml")}`], RELEASE));
   kubectl.show(["get", "pods", "-n", "leviath-system"]);
+
+  say(`the stand-in model, in the cluster: leviath model-server from the operator's image (namespace ${MODEL_NAMESPACE})`);
+  await step(`model-server: the script of ConfigMap ${MODEL_NAMESPACE}/model-script on ${node.network.gateway}:${SCRIPT_PORT}, the echo on :${ECHO_PORT}`, () =>
+    deployModelServer({ image: operator, nodeAddress: node.network.gateway, script: DEMO_MODEL_SCRIPT }));
+  kubectl.show(["get", "deployment,service,configmap", "-n", MODEL_NAMESPACE, "-l", "app.kubernetes.io/part-of=leviath-demo"]);
+  process.stdout.write("# the credential Secrets for it, as docs/quickstart.md makes them for a real provider (any key is taken):\n"
+    + "#   model-provider (examples/run.yaml's): the script; echo-model: the echo\n");
+  kubectl.show(["apply", "-f", "-"], { input: [buildModelSecret("model-provider", NS, node.network.gateway, SCRIPT_PORT), buildModelSecret("echo-model", NS, node.network.gateway, ECHO_PORT)].map((o) => stringify(o)).join("---\n") });
   return kubectl;
 }
 
 function makeKubectl(cp: ControlPlane): Kubectl {
   const bin = join(cp.binDir, "kubectl");
   // `kubectl leviath` is bin/kubectl-leviath, found on PATH as any kubectl plugin.
-  const env = { ...process.env, KUBECONFIG: cp.kubeconfigPath, PATH: `${join(REPO_ROOT, "bin")}:${cp.binDir}:${process.env.PATH ?? ""}` };
+  const path = `${join(REPO_ROOT, "bin")}:${cp.binDir}:${process.env.PATH ?? ""}`;
+  const env = { ...process.env, KUBECONFIG: cp.kubeconfigPath, PATH: path };
   const run = (args: readonly string[], input?: string) => spawnSync(bin, [...args], { encoding: "utf8", cwd: REPO_ROOT, env, input });
   return {
     bin,
+    path,
     show(args, o = {}) {
       process.stdout.write(`$ kubectl ${args.join(" ")}\n`);
       const r = run(args, o.input);
@@ -132,22 +196,9 @@ function makeKubectl(cp: ControlPlane): Kubectl {
   };
 }
 
-async function runExample(parts: Parts, kubectl: Kubectl): Promise<number> {
-  parts.model = await startScriptedModelServer(SCRIPT, parts.node!.network.gateway);
-  process.stdout.write(`\nThe model is a stand-in: a local server at ${parts.model.url} speaking Anthropic's Messages API, replying from a\n`
-    + "script (a shell listing, a granted read, a read outside what the Agent declares, the next stage, the digest).\n");
-  parts.workspaces = createWorkspaces("leviath-demo-");
-  mkdirSync(join(parts.workspaces.dir, "docs"));
-  writeFileSync(join(parts.workspaces.dir, "docs", "release.md"), "# Release checklist\n");
-
-  say("the model's credentials, as docs/quickstart.md makes them (here: the stand-in's URL and a placeholder key)");
-  const secret = kubectl.quiet(["create", "secret", "generic", "model-provider", "-n", NS, "--from-literal=ANTHROPIC_API_KEY=sk-ant-demo-placeholder",
-    `--from-literal=ANTHROPIC_BASE_URL=${parts.model.url}`, "--dry-run=client", "-o", "json"]);
-  const labelled = { ...JSON.parse(secret) as { metadata: Record<string, unknown> } };
-  labelled.metadata = { ...labelled.metadata, labels: { "leviath.dev/credential": "true" } };
-  kubectl.show(["apply", "-f", "-"], { input: JSON.stringify(labelled) });
-  process.stdout.write("# this node has no volume provisioner: a hostPath volume for the Run's workspace claim\n");
-  kubectl.show(["apply", "-f", "-"], { input: stringify(parts.workspaces.volume(RUN)) });
+async function runExample(kubectl: Kubectl): Promise<number> {
+  process.stdout.write(`\nThe model is a stand-in: leviath model-server in the cluster, speaking Anthropic's Messages API (and OpenAI's), replying\n`
+    + "from its script (a shell listing, a granted read, a read outside what the Agent declares, the next stage, the digest).\n");
 
   say("the team notes, the Agent and the Run from examples/");
   kubectl.show(["apply", "-f", "examples/team-notes.yaml", "-f", "examples/agent.yaml", "-f", "examples/run.yaml"]);
@@ -156,12 +207,21 @@ async function runExample(parts: Parts, kubectl: Kubectl): Promise<number> {
   say("waiting for the Run to finish");
   kubectl.show(["leviath", "wait", RUN, "-n", NS, "--timeout", "5m"], { allowFailure: true });
   kubectl.show(["get", "run", RUN, "-n", NS]);
+  process.stdout.write(`# its workspace claim named no storage class: the default, ${LOCAL_PATH_CLASS}, made its volume\n`);
+  kubectl.show(["get", "pvc", `${RUN}-workspace`, "-n", NS]);
   kubectl.show(["leviath", "result", RUN, "-n", NS], { allowFailure: true });
   say("the audit: every call, who decided it and why");
   kubectl.show(["leviath", "audit", RUN, "-n", NS]);
   const phase = (JSON.parse(kubectl.quiet(["get", "run", RUN, "-n", NS, "-o", "json"])) as RunObject).status?.phase;
   process.stdout.write(`\nThe Run ended ${phase}.\n`);
-  return phase === "Succeeded" ? 0 : 1;
+
+  say("your own Agent, as docs/quickstart.md \"Try your own Agent\" writes it: examples/try/, against the echo");
+  kubectl.show(["apply", "-f", "examples/try/"]);
+  kubectl.show(["leviath", "wait", TRY_RUN, "-n", NS, "--timeout", "5m"], { allowFailure: true });
+  kubectl.show(["logs", `${TRY_RUN}-engine`, "-n", NS, "-c", "agent"], { allowFailure: true });
+  const tryPhase = (JSON.parse(kubectl.quiet(["get", "run", TRY_RUN, "-n", NS, "-o", "json"])) as RunObject).status?.phase;
+  process.stdout.write(`\nYour Run ended ${tryPhase}.\n`);
+  return phase === "Succeeded" && tryPhase === "Succeeded" ? 0 : 1;
 }
 
 /** Answers the Run's prompts as they come (each once), with the plugin, until `count` were answered. */
@@ -190,15 +250,25 @@ async function answerPrompts(kubectl: Kubectl, count: number): Promise<void> {
   }
 }
 
-async function waitForCtrlC(cp: ControlPlane, kubectlBin: string): Promise<void> {
+/** What scripts/demo-load-image needs to reach this demo's node (removed when the demo stops). */
+function writeDemoEnv(parts: Parts, kubectl: Kubectl): void {
+  const ctr = join(process.env.LEVIATH_CONTAINERD_DIR || "/usr/bin", "ctr");
+  writeFileSync(DEMO_ENV, [`KUBECONFIG=${parts.cp!.kubeconfigPath}`, `DEMO_PATH=${kubectl.path}`, `CONTAINERD_ADDRESS=${parts.node!.containerdSocket}`, `CTR=${ctr}`, `DEMO_PID=${process.pid}`, ""].join("\n"));
+}
+
+async function waitForCtrlC(cp: ControlPlane): Promise<void> {
   say("running; Ctrl-C stops everything");
-  process.stdout.write(`  export KUBECONFIG=${cp.kubeconfigPath} PATH=${join(REPO_ROOT, "bin")}:$PATH\n  ${kubectlBin} get agents,runs -A\n  ${kubectlBin} leviath audit ${RUN} -n ${NS}\n`);
+  process.stdout.write(`  export KUBECONFIG=${cp.kubeconfigPath} PATH=${join(REPO_ROOT, "bin")}:${cp.binDir}:$PATH\n`
+    + `  kubectl get agents,runs -A\n  kubectl leviath audit ${RUN} -n ${NS}\n`
+    + `  kubectl delete run ${RUN} -n ${NS} && kubectl apply -f examples/run.yaml   # the story again (the script repeats)\n`
+    + `  kubectl edit configmap model-script -n ${MODEL_NAMESPACE}                   # your own script (then: kubectl rollout restart deployment/model-server -n ${MODEL_NAMESPACE})\n`
+    + "  scripts/demo-load-image claude-code                                       # a client's image onto this node (codex, openai-agents)\n"
+    + "  docs/quickstart.md, \"Try your own Agent\" and \"Run Claude Code, Codex or the Agents SDK\", says more\n");
   await new Promise(() => undefined);
 }
 
 async function tearDown(parts: Parts): Promise<void> {
-  await parts.model?.close().catch(() => undefined);
+  rmSync(DEMO_ENV, { force: true });
   await parts.node?.stop().catch((err: unknown) => process.stderr.write(`demo: stopping the node: ${String(err)}\n`));
   await parts.cp?.stop().catch((err: unknown) => process.stderr.write(`demo: stopping the control plane: ${String(err)}\n`));
-  parts.workspaces?.remove();
 }

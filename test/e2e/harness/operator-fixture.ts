@@ -50,14 +50,14 @@ export async function applyObjects(objects: readonly unknown[]): Promise<void> {
 
 /**
  * `helm install` of the chart with the node's images (`pullPolicy: Never`, one replica, no PDB) and `values` on
- * top (merged one level deep), then waits for the controller pod to run.
+ * top (merged one level deep), then waits for the controller pod to run. `release`: the demo's is the quickstart's.
  */
-export async function installOperator(node: NodeInfo, values: Record<string, unknown>, extraArgs: readonly string[] = []): Promise<void> {
+export async function installOperator(node: NodeInfo, values: Record<string, unknown>, extraArgs: readonly string[] = [], release = RELEASE): Promise<void> {
   const operator = node.images["leviath-operator"];
   if (!operator) throw new Error("no leviath-operator image: run 'bash scripts/build-images'");
   const controller = { replicas: 1, podDisruptionBudget: { enabled: false }, ...(values["controller"] as Record<string, unknown> | undefined) };
   const merged = { ...values, image: { ...imageValues(operator), pullPolicy: "Never" }, controller };
-  await helm(["install", RELEASE, join(REPO_ROOT, "charts/leviath-operator"), "-n", SYSTEM_NS, "--create-namespace", "-f", "-", ...extraArgs],
+  await helm(["install", release, join(REPO_ROOT, "charts/leviath-operator"), "-n", SYSTEM_NS, "--create-namespace", "-f", "-", ...extraArgs],
     { input: stringify(merged), timeoutMs: 180_000 });
   await waitFor(async () => {
     const pods = await getJson<PodList>(["get", "pods", "-n", SYSTEM_NS]);

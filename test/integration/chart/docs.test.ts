@@ -138,6 +138,18 @@ describe("examples/", () => {
       expect(r.stdout, f).toMatch(/serverside-applied \(server dry run\)/);
       expect(r.stderr, f).toBe("");
     }
+    // The quickstart's Agent of your own (applied as it is), and its clients' Agents and Runs with the image the
+    // quickstart's sed puts in.
+    const tried = readdirSync(join(REPO_ROOT, "examples/try")).sort();
+    expect(tried).toEqual(["agent.yaml", "run.yaml"]);
+    const clients = readdirSync(join(REPO_ROOT, "examples/clients")).sort();
+    expect(clients).toEqual(["claude-code.yaml", "codex.yaml", "openai-agents.yaml"]);
+    for (const f of [...tried.map((t) => `try/${t}`), ...clients.map((c) => `clients/${c}`)]) {
+      const text = readFileSync(join(REPO_ROOT, "examples", f), "utf8").replaceAll("IMAGE", "leviath.local/leviath-client:test");
+      const r = await applyStream(text);
+      expect(r.stdout, f).toMatch(/serverside-applied \(server dry run\)/);
+      expect(r.stderr, f).toBe("");
+    }
     // The Approval template: refused as it is (its placeholders), created once they are filled in.
     const asIs = await kubectl(["create", "--dry-run=server", "-f", APPROVAL_TEMPLATE], { allowFailure: true });
     expect(asIs.exitCode).not.toBe(0);
@@ -153,9 +165,11 @@ describe("the docs", () => {
 
   it("mark few blocks as not run, and only those", () => {
     // The second of operations.md reads a Run's audit ConfigMaps: test/e2e/run-flow.test.ts runs that command on the real node.
-    // The quickstart's second: `kubectl leviath approve` needs a pending prompt, which no Run has without a node
-    // (test/integration/kubectl-leviath.test.ts runs it against a real sidecar).
-    expect(blocks.filter((b) => b.skipped).map((b) => b.file)).toEqual(["README.md", "docs/quickstart.md", "docs/quickstart.md", "docs/operations.md", "docs/operations.md"]);
+    // The quickstart's second and third need the demo's node and model-server (test/e2e/demo.test.ts runs the second,
+    // test/e2e/runtime-*.test.ts the clients of the third on the e2e node); its fourth, `kubectl leviath approve`, needs
+    // a pending prompt, which no Run has without a node (test/integration/kubectl-leviath.test.ts runs it against a
+    // real sidecar).
+    expect(blocks.filter((b) => b.skipped).map((b) => b.file)).toEqual(["README.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/operations.md", "docs/operations.md"]);
     expect(blocks.filter((b) => ["yaml", "yml", "json"].includes(b.lang))).toEqual([]);
   });
 
