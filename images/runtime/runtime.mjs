@@ -20,7 +20,8 @@
 // third-party runtime would be (docs/runtime.md, "A runtime started with its pool pod"): it reads the pipe
 // LEVIATH_BINDING_FD names to its end, one JSON document from `leviath bound-exec` ({run, env}), adds `env` to its
 // environment, and only then reads runtime.json (written before the document). An empty or malformed document is
-// no binding: it exits 1 having read nothing of any Run. Its lines then say when it was bound (`boundAt`).
+// no binding: it exits 1 having read nothing of any Run. It says `held` (with `startedAt`) before the wait, and its
+// lines then say when it was bound (`boundAt`).
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { Socket } from "node:net";
@@ -47,6 +48,8 @@ function readBinding(fd) {
 let boundAt;
 let boundRun;
 if (process.env.LEVIATH_BINDING_FD !== undefined) {
+  // Said before the wait: what a test reads to know the runtime was up before its Run.
+  process.stdout.write(`${JSON.stringify({ step: "held", status: 0, body: { startedAt, run: process.env.LEVIATH_RUN ?? null } })}\n`);
   const text = await readBinding(Number(process.env.LEVIATH_BINDING_FD));
   let binding;
   try { binding = JSON.parse(text ?? ""); } catch { binding = undefined; }
