@@ -154,6 +154,10 @@ describe("a Run and a warm pool", () => {
     expect(sample(metrics, 'leviath_pool_misses_total{reason="not-eligible"}')).toBe(1);
     expect(sample(metrics, 'leviath_pool_misses_total{reason="no-ready-pod"}') + sample(metrics, 'leviath_pool_misses_total{reason="claim-conflict"}')).toBe(1);
     expect(sample(metrics, 'leviath_pool_pods{state="starting"}')).toBe(2);
+    // Not full yet: no time to refill is observed until the new pods are ready; then one per adoption.
+    expect(sample(metrics, "leviath_pool_refill_seconds_count")).toBe(0);
+    for (const p of refilled) await markReady(p);
+    await waitFor(async () => (sample(await files.metrics(), "leviath_pool_refill_seconds_count") === 2 ? true : undefined), { timeoutMs: 30_000, description: "the two adoptions' times to refill" });
 
     const [finishing, stopping] = [warm[1]!, warm[0]!];
     await expectCompletion(finishing);
