@@ -223,7 +223,9 @@ export async function runBoundExec(argv: string[], io: CliIo): Promise<number> {
   const first = early === undefined ? await asked : await Promise.race([asked, early.exited.then((status) => ({ kind: "ended" as const, status }))]);
   if (first.kind === "ended") {
     io.stderr(`leviath bound-exec: ${command[0]} ended with status ${first.status} before its binding\n`);
-    return first.status;
+    // At once: the ask still held must not take the Run's one hand-out for a runtime that is gone, nor keep the
+    // container running while the pool counts it ready (the pod ends, and the pool replaces it).
+    process.exit(first.status);
   }
   const applied = applyBinding(first, flags.at, io.env);
   if (!applied.ok) {

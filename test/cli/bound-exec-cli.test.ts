@@ -236,4 +236,19 @@ describe("leviath bound-exec", () => {
     // Without its binding it never got as far as the runtime.json it would read (the one it has not is named then).
     if (code === 1) expect(stderr).not.toContain("runtime.json");
   });
+
+  it("--held: a command that ends before its binding ends bound-exec with its status at once, its held ask given up", async () => {
+    const root = makeTempDir("leviath-bound-exec-cli-");
+    writeFileSync(join(root, "token"), "t0k3n\n");
+    // The unbound sidecar holds the ask for its full default (20 s, longer than this test may wait for it).
+    const unbound = await listenUnbound("127.0.0.1", 0, "t0k3n");
+    const address = unbound.server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const r = await runBoundExec(["--held", "--sidecar", `http://127.0.0.1:${port}`, "--token-file", join(root, "token"), "--termination-log", join(root, "termination"), "--", process.execPath, "-e", "process.exit(7)"]);
+      expect([r.code, r.stderr]).toEqual([7, expect.stringContaining("ended with status 7 before its binding")]);
+    } finally {
+      await unbound.close();
+    }
+  }, 15_000);
 });
