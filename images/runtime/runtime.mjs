@@ -50,6 +50,9 @@ let boundRun;
 if (process.env.LEVIATH_BINDING_FD !== undefined) {
   // Said before the wait: what a test reads to know the runtime was up before its Run.
   process.stdout.write(`${JSON.stringify({ step: "held", status: 0, body: { startedAt, run: process.env.LEVIATH_RUN ?? null } })}\n`);
+  // While it waits, its HTTP client is loaded and connected once (the unbound sidecar answers the health check
+  // 503 not-bound, without a token and with nothing of any Run): the first request after the binding pays for neither.
+  fetch(`${base}/v1/healthz`).then((r) => r.arrayBuffer()).catch(() => undefined);
   const text = await readBinding(Number(process.env.LEVIATH_BINDING_FD));
   let binding;
   try { binding = JSON.parse(text ?? ""); } catch { binding = undefined; }

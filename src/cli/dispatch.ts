@@ -60,6 +60,9 @@ async function takeHeldBinding(io: CliIo): Promise<CliIo | Error> {
   const fd = held.readBindingFd(io.env);
   if (fd === undefined) return io;
   if (fd instanceof Error) return fd;
+  // While held: the HTTP client loaded and connected once (the unbound sidecar answers 503 not-bound, nothing of a Run).
+  const sidecar = io.env["LEVIATH_SIDECAR_URL"];
+  if (sidecar !== undefined && URL.canParse(sidecar)) void fetch(new URL("/v1/healthz", sidecar)).then((r) => r.arrayBuffer()).catch(() => undefined);
   const read = await held.readHeldBinding(fd);
   return read.ok ? { ...io, env: held.applyHeldBinding(io.env, read.value) } : new Error(read.message);
 }
