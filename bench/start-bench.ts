@@ -12,7 +12,10 @@
 // warm Run created when the pool is full, the burst at most P Runs. `--tool list_dir` makes the first call one the
 // sidecar answers alone (no sandbox pod waited for); the default, shell, runs in the sandbox pod. The baseline: as many bare pods (the sandbox image, the sandbox pods' restricted
 // settings, no operator), one after another, created → Ready, timed by the same watch. The controller's and the API server's CPU seconds per Run are read from
-// /proc over each mode. Needs root, like test/e2e. Run with: npm run bench -- start [--runs 50] [--rate 5]
+// /proc over each mode. `--only warm` skips the baseline and the cold modes (one cold Run still warms the node up
+// first); `--runtime-start at-binding` declares the pool's runtime started at its binding instead of with the pod
+// (the default, with-pod: the scripted runtime is held on its binding, docs/runtime.md). Needs root, like test/e2e.
+// Run with: npm run bench -- start [--runs 50] [--rate 5] [--only warm|cold]
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +39,10 @@ const BURST = numberFlag("burst", 12);
 /** Warm: the pool's size, and so the largest warm burst (pool pods, the Runs' sandbox pods and the refills share the 30). */
 const POOL = numberFlag("pool", 8);
 const TOOL = flagValue("tool", "shell");
+const ONLY = flagValue("only", "all");
+if (ONLY !== "all" && ONLY !== "warm" && ONLY !== "cold") throw new Error("--only is warm or cold");
+const RUNTIME_START = flagValue("runtime-start", "with-pod");
+if (RUNTIME_START !== "with-pod" && RUNTIME_START !== "at-binding") throw new Error("--runtime-start is with-pod or at-binding");
 if (TOOL !== "shell" && TOOL !== "list_dir") throw new Error("--tool is shell or list_dir");
 const say = (line: string) => process.stdout.write(`[start] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -43,7 +50,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const epochMs = (perfMs: number) => performance.timeOrigin + perfMs;
 
 /** The milestones of one Run, epoch ms. */
-type Milestone = "created" | "enginePod" | "scheduled" | "sandboxReady" | "runtimeStarted" | "sidecarHealthy" | "firstCallAnswered" | "succeeded";
+type Milestone = "created" | "enginePod" | "scheduled" | "sandboxReady" | "runtimeStarted" | "runtimeBound" | "sidecarHealthy" | "firstCallAnswered" | "succeeded";
 const PHASES: readonly { from: Milestone; to: Milestone; name: string }[] = [
   { from: "created", to: "enginePod", name: "Run created → engine pod created (controller)" },
   { from: "enginePod", to: "scheduled", name: "→ engine pod scheduled (scheduler)" },
@@ -52,11 +59,15 @@ const PHASES: readonly { from: Milestone; to: Milestone; name: string }[] = [
   { from: "sidecarHealthy", to: "firstCallAnswered", name: "→ first tool call answered (exec in the sandbox pod)" },
   { from: "firstCallAnswered", to: "succeeded", name: "→ Run Succeeded (runtime exit, controller)" },
 ];
-/** A warm Run's phases: its engine pod is adopted (already scheduled and running), its runtime started at the binding. */
+/**
+ * A warm Run's phases: its engine pod is adopted (already scheduled and running), and its runtime has its Run: started
+ * at the binding (at-binding), or, started with the pod, handed its binding through LEVIATH_BINDING_FD (with-pod).
+ */
 const WARM_PHASES: typeof PHASES = [
   { from: "created", to: "enginePod", name: "Run created → pool pod adopted (controller)" },
-  { from: "enginePod", to: "runtimeStarted", name: "→ runtime started (sidecar bound, bound-exec's hand-over)" },
-  ...PHASES.slice(3),
+  { from: "enginePod", to: "runtimeBound", name: "→ runtime has its Run (sidecar bound, bound-exec's hand-over)" },
+  { from: "runtimeBound", to: "sidecarHealthy", name: "→ sidecar healthy to the runtime" },
+  ...PHASES.slice(4),
 ];
 const TOTALS: readonly { to: Milestone; name: string }[] = [
   { to: "scheduled", name: "Run created → engine pod scheduled" },
@@ -78,7 +89,8 @@ for (const script of ["node-packages", "node-bin", "build-images"]) {
   if (r.status !== 0) throw new Error(`scripts/${script} failed`);
 }
 
-const record = new SuiteRecord("start", { runs: RUNS, rate: RATE, burst: BURST, pool: POOL, tool: TOOL });
+// A partial run (--only) is its own record: start.json stays the whole one.
+const record = new SuiteRecord(ONLY === "all" ? "start" : `start-${ONLY}`, { runs: RUNS, rate: RATE, burst: BURST, pool: POOL, tool: TOOL, only: ONLY, runtimeStart: RUNTIME_START });
 const cluster = await startBenchCluster(NS, say);
 const node = await startNode(cluster.cp, { log: (l) => say(`node: ${l}`), images: ["leviath-operator", "leviath-runtime"] });
 const { kube } = cluster;
@@ -130,9 +142,11 @@ async function readRuntimeTiming(kubeApi: BenchKube, run: string): Promise<void>
   const res = await fetchLog(kubeApi, run);
   const line = res.split("\n").find((l) => l.includes('"first-call:timing"'));
   if (!line) throw new Error(`${run}: no timing line in the runtime's log:\n${res}`);
-  const body = (JSON.parse(line) as { body: { startedAt: number; healthyAt: number; answeredAt: number; decision: string } }).body;
+  const body = (JSON.parse(line) as { body: { startedAt: number; boundAt?: number; healthyAt: number; answeredAt: number; decision: string } }).body;
   if (body.decision !== "allow") throw new Error(`${run}: the first call was not allowed: ${line}`);
   mark(run, "runtimeStarted", body.startedAt);
+  // Held on its binding, the runtime started with the pool pod: it has its Run when the binding came.
+  mark(run, "runtimeBound", body.boundAt ?? body.startedAt);
   mark(run, "sidecarHealthy", body.healthyAt);
   mark(run, "firstCallAnswered", body.answeredAt);
 }
@@ -246,7 +260,7 @@ try {
   await finish("warmup");
   await deleteRuns(["warmup"]);
 
-  const bare = Array.from({ length: RUNS }, (_, i) => `bare-${i}`);
+  const bare = ONLY === "warm" ? [] : Array.from({ length: RUNS }, (_, i) => `bare-${i}`);
   for (const name of bare) {
     const pod = buildSandboxPod({ name, namespace: NS, image: node.images.sandbox!, labels: { "leviath.dev/bench": "bare" } });
     bareCreated.set(name, Date.now());
@@ -255,46 +269,49 @@ try {
     await kube.call("DELETE", `/api/v1/namespaces/${NS}/pods/${name}`);
     await until(async () => (await kube.send("GET", `/api/v1/namespaces/${NS}/pods/${name}`)).status === 404, `${name} gone`, 120_000, 100);
   }
-  const bareRows: Row[] = [{ name: "bare pod created → Ready (no operator)", summary: summarize(bare.map((n) => (bareReady.get(n)! - bareCreated.get(n)!) * 1e6)) }];
-  printTable("baseline: a bare pod, one after another", bareRows);
-  record.add("baseline: a bare pod, one after another", bareRows);
+  if (ONLY !== "warm") {
+    const bareRows: Row[] = [{ name: "bare pod created → Ready (no operator)", summary: summarize(bare.map((n) => (bareReady.get(n)! - bareCreated.get(n)!) * 1e6)) }];
+    printTable("baseline: a bare pod, one after another", bareRows);
+    record.add("baseline: a bare pod, one after another", bareRows);
 
-  const sequential = Array.from({ length: RUNS }, (_, i) => `seq-${i}`);
-  let before = snapshotCpu(pids);
-  for (const name of sequential) {
-    await createRun(name);
-    if (await finish(name)) say(`${name}: first call answered ${(seen.get(name)!.firstCallAnswered! - seen.get(name)!.created!).toFixed(0)} ms after creation`);
-    await deleteRuns([name]);
-    await sleep(200);
+    const sequential = Array.from({ length: RUNS }, (_, i) => `seq-${i}`);
+    const before = snapshotCpu(pids);
+    for (const name of sequential) {
+      await createRun(name);
+      if (await finish(name)) say(`${name}: first call answered ${(seen.get(name)!.firstCallAnswered! - seen.get(name)!.created!).toFixed(0)} ms after creation`);
+      await deleteRuns([name]);
+      await sleep(200);
+    }
+    report("sequential", sequential, cpuPerRun(before, snapshotCpu(pids), RUNS));
+
+    const burst = Array.from({ length: BURST }, (_, i) => `burst-${i}`);
+    const beforeBurst = snapshotCpu(pids);
+    await runBurst(burst);
+    report(`${BURST} at ${RATE}/s`, burst, cpuPerRun(beforeBurst, snapshotCpu(pids), BURST));
+    await deleteRuns(burst);
   }
-  report("sequential", sequential, cpuPerRun(before, snapshotCpu(pids), RUNS));
-
-  const burst = Array.from({ length: BURST }, (_, i) => `burst-${i}`);
-  before = snapshotCpu(pids);
-  await runBurst(burst);
-  report(`${BURST} at ${RATE}/s`, burst, cpuPerRun(before, snapshotCpu(pids), BURST));
-  await deleteRuns(burst);
-
-  // Warm: the same Runs, each created while the pool holds POOL ready pods.
-  const claims = provisionPoolClaims(kube, NS, workDir);
-  watches.push(claims);
-  await setPool(kube, NS, "bench", POOL);
-  const warmSequential = Array.from({ length: RUNS }, (_, i) => `warm-seq-${i}`);
-  before = snapshotCpu(pids);
-  for (const name of warmSequential) {
+  if (ONLY !== "cold") {
+    // Warm: the same Runs, each created while the pool holds POOL ready pods.
+    const claims = provisionPoolClaims(kube, NS, workDir);
+    watches.push(claims);
+    await setPool(kube, NS, "bench", POOL, RUNTIME_START);
+    const warmSequential = Array.from({ length: RUNS }, (_, i) => `warm-seq-${i}`);
+    let before = snapshotCpu(pids);
+    for (const name of warmSequential) {
+      await waitForPool(kube, NS, "bench", POOL);
+      await createRun(name);
+      if (await finish(name)) say(`${name} (${engines.get(name)?.from}): first call answered ${(seen.get(name)!.firstCallAnswered! - seen.get(name)!.created!).toFixed(0)} ms after creation`);
+      await deleteRuns([name]);
+    }
+    report("warm, sequential", warmSequential, cpuPerRun(before, snapshotCpu(pids), RUNS), WARM_PHASES);
+    const warmBurst = Array.from({ length: Math.min(BURST, POOL) }, (_, i) => `warm-burst-${i}`);
     await waitForPool(kube, NS, "bench", POOL);
-    await createRun(name);
-    if (await finish(name)) say(`${name} (${engines.get(name)?.from}): first call answered ${(seen.get(name)!.firstCallAnswered! - seen.get(name)!.created!).toFixed(0)} ms after creation`);
-    await deleteRuns([name]);
+    before = snapshotCpu(pids);
+    await runBurst(warmBurst);
+    report(`warm, ${warmBurst.length} at ${RATE}/s`, warmBurst, cpuPerRun(before, snapshotCpu(pids), warmBurst.length), WARM_PHASES);
+    await deleteRuns(warmBurst);
+    await setPool(kube, NS, "bench", 0);
   }
-  report("warm, sequential", warmSequential, cpuPerRun(before, snapshotCpu(pids), RUNS), WARM_PHASES);
-  const warmBurst = Array.from({ length: Math.min(BURST, POOL) }, (_, i) => `warm-burst-${i}`);
-  await waitForPool(kube, NS, "bench", POOL);
-  before = snapshotCpu(pids);
-  await runBurst(warmBurst);
-  report(`warm, ${warmBurst.length} at ${RATE}/s`, warmBurst, cpuPerRun(before, snapshotCpu(pids), warmBurst.length), WARM_PHASES);
-  await deleteRuns(warmBurst);
-  await setPool(kube, NS, "bench", 0);
   record.extra["milestonesMs"] = Object.fromEntries(seen);
   record.extra["engines"] = Object.fromEntries(engines);
   record.extra["controllerProblems"] = controller.problems;

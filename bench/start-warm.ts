@@ -38,11 +38,14 @@ export function provisionPoolClaims(kube: BenchKube, ns: string, dir: string): {
  */
 const RUNTIME_COMMAND = ["/usr/local/bin/node", "/opt/leviath-runtime/runtime.mjs"];
 
-/** Declares (or, with size 0, empties) the pool of Agent `ns/agent` on the LeviathPolicy `cluster`. */
-export async function setPool(kube: BenchKube, ns: string, agent: string, size: number): Promise<void> {
+/**
+ * Declares (or, with size 0, empties) the pool of Agent `ns/agent` on the LeviathPolicy `cluster`; `runtimeStart`,
+ * when the scripted runtime starts (with-pod: held on its binding, which it reads as a third-party runtime would).
+ */
+export async function setPool(kube: BenchKube, ns: string, agent: string, size: number, runtimeStart = "with-pod"): Promise<void> {
   const path = "/apis/leviath.dev/v1alpha1/leviathpolicies/cluster";
   const policy = await kube.call<{ spec: Record<string, unknown> }>("GET", path);
-  policy.spec["pools"] = size > 0 ? [{ agent: `${ns}/${agent}`, size, command: RUNTIME_COMMAND }] : [];
+  policy.spec["pools"] = size > 0 ? [{ agent: `${ns}/${agent}`, size, command: RUNTIME_COMMAND, runtimeStart }] : [];
   await kube.call("PUT", path, policy);
 }
 

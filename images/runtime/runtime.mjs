@@ -16,8 +16,15 @@
 //                   (epoch ms on the node's clock), for `npm run bench -- start`
 // The flow prints, before `done`, a `timing` line: when the runtime started and when its first tool
 // call's answer arrived (epoch ms on the node's clock).
+// Started with its warm pool pod (the pool's runtimeStart: with-pod), it is held on its binding first, as a
+// third-party runtime would be (docs/runtime.md, "A runtime started with its pool pod"): it reads the pipe
+// LEVIATH_BINDING_FD names to its end, one JSON document from `leviath bound-exec` ({run, env}), adds `env` to its
+// environment, and only then reads runtime.json (written before the document). An empty or malformed document is
+// no binding: it exits 1 having read nothing of any Run. It says `held` (with `startedAt`) before the wait, and its
+// lines then say when it was bound (`boundAt`).
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
+import { Socket } from "node:net";
 
 const startedAt = Date.now();
 let firstAnsweredAt;
@@ -25,6 +32,39 @@ const base = process.env.LEVIATH_SIDECAR_URL ?? "http://127.0.0.1:7777";
 // The sidecar's per-start secret: written before it listens, read once it is healthy.
 const tokenFile = process.env.LEVIATH_SIDECAR_TOKEN_FILE;
 let token;
+
+/** The held binding's document, read to the pipe's end (undefined: the pipe ended empty or failed). */
+function readBinding(fd) {
+  return new Promise((resolve) => {
+    const pipe = new Socket({ fd, readable: true, writable: false });
+    let text = "";
+    pipe.setEncoding("utf8");
+    pipe.on("data", (chunk) => (text += chunk));
+    pipe.once("error", () => resolve(undefined));
+    pipe.once("end", () => resolve(text));
+  });
+}
+
+let boundAt;
+let boundRun;
+if (process.env.LEVIATH_BINDING_FD !== undefined) {
+  // Said before the wait: what a test reads to know the runtime was up before its Run.
+  process.stdout.write(`${JSON.stringify({ step: "held", status: 0, body: { startedAt, run: process.env.LEVIATH_RUN ?? null } })}\n`);
+  // While it waits, its HTTP client is loaded and connected once (the unbound sidecar answers the health check
+  // 503 not-bound, without a token and with nothing of any Run): the first request after the binding pays for neither.
+  fetch(`${base}/v1/healthz`).then((r) => r.arrayBuffer()).catch(() => undefined);
+  const text = await readBinding(Number(process.env.LEVIATH_BINDING_FD));
+  let binding;
+  try { binding = JSON.parse(text ?? ""); } catch { binding = undefined; }
+  if (typeof binding?.run !== "string" || typeof binding.env !== "object" || binding.env === null) {
+    process.stderr.write("runtime: no binding came through LEVIATH_BINDING_FD; exiting without a Run\n");
+    process.exit(1);
+  }
+  Object.assign(process.env, binding.env);
+  delete process.env.LEVIATH_BINDING_FD;
+  boundAt = Date.now();
+  boundRun = binding.run;
+}
 const config = JSON.parse(readFileSync(process.env.LEVIATH_RUNTIME_CONFIG ?? "/etc/leviath/runtime/runtime.json", "utf8"));
 const e2e = config.run?.runtime?.e2e ?? {};
 const stages = (config.agent?.stages ?? []).map((s) => s.name);
@@ -80,6 +120,7 @@ function readOrNull(path) {
   try { return readFileSync(path, "utf8"); } catch { return null; }
 }
 
+if (boundRun !== undefined) emit("binding", 0, { run: boundRun, env: process.env.LEVIATH_RUN, startedAt, boundAt });
 emit("healthz", ...Object.values(await waitForSidecar()));
 if (tokenFile !== undefined) token = readFileSync(tokenFile, "utf8").trim();
 emit("config", 0, { task: config.run?.task, mode: config.run?.mode, stages, scenario: e2e.scenario ?? "flow" });
@@ -94,7 +135,7 @@ if (e2e.scenario === "first-call") {
   const healthyAt = Date.now();
   // `shell` by default (executed in the sandbox pod); `list_dir` of the workspace is answered by the sidecar alone.
   const r = e2e.tool === "list_dir" ? await call("first-call", "fc-1", "list_dir", { path: "." }) : await call("first-call", "fc-1", "shell", { command: "true" });
-  emit("first-call:timing", r.status, { startedAt, healthyAt, answeredAt: Date.now(), decision: r.body?.decision });
+  emit("first-call:timing", r.status, { startedAt, boundAt, healthyAt, answeredAt: Date.now(), decision: r.body?.decision });
   emit("done", 0, {});
   process.exit(0);
 }
@@ -139,6 +180,6 @@ if (out.body?.decision === "run") {
   emit("submit-output:result", ...Object.values(await request("POST", "/v1/tool-calls/out-1/result", {})));
 }
 emit("state", ...Object.values(await request("GET", "/v1/status")));
-emit("timing", 0, { startedAt, firstAnsweredAt });
+emit("timing", 0, { startedAt, boundAt, firstAnsweredAt });
 emit("done", 0, {});
 // Done: exit 0, and the engine pod, and with it the Run, completes.

@@ -33,3 +33,26 @@ export const BindingAnswerSchema = z.strictObject({
 });
 /** The binding's answer. */
 export type BindingAnswer = z.infer<typeof BindingAnswerSchema>;
+
+/**
+ * A runtime started with its pool pod (`spec.pools[].runtimeStart: with-pod`, docs/runtime.md) finds in this variable
+ * the file descriptor it reads its binding from: a pipe from `leviath bound-exec`, its parent, and nobody else.
+ */
+export const BINDING_FD_ENV = "LEVIATH_BINDING_FD";
+/** The descriptor bound-exec gives a held runtime (its fourth stdio entry). */
+export const BINDING_FD = 3;
+/** The most a held binding's message may be: the `env` credentials (at most 16 Secrets of 1 MiB, base64 decoded) and the Run's variables. */
+export const HELD_BINDING_MAX_BYTES = 17 * 1024 * 1024;
+
+/**
+ * What bound-exec writes a held runtime once the pod is bound, as one JSON document followed by the end of the pipe:
+ * the Run, and the variables to add to its environment (each `env` credential's keys, LEVIATH_RUN and
+ * LEVIATH_RUNTIME_CONFIG). runtime.json and the `files` credentials are on disk before it is written. The pipe's end
+ * with nothing written means no binding: the runtime must exit without reading runtime.json.
+ */
+export const HeldBindingSchema = z.strictObject({
+  run: ObjectNameSchema,
+  env: z.record(z.string().min(1).max(253).regex(/^[^=\0]+$/), z.string().regex(/^[^\0]*$/)),
+});
+/** A held binding's message. */
+export type HeldBinding = z.infer<typeof HeldBindingSchema>;

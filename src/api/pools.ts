@@ -10,6 +10,14 @@ export const MAX_POOL_SIZE = 32;
 /** `<namespace>/<name>` of an Agent, both parts as Kubernetes spells them (a pool lives in the Agent's namespace). */
 const POOL_AGENT = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
 
+/**
+ * When a pool pod's runtime starts: with the pod, held on its binding (a runtime that reads LEVIATH_BINDING_FD), or
+ * once the pod is bound (any runtime: `leviath bound-exec` starts it with runtime.json and the credentials in place).
+ */
+export const RUNTIME_STARTS = ["with-pod", "at-binding"] as const;
+/** A value of `spec.pools[].runtimeStart`. */
+export type RuntimeStart = (typeof RUNTIME_STARTS)[number];
+
 /** One pool: which Agent, how many ready, unbound engine pods to keep. */
 export const PoolSchema = z.strictObject({
   agent: z.string().max(317).regex(POOL_AGENT, "must be '<namespace>/<name>' of an Agent (lower-case DNS names)")
@@ -17,7 +25,9 @@ export const PoolSchema = z.strictObject({
   size: z.number().int().min(0).max(MAX_POOL_SIZE)
     .describe(`How many ready, unbound engine pods to keep (0 to ${MAX_POOL_SIZE}); a Run that takes one is served warm and the pool refills.`),
   command: z.array(z.string().min(1)).min(1).max(64).optional()
-    .describe("The runtime's command in a pool pod, started once the pod is bound (default: the runtime kind's, `leviath agent` or `leviath adapter <kind>`). A pod cannot read its image's entrypoint, so an image whose entrypoint is another program names it here."),
+    .describe("The runtime's command in a pool pod (default: the runtime kind's, `leviath agent` or `leviath adapter <kind>`). A pod cannot read its image's entrypoint, so an image whose entrypoint is another program names it here."),
+  runtimeStart: z.enum(RUNTIME_STARTS).optional()
+    .describe("When the runtime's process starts in a pool pod (docs/runtime.md, Warm pools): 'with-pod', at once, held until the pod is bound (it reads its binding from LEVIATH_BINDING_FD, which `leviath bound-exec` writes once the Run is bound); 'at-binding', only once the pod is bound, with runtime.json and the credentials in place. Default: 'with-pod' for the runtime kind's own command (ours read the binding), 'at-binding' with `command`."),
 }).describe("A warm pool of engine pods for one Agent (docs/controller.md, Warm pools).");
 /** One pool as declared. */
 export type Pool = z.infer<typeof PoolSchema>;

@@ -24,7 +24,9 @@ Starts a third-party agent client as a Run's runtime (docs/runtimes.md), configu
 goes through the sidecar's MCP endpoint (/mcp): its own tools off, its permission prompts off (the sidecar's
 policy decides), the runtime token in a file under HOME (never on a command line), telemetry and auto-update off.
 The controller makes it the agent container's command when the Agent's spec.runtime.kind is not leviath; the
-Agent's image is built on the runtime image with the client installed, so both are on its PATH.
+Agent's image is built on the runtime image with the client installed, so both are on its PATH. With
+LEVIATH_BINDING_FD set (a warm pool's pod, started before its Run), it first reads its Run's binding from that pipe
+(docs/runtime.md, "A runtime started with its pool pod"), and exits 1 without one; the client starts after.
 
 It labels the task, starts the client with the task, passes on SIGTERM, SIGINT and SIGHUP, and ends with the
 client's exit status. A multi-stage Agent's client is started once per stage, with the stage's instructions: after

@@ -19,6 +19,8 @@ export const AGENT_HELP = `Usage: leviath agent [options]
 
 The reference agent runtime: runs the Agent's stages against a model provider, routing every tool call through
 the sidecar beside it (docs/runtime.md). In an engine pod it needs no flags: the controller sets the environment.
+With LEVIATH_BINDING_FD set (a warm pool's pod, started before its Run), it first reads its Run's binding from that
+pipe to its end (docs/runtime.md, "A runtime started with its pool pod"), and exits 1 without one.
 
 Per stage: the blueprint's system_prompt, the task and inputs, the stage's tools, max_iterations, its
 transitions (the model picks one with next_stage; the runtime enters it with POST /v1/stage), and in an output

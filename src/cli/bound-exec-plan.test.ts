@@ -26,6 +26,8 @@ describe("planBinding", () => {
     expect(plan.value.closedDirs).toEqual(["/var/run/leviath/credentials/tls"]);
     // A later Secret wins over an earlier one and over the image; the pod spec's own HOME is kept.
     expect(plan.value.env).toEqual({ ...ENV, API_KEY: "two", LEVIATH_RUN: "r1", LEVIATH_RUNTIME_CONFIG: AT.runtimeConfig });
+    // What a held runtime is sent: only what the binding adds or changes, never the pod's own variables.
+    expect(plan.value.added).toEqual({ API_KEY: "two", LEVIATH_RUN: "r1", LEVIATH_RUNTIME_CONFIG: AT.runtimeConfig });
   });
 
   it.each([

@@ -18,6 +18,8 @@ export interface BindingPlan {
   /** Each `files` credential's directory, made read-only once its keys are written. */
   readonly closedDirs: readonly string[];
   readonly env: Record<string, string | undefined>;
+  /** What `env` adds to or changes in the environment it was planned from: what a held runtime is sent (api/binding.ts). */
+  readonly added: Record<string, string>;
 }
 
 /** The plan for a binding answer, or why the answer is refused. */
@@ -44,5 +46,7 @@ export function planBinding(body: unknown, at: { runtimeConfig: string; credenti
     for (const [key, value] of Object.entries(c.data)) files.push({ path: join(dir, key), bytes: Buffer.from(value, "base64") });
   }
   const podSet = Object.fromEntries(POD_SET.filter((name) => env[name] !== undefined).map((name) => [name, env[name]]));
-  return { ok: true, value: { run, files, closedDirs, env: { ...env, ...fromSecrets, ...podSet, LEVIATH_RUN: run, LEVIATH_RUNTIME_CONFIG: at.runtimeConfig } } };
+  const next = { ...env, ...fromSecrets, ...podSet, LEVIATH_RUN: run, LEVIATH_RUNTIME_CONFIG: at.runtimeConfig };
+  const added = Object.fromEntries(Object.entries(next).filter((e): e is [string, string] => e[1] !== undefined && env[e[0]] !== e[1]));
+  return { ok: true, value: { run, files, closedDirs, env: next, added } };
 }

@@ -5,11 +5,16 @@
 // mounts them (in-memory volumes of the agent container alone), and starts COMMAND with the `env` credentials in its
 // environment, as the kubelet's `envFrom` would have: a runtime cannot tell a bound pool pod from a cold one. It fails
 // closed: no binding within --wait-seconds, a refusal or an answer that does not parse, and COMMAND never starts.
-import { spawn } from "node:child_process";
+// With --held (the pool's runtimeStart: with-pod) COMMAND starts at once instead, with LEVIATH_BINDING_FD naming a
+// pipe from this process, and is sent its binding through it once the files are written (docs/runtime.md, "A runtime
+// started with its pool pod"): the same checks, the same files, and nothing of any Run in it before; no binding, and
+// the pipe ends empty and COMMAND is killed.
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Writable } from "node:stream";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, resolve } from "node:path";
-import { BINDING_HOLD_MS, BINDING_ROUTE } from "../api/binding.ts";
+import { BINDING_FD, BINDING_FD_ENV, BINDING_HOLD_MS, BINDING_ROUTE, type HeldBinding } from "../api/binding.ts";
 import { createSidecarClient, type BindingAsk, type SidecarClient } from "../runtime/sidecar-client.ts";
 import { DEFAULT_POD_SETTINGS } from "../sandbox/pod-settings.ts";
 import { ENGINE_PATHS, RUNTIME_CONFIG_FILE } from "../sandbox/pods.ts";
@@ -56,7 +61,15 @@ takes over the port; an answer that comes at once is asked again ${ASK_INTERVAL_
 answer (the binding already handed out, a credential Secret the Run's Role cannot read, an answer that does not
 parse) exits 1 at once without starting COMMAND.
 
+With --held, COMMAND starts at once, before any binding, with ${BINDING_FD_ENV}=${BINDING_FD} naming a pipe from
+bound-exec: once the binding is written as above, bound-exec writes COMMAND one JSON document through it (the Run's
+name and the variables to add to its environment: the 'env' credentials, LEVIATH_RUN, LEVIATH_RUNTIME_CONFIG) and
+closes it (docs/runtime.md, "A runtime started with its pool pod"). When no binding comes or it is refused, the pipe
+closes with nothing written and COMMAND is killed; bound-exec exits 1. A COMMAND that ends before its binding ends
+bound-exec with its status.
+
 Options:
+      --held                 start COMMAND now and hand it the binding through ${BINDING_FD_ENV}
       --sidecar URL          the sidecar (default: $LEVIATH_SIDECAR_URL, else ${DEFAULT_SIDECAR_URL})
       --token-file FILE      the sidecar's runtime token (default: $LEVIATH_SIDECAR_TOKEN_FILE)
       --runtime-config FILE  where runtime.json is written (default: $LEVIATH_RUNTIME_CONFIG, else
@@ -72,6 +85,7 @@ Exit status: COMMAND's; 1 when no binding came in time, or it was refused or mal
 `;
 
 const OPTIONS = {
+  held: { type: "boolean" },
   sidecar: { type: "string" },
   "token-file": { type: "string" },
   "runtime-config": { type: "string" },
@@ -123,10 +137,20 @@ function writePlan(plan: BindingPlan): void {
   for (const dir of plan.closedDirs) chmodSync(dir, 0o500);
 }
 
-/** Starts COMMAND and resolves with its exit status, passing signals on. */
-function runCommand(command: readonly string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
-  return new Promise((done) => {
-    const child = spawn(command[0]!, command.slice(1), { stdio: "inherit", env });
+/** A started COMMAND: its process, its exit status once it ends (signals passed on meanwhile), and with --held, its binding's pipe. */
+interface Started {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number>;
+  readonly pipe: Writable | undefined;
+}
+
+/** Starts COMMAND (with --held, with the binding's pipe as descriptor {@link BINDING_FD}), passing signals on. */
+function startCommand(command: readonly string[], env: Record<string, string | undefined>, io: CliIo, held: boolean): Started {
+  const child = spawn(command[0]!, command.slice(1), { stdio: held ? ["inherit", "inherit", "inherit", "pipe"] : "inherit", env: held ? { ...env, [BINDING_FD_ENV]: String(BINDING_FD) } : env });
+  const pipe = held ? (child.stdio[BINDING_FD] as Writable | null) ?? undefined : undefined;
+  // A runtime that ended before its binding closes the pipe: a write then fails, and is no crash of bound-exec.
+  pipe?.on("error", () => undefined);
+  const exited = new Promise<number>((done) => {
     const forward = (signal: NodeJS.Signals) => void child.kill(signal);
     for (const s of FORWARDED) process.on(s, forward);
     child.once("error", (err) => {
@@ -138,6 +162,12 @@ function runCommand(command: readonly string[], env: Record<string, string | und
       done(code ?? 128 + (signal === null ? 0 : constants.signals[signal]));
     });
   });
+  return { child, exited, pipe };
+}
+
+/** Sends a held COMMAND its binding and closes the pipe. */
+function sendBinding(pipe: Writable, binding: HeldBinding): Promise<void> {
+  return new Promise((resolve) => pipe.end(JSON.stringify(binding), () => resolve()));
 }
 
 /** What bound-exec runs with, from its flags and the pool pod's environment (undefined: --help was asked). */
@@ -154,6 +184,7 @@ function readFlags(argv: string[], io: CliIo) {
   if (!URL.canParse(url)) throw new UsageError(`the sidecar's address '${url}' is not a URL (--sidecar, $LEVIATH_SIDECAR_URL)`);
   return {
     command,
+    held: v.held === true,
     tokenFile: resolve(io.cwd, tokenFile),
     url,
     waitSeconds: parsePositiveInt("--wait-seconds", v["wait-seconds"], DEFAULT_WAIT_SECONDS),
@@ -186,15 +217,36 @@ export async function runBoundExec(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   const { command } = flags;
-  const applied = applyBinding(await waitForBinding(flags.url, flags.tokenFile, flags.waitSeconds), flags.at, io.env);
+  // Held: COMMAND is up before the binding, with nothing of any Run (the pod's environment only).
+  const early = flags.held ? startCommand(command, io.env, io, true) : undefined;
+  const asked = waitForBinding(flags.url, flags.tokenFile, flags.waitSeconds);
+  const first = early === undefined ? await asked : await Promise.race([asked, early.exited.then((status) => ({ kind: "ended" as const, status }))]);
+  if (first.kind === "ended") {
+    io.stderr(`leviath bound-exec: ${command[0]} ended with status ${first.status} before its binding\n`);
+    // At once: the ask still held must not take the Run's one hand-out for a runtime that is gone, nor keep the
+    // container running while the pool counts it ready (the pod ends, and the pool replaces it).
+    process.exit(first.status);
+  }
+  const applied = applyBinding(first, flags.at, io.env);
   if (!applied.ok) {
-    const message = `${applied.message}; not starting ${command[0]}`;
+    const message = `${applied.message}; ${early === undefined ? "not starting" : "stopping"} ${command[0]}`;
     io.stderr(`leviath bound-exec: ${message}\n`);
     try {
       writeFileSync(flags.terminationLog, `leviath bound-exec: ${message}`.slice(0, 4000));
     } catch { /* no termination log outside a pod */ }
+    if (early !== undefined) {
+      // No binding: the pipe ends with nothing written, and the runtime goes.
+      early.pipe?.end();
+      early.child.kill("SIGKILL");
+      await early.exited;
+    }
     return EXIT.refused;
   }
-  io.stderr(`leviath bound-exec: bound to Run ${applied.value.run}; starting ${command[0]}\n`);
-  return runCommand(command, applied.value.env, io);
+  if (early === undefined) {
+    io.stderr(`leviath bound-exec: bound to Run ${applied.value.run}; starting ${command[0]}\n`);
+    return startCommand(command, applied.value.env, io, false).exited;
+  }
+  io.stderr(`leviath bound-exec: bound to Run ${applied.value.run}; handing it to ${command[0]}\n`);
+  if (early.pipe !== undefined) await sendBinding(early.pipe, { run: applied.value.run, env: applied.value.added });
+  return early.exited;
 }

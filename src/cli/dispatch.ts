@@ -51,6 +51,22 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   kubectl: async () => import("./kubectl/kubectl.ts").then((m) => ({ help: m.KUBECTL_HELP, run: m.runKubectlPlugin })),
 };
 
+/** The commands that are a runtime, and so may be started held on their binding. */
+const HELD_RUNTIMES = new Set(["agent", "adapter"]);
+
+/** `io` with the held binding's environment once it is read (unchanged when none is held), or why there is none. */
+async function takeHeldBinding(io: CliIo): Promise<CliIo | Error> {
+  const held = await import("../runtime/held-binding.ts");
+  const fd = held.readBindingFd(io.env);
+  if (fd === undefined) return io;
+  if (fd instanceof Error) return fd;
+  // While held: the HTTP client loaded and connected once (the unbound sidecar answers 503 not-bound, nothing of a Run).
+  const sidecar = io.env["LEVIATH_SIDECAR_URL"];
+  if (sidecar !== undefined && URL.canParse(sidecar)) void fetch(new URL("/v1/healthz", sidecar)).then((r) => r.arrayBuffer()).catch(() => undefined);
+  const read = await held.readHeldBinding(fd);
+  return read.ok ? { ...io, env: held.applyHeldBinding(io.env, read.value) } : new Error(read.message);
+}
+
 /** Run the CLI; returns the exit status. Errors in user input never escape as stack traces. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
@@ -68,8 +84,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return EXIT.usage;
   }
   const command = await load();
+  // A runtime of ours started with its warm pool pod (LEVIATH_BINDING_FD set) goes on once it is bound, its module
+  // already loaded (docs/runtime.md, "A runtime started with its pool pod").
+  const bound = HELD_RUNTIMES.has(name) ? await takeHeldBinding(io) : io;
+  if (bound instanceof Error) {
+    io.stderr(`leviath ${name}: ${bound.message}; not starting\n`);
+    return EXIT.refused;
+  }
   try {
-    return await command.run(rest, io);
+    return await command.run(rest, bound);
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr(`leviath ${name}: ${err.message}\n\n${command.help}`);

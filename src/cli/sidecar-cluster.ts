@@ -21,6 +21,8 @@ interface RecordsAt {
   readonly namespace: string;
   readonly run: string;
   readonly warn: (detail: string) => void;
+  /** The Run as just read (a bound pool pod's binding check): the records go on from it instead of reading it again. */
+  readonly read?: unknown;
 }
 
 /** How often the audit ConfigMaps are brought up to date while the sidecar runs. */
@@ -34,7 +36,7 @@ const AUDIT_FLUSH_MS = 1000;
  */
 async function clusterRecords(client: KubeClient, at: RecordsAt, io: CliIo): Promise<{ chunks: AuditChunks; options: Pick<SidecarServerOptions, "auditOutputs" | "result" | "runtimeWarnings"> }> {
   const { namespace, run, warn } = at;
-  const records = createClusterRecords({ client, namespace, run });
+  const records = createClusterRecords({ client, namespace, run, ...(at.read !== undefined ? { read: at.read } : {}) });
   const stored = await records.readStored();
   const chunks = new AuditChunks((index, text) => records.writeAuditChunk(index, text));
   if (stored.lastChunk !== undefined) chunks.resume(stored.lastChunk.index, stored.lastChunk.text);

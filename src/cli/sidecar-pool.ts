@@ -22,9 +22,13 @@ import { EXIT, UsageError, type CliIo } from "./io.ts";
 import { prepareRuntimeToken } from "./sidecar-secrets.ts";
 import { DEFAULT_LISTEN, isLoopbackHost } from "./sidecar-options.ts";
 
-/** What the Run's sidecar takes over with: the runtime token the pool sidecar wrote, the binding's hand-out, and its API client. */
+/**
+ * What the Run's sidecar takes over with: the runtime token the pool sidecar wrote, the binding's hand-out, its API
+ * client, and the Run as the binding's check read it (the records go on from it: nothing is read twice).
+ */
 export interface PoolHandover {
   readonly runtimeToken: { token: string; path: string };
+  readonly run: unknown;
   readonly binding: BindingHandout;
   readonly client: ClusterClient;
 }
@@ -82,5 +86,5 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
   await unbound.close();
   if (binding === undefined) return EXIT.ok;
   io.stdout(`leviath sidecar: bound to Run ${binding.run} (uid ${binding.runUid}); its snapshot matches status.snapshotSha256\n`);
-  return takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, binding: buildHandout(client, namespace, binding), client });
+  return takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, binding: buildHandout(client, namespace, binding), client, run: binding.read });
 }

@@ -247,13 +247,13 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const workdir = canonicalWorkdir(io, v.workdir);
   const { source, resumable } = policySources(v, io, namespace, cluster);
   const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster, runtimeToken: handover?.runtimeToken });
-  const { kube, client } = await connectCluster(v, io, cluster, handover);
+  const { kube, client, read } = await connectCluster(v, io, cluster, handover);
   const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
   const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, sandboxBase: v["sandbox-pods-of"], confinement, execWaitMs };
   const shell = shellFactory(v.shell, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
-  const records = await openClusterRecords(client, { namespace, run, warn: (detail) => log.warn({ detail }, "audit ConfigMap not continued") }, io);
+  const records = await openClusterRecords(client, { namespace, run, warn: (detail) => log.warn({ detail }, "audit ConfigMap not continued"), read }, io);
   if (records instanceof Error) {
     io.stderr(`leviath sidecar: ${records.message}\n`);
     return EXIT.refused;
@@ -329,5 +329,6 @@ async function connectCluster(v: Values, io: CliIo, cluster: boolean, handover: 
   const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
   // A bound pool pod's sidecar goes on with the client it bound with (same kubeconfig, its connections open).
   const client = kube === undefined ? undefined : handover?.client ?? await kube[0].connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
-  return { kube, client };
+  // And with the Run as its binding's check read it: the records go on from it.
+  return { kube, client, read: handover?.run };
 }

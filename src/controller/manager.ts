@@ -184,7 +184,7 @@ export function createManager(opts: ManagerOptions): Manager {
   const ctx: ControllerContext = {
     cache, writer, policy: policyState, networkEnforcement: () => verifier.state(), events, settings: opts.settings,
     nowMs: opts.nowMs, nowIso: () => formatApiTime(opts.nowMs()), approvalTtlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
-    ...(opts.warmPools ? { pools: createPoolLedger(opts.metrics) } : {}),
+    ...(opts.warmPools ? { pools: createPoolLedger(opts.metrics, opts.nowMs) } : {}),
   };
   const reconcilers = new Map(opts.controllers.map((c) => [c.name, c.reconciler(ctx)]));
   let loops: ControllerLoop[] = [];

@@ -41,6 +41,8 @@ export interface ControllerMetrics {
   poolAdoption(): void;
   /** A Run of an Agent with a pool started cold, and why. */
   poolMiss(reason: PoolMissReason): void;
+  /** A pool is full again this many seconds after one of its adoptions. */
+  poolRefill(seconds: number): void;
 }
 
 /** What the NetworkPolicy probe concluded, as a closed label set (the status field's values). */
@@ -86,11 +88,15 @@ function registerInFlightGauges(registry: Registry, queueLabels: string[]): InFl
 }
 
 /** The warm pools' metrics (docs/controller.md, "Warm pools"), every series present from the start. */
-function registerPoolMetrics(registry: Registry): Pick<ControllerMetrics, "poolPods" | "poolAdoption" | "poolMiss"> {
+function registerPoolMetrics(registry: Registry): Pick<ControllerMetrics, "poolPods" | "poolAdoption" | "poolMiss" | "poolRefill"> {
   const registers = [registry];
   const pods = new Gauge({ name: "leviath_pool_pods", help: "Unbound warm pool pods over every pool, by state (ready, starting)", labelNames: ["state"], registers });
   const adoptions = new Counter({ name: "leviath_pool_adoptions_total", help: "Runs that adopted a ready warm pool pod", registers });
   const misses = new Counter({ name: "leviath_pool_misses_total", help: "Runs of an Agent with a warm pool that started cold, by reason (no-ready-pod, not-eligible, claim-conflict)", labelNames: ["reason"], registers });
+  const refill = new Histogram({
+    name: "leviath_pool_refill_seconds", help: "From a Run's adoption of a warm pool pod until its pool is full again (ready pods = size)",
+    buckets: [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300], registers,
+  });
   for (const state of ["ready", "starting"]) pods.set({ state }, 0);
   for (const reason of POOL_MISS_REASONS) misses.inc({ reason }, 0);
   return {
@@ -100,6 +106,7 @@ function registerPoolMetrics(registry: Registry): Pick<ControllerMetrics, "poolP
     },
     poolAdoption: () => adoptions.inc(),
     poolMiss: (reason) => misses.inc({ reason }),
+    poolRefill: (seconds) => refill.observe(seconds),
   };
 }
 

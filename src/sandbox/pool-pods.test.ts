@@ -3,7 +3,7 @@ import { LABEL } from "../api/constants.ts";
 import { ANNOTATION } from "./names.ts";
 import { DEFAULT_POD_SETTINGS } from "./pod-settings.ts";
 import { buildEnginePod } from "./pods.ts";
-import { buildAdoptedObject, buildPoolPod, buildPoolPodPrerequisites, buildPoolRunIdentity, computePoolHash, listAdoptedObjects, POOL_STATE, type PoolTemplate } from "./pool-pods.ts";
+import { buildAdoptedObject, buildAnnouncedPod, buildPoolPod, isAnnounced, buildPoolPodPrerequisites, buildPoolRunIdentity, computePoolHash, listAdoptedObjects, POOL_STATE, type PoolTemplate } from "./pool-pods.ts";
 import { buildRunChildren, buildWorkspaceMount } from "./run-children.ts";
 import { computeSandboxPlan } from "./sandbox-plan.ts";
 import { RUN, snapshotOf } from "./test-fixtures.ts";
@@ -29,12 +29,18 @@ describe("a pool pod before it is bound", () => {
     expect(sidecar.args).toContain("--pool");
     expect(sidecar.args).not.toContain("--run-policy");
     expect(sidecar.args).not.toContain("--run");
-    expect(agent.command).toEqual(["leviath", "bound-exec", "--", "leviath", "agent"]);
+    // Ours start with the pod, held on their binding (they read LEVIATH_BINDING_FD).
+    expect(agent.command).toEqual(["leviath", "bound-exec", "--held", "--", "leviath", "agent"]);
     const adapter = buildPoolPod({ ...TEMPLATE, runtimeKind: "claude-code" }, "0a1b2c3d4e", DEFAULT_POD_SETTINGS);
-    expect(adapter.spec.containers[0]!.command).toEqual(["leviath", "bound-exec", "--", "leviath", "adapter", "claude-code"]);
-    // The pool's command, for an image whose entrypoint is another program (a pod cannot read its image's).
+    expect(adapter.spec.containers[0]!.command).toEqual(["leviath", "bound-exec", "--held", "--", "leviath", "adapter", "claude-code"]);
+    // The pool's command, for an image whose entrypoint is another program (a pod cannot read its image's): started
+    // at its binding unless the pool says it takes its binding held.
     const own = buildPoolPod({ ...TEMPLATE, command: ["node", "/opt/runtime.mjs"] }, "0a1b2c3d4e", DEFAULT_POD_SETTINGS);
     expect(own.spec.containers[0]!.command).toEqual(["leviath", "bound-exec", "--", "node", "/opt/runtime.mjs"]);
+    const held = buildPoolPod({ ...TEMPLATE, command: ["node", "/opt/runtime.mjs"], runtimeStart: "with-pod" }, "0a1b2c3d4e", DEFAULT_POD_SETTINGS);
+    expect(held.spec.containers[0]!.command).toEqual(["leviath", "bound-exec", "--held", "--", "node", "/opt/runtime.mjs"]);
+    const late = buildPoolPod({ ...TEMPLATE, runtimeStart: "at-binding" }, "0a1b2c3d4e", DEFAULT_POD_SETTINGS);
+    expect(late.spec.containers[0]!.command).toEqual(["leviath", "bound-exec", "--", "leviath", "agent"]);
   });
 
   it("mounts the Agent's read-path volumes and the token in the sidecar alone", () => {
@@ -63,6 +69,9 @@ describe("a pool pod before it is bound", () => {
     expect(computePoolHash({ ...TEMPLATE, image: "registry.test/runtime:2" }, DEFAULT_POD_SETTINGS)).not.toBe(hash);
     expect(computePoolHash({ ...TEMPLATE, readPathVolumes: [] }, DEFAULT_POD_SETTINGS)).not.toBe(hash);
     expect(computePoolHash({ ...TEMPLATE, command: ["node", "/opt/runtime.mjs"] }, DEFAULT_POD_SETTINGS)).not.toBe(hash);
+    // A pod whose runtime starts held is no pod for a pool whose runtime starts at its binding, nor the other way.
+    expect(computePoolHash({ ...TEMPLATE, runtimeStart: "at-binding" }, DEFAULT_POD_SETTINGS)).not.toBe(hash);
+    expect(computePoolHash({ ...TEMPLATE, runtimeStart: "with-pod" }, DEFAULT_POD_SETTINGS)).toBe(hash);
     expect(computePoolHash(TEMPLATE, { ...DEFAULT_POD_SETTINGS, sidecarImage: "other:1" })).not.toBe(hash);
   });
 
@@ -100,10 +109,17 @@ describe("a Run's identity in an adopted pool pod", () => {
 });
 
 describe("a pool pod adopted by a Run", () => {
-  it("is labelled and annotated with the Run, bound, and owned by it alone; its claim and identity too, without the annotations", () => {
+  it("is labelled with the Run, bound, and owned by it alone, then annotated with it; its claim and identity too, without the annotations", () => {
     const adopted = buildAdoptedObject(pod, RUN);
     expect(adopted.metadata.labels).toMatchObject({ [LABEL.run]: RUN.name, [LABEL.poolState]: POOL_STATE.bound, [LABEL.pool]: "notes" });
-    expect(adopted.metadata.annotations).toMatchObject({ [ANNOTATION.boundRun]: RUN.name, [ANNOTATION.boundRunUid]: RUN.uid, [ANNOTATION.poolHash]: pod.metadata.annotations![ANNOTATION.poolHash] });
+    // The claim does not yet tell the pod's sidecar where to look: the annotations come once the Role and status are written.
+    expect(adopted.metadata.annotations).toEqual(pod.metadata.annotations);
+    expect(isAnnounced(adopted, RUN)).toBe(false);
+    const announced = buildAnnouncedPod(adopted, RUN);
+    expect(announced.metadata.annotations).toMatchObject({ [ANNOTATION.boundRun]: RUN.name, [ANNOTATION.boundRunUid]: RUN.uid, [ANNOTATION.poolHash]: pod.metadata.annotations![ANNOTATION.poolHash] });
+    expect(isAnnounced(announced, RUN)).toBe(true);
+    expect(isAnnounced(announced, { ...RUN, uid: "another-uid" })).toBe(false);
+    expect({ ...announced, metadata: { ...announced.metadata, annotations: undefined } }).toEqual({ ...adopted, metadata: { ...adopted.metadata, annotations: undefined } });
     expect(adopted.metadata.ownerReferences).toEqual([{ apiVersion: "leviath.dev/v1alpha1", kind: "Run", name: RUN.name, uid: RUN.uid, controller: true, blockOwnerDeletion: true }]);
     expect(adopted.spec).toEqual(pod.spec);
     const claim = buildAdoptedObject(buildPoolPodPrerequisites(AGENT, "0a1b2c3d4e")[3]!, RUN);

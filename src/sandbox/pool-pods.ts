@@ -15,6 +15,7 @@ import { buildSidecarBase, buildSidecarStopFlags, buildTokenVolume, ENGINE_PATHS
 import type { PolicyMount } from "./read-path-volumes.ts";
 import type { RunSnapshot } from "./run-snapshot.ts";
 import type { RunPolicy } from "../api/run-policy.ts";
+import type { RuntimeStart } from "../api/pools.ts";
 
 /** Values of `leviath.dev/pool-state`. */
 export const POOL_STATE = { ready: "ready", bound: "bound" } as const;
@@ -50,6 +51,8 @@ export interface PoolTemplate {
   readonly readPathVolumes: readonly PolicyMount[];
   /** The pool's runtime command (spec.pools[].command), where the runtime kind's default is not the image's. */
   readonly command?: readonly string[] | undefined;
+  /** When the runtime starts (spec.pools[].runtimeStart); undefined: {@link resolveRuntimeStart}'s default. */
+  readonly runtimeStart?: RuntimeStart | undefined;
   /**
    * What a Run of the Agent would plan its sandbox pods from (its stages' sandboxes and the policy's sandbox
    * volumes): each pool pod gets its own sandbox pods from it. Not in the pool hash: a sandbox pod is compared by
@@ -63,7 +66,9 @@ export function computePoolHash(template: PoolTemplate, settings: PodSettings): 
   const { agent, image, runtimeKind, readPathVolumes, command } = template;
   // `layout`: what a pool pod's metadata promises beyond its spec; 2: the `pool-pair` label its sandbox pods are
   // scheduled by (a pod made before it is retired, never adopted: a Run's sandbox pods could not find it).
-  return computeHash({ agent: agent.uid, image, runtimeKind: runtimeKind ?? REFERENCE_RUNTIME_KIND, readPathVolumes, settings, layout: 2, ...(command ? { command } : {}) });
+  // `runtimeStart` only when the runtime starts with the pod: a pool whose runtime starts at its binding hashes as before.
+  const start = resolveRuntimeStart(template);
+  return computeHash({ agent: agent.uid, image, runtimeKind: runtimeKind ?? REFERENCE_RUNTIME_KIND, readPathVolumes, settings, layout: 2, ...(command ? { command } : {}), ...(start === "with-pod" ? { runtimeStart: start } : {}) });
 }
 
 /** The names of a pool pod's objects: the pod, its ServiceAccount, Role and RoleBinding (one name), its workspace claim. */
@@ -82,10 +87,11 @@ export function listPoolObjectNames(pod: string): string[] {
  * A pool's template from a snapshot of its Agent and the pool's declaration: what a Run's pinned snapshot gives, so
  * equal hashes mean a pod can serve it.
  */
-export function buildPoolTemplate(agent: PoolAgent, snapshot: RunSnapshot, pool: { readonly command?: readonly string[] | undefined }): PoolTemplate {
+export function buildPoolTemplate(agent: PoolAgent, snapshot: RunSnapshot, pool: { readonly command?: readonly string[] | undefined; readonly runtimeStart?: RuntimeStart | undefined }): PoolTemplate {
   const { image, runtimeKind } = snapshot.controller.agent;
   return {
     agent, image, ...(runtimeKind !== undefined ? { runtimeKind } : {}), readPathVolumes: snapshot.controller.readPathVolumes, ...(pool.command ? { command: pool.command } : {}),
+    ...(pool.runtimeStart ? { runtimeStart: pool.runtimeStart } : {}),
     sandboxes: { runPolicy: snapshot.runPolicy, mounts: snapshot.controller.sandboxMounts },
   };
 }
@@ -107,13 +113,23 @@ export function buildPoolMeta(agent: PoolAgent, name: string, component: string)
 }
 
 /**
- * The agent container's command: wait for the binding, then the runtime: the pool's command, else the runtime kind's
- * (the reference runtime's entrypoint, or the adapter's).
+ * When a pool's runtime starts: as declared, else with the pod for the runtime kind's own command (ours read their
+ * binding from LEVIATH_BINDING_FD: cli/dispatch.ts) and at the binding for a command the pool names (a runtime that may
+ * not know the held binding).
+ */
+export function resolveRuntimeStart(template: Pick<PoolTemplate, "command" | "runtimeStart">): RuntimeStart {
+  return template.runtimeStart ?? (template.command === undefined ? "with-pod" : "at-binding");
+}
+
+/**
+ * The agent container's command: bound-exec, which waits for the binding, and the runtime: the pool's command, else
+ * the runtime kind's (the reference runtime's entrypoint, or the adapter's), started after the binding or, held on
+ * it, with the pod (`--held`).
  */
 function buildBoundCommand(template: PoolTemplate): string[] {
   const { runtimeKind, command } = template;
   const entry = command ?? (runtimeKind === undefined || runtimeKind === REFERENCE_RUNTIME_KIND ? ["leviath", "agent"] : ["leviath", "adapter", runtimeKind]);
-  return ["leviath", "bound-exec", "--", ...entry];
+  return ["leviath", "bound-exec", ...(resolveRuntimeStart(template) === "with-pod" ? ["--held"] : []), "--", ...entry];
 }
 
 /** The pod's name, for the sidecar's watch of its own pod (the only object its identity may read before binding). */
@@ -237,9 +253,9 @@ export function listAdoptedObjects(pod: string): { pod: string; claim: string; i
 }
 
 /**
- * A pool object as the Run that adopted its pod holds it: labelled with the Run (a pod also `pool-state: bound` and
- * annotated with the Run's name and uid, which its sidecar checks), and owned by the Run, as its controller, in
- * place of the Agent; everything else as read.
+ * A pool object as the Run that adopted its pod holds it: labelled with the Run (a pod also `pool-state: bound`), and
+ * owned by the Run, as its controller, in place of the Agent; everything else as read. The pod's binding annotations
+ * come later ({@link buildAnnouncedPod}), once everything they point its sidecar at is written.
  */
 export function buildAdoptedObject<T extends KubeObject>(obj: T, run: RunRef): T {
   const isPod = obj.kind === "Pod";
@@ -248,8 +264,21 @@ export function buildAdoptedObject<T extends KubeObject>(obj: T, run: RunRef): T
     metadata: {
       ...obj.metadata,
       labels: { ...obj.metadata.labels, [LABEL.run]: buildLabelValue(run.name), ...(isPod ? { [LABEL.poolState]: POOL_STATE.bound } : {}) },
-      ...(isPod ? { annotations: { ...obj.metadata.annotations, [ANNOTATION.boundRun]: run.name, [ANNOTATION.boundRunUid]: run.uid } } : {}),
       ownerReferences: [buildOwnerReference(run)],
     },
   };
+}
+
+/** Whether pool pod `pod` (as read) is annotated with Run `run`'s binding already. */
+export function isAnnounced(pod: KubeObject, run: RunRef): boolean {
+  const annotations = pod.metadata.annotations;
+  return annotations?.[ANNOTATION.boundRun] === run.name && annotations[ANNOTATION.boundRunUid] === run.uid;
+}
+
+/**
+ * The adopted pool pod as read, annotated with the Run's name and uid: what its sidecar's watch of its own pod waits
+ * for. Written after the Run's Role, RoleBinding and status, so its first check reads everything it needs.
+ */
+export function buildAnnouncedPod<T extends KubeObject>(pod: T, run: RunRef): T {
+  return { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, [ANNOTATION.boundRun]: run.name, [ANNOTATION.boundRunUid]: run.uid } } };
 }

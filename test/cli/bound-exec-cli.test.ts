@@ -20,6 +20,49 @@ function runBoundExec(args: string[], env: Record<string, string | undefined> = 
   return new Promise((resolve) => proc.once("exit", (code) => resolve({ code, stderr })));
 }
 
+/**
+ * A held command: it records what it has at its start (no Run, no runtime.json), then reads its binding from
+ * LEVIATH_BINDING_FD to the pipe's end and records what came and whether runtime.json was on disk by then.
+ */
+const heldProbe = (root: string, config: string) => [process.execPath, "-e", `
+const fs = require("node:fs"), net = require("node:net");
+const at = (n) => require("node:path").join(${JSON.stringify(root)}, n);
+fs.writeFileSync(at("started"), JSON.stringify({ run: process.env.LEVIATH_RUN ?? null, fd: process.env.LEVIATH_BINDING_FD ?? null, config: fs.existsSync(${JSON.stringify(config)}) }));
+let text = "";
+const pipe = new net.Socket({ fd: Number(process.env.LEVIATH_BINDING_FD), readable: true, writable: false });
+pipe.on("data", (d) => (text += d));
+pipe.on("end", () => {
+  fs.writeFileSync(at("received"), JSON.stringify({ text, config: fs.existsSync(${JSON.stringify(config)}) }));
+  process.exit(text === "" ? 3 : 0);
+});`];
+
+/**
+ * A stand-in for the Run's sidecar: answers the binding ask with `answer`, every time; with `after`, only once that
+ * file exists (as a pool sidecar holds the ask until the pod is bound).
+ */
+async function answeringSidecar(answer: unknown, after?: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    const reply = () => {
+      if (after !== undefined && !existsSync(after) && !res.destroyed) {
+        setTimeout(reply, 20);
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+    };
+    reply();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  return {
+    url: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 let sc: SidecarProcess | undefined;
 afterEach(async () => {
   await sc?.stop();
@@ -121,4 +164,91 @@ describe("leviath bound-exec", () => {
       await unbound.close();
     }
   });
+
+  it("--held: starts the command at once with nothing of a Run, then hands it its binding through LEVIATH_BINDING_FD once the files are written", async () => {
+    const root = makeTempDir("leviath-bound-exec-cli-");
+    writeFileSync(join(root, "token"), "t0k3n\n");
+    const config = join(root, "rt", "runtime.json");
+    const b64 = (t: string) => Buffer.from(t).toString("base64");
+    const sidecar = await answeringSidecar({ run: "r1", runtimeJson: '{"run":{"mode":"headless"}}', credentials: [
+      { secretName: "model-key", as: "env", data: { API_KEY: b64("k-1") } },
+      { secretName: "tls", as: "files", data: { "tls.crt": b64("CERT") } },
+    ] }, join(root, "started"));
+    try {
+      const r = await runBoundExec(["--held", "--sidecar", sidecar.url, "--token-file", join(root, "token"), "--runtime-config", config, "--credentials-dir", join(root, "creds"), "--termination-log", join(root, "termination"), "--", ...heldProbe(root, config)], { LEVIATH_RUN: undefined, API_KEY: undefined });
+      expect([r.code, r.stderr]).toEqual([0, expect.stringContaining("bound to Run r1; handing it to")]);
+      // Started before the binding, with the pipe and nothing of the Run.
+      expect(JSON.parse(readFileSync(join(root, "started"), "utf8"))).toEqual({ run: null, fd: "3", config: false });
+      const received = JSON.parse(readFileSync(join(root, "received"), "utf8")) as { text: string; config: boolean };
+      // runtime.json and the files credentials are on disk before the first byte; the env ones come through the pipe.
+      expect(received.config).toBe(true);
+      expect(JSON.parse(received.text)).toEqual({ run: "r1", env: { API_KEY: "k-1", LEVIATH_RUN: "r1", LEVIATH_RUNTIME_CONFIG: config } });
+      expect(readFileSync(join(root, "creds", "tls", "tls.crt"), "utf8")).toBe("CERT");
+    } finally {
+      await sidecar.close();
+    }
+  });
+
+  it.each([
+    ["a binding that does not parse (an attacker's answer on the port)", { run: "../r1", runtimeJson: "{}", credentials: [] }, "the binding is malformed"],
+    ["a refusal", undefined, "the sidecar refused the binding"],
+  ])("--held: on %s, the held command gets nothing, is killed, and nothing is written", async (_, answer, why) => {
+    const root = makeTempDir("leviath-bound-exec-cli-");
+    const config = join(root, "rt", "runtime.json");
+    let r: { code: number | null; stderr: string };
+    if (answer === undefined) {
+      mkdirSync(join(root, "work"));
+      writeFileSync(join(root, "agent.leviath"), '[agent]\nname = "mini"\n\n[stages.survey]\nmode = "autonomous"\n');
+      sc = await startSidecar(["--agent", join(root, "agent.leviath"), "--workdir", join(root, "work"), "--audit-dir", join(root, "audit"), "--run", "mini"]);
+      r = await runBoundExec(["--held", "--sidecar", sc.url, "--token-file", sc.runtimeTokenFile, "--runtime-config", config, "--termination-log", join(root, "termination"), "--", ...heldProbe(root, config)]);
+    } else {
+      writeFileSync(join(root, "token"), "t0k3n\n");
+      const sidecar = await answeringSidecar(answer);
+      try {
+        r = await runBoundExec(["--held", "--sidecar", sidecar.url, "--token-file", join(root, "token"), "--runtime-config", config, "--termination-log", join(root, "termination"), "--", ...heldProbe(root, config)]);
+      } finally {
+        await sidecar.close();
+      }
+    }
+    expect([r.code, r.stderr]).toEqual([1, expect.stringContaining(why)]);
+    expect(r.stderr).toContain("; stopping ");
+    expect(readFileSync(join(root, "termination"), "utf8")).toContain(why);
+    // Whatever it was doing when the answer came, it never read a binding, and nothing of a Run is on disk.
+    expect(existsSync(join(root, "received")) ? JSON.parse(readFileSync(join(root, "received"), "utf8")) : undefined).toBeUndefined();
+    expect(existsSync(config)).toBe(false);
+  });
+
+  it.each([
+    ["an empty pipe (no binding)", "", 1, "no binding"],
+    ["a malformed document", JSON.stringify({ run: "r1", env: { "A=B": "x" } }), 1, "malformed"],
+    ["its binding", JSON.stringify({ run: "r1", env: { LEVIATH_RUN: "r1" } }), 2, "runtime.json"],
+  ])("leviath agent, held, on %s: reads runtime.json only once it has its binding", async (_, text, code, said) => {
+    const root = makeTempDir("leviath-held-agent-");
+    const proc = spawn(process.execPath, [repo("bin/leviath"), "agent", "--runtime-config", join(root, "runtime.json"), "--termination-log", join(root, "termination")], {
+      env: { ...process.env, LEVIATH_BINDING_FD: "3", LEVIATH_RUN: undefined }, stdio: ["ignore", "ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    proc.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => proc.once("exit", resolve));
+    (proc.stdio[3] as NodeJS.WritableStream).end(text);
+    expect(await exited).toBe(code);
+    expect(stderr).toContain(said);
+    // Without its binding it never got as far as the runtime.json it would read (the one it has not is named then).
+    if (code === 1) expect(stderr).not.toContain("runtime.json");
+  });
+
+  it("--held: a command that ends before its binding ends bound-exec with its status at once, its held ask given up", async () => {
+    const root = makeTempDir("leviath-bound-exec-cli-");
+    writeFileSync(join(root, "token"), "t0k3n\n");
+    // The unbound sidecar holds the ask for its full default (20 s, longer than this test may wait for it).
+    const unbound = await listenUnbound("127.0.0.1", 0, "t0k3n");
+    const address = unbound.server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const r = await runBoundExec(["--held", "--sidecar", `http://127.0.0.1:${port}`, "--token-file", join(root, "token"), "--termination-log", join(root, "termination"), "--", process.execPath, "-e", "process.exit(7)"]);
+      expect([r.code, r.stderr]).toEqual([7, expect.stringContaining("ended with status 7 before its binding")]);
+    } finally {
+      await unbound.close();
+    }
+  }, 15_000);
 });

@@ -1,5 +1,6 @@
 // A warm Run on the real node (issue 32): the chart installed with controller.warmPools=true and a pool of one engine
-// pod for an Agent whose image is the scripted runtime's (its entrypoint named as the pool's `command`); the pool
+// pod for an Agent whose image is the scripted runtime's (its entrypoint named as the pool's `command`, started with
+// the pod and held on its binding: `runtimeStart: with-pod`, issue 42, so it is up before the Run exists); the pool
 // pod's workspace claim gets its volume as it appears (no provisioner here). Once the pod is ready, credential
 // Secrets and a Run like run-flow's are created: the Run adopts the pod and the sandbox pods made beside it
 // (status.startedFrom = pool), and everything a cold Run guarantees is checked again on it from inside: the
@@ -61,6 +62,7 @@ describe("a Run adopting a warm pool pod on the real node", () => {
   let listener: Listener | undefined;
   let poolPod = "";
   let createdAt = 0;
+  let heldAt = 0;
   let closed = "";
   let open = "";
 
@@ -87,7 +89,7 @@ describe("a Run adopting a warm pool pod on the real node", () => {
         spec: {
           ...buildFlowPolicySpec(sandbox, AGENT),
           networkEnforcement: { verify: true, namespace: NS, onUnverified: "refuse", probeTimeoutSeconds: 120 },
-          pools: [{ agent: `${NS}/${AGENT}`, size: 1, command: ENTRYPOINT }],
+          pools: [{ agent: `${NS}/${AGENT}`, size: 1, command: ENTRYPOINT, runtimeStart: "with-pod" }],
         },
       },
     });
@@ -101,10 +103,17 @@ describe("a Run adopting a warm pool pod on the real node", () => {
     say(`ready pool pod ${poolPod}`);
     expect(ready.metadata.labels?.["leviath.dev/run"]).toBeUndefined();
     expect(ready.metadata.annotations?.["leviath.dev/bound-run"]).toBeUndefined();
-    // Nothing of a Run mounted: no Secret volume, no snapshot ConfigMap; the runtime waits under bound-exec.
+    // Nothing of a Run mounted: no Secret volume, no snapshot ConfigMap; the runtime is up, held by bound-exec.
     const spec = await getJson<{ spec: { volumes?: { secret?: unknown; configMap?: { name: string } }[]; containers: { name: string; command?: string[] }[] } }>(["get", "pod", poolPod, "-n", NS]);
     expect((spec.spec.volumes ?? []).filter((v) => v.secret !== undefined || (v.configMap !== undefined && v.configMap.name !== "team-notes"))).toEqual([]);
-    expect(spec.spec.containers.find((c) => c.name === "agent")?.command).toEqual(expect.arrayContaining(["bound-exec", ...ENTRYPOINT]));
+    expect(spec.spec.containers.find((c) => c.name === "agent")?.command).toEqual(["leviath", "bound-exec", "--held", "--", ...ENTRYPOINT]);
+    // The runtime's process is running already, with no Run: its first line says so, and nothing else came yet.
+    const held = await waitFor(async () => {
+      const got = await runtimeLines(AGENT, poolPod).catch(() => [] as RuntimeLine[]);
+      return got.find((l) => l.step === "held") ? got : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500, description: "the pool pod's runtime to be up and held" });
+    expect(held.map((l) => [l.step, l.body.run])).toEqual([["held", null]]);
+    heldAt = Number(held[0]!.body.startedAt);
     const policy = await waitFor(async () => {
       const p = await getJson<PolicyStatus>(["get", "leviathpolicy", "cluster"]);
       return p.status?.pools?.[0]?.ready === 1 ? p : undefined;
@@ -188,8 +197,11 @@ describe("a Run adopting a warm pool pod on the real node", () => {
     expect(stepOf(lines, "read-refused")).toMatchObject({ status: 403, body: { decision: "deny" } });
     expect(String(stepOf(lines, "shell-outbound:outcome").body.result).split("\n")[0]).toBe(open);
     expect(stepOf(lines, "submit-output:result")).toMatchObject({ status: 200, body: { label: "public", taint: "private" } });
-    const timing = stepOf(lines, "timing").body as { startedAt: number; firstAnsweredAt: number };
-    say(`Run created → runtime started ${timing.startedAt - createdAt} ms, → first tool call answered ${timing.firstAnsweredAt - createdAt} ms (shell in the pool's sandbox pod)`);
+    // The same process that was held before the Run existed got the Run, through bound-exec's pipe.
+    expect(stepOf(lines, "binding").body).toMatchObject({ run: RUN, env: RUN, startedAt: heldAt });
+    const timing = stepOf(lines, "timing").body as { startedAt: number; boundAt: number; firstAnsweredAt: number };
+    expect(timing.startedAt).toBeLessThan(createdAt);
+    say(`Run created → runtime bound ${timing.boundAt - createdAt} ms (started ${createdAt - timing.startedAt} ms before the Run), → first tool call answered ${timing.firstAnsweredAt - createdAt} ms (shell in the pool's sandbox pod)`);
     const run = await waitForPhase(RUN, ["Succeeded"], 60_000);
     expect(conditionOf(run, "Completed")).toMatchObject({ status: "True", reason: "AgentSucceeded" });
     expect(run.status?.result).toMatchObject({ bytes: 18, sha256: sha256("# digest\nall read\n"), callId: "out-1" });

@@ -89,8 +89,9 @@ async function startPoolPod(id: string) {
   await waitFor(async () => (sidecar.out.includes("unbound) refusing on") ? true : undefined), { timeoutMs: 60_000, description: `the pool sidecar to listen:\n${sidecar.out}\n${sidecar.err}` });
   const url = `http://127.0.0.1:${port}`;
   const runtimeEnv = { ...process.env, HOME: join(root, "home"), LEVIATH_NAMESPACE: namespace, LEVIATH_SIDECAR_URL: url, LEVIATH_SIDECAR_TOKEN_FILE: tokenFile };
+  const heldRuntime = () => start(["bound-exec", "--held", "--termination-log", join(root, "termination"), "--runtime-config", join(root, "agent", "runtime", "runtime.json"), "--credentials-dir", join(root, "agent", "credentials"), "--", process.execPath, repo("images/runtime/runtime.mjs")], runtimeEnv);
   const boundExec = () => start(["bound-exec", "--termination-log", join(root, "termination"), "--runtime-config", join(root, "agent", "runtime", "runtime.json"), "--credentials-dir", join(root, "agent", "credentials"), "--", process.execPath, join(root, "probe.mjs"), join(root, "agent", "credentials"), join(root, "started")], runtimeEnv);
-  return { podName, root, url, tokenFile, sidecar, boundExec };
+  return { podName, root, url, tokenFile, sidecar, boundExec, heldRuntime };
 }
 
 /** Binds the pool pod to a new Run `run` of `snapshot` as the controller does (Run, snapshot, identity, status, annotations). */
@@ -101,7 +102,7 @@ async function bind(podName: string, run: string, snapshot: RunSnapshot, identit
   await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: `${run}-policy` }, data } });
   await apply(buildPoolRunIdentity({ name: run, namespace, uid: created.metadata.uid }, identityFrom, podName, []));
   await kubectl(["patch", "run", run, "-n", namespace, "--subresource", "status", "--type", "merge", "-p", JSON.stringify({ status: { enginePod: podName, startedFrom: "pool", snapshotSha256: computeSnapshotDataSha256(data) } })]);
-  await kubectl(["annotate", "pod", podName, "-n", namespace, `${ANNOTATION.boundRun}=${run}`, `${ANNOTATION.boundRunUid}=${created.metadata.uid}`]);
+  await kubectl(["annotate", "--overwrite", "pod", podName, "-n", namespace, `${ANNOTATION.boundRun}=${run}`, `${ANNOTATION.boundRunUid}=${created.metadata.uid}`]);
   return data;
 }
 
@@ -176,6 +177,39 @@ describe("leviath bound-exec in a pool pod", () => {
       expect(readFileSync(join(pool.root, "termination"), "utf8")).toContain("the credential Secret 'tls' cannot be read with the Run's Role");
       const records = readDecisionRecords(join(pool.root, "audit")).filter((r) => r["tool_name"] === "binding");
       expect(records.map((r) => [r["decision"], r["code"]])).toEqual([["deny", "binding-unavailable"]]);
+    } finally {
+      runtime.child.kill("SIGKILL");
+      pool.sidecar.child.kill("SIGTERM");
+      await pool.sidecar.exited;
+    }
+  });
+
+  it("--held: the scripted runtime, up before any Run, is handed an attacker's binding and gets nothing, then gets its own Run", async () => {
+    const pool = await startPoolPod("3a1b2c3d4e");
+    const runtime = pool.heldRuntime();
+    const lines = () => runtime.out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { step: string; status: number; body: Record<string, unknown> });
+    try {
+      const held = await waitFor(async () => lines().find((l) => l.step === "held"), { timeoutMs: 60_000, description: `the runtime to be up and held:\n${runtime.out}\n${runtime.err}` });
+      expect(held.body["run"]).toBeNull();
+
+      // Someone who may patch pods points the pod at a Run of theirs: its status does not name this pod, and this pod's
+      // account may not even read it. The sidecar refuses; the held runtime gets nothing, and nothing is on disk.
+      const { custom } = testCluster();
+      const evil = (await custom.createNamespacedCustomObject({ group: "leviath.dev", version: "v1alpha1", namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: "evil" }, spec: { agentRef: { name: "notes" } } } })) as { metadata: { uid: string } };
+      await kubectl(["annotate", "pod", pool.podName, "-n", namespace, `${ANNOTATION.boundRun}=evil`, `${ANNOTATION.boundRunUid}=${evil.metadata.uid}`]);
+      await waitFor(async () => (pool.sidecar.err.includes("binding refused, staying unbound: the Run 'evil' cannot be read") ? true : undefined), { timeoutMs: 30_000, description: `the attacker's binding to be refused:\n${pool.sidecar.err}` });
+      expect(lines().map((l) => l.step)).toEqual(["held"]);
+      expect(existsSync(join(pool.root, "agent", "runtime", "runtime.json"))).toBe(false);
+
+      // The controller's binding: the same process, now with its Run and nothing else.
+      const snapshot = snapshotOf({ image: "r:1", credentials: [{ secretName: "model-key" }] }, undefined, { task: "held", runtime: { e2e: { scenario: "exit", exitCode: 0 } } });
+      await bind(pool.podName, "r3", snapshot);
+      expect(await runtime.exited).toBe(0);
+      const bound = lines().find((l) => l.step === "binding");
+      expect(bound?.body).toMatchObject({ run: "r3", env: "r3", startedAt: held.body["startedAt"] });
+      expect(Number(bound?.body["boundAt"])).toBeGreaterThanOrEqual(Number(held.body["startedAt"]));
+      expect(lines().find((l) => l.step === "config")?.body).toMatchObject({ task: "held", scenario: "exit" });
+      expect(runtime.err).toContain("bound to Run r3; handing it to");
     } finally {
       runtime.child.kill("SIGKILL");
       pool.sidecar.child.kill("SIGTERM");

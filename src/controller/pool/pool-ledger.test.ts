@@ -27,8 +27,21 @@ describe("createPoolLedger", () => {
     expect(sample(text, 'leviath_pool_misses_total{reason="not-eligible"}')).toBe(1);
     expect(sample(text, 'leviath_pool_pods{state="ready"}')).toBe(3);
     expect(sample(text, 'leviath_pool_pods{state="starting"}')).toBe(1);
+    // Time to refill: each adoption since the pool was last full, observed when it is full again.
+    expect(sample(text, "leviath_pool_refill_seconds_count")).toBe(0);
+    const timed = createPoolLedger(metrics, () => 10_000);
+    timed.adopted("c/three");
+    timed.adopted("c/three", 12_000);
+    expect(timed.lastAdoption("c/three")).toBe(12_000);
+    expect(timed.lastAdoption("d/none")).toBeUndefined();
+    timed.full("c/three", 14_000);
+    timed.full("c/three", 20_000);
+    const refilled = await metrics.registry.metrics();
+    expect(sample(refilled, "leviath_pool_refill_seconds_count")).toBe(2);
+    expect(sample(refilled, "leviath_pool_refill_seconds_sum")).toBe(6);
     const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
     expect(check.error, "promtool must be installed").toBeUndefined();
     expect(`${check.stdout}${check.stderr}`).toBe("");
+    expect(spawnSync("promtool", ["check", "metrics"], { input: refilled, encoding: "utf8" }).stdout).toBe("");
   });
 });

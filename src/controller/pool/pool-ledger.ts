@@ -12,7 +12,12 @@ export interface PoolCounts {
 
 /** The adoptions and misses of each pool, by its Agent (`<namespace>/<name>`). */
 export interface PoolLedger {
-  adopted(agent: string): void;
+  /** A Run adopted a pod of the pool, at `atMs` (the controller's clock). */
+  adopted(agent: string, atMs?: number): void;
+  /** When the pool's last adoption was (undefined: none since the controller started). */
+  lastAdoption(agent: string): number | undefined;
+  /** The pool is full again at `atMs`: each adoption since it was last full is observed as a time to refill. */
+  full(agent: string, atMs: number): void;
   missed(agent: string, reason: PoolMissReason): void;
   counts(agent: string): PoolCounts;
   /** The unbound pods of every pool, as the policy's status last counted them. */
@@ -20,13 +25,23 @@ export interface PoolLedger {
 }
 
 /** A ledger that also feeds the pool metrics. */
-export function createPoolLedger(metrics: Pick<ControllerMetrics, "poolAdoption" | "poolMiss" | "poolPods">): PoolLedger {
+export function createPoolLedger(metrics: Pick<ControllerMetrics, "poolAdoption" | "poolMiss" | "poolPods" | "poolRefill">, nowMs: () => number = Date.now): PoolLedger {
   const byAgent = new Map<string, PoolCounts>();
   const of = (agent: string): PoolCounts => byAgent.get(agent) ?? { adoptions: 0, misses: 0 };
+  // Each pool's adoptions not yet refilled (their times), and its last adoption.
+  const unfilled = new Map<string, number[]>();
+  const last = new Map<string, number>();
   return {
-    adopted(agent) {
+    adopted(agent, atMs = nowMs()) {
       byAgent.set(agent, { ...of(agent), adoptions: of(agent).adoptions + 1 });
+      unfilled.set(agent, [...(unfilled.get(agent) ?? []), atMs]);
+      last.set(agent, atMs);
       metrics.poolAdoption();
+    },
+    lastAdoption: (agent) => last.get(agent),
+    full(agent, atMs) {
+      for (const at of unfilled.get(agent) ?? []) metrics.poolRefill(Math.max(0, atMs - at) / 1000);
+      unfilled.delete(agent);
     },
     missed(agent, reason) {
       byAgent.set(agent, { ...of(agent), misses: of(agent).misses + 1 });

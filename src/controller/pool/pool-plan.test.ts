@@ -8,6 +8,7 @@ import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { AgentSpecSchema } from "../../api/agent.ts";
 import { RunSpecSchema } from "../../api/run.ts";
 import { planPool, type PoolObservation } from "./pool-reconciler.ts";
+import { MAX_STARTING, REFILL_AFTER_MS } from "./pool-refill.ts";
 
 const AGENT = { namespace: "team", name: "notes", uid: "agent-uid" };
 const SPEC = { image: "r:1" };
@@ -32,12 +33,12 @@ function poolPod(id: string, opts: { ready?: boolean; stale?: boolean; createdMs
   return [cached, ...buildPoolPodPrerequisites(AGENT, id)];
 }
 
-function observe(size: number | undefined, owned: KubeObject[]): PoolObservation {
+function observe(size: number | undefined, owned: KubeObject[], lastAdoptionMs?: number): PoolObservation {
   const spec = size === undefined ? LeviathPolicySpecSchema.parse({ ceilings: { runtimeImages: ["r:1"] } }) : policyOf(size);
   return {
     agentObj: { apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT.name, namespace: AGENT.namespace, uid: AGENT.uid, generation: 1 }, spec: SPEC } as KubeObject,
     agent: AGENT, policy: { kind: "valid", spec, generation: 1 }, settings: DEFAULT_POD_SETTINGS, nowMs: 1_000, owned,
-    sandboxes: { runtimeClasses: new Set(), pairs: new Map(), networkPolicy: undefined },
+    sandboxes: { runtimeClasses: new Set(), pairs: new Map(), networkPolicy: undefined }, lastAdoptionMs,
   };
 }
 
@@ -61,6 +62,18 @@ describe("planPool", () => {
       expect(plan.requeueAfterMs !== undefined).toBe(row.requeue);
     });
   }
+
+  it("refills after the last adoption's hand-over, a few pods starting at a time, and says when it is full", () => {
+    // Adopted 200 ms ago (the pass's clock is 1000): nothing yet, looked at again when the hand-over is past.
+    const held = planPool(observe(3, [], 800));
+    expect([held.create.length, held.requeueAfterMs, held.full]).toEqual([0, REFILL_AFTER_MS - 200, false]);
+    // Then at most MAX_STARTING at once, counting those still starting.
+    expect(planPool(observe(3, [], 0)).create.length).toBe(MAX_STARTING);
+    expect(planPool(observe(3, [...poolPod("a1", { ready: false }), ...poolPod("b2", { ready: false })], 0)).create.length).toBe(0);
+    expect(planPool(observe(3, [...poolPod("a1", { ready: false }), ...poolPod("b2")], 0)).create.length).toBe(1);
+    expect(planPool(observe(1, poolPod("a1"), 0)).full).toBe(true);
+    expect(planPool(observe(undefined, [], 0)).full).toBe(false);
+  });
 
   it("names new pods apart from the ones the cache holds, the same for the same observation", () => {
     const obs = observe(2, poolPod("a1"));

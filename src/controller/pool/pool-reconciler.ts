@@ -21,6 +21,7 @@ import { computeEffectivePolicy, type PolicyState } from "../leviath-policy/poli
 import type { PodObject } from "../owned-children.ts";
 import { isPoolEnginePod, listPoolPods, observePoolPod } from "../warm/pool-pod-lookup.ts";
 import { decidePoolPods } from "./pool-decision.ts";
+import { decideRefill } from "./pool-refill.ts";
 import type { PoolLedger } from "./pool-ledger.ts";
 import { applyPoolSandboxPlan, planPoolSandboxes, readPoolSandboxFacts, type PoolSandboxFacts, type PoolSandboxPlan } from "./pool-sandboxes.ts";
 import { computePoolStatuses } from "./pool-status.ts";
@@ -39,6 +40,8 @@ export interface PoolObservation {
   readonly owned: readonly KubeObject[];
   /** What the pool's sandbox pods need to be planned and kept: runtime classes, paired engine pods, the NetworkPolicy. */
   readonly sandboxes: PoolSandboxFacts;
+  /** When a Run last adopted one of this pool's pods (undefined: not since the controller started). */
+  readonly lastAdoptionMs?: number | undefined;
 }
 
 /** The writes of one pool pass, in the applier's order. */
@@ -49,6 +52,8 @@ export interface PoolPlan {
   readonly create: readonly { readonly prerequisites: readonly KubeObject[]; readonly pod: KubeObject }[];
   readonly sandboxes: PoolSandboxPlan;
   readonly requeueAfterMs?: number | undefined;
+  /** The pool has its size of ready pods (its adoptions are refilled). */
+  readonly full: boolean;
 }
 
 /** The template a Run of this Agent would pin today (undefined: the Agent cannot run, so its pool keeps nothing). */
@@ -93,7 +98,8 @@ export function gatherPool(ctx: ControllerContext, key: string): PoolObservation
   if (agentObj === undefined || uid === undefined || namespace === undefined) return undefined;
   const agent: PoolAgent = { namespace, name, uid };
   const owned = ctx.cache.listOwnedBy(uid);
-  return { agentObj, agent, policy: ctx.policy(), settings: ctx.settings, nowMs: ctx.nowMs(), owned, sandboxes: readPoolSandboxFacts(ctx.cache, agent, owned) };
+  const lastAdoptionMs = ctx.pools?.lastAdoption(buildAgentKey(namespace, name));
+  return { agentObj, agent, policy: ctx.policy(), settings: ctx.settings, nowMs: ctx.nowMs(), owned, sandboxes: readPoolSandboxFacts(ctx.cache, agent, owned), lastAdoptionMs };
 }
 
 /**
@@ -110,13 +116,16 @@ export function planPool(obs: PoolObservation): PoolPlan {
     const names = new Set(listPoolObjectNames(name));
     return { pod: pods.find((p) => p.metadata.name === name)!, objects: owned.filter((o) => o.kind !== "Pod" && names.has(o.metadata.name)) };
   });
-  const ids = template !== undefined && plan.create > 0 ? pickIds(agent, plan.create, new Set(pods.map((p) => p.metadata.name)), obs.nowMs) : [];
+  // Refilled once the last adoption's hand-over is past, a few pods at a time (pool-refill.ts).
+  const refill = decideRefill({ missing: plan.create, starting: plan.starting, sinceAdoptionMs: obs.lastAdoptionMs === undefined ? undefined : obs.nowMs - obs.lastAdoptionMs });
+  const ids = template !== undefined && refill.create > 0 ? pickIds(agent, refill.create, new Set(pods.map((p) => p.metadata.name)), obs.nowMs) : [];
   const create = template === undefined ? [] : ids.map((id) => ({ prerequisites: buildPoolPodPrerequisites(template.agent, id), pod: buildPoolPod(template, id, obs.settings) }));
   // Each engine pod the pool keeps (and each made now: its claim exists) gets its sandbox pods.
   const kept = [...observed.filter((p) => !plan.delete.includes(p.name) && !p.deleting && p.hash === hash && (p.state === "ready" || p.state === "starting")).map((p) => p.name), ...ids.map((id) => buildPoolNames(agent.name, id).pod)];
   const sandboxes = planPoolSandboxes({ agent, template, kept, owned, settings: obs.settings, facts: obs.sandboxes });
   const filling = plan.create > 0 || plan.starting > 0 || plan.delete.length > 0;
-  return { retire, create, sandboxes, ...(filling ? { requeueAfterMs: POOL_RECHECK_MS } : {}) };
+  const requeue = [filling ? POOL_RECHECK_MS : undefined, refill.retryAfterMs].filter((n): n is number => n !== undefined);
+  return { retire, create, sandboxes, full: size > 0 && plan.ready >= size, ...(requeue.length > 0 ? { requeueAfterMs: Math.min(...requeue) } : {}) };
 }
 
 /**
@@ -150,7 +159,10 @@ export async function applyPoolPlan(ctx: ControllerContext, plan: PoolPlan): Pro
 export function createPoolReconciler(ctx: ControllerContext): Reconcile {
   return async (key: string): Promise<ReconcileResult> => {
     const obs = gatherPool(ctx, key);
-    return obs === undefined ? {} : applyPoolPlan(ctx, planPool(obs));
+    if (obs === undefined) return {};
+    const plan = planPool(obs);
+    if (plan.full) ctx.pools?.full(buildAgentKey(obs.agent.namespace, obs.agent.name), obs.nowMs);
+    return applyPoolPlan(ctx, plan);
   };
 }
 

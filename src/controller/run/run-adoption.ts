@@ -15,7 +15,7 @@ import type { KubeObject } from "../../kube/objects.ts";
 import type { ResourceName } from "../../kube/resources.ts";
 import { ANNOTATION, buildChildNames, type RunRef } from "../../sandbox/names.ts";
 import type { PodSettings } from "../../sandbox/pod-settings.ts";
-import { buildAdoptedObject, buildPoolTemplate, computePoolHash, listAdoptedObjects, listPoolObjectNames, POOL_STATE } from "../../sandbox/pool-pods.ts";
+import { buildAdoptedObject, buildAnnouncedPod, buildPoolTemplate, computePoolHash, isAnnounced, listAdoptedObjects, listPoolObjectNames, POOL_STATE } from "../../sandbox/pool-pods.ts";
 import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { hasHostStages } from "../../sandbox/sandbox-plan.ts";
 import type { ClusterWriter } from "../cluster-port.ts";
@@ -143,6 +143,11 @@ const RESOURCE_OF: Readonly<Record<string, ResourceName>> = { PersistentVolumeCl
 /** What of an adopted pool pod the Run takes over this pass: its claim and identity, and the pool's sandbox pods made for it. */
 export interface TakeOver {
   readonly pod: string;
+  /**
+   * Whether the pod is to be annotated with the Run (its sidecar's signal: {@link announceBinding}) once the pass's
+   * children and status are written: false when the cache shows it annotated already.
+   */
+  readonly announce: boolean;
   /** `Kind/name` of the claim and identity objects the cache does not show the Run's yet. */
   readonly objects: readonly string[];
   /** The pool's sandbox pods paired with `pod` that the cache does not show the Run's yet. */
@@ -156,8 +161,10 @@ export interface TakeOver {
 export function planTakeOver(ref: RunRef, pod: string, owned: readonly KubeObject[], poolSandboxPods: readonly KubeObject[]): TakeOver {
   const { claim, identity } = listAdoptedObjects(pod);
   const isOwned = (id: string) => owned.some((o) => `${o.kind}/${o.metadata.name}` === id);
+  const cached = owned.find((o) => o.kind === "Pod" && o.metadata.name === pod);
   return {
     pod,
+    announce: cached === undefined || !isAnnounced(cached, ref),
     objects: [claim, ...identity].filter((id) => !isOwned(id)),
     sandboxPods: poolSandboxPods.filter((p) => p.metadata.annotations?.[ANNOTATION.poolPair] === pod && !isOwnedBy(p, ref.uid)).map((p) => p.metadata.name),
   };
@@ -194,6 +201,30 @@ async function claimPoolSandboxPods(writer: ClusterWriter, ref: RunRef, take: Ta
       if (!isApiStatus(err, 409) && !isApiStatus(err, 404)) throw err;
     }
   }));
+}
+
+/** How many times the announcement is written again when the pod changed between its read and its write. */
+const ANNOUNCE_ATTEMPTS = 3;
+
+/**
+ * Annotates the Run's adopted pool pod with the Run's name and uid (docs/controller.md, "Binding a Run"), after the
+ * pass wrote the Run's Role bound to the pod's ServiceAccount and the status naming the pod: the sidecar's watch of
+ * its own pod sees the annotations last, so its first check of the binding finds everything it reads (before, it
+ * re-checked until the Role and the status followed). Read and written back at the version read; a version gone
+ * stale (the kubelet writes the pod's status) is read again. A pod gone, or no longer the Run's, is left alone.
+ */
+export async function announceBinding(writer: ClusterWriter, ref: RunRef, pod: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const live = await writer.read("pod", ref.namespace, pod);
+    if (live === undefined || live.metadata.deletionTimestamp || !isOwnedBy(live, ref.uid) || isAnnounced(live, ref)) return;
+    try {
+      await writer.replace(buildAnnouncedPod(live, ref), live.metadata.resourceVersion);
+      return;
+    } catch (err) {
+      if (isApiStatus(err, 404)) return;
+      if (!isApiStatus(err, 409) || attempt >= ANNOUNCE_ATTEMPTS) throw err;
+    }
+  }
 }
 
 /** What the Run's child writes must not prune: the adopted pod while it may stay, its claim, and its identity while the sidecar runs. */

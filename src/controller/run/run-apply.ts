@@ -14,7 +14,7 @@ import { isSameStatus } from "../conditions.ts";
 import { decideErrorReason } from "../error-reasons.ts";
 import { buildObjectKey } from "../object-key.ts";
 import type { createTransitionRecorder } from "../status-events.ts";
-import { claimPoolPod, takeOverPoolObjects, type PoolClaim } from "./run-adoption.ts";
+import { announceBinding, claimPoolPod, takeOverPoolObjects, type PoolClaim } from "./run-adoption.ts";
 import type { Blocked } from "./run-blocked.ts";
 import { POD_PREREQUISITES, type createChildWriter } from "./run-children-sync.ts";
 import type { RunAnswers, RunPassObservation, RunReconcilerDeps, WrittenStatuses } from "./run-gather.ts";
@@ -43,7 +43,8 @@ const referenceOf = (ref: RunRef): ObjectReference => ({ apiVersion: API_VERSION
 /**
  * Applies one plan. The order is fixed (src/controller/README.md): the Run's deletion; the start snapshot; the
  * resumed snapshot; a pool pod's claim and take-over; the children (a pod's prerequisites beside the start
- * snapshot, the rest once it is accepted), then their prune; what a stopped or finished Run loses; one status write.
+ * snapshot, the rest once it is accepted), then their prune; what a stopped or finished Run loses; one status write;
+ * last, an adopted pool pod's binding annotations.
  */
 export async function applyRunPlan(ctx: ApplyContext, obs: RunPassObservation, plan: RunPlan): Promise<Applied> {
   switch (plan.kind) {
@@ -109,6 +110,8 @@ async function applyRunning(ctx: ApplyContext, obs: RunPassObservation, plan: Ru
     if ("learned" in children) return children;
     await settleAll(plan.dropReader.map((o) => ctx.deps.writer.delete(o)));
     await writeStatus(ctx, obs, withClaimUid(plan.status, claim));
+    // Last: the pool pod's sidecar checks its binding as soon as it sees this, and finds the Role and status written.
+    if (plan.takeOver?.announce) await announceBinding(ctx.deps.writer, obs.ref, plan.takeOver.pod);
     const after = [children.requeueAfterMs, plan.requeueAfterMs].filter((n): n is number => n !== undefined);
     return { result: after.length ? { requeueAfterMs: Math.min(...after) } : {} };
   } finally {

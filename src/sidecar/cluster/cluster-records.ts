@@ -22,6 +22,8 @@ export interface RunLocation {
   readonly client: KubeClient;
   readonly namespace: string;
   readonly run: string;
+  /** The Run as read a moment ago (a bound pool pod's binding check): `readStored` takes it instead of a GET. */
+  readonly read?: unknown;
 }
 
 /**
@@ -79,7 +81,7 @@ export function createClusterRecords(at: RunLocation): ClusterRecords {
   };
   return {
     async readStored() {
-      const run = await readRun(at);
+      const run = at.read !== undefined ? parseRun(at, at.read as RunObject) : await readRun(at);
       uid ??= Promise.resolve(run.uid);
       ledger = run.audit;
       for (const entry of ledger) made.add(entry.name);
@@ -169,8 +171,14 @@ function createConfigMapWriter(at: RunLocation, runUid: () => Promise<string>, m
  * sidecar's audit ledger (likewise) and the runtime's warnings an earlier start reported (strings only: they are
  * shown, never acted on).
  */
-async function readRun(at: RunLocation): Promise<{ uid: string; result: RunResult | undefined; audit: readonly AuditChunkDigest[]; runtimeWarnings: string[] }> {
-  const r = await at.client.request<RunObject>("GET", buildPath(RESOURCES.run, at.namespace, at.run));
+async function readRun(at: RunLocation): Promise<StoredRun> {
+  return parseRun(at, await at.client.request<RunObject>("GET", buildPath(RESOURCES.run, at.namespace, at.run)));
+}
+
+type StoredRun = { uid: string; result: RunResult | undefined; audit: readonly AuditChunkDigest[]; runtimeWarnings: string[] };
+
+/** What the records go on from, in the Run as read; what does not parse fails the start. */
+function parseRun(at: RunLocation, r: RunObject): StoredRun {
   if (!r.metadata?.uid) throw new Error(`Run '${at.run}' has no uid`);
   const stored = r.status?.runtimeWarnings;
   const runtimeWarnings = Array.isArray(stored) ? stored.filter((w): w is string => typeof w === "string") : [];

@@ -68,7 +68,7 @@ describe("waitForPoolBinding", () => {
     await tick();
     expect(cluster.watches.map((x) => x.query["fieldSelector"])).toEqual([`metadata.name=${POD}`]);
     cluster.annotate();
-    await expect(w.done).resolves.toEqual({ ok: true, run: "r1", runUid: "uid-1", data });
+    await expect(w.done).resolves.toEqual({ ok: true, run: "r1", runUid: "uid-1", data, read: checkedRun });
     // Every version checked was the watch's (its first event is the pod as it was): the pod is never read apart.
     expect(cluster.gets.filter((g) => g === POD)).toHaveLength(0);
     expect(cluster.gets.filter((g) => g === "r1")).toHaveLength(1);

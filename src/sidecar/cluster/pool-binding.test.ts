@@ -13,7 +13,7 @@ const good: PoolBindingInput = {
 
 describe("checkPoolBinding", () => {
   it("binds to the Run its annotations name when the Run names this pod and the snapshot matches its digest", () => {
-    expect(checkPoolBinding(good)).toEqual({ ok: true, run: "r1", runUid: "uid-1", data });
+    expect(checkPoolBinding(good)).toEqual({ ok: true, run: "r1", runUid: "uid-1", data, read: good.run });
   });
 
   it("is not bound without both annotations", () => {

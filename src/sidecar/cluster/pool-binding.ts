@@ -20,8 +20,12 @@ export interface PoolBindingInput {
   readonly snapshot: Readonly<Record<string, string>> | undefined;
 }
 
-/** A checked binding: the Run, and its snapshot's data (run-policy.json, runtime.json, controller.json), digest-checked. */
-export type PoolBinding = { readonly ok: true; readonly run: string; readonly runUid: string; readonly data: Readonly<Record<string, string>> } | { readonly ok: false; readonly reason: string };
+/**
+ * A checked binding: the Run, and its snapshot's data (run-policy.json, runtime.json, controller.json),
+ * digest-checked; `read`, the Run as the check read it, which the Run's sidecar takes over with (its audit ledger,
+ * result and warnings: cli/sidecar-cluster.ts) rather than read it again.
+ */
+export type PoolBinding = { readonly ok: true; readonly run: string; readonly runUid: string; readonly data: Readonly<Record<string, string>>; readonly read: unknown } | { readonly ok: false; readonly reason: string };
 
 /** The Run a pool pod's annotations name, if any (undefined: not bound yet). */
 export function readBoundRun(annotations: Readonly<Record<string, string>> | undefined): { name: string; uid: string } | undefined {
@@ -56,7 +60,7 @@ export function checkPoolBinding(input: PoolBindingInput): PoolBinding {
   if (bound === undefined) return { ok: false, reason: "the pod names no Run (annotations leviath.dev/bound-run and bound-run-uid)" };
   const why = checkRun(input.podName, bound, input.run) ?? checkSnapshot(buildChildNames(bound.name).configMap, input.snapshot, input.run?.status?.snapshotSha256 ?? "");
   if (why !== undefined || input.snapshot === undefined) return { ok: false, reason: why ?? "no snapshot" };
-  return { ok: true, run: bound.name, runUid: bound.uid, data: input.snapshot };
+  return { ok: true, run: bound.name, runUid: bound.uid, data: input.snapshot, read: input.run };
 }
 
 /** GET that answers undefined for 403 and 404: before the controller bound its Role, the sidecar may read nothing. */

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClusterWriter } from "../../../src/controller/cluster-port.ts";
 import { createClusterWriter } from "../../../src/controller/cluster-writer.ts";
-import { claimPoolPod } from "../../../src/controller/run/run-adoption.ts";
+import { announceBinding, claimPoolPod } from "../../../src/controller/run/run-adoption.ts";
 import { createKubeClient } from "../../../src/kube/client.ts";
 import type { KubeObject } from "../../../src/kube/objects.ts";
 import { createControllerMetrics } from "../../../src/metrics/controller-metrics.ts";
@@ -58,15 +58,25 @@ describe("two Runs claiming one pool pod", () => {
     const live = (await writer.read("pod", namespace, pod.metadata.name)) as KubeObject;
     expect(live.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: "Run", uid: winner.uid, controller: true })]);
     expect(live.metadata.labels).toMatchObject({ "leviath.dev/run": winner.name, "leviath.dev/pool-state": "bound" });
-    expect(live.metadata.annotations).toMatchObject({ "leviath.dev/bound-run": winner.name, "leviath.dev/bound-run-uid": winner.uid });
+    // The claim tells the pod's sidecar nothing yet: the annotations come once the Run's Role and status are written.
+    expect(live.metadata.annotations?.["leviath.dev/bound-run"]).toBeUndefined();
 
     // Once bound, it is nobody else's: the loser trying again is refused before writing anything.
     const loser = refs[won.indexOf(false)]!;
     expect(await claimPoolPod(writer, loser, owner.uid, pod.metadata.name)).toBe(false);
     expect(((await writer.read("pod", namespace, pod.metadata.name)) as KubeObject).metadata.resourceVersion).toBe(live.metadata.resourceVersion);
+    // Nor may it announce itself on the pod: only the Run that owns it does, with its own name and uid.
+    await announceBinding(writer, loser, pod.metadata.name);
+    expect(((await writer.read("pod", namespace, pod.metadata.name)) as KubeObject).metadata.resourceVersion).toBe(live.metadata.resourceVersion);
+    await announceBinding(writer, winner, pod.metadata.name);
+    const announced = (await writer.read("pod", namespace, pod.metadata.name)) as KubeObject;
+    expect(announced.metadata.annotations).toMatchObject({ "leviath.dev/bound-run": winner.name, "leviath.dev/bound-run-uid": winner.uid });
+    // Written once: announcing again changes nothing.
+    await announceBinding(writer, winner, pod.metadata.name);
+    expect(((await writer.read("pod", namespace, pod.metadata.name)) as KubeObject).metadata.resourceVersion).toBe(announced.metadata.resourceVersion);
     // The pool controller retiring the pod as its cache last saw it (unbound) deletes nothing: it was claimed since.
     expect(await writer.deleteAtVersion(unbound)).toBe(false);
     expect(await writer.read("pod", namespace, pod.metadata.name)).toBeDefined();
-    expect(await writer.deleteAtVersion(live)).toBe(true);
+    expect(await writer.deleteAtVersion(announced)).toBe(true);
   });
 });

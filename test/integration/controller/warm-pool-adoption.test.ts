@@ -43,12 +43,29 @@ async function expectAnswersReadBy(name: string, pod: string): Promise<void> {
   expect(reader.subjects?.map((s) => s.name)).toEqual([pod]);
 }
 
+/** The Run's engine pod once annotated with it: the annotations come last in the pass that writes the status, so waited for. */
+function waitForAnnounced(name: string, uid: string | undefined): Promise<Obj> {
+  return waitFor(async () => {
+    const [engine] = (await list("Pod", `leviath.dev/run=${name}`)).filter((p) => p.metadata?.labels?.["leviath.dev/component"] === "engine");
+    return engine?.metadata?.annotations?.["leviath.dev/bound-run-uid"] === uid ? engine : undefined;
+  }, { timeoutMs: 10_000, description: `the pool pod annotated with ${name}` });
+}
+
+/**
+ * The Run's RoleBinding was written before its pod was annotated, so the pod's sidecar, which reads the Run with it as
+ * soon as it sees the annotations, is not refused first. One API server over one etcd: resource versions order its
+ * writes; nothing else writes the pod here (no kubelet runs).
+ */
+function expectWrittenBefore(binding: Obj, pod: Obj): void {
+  expect(BigInt(pod.metadata?.resourceVersion ?? "0")).toBeGreaterThan(BigInt(binding.metadata?.resourceVersion ?? "0"));
+}
+
 /** An adopted pod is its Run's: labelled, annotated and owned by it, with its claim and account taken over. */
 async function expectAdopted(run: Custom): Promise<void> {
   const name = run.metadata?.name ?? "";
   const pod = String(run.status?.["enginePod"]);
   expect(run.status?.["workspace"]).toBe(`${pod}-workspace`);
-  const [live] = (await list("Pod", `leviath.dev/run=${name}`)).filter((p) => p.metadata?.labels?.["leviath.dev/component"] === "engine");
+  const live = await waitForAnnounced(name, run.metadata?.uid);
   expect(live?.metadata?.name).toBe(pod);
   expect(live?.metadata?.labels).toMatchObject({ "leviath.dev/pool-state": "bound", "leviath.dev/run": name });
   expect(live?.metadata?.annotations).toMatchObject({ "leviath.dev/bound-run": name, "leviath.dev/bound-run-uid": run.metadata?.uid });
@@ -68,6 +85,7 @@ async function expectAdopted(run: Custom): Promise<void> {
   const accounts = await list("ServiceAccount", `leviath.dev/run=${name}`);
   expect(accounts.map((a) => a.metadata?.name)).toEqual([pod]);
   const binding = await waitFor(async () => (await list("RoleBinding", `leviath.dev/run=${name}`, "rbac.authorization.k8s.io/v1")).find((b) => b.metadata?.name === `${name}-sidecar`), { timeoutMs: 10_000, description: "the Run's RoleBinding" });
+  expectWrittenBefore(binding, live);
   expect(binding.subjects?.map((s) => s.name)).toEqual([pod]);
   await expectAnswersReadBy(name, pod);
 }
@@ -136,6 +154,10 @@ describe("a Run and a warm pool", () => {
     expect(sample(metrics, 'leviath_pool_misses_total{reason="not-eligible"}')).toBe(1);
     expect(sample(metrics, 'leviath_pool_misses_total{reason="no-ready-pod"}') + sample(metrics, 'leviath_pool_misses_total{reason="claim-conflict"}')).toBe(1);
     expect(sample(metrics, 'leviath_pool_pods{state="starting"}')).toBe(2);
+    // Not full yet: no time to refill is observed until the new pods are ready; then one per adoption.
+    expect(sample(metrics, "leviath_pool_refill_seconds_count")).toBe(0);
+    for (const p of refilled) await markReady(p);
+    await waitFor(async () => (sample(await files.metrics(), "leviath_pool_refill_seconds_count") === 2 ? true : undefined), { timeoutMs: 30_000, description: "the two adoptions' times to refill" });
 
     const [finishing, stopping] = [warm[1]!, warm[0]!];
     await expectCompletion(finishing);
