@@ -19,19 +19,21 @@ export interface IdentityToken {
   readonly text: string;
 }
 
-const STOP = String.raw`[^\s<>"'()\[\]{}|\\^\x60]`;
-// Each pattern, in the order tried; a span matched by one is not matched again by a later one.
+// Each pattern, in the order tried; a span matched by one is not matched again by a later one. Each starts only where
+// a run of its characters starts (a lookbehind) and bounds what could repeat, so a scan is linear in the text: no
+// input makes one backtrack over the whole text from every position. Regex literals, not built from any input.
 const PATTERNS: ReadonlyArray<readonly [IdentityTokenKind, RegExp]> = [
-  // A URL with a scheme; a host starting with "www."; a dotted host followed by a path.
-  ["url", new RegExp(String.raw`\b[a-z][a-z0-9+.-]*:\/\/${STOP}+`, "giu")],
-  ["email", /[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+/giu],
-  ["url", new RegExp(String.raw`\bwww\.[a-z0-9-]+(?:\.[a-z0-9-]+)+(?:\/${STOP}*)?`, "giu")],
-  ["url", new RegExp(String.raw`\b(?:[a-z0-9-]+\.)+[a-z]{2,}\/${STOP}*`, "giu")],
-  // An IBAN-like account number (two letters, two check digits, 10 to 30 letters or digits), or a long run of digits.
+  // A URL with a scheme; an e-mail address; a host starting with "www."; a dotted host followed by a path.
+  ["url", /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/[^\s<>"'()[\]{}|\\^`]+/giu],
+  ["email", /(?<![a-z0-9._%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]+(?:\.[a-z0-9-]+)+/giu],
+  ["url", /(?<![a-z0-9.-])www\.[a-z0-9-]+(?:\.[a-z0-9-]+)+(?:\/[^\s<>"'()[\]{}|\\^`]*)?/giu],
+  ["url", /(?<![a-z0-9.-])(?:[a-z0-9-]+\.)+[a-z]{2,24}\/[^\s<>"'()[\]{}|\\^`]*/giu],
+  // An IBAN-like account number (two letters, two check digits, 10 to 30 letters or digits).
   ["account", /\b[a-z]{2}\d{2}[a-z0-9]{10,30}\b/giu],
-  ["phone", /(?<![\w+])\+?\d[\d ().-]{5,}\d(?!\w)/gu],
+  // A phone or account number: 7 to 20 digits with the separators phone numbers are written with.
+  ["phone", /(?<![\w+])\+?\d[\d ().-]{5,28}\d(?![\w])/gu],
   // A path of at least two segments, absolute or from home.
-  ["path", /(?<![\w/.])~?(?:\/[\w.-]+){2,}\/?/gu],
+  ["path", /(?<![\w/.~])~?(?:\/[\w.-]+){2,}\/?/gu],
 ];
 
 const TRAILING = /[.,;:!?]+$/u;

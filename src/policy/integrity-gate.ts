@@ -195,7 +195,8 @@ function isEveryTargetListed(tool: string, targets: readonly string[], rules: re
 }
 
 /** Why the call is held, or undefined when it is not. */
-function findHold(input: IntegrityGateInput, acting: boolean, checked: boolean, provenance: Readonly<Record<string, Provenance>>, token: UntrustedToken | undefined): IntegrityFinding | undefined {
+function findHold(input: IntegrityGateInput, how: { acting: boolean; checked: boolean; token: UntrustedToken | undefined }, provenance: Readonly<Record<string, Provenance>>): IntegrityFinding | undefined {
+  const { acting, checked, token } = how;
   const targets = input.targets.targets;
   const fromUntrusted = findUntrustedTarget(input, provenance);
   if (fromUntrusted !== undefined) return fromUntrusted;
@@ -225,7 +226,7 @@ export function evaluateIntegrityGate(input: IntegrityGateInput): IntegrityOutco
   const argsProvenance = computeArgsProvenance(input.args, input.context);
   const token = effect === "reach" ? findUntrustedToken(input.args, input.context, input.targetArguments) : undefined;
   if (token !== undefined) argsProvenance[token.argument] = "untrusted";
-  const finding = findHold(input, acting, checked, argsProvenance, token);
+  const finding = findHold(input, { acting, checked, token }, argsProvenance);
   if (finding === undefined) return { verdict: { kind: "pass" }, integrity, argsProvenance, ruleDiagnostics: [] };
   if (finding.reason === "untrusted-context") {
     const call = { tool: input.tool, taint: "public" as const, targets: finding.targets };
