@@ -8,7 +8,7 @@ import type { IntegrityLevel } from "../api/integrity-policy.ts";
 import { isAllowlistRuleMatch, isTargetPatternMatch, type AllowlistRule } from "./allowlist.ts";
 import { evaluateRules, type CompiledRuleSet, type RuleDiagnostic } from "./cel-rules.ts";
 import type { Provenance, UntrustedEntry } from "./context-integrity.ts";
-import { findIdentityTokens } from "./identity-tokens.ts";
+import { findIdentityTokens, MAX_IDENTITY_TOKENS, MAX_TOKEN_SCAN_CHARS } from "./identity-tokens.ts";
 import { isActing, type IntegrityClassification } from "./integrity-classification.ts";
 import type { Level } from "./levels.ts";
 import type { CallTargets, ToolArgs } from "./targets.ts";
@@ -136,26 +136,37 @@ interface UntrustedToken {
 /**
  * The first argument of the call (but its target arguments, which the target rule judges) carrying a token with
  * identity (identity-tokens.ts) that occurs in no trusted text while the context is untrusted: the model may have
- * read it, or a spelling of it, in what a third party wrote. Past the scan's bounds, the first argument (fails
+ * read it, or a spelling of it, in what a third party wrote. Past the scan's bounds, the argument that crosses them (fails
  * closed). Under a trusted context nothing is held here.
  */
 export function findUntrustedToken(args: ToolArgs | undefined, context: Pick<IntegrityView, "provenanceOf" | "integrity">, targetArguments: readonly string[] = []): UntrustedToken | undefined {
   if (args === undefined || context.integrity() === "trusted") return undefined;
+  const perArgument = collectTextArguments(args, targetArguments);
+  if (!Array.isArray(perArgument)) return perArgument;
+  let found = 0;
+  for (const [name, leaves] of perArgument) {
+    const tokens = findIdentityTokens(leaves);
+    found += tokens === "overflow" ? MAX_IDENTITY_TOKENS + 1 : tokens.length;
+    if (tokens === "overflow" || found > MAX_IDENTITY_TOKENS) return { argument: name };
+    const unseen = tokens.find((t) => context.provenanceOf(t.text) !== "trusted");
+    if (unseen !== undefined) return { argument: name, token: unseen.text };
+  }
+  return undefined;
+}
+
+/** The string leaves of each argument but the target ones, or the argument to hold when past the scan's bounds. */
+function collectTextArguments(args: ToolArgs, targetArguments: readonly string[]): Array<readonly [string, string[]]> | UntrustedToken {
   const perArgument: Array<readonly [string, string[]]> = [];
+  let chars = 0;
   for (const [name, value] of Object.entries(args)) {
     if (targetArguments.includes(name)) continue;
     const leaves: string[] = [];
     if (!collectLeaves(value, leaves, { left: MAX_PROVENANCE_VALUES })) return { argument: name };
+    for (const leaf of leaves) chars += leaf.length;
+    if (chars > MAX_TOKEN_SCAN_CHARS) return { argument: name };
     perArgument.push([name, leaves]);
   }
-  if (findIdentityTokens(perArgument.flatMap(([, leaves]) => leaves)) === "overflow") return { argument: perArgument[0]?.[0] ?? "?" };
-  for (const [name, leaves] of perArgument) {
-    const tokens = findIdentityTokens(leaves);
-    if (tokens === "overflow") return { argument: name };
-    const found = tokens.find((t) => context.provenanceOf(t.text) !== "trusted");
-    if (found !== undefined) return { argument: name, token: found.text };
-  }
-  return undefined;
+  return perArgument;
 }
 
 /**
