@@ -22,18 +22,20 @@ export interface IdentityToken {
 // Each pattern, in the order tried; a span matched by one is not matched again by a later one. Each starts only where
 // a run of its characters starts (a lookbehind) and bounds what could repeat, so a scan is linear in the text: no
 // input makes one backtrack over the whole text from every position. Regex literals, not built from any input.
-const PATTERNS: ReadonlyArray<readonly [IdentityTokenKind, RegExp]> = [
-  // A URL with a scheme; an e-mail address; a host starting with "www."; a dotted host followed by a path.
-  ["url", /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/[^\s<>"'()[\]{}|\\^`]+/giu],
-  ["email", /(?<![a-z0-9._%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]+(?:\.[a-z0-9-]+)+/giu],
-  ["url", /(?<![a-z0-9.-])www\.[a-z0-9-]+(?:\.[a-z0-9-]+)+(?:\/[^\s<>"'()[\]{}|\\^`]*)?/giu],
-  ["url", /(?<![a-z0-9.-])(?:[a-z0-9-]+\.)+[a-z]{2,24}\/[^\s<>"'()[\]{}|\\^`]*/giu],
+const hasDigit = (t: string): boolean => /\d/u.test(t);
+const PATTERNS: ReadonlyArray<readonly [IdentityTokenKind, RegExp, (text: string) => boolean]> = [
+  // A URL with a scheme; an e-mail address; a host starting with "www."; a dotted host followed by a path. Each with
+  // a cheap test of a character it cannot do without, so a text with none of them costs no scan.
+  ["url", /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/[^\s<>"'()[\]{}|\\^`]+/giu, (t) => t.includes("://")],
+  ["email", /(?<![a-z0-9._%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]+(?:\.[a-z0-9-]+)+/giu, (t) => t.includes("@")],
+  ["url", /(?<![a-z0-9.-])www\.[a-z0-9-]+(?:\.[a-z0-9-]+)+(?:\/[^\s<>"'()[\]{}|\\^`]*)?/giu, (t) => /www\./iu.test(t)],
+  ["url", /(?<![a-z0-9.-])(?:[a-z0-9-]+\.)+[a-z]{2,24}\/[^\s<>"'()[\]{}|\\^`]*/giu, (t) => t.includes("/")],
   // An IBAN-like account number (two letters, two check digits, 10 to 30 letters or digits).
-  ["account", /\b[a-z]{2}\d{2}[a-z0-9]{10,30}\b/giu],
+  ["account", /\b[a-z]{2}\d{2}[a-z0-9]{10,30}\b/giu, hasDigit],
   // A phone or account number: 7 to 20 digits with the separators phone numbers are written with.
-  ["phone", /(?<![\w+])\+?\d[\d ().-]{5,28}\d(?![\w])/gu],
+  ["phone", /(?<![\w+])\+?\d[\d ().-]{5,28}\d(?![\w])/gu, hasDigit],
   // A path of at least two segments, absolute or from home.
-  ["path", /(?<![\w/.~])~?(?:\/[\w.-]+){2,}\/?/gu],
+  ["path", /(?<![\w/.~])~?(?:\/[\w.-]+){2,}\/?/gu, (t) => t.includes("/")],
 ];
 
 const TRAILING = /[.,;:!?]+$/u;
@@ -57,7 +59,8 @@ export function findIdentityTokens(texts: readonly string[]): IdentityToken[] | 
   const out: IdentityToken[] = [];
   for (const text of texts) {
     const taken: Array<readonly [number, number]> = [];
-    for (const [kind, pattern] of PATTERNS) {
+    for (const [kind, pattern, possible] of PATTERNS) {
+      if (!possible(text)) continue;
       for (const m of text.matchAll(pattern)) {
         const start = m.index;
         const raw = m[0].replace(TRAILING, "");
