@@ -68,15 +68,16 @@ export function gateCall(allowlist: readonly AllowlistRule[], rules: CompiledRul
 /**
  * An acting call (http_post to an allowlisted host, so the taint gate lets it through) decided with the integrity step
  * on: the context holds the Run's task (trusted) and, with `pageChars` > 0, a web page of that many characters
- * (untrusted), over which every argument's provenance is computed.
+ * (untrusted), over which every argument's provenance is computed; `body` replaces the call's body (the identity tokens
+ * of a reaching call's text are looked up under an untrusted context).
  */
-export function integrityCall(pageChars: number) {
+export function integrityCall(pageChars: number, body?: string) {
   const allow: AllowlistRule[] = [{ tool: "http_post", to: ["*.example.com"], channel: [], maxSensitivity: "private" }];
   const input = callInput(allow, EMPTY_RULE_SET, "http_post", undefined);
   const context = new ContextIntegrity({ maxChars: 1_048_576, minValueLength: 4 });
   context.label("task", "t", "trusted", { text: "Post the weekly summary to https://hooks.example.com/weekly as JSON, then tell the team." });
   if (pageChars > 0) context.label("web", "p", "untrusted", { tool: "web_fetch", text: "lorem ipsum dolor sit amet ".repeat(Math.ceil(pageChars / 27)).slice(0, pageChars) });
-  const args = { url: "https://hooks.example.com/weekly", body: JSON.stringify({ summary: "all green this week", items: 12 }) };
+  const args = { url: "https://hooks.example.com/weekly", body: body ?? JSON.stringify({ summary: "all green this week", items: 12 }) };
   const integrity = {
     context, policy: { enforce: true, onHold: "ask" as const, checkTargets: false, allowlist: [], taintAllowlist: allow, rules: EMPTY_RULE_SET },
   };
@@ -152,6 +153,11 @@ function gateRows(tree: SidecarTree, n: number): Row[] {
     ["gate + integrity: acting call, trusted context (task only)", integrityCall(0), "run allowlist", "provenance of 2 arguments over the task's text"],
     ["gate + integrity: acting call held, untrusted 4 KiB page", integrityCall(4096), "ask-integrity allowlist", "provenance over the task and the page; prompt built"],
     ["gate + integrity: acting call held, untrusted 256 KiB page", integrityCall(262_144), "ask-integrity allowlist", "a quarter of the default provenance cap (1 MiB)"],
+    [
+      "gate + integrity: held, 4 KiB body with 32 links and addresses, untrusted 4 KiB page",
+      integrityCall(4096, Array.from({ length: 16 }, (_, i) => `see https://hooks.example.com/weekly/${i} or mail ops${i}@corp.example; `).join("").padEnd(4096, "x")),
+      "ask-integrity allowlist", "identity tokens of a reaching call's text, each looked up (issue 40)",
+    ],
     [
       "read_file in the workdir: permission, read path (realpath), gate", readFileCall(workdir, "src/app/lib/core/index.ts"),
       "run not-outbound", "the whole decision of the whole-call row",

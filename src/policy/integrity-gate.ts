@@ -8,6 +8,7 @@ import type { IntegrityLevel } from "../api/integrity-policy.ts";
 import { isAllowlistRuleMatch, isTargetPatternMatch, type AllowlistRule } from "./allowlist.ts";
 import { evaluateRules, type CompiledRuleSet, type RuleDiagnostic } from "./cel-rules.ts";
 import type { Provenance, UntrustedEntry } from "./context-integrity.ts";
+import { findIdentityTokens, MAX_IDENTITY_TOKENS, MAX_TOKEN_SCAN_CHARS } from "./identity-tokens.ts";
 import { isActing, type IntegrityClassification } from "./integrity-classification.ts";
 import type { Level } from "./levels.ts";
 import type { CallTargets, ToolArgs } from "./targets.ts";
@@ -62,6 +63,8 @@ export interface IntegrityFinding {
   readonly entry?: UntrustedEntry | undefined;
   /** The argument whose value came from untrusted text. */
   readonly argument?: string | undefined;
+  /** The token with identity (a link, an address, an account) inside the argument that came from untrusted text. */
+  readonly token?: string | undefined;
   readonly targets: readonly string[];
 }
 
@@ -123,9 +126,64 @@ export function computeArgsProvenance(args: ToolArgs | undefined, context: Pick<
   return out;
 }
 
+/** A token with identity inside a reaching call's argument that occurs only in untrusted text. */
+interface UntrustedToken {
+  readonly argument: string;
+  /** Absent when the call's text is past the scan's bounds (fails closed). */
+  readonly token?: string | undefined;
+}
+
+/**
+ * The first argument of the call (but its target arguments, which the target rule judges) carrying a token with
+ * identity (identity-tokens.ts) that occurs in no trusted text while the context is untrusted: the model may have
+ * read it, or a spelling of it, in what a third party wrote. Past the scan's bounds, the argument that crosses them (fails
+ * closed). Under a trusted context nothing is held here.
+ */
+export function findUntrustedToken(args: ToolArgs | undefined, context: Pick<IntegrityView, "provenanceOf" | "integrity">, targetArguments: readonly string[] = []): UntrustedToken | undefined {
+  if (args === undefined || context.integrity() === "trusted") return undefined;
+  const perArgument = collectTextArguments(args, targetArguments);
+  if (!Array.isArray(perArgument)) return perArgument;
+  let found = 0;
+  for (const [name, leaves] of perArgument) {
+    const tokens = findIdentityTokens(leaves);
+    found += tokens === "overflow" ? MAX_IDENTITY_TOKENS + 1 : tokens.length;
+    if (tokens === "overflow" || found > MAX_IDENTITY_TOKENS) return { argument: name };
+    const unseen = tokens.find((t) => context.provenanceOf(t.text) !== "trusted");
+    if (unseen !== undefined) return { argument: name, token: unseen.text };
+  }
+  return undefined;
+}
+
+/** The string leaves of each argument but the target ones, or the argument to hold when past the scan's bounds. */
+function collectTextArguments(args: ToolArgs, targetArguments: readonly string[]): Array<readonly [string, string[]]> | UntrustedToken {
+  const perArgument: Array<readonly [string, string[]]> = [];
+  let chars = 0;
+  for (const [name, value] of Object.entries(args)) {
+    if (targetArguments.includes(name)) continue;
+    const leaves: string[] = [];
+    if (!collectLeaves(value, leaves, { left: MAX_PROVENANCE_VALUES })) return { argument: name };
+    for (const leaf of leaves) chars += leaf.length;
+    if (chars > MAX_TOKEN_SCAN_CHARS) return { argument: name };
+    perArgument.push([name, leaves]);
+  }
+  return perArgument;
+}
+
+/**
+ * Whether every target of the call is named exactly (a pattern with no wildcard) by an untrusted-context allowlist
+ * rule of the tool: the admin's configuration is trusted text, so such a target did not come only from untrusted
+ * data, wherever else the agent read it.
+ */
+export function isEveryTargetVouched(tool: string, targets: readonly string[], rules: readonly AllowlistRule[]): boolean {
+  if (targets.length === 0) return false;
+  const names = rules.filter((r) => r.tool === tool).flatMap((r) => [...r.to, ...r.channel]).filter((p) => !p.includes("*")).map((p) => p.toLowerCase());
+  return targets.every((t) => names.includes(t.toLowerCase()));
+}
+
 /** The first target (or target argument) whose value came only from untrusted text. */
 function findUntrustedTarget(input: IntegrityGateInput, provenance: Readonly<Record<string, Provenance>>): IntegrityFinding | undefined {
   const targets = input.targets.targets;
+  if (isEveryTargetVouched(input.tool, targets, input.policy.allowlist)) return undefined;
   for (const argument of input.targetArguments) {
     if (provenance[argument] !== "untrusted") continue;
     const value = input.args?.[argument];
@@ -148,10 +206,17 @@ function isEveryTargetListed(tool: string, targets: readonly string[], rules: re
 }
 
 /** Why the call is held, or undefined when it is not. */
-function findHold(input: IntegrityGateInput, acting: boolean, checked: boolean, provenance: Readonly<Record<string, Provenance>>): IntegrityFinding | undefined {
+function findHold(input: IntegrityGateInput, how: { acting: boolean; checked: boolean; token: UntrustedToken | undefined }, provenance: Readonly<Record<string, Provenance>>): IntegrityFinding | undefined {
+  const { acting, checked, token } = how;
   const targets = input.targets.targets;
   const fromUntrusted = findUntrustedTarget(input, provenance);
   if (fromUntrusted !== undefined) return fromUntrusted;
+  // A reaching call that points someone to a link, an address or an account only untrusted text holds: the attacker
+  // chose where the reader goes, whoever the call reaches.
+  if (token !== undefined) {
+    const entry = (token.token === undefined ? undefined : input.context.findUntrustedSource(token.token)) ?? input.context.cause();
+    return { reason: "untrusted-target", argument: token.argument, token: token.token, entry, targets };
+  }
   if (acting && input.context.integrity() === "untrusted") {
     const argument = Object.keys(provenance).find((name) => provenance[name] === "untrusted");
     return { reason: "untrusted-context", entry: input.context.cause(), argument, targets };
@@ -170,7 +235,9 @@ export function evaluateIntegrityGate(input: IntegrityGateInput): IntegrityOutco
   const checked = checkTargets && (input.outbound || effect === "reach") && !input.targetless;
   if (!input.policy.enforce || (!acting && !checked)) return { verdict: { kind: "pass" }, integrity, argsProvenance: {}, ruleDiagnostics: [] };
   const argsProvenance = computeArgsProvenance(input.args, input.context);
-  const finding = findHold(input, acting, checked, argsProvenance);
+  const token = effect === "reach" ? findUntrustedToken(input.args, input.context, input.targetArguments) : undefined;
+  if (token !== undefined) argsProvenance[token.argument] = "untrusted";
+  const finding = findHold(input, { acting, checked, token }, argsProvenance);
   if (finding === undefined) return { verdict: { kind: "pass" }, integrity, argsProvenance, ruleDiagnostics: [] };
   if (finding.reason === "untrusted-context") {
     const call = { tool: input.tool, taint: "public" as const, targets: finding.targets };

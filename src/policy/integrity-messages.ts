@@ -13,9 +13,10 @@ function targetsText(targets: readonly string[]): string {
 }
 
 /** Why the call is held, as a clause. */
-export function describeIntegrityHold(tool: string, f: Pick<IntegrityFinding, "reason" | "entry" | "argument" | "targets">): string {
+export function describeIntegrityHold(tool: string, f: Pick<IntegrityFinding, "reason" | "entry" | "argument" | "targets"> & { readonly token?: string | undefined }): string {
   switch (f.reason) {
     case "untrusted-target":
+      if (f.token !== undefined) return `its argument '${f.argument ?? "?"}' carries '${f.token}', which came from text a third party could have written${entryText(f.entry)}, and from nothing trusted`;
       return `its argument '${f.argument ?? "?"}' came from text a third party could have written${entryText(f.entry)}, and from nothing trusted`;
     case "untrusted-context":
       return `the context holds text a third party could have written${entryText(f.entry)}, and '${tool}' acts`;

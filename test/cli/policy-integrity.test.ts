@@ -11,7 +11,7 @@ const POLICY = join(dir, "policy.yaml");
 writeFileSync(POLICY, [
   "apiVersion: leviath.dev/v1alpha1", "kind: LeviathPolicy", "metadata: {name: cluster}", "spec:",
   "  taint:", "    toolOverrides:", "      bank__send_money: {target: {arguments: [recipient]}, effect: reach}",
-  "  integrity:", "    enforce: true", "    allowlist: [{tool: bank__send_money, to: [GB29NWBK60161331926819]}]",
+  "  integrity:", "    enforce: true", "    allowlist: [{tool: bank__send_money, to: ['GB29*', CH9300762011623852957]}]",
 ].join("\n"));
 const ARGS = (recipient: string) => JSON.stringify({ recipient, amount: 100 });
 
@@ -25,6 +25,12 @@ describe("leviath policy test --integrity", () => {
       "  To allow it: name the value in the task (trusted text), or add an integrity rule that allows it (spec.integrity.rules over args_provenance).",
     ]);
     expect(r.stdout).toContain("Result: HELD (its argument 'recipient' came from text a third party could have written");
+  });
+
+  it("allows a payee the allowlist names exactly though it came from untrusted text: the admin vouches for it", () => {
+    const r = leviath(["policy", "test", "bank__send_money", "--args", ARGS("CH9300762011623852957"), "--integrity", "untrusted", "--provenance", "recipient=untrusted", "--taint", "public", "--policy", POLICY]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("Result: ALLOWED by integrity allowlist rule #1");
   });
 
   it("allows the task's payee by the untrusted-context allowlist, in JSON", () => {

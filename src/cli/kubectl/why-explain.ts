@@ -90,7 +90,7 @@ function explainIntegrity(input: ExplainInput, tool: string, reason: HoldReason)
   const targets = target === undefined ? [] : [target];
   const held = describeIntegrityHold(tool, { reason, entry, argument: str(d["untrusted_argument"]), targets });
   const rule = `integrity: ${tool} was held because ${held}; to allow it, ${describeIntegrityChange(tool, reason, targets)}`;
-  if (reason === "untrusted-target") return { rule, changes: [], note: "no list lifts this hold: a value the attacker wrote chose the target" };
+  if (reason === "untrusted-target") return { rule, changes: [], note: "no wildcard lifts this hold: a value the attacker wrote chose the target (only an integrity allowlist entry naming the target exactly vouches for it)" };
   return { rule, changes: [buildIntegrityAllowlistChange(tool, target, reason === "unlisted-target" ? "taint" : "integrity")] };
 }
 
