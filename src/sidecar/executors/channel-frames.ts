@@ -6,6 +6,9 @@ import { CHANNEL_WORD } from "../../sandbox/shell-channel.ts";
 /** The longest line the multiplexer writes (a result line is under 120 bytes). */
 const MAX_LINE_BYTES = 512;
 
+/** A result line's fields: its token, exit code (`-`: none), the sweep's status and the two streams' lengths. */
+const RESULT_FIELDS = /^[0-9a-f]+ (\d+|-) \d+ \d+ \d+$/;
+
 /** What the multiplexer said. */
 export type ChannelEvent =
   | { readonly kind: "ready"; readonly pid: number }
@@ -86,9 +89,8 @@ export class ChannelReader {
     if (kind === "ready" && rest.length === 1 && /^[1-9]\d*$/.test(rest[0]!)) return { kind: "ready", pid: Number(rest[0]) };
     if (kind === "unavailable") return { kind: "unavailable", why: rest.join(" ") };
     if (kind === "refused" && rest.length === 0) return { kind: "refused" };
-    if (kind !== "result" || rest.length !== 5) return undefined;
+    if (kind !== "result" || !RESULT_FIELDS.test(rest.join(" "))) return undefined;
     const [token, rc, sweep, ol, el] = rest as [string, string, string, string, string];
-    if (!/^[0-9a-f]+$/.test(token) || !/^(\d+|-)$/.test(rc) || ![sweep, ol, el].every((n) => /^\d+$/.test(n))) return undefined;
     const lengths = [Number(ol), Number(el)] as const;
     if (lengths.some((n) => n > this.#maxStream)) return undefined;
     this.#pending = { token, exitCode: rc === "-" ? null : Number(rc), sweep: Number(sweep), lengths, parts: [[], []], received: 0, held: 0, dropped: false };

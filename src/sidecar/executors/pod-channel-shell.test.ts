@@ -124,8 +124,8 @@ describe("createPodChannelShell", () => {
   it("reads `timeout`'s kill as a timeout, and gives up at the timeout plus grace when no result comes, ending the channel", async () => {
     const exec = fakeExec();
     const swept: number[] = [];
-    const shell = createPodChannelShell({ exec, namespace: "team", target, fallback: recordingFallback(), slots: new SlotPool(), graceSeconds: 0, sweep: async (_p, _c, s) => void swept.push(s) });
-    expect(await shell.run({ command: "exec sleep 30", timeoutSeconds: 0.3, stage })).toEqual({ exitCode: 137, stdout: "", stderr: "", timedOut: true });
+    const shell = createPodChannelShell({ exec, namespace: "team", target, fallback: recordingFallback(), slots: new SlotPool(), graceSeconds: 1, sweep: async (_p, _c, s) => void swept.push(s) });
+    expect(await shell.run({ command: "exec sleep 30", timeoutSeconds: 0.3, stage })).toMatchObject({ exitCode: 137, stdout: "", timedOut: true });
     // The command stops its multiplexer: no result ever comes.
     const r = await shell.run({ command: `kill -STOP ${exec.muxes[0]!.pid}`, timeoutSeconds: 0.3, stage });
     expect(r).toEqual({ exitCode: null, stdout: "", stderr: "", timedOut: true });

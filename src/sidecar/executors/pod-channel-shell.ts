@@ -225,7 +225,10 @@ async function runOnChannel(ctx: ChannelContext, target: Target, channel: Channe
     channel.token = next;
     channel.stdin.write(frame);
   });
-  if (event.kind === "result" && event.token === sent) return buildResult(ctx, peer, event, req, started);
+  if (event.kind === "result" && event.token === sent) {
+    ctx.shared.release(event.held);
+    return buildResult(peer, event, { timedOut: event.exitCode === 137 && Date.now() - started >= req.timeoutSeconds * 1000 });
+  }
   if (event.kind === "result") ctx.shared.release(event.held);
   // Given up, closed, broken, refused, or a result for another request (one a command wrote ahead): the channel is
   // done; what the command left is ended before the call is answered, and the call is never sent again.
@@ -236,25 +239,27 @@ async function runOnChannel(ctx: ChannelContext, target: Target, channel: Channe
   return failed(`the shell channel to ${peer} broke during the call (${why}); the command may have run, and what it left was ended${left === undefined ? "" : `, but: ${left}`}`);
 }
 
-/** The call's result from its result frame. */
-function buildResult(ctx: ChannelContext, peer: string, e: Extract<ChannelEvent, { kind: "result" }>, req: ShellRequest, started: number): ShellResult {
-  ctx.shared.release(e.held);
+/** Why a result's command left processes that could not be ended, from the sweep's status; undefined when it left none. */
+function explainSweep(peer: string, sweep: number): string | undefined {
+  if (sweep === 0) return undefined;
+  const why = sweep === SWEEP_UNFINISHED_EXIT ? "processes were still being started after 100 passes" : `the sweep exited with ${sweep}`;
+  return `the processes the command left in ${peer} could not be ended: ${why}`;
+}
+
+/** The call's result from its result frame; `timedOut`: `timeout -s KILL` killed it (exit 137 at or past the timeout). */
+function buildResult(peer: string, e: Extract<ChannelEvent, { kind: "result" }>, { timedOut }: { timedOut: boolean }): ShellResult {
   const stdout = e.stdout.toString("utf8");
   const stderr = e.stderr.toString("utf8");
   if (isMarkFailure(e.exitCode, stderr)) return failed(`${stderr.trimEnd()} (${peer}: the node's container runtime must leave its containers' audit login uid unset)`);
   const over = e.dropped || e.stdout.length > MAX_SHELL_OUTPUT_BYTES || e.stderr.length > MAX_SHELL_OUTPUT_BYTES;
-  const capped = over ? buildBodyCapMessage(peer, ctx.shared.cap) : undefined;
-  // `timeout -s KILL` exits 137 when it had to kill the command.
-  const timedOut = e.exitCode === 137 && Date.now() - started >= req.timeoutSeconds * 1000;
-  const sweepError = e.sweep === 0 ? undefined : `the processes the command left in ${peer} could not be ended: ${e.sweep === SWEEP_UNFINISHED_EXIT ? "processes were still being started after 100 passes" : `the sweep exited with ${e.sweep}`}`;
-  const noExit = e.exitCode === null && capped === undefined && !timedOut ? `the command in ${peer} ended without an exit status` : undefined;
-  const error = sweepError ?? noExit;
+  const noExit = e.exitCode === null && !over && !timedOut ? `the command in ${peer} ended without an exit status` : undefined;
+  const error = explainSweep(peer, e.sweep) ?? noExit;
   return {
     exitCode: e.exitCode,
     stdout: over ? stdout.slice(0, MAX_SHELL_OUTPUT_BYTES) : stdout,
     stderr: over ? stderr.slice(0, MAX_SHELL_OUTPUT_BYTES) : stderr,
     timedOut,
-    ...(capped === undefined ? {} : { capped }),
+    ...(over ? { capped: buildBodyCapMessage(peer, MAX_SHELL_OUTPUT_BYTES) } : {}),
     ...(error === undefined ? {} : { error }),
   };
 }
