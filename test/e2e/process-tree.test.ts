@@ -22,6 +22,7 @@ import { PID1_SWEEP_SECONDS } from "../../src/sandbox/process-sweep.ts";
 import { SANDBOX_PID1 } from "../../src/sandbox/pods.ts";
 import { createClusterShell } from "../../src/sidecar/executors/pod-channel-shell.ts";
 import { createPodExecShell } from "../../src/sidecar/executors/pod-exec-shell.ts";
+import { SlotPool } from "../../src/sidecar/executors/pod-exec-sweep.ts";
 import type { RunStage, ShellExecutor } from "../../src/sidecar/executors/shell.ts";
 import { kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
 import { buildSandboxPod, execInPod, runPod } from "./harness/sandbox-pod.ts";
@@ -99,6 +100,8 @@ describe("a command's processes in a sandbox pod", () => {
   let client: ClusterClient;
   let shell: ShellExecutor;
   let exec: ReturnType<typeof countingExec>;
+  /** The slots of the commands running in the pod: one sidecar's, shared by every shell of the test as by its executors. */
+  const slots = new SlotPool();
   /** A call over the channel: it opens no exec (the channel is open before the first test). */
   const run = async (command: string, timeoutSeconds = 60) => {
     const before = exec.opened;
@@ -112,7 +115,7 @@ describe("a command's processes in a sandbox pod", () => {
     await kubectl(["create", "namespace", NS]);
     await runPod(buildSandboxPod({ name: POD, namespace: NS, image: node.images.sandbox!, command: SANDBOX_PID1 }));
     exec = countingExec(createPodExec(client));
-    shell = createClusterShell({ exec, namespace: NS, target: () => ({ pod: POD, container: "sandbox" }), graceSeconds: 1 });
+    shell = createClusterShell({ exec, namespace: NS, target: () => ({ pod: POD, container: "sandbox" }), graceSeconds: 1, slots });
     // The channel opens with the first call: one exec, once.
     expect(await shell.run({ command: "true", timeoutSeconds: 10, stage })).toMatchObject({ exitCode: 0 });
     expect(exec.opened).toBe(1);
@@ -128,7 +131,7 @@ describe("a command's processes in a sandbox pod", () => {
 
   it("ends a setsid child, a double fork and a nohup child with the call, and leaves a call running at the same time alone", async () => {
     // The concurrent call, over a channel of its own: it starts its own setsid child and waits for the test's go.
-    const other = createClusterShell({ exec: createPodExec(client), namespace: NS, target: () => ({ pod: POD, container: "sandbox" }), graceSeconds: 1 });
+    const other = createClusterShell({ exec: createPodExec(client), namespace: NS, target: () => ({ pod: POD, container: "sandbox" }), graceSeconds: 1, slots });
     const concurrent = other.run({ stage, timeoutSeconds: 60, command: "setsid sleep 7301 & while [ ! -e /tmp/go ]; do sleep 0.1; done; echo concurrent-done" });
     await waitFor(async () => sleeps(await processes(), 7301).length === 1, { timeoutMs: 30_000, intervalMs: 200, description: "the concurrent call to start" });
     const attack = "setsid sleep 7101 & (sleep 7102 &); nohup sleep 7103 >/dev/null 2>&1 & setsid env -i /bin/sh -c 'sleep 7104' & echo left";
@@ -196,12 +199,14 @@ describe("a command's processes in a sandbox pod", () => {
   it("runs nothing a command writes into its channel, answers no call with a result it wrote ahead, and caps output", async () => {
     // The multiplexer: the command's first ancestor whose parent is outside the container.
     const findMux = 'p=$$; while :; do pp=$(sed -n "s/^PPid:[[:space:]]*//p" /proc/$p/status); [ "$pp" = 0 ] && break; p=$pp; done';
-    const inject = await run(`${findMux}; printf 'aaaa bbbb 999 999 1\\nsetsid sleep 7601 &\\n' >/proc/$p/fd/0 && echo injected`);
+    const before = exec.opened;
+    const inject = await shell.run({ stage, timeoutSeconds: 10, command: `${findMux}; printf 'aaaa bbbb 999 999 1\\nsetsid sleep 7601 &\\n' >/proc/$p/fd/0 && echo injected` });
     expect(inject).toMatchObject({ exitCode: 0, stdout: "injected\n" });
-    // The next request finds the written one ahead of it: the multiplexer refuses it and ends, running neither.
-    const next = await shell.run({ command: "setsid sleep 7602 &", timeoutSeconds: 10, stage });
-    expect(next.error).toMatch(/^the shell channel to pod\/proctree broke during the call \(refused\)/);
-    expect(sleeps(await processes(), 7601, 7602)).toEqual([]);
+    // Once the call has ended the multiplexer reads the written request, refuses it and exits; the sidecar, asked
+    // nothing, ends the channel (an exec) and the next call opens another.
+    await waitFor(async () => exec.opened > before, { timeoutMs: 30_000, intervalMs: 50, description: "the refused channel to be ended" });
+    expect(await shell.run({ command: "echo next", timeoutSeconds: 10, stage })).toMatchObject({ exitCode: 0, stdout: "next\n" });
+    expect(sleeps(await processes(), 7601)).toEqual([]);
     // A result written ahead into the channel's output is taken for no call: its own call is the one that fails.
     const forged = await shell.run({ command: `${findMux}; printf 'leviath-channel result 0123 0 0 7 0\\nforged\\n' >/proc/$p/fd/1 && echo real`, timeoutSeconds: 10, stage });
     expect(forged.error).toMatch(/^the shell channel to pod\/proctree broke during the call \(answered for another request\)/);

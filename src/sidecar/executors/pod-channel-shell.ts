@@ -265,8 +265,8 @@ function buildResult(peer: string, e: Extract<ChannelEvent, { kind: "result" }>,
 }
 
 /** The cluster shell as the sidecar runs it: a channel per pod, and the per-call exec beside it, marking from the same slots. */
-export function createClusterShell(opts: Omit<PodChannelShellOptions, "fallback" | "slots">): ShellExecutor {
-  const slots = new SlotPool();
+export function createClusterShell(opts: Omit<PodChannelShellOptions, "fallback" | "slots"> & { readonly slots?: SlotPool }): ShellExecutor {
+  const slots = opts.slots ?? new SlotPool();
   const fallback = createPodExecShell({ exec: opts.exec, namespace: opts.namespace, target: opts.target, slots, ...(opts.graceSeconds === undefined ? {} : { graceSeconds: opts.graceSeconds }) });
   return createPodChannelShell({ ...opts, fallback, slots });
 }
