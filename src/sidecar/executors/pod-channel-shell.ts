@@ -27,6 +27,8 @@ export interface PodChannelShellOptions {
   readonly fallback: ShellExecutor;
   /** The slots the fallback marks with too. */
   readonly slots: SlotPool;
+  /** The output all running commands may hold together, the fallback's too (default: its own 8 MiB). */
+  readonly budget?: OutputBudget;
   /** How long after the in-sandbox timeout the sidecar stops waiting (default 5 s, the fallback's). */
   readonly graceSeconds?: number;
   /** What sweeps a broken channel's slot after its end (default: {@link createPodSweeper} over `exec`). */
@@ -67,7 +69,7 @@ const CHANNEL_SCRIPT = buildChannelScript(PROCESS_SWEEP_SH, MARKED_WRAPPER_SH, M
 
 /** A shell executor that keeps one channel per sandbox pod and falls back to an exec per call. */
 export function createPodChannelShell(opts: PodChannelShellOptions): ShellExecutor {
-  const shared = new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
+  const shared = opts.budget ?? new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
   const grace = opts.graceSeconds ?? 5;
   const sweep = opts.sweep ?? createPodSweeper({ exec: opts.exec, namespace: opts.namespace });
   const token = opts.token ?? (() => randomBytes(16).toString("hex"));
@@ -264,9 +266,10 @@ function buildResult(peer: string, e: Extract<ChannelEvent, { kind: "result" }>,
   };
 }
 
-/** The cluster shell as the sidecar runs it: a channel per pod, and the per-call exec beside it, marking from the same slots. */
+/** The cluster shell as the sidecar runs it: a channel per pod, and the per-call exec beside it, marking from the same slots and holding output from the same budget. */
 export function createClusterShell(opts: Omit<PodChannelShellOptions, "fallback" | "slots"> & { readonly slots?: SlotPool }): ShellExecutor {
   const slots = opts.slots ?? new SlotPool();
-  const fallback = createPodExecShell({ exec: opts.exec, namespace: opts.namespace, target: opts.target, slots, ...(opts.graceSeconds === undefined ? {} : { graceSeconds: opts.graceSeconds }) });
-  return createPodChannelShell({ ...opts, fallback, slots });
+  const budget = new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
+  const fallback = createPodExecShell({ exec: opts.exec, namespace: opts.namespace, target: opts.target, slots, budget, ...(opts.graceSeconds === undefined ? {} : { graceSeconds: opts.graceSeconds }) });
+  return createPodChannelShell({ ...opts, fallback, slots, budget });
 }
