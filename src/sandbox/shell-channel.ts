@@ -62,7 +62,7 @@ export function buildChannelScript(sweep: string, wrapper: string, capBytes: num
     `  _sw=1; for _p in 0 ${SWEEP_WAITS.join(" ")}; do [ "$_p" = 0 ] || sleep "$_p"; sweep "$_slot" >/dev/null 2>&1; _sw=$?; [ "$_sw" -eq 0 ] && break; done`,
     '  _rc="" && read -r _rc <"$_f.rc"',
     '  case $_rc in ""|*[!0-9]*) _rc=- ;; esac',
-    `  set -- $(wc -c <&7) $(wc -c <&4)`,
+    "  set -- $(wc -c <&7; wc -c <&4)",
     `  _ol=$(($1 < ${cap} ? $1 : ${cap})) _el=$(($2 < ${cap} ? $2 : ${cap}))`,
     `  echo "${CHANNEL_WORD} result $_id $_rc $_sw $_ol $_el"`,
     `  head -c "$_ol" <&8; head -c "$_el" <&9`,
