@@ -66,7 +66,8 @@ export function buildChannelScript(sweep: string, wrapper: string, capBytes: num
     `  _ol=$(($1 < ${cap} ? $1 : ${cap})) _el=$(($2 < ${cap} ? $2 : ${cap}))`,
     `  echo "${CHANNEL_WORD} result $_id $_rc $_sw $_ol $_el"`,
     `  head -c "$_ol" <&8; head -c "$_el" <&9`,
-    "  exec 4<&- 5>&- 6>&- 7<&- 8<&- 9<&-",
+    // Nothing of a call's output stays in the pod's /tmp once it is sent.
+    '  exec 4<&- 5>&- 6>&- 7<&- 8<&- 9<&-; : >"$_f.out"; : >"$_f.err"',
     "done",
   ].join("\n");
 }
