@@ -17,6 +17,7 @@ export const SUITES = {
   "sidecar-cluster": "sidecar-cluster-bench.ts",
   agentdojo: "agentdojo-bench.ts",
   start: "start-bench.ts",
+  "shell-call": "shell-call-bench.ts",
 } as const;
 
 type SuiteName = keyof typeof SUITES;

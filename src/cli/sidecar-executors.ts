@@ -1,11 +1,11 @@
-// The sidecar's executors as `leviath sidecar` chooses them: the shell tool and stdio MCP servers in the current
-// stage's sandbox pod (pods/exec) in a cluster, or as confined local processes standalone.
+// The sidecar's executors as `leviath sidecar` chooses them: the shell tool (a channel kept open per sandbox pod,
+// pod-channel-shell.ts) and stdio MCP servers in the current stage's sandbox pod (pods/exec) in a cluster, or as confined local processes standalone.
 import type { ClusterClient } from "../kube/connect.ts";
 import type { createPodExec } from "../kube/pod-exec.ts";
 import { probeConfinement, type Confinement } from "../sidecar/executors/local-confinement.ts";
 import { createLocalShell } from "../sidecar/executors/local-shell.ts";
 import { createLocalStdioLauncher } from "../sidecar/executors/local-stdio-server.ts";
-import { createPodExecShell } from "../sidecar/executors/pod-exec-shell.ts";
+import { createClusterShell } from "../sidecar/executors/pod-channel-shell.ts";
 import { computeStdioTarget, createPodExecStdioLauncher } from "../sidecar/executors/pod-exec-stdio-server.ts";
 import { computePodTarget } from "../sidecar/executors/sandbox-targets.ts";
 import type { SidecarServerOptions } from "../sidecar/build-sidecar.ts";
@@ -27,7 +27,8 @@ export function shellFactory(shell: string | undefined, io: CliIo, ctx: Executor
   if (kind === "pod-exec") {
     if (client === undefined || podExec === undefined) throw new UsageError("--shell pod-exec needs a cluster (--kubeconfig, or run in a pod)");
     const exec = podExec(client, ctx.execWaitMs);
-    return (policy) => createPodExecShell({ exec, namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage, ctx.sandboxBase) });
+    // One channel per sandbox pod; a call that finds it busy (or a pod that cannot run one) is exec'd.
+    return (policy) => createClusterShell({ exec, namespace: ctx.namespace, target: (stage) => computePodTarget(ctx.run, policy().runPolicy, stage, ctx.sandboxBase) });
   }
   // A command that could outlive its call, see the sidecar or write its audit would undo every guarantee: no
   // confinement, no local shell.

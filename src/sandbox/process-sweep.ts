@@ -45,7 +45,8 @@ export const MAX_MARKED_SECONDS = MARKER.deadlineModulo / 2 - 1;
  * `sweep [slot...]`: kills every process but itself whose login uid differs from PID 1's (a marked command's) when
  * its marker is not live, is past its deadline or has a slot named; repeats until a pass finds nothing to kill (at most 100
  * passes, then returns 4). A marker is live while a process carrying it runs with its parent outside the
- * container: the exec's own first process (a command cannot make one), neither stopped nor traced. A zombie is
+ * container (the exec's own first process) or an unmarked process other than PID 1 (the wrapper a channel's
+ * multiplexer started, shell-channel.ts), neither stopped nor traced: a command can make neither. A zombie is
  * never counted unless its thread group runs on (a task besides the leader in /proc/<pid>/task): then it is killed.
  */
 export const PROCESS_SWEEP_SH = [
@@ -67,7 +68,10 @@ export const PROCESS_SWEEP_SH = [
   '        [ -n "$_t" ] || continue ;;',
   "      esac",
   '      _seen="$_seen $_m:${_d#/proc/}"',
-  '      case $_pp.$_s in 0.R|0.S|0.D) _live="$_live$_m " ;; esac',
+  // Live: its parent is outside the container (an exec's first process) or a process without a marker other than
+  // PID 1 (a channel's, shell-channel.ts); a command's own processes all carry its marker, and an orphan's parent is PID 1.
+  '      case $_s in R|S|D) _pm="" && case $_pp in 0) _pm=$_base ;; 1) ;; *) read -r _pm <"/proc/$_pp/loginuid" 2>/dev/null ;; esac',
+  '        [ "$_pm" = "$_base" ] && _live="$_live$_m " ;; esac',
   "    done",
   "    read -r _up _r </proc/uptime || return 3",
   `    _now=$((\${_up%.*} % ${MARKER.deadlineModulo})) _kill=""`,
@@ -97,26 +101,28 @@ export const PID1_IGNORED_SIGNALS = ["HUP", "INT", "QUIT", "TERM", "USR1", "USR2
 /** PID 1 of a sandbox pod: sweeps every few seconds, and no command stops it (see {@link PID1_IGNORED_SIGNALS}). */
 export const SANDBOX_PID1_SCRIPT = `${PROCESS_SWEEP_SH}\ntrap '' ${PID1_IGNORED_SIGNALS.join(" ")}\nwhile :; do sweep >/dev/null 2>&1; sleep ${PID1_SWEEP_SECONDS} & wait $!; done`;
 
+/** The wrapper's script, `sh -c <it> leviath-shell <slot> <seconds> argv...` (see {@link buildMarkedCommand}). */
+export const MARKED_WRAPPER_SH = [
+  "read -r _up _r </proc/uptime &&",
+  `echo $(((\${_up%.*} + $2) % ${MARKER.deadlineModulo} * ${MARKER.slots} + $1)) >/proc/self/loginuid 2>/dev/null ||`,
+  `{ echo '${MARK_FAILED.stderr.trimEnd()}' >&2; exit ${MARK_FAILED.exitCode}; }`,
+  "_slot=$1",
+  "shift 2",
+  PROCESS_SWEEP_SH,
+  '"$@"',
+  "_rc=$?",
+  'sweep "$_slot" >/dev/null 2>&1',
+  'exit "$_rc"',
+].join("\n");
+
 /**
  * `argv` run marked: the wrapping sh sets its login uid to the marker of `slot` and a deadline `seconds` from now
  * (the pod's clock) before anything else runs, runs `argv`, sweeps the slot (sparing itself) and exits with
  * `argv`'s status; when the marker cannot be set the command does not run and the exec ends with {@link MARK_FAILED}.
  */
 export function buildMarkedCommand(slot: number, seconds: number, argv: readonly string[]): string[] {
-  const script = [
-    "read -r _up _r </proc/uptime &&",
-    `echo $(((\${_up%.*} + $2) % ${MARKER.deadlineModulo} * ${MARKER.slots} + $1)) >/proc/self/loginuid 2>/dev/null ||`,
-    `{ echo '${MARK_FAILED.stderr.trimEnd()}' >&2; exit ${MARK_FAILED.exitCode}; }`,
-    "_slot=$1",
-    "shift 2",
-    PROCESS_SWEEP_SH,
-    '"$@"',
-    "_rc=$?",
-    'sweep "$_slot" >/dev/null 2>&1',
-    'exit "$_rc"',
-  ].join("\n");
   const within = Math.min(Math.ceil(seconds), MAX_MARKED_SECONDS);
-  return ["sh", "-c", script, WRAPPER_NAME, String(slot), String(within), ...argv];
+  return ["sh", "-c", MARKED_WRAPPER_SH, WRAPPER_NAME, String(slot), String(within), ...argv];
 }
 
 /** The sweep as an exec's command line, killing the named slots' processes whatever their state. */

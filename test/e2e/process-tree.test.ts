@@ -1,23 +1,28 @@
 // A command's whole process tree ends with it in a sandbox pod on the real node, as it does standalone. The
-// sidecar's own cluster shell (src/sidecar/executors/pod-exec-shell.ts over src/kube/pod-exec.ts) runs commands
-// in a sandbox pod made with the operator's restricted settings and its PID 1 (SANDBOX_PID1); a later exec
+// sidecar's own cluster shell (src/sidecar/executors/pod-channel-shell.ts: one channel held open per pod, the per-call
+// exec of pod-exec-shell.ts beside it, over src/kube/pod-exec.ts) runs commands in a sandbox pod made with the
+// operator's restricted settings and its PID 1 (SANDBOX_PID1); the calls under test go over the channel (no exec of
+// their own, counted), and a call running at the same time over a channel of its own; a later exec
 // reads /proc in the pod: every process's status, task list and login uid (a command's marker), not only its command
 // line, which is empty for a zombie. A `setsid` child, a double fork, a `nohup` child and one that also clears its
 // environment are gone when the call returns, while a command running at the same time, and what it started
 // with setsid, are left alone until it ends; a command that kills its `timeout` and runs past it is ended with
 // everything it started; when no sweep follows a command at all (the sidecar died), PID 1 ends its leftovers; a
 // program whose main thread exited while another thread runs on (issue 41: a zombie leader, skipped by the sweep)
-// is ended with the call; and no signal a command sends stops PID 1 (issue 41: `kill -TERM 1` ended it).
+// is ended with the call; no signal a command sends stops PID 1 (issue 41: `kill -TERM 1` ended it); and a command
+// that writes a request into its channel's multiplexer, or a result ahead, runs nothing and answers no later call.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectKube, type ClusterClient } from "../../src/kube/connect.ts";
-import { createPodExec } from "../../src/kube/pod-exec.ts";
+import { createPodExec, type PodExec } from "../../src/kube/pod-exec.ts";
 import { PID1_SWEEP_SECONDS } from "../../src/sandbox/process-sweep.ts";
 import { SANDBOX_PID1 } from "../../src/sandbox/pods.ts";
+import { createClusterShell } from "../../src/sidecar/executors/pod-channel-shell.ts";
 import { createPodExecShell } from "../../src/sidecar/executors/pod-exec-shell.ts";
+import { SlotPool } from "../../src/sidecar/executors/pod-exec-sweep.ts";
 import type { RunStage, ShellExecutor } from "../../src/sidecar/executors/shell.ts";
 import { kubectl, REPO_ROOT, waitFor } from "../integration/harness/index.ts";
 import { buildSandboxPod, execInPod, runPod } from "./harness/sandbox-pod.ts";
@@ -82,16 +87,38 @@ function buildLingeringThread(): string {
   }
 }
 
+/** An exec client that counts the execs it opens (each a request to the API server, and a read of the pod before it). */
+function countingExec(exec: PodExec): PodExec & { opened: number } {
+  const counted = { opened: 0, exec: (...args: Parameters<PodExec["exec"]>) => {
+    counted.opened++;
+    return exec.exec(...args);
+  } };
+  return counted;
+}
+
 describe("a command's processes in a sandbox pod", () => {
   let client: ClusterClient;
   let shell: ShellExecutor;
-  const run = (command: string, timeoutSeconds = 60) => shell.run({ command, timeoutSeconds, stage });
+  let exec: ReturnType<typeof countingExec>;
+  /** The slots of the commands running in the pod: one sidecar's, shared by every shell of the test as by its executors. */
+  const slots = new SlotPool();
+  /** A call over the channel: it opens no exec (the channel is open before the first test). */
+  const run = async (command: string, timeoutSeconds = 60) => {
+    const before = exec.opened;
+    const r = await shell.run({ command, timeoutSeconds, stage });
+    if (r.error === undefined && !r.timedOut) expect(exec.opened, "execs the call opened").toBe(before);
+    return r;
+  };
 
   beforeAll(async () => {
     client = await connectKube(inject("kubeconfig"), {});
     await kubectl(["create", "namespace", NS]);
     await runPod(buildSandboxPod({ name: POD, namespace: NS, image: node.images.sandbox!, command: SANDBOX_PID1 }));
-    shell = createPodExecShell({ exec: createPodExec(client), namespace: NS, target: () => ({ pod: POD, container: "sandbox" }), graceSeconds: 1 });
+    exec = countingExec(createPodExec(client));
+    shell = createClusterShell({ exec, namespace: NS, target: () => ({ pod: POD, container: "sandbox" }), graceSeconds: 1, slots });
+    // The channel opens with the first call: one exec, once.
+    expect(await shell.run({ command: "true", timeoutSeconds: 10, stage })).toMatchObject({ exitCode: 0 });
+    expect(exec.opened).toBe(1);
     // What a command could write itself (write_file, or base64 in the command): the attack program, in the pod's /tmp.
     const put = await kubectl(["exec", "-i", "-n", NS, POD, "-c", "sandbox", "--", "sh", "-c", "base64 -d >/tmp/linger && chmod 755 /tmp/linger"],
       { input: buildLingeringThread(), timeoutMs: 60_000 });
@@ -103,8 +130,9 @@ describe("a command's processes in a sandbox pod", () => {
   });
 
   it("ends a setsid child, a double fork and a nohup child with the call, and leaves a call running at the same time alone", async () => {
-    // The concurrent call: it starts its own setsid child and waits for the test's go.
-    const concurrent = run("setsid sleep 7301 & while [ ! -e /tmp/go ]; do sleep 0.1; done; echo concurrent-done");
+    // The concurrent call, over a channel of its own: it starts its own setsid child and waits for the test's go.
+    const other = createClusterShell({ exec: createPodExec(client), namespace: NS, target: () => ({ pod: POD, container: "sandbox" }), graceSeconds: 1, slots });
+    const concurrent = other.run({ stage, timeoutSeconds: 60, command: "setsid sleep 7301 & while [ ! -e /tmp/go ]; do sleep 0.1; done; echo concurrent-done" });
     await waitFor(async () => sleeps(await processes(), 7301).length === 1, { timeoutMs: 30_000, intervalMs: 200, description: "the concurrent call to start" });
     const attack = "setsid sleep 7101 & (sleep 7102 &); nohup sleep 7103 >/dev/null 2>&1 & setsid env -i /bin/sh -c 'sleep 7104' & echo left";
     const r = await run(attack);
@@ -133,6 +161,8 @@ describe("a command's processes in a sandbox pod", () => {
     expect(r).toMatchObject({ timedOut: true, exitCode: null });
     expect(r.error).toBeUndefined();
     expect(sleeps(await processes(), 7201, 7202)).toEqual([]);
+    // The channel given up on was ended; the next call opens another.
+    expect(await shell.run({ command: "true", timeoutSeconds: 10, stage })).toMatchObject({ exitCode: 0 });
   });
 
   it("ends what a command left when neither its exec nor the sidecar swept (it killed its exec's first process; the sidecar is gone): PID 1 does", async () => {
@@ -164,6 +194,27 @@ describe("a command's processes in a sandbox pod", () => {
     await execInPod(NS, POD, "echo after >/tmp/secret");
     expect(await run("cat /tmp/secret")).toMatchObject({ exitCode: 0, stdout: "after\n" });
     expect((await execInPod(NS, POD, "cat /tmp/copy")).stdout).toBe("before\n");
+  });
+
+  it("runs nothing a command writes into its channel, answers no call with a result it wrote ahead, and caps output", async () => {
+    // The multiplexer: the command's first ancestor whose parent is outside the container.
+    const findMux = 'p=$$; while :; do pp=$(sed -n "s/^PPid:[[:space:]]*//p" /proc/$p/status); [ "$pp" = 0 ] && break; p=$pp; done';
+    const before = exec.opened;
+    const inject = await shell.run({ stage, timeoutSeconds: 10, command: `${findMux}; printf 'aaaa bbbb 999 999 1\\nsetsid sleep 7601 &\\n' >/proc/$p/fd/0 && echo injected` });
+    expect(inject).toMatchObject({ exitCode: 0, stdout: "injected\n" });
+    // Once the call has ended the multiplexer reads the written request, refuses it and exits; the sidecar, asked
+    // nothing, ends the channel (an exec) and the next call opens another.
+    await waitFor(async () => exec.opened > before, { timeoutMs: 30_000, intervalMs: 50, description: "the refused channel to be ended" });
+    expect(await shell.run({ command: "echo next", timeoutSeconds: 10, stage })).toMatchObject({ exitCode: 0, stdout: "next\n" });
+    expect(sleeps(await processes(), 7601)).toEqual([]);
+    // A result written ahead into the channel's output is taken for no call: its own call is the one that fails.
+    const forged = await shell.run({ command: `${findMux}; printf 'leviath-channel result 0123 0 0 7 0\\nforged\\n' >/proc/$p/fd/1 && echo real`, timeoutSeconds: 10, stage });
+    expect(forged.error).toMatch(/^the shell channel to pod\/proctree broke during the call \(answered for another request\)/);
+    expect(await shell.run({ command: "echo after", timeoutSeconds: 10, stage })).toMatchObject({ exitCode: 0, stdout: "after\n" });
+    // Endless output: 8 MiB and the command is stopped (SIGPIPE), nothing of it left.
+    const flood = await run("yes leviath-flood");
+    expect(flood.capped).toBe("response body exceeded 8 MiB from pod/proctree");
+    expect((await processes()).filter((l) => l.startsWith("yes"))).toEqual([]);
   });
 
   // Last: on a sandbox whose PID 1 a command can stop, the pod is gone after it.

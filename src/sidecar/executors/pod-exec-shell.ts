@@ -26,6 +26,10 @@ export interface PodExecShellOptions {
   readonly graceSeconds?: number;
   /** What ends a command's leftovers (default: {@link createPodSweeper} over `exec`). */
   readonly sweep?: PodSweeper;
+  /** The slots of the commands running in the pods (default: its own); shared with a shell channel's (pod-channel-shell.ts). */
+  readonly slots?: SlotPool;
+  /** The output all running commands may hold together (default: its own 8 MiB); shared with a shell channel's. */
+  readonly budget?: OutputBudget;
 }
 
 /** The command line exec'd into the sandbox. */
@@ -46,9 +50,9 @@ function explainMissingExit(status: ReturnType<typeof parseExecStatus> | undefin
 
 /** A shell executor that runs commands with pods/exec. */
 export function createPodExecShell(opts: PodExecShellOptions): ShellExecutor {
-  const shared = new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
+  const shared = opts.budget ?? new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
   const grace = opts.graceSeconds ?? 5;
-  const slots = new SlotPool();
+  const slots = opts.slots ?? new SlotPool();
   const sweep = opts.sweep ?? createPodSweeper({ exec: opts.exec, namespace: opts.namespace });
   return {
     label: "pod_exec",
