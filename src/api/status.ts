@@ -58,6 +58,8 @@ export const REASON = {
   valid: "Valid",
   invalidSpec: "InvalidSpec",
   invalidPolicy: "InvalidPolicy",
+  /** The server has a LeviathPolicy the controller's cache does not show yet: a Run waits instead of pinning upstream's defaults. */
+  policyNotCached: "PolicyNotCached",
   refusedByPolicy: "RefusedByPolicy",
   /** The workspace claim is another Run's, or a claim the operator did not make holds the Run's own claim name. */
   workspaceInUse: "WorkspaceInUse",

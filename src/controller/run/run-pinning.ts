@@ -12,6 +12,7 @@ import type { RunSpec } from "../../api/run.ts";
 import { CLUSTER_ADVICE } from "../../api/findings.ts";
 import { buildAgentKey } from "../../api/common.ts";
 import { REASON, TERMINAL_PHASES, type RunStatus } from "../../api/status.ts";
+import { CLUSTER_POLICY_NAME } from "../../api/constants.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { computeAgentFindings } from "../../policy/agent-findings.ts";
 import { decideRuntimeCeilings, decideRunCeilings } from "../../policy/ceilings.ts";
@@ -42,6 +43,9 @@ export interface PinningDeps {
   settings: PodSettings;
 }
 
+/** A Run waiting for the LeviathPolicy to reach the cache looks again this often. */
+const POLICY_CACHE_RECHECK_MS = 1_000;
+
 /** A Run waiting on its Agent's blueprint-files ConfigMap looks again this often (the controller does not watch it). */
 const BLUEPRINT_FILES_RECHECK_MS = 5_000;
 
@@ -59,6 +63,11 @@ export type PinFacts =
   | {
     readonly pinnedBefore: false;
     readonly cached: ConfigMapObject | undefined;
+    /**
+     * The controller's cache holds no LeviathPolicy while the server has one (the policy's watch is restarting):
+     * pinning now would pin upstream's defaults in place of the admin's policy, so the Run waits.
+     */
+    readonly policyNotCached?: true | undefined;
     readonly agent: AgentObject | undefined;
     readonly workspace?: WorkspaceClaimReading | undefined;
     /** The Agent's blueprint-files ConfigMap as read (absent when the Agent names none). */
@@ -154,6 +163,8 @@ export async function gatherPinFacts(deps: PinningDeps, ref: RunRef, spec: RunSp
   const cached = cache.get("configMap", ref.namespace, name) as ConfigMapObject | undefined;
   if (isPinnedBefore(status)) return { pinnedBefore: true, configMap: cached ?? await writer.read("configMap", ref.namespace, name) as ConfigMapObject | undefined };
   const agent = cache.get("agent", ref.namespace, spec.agentRef.name) as AgentObject | undefined;
+  // Upstream's defaults are pinned only when the server, not just the cache, has no policy.
+  if (deps.policy().kind === "absent" && await writer.readMetadata("policy", undefined, CLUSTER_POLICY_NAME) !== undefined) return { pinnedBefore: false, cached, agent, policyNotCached: true };
   const parsed = readAgent(agent, ref, spec);
   const policy = computeEffectivePolicy(deps.policy());
   if ("blocked" in parsed || !policy) return { pinnedBefore: false, cached, agent };
@@ -237,6 +248,7 @@ function snapshotFor(basis: PinBasis, facts: PinFacts, answer: true | Blocked | 
   const of = (found: RunSnapshot | Blocked, write?: KubeObject): PinDecision => ("blocked" in found ? { kind: "blocked", blocked: found, write } : { kind: "pinned", snapshot: found, write });
   // Pinned before, or over: never resolve again.
   if (facts.pinnedBefore) return of(accept(ref, facts.configMap, undefined, status));
+  if (facts.policyNotCached) return of({ ...pending(REASON.policyNotCached, `LeviathPolicy '${CLUSTER_POLICY_NAME}' exists but has not reached the controller's cache yet; the Run waits rather than pin upstream's defaults`), recheckMs: POLICY_CACHE_RECHECK_MS });
   // Not pinned yet: whatever holds the name must be exactly what this pass resolves (start-snapshot.ts).
   const fresh = resolveSnapshot(basis, facts);
   if ("blocked" in fresh) return of(fresh);

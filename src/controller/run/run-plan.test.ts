@@ -88,6 +88,10 @@ describe("planRun: before a snapshot", () => {
     { name: "a finished Run past its TTL is deleted", row: { spec: { agentRef: { name: "notes" }, ttlSecondsAfterFinished: 60 }, status: { phase: "Succeeded", completedAt: iso(T0 - 61_000) } }, kind: "delete-run" },
     { name: "a missing Agent: Pending, nothing deleted", row: { pin: { pinnedBefore: false, cached: undefined, agent: undefined } }, kind: "blocked", phase: "Pending", reason: "AgentNotFound", deletes: [] },
     {
+      name: "a LeviathPolicy on the server that the cache does not show yet: Pending, looked at again in a second, never pinned to upstream's defaults",
+      row: { pin: { ...FRESH, policyNotCached: true } }, kind: "blocked", phase: "Pending", reason: "PolicyNotCached", deletes: [], requeueAfterMs: 1000,
+    },
+    {
       name: "a pinned snapshot gone: Failed, and what may run or act for it deleted (the approval reader after)",
       row: { status: STARTED, pin: { pinnedBefore: true, configMap: undefined }, owned: [child("Pod", "digest-1-engine"), child("ServiceAccount", "digest-1-sidecar"), child("PersistentVolumeClaim", "digest-1-workspace")], approvalReader: [child("Role", "digest-1-approval-reader")] },
       kind: "blocked", phase: "Failed", reason: "PolicySnapshotInvalid", deletes: ["Pod/digest-1-engine", "ServiceAccount/digest-1-sidecar"],
