@@ -237,7 +237,12 @@ async function answerPrompts(kubectl: Kubectl, count: number): Promise<void> {
       process.stdout.write(`    Run ${RUN}: ${phase || "(no phase yet)"}\n`);
       lastPhase = phase;
     }
-    if (["Succeeded", "Failed", "Cancelled"].includes(phase)) throw new Error(`the Run ended ${phase} with prompts left unanswered`);
+    if (["Succeeded", "Failed", "Cancelled"].includes(phase)) {
+      const why = (run.status?.conditions ?? []).filter((c) => c.status !== "True" || c.type === "Completed").map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`).join("\n  ");
+      kubectl.show(["leviath", "audit", RUN, "-n", NS], { allowFailure: true });
+      kubectl.show(["logs", `${RUN}-engine`, "-n", NS, "-c", "agent", "--tail", "30"], { allowFailure: true });
+      throw new Error(`the Run ended ${phase} with prompts left unanswered: ${(run.status as { message?: string } | undefined)?.message ?? ""}\n  ${why}`);
+    }
     const prompt = run.status?.pendingApprovals?.find((p) => !answered.has(p.id));
     if (prompt?.tool && ANSWERS[prompt.tool]) {
       say(`the Run waits for a person: ${prompt.kind === "taint_gate" ? "the taint gate holds" : "the policy says ask for"} ${prompt.tool}`);

@@ -237,10 +237,11 @@ describe("a Run whose runtime speaks only MCP, with a stdio MCP server in its sa
     await kubectl(["apply", "-f", "-"], { input: objects.map((o) => stringify(o)).join("---\n") });
 
     const answered = new Set<string>();
+    const asked: { id: string; tool: string; kind?: string; prompt?: string }[] = [];
     let seenRunning: string[] | undefined;
     let engineProcesses: string[] = [];
     const lines = await waitFor(async () => {
-      const run = await getJson<{ status?: { pendingApprovals?: { id: string; tool: string }[] } }>(["get", "run", RUN, "-n", NS]);
+      const run = await getJson<{ status?: { pendingApprovals?: { id: string; tool: string; kind?: string; prompt?: string }[] } }>(["get", "run", RUN, "-n", NS]);
       for (const p of run.status?.pendingApprovals ?? []) {
         if (answered.has(p.id)) continue;
         if (seenRunning === undefined) {
@@ -253,10 +254,12 @@ describe("a Run whose runtime speaks only MCP, with a stdio MCP server in its sa
         const approval = { apiVersion: "leviath.dev/v1alpha1", kind: "Approval", metadata: { name: `e2e-mcp-${answered.size}`, namespace: NS }, spec: { runRef: { name: RUN }, approvalId: p.id, decision: "allowOnce", reason: "e2e" } };
         await kubectl(["create", "-f", "-"], { input: stringify(approval) });
         answered.add(p.id);
+        asked.push(p);
       }
       const got = await runtimeLines();
       return got.some((l) => l.step === "done") ? got : undefined;
     }, { timeoutMs: 170_000, intervalMs: 1000, description: "the MCP runtime's 'done' line" });
+    process.stderr.write(`[e2e mcp] prompts answered: ${JSON.stringify(asked)}\n`);
     process.stderr.write(`[e2e mcp] runtime:\n${lines.map((l) => JSON.stringify(l).slice(0, 300)).join("\n")}\n`);
     const step = (name: string) => lines.find((l) => l.step === name)!.body;
 
@@ -267,7 +270,13 @@ describe("a Run whose runtime speaks only MCP, with a stdio MCP server in its sa
     expect(step("read")).toMatchObject({ text: "internal notes\n", isError: false });
     expect(step("echo-after-read")).toMatchObject({ text: "Echo: after the read", isError: false });
     expect(step("submit")).toMatchObject({ isError: false });
-    expect(answered.size).toBe(2);
+    // The taint gate held the echo after the read and the submit; with the chart's policy (integrity on), the echo
+    // was also held twice as an acting call after get-env's output, which the unclassified server's tool made
+    // untrusted: each integrity prompt names that entry.
+    expect(asked.map((p) => `${p.kind}:${p.tool}:${p.id.split("-")[0]}`)).toEqual([
+      "tool_approval:everything__echo:integrity", "taint_gate:everything__echo:gate", "tool_approval:everything__echo:integrity", "taint_gate:submit_output:gate",
+    ]);
+    for (const p of asked.filter((a) => a.id.startsWith("integrity-"))) expect(p.prompt).toContain("from 'everything__get-env'");
     expect(seenRunning?.filter(isServer)).toHaveLength(1);
     expect(engineProcesses.some((l) => l.includes("server-everything"))).toBe(false);
 
@@ -279,7 +288,8 @@ describe("a Run whose runtime speaks only MCP, with a stdio MCP server in its sa
 
     const text = (await kubectl(["get", "configmap", "-n", NS, "-l", `leviath.dev/run=${RUN},leviath.dev/component=audit`, "-o", "jsonpath={range .items[*]}{.data.audit\\.jsonl}{end}"])).stdout;
     const records = text.split("\n").filter((l) => l.startsWith("{")).map((l) => (JSON.parse(l) as { leviath_audit: { record: Record<string, unknown> } }).leviath_audit.record);
-    expect(records.filter((r) => r["tool_name"] === "everything__echo" && r["decision"] === "allow")).toHaveLength(2);
+    // Both echo calls were allowed in the end (each call's records: the permission's, and the gate's or the integrity hold's answer).
+    expect(new Set(records.filter((r) => r["tool_name"] === "everything__echo" && r["decision"] === "allow").map((r) => r["call_id"])).size).toBe(2);
     expect(records).toContainEqual(expect.objectContaining({ tool_name: "everything__get-env", decision: "allow" }));
     expect(records).toContainEqual(expect.objectContaining({ tool_name: "everything__echo", allowed: false, decision_source: "AutoBlock" }));
     expect(records).toContainEqual(expect.objectContaining({ tool_name: "everything__echo", allowed: true, decision_source: "UserAllowOnce" }));
