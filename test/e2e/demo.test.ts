@@ -40,7 +40,7 @@ describe("scripts/demo --once, as root", () => {
     expect(stdout).toContain("$ kubectl leviath result digest-docs -n leviath-sandbox\n# Digest\n- The docs site moves to the new theme this week.\n");
     expect(stdout).toMatch(/\sread_file\s+allow\s+auto_allow\s+call_id=\S+ paths=\["\/data\/team-notes\/2025-06-02-standup\.md"\]/);
     expect(stdout).toMatch(/\sread_file\s+deny\s+read_path\s+call_id=\S+ code=not-declared paths=\["\/etc\/passwd"\]/);
-    expect(stdout).toMatch(/\ssubmit_output\s+allow\s+user_allow_once\s+call_id=\S+ integrity=trusted approved_by=\S+ approval_reason=the dige/);
+    expect(stdout).toMatch(/\ssubmit_output\s+allow\s+user_allow_once\s+call_id=\S+ integrity=trusted approved_by=leviath-admin approv/);
     expect(stdout).toContain("\nThe Run ended Succeeded.\n");
     // The Run's claim named no class: the default, local-path, made and bound its volume.
     expect(stdout).toMatch(/^digest-docs-workspace\s+Bound\s+pvc-\S+\s+1Gi\s+RWO\s+local-path\s/m);
