@@ -163,11 +163,11 @@ export async function gatherPinFacts(deps: PinningDeps, ref: RunRef, spec: RunSp
   const cached = cache.get("configMap", ref.namespace, name) as ConfigMapObject | undefined;
   if (isPinnedBefore(status)) return { pinnedBefore: true, configMap: cached ?? await writer.read("configMap", ref.namespace, name) as ConfigMapObject | undefined };
   const agent = cache.get("agent", ref.namespace, spec.agentRef.name) as AgentObject | undefined;
-  // Upstream's defaults are pinned only when the server, not just the cache, has no policy.
-  if (deps.policy().kind === "absent" && await writer.readMetadata("policy", undefined, CLUSTER_POLICY_NAME) !== undefined) return { pinnedBefore: false, cached, agent, policyNotCached: true };
   const parsed = readAgent(agent, ref, spec);
   const policy = computeEffectivePolicy(deps.policy());
   if ("blocked" in parsed || !policy) return { pinnedBefore: false, cached, agent };
+  // Upstream's defaults are pinned only when the server, not just the cache, has no policy (read only by a pass that would pin).
+  if (deps.policy().kind === "absent" && await writer.readMetadata("policy", undefined, CLUSTER_POLICY_NAME) !== undefined) return { pinnedBefore: false, cached, agent, policyNotCached: true };
   const credentials = mergeCredentials(parsed.agentSpec.credentials ?? [], spec.credentials ?? []);
   const [workspace, blueprint, mcpSecrets, credentialEndpoints] = await Promise.all([
     readWorkspaceClaim(deps, ref, spec.workspace),
