@@ -32,6 +32,7 @@ export const SIDECAR_OPTIONS = {
   "mcp-secrets-dir": { type: "string" },
   pool: { type: "boolean" },
   "sandbox-pods-of": { type: "string" },
+  "sandbox-pod": { type: "string", multiple: true },
 } as const;
 
 /** How long a pods/exec waits for its container by default (a Run's default `sandboxReadySeconds`). */

@@ -19,7 +19,7 @@ import {
   DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
 } from "./sidecar-options.ts";
 import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
-import { shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
+import { prepareStageChannel, shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
 import type { PoolHandover } from "./sidecar-pool.ts";
 
@@ -53,6 +53,9 @@ Policy (one of):
                             runtime token written at start (--runtime-token-file, required) and answers
                             POST /v1/binding once: the Run's runtime.json and credential Secrets, read then
                             with the Run's Role, for the runtime's 'leviath bound-exec'
+      --sandbox-pod POD     with --pool: one of the pool pod's own sandbox pods (repeatable; the controller
+                            names each): the shell channel to it is opened while the pod waits for its
+                            binding, carrying nothing until the bound Run's first shell call there
   Every input is polled (--reload-interval-ms): a change that two polls in a row read the same (never a file
   caught mid-write) takes effect for new calls without a restart, and one that fails to load keeps the last
   good policy (logged, and the metric policy_last_reload_success is 0).
@@ -232,6 +235,11 @@ function gatewayVars(v: Values, io: CliIo, cluster: boolean): VarSource {
   return { kind: "env", env: cluster ? {} : io.env };
 }
 
+/** The flags only a pool pod's sidecar takes (the Run's sidecar that takes over is started without them). */
+function refusePoolOnlyFlags(v: Values): void {
+  if (v["sandbox-pod"] !== undefined) throw new UsageError("--sandbox-pod goes with --pool (a pool pod's own sandbox pods)");
+}
+
 /** Run `leviath sidecar` until SIGTERM or SIGINT. */
 export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHandover): Promise<number> {
   const { values: v, positionals } = parseCommandArgs(argv, SIDECAR_OPTIONS);
@@ -242,15 +250,16 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   if (v.workdir === undefined) throw new UsageError("--workdir DIR is required");
   if (v.pool) return (await import("./sidecar-pool.ts")).runPoolSidecar(argv, v, io, runSidecar);
+  refusePoolOnlyFlags(v);
   const { listen, metricsListen, metricsTokenSha256 } = listenFlags(v);
   const { namespace, cluster } = whereItRuns(v, io);
   const workdir = canonicalWorkdir(io, v.workdir);
   const { source, resumable } = policySources(v, io, namespace, cluster);
   const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster, runtimeToken: handover?.runtimeToken });
-  const { kube, client, read } = await connectCluster(v, io, cluster, handover);
+  const { kube, client, read, channels: opened } = await connectCluster(v, io, cluster, handover);
   const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
-  const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, sandboxBase: v["sandbox-pods-of"], confinement, execWaitMs };
-  const shell = shellFactory(v.shell, io, executors);
+  const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, sandboxBase: v["sandbox-pods-of"], confinement, execWaitMs, channels: opened };
+  const { shell, channels } = shellFactory(v.shell, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
   const records = await openClusterRecords(client, { namespace, run, warn: (detail) => log.warn({ detail }, "audit ConfigMap not continued"), read }, io);
@@ -271,6 +280,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
     return "status" in started ? started.status : EXIT.usage;
   }
   const { sidecar } = started;
+  prepareStageChannel(channels, executors, sidecar.currentStage);
   // Handlers go in before the address is printed: a client may signal as soon as it reads it.
   const stopped = waitForSignal();
   announceListening(io, sidecar, runtime.path, approvals.path);
@@ -329,6 +339,6 @@ async function connectCluster(v: Values, io: CliIo, cluster: boolean, handover: 
   const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
   // A bound pool pod's sidecar goes on with the client it bound with (same kubeconfig, its connections open).
   const client = kube === undefined ? undefined : handover?.client ?? await kube[0].connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
-  // And with the Run as its binding's check read it: the records go on from it.
-  return { kube, client, read: handover?.run };
+  // And with the Run as its binding's check read it (the records go on from it), and the shell channels it opened.
+  return { kube, client, read: handover?.run, channels: handover?.channels };
 }
