@@ -284,7 +284,10 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   // Handlers go in before the address is printed: a client may signal as soon as it reads it.
   const stopped = waitForSignal();
   announceListening(io, sidecar, runtime.path, approvals.path);
-  const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher: kube[2].startApprovalWatcher }) : async () => {};
+  // The watches and reports start once it listens; their modules load only now (a pool pod's, while it waited).
+  const stopCluster = kube !== undefined && client !== undefined && records !== undefined
+    ? await import("../sidecar/cluster/cluster-approvals.ts").then(({ startApprovalWatcher }) => startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher }))
+    : async () => {};
   await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false });
   return EXIT.ok;
 }
@@ -331,12 +334,13 @@ function prepareRunFiles(v: Values, io: CliIo, at: { namespace: string; workdir:
 }
 
 /**
- * The cluster parts (REST, watches, pods/exec), loaded only in a cluster (a pool pod's sidecar loads them while it
- * waits for its binding). They run on node:https and a WebSocket client, so @kubernetes/client-node (about 55 MiB
- * resident: its generated model) stays out unless the kubeconfig needs one of its plugins (connect.ts decides).
+ * The cluster parts the sidecar needs before it listens (REST, pods/exec), loaded only in a cluster (a pool pod's
+ * sidecar loads them while it waits for its binding; the approval watch's come after the listen). They run on
+ * node:https and a WebSocket client, so @kubernetes/client-node (about 55 MiB resident: its generated model) stays
+ * out unless the kubeconfig needs one of its plugins (connect.ts decides).
  */
 async function connectCluster(v: Values, io: CliIo, cluster: boolean, handover: PoolHandover | undefined) {
-  const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
+  const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts")]) : undefined;
   // A bound pool pod's sidecar goes on with the client it bound with (same kubeconfig, its connections open).
   const client = kube === undefined ? undefined : handover?.client ?? await kube[0].connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
   // And with the Run as its binding's check read it (the records go on from it), and the shell channels it opened.
