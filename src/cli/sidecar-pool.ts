@@ -81,6 +81,12 @@ async function openSandboxChannels(client: ClusterClient, namespace: string, pod
   return channels;
 }
 
+/** Stopped unbound: the channels' held execs would keep the process alive until the kubelet's SIGKILL. */
+function stopUnbound(channels: ShellChannels | undefined): number {
+  channels?.close();
+  return EXIT.ok;
+}
+
 /** Runs an unbound pool pod's sidecar until it is bound (then `takeOver` with the bound flags) or stopped. */
 export async function runPoolSidecar(argv: readonly string[], values: { listen?: string; kubeconfig?: string; namespace?: string; "runtime-token-file"?: string; "sandbox-pod"?: string[]; "exec-wait-seconds"?: string }, io: CliIo, takeOver: (argv: string[], io: CliIo, handover: PoolHandover) => Promise<number>): Promise<number> {
   for (const flag of ["--run-policy", "--run", "--agent", "--blueprint-dir", "--mcp-secrets-dir", "--sandbox-pods-of"]) {
@@ -114,7 +120,7 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
   process.off("SIGINT", onSignal);
   // The runtime's held ask is answered (it asks again at once, and reaches the Run's sidecar when it listens).
   await unbound.close();
-  if (binding === undefined) return EXIT.ok;
+  if (binding === undefined) return stopUnbound(channels);
   io.stdout(`leviath sidecar: bound to Run ${binding.run} (uid ${binding.runUid}); its snapshot matches status.snapshotSha256\n`);
   return takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, binding: buildHandout(client, namespace, binding), client, run: binding.read, channels });
 }

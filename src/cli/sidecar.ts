@@ -22,6 +22,7 @@ import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
 import { prepareStageChannel, shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
 import type { PoolHandover } from "./sidecar-pool.ts";
+import type { ShellChannels } from "../sidecar/executors/pod-channel-shell.ts";
 
 /** `leviath sidecar --help`. */
 export const SIDECAR_HELP = `Usage: leviath sidecar --agent FILE [--config FILE] [--policy FILE] [--rules DIR] --workdir DIR [options]
@@ -288,18 +289,20 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const stopCluster = kube !== undefined && client !== undefined && records !== undefined
     ? await import("../sidecar/cluster/cluster-approvals.ts").then(({ startApprovalWatcher }) => startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher }))
     : async () => {};
-  await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false });
+  await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false, channels });
   return EXIT.ok;
 }
 
 /** Once a signal comes: the cluster side, then the server, stopped within the grace (past it, the log says what may be missing). */
-async function stopOnSignal(stopped: Promise<string>, parts: { stopCluster: () => Promise<void>; sidecar: { close(): Promise<void> }; log: Logger; stopGraceMs: number; auditPending: () => boolean }): Promise<void> {
+async function stopOnSignal(stopped: Promise<string>, parts: { stopCluster: () => Promise<void>; sidecar: { close(): Promise<void> }; log: Logger; stopGraceMs: number; auditPending: () => boolean; channels: ShellChannels | undefined }): Promise<void> {
   const { log, stopGraceMs } = parts;
   const signal = await stopped;
   log.info({ signal }, "stopping");
   const stop = (async () => {
     await parts.stopCluster();
     await parts.sidecar.close();
+    // The held shell channels last: open, they would keep the process alive until the kubelet's SIGKILL.
+    parts.channels?.close();
   })();
   if ((await Promise.race([stop, graceTimeout(stopGraceMs)])) === "timeout") {
     // The kubelet's SIGKILL ends what is still open; the log says what may be missing.

@@ -194,6 +194,21 @@ describe("ShellChannels.prepare: a channel opened before the first call", () => 
     expect(fallback.ran).toEqual([]);
   });
 
+  it("closes every channel at the sidecar's stop: each multiplexer ends, and none is opened again", async () => {
+    const exec = fakeExec();
+    const channels = new ShellChannels({ exec, namespace: "team", slots: new SlotPool() });
+    channels.prepare(pod);
+    channels.prepare({ pod: "run-1-sbx-def", container: "sandbox" });
+    await vi.waitFor(() => expect(exec.written.filter((w) => w.startsWith("leviath-channel "))).toHaveLength(2));
+    const ended = exec.muxes.map((m) => new Promise((resolve) => m.on("exit", resolve)));
+    channels.close();
+    await Promise.all(ended);
+    channels.prepare({ pod: "run-1-sbx-ghi", container: "sandbox" });
+    expect(exec.seen.filter(isChannel)).toHaveLength(2);
+    // No end was exec'd for them: the stream's end is the multiplexer's stop.
+    expect(exec.seen.filter(isEnd)).toEqual([]);
+  });
+
   it("learns early that a pod's image cannot run a channel: its calls are exec'd, the pod is not asked again", async () => {
     const bare = fakeExec("/nonexistent");
     const channels = new ShellChannels({ exec: bare, namespace: "team", slots: new SlotPool() });

@@ -91,6 +91,7 @@ export class ShellChannels {
   /** @internal What the channel functions share. */
   readonly ctx: ChannelContext;
   readonly #pods = new Map<string, PodState>();
+  #closed = false;
 
   constructor(opts: ShellChannelsOptions) {
     this.exec = opts.exec;
@@ -114,15 +115,34 @@ export class ShellChannels {
    */
   prepare(target: Target): void {
     const state = this.state(target);
-    if (state.busy || state.opening !== undefined || state.unavailable !== undefined || (state.channel !== undefined && state.channel.dead === undefined)) return;
+    if (this.#closed || state.busy || state.opening !== undefined || state.unavailable !== undefined || (state.channel !== undefined && state.channel.dead === undefined)) return;
     state.channel = undefined;
     const opening = openChannel(this.ctx, target, state).then((channel) => {
       state.channel = channel;
+      if (this.#closed && channel !== undefined) closeStream(channel);
     }, () => undefined).finally(() => {
       if (state.opening === opening) state.opening = undefined;
     });
     state.opening = opening;
   }
+
+  /**
+   * Closes every channel's stream, at the sidecar's stop: a held exec would keep the process alive until the
+   * kubelet's SIGKILL. Each multiplexer reads the end of its stdin and exits after its command (whose slot its
+   * wrapper sweeps, and the pod's PID 1 after it); no channel is opened again.
+   */
+  close(): void {
+    this.#closed = true;
+    for (const state of this.#pods.values()) if (state.channel !== undefined) closeStream(state.channel);
+  }
+}
+
+/** Ends a channel's stream without the exec that ends it (the sidecar is stopping): its multiplexer sees its stdin end. */
+function closeStream(channel: Channel): void {
+  channel.dead ??= "closed at the sidecar's stop";
+  channel.ended = true;
+  channel.socket.close();
+  channel.stdin.end();
 }
 
 /** A shell executor that keeps one channel per sandbox pod and falls back to an exec per call. */
