@@ -30,6 +30,8 @@ export interface ControllerContext {
   approvalTtlMs: number;
   /** What the warm pools served; present only with warm pools on (Runs adopt pool pods only then). */
   pools?: PoolLedger | undefined;
+  /** How long a pool pod's identity or claim may be without its pod before the pool collects it (undefined: the default). */
+  poolLeftoverGraceMs?: number | undefined;
 }
 
 /** Reconcile one key: level-triggered, idempotent; a thrown error is classified and retried by the loop. */

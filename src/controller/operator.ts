@@ -39,6 +39,8 @@ export interface OperatorOptions {
   webhook?: WebhookServerOptions;
   /** Warm pools: run the pool controller, and let Runs adopt its pods (off by default). */
   warmPools?: boolean;
+  /** How long a pool pod's identity or claim may be without its pod before the pool collects it (default one minute). */
+  poolLeftoverGraceMs?: number;
 }
 
 /** A running operator. */
@@ -84,6 +86,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
     ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
     ...(opts.warmPools ? { warmPools: true } : {}),
+    ...(opts.poolLeftoverGraceMs !== undefined ? { poolLeftoverGraceMs: opts.poolLeftoverGraceMs } : {}),
   });
   const apps: Server[] = [];
   const addresses: { metrics?: string; probes?: string; webhook?: string } = {};
