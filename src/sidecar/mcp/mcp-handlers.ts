@@ -11,10 +11,9 @@ import { randomUUID } from "node:crypto";
 import type { CallToolResult, InputRequiredResult, RequestStateCodec, Server, ServerContext } from "@modelcontextprotocol/server";
 import { NEXT_STAGE_TOOL, RESULT_TOOL } from "../../api/tools.ts";
 import { PENDING_META_KEY } from "../../api/mcp-meta.ts";
-import { buildRefusalMessage } from "../../api/sidecar-contract.ts";
-import type { CallOutcome } from "../core/call-outcomes.ts";
+import { buildDeny, type CallOutcome } from "../core/call-outcomes.ts";
 import type { ToolCallService } from "../core/tool-call-service.ts";
-import { buildCallResult, buildRefusalResult, buildTextResult } from "./call-result.ts";
+import { buildCallResult, buildTextResult } from "./call-result.ts";
 import { callNextStage, listChoiceEdges, listStageMoveTools } from "./mcp-stage.ts";
 import {
   buildPendingMeta, buildPendingResult, buildUnknownPendingResult, buildWaitApprovalTool, computeHoldMs, isCallState,
@@ -94,6 +93,13 @@ async function answerOutcome(parts: McpServerParts, id: string, name: string, ou
   return buildTextResult(OUTPUT_SUBMITTED, false);
 }
 
+/** The refusal of a call the core no longer remembers (a retry or a wait for it): deciding it afresh could run it twice. */
+function refuseForgotten(id: string, tool: string): CallToolResult {
+  const out = buildDeny(id, tool, "unknown-call", id);
+  if (out.kind !== "deny") throw new Error("unreachable: a refusal is a deny");
+  return buildCallResult(out);
+}
+
 /** How long this era holds a call on a prompt under the policy in force. */
 function holdMsOf(parts: McpServerParts): number | undefined {
   return computeHoldMs(parts.era, parts.service.policy().runPolicy.limits.promptHoldSeconds);
@@ -103,7 +109,7 @@ async function callTool(parts: McpServerParts, call: McpCall): Promise<CallToolR
   const { name, args, signal, progress, resume } = call;
   const service = parts.service;
   // A retry whose call the core no longer remembers is refused: deciding it afresh could run it a second time.
-  if (resume !== undefined && service.get(resume) === undefined) return buildRefusalResult(buildRefusalMessage("unknown-call", resume), { code: "unknown-call" });
+  if (resume !== undefined && service.get(resume) === undefined) return refuseForgotten(resume, name);
   const id = resume ?? `mcp-${randomUUID()}`;
   // The client gave up (cancelled, timed out, its session or connection closed) while the call is held: nobody
   // reads the answer, so the call is withdrawn at once, its prompt closed; an answer given later refuses.
@@ -126,7 +132,7 @@ async function waitApproval(parts: McpServerParts, args: Record<string, unknown>
   const found = parts.pending.find(approval);
   if (found === undefined) return buildUnknownPendingResult(approval);
   const current = parts.service.get(found.call);
-  if (current === undefined) return buildRefusalResult(buildRefusalMessage("unknown-call", found.call), { code: "unknown-call" });
+  if (current === undefined) return refuseForgotten(found.call, found.tool);
   const out = await holdAsk(parts.service, found.call, current, { progress, holdMs: holdMsOf(parts) });
   return (await answerOutcome(parts, found.call, found.tool, out)) as CallToolResult;
 }
