@@ -10,6 +10,7 @@ import type { WebhookServer, WebhookServerOptions } from "./admission/webhook-se
 import { buildMetricsApp, buildProbeApp, type MetricsSecurity } from "./http-apps.ts";
 import { CONTROLLERS } from "./controllers.ts";
 import { poolController } from "./pool/pool-controller.ts";
+import type { ApprovalNotifier } from "./approval/approval-webhook.ts";
 import { createManager, type Manager } from "./manager.ts";
 
 /** Where a server listens (port 0 picks a free one). */
@@ -39,6 +40,8 @@ export interface OperatorOptions {
   webhook?: WebhookServerOptions;
   /** Warm pools: run the pool controller, and let Runs adopt its pods (off by default). */
   warmPools?: boolean;
+  /** The approval webhook of pending prompts (absent: none). */
+  approvalNotifier?: ApprovalNotifier | undefined;
 }
 
 /** A running operator. */
@@ -84,6 +87,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
     ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
     ...(opts.warmPools ? { warmPools: true } : {}),
+    ...(opts.approvalNotifier === undefined ? {} : { approvalNotifier: opts.approvalNotifier }),
   });
   const apps: Server[] = [];
   const addresses: { metrics?: string; probes?: string; webhook?: string } = {};
