@@ -52,9 +52,9 @@ afterAll(async () => {
   expect(await sc.stop()).toBe(0);
 });
 
-/** Polls until `check` holds (or fails after 10 s, naming what was awaited). */
-async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + 10_000;
+/** Polls until `check` holds (or fails after `ms`, default 10 s, naming what was awaited). */
+async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
   for (;;) {
     const got = await check();
     if (got !== undefined) return got;
@@ -140,6 +140,21 @@ describe("on 2026-07-28: input_required, and the retry is the same call", () => 
     await client.close();
   });
 
+  it("a client that stops retrying has its call withdrawn after the grace: a later allow is refused and runs nothing", async () => {
+    const client = await modernClient(sc, { autoFulfill: false });
+    const first = await callManual(client, { command: appendTo("abandoned.txt") });
+    expect(first.resultType).toBe("input_required");
+    const p = await promptFor(sc, "abandoned.txt");
+    // No retry comes: within the grace (10 s past the leg's hold of 0) the prompt is closed.
+    await until("the prompt to be withdrawn", async () => ((await get<{ approvals: Pending[] }>(`${sc.url}/v1/approvals`)).body.approvals.some((q) => q.id === p.id) ? undefined : true), 20_000);
+    const late = await post(`${sc.url}/v1/approvals/${p.id}`, { decision: "allowOnce" }, { authorization: `Bearer ${sc.token}` });
+    expect(late.status).toBe(410);
+    expect(runsOf("abandoned.txt")).toBe(0);
+    const retried = await callManual(client, { command: appendTo("abandoned.txt") }, first.requestState);
+    expect(retried._meta?.["leviath.dev/refusal"]).toMatchObject({ code: "client-gave-up" });
+    await client.close();
+  }, 30_000);
+
   it("a requestState the sidecar did not seal is refused before anything is decided", async () => {
     const client = await modernClient(sc, { autoFulfill: false });
     await expect(callManual(client, { command: appendTo("forged.txt") }, "v1.eyJwIjp7ImNhbGwiOiJ4In19.AAAA")).rejects.toThrow(/Invalid or expired requestState/);
@@ -171,7 +186,7 @@ describe("on 2025-era revisions with promptHoldSeconds: a pending result and wai
     const client = await legacyClient(sc);
     expect((await client.listTools()).tools.map((t) => t.name)).toContain("wait_for_approval");
     const first = (await client.callTool({ name: "shell", arguments: { command: appendTo("legacy.txt") } })) as Answer;
-    expect(first.isError).toBe(true);
+    expect(first.isError).toBe(false);
     const pending = first._meta?.["leviath.dev/pending"] as { approval: string; call: string };
     const p = await promptFor(sc, "legacy.txt");
     expect(pending).toMatchObject({ approval: p.id, call: p.callId, tool: "shell", kind: "tool_approval" });

@@ -17,7 +17,7 @@ import { buildCallResult, buildTextResult } from "./call-result.ts";
 import { callNextStage, listChoiceEdges, listStageMoveTools } from "./mcp-stage.ts";
 import {
   buildPendingMeta, buildPendingResult, buildUnknownPendingResult, buildWaitApprovalTool, computeHoldMs, isCallState,
-  WAIT_APPROVAL_TOOL, type CallState, type McpEra, type PendingCalls,
+  RETRY_GRACE_MS, WAIT_APPROVAL_TOOL, type CallState, type McpEra, type PendingCalls,
 } from "./pending-prompt.ts";
 import { listStageTools } from "./tool-catalog.ts";
 
@@ -81,6 +81,8 @@ async function answerOutcome(parts: McpServerParts, id: string, name: string, ou
       parts.pending.remember(out.body);
       return buildPendingResult(out.body);
     }
+    // The client is to retry: one that does not within the grace gave up, and its call is withdrawn.
+    parts.service.renewDeadline(id, Date.now() + (holdMsOf(parts) ?? 0) + RETRY_GRACE_MS);
     const requestState = await parts.stateCodec.mint({ call: id });
     return { resultType: "input_required", requestState, _meta: { [PENDING_META_KEY]: buildPendingMeta(out.body) } };
   }
@@ -111,6 +113,8 @@ async function callTool(parts: McpServerParts, call: McpCall): Promise<CallToolR
   // A retry whose call the core no longer remembers is refused: deciding it afresh could run it a second time.
   if (resume !== undefined && service.get(resume) === undefined) return refuseForgotten(resume, name);
   const id = resume ?? `mcp-${randomUUID()}`;
+  // A retry is the client still there: its leg is held, and the grace after it starts again.
+  if (resume !== undefined) service.renewDeadline(resume, Date.now() + (holdMsOf(parts) ?? 0) + RETRY_GRACE_MS);
   // The client gave up (cancelled, timed out, its session or connection closed) while the call is held: nobody
   // reads the answer, so the call is withdrawn at once, its prompt closed; an answer given later refuses.
   // Submitting is synchronous up to the call's record, so the withdrawal always finds it. Once answered pending

@@ -14,8 +14,18 @@ import type { AskBody } from "../core/call-outcomes.ts";
 /** The tool a 2025-era client calls to collect a call it was answered pending for. */
 export const WAIT_APPROVAL_TOOL = "wait_for_approval";
 
-/** How long one leg of a 2026-07-28 `tools/call` holds a prompt before `input_required`, unless the policy sets it. */
-export const DEFAULT_MODERN_HOLD_SECONDS = 10;
+/**
+ * How long one leg of a 2026-07-28 `tools/call` holds a prompt before `input_required`, unless the policy sets it:
+ * below the v2 SDK client's default request timeout (60 s), so a client left at its defaults never gives up on a leg.
+ */
+export const DEFAULT_MODERN_HOLD_SECONDS = 50;
+
+/**
+ * How long after an `input_required` answer (past the leg's hold) a 2026-07-28 client has to retry before the sidecar
+ * takes it for gone and withdraws the call: a client that stopped retrying (the SDK's driver stops after
+ * `inputRequired.maxRounds`) must not have its call run by a later allow that nobody collects.
+ */
+export const RETRY_GRACE_MS = 10_000;
 
 /** How long a `requestState` stays valid: longer than any prompt waits (the call's record bounds it anyway). */
 export const REQUEST_STATE_TTL_SECONDS = 30 * 24 * 3600;
@@ -57,9 +67,13 @@ export function buildPendingText(ask: AskBody): string {
     `Call ${WAIT_APPROVAL_TOOL} with approval '${a.id}' to wait for the answer and get the call's result.`;
 }
 
-/** A 2025-era client's pending result: an error result (nothing ran), the prompt named in text and in `_meta`. */
+/**
+ * A 2025-era client's pending result: the prompt named in text and in `_meta`. Not `isError`: the call has not
+ * failed, and a client may put its own words in place of an error's content (the Agents SDK tells its model only
+ * "An error occurred while running the tool"), so the model would never learn to collect it.
+ */
 export function buildPendingResult(ask: AskBody): CallToolResult {
-  return { content: [{ type: "text", text: buildPendingText(ask) }], isError: true, _meta: { [PENDING_META_KEY]: buildPendingMeta(ask) } };
+  return { content: [{ type: "text", text: buildPendingText(ask) }], isError: false, _meta: { [PENDING_META_KEY]: buildPendingMeta(ask) } };
 }
 
 /** The result of `wait_for_approval` naming a prompt this front-end never answered pending. */
