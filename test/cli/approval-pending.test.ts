@@ -5,9 +5,10 @@ import { AgentSpecSchema, type AgentSpecInput } from "../../src/api/agent.ts";
 import { LeviathPolicySpecSchema } from "../../src/api/leviath-policy.ts";
 import { startScriptedModelServer, type ScriptStep, type StepSource } from "../../src/model-server/scripted-model-server.ts";
 import { CLAUDE_MCP_SERVER } from "../../src/runtime/adapters/claude-code.ts";
+import { CODEX_MCP_SERVER } from "../../src/runtime/adapters/codex.ts";
 import type { RuntimeKind } from "../../src/runtime/adapters/launch.ts";
 import { buildRunPolicy } from "../../src/policy/run-policy-merge.ts";
-import { CLAUDE_CODE, ensureClient, OPENAI_AGENTS } from "../clients/install-client.ts";
+import { CLAUDE_CODE, CODEX, ensureClient, OPENAI_AGENTS } from "../clients/install-client.ts";
 import { runAdapter, textOf, toolResults } from "./adapter-harness.ts";
 import { lastToolOutput, pathWith } from "./runtime-scenario.ts";
 import { get, makeTempDir, parseJsonLines, post, startSidecar } from "./sidecar-harness.ts";
@@ -21,6 +22,8 @@ import { get, makeTempDir, parseJsonLines, post, startSidecar } from "./sidecar-
 //   answers is refused at the interaction timeout while the SDK still retries, and nothing runs.
 // - Claude Code, which speaks 2026-07-28 too, at the adapter's settings: its retries of the same call, each HTTP
 //   exchange at most a leg long, and the allow after 3 s: the call runs once.
+// - Codex (2025-era, its tool timeout cut to 3 s) gets the pending result naming the prompt; its model calls
+//   `wait_for_approval`, which after the allow answers the call's output: it ran once.
 const AGENT = "pending";
 const CLIENT_LIMIT_MS = 3000;
 
@@ -29,11 +32,17 @@ interface PendingClient {
   readonly kind: RuntimeKind;
   readonly program: string;
   readonly limitLine: string;
+  /** Arguments the wrapper puts after the program's first one (Codex's `-c` settings). */
+  readonly extraArgs?: string;
   readonly toolName: (tool: string) => string;
   readonly model?: string;
 }
 
 const AGENTS_SDK: PendingClient = { kind: "openai-agents", program: "leviath-openai-agents", limitLine: `export LEVIATH_MCP_TIMEOUT_MS=${CLIENT_LIMIT_MS}`, toolName: (t) => t, model: "openai/gpt-test" };
+const CODEX_CLIENT: PendingClient = {
+  kind: "codex", program: "codex", limitLine: "", extraArgs: `-c mcp_servers.${CODEX_MCP_SERVER}.tool_timeout_sec=${CLIENT_LIMIT_MS / 1000}`,
+  toolName: (t) => `mcp__${CODEX_MCP_SERVER}__${t}`, model: "openai/gpt-6.2-sol",
+};
 /** Claude Code at the adapter's own settings: its tool timeout bounds the whole call, retries included. */
 const CLAUDE: PendingClient = { kind: "claude-code", program: "claude", limitLine: "", toolName: (t) => `mcp__${CLAUDE_MCP_SERVER}__${t}` };
 
@@ -70,7 +79,9 @@ async function runPending(c: PendingClient, bin: string, decide: "allowOnce" | "
   writeFileSync(join(root, "run-policy.json"), JSON.stringify(buildRunPolicy(AgentSpecSchema.parse(agent), { key: `default/${AGENT}`, name: AGENT }, policy, { mode: "interactive", agentGeneration: 1 })));
   writeFileSync(tree.runtimeConfig, JSON.stringify({ agent, run: { task: "Append to the marker.", mode: "interactive", ...(c.model === undefined ? {} : { runtime: { model: c.model } }) } }));
   const wrapper = join(root, "wrapper", c.program);
-  writeFileSync(wrapper, `#!/bin/sh\n${c.limitLine}\nexec '${join(bin, c.program)}' "$@"\n`);
+  const real = join(bin, c.program);
+  const exec = c.extraArgs === undefined ? `exec '${real}' "$@"` : `first="$1"; shift; exec '${real}' "$first" ${c.extraArgs} "$@"`;
+  writeFileSync(wrapper, `#!/bin/sh\n${c.limitLine}\n${exec}\n`);
   chmodSync(wrapper, 0o755);
   const marker = join(tree.work, "marker");
   const audit = join(root, "audit");
@@ -143,5 +154,22 @@ describe("leviath adapter claude-code: a prompt answered over several short exch
     expect(readFileSync(run.marker, "utf8")).toBe("ran\n");
     expect(run.records.map((d) => [d["decision"], d["decision_source"]])).toEqual([["ask", "permission_ask"], ["allow", "user_approved"]]);
     expect([run.requests, run.code]).toEqual([2, 0]);
+  });
+});
+
+describe("leviath adapter codex: a prompt answered after the client's own limit", { timeout: 300_000 }, () => {
+  let bin = "";
+  beforeAll(() => {
+    bin = ensureClient(CODEX);
+  }, 600_000);
+
+  it("a pending result, wait_for_approval, the allow past its 3 s limit: the call runs once and the model sees its output", async () => {
+    const run = await runPending(CODEX_CLIENT, bin, "allowOnce");
+    expect(run.answeredAfterMs).toBeGreaterThan(CLIENT_LIMIT_MS);
+    expect(run.output).toContain("ran");
+    expect(readFileSync(run.marker, "utf8")).toBe("ran\n");
+    expect(run.records.map((d) => [d["decision"], d["decision_source"]])).toEqual([["ask", "permission_ask"], ["allow", "user_approved"]]);
+    // Three model turns: the shell call (answered pending), wait_for_approval (its result), the final answer.
+    expect([run.requests, run.code]).toEqual([3, 0]);
   });
 });
