@@ -8,7 +8,7 @@ import { CLAUDE_MCP_SERVER } from "../../src/runtime/adapters/claude-code.ts";
 import { CODEX_MCP_SERVER } from "../../src/runtime/adapters/codex.ts";
 import type { RuntimeKind } from "../../src/runtime/adapters/launch.ts";
 import { buildRunPolicy } from "../../src/policy/run-policy-merge.ts";
-import { CLAUDE_CODE, CODEX, ensureClient, OPENAI_AGENTS } from "../clients/install-client.ts";
+import { CLAUDE_CODE, CODEX, ensureClient, OPENAI_AGENTS, type ClientPackage } from "../clients/install-client.ts";
 import { runAdapter, textOf, toolResults } from "./adapter-harness.ts";
 import { lastToolOutput, pathWith } from "./runtime-scenario.ts";
 import { get, makeTempDir, parseJsonLines, post, startSidecar } from "./sidecar-harness.ts";
@@ -114,23 +114,37 @@ async function runPending(c: PendingClient, bin: string, decide: "allowOnce" | "
   }
 }
 
-describe("leviath adapter openai-agents: a prompt answered after the client's own limit", { timeout: 300_000 }, () => {
-  let bin = "";
-  beforeAll(() => {
-    bin = ensureClient(OPENAI_AGENTS);
-  }, 600_000);
+/** The cases of one client, its package installed once (cached) before them. */
+function describeClient(title: string, pkg: ClientPackage, cases: (bin: () => string) => void): void {
+  describe(title, { timeout: 300_000 }, () => {
+    let bin = "";
+    beforeAll(() => {
+      bin = ensureClient(pkg);
+    }, 600_000);
+    cases(() => bin);
+  });
+}
 
+/**
+ * Answered after the client's own limit, the call ran once (one line in the marker, one allow in the audit), the
+ * model saw its output in its last request, and the client ended normally after `requests` model turns.
+ */
+function expectRanOnce(run: Awaited<ReturnType<typeof runPending>>, requests: number): void {
+  expect(run.answeredAfterMs).toBeGreaterThan(CLIENT_LIMIT_MS);
+  expect(run.output).toContain("ran");
+  expect(readFileSync(run.marker, "utf8")).toBe("ran\n");
+  expect(run.records.map((d) => [d["decision"], d["decision_source"]])).toEqual([["ask", "permission_ask"], ["allow", "user_approved"]]);
+  expect([run.requests, run.code]).toEqual([requests, 0]);
+}
+
+describeClient("leviath adapter openai-agents: a prompt answered after the client's own limit", OPENAI_AGENTS, (bin) => {
   it("input_required, the SDK's own retries, the allow past its 3 s limit: the call runs once and the model sees its output", async () => {
-    const run = await runPending(AGENTS_SDK, bin, "allowOnce");
-    expect(run.answeredAfterMs).toBeGreaterThan(CLIENT_LIMIT_MS);
-    expect(run.output).toContain("ran");
-    expect(readFileSync(run.marker, "utf8")).toBe("ran\n");
-    expect(run.records.map((d) => [d["decision"], d["decision_source"]])).toEqual([["ask", "permission_ask"], ["allow", "user_approved"]]);
-    expect([run.requests, run.code]).toEqual([2, 0]);
+    const run = await runPending(AGENTS_SDK, bin(), "allowOnce");
+    expectRanOnce(run, 2);
   });
 
   it("one nobody answers is refused at the interaction timeout, the model is told, and nothing ran", async () => {
-    const run = await runPending(AGENTS_SDK, bin, "none");
+    const run = await runPending(AGENTS_SDK, bin(), "none");
     expect(run.output).toContain("[denied] User declined tool call 'shell'.");
     expect(existsSync(run.marker)).toBe(false);
     expect(run.records.map((d) => [d["decision"], d["code"]])).toEqual([["ask", undefined], ["deny", "approval-timed-out"]]);
@@ -138,38 +152,20 @@ describe("leviath adapter openai-agents: a prompt answered after the client's ow
   });
 });
 
-describe("leviath adapter claude-code: a prompt answered over several short exchanges", { timeout: 300_000 }, () => {
-  let bin = "";
-  beforeAll(() => {
-    bin = ensureClient(CLAUDE_CODE);
-  }, 600_000);
-
+describeClient("leviath adapter claude-code: a prompt answered over several short exchanges", CLAUDE_CODE, (bin) => {
   // Claude Code speaks 2026-07-28 too, and its MCP_TOOL_TIMEOUT bounds the whole call, retries included (cut to 3 s
   // it cancels a retry leg, and the call is withdrawn), so it runs at the adapter's settings here. What it gains is
   // that no HTTP exchange lasts longer than a leg's hold: its own ~6 minute cut of one exchange never comes.
   it("input_required legs of 1 s, Claude Code's own retries, the allow after 3 s: the call runs once and the model sees its output", async () => {
-    const run = await runPending(CLAUDE, bin, "allowOnce");
-    expect(run.answeredAfterMs).toBeGreaterThan(CLIENT_LIMIT_MS);
-    expect(run.output).toContain("ran");
-    expect(readFileSync(run.marker, "utf8")).toBe("ran\n");
-    expect(run.records.map((d) => [d["decision"], d["decision_source"]])).toEqual([["ask", "permission_ask"], ["allow", "user_approved"]]);
-    expect([run.requests, run.code]).toEqual([2, 0]);
+    const run = await runPending(CLAUDE, bin(), "allowOnce");
+    expectRanOnce(run, 2);
   });
 });
 
-describe("leviath adapter codex: a prompt answered after the client's own limit", { timeout: 300_000 }, () => {
-  let bin = "";
-  beforeAll(() => {
-    bin = ensureClient(CODEX);
-  }, 600_000);
-
+describeClient("leviath adapter codex: a prompt answered after the client's own limit", CODEX, (bin) => {
   it("a pending result, wait_for_approval, the allow past its 3 s limit: the call runs once and the model sees its output", async () => {
-    const run = await runPending(CODEX_CLIENT, bin, "allowOnce");
-    expect(run.answeredAfterMs).toBeGreaterThan(CLIENT_LIMIT_MS);
-    expect(run.output).toContain("ran");
-    expect(readFileSync(run.marker, "utf8")).toBe("ran\n");
-    expect(run.records.map((d) => [d["decision"], d["decision_source"]])).toEqual([["ask", "permission_ask"], ["allow", "user_approved"]]);
+    const run = await runPending(CODEX_CLIENT, bin(), "allowOnce");
     // Three model turns: the shell call (answered pending), wait_for_approval (its result), the final answer.
-    expect([run.requests, run.code]).toEqual([3, 0]);
+    expectRanOnce(run, 3);
   });
 });
