@@ -10,6 +10,7 @@ import type { WebhookServer, WebhookServerOptions } from "./admission/webhook-se
 import { buildMetricsApp, buildProbeApp, type MetricsSecurity } from "./http-apps.ts";
 import { CONTROLLERS } from "./controllers.ts";
 import { poolController } from "./pool/pool-controller.ts";
+import type { ApprovalNotifier } from "./approval/approval-webhook.ts";
 import { createManager, type Manager } from "./manager.ts";
 
 /** Where a server listens (port 0 picks a free one). */
@@ -39,8 +40,13 @@ export interface OperatorOptions {
   webhook?: WebhookServerOptions;
   /** Warm pools: run the pool controller, and let Runs adopt its pods (off by default). */
   warmPools?: boolean;
+<<<<<<< HEAD
   /** How long a pool pod's identity or claim may be without its pod before the pool collects it (default one minute). */
   poolLeftoverGraceMs?: number;
+=======
+  /** The approval webhook of pending prompts (absent: none). */
+  approvalNotifier?: ApprovalNotifier | undefined;
+>>>>>>> h43-wait
 }
 
 /** A running operator. */
@@ -86,7 +92,11 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
     ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
     ...(opts.warmPools ? { warmPools: true } : {}),
+<<<<<<< HEAD
     ...(opts.poolLeftoverGraceMs !== undefined ? { poolLeftoverGraceMs: opts.poolLeftoverGraceMs } : {}),
+=======
+    ...(opts.approvalNotifier === undefined ? {} : { approvalNotifier: opts.approvalNotifier }),
+>>>>>>> h43-wait
   });
   const apps: Server[] = [];
   const addresses: { metrics?: string; probes?: string; webhook?: string } = {};

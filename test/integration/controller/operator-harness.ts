@@ -20,7 +20,7 @@ export interface TestOperator {
 export const TEST_RUNTIME_IMAGE = "r:1";
 
 /** Start the operator in-process against the test cluster (no leader election, no listeners). */
-export async function startTestOperator(settings: Partial<PodSettings> = {}, options: Pick<OperatorOptions, "approvalTtlMs" | "webhook" | "warmPools" | "poolLeftoverGraceMs"> = {}): Promise<TestOperator> {
+export async function startTestOperator(settings: Partial<PodSettings> = {}, options: Pick<OperatorOptions, "approvalTtlMs" | "webhook" | "warmPools" | "poolLeftoverGraceMs" | "approvalNotifier"> = {}): Promise<TestOperator> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
