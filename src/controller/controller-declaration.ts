@@ -31,13 +31,10 @@ export interface ControllerContext {
   approvalTtlMs: number;
   /** What the warm pools served; present only with warm pools on (Runs adopt pool pods only then). */
   pools?: PoolLedger | undefined;
-<<<<<<< HEAD
   /** How long a pool pod's identity or claim may be without its pod before the pool collects it (undefined: the default). */
   poolLeftoverGraceMs?: number | undefined;
-=======
   /** Where a Run's pending prompts are notified besides its Event (the approval webhook; absent: nowhere). */
   approvalNotifier?: ApprovalNotifier | undefined;
->>>>>>> h43-wait
 }
 
 /** Reconcile one key: level-triggered, idempotent; a thrown error is classified and retried by the loop. */

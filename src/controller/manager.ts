@@ -46,13 +46,10 @@ export interface ManagerOptions {
   eventInstance?: string;
   /** Warm pools on: Runs adopt pool pods, and what the pools served is counted (the pool controller is in `controllers`). */
   warmPools?: boolean;
-<<<<<<< HEAD
   /** How long a pool pod's identity or claim may be without its pod before the pool collects it (default one minute). */
   poolLeftoverGraceMs?: number;
-=======
   /** The approval webhook of pending prompts (absent: none). */
   approvalNotifier?: ApprovalNotifier | undefined;
->>>>>>> h43-wait
 }
 
 /** The running controllers: caches, queues and (once leading) workers. */
@@ -193,11 +190,8 @@ export function createManager(opts: ManagerOptions): Manager {
     cache, writer, policy: policyState, networkEnforcement: () => verifier.state(), events, settings: opts.settings,
     nowMs: opts.nowMs, nowIso: () => formatApiTime(opts.nowMs()), approvalTtlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
     ...(opts.warmPools ? { pools: createPoolLedger(opts.metrics, opts.nowMs) } : {}),
-<<<<<<< HEAD
     ...(opts.poolLeftoverGraceMs !== undefined ? { poolLeftoverGraceMs: opts.poolLeftoverGraceMs } : {}),
-=======
     ...(opts.approvalNotifier === undefined ? {} : { approvalNotifier: opts.approvalNotifier }),
->>>>>>> h43-wait
   };
   const reconcilers = new Map(opts.controllers.map((c) => [c.name, c.reconciler(ctx)]));
   let loops: ControllerLoop[] = [];
