@@ -24,6 +24,8 @@ import { hasGivenUp, type CallRecord } from "./call-records.ts";
 import { computeCurrentStage, type Enforcement } from "./enforcement.ts";
 import type { Ledger, LedgerDeps } from "./ledger.ts";
 import { buildPermissionPrompt } from "./prompt-text.ts";
+import { buildHeldPromptText } from "../../policy/held-call.ts";
+import { describeHeldPrompt } from "./approval-settlement.ts";
 import type { RunSession } from "./run-session.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
 
@@ -142,6 +144,14 @@ export class CallPipeline {
         rec.permissionDone = true;
         const { requestId, text, options, timeoutSeconds } = d.prompt;
         return continuation.ask(rec, { kind: "taint_gate", id: requestId, text, options, timeoutSeconds, pending: d.pending });
+      }
+      case "ask-held": {
+        // One prompt for every hold; its answer settles them all (approval-settlement.ts), the permission's included when it asked.
+        const { holds, prompt } = d;
+        rec.permissionDone = !holds.some((h) => h.check === "permission");
+        rec.gateSource = d.source;
+        const texts = holds.map((h) => ({ check: h.check, text: h.check === "permission" ? buildPermissionPrompt(rec.tool, rec.args, enf.gatePolicy.overrides.get(rec.tool)?.target) : h.prompt.text }));
+        return continuation.ask(rec, { ...describeHeldPrompt(rec.id, holds), text: buildHeldPromptText(texts), options: prompt.options, timeoutSeconds: prompt.timeoutSeconds });
       }
       case "run":
         rec.permissionDone = true;
