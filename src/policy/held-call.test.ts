@@ -88,7 +88,8 @@ describe("decideToolCall: one prompt per held call", () => {
     ["permission and integrity", { permission: "ask", taint: "public", integrity: "ask" }, "ask-held", ["permission", "integrity"]],
     ["gate and integrity", { permission: "allow", taint: "private", integrity: "ask" }, "ask-held", ["gate", "integrity"]],
     ["all three", { permission: "ask", taint: "private", integrity: "ask" }, "ask-held", ["permission", "gate", "integrity"]],
-  ] as const)("%s", (_name, o, kind, checks) => {
+  ] as const)("%s", (_name, o, kind, listed) => {
+    const checks: readonly string[] | undefined = listed;
     const d = decideToolCall(input(o));
     expect(d.kind).toBe(kind);
     if (d.kind === "ask-held") {
