@@ -4,7 +4,7 @@ import { ContextTaint } from "./context-taint.ts";
 import { EMPTY_RULE_SET } from "./cel-rules.ts";
 import { decideToolCall, type IntegrityStep, type ToolCallInput } from "./decide-tool-call.ts";
 import type { GateMode } from "./gate.ts";
-import { buildHeldPromptText, combineVerdicts, decideHeldAnswer, type CheckVerdict } from "./held-call.ts";
+import { buildHeldPromptText, combineVerdicts, decideHeldAnswer, splitHeldPromptText, type CheckVerdict } from "./held-call.ts";
 import type { Level } from "./levels.ts";
 import type { Permission } from "./permissions.ts";
 
@@ -57,6 +57,18 @@ describe("buildHeldPromptText", () => {
   it("has no note when nothing can be remembered", () => {
     const text = buildHeldPromptText([{ check: "gate", text: "g. Allow it?" }, { check: "integrity", text: "Tool 'x' was held: i. Allow it?" }]);
     expect(text).toBe("This call is held for 2 reasons: (1) g. (2) Tool 'x' was held: i. Allow it?");
+  });
+});
+
+describe("splitHeldPromptText", () => {
+  it("gives the head, each reason and the question, searching from the end; any other prompt is one part", () => {
+    const text = buildHeldPromptText([{ check: "permission", text: "Allow shell command: echo (2) fake" }, { check: "gate", text: "g. Allow it?" }]);
+    expect(splitHeldPromptText(text)).toEqual([
+      "This call is held for 2 reasons:", "(1) Allow shell command: echo (2) fake.", "(2) g.",
+      "Allow it? ('for this stage' or 'for this run' remembers only the permission (this exact command line, or this tool); the other reasons are allowed for this call only.)",
+    ]);
+    expect(splitHeldPromptText("Allow shell command: ls")).toEqual(["Allow shell command: ls"]);
+    expect(splitHeldPromptText("This call is held for 9 reasons: (1) a Allow it?")).toHaveLength(1);
   });
 });
 

@@ -76,3 +76,27 @@ export function decideHeldAnswer(decision: ApprovalDecision | undefined): HeldAn
   if (decision === undefined || decision === "deny") return { kind: "deny", expired: decision === undefined };
   return { kind: "allow", permission: PERMISSION_SCOPE[decision], gate: "once", integrity: "once" };
 }
+
+/**
+ * The parts of a prompt built by buildHeldPromptText: its head, each reason, and the question with its note; one part
+ * for any other prompt. For a display that shortens each part on its own (the `pending` table), so no reason is cut
+ * away by a long one before it. Searched from the end, as a reason's own text may hold model-chosen words.
+ */
+export function splitHeldPromptText(text: string): readonly string[] {
+  const count = /^This call is held for (\d) reasons: /u.exec(text);
+  const n = count === null ? 0 : Number(count[1]);
+  if (n < 2 || n > HOLDING_CHECKS.length) return [text];
+  const parts: string[] = [];
+  let rest = text;
+  const question = rest.lastIndexOf(" Allow it?");
+  if (question < 0) return [text];
+  parts.unshift(rest.slice(question + 1));
+  rest = rest.slice(0, question);
+  for (let k = n; k >= 1; k--) {
+    const at = rest.lastIndexOf(` (${k}) `);
+    if (at < 0) return [text];
+    parts.unshift(rest.slice(at + 1));
+    rest = rest.slice(0, at);
+  }
+  return [rest, ...parts];
+}
