@@ -65,6 +65,7 @@ function records(name: string, file: "decisions.jsonl" | "taint_audit.jsonl"): R
 
 const pending = async (s: SidecarProcess) => (await get<{ approvals: { id: string; callId: string; kind: string; prompt: string; options: string[] }[] }>(`${s.url}/v1/approvals`)).body.approvals;
 const ofCall = (name: string, id: string) => records(name, "decisions.jsonl").filter((r) => r["call_id"] === id).map((r) => `${String(r["decision"])}:${String(r["decision_source"])}`);
+const holdsOf = (name: string, id: string) => records(name, "decisions.jsonl").filter((r) => r["call_id"] === id).map((r) => r["integrity_hold"]);
 const gateSources = (name: string) => records(name, "taint_audit.jsonl").filter((r) => r["tool_name"] === "everything__echo").map((r) => r["decision_source"]);
 
 describe("one prompt per held call", () => {
@@ -79,6 +80,8 @@ describe("one prompt per held call", () => {
     expect(await pending(sc)).toEqual([]);
     // Each hold's ask on record, as its own prompt's was; then the one allow.
     expect(ofCall("asking", "two")).toEqual(["ask:permission_ask", "ask:permission_ask", "allow:user_approved"]);
+    // Integrity's hold is on its own ask (and the call's allow), not on the permission's: counted once, as when asked alone.
+    expect(holdsOf("asking", "two")).toEqual([undefined, "untrusted-context", "untrusted-context"]);
   });
 
   it("held by all three: one prompt; 'for the run' remembers only the permission, the gate and integrity ask again, once", async () => {
@@ -93,6 +96,7 @@ describe("one prompt per held call", () => {
     expect(await pending(sc)).toHaveLength(1);
     expect((await answerAndWait(sc, held.body.approval!.id, "three", "allowForRun")).body).toMatchObject({ decision: "allow", result: "Echo: status is amber" });
     expect(ofCall("asking", "three")).toEqual(["ask:permission_ask", "ask:auto_block", "ask:permission_ask", "allow:user_approved", "allow:user_allow_once"]);
+    expect(holdsOf("asking", "three")).toEqual([undefined, undefined, "untrusted-context", undefined, "untrusted-context"]);
     // The gate's records are its own prompt's: AutoBlock, then the answer, allow once (the tool's clearance is not raised).
     // (the first call's AutoAllow, recorded once when its prompt was raised)
     expect(gateSources("asking")).toEqual(["AutoAllow", "AutoBlock", "UserAllowOnce"]);

@@ -15,6 +15,7 @@ import type { Ledger, LedgerDeps } from "./ledger.ts";
 import type { RunSession } from "./run-session.ts";
 import { describeCallTarget } from "./prompt-text.ts";
 import type { HoldingCheck } from "../../policy/held-call.ts";
+import type { IntegrityOutcome } from "../../policy/integrity-gate.ts";
 
 /** A prompt a call must wait on. */
 export interface CallPrompt {
@@ -29,6 +30,8 @@ export interface CallPrompt {
   readonly pending?: PendingGate | undefined;
   /** A prompt naming several holds (issue 44): the checks it covers, in order; one answer settles them all. */
   readonly held?: readonly HoldingCheck[] | undefined;
+  /** A held prompt's integrity outcome: on the call's records from integrity's own ask on, as when it was asked alone. */
+  readonly integrity?: IntegrityOutcome | undefined;
 }
 
 /** What continuing a call needs (the clocks and sinks are the ledger's). */
@@ -56,8 +59,10 @@ export class ApprovalContinuation {
     rec.deadline = undefined;
     // Each hold's ask is on record as its own prompt's would be; a person is asked once.
     for (const check of prompt.held ?? [prompt.kind === "taint_gate" ? "gate" : "permission"]) {
+      if (check === "integrity") rec.integrity = prompt.integrity ?? rec.integrity;
       this.#d.ledger.decided(rec, { decision: "ask", source: check === "gate" ? "auto_block" : "permission_ask" });
     }
+    rec.integrity = prompt.integrity ?? rec.integrity;
     const enf = this.#d.policy();
     const { stage } = computeCurrentStage(enf, this.#d.session.stageIndex);
     const target = describeCallTarget(rec.tool, rec.args, enf.gatePolicy.overrides.get(rec.tool)?.target);
