@@ -1,9 +1,9 @@
 // The one decision of a tool call (DESIGN.md §5), and the one the sidecar makes: the permission first (cheaper,
 // and it avoids asking about the taint of a call that will be refused anyway), then the paths the call names
 // against the read paths, then the taint gate, then integrity; a call runs only if all allow. A call held by more
-// than one of them is asked about once (issue 44, held-call.ts); a refusal by any refuses it without a prompt. Unlike upstream, a `deny`
-// refuses before the gate is evaluated, so no `YoloAutoApprove` is ever recorded for a call that then did not
-// run, and `submit_output` is subject to `deny` like every other tool. Pure: the filesystem the read paths need
+// than one of them is asked about once (issue 44, held-call.ts); a refusal by any refuses it without a prompt.
+// Unlike upstream, a `deny` refuses before the gate is evaluated, so no `YoloAutoApprove` is ever recorded for a
+// call that then did not run, and `submit_output` is subject to `deny` like every other tool. Pure: the filesystem the read paths need
 // comes in with the paths (a PathFs), the clock with the gate's input.
 import type { RecordedRefusalCode } from "../api/sidecar-contract.ts";
 import type { CallDecisionSource, GateDecisionSource } from "../api/decision-sources.ts";
