@@ -24,6 +24,8 @@ import { hasGivenUp, type CallRecord } from "./call-records.ts";
 import { computeCurrentStage, type Enforcement } from "./enforcement.ts";
 import type { Ledger, LedgerDeps } from "./ledger.ts";
 import { buildPermissionPrompt } from "./prompt-text.ts";
+import { buildHeldPromptText } from "../../policy/held-call.ts";
+import { describeHeldPrompt } from "./approval-settlement.ts";
 import type { RunSession } from "./run-session.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
 
@@ -121,7 +123,8 @@ export class CallPipeline {
   #follow(rec: CallRecord, d: ToolCallDecision, enf: Enforcement, stage: RunStage): CallOutcome | Promise<CallOutcome> {
     const { continuation } = this;
     // A pass that skipped the step (its hold answered) keeps what the step found before.
-    if ("integrity" in d) rec.integrity = d.integrity ?? rec.integrity;
+    // (A held prompt's asks are recorded as each check's own: integrity's outcome joins the records from integrity's ask on.)
+    if ("integrity" in d && d.kind !== "ask-held") rec.integrity = d.integrity ?? rec.integrity;
     switch (d.kind) {
       case "refuse":
         return this.#d.ledger.refuse(rec, d.reason, d.message);
@@ -142,6 +145,14 @@ export class CallPipeline {
         rec.permissionDone = true;
         const { requestId, text, options, timeoutSeconds } = d.prompt;
         return continuation.ask(rec, { kind: "taint_gate", id: requestId, text, options, timeoutSeconds, pending: d.pending });
+      }
+      case "ask-held": {
+        // One prompt for every hold; its answer settles them all (approval-settlement.ts), the permission's included when it asked.
+        const { holds, prompt } = d;
+        rec.permissionDone = !holds.some((h) => h.check === "permission");
+        rec.gateSource = d.source;
+        const texts = holds.map((h) => ({ check: h.check, text: h.check === "permission" ? buildPermissionPrompt(rec.tool, rec.args, enf.gatePolicy.overrides.get(rec.tool)?.target) : h.prompt.text }));
+        return continuation.ask(rec, { ...describeHeldPrompt(rec.id, holds), text: buildHeldPromptText(texts), options: prompt.options, timeoutSeconds: prompt.timeoutSeconds, integrity: d.integrity });
       }
       case "run":
         rec.permissionDone = true;
