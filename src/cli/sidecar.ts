@@ -22,6 +22,9 @@ import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
 import { shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
 import type { PoolHandover } from "./sidecar-pool.ts";
+import { DEFAULT_TRACE_CONTENT, parseTraceContentLevel, TRACE_CONTENT_LEVELS } from "../sidecar/core/call-span-state.ts";
+import type { SidecarTracing } from "../sidecar/core/call-spans.ts";
+import { parseOtlpEndpoint } from "../tracing/otlp-endpoint.ts";
 
 /** `leviath sidecar --help`. */
 export const SIDECAR_HELP = `Usage: leviath sidecar --agent FILE [--config FILE] [--policy FILE] [--rules DIR] --workdir DIR [options]
@@ -92,6 +95,14 @@ Serving:
                             and a stdio server's env takes one only with secretEnvInSandbox (docs/mcp.md).
                             Default: the environment standalone, nothing in a cluster
       --reload-interval-ms N  how often the policy inputs are checked (default 1000)
+      --otlp-traces-endpoint URL
+                            export one span per tool call ('execute_tool <tool>': the decision, its source,
+                            the rule, taint before and after, integrity, stage, Run and Agent) over OTLP/HTTP
+                            to URL (a bare host:port URL gets OTLP's /v1/traces); a request's W3C traceparent
+                            header is continued (docs/tracing.md). Default: none, and no tracer is made
+      --trace-content LEVEL none, public, internal or private: a call's arguments are exported when the
+                            context's taint before it is at most LEVEL, its result when its label is
+                            (default ${DEFAULT_TRACE_CONTENT}); only with --otlp-traces-endpoint
       --log-level LEVEL     ${LOG_LEVELS.join(", ")} (default info); JSON lines on stderr
       --stop-grace-ms N     on SIGTERM, how long to flush the audit, result and status before exiting anyway
                             (default 10000; the engine pod passes its grace period less 2 s)
@@ -244,6 +255,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   if (v.pool) return (await import("./sidecar-pool.ts")).runPoolSidecar(argv, v, io, runSidecar);
   const { listen, metricsListen, metricsTokenSha256 } = listenFlags(v);
   const { namespace, cluster } = whereItRuns(v, io);
+  const traceFlags = parseTraceFlags(v);
   const workdir = canonicalWorkdir(io, v.workdir);
   const { source, resumable } = policySources(v, io, namespace, cluster);
   const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster, runtimeToken: handover?.runtimeToken });
@@ -253,6 +265,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const shell = shellFactory(v.shell, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
+  const tracing = await startTracing(traceFlags, run, namespace);
   const records = await openClusterRecords(client, { namespace, run, warn: (detail) => log.warn({ detail }, "audit ConfigMap not continued"), read }, io);
   if (records instanceof Error) {
     io.stderr(`leviath sidecar: ${records.message}\n`);
@@ -264,7 +277,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
-    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors), binding: handover?.binding,
+    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors), binding: handover?.binding, tracing,
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
   if (!started.ok) {
     io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);
@@ -277,6 +290,28 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher: kube[2].startApprovalWatcher }) : async () => {};
   await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false });
   return EXIT.ok;
+}
+
+/** The tracing flags, checked: an OTLP/HTTP endpoint, and the content level (only with an endpoint). */
+function parseTraceFlags(v: Values): { endpoint: string; content: NonNullable<ReturnType<typeof parseTraceContentLevel>> } | undefined {
+  const text = v["trace-content"];
+  const content = text === undefined ? DEFAULT_TRACE_CONTENT : parseTraceContentLevel(text);
+  if (content === undefined) throw new UsageError(`--trace-content '${text}' is not one of ${TRACE_CONTENT_LEVELS.join(", ")}`);
+  const endpoint = v["otlp-traces-endpoint"];
+  if (endpoint === undefined) {
+    if (text !== undefined) throw new UsageError("--trace-content goes with --otlp-traces-endpoint");
+    return undefined;
+  }
+  const url = parseOtlpEndpoint(endpoint);
+  if (!url.ok) throw new UsageError(`--otlp-traces-endpoint: ${url.error}`);
+  return { endpoint: url.url, content };
+}
+
+/** The tracer, made only when an endpoint is given: OpenTelemetry is not even loaded otherwise. */
+async function startTracing(flags: ReturnType<typeof parseTraceFlags>, runName: string, namespace: string): Promise<SidecarTracing | undefined> {
+  if (flags === undefined) return undefined;
+  const { createSidecarTracing } = await import("../sidecar/core/call-spans.ts");
+  return createSidecarTracing({ ...flags, runName, namespace });
 }
 
 /** Once a signal comes: the cluster side, then the server, stopped within the grace (past it, the log says what may be missing). */
