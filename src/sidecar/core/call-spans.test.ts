@@ -96,7 +96,7 @@ describe("CallSpans", () => {
     await new Promise<void>((resolve) => setImmediate(resolve));
     const [span] = s.finished();
     expect(span!.attributes).toMatchObject({ "leviath.decision": "deny", "leviath.decision.code": "approval-declined", "error.type": "approval-declined", "leviath.decision.asked": true });
-    expect(span!.events.map((e) => [e.attributes?.["leviath.decision"], e.attributes?.["leviath.decision.source"]])).toEqual([["ask", "taint_disabled"], ["deny", "user_declined"]]);
+    expect(span!.events.map((e) => [e.attributes?.["leviath.decision"], e.attributes?.["leviath.decision.source"]])).toEqual([["ask", "permission_ask"], ["deny", "user_declined"]]);
     expect(span!.status.code).toBe(2);
   });
 
