@@ -22,9 +22,8 @@ import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
 import { shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
 import type { PoolHandover } from "./sidecar-pool.ts";
-import { DEFAULT_TRACE_CONTENT, parseTraceContentLevel, TRACE_CONTENT_LEVELS } from "../sidecar/core/call-span-state.ts";
-import type { SidecarTracing } from "../sidecar/core/call-spans.ts";
-import { parseOtlpEndpoint } from "../tracing/otlp-endpoint.ts";
+import { DEFAULT_TRACE_CONTENT } from "../sidecar/core/call-span-state.ts";
+import { parseTraceFlags, startTracing } from "./sidecar-tracing.ts";
 
 /** `leviath sidecar --help`. */
 export const SIDECAR_HELP = `Usage: leviath sidecar --agent FILE [--config FILE] [--policy FILE] [--rules DIR] --workdir DIR [options]
@@ -290,28 +289,6 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher: kube[2].startApprovalWatcher }) : async () => {};
   await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false });
   return EXIT.ok;
-}
-
-/** The tracing flags, checked: an OTLP/HTTP endpoint, and the content level (only with an endpoint). */
-function parseTraceFlags(v: Values): { endpoint: string; content: NonNullable<ReturnType<typeof parseTraceContentLevel>> } | undefined {
-  const text = v["trace-content"];
-  const content = text === undefined ? DEFAULT_TRACE_CONTENT : parseTraceContentLevel(text);
-  if (content === undefined) throw new UsageError(`--trace-content '${text}' is not one of ${TRACE_CONTENT_LEVELS.join(", ")}`);
-  const endpoint = v["otlp-traces-endpoint"];
-  if (endpoint === undefined) {
-    if (text !== undefined) throw new UsageError("--trace-content goes with --otlp-traces-endpoint");
-    return undefined;
-  }
-  const url = parseOtlpEndpoint(endpoint);
-  if (!url.ok) throw new UsageError(`--otlp-traces-endpoint: ${url.error}`);
-  return { endpoint: url.url, content };
-}
-
-/** The tracer, made only when an endpoint is given: OpenTelemetry is not even loaded otherwise. */
-async function startTracing(flags: ReturnType<typeof parseTraceFlags>, runName: string, namespace: string): Promise<SidecarTracing | undefined> {
-  if (flags === undefined) return undefined;
-  const { createSidecarTracing } = await import("../sidecar/core/call-spans.ts");
-  return createSidecarTracing({ ...flags, runName, namespace });
 }
 
 /** Once a signal comes: the cluster side, then the server, stopped within the grace (past it, the log says what may be missing). */

@@ -8,8 +8,8 @@ export interface TraceParent {
   readonly tracestate?: string | undefined;
 }
 
-/** A request's trace context from its headers (Node's lower-case names); undefined when it carries none. */
-export function readTraceHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): TraceParent | undefined {
+/** A request's trace context from its headers (Node's lower-case names) or its MCP `_meta`; undefined when it carries none. */
+export function readTraceHeaders(headers: Readonly<Record<string, unknown>>): TraceParent | undefined {
   const traceparent = headers["traceparent"];
   if (typeof traceparent !== "string") return undefined;
   const tracestate = headers["tracestate"];

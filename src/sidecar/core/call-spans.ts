@@ -70,11 +70,11 @@ export class CallSpans {
     s.clearance = last.clearance;
   }
 
-  /** One decision about the call (an `ask`, then what its answer decided). */
-  decided(rec: CallRecord, decision: string, source: DecisionSourceLabel, code: string | undefined, stage: string): void {
+  /** One decision about the call (an `ask`, then what its answer decided), in `stage`. */
+  decided(rec: CallRecord, entry: { readonly decision: string; readonly source: DecisionSourceLabel; readonly code?: string | undefined }, stage: string): void {
     const s = this.#state(rec);
     s.stage = stage;
-    s.decisions.push({ decision, source, code, at: this.#d.clock() });
+    s.decisions.push({ decision: entry.decision, source: entry.source, code: entry.code, at: this.#d.clock() });
   }
 
   /** The call's answer: a final one (not an `ask`) ends its span. */
@@ -101,29 +101,42 @@ export class CallSpans {
       "leviath.decision": last?.decision ?? outcome.body.decision, "leviath.taint.before": s.taintBefore ?? taintAfter, "leviath.taint.after": taintAfter,
     };
     if (d.namespace !== undefined) a["leviath.namespace"] = d.namespace;
-    if (outcome.kind === "run") a["leviath.executed_by"] = "runtime";
     if (last !== undefined) a["leviath.decision.source"] = last.source;
     if (s.decisions.length > 1) a["leviath.decision.asked"] = true;
-    if (outcome.kind === "deny") {
+    addCallFacts(a, rec, s);
+    addOutcome(a, outcome, d.content);
+    return a;
+  }
+}
+
+/** The stage, the rule and clearance of the gate, the target, the integrity step's finding, and the arguments kept. */
+function addCallFacts(a: Attributes, rec: CallRecord, s: CallSpanState): void {
+  if (s.stage !== undefined) a["leviath.stage"] = s.stage;
+  if (s.rule !== undefined) a["leviath.rule"] = s.rule;
+  if (s.clearance !== undefined) a["leviath.clearance"] = s.clearance.toLowerCase();
+  if (rec.target !== undefined) a["leviath.target"] = rec.target;
+  const integrity = rec.integrity;
+  if (integrity !== undefined) {
+    a["leviath.integrity"] = integrity.integrity;
+    if (integrity.verdict.kind !== "pass") a["leviath.integrity.hold"] = integrity.verdict.finding.reason;
+  }
+  if (s.args !== undefined) a["gen_ai.tool.call.arguments"] = JSON.stringify(s.args);
+}
+
+/** What the answer adds: a refusal's code, who executes a handed-back call, an executed call's label and result (up to the content level). */
+function addOutcome(a: Attributes, outcome: Exclude<CallOutcome, { kind: "ask" }>, content: TraceContentLevel): void {
+  switch (outcome.kind) {
+    case "deny":
       a["leviath.decision.code"] = outcome.body.code;
       a["error.type"] = outcome.body.code;
-    }
-    if (s.stage !== undefined) a["leviath.stage"] = s.stage;
-    if (s.rule !== undefined) a["leviath.rule"] = s.rule;
-    if (s.clearance !== undefined) a["leviath.clearance"] = s.clearance.toLowerCase();
-    if (rec.target !== undefined) a["leviath.target"] = rec.target;
-    const integrity = rec.integrity;
-    if (integrity !== undefined) {
-      a["leviath.integrity"] = integrity.integrity;
-      if (integrity.verdict.kind !== "pass") a["leviath.integrity.hold"] = integrity.verdict.finding.reason;
-    }
-    if (s.args !== undefined) a["gen_ai.tool.call.arguments"] = JSON.stringify(s.args);
-    if (outcome.kind === "allow") {
+      return;
+    case "run":
+      a["leviath.executed_by"] = "runtime";
+      return;
+    case "allow":
       a["leviath.result.label"] = outcome.body.label;
       if (outcome.body.isError) a["error.type"] = "tool_error";
-      if (isContentExported(outcome.body.label, d.content)) a["gen_ai.tool.call.result"] = outcome.body.result;
-    }
-    return a;
+      if (isContentExported(outcome.body.label, content)) a["gen_ai.tool.call.result"] = outcome.body.result;
   }
 }
 

@@ -71,7 +71,7 @@ export class Ledger {
     this.#d.metrics.decision({ decision, source, toolClass: computeToolClass(rec.tool), mode: enf.mode }, ((entry.at ?? this.#d.monotonicMs()) - rec.started) / 1000);
     const paths = safePaths(rec);
     this.#countHold(rec, entry);
-    this.#d.spans?.decided(rec, decision, source, code, stage.name);
+    this.#d.spans?.decided(rec, entry, stage.name);
     // Built only when written: the bench and many deployments log at warn, and this runs on every call.
     if (this.#d.log.isLevelEnabled("info")) this.#d.log.info({ callId: rec.id, tool: rec.tool, decision, source, code, path: paths, stage: stage.name }, "tool call");
     return this.#write(index, {

@@ -13,6 +13,7 @@ import type { ToolCallService } from "../core/tool-call-service.ts";
 import { buildCallResult, buildTextResult } from "./call-result.ts";
 import { callNextStage, listChoiceEdges, listStageMoveTools } from "./mcp-stage.ts";
 import { listStageTools } from "./tool-catalog.ts";
+import { readTraceHeaders, type TraceParent } from "../../tracing/trace-context.ts";
 
 /** How the sidecar names itself to MCP clients. */
 const SERVER_INFO = { name: "leviath-sidecar", version: "0.1.0" } as const;
@@ -42,10 +43,12 @@ interface McpCall {
   readonly args: Record<string, unknown>;
   readonly signal: AbortSignal;
   readonly progress: () => Promise<void>;
+  /** The W3C trace context the request's `_meta` carried (`traceparent`, `tracestate`). */
+  readonly trace?: TraceParent | undefined;
 }
 
 async function callTool(deps: McpDeps, call: McpCall): Promise<CallToolResult> {
-  const { name, args, signal, progress } = call;
+  const { name, args, signal, progress, trace } = call;
   const id = `mcp-${randomUUID()}`;
   // The client gave up (cancelled, timed out, its session or connection closed): nobody reads the answer, so the
   // call is withdrawn at once, its prompt closed; an answer given later refuses. Submitting is synchronous up to
@@ -53,7 +56,7 @@ async function callTool(deps: McpDeps, call: McpCall): Promise<CallToolResult> {
   const withdraw = () => void deps.service.withdraw(id, "cancelled");
   signal.addEventListener("abort", withdraw, { once: true });
   try {
-    const out = await settle(deps.service, id, await deps.service.submit({ id, tool: name, args, callerRuns: false }), progress);
+    const out = await settle(deps.service, id, await deps.service.submit({ id, tool: name, args, callerRuns: false, trace }), progress);
     if (out === undefined || out.kind === "ask") throw new Error("unreachable: a settled call is never pending or forgotten");
     if (out.kind !== "run") return buildCallResult(out);
     // The core hands back only `submit_output` to a caller that cannot run tools: its output is stored, and the
@@ -98,7 +101,7 @@ export function buildServer(sdk: ServerSdk, deps: McpDeps): Server {
       // A prompt can wait longer than a client's request timeout: progress lets it keep waiting.
       if (token !== undefined) await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: ++tick, message: "waiting for approval" } });
     };
-    return callTool(deps, { name: req.params.name, args: req.params.arguments ?? {}, signal: gaveUpSignal(ctx), progress });
+    return callTool(deps, { name: req.params.name, args: req.params.arguments ?? {}, signal: gaveUpSignal(ctx), progress, trace: readTraceHeaders(req.params._meta ?? {}) });
   });
   return server;
 }
