@@ -56,9 +56,11 @@ describe("leviath sidecar --otlp-traces-endpoint: spans in a real Jaeger", () =>
     expect(read.operationName).toBe("execute_tool read_file");
     expect(tagsOf(read)).toMatchObject({
       "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "read_file", "span.kind": "internal",
-      "leviath.decision": "allow", "leviath.decision.source": "not_outbound", "leviath.stage": "default", "leviath.run": "traced", "leviath.agent": expect.stringContaining("traced"),
-      "leviath.mode": "interactive", "leviath.taint.before": "public", "leviath.taint.after": "private", "leviath.result.label": "private",
+      "leviath.decision": "allow", "leviath.decision.source": "auto_allow", "leviath.stage": "main", "leviath.run": "traced", "leviath.agent": expect.stringContaining("traced"),
+      "leviath.mode": "interactive", "leviath.taint.before": "internal", "leviath.taint.after": "private", "leviath.result.label": "private",
     });
+    // The first call saw a public context; its result (a written file's confirmation) is labelled internal.
+    expect(tagsOf(spans.get("w-public")!)).toMatchObject({ "leviath.taint.before": "public", "leviath.taint.after": "internal", "leviath.decision.source": "auto_allow" });
     expect(tagsOf(spans.get("w-copy")!)).toMatchObject({ "leviath.taint.before": "private", "leviath.taint.after": "private", "leviath.decision": "allow" });
     expect(tagsOf(spans.get("f-denied")!)).toMatchObject({ "leviath.decision": "deny", "leviath.decision.code": "permission-denied", "error.type": "permission-denied", "otel.status_code": "ERROR" });
   });
