@@ -1,7 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startScriptedModelServer, type ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { startJaeger, tagsOf, type Jaeger, type JaegerSpan } from "../tracing/jaeger.ts";
+import { runAgentProcess } from "./agent-process.ts";
+import { leviath } from "./run-cli.ts";
 import { callTool, makeTempDir, post, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // The real sidecar over real HTTP exporting its tool-call spans to a real Jaeger (v1.75.0, OTLP/HTTP in): the spans
@@ -79,5 +83,66 @@ describe("leviath sidecar --otlp-traces-endpoint: spans in a real Jaeger", () =>
     expect(tagsOf(spans.get("w-copy")!)["gen_ai.tool.call.arguments"]).toBeUndefined();
     expect(text).toContain(PUBLIC);
     expect(text).not.toContain(SECRET);
+  });
+});
+
+const RUNTIME_AGENT = `[agent]
+name = "tracer"
+entry_stage = "only"
+
+[stages.only]
+mode = "output"
+model = { models = [{ provider = "anthropic", model = "claude-test" }] }
+available_tools = ["read_file", "submit_output"]
+max_iterations = 4
+system_prompt = "Read the notes and submit them."
+
+[stages.only.output]
+format = "text"
+`;
+
+describe("leviath agent with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: its model calls and the sidecar's tool calls in one trace", () => {
+  let model: ScriptedModelServer | undefined;
+  let agentSc: SidecarProcess | undefined;
+  afterAll(async () => {
+    await agentSc?.stop();
+    await model?.close();
+  });
+
+  it("exports invoke_agent and chat spans, and the sidecar continues the run's trace over MCP", { timeout: 180_000 }, async () => {
+    const dir = join(root, "runtime");
+    mkdirSync(join(dir, "work"), { recursive: true });
+    writeFileSync(join(dir, "work", "notes.md"), "ship it\n");
+    writeFileSync(join(dir, "agent.leviath"), RUNTIME_AGENT);
+    const imported = leviath(["import", join(dir, "agent.leviath")]);
+    expect(imported.status, imported.stderr).toBe(0);
+    const runtimeConfig = join(dir, "runtime.json");
+    writeFileSync(runtimeConfig, JSON.stringify({ agent: (parseYaml(imported.stdout) as { spec: unknown }).spec, run: { task: "Read the notes.", inputs: {}, mode: "interactive" } }));
+    model = await startScriptedModelServer([
+      { turn: { calls: [{ name: "read_file", args: { path: "notes.md" } }] } },
+      { turn: { text: "Done.", calls: [{ name: "submit_output", args: { output: "ship it" } }] } },
+    ]);
+    agentSc = await startSidecar(["--agent", join(dir, "agent.leviath"), "--workdir", join(dir, "work"), "--audit-dir", join(dir, "audit"), "--run", "tracer-run", "--otlp-traces-endpoint", jaeger.otlpEndpoint]);
+    const r = await runAgentProcess(dir, runtimeConfig, agentSc, model, [], { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: jaeger.otlpEndpoint, LEVIATH_RUN: "tracer-run" });
+    expect(r.stderr, r.stdout).toBe("");
+    expect(r.code).toBe(0);
+    expect(await agentSc.stop()).toBe(0);
+    const runtime = (await jaeger.traces("leviath-runtime")).data;
+    expect(runtime).toHaveLength(1);
+    const trace = runtime[0]!;
+    const runSpan = trace.spans.find((s) => s.operationName === "invoke_agent tracer")!;
+    expect(tagsOf(runSpan)).toMatchObject({ "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "tracer", "leviath.run": "tracer-run", "leviath.exit_code": 0 });
+    const chats = trace.spans.filter((s) => s.operationName === "chat claude-test");
+    expect(chats).toHaveLength(2);
+    for (const chat of chats) {
+      expect(tagsOf(chat)).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-test", "span.kind": "client" });
+      expect(chat.references).toEqual([expect.objectContaining({ refType: "CHILD_OF", spanID: runSpan.spanID })]);
+    }
+    // The sidecar's spans of this run: in the runtime's trace, children of its run span (the traceparent in MCP's _meta).
+    const tools = trace.spans.filter((s) => s.operationName.startsWith("execute_tool "));
+    expect(tools.map((s) => [s.operationName, tagsOf(s)["leviath.decision"], tagsOf(s)["leviath.run"]]).sort()).toEqual([
+      ["execute_tool read_file", "allow", "tracer-run"], ["execute_tool submit_output", "allow", "tracer-run"],
+    ]);
+    for (const span of tools) expect(span.references).toEqual([expect.objectContaining({ refType: "CHILD_OF", spanID: runSpan.spanID })]);
   });
 });
