@@ -55,14 +55,19 @@ function setup(content: TraceContentLevel) {
     audit, metrics, log, clock, monotonicMs, runName: "run-1", ledger,
     shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) },
   });
-  return { service, session, finished: () => exporter.getFinishedSpans() };
+  // A span is made on the turn of the event loop after its call's answer.
+  const finished = async () => {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return exporter.getFinishedSpans();
+  };
+  return { service, session, finished };
 }
 
 describe("CallSpans", () => {
   it("makes one execute_tool span for an allowed read, its arguments and public result included, under the caller's trace", async () => {
     const s = setup("public");
     expect(await s.service.submit({ id: "r1", tool: "read_file", args: { path: "a.txt" }, trace: PARENT })).toMatchObject({ kind: "allow" });
-    const [span, ...more] = s.finished();
+    const [span, ...more] = await s.finished();
     expect(more).toEqual([]);
     expect(span!.name).toBe("execute_tool read_file");
     expect(span!.spanContext().traceId).toBe(PARENT_TRACE);
@@ -77,11 +82,11 @@ describe("CallSpans", () => {
   it("exports no content under 'none', nor arguments once the context is above the level", async () => {
     const none = setup("none");
     await none.service.submit({ id: "r1", tool: "read_file", args: { path: "a.txt" } });
-    expect(Object.keys(none.finished()[0]!.attributes).filter((k) => k.startsWith("gen_ai.tool.call.") && k !== "gen_ai.tool.call.id")).toEqual([]);
+    expect(Object.keys((await none.finished())[0]!.attributes).filter((k) => k.startsWith("gen_ai.tool.call.") && k !== "gen_ai.tool.call.id")).toEqual([]);
     const pub = setup("public");
     pub.session.label("conversation", "secret", "private");
     await pub.service.submit({ id: "r2", tool: "read_file", args: { path: "a.txt" } });
-    const attrs = pub.finished()[0]!.attributes;
+    const attrs = (await pub.finished())[0]!.attributes;
     expect(attrs["leviath.taint.before"]).toBe("private");
     expect(attrs["gen_ai.tool.call.arguments"]).toBeUndefined();
     // The result's own label is public here: it is exported.
@@ -91,10 +96,10 @@ describe("CallSpans", () => {
   it("makes a call that was asked one span, its decisions as events, and a refusal an error", async () => {
     const s = setup("public");
     expect(await s.service.submit({ id: "w1", tool: "write_file", args: { path: "b.txt", content: "b" } })).toMatchObject({ kind: "ask" });
-    expect(s.finished()).toEqual([]);
+    expect(await s.finished()).toEqual([]);
     expect(s.service.answer("tool-w1", "deny")).toBe(true);
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const [span] = s.finished();
+    const [span] = await s.finished();
     expect(span!.attributes).toMatchObject({ "leviath.decision": "deny", "leviath.decision.code": "approval-declined", "error.type": "approval-declined", "leviath.decision.asked": true });
     expect(span!.events.map((e) => [e.attributes?.["leviath.decision"], e.attributes?.["leviath.decision.source"]])).toEqual([["ask", "permission_ask"], ["deny", "user_declined"]]);
     expect(span!.status.code).toBe(2);

@@ -6,9 +6,10 @@
 // only up to the admin's content level (default `public`): the arguments when the context's taint before the call is
 // at most that level (anything in the context may be in them), the result when its label is.
 //
-// Cheap by construction: nothing is built while the call is decided but a few fields on its record; the span is made
-// and ended in one go once the call has its final answer (an `ask` is not final), its start time the call's
-// admission, each decision an event. Absent (tracing off), none of this runs: the ledger holds no `CallSpans`.
+// Cheap by construction: nothing is built while the call is decided but a few fields on its record; once the call has
+// its final answer (an `ask` is not final) what its span needs is queued, and the span is made and ended after the
+// answer has gone (its start time the call's admission, its end the answer's, each decision an event), then handed to
+// the batch processor. Absent (tracing off), none of this runs: the ledger holds no `CallSpans`.
 import { SpanKind, SpanStatusCode, type Attributes, type Tracer } from "@opentelemetry/api";
 import type { DecisionSourceLabel } from "../../metrics/sidecar-metrics.ts";
 import type { AuditEvent } from "../../policy/gate-audit.ts";
@@ -44,6 +45,8 @@ export function describeGateRule(source: AuditEvent["decision_source"]): string 
 /** Makes each settled call's span. */
 export class CallSpans {
   readonly #d: CallSpansDeps;
+  /** Calls settled whose spans are not made yet. */
+  #pending: SettledCall[] = [];
 
   /** Spans over a tracer. */
   constructor(deps: CallSpansDeps) {
@@ -77,40 +80,68 @@ export class CallSpans {
     s.decisions.push({ decision: entry.decision, source: entry.source, code: entry.code, at: this.#d.clock() });
   }
 
-  /** The call's answer: a final one (not an `ask`) ends its span. */
+  /**
+   * The call's answer: a final one (not an `ask`) ends its span. What the span needs is taken now (its end time, the
+   * taint after, the Agent and mode in force); the span itself is made after the answer has gone (the next turn of
+   * the event loop, in batches), so its making is never on the decision's path.
+   */
   settled(rec: CallRecord, outcome: CallOutcome): void {
     if (outcome.kind === "ask") return;
     const s = this.#state(rec);
     if (s.ended) return;
     s.ended = true;
-    const attributes = this.#attributes(rec, s, outcome);
-    const span = this.#d.tracer.startSpan(`execute_tool ${rec.tool}`, { kind: SpanKind.INTERNAL, startTime: s.startedAt, attributes }, extractParentContext(s.parent));
+    const d = this.#d;
+    this.#pending.push({ call: { id: rec.id, tool: rec.tool, target: rec.target, integrity: rec.integrity }, s, outcome, endedAt: d.clock(), taintAfter: d.taint(), agent: d.agent(), mode: d.mode() });
+    if (this.#pending.length === 1) setImmediate(() => this.flush());
+  }
+
+  /** Makes the spans of the calls settled so far (the sidecar's stop calls it before the last export). */
+  flush(): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    for (const p of pending) this.#make(p);
+  }
+
+  #make(p: SettledCall): void {
+    const { s, outcome } = p;
+    const span = this.#d.tracer.startSpan(`execute_tool ${p.call.tool}`, { kind: SpanKind.INTERNAL, startTime: s.startedAt, attributes: this.#attributes(p) }, extractParentContext(s.parent));
     if (s.decisions.length > 1) for (const d of s.decisions) span.addEvent("leviath.decision", decisionEventAttributes(d), d.at);
     if (outcome.kind === "deny") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.body.code });
-    span.end();
+    span.end(p.endedAt);
     s.args = undefined;
   }
 
-  #attributes(rec: CallRecord, s: CallSpanState, outcome: Exclude<CallOutcome, { kind: "ask" }>): Attributes {
+  #attributes(p: SettledCall): Attributes {
     const d = this.#d;
+    const { s, outcome, call } = p;
     const last = s.decisions.at(-1);
-    const taintAfter = d.taint();
     const a: Attributes = {
-      "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": rec.tool, "gen_ai.tool.call.id": rec.id, "gen_ai.tool.type": "function",
-      "leviath.run": d.runName, "leviath.agent": d.agent(), "leviath.mode": d.mode(),
-      "leviath.decision": last?.decision ?? outcome.body.decision, "leviath.taint.before": s.taintBefore ?? taintAfter, "leviath.taint.after": taintAfter,
+      "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.tool, "gen_ai.tool.call.id": call.id, "gen_ai.tool.type": "function",
+      "leviath.run": d.runName, "leviath.agent": p.agent, "leviath.mode": p.mode,
+      "leviath.decision": last?.decision ?? outcome.body.decision, "leviath.taint.before": s.taintBefore ?? p.taintAfter, "leviath.taint.after": p.taintAfter,
     };
     if (d.namespace !== undefined) a["leviath.namespace"] = d.namespace;
     if (last !== undefined) a["leviath.decision.source"] = last.source;
     if (s.decisions.length > 1) a["leviath.decision.asked"] = true;
-    addCallFacts(a, rec, s);
+    addCallFacts(a, call, s);
     addOutcome(a, outcome, d.content);
     return a;
   }
 }
 
+/** What of a call its span is made from once it settled. */
+interface SettledCall {
+  readonly call: Pick<CallRecord, "id" | "tool" | "target" | "integrity">;
+  readonly s: CallSpanState;
+  readonly outcome: Exclude<CallOutcome, { kind: "ask" }>;
+  readonly endedAt: number;
+  readonly taintAfter: Level;
+  readonly agent: string;
+  readonly mode: string;
+}
+
 /** The stage, the rule and clearance of the gate, the target, the integrity step's finding, and the arguments kept. */
-function addCallFacts(a: Attributes, rec: CallRecord, s: CallSpanState): void {
+function addCallFacts(a: Attributes, rec: SettledCall["call"], s: CallSpanState): void {
   if (s.stage !== undefined) a["leviath.stage"] = s.stage;
   if (s.rule !== undefined) a["leviath.rule"] = s.rule;
   if (s.clearance !== undefined) a["leviath.clearance"] = s.clearance.toLowerCase();
@@ -155,8 +186,16 @@ export interface SidecarTracing {
 export function createSidecarTracing(opts: { readonly endpoint: string; readonly content: TraceContentLevel; readonly runName: string; readonly namespace?: string | undefined }): SidecarTracing {
   const resource: Record<string, string> = { "leviath.run": opts.runName, ...(opts.namespace === undefined ? {} : { "k8s.namespace.name": opts.namespace }) };
   const otlp = createOtlpTracing({ endpoint: opts.endpoint, serviceName: "leviath-sidecar", resource });
+  const made: CallSpans[] = [];
   return {
-    spans: (deps) => new CallSpans({ ...deps, tracer: otlp.tracer, content: opts.content, runName: opts.runName, namespace: opts.namespace }),
-    shutdown: () => otlp.shutdown(),
+    spans: (deps) => {
+      const spans = new CallSpans({ ...deps, tracer: otlp.tracer, content: opts.content, runName: opts.runName, namespace: opts.namespace });
+      made.push(spans);
+      return spans;
+    },
+    shutdown: () => {
+      for (const spans of made) spans.flush();
+      return otlp.shutdown();
+    },
   };
 }
