@@ -1,10 +1,10 @@
-import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
-import { RunPolicySchema } from "../../api/run-policy.ts";
+import { createStandaloneSource } from "../cluster/policy-sources.ts";
 import { createSidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import { ApprovalBook } from "./approvals.ts";
 import type { TraceContentLevel } from "./call-span-state.ts";
@@ -16,24 +16,16 @@ import { ToolCallService } from "./tool-call-service.ts";
 
 // Each call the service settles is one `execute_tool` span carrying its decision; its arguments and result only up
 // to the content level; a prompt's call is one span whose events are its decisions; a traceparent is continued.
-const sandbox = { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" };
 const PARENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT = { traceparent: `00-${PARENT_TRACE}-00f067aa0ba902b7-01` };
 
 function setup(content: TraceContentLevel) {
-  const workdir = realpathSync(mkdtempSync(join(tmpdir(), "leviath-spans-")));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "leviath-spans-")));
+  const workdir = join(dir, "work");
+  mkdirSync(workdir);
   writeFileSync(join(workdir, "a.txt"), "alpha");
-  const policy = RunPolicySchema.parse({
-    agent: { key: "ns/app", name: "app" },
-    stages: [{ name: "one", sandbox }],
-    entryStage: "one",
-    launch: { mode: "interactive", allow: [] },
-    toolPermissions: { blueprint: {}, ceiling: {}, allowBlueprintPermissions: false },
-    readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
-    taint: { tracking: false, allowlist: [], rules: [], toolOverrides: {} },
-    limits: { interactionTimeoutSeconds: 0, shellTimeoutSeconds: 60 },
-  });
-  const source = { description: "test", fingerprint: () => "1", load: () => ({ ok: true as const, value: policy, warnings: [] }) };
+  writeFileSync(join(dir, "agent.leviath"), "[agent]\nname = 'app'\n");
+  const source = createStandaloneSource({ agent: join(dir, "agent.leviath"), mode: "interactive", allow: [] });
   const opened = PolicyHolder.open(source, { workdir, home: undefined }, { loaded() {}, failed() {} });
   if (!opened.ok) throw new Error(opened.error);
   const exporter = new InMemorySpanExporter();
@@ -73,8 +65,8 @@ describe("CallSpans", () => {
     expect(span!.spanContext().traceId).toBe(PARENT_TRACE);
     expect(span!.attributes).toMatchObject({
       "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "read_file", "gen_ai.tool.call.id": "r1",
-      "leviath.decision": "allow", "leviath.decision.source": "taint_disabled", "leviath.run": "run-1", "leviath.namespace": "team", "leviath.agent": "ns/app",
-      "leviath.stage": "one", "leviath.mode": "interactive", "leviath.taint.before": "public", "leviath.taint.after": "public", "leviath.result.label": "public",
+      "leviath.decision": "allow", "leviath.decision.source": "taint_disabled", "leviath.run": "run-1", "leviath.namespace": "team", "leviath.agent": "default/app",
+      "leviath.stage": "main", "leviath.mode": "interactive", "leviath.taint.before": "public", "leviath.taint.after": "public", "leviath.result.label": "public",
       "gen_ai.tool.call.arguments": JSON.stringify({ path: "a.txt" }), "gen_ai.tool.call.result": expect.stringContaining("alpha"),
     });
   });
