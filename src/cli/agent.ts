@@ -48,7 +48,7 @@ file; the blueprint never chooses where requests go. A key goes to runtime.provi
 every credential Secret ties it (annotation leviath.dev/credential-endpoints, pinned in runtime.json as
 credentialEndpoints); otherwise that provider is refused and no request is sent.
 
-Tracing: with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set (the chart's tracing.endpoint; a bare host:port URL gets
+Tracing: with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set (the chart's tracing.endpoint; a URL without a path gets
 /v1/traces), the run is an 'invoke_agent' span and each model call a 'chat <model>' span (provider, model, tokens,
 finish reason; never the messages), exported over OTLP/HTTP, and every tool call carries the run's W3C traceparent
 to the sidecar, whose 'execute_tool' spans join the same trace (docs/tracing.md). Unset: no tracer at all.

@@ -97,8 +97,9 @@ Serving:
       --otlp-traces-endpoint URL
                             export one span per tool call ('execute_tool <tool>': the decision, its source,
                             the rule, taint before and after, integrity, stage, Run and Agent) over OTLP/HTTP
-                            to URL (a bare host:port URL gets OTLP's /v1/traces); a request's W3C traceparent
-                            header is continued (docs/tracing.md). Default: none, and no tracer is made
+                            to URL (one without a path gets OTLP's /v1/traces); a call's W3C traceparent
+                            (a /v1 header, MCP's _meta) is continued (docs/tracing.md). Default: none, and
+                            no tracer is made
       --trace-content LEVEL none, public, internal or private: a call's arguments are exported when the
                             context's taint before it is at most LEVEL, its result when its label is
                             (default ${DEFAULT_TRACE_CONTENT}); only with --otlp-traces-endpoint
