@@ -118,6 +118,8 @@ export const PolicySecuritySchema = z.strictObject({
 /** `[limits]` of config.toml that the operator and sidecar use. */
 export const PolicyLimitsSchema = z.strictObject({
   interactionTimeoutSeconds: z.number().int().min(0).default(3600).describe("How long a prompt waits for an answer before it is denied."),
+  promptHoldSeconds: z.number().int().min(0).max(3600).optional()
+    .describe("Over /mcp (2025-era revisions), how long a call waiting on a prompt is held before it is answered with a pending result naming the prompt, collected with wait_for_approval; unset: held until answered or the interaction timeout (on 2026-07-28, each leg before input_required: default 50)."),
   defaultMaxIterations: z.number().int().min(1).default(50).describe("Model turns per stage when the stage sets no max_iterations."),
   shellTimeoutSeconds: z.number().int().min(1).default(60).describe("Longest a shell command may run."),
   httpTimeoutSeconds: z.number().int().min(1).max(600).default(30).describe("Longest one request of web_fetch, http_get or http_post may take, redirects included (upstream's script_http_timeout_secs)."),

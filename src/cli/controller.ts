@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import { DEFAULT_APPROVAL_TTL_MS } from "../controller/approval/approval-decision.ts";
 import { join } from "node:path";
 import { issueCertificate } from "../controller/admission/x509.ts";
+import { ApprovalNotifier } from "../controller/approval/approval-webhook.ts";
 import { checkAuthorshipPolicy, reportAuthorshipPolicy } from "../controller/authorship-policy.ts";
 import { createMetricsAuthorizer } from "../controller/metrics-auth.ts";
 import { ensureSidecarMetricsToken } from "../controller/sidecar-metrics-token.ts";
@@ -62,6 +63,11 @@ Options:
                                        this controller's identity set the marks it recognises its objects by (the
                                        chart's <release>-authorship); read once at start, and the log says whether
                                        it is in force (docs/security.md, Authorship). Without it nothing is checked
+  --approval-webhook-url URL           POST a signed JSON notice of each prompt a Run waits on to this http(s) URL, besides
+                                       the Run's Event (docs/operations.md, "Notifying pending prompts"); retried with
+                                       backoff on 5xx and 429, at most 5 attempts. Needs --approval-webhook-secret-file
+  --approval-webhook-secret-file FILE  the HMAC-SHA256 key (the file's bytes, at least 32) the notice is signed with, in the
+                                       header X-Leviath-Signature-256: sha256=<hex>
   --log-level LEVEL                    ${LOG_LEVELS.join(", ")} (default info)
 ${WEBHOOK_HELP}`;
 
@@ -86,6 +92,8 @@ const OPTIONS = {
   "approval-ttl": { type: "string" },
   "warm-pools": { type: "boolean" },
   "authorship-policy": { type: "string" },
+  "approval-webhook-url": { type: "string" },
+  "approval-webhook-secret-file": { type: "string" },
   "log-level": { type: "string" },
   ...WEBHOOK_OPTIONS,
 } as const;
@@ -95,6 +103,30 @@ function seconds(flag: string, value: string | undefined, fallback: number): num
   const n = Number(value.replace(/s$/, ""));
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag}: '${value}' is not a positive number of seconds`);
   return n * 1000;
+}
+
+/** The smallest HMAC key the approval webhook accepts, in bytes (SHA-256's block of security). */
+const MIN_WEBHOOK_KEY_BYTES = 32;
+
+/** `--approval-webhook-url` and `--approval-webhook-secret-file`: both or neither; an http(s) URL; a key of 32 bytes or more. */
+export function readApprovalWebhook(url: string | undefined, secretFile: string | undefined, read: (file: string) => Buffer = readFileSync): { url: string; key: Buffer } | undefined {
+  if (url === undefined && secretFile === undefined) return undefined;
+  if (url === undefined || secretFile === undefined) throw new UsageError("--approval-webhook-url and --approval-webhook-secret-file go together");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--approval-webhook-url: '${url}' is not a URL`);
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new UsageError(`--approval-webhook-url: '${url}' is not an http or https URL`);
+  let key: Buffer;
+  try {
+    key = read(secretFile);
+  } catch (err) {
+    throw new UsageError(`--approval-webhook-secret-file: cannot read ${secretFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  if (key.length < MIN_WEBHOOK_KEY_BYTES) throw new UsageError(`--approval-webhook-secret-file: the key in ${secretFile} has ${key.length} bytes, fewer than ${MIN_WEBHOOK_KEY_BYTES}`);
+  return { url, key };
 }
 
 /** HTTPS with TokenReview and SubjectAccessReview against this client's API server. */
@@ -184,6 +216,7 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
   const probeAddress = bindAddress("health-probe-bind-address", v["health-probe-bind-address"], "0.0.0.0:8081");
   const approvalTtlMs = seconds("approval-ttl", v["approval-ttl"], DEFAULT_APPROVAL_TTL_MS / 1000);
   const webhook = parseWebhookOptions(v);
+  const approvalWebhook = readApprovalWebhook(v["approval-webhook-url"], v["approval-webhook-secret-file"]);
 
   const tls = metricsTls(v["metrics-secure"], v["metrics-cert-dir"]);
 
@@ -211,6 +244,9 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
     webhook,
     approvalTtlMs,
     warmPools,
+    ...(approvalWebhook === undefined ? {} : {
+      approvalNotifier: new ApprovalNotifier({ ...approvalWebhook, warn: (message) => log.warn({ url: approvalWebhook.url }, message) }),
+    }),
     leaderElection: v["leader-elect"] ? buildLeaderElection(v["leader-election-id"], { namespace, env: io.env, lease }) : undefined,
     onLostLeadership: () => {
       lost = true;

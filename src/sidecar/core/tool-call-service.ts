@@ -250,6 +250,11 @@ export class ToolCallService {
     if (rec !== undefined) this.#pipeline.continuation.renewDeadline(rec, deadline);
   }
 
+  /** Whether a prompt is still waiting for its answer (false once answered, expired, withdrawn or unknown). */
+  isPromptPending(approvalId: string): boolean {
+    return this.#d.approvals.get(approvalId) !== undefined;
+  }
+
   /** Answers a pending prompt; false when none has this id. */
   answer(approvalId: string, decision: ApprovalDecision, reason?: string, approvedBy?: string): boolean {
     return this.#d.approvals.answer(approvalId, decision, reason, approvedBy);
