@@ -4,7 +4,24 @@
 import { SpanKind, SpanStatusCode, trace, ROOT_CONTEXT, type Attributes } from "@opentelemetry/api";
 import { buildTraceHeaders, createOtlpTracing } from "../../tracing/otlp-tracer.ts";
 import type { ModelProvider } from "./providers/types.ts";
-import type { RunTraceNames, RunTracing } from "./run-tracing.ts";
+import type { ProviderLookup } from "./provider-registry.ts";
+
+/** A run being traced (or not: run-tracing.ts's NO_RUN_TRACING). */
+export interface RunTracing {
+  /** The run span's trace context, sent with every tool call (none when not traced). */
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  /** The providers, each model call a `chat` span. */
+  providers(lookup: (provider: string, timeoutMs?: number) => ProviderLookup): (provider: string, timeoutMs?: number) => ProviderLookup;
+  /** Ends the run span with the run's exit code and sends what is queued. */
+  end(exitCode: number, message: string): Promise<void>;
+}
+
+/** What names the run on its spans. */
+export interface RunTraceNames {
+  readonly agent: string;
+  readonly run?: string | undefined;
+  readonly namespace?: string | undefined;
+}
 
 /** A run span and its model calls' spans, exported to `endpoint`. */
 export function createRunSpans(endpoint: string, names: RunTraceNames): RunTracing {

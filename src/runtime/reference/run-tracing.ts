@@ -4,30 +4,13 @@
 // sidecar (the `traceparent` header on /v1, `_meta.traceparent` on MCP), whose `execute_tool` spans continue it. No
 // prompt, completion or tool content is put on the runtime's spans. OpenTelemetry is loaded only when it is on.
 import { parseOtlpEndpoint } from "../../tracing/otlp-endpoint.ts";
-import type { ProviderLookup } from "./provider-registry.ts";
+import type { RunTracing, RunTraceNames } from "./run-spans.ts";
 
 /** The environment variable the runtime exports to (OpenTelemetry's own name for a traces endpoint). */
 export const OTLP_TRACES_ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
 
-/** A run being traced (or not: {@link NO_RUN_TRACING}). */
-export interface RunTracing {
-  /** The run span's trace context, sent with every tool call (none when not traced). */
-  readonly headers: Readonly<Record<string, string>> | undefined;
-  /** The providers, each model call a `chat` span. */
-  providers(lookup: (provider: string, timeoutMs?: number) => ProviderLookup): (provider: string, timeoutMs?: number) => ProviderLookup;
-  /** Ends the run span with the run's exit code and sends what is queued. */
-  end(exitCode: number, message: string): Promise<void>;
-}
-
 /** Tracing off: nothing sent, the providers as they are. */
 export const NO_RUN_TRACING: RunTracing = { headers: undefined, providers: (lookup) => lookup, end: async () => {} };
-
-/** What names the run on its spans. */
-export interface RunTraceNames {
-  readonly agent: string;
-  readonly run?: string | undefined;
-  readonly namespace?: string | undefined;
-}
 
 /** Starts tracing a run when the environment names an endpoint ({@link NO_RUN_TRACING}, nothing loaded, when it does not); a malformed endpoint is the message. */
 export async function startRunTracing(env: Readonly<Record<string, string | undefined>>, names: RunTraceNames): Promise<RunTracing | string> {
