@@ -17,6 +17,7 @@ import { createLogger, LOG_LEVELS } from "../log/logger.ts";
 import { DEFAULT_POD_SETTINGS, type PodSettings } from "../sandbox/pod-settings.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
+import { parseTraceFlags } from "./sidecar-tracing.ts";
 import { parseWebhookOptions, WEBHOOK_HELP, WEBHOOK_OPTIONS } from "./webhook-options.ts";
 
 /** `leviath controller --help`. */
@@ -46,6 +47,12 @@ Options:
   --workers N                          concurrent reconciles per controller (default 4)
   --sidecar-image IMAGE                image of the leviath sidecar container (default ${DEFAULT_POD_SETTINGS.sidecarImage})
   --runtime-image IMAGE                runtime image for Agents that name none (default: such Runs wait)
+  --otlp-traces-endpoint URL           every Run's sidecar exports a span per tool call to URL over OTLP/HTTP
+                                       (its --otlp-traces-endpoint), and its reference runtime its run and model
+                                       calls (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), one trace (docs/tracing.md).
+                                       Default: none, no tracing. Set for new engine pods; running ones keep theirs
+  --trace-content LEVEL                none, public, internal or private: up to which sensitivity a tool call's
+                                       arguments and result go on its span (default public; the sidecars' flag)
   --approval-ttl SECONDS               the controller deletes an Approval this long after its sidecar consumed it, or after
                                        its creation when it names no Run, an earlier Run, or is invalid; any other goes
                                        with its Run (default ${DEFAULT_APPROVAL_TTL_MS / 1000})
@@ -80,6 +87,8 @@ const OPTIONS = {
   workers: { type: "string" },
   "sidecar-image": { type: "string" },
   "runtime-image": { type: "string" },
+  "otlp-traces-endpoint": { type: "string" },
+  "trace-content": { type: "string" },
   "approval-ttl": { type: "string" },
   "warm-pools": { type: "boolean" },
   "authorship-policy": { type: "string" },
@@ -155,10 +164,11 @@ function metricsTls(secure: boolean | undefined, dir: string | undefined): { cer
 }
 
 /** The pods' settings from the flags, and the digest of the sidecars' scrape token when there is one. */
-function buildPodSettings(v: { "sidecar-image"?: string | undefined; "runtime-image"?: string | undefined }, sidecarMetricsTokenSha256: string | undefined): PodSettings {
+function buildPodSettings(v: Parameters<typeof parseTraceFlags>[0] & { "sidecar-image"?: string | undefined; "runtime-image"?: string | undefined }, sidecarMetricsTokenSha256: string | undefined): PodSettings {
+  const tracing = parseTraceFlags(v);
   return {
     ...DEFAULT_POD_SETTINGS, ...(v["sidecar-image"] ? { sidecarImage: v["sidecar-image"] } : {}), ...(v["runtime-image"] ? { defaultRuntimeImage: v["runtime-image"] } : {}),
-    ...(sidecarMetricsTokenSha256 ? { sidecarMetricsTokenSha256 } : {}),
+    ...(sidecarMetricsTokenSha256 ? { sidecarMetricsTokenSha256 } : {}), ...(tracing ? { tracing } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import type { BindingHandout, BindingTake } from "./cluster/binding-handout.ts";
 import type { PolicySource } from "./cluster/policy-sources.ts";
 import { ApprovalBook } from "./core/approvals.ts";
 import { computeCurrentStage, findStageIndex, type Enforcement } from "./core/enforcement.ts";
+import type { SidecarTracing } from "./core/call-spans.ts";
 import { Ledger } from "./core/ledger.ts";
 import { PolicyHolder } from "./core/policy-holder.ts";
 import { buildResumeRecord } from "./core/resume-audit.ts";
@@ -85,6 +86,8 @@ export interface SidecarServerOptions {
   readonly gatewayVars?: VarSource;
   /** A bound pool pod's hand-out of its Run's runtime.json and credentials (`POST /v1/binding`); every ask is recorded. */
   readonly binding?: BindingHandout | undefined;
+  /** Each call a span exported over OTLP (`--otlp-traces-endpoint`); absent (the default): no tracer at all. */
+  readonly tracing?: SidecarTracing | undefined;
 }
 
 /** A built sidecar: what the app is given, and what is started and stopped around it. */
@@ -182,7 +185,8 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
   const { journal, session } = openSession(opts, policy().runPolicy);
   const files = createAuditWriter(opts.auditDir, runName, (err) => log.error({ err }, "audit write failed"), opts.syncIntervalMs);
   const audit = opts.auditOutputs?.length ? createAuditTee(files, runName, opts.auditOutputs) : files;
-  const ledger = new Ledger({ policy, stageIndex: () => session.stageIndex, audit, metrics, log, clock, monotonicMs, runName });
+  const spans = opts.tracing?.spans({ taint: () => session.context.level(), agent: () => policy().runPolicy.agent.key, mode: () => policy().mode, clock, monotonicMs });
+  const ledger = new Ledger({ policy, stageIndex: () => session.stageIndex, audit, metrics, log, clock, monotonicMs, runName, spans });
   recordResumes(opts, { holder, session, ledger, clock });
   const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
   // A stdio server starts in the current stage's sandbox. Always there, empty or not: a reload may add servers.

@@ -96,7 +96,7 @@ export class CallPipeline {
     const d = decideToolCall(this.#decisionInput(enf, stage, rec));
     const gate = d.kind === "ask-permission" ? undefined : d.gate;
     for (const diag of gate?.ruleDiagnostics ?? []) this.#d.log.warn({ callId: rec.id, rule: diag.rule, kind: diag.kind }, diag.message);
-    if (!ledger.gate(d.events)) return ledger.deny(rec, "audit-failed", rec.tool);
+    if (!ledger.gate(d.events, rec)) return ledger.deny(rec, "audit-failed", rec.tool);
     return this.#follow(rec, d, enf, stage);
   }
 

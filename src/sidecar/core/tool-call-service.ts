@@ -23,6 +23,8 @@ import { Ledger, type LedgerDeps } from "./ledger.ts";
 import type { RunSession } from "./run-session.ts";
 import { measureOversizedResult, type ResultSink } from "./run-result.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
+import type { TraceParent } from "../../tracing/trace-context.ts";
+import { openCallSpan } from "./call-span-state.ts";
 
 /** What the service needs from the outside world (the ledger's sinks and budgets among them). */
 export interface ToolCallServiceDeps extends Omit<LedgerDeps, "stageIndex"> {
@@ -55,6 +57,8 @@ export interface ToolCallRequest {
    * settle itself is then refused `tool-unavailable`, decided and recorded here like any refusal. Default true.
    */
   readonly callerRuns?: boolean | undefined;
+  /** The W3C trace context its request carried (`traceparent`): its span continues that trace when tracing is on. */
+  readonly trace?: TraceParent | undefined;
 }
 
 /** A call whose request does not parse: its id and tool as sent (any JSON value), and the refusal's message. */
@@ -213,7 +217,7 @@ export class ToolCallService {
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
       started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
-      deadline: req.deadline, callerRuns: req.callerRuns ?? true,
+      deadline: req.deadline, callerRuns: req.callerRuns ?? true, span: req.trace === undefined ? undefined : openCallSpan(req.trace),
     };
   }
 

@@ -20,6 +20,7 @@ import {
   RETRY_GRACE_MS, WAIT_APPROVAL_TOOL, type CallState, type McpEra, type PendingCalls,
 } from "./pending-prompt.ts";
 import { listStageTools } from "./tool-catalog.ts";
+import { readTraceHeaders, type TraceParent } from "../../tracing/trace-context.ts";
 
 /** How the sidecar names itself to MCP clients. */
 const SERVER_INFO = { name: "leviath-sidecar", version: "0.1.0" } as const;
@@ -71,6 +72,8 @@ interface McpCall {
   readonly progress: () => Promise<void>;
   /** The call a 2026-07-28 retry is for (its verified `requestState`); absent: a new call. */
   readonly resume?: string | undefined;
+  /** The W3C trace context the request's `_meta` carried (`traceparent`, `tracestate`). */
+  readonly trace?: TraceParent | undefined;
 }
 
 /** A call's answer on the wire: its result, or, while it still waits on a prompt, the era's way of saying so. */
@@ -108,7 +111,7 @@ function holdMsOf(parts: McpServerParts): number | undefined {
 }
 
 async function callTool(parts: McpServerParts, call: McpCall): Promise<CallToolResult | InputRequiredResult> {
-  const { name, args, signal, progress, resume } = call;
+  const { name, args, signal, progress, resume, trace } = call;
   const service = parts.service;
   // A retry whose call the core no longer remembers is refused: deciding it afresh could run it a second time.
   if (resume !== undefined && service.get(resume) === undefined) return refuseForgotten(resume, name);
@@ -123,7 +126,7 @@ async function callTool(parts: McpServerParts, call: McpCall): Promise<CallToolR
   signal.addEventListener("abort", withdraw, { once: true });
   try {
     // A retry submits the same id: the core answers what the call has come to, and never decides it twice.
-    const out = await holdAsk(service, id, await service.submit({ id, tool: name, args, callerRuns: false }), { progress, holdMs: holdMsOf(parts) });
+    const out = await holdAsk(service, id, await service.submit({ id, tool: name, args, callerRuns: false, trace }), { progress, holdMs: holdMsOf(parts) });
     return await answerOutcome(parts, id, name, out);
   } finally {
     signal.removeEventListener("abort", withdraw);
@@ -179,7 +182,7 @@ export function buildServer(sdk: ServerSdk, parts: McpServerParts): Server {
     // The SDK verified a 2026-07-28 retry's requestState (its HMAC) before this handler was entered.
     const state = parts.era === "modern" ? ctx.mcpReq.requestState() : undefined;
     const resume = isCallState(state) ? state.call : undefined;
-    return callTool(parts, { name: req.params.name, args: req.params.arguments ?? {}, signal: gaveUpSignal(ctx), progress, resume });
+    return callTool(parts, { name: req.params.name, args: req.params.arguments ?? {}, signal: gaveUpSignal(ctx), progress, resume, trace: readTraceHeaders(req.params._meta ?? {}) });
   });
   return server;
 }
