@@ -10,6 +10,8 @@ import { buildPoolStatusFields } from "../pool/pool-reconciler.ts";
 import type { PoolLedger } from "../pool/pool-ledger.ts";
 import { CLUSTER_ADVICE } from "../../api/findings.ts";
 import { computePolicyFindings } from "../../policy/policy-findings.ts";
+import type { EnforcementMode } from "../../api/leviath-policy.ts";
+import { buildEnforcedRecord, decideModeChange, type EnforcedRecord } from "./policy-rollout.ts";
 
 /** Most findings the policy's status lists (its schema's bound). */
 const MAX_POLICY_FINDINGS = 100;
@@ -28,7 +30,28 @@ export interface PolicyReconcilerDeps {
   pools?: PoolLedger | undefined;
 }
 
-type PolicyObject = { spec?: unknown; status?: { conditions?: AgentStatus["conditions"] }; metadata: { generation?: number; uid?: string } };
+/** The rollout part of the policy's status: the mode seen, and the generation in force when it was enforced. */
+function buildRolloutStatus(obj: PolicyObject, state: PolicyState): { enforcement?: EnforcementMode; inForce?: EnforcedRecord } {
+  const previous = obj.status?.inForce ? { inForce: obj.status.inForce } : {};
+  if (state.kind !== "valid") return { ...(obj.status?.enforcement ? { enforcement: obj.status.enforcement } : {}), ...previous };
+  if (state.candidate) return { enforcement: state.candidate.enforcement, ...previous };
+  return { enforcement: "enforce", inForce: buildEnforcedRecord(obj.spec, state.generation) };
+}
+
+type PolicyObject = {
+  spec?: unknown;
+  status?: { conditions?: AgentStatus["conditions"]; enforcement?: EnforcementMode; inForce?: EnforcedRecord };
+  metadata: { generation?: number; uid?: string };
+};
+
+/** A change of the enforcement mode, once, when the status first records it: an Event on the policy (who made it is the API server's audit log). */
+function recordModeChange(deps: PolicyReconcilerDeps, regarding: Parameters<EventSink["record"]>[0], change: { before: EnforcementMode | undefined; after: EnforcementMode | undefined; generation: number; inForce: number | undefined }): void {
+  if (change.after === undefined) return;
+  const moved = decideModeChange(change.before, change.after);
+  if (moved === undefined) return;
+  const note = `enforcement ${change.before} -> ${change.after} at generation ${change.generation}${change.after === "enforce" ? "" : `; generation ${change.inForce ?? "none"} stays in force and this one is a candidate`}`;
+  deps.events?.record(regarding, { type: moved === "loosened" ? "Warning" : "Normal", reason: moved === "loosened" ? "EnforcementLoosened" : "EnforcementTightened", action: "Rollout", note });
+}
 
 /** Reconcile the cluster policy: report whether it is valid (and which generation is in force) on its status. */
 export function createPolicyReconciler(deps: PolicyReconcilerDeps): (key: string) => Promise<ReconcileResult> {
@@ -49,11 +72,13 @@ export function createPolicyReconciler(deps: PolicyReconcilerDeps): (key: string
       ...(findings.length > 0 ? { findings } : {}),
       ...(enforcement ? { networkEnforcement: enforcement } : {}),
       ...buildPoolStatusFields(deps.cache, state, deps.pools),
+      ...buildRolloutStatus(obj, state),
     };
     if (isSameStatus(obj.status, status)) return {};
     await deps.writer.applyStatus("policy", undefined, CLUSTER_POLICY_NAME, status);
     const regarding = { apiVersion: API_VERSION, kind: KIND.policy, name: CLUSTER_POLICY_NAME, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) };
     recordTransitions(regarding, obj.status?.conditions, status.conditions, VALIDATE_ACTION);
+    recordModeChange(deps, regarding, { before: obj.status?.enforcement, after: status.enforcement, generation, inForce: state.kind === "valid" ? state.generation : undefined });
     return {};
   };
 }

@@ -1,6 +1,7 @@
 import { CLUSTER_POLICY_NAME } from "../../api/constants.ts";
 import { EMPTY_POLICY, LeviathPolicySpecSchema, type LeviathPolicySpec } from "../../api/leviath-policy.ts";
 import { formatFieldPath } from "../conditions.ts";
+import { decideInForce, type EnforcedRecord, type PolicyCandidate } from "./policy-rollout.ts";
 
 /** A policy that parsed, and the generation it came from. */
 export interface GoodPolicy {
@@ -10,21 +11,36 @@ export interface GoodPolicy {
   uid?: string;
 }
 
-/** The cluster policy as the controllers see it. */
+/**
+ * The cluster policy as the controllers see it. `valid` is the policy in force (what new Runs pin); while the
+ * object's generation is a `warn` or `audit` candidate, that is the last `enforce` generation and `candidate` is the
+ * object's own.
+ */
 export type PolicyState =
   | { kind: "absent" }
-  | ({ kind: "valid" } & GoodPolicy)
+  | ({ kind: "valid"; candidate?: PolicyCandidate } & GoodPolicy)
   | { kind: "invalid"; generation: number; message: string; lastGood?: GoodPolicy };
 
+type PolicyObject = { spec?: unknown; metadata?: { generation?: number; uid?: string }; status?: { inForce?: EnforcedRecord } };
+
 /** Parse the LeviathPolicy object (if any); an invalid one keeps the last valid generation, as upstream's last-good config. */
-export function computePolicyState(obj: { spec?: unknown; metadata?: { generation?: number; uid?: string } } | undefined, lastGood: GoodPolicy | undefined): PolicyState {
+export function computePolicyState(obj: PolicyObject | undefined, lastGood: GoodPolicy | undefined): PolicyState {
   if (!obj) return { kind: "absent" };
   const generation = obj.metadata?.generation ?? 0;
+  const uid = obj.metadata?.uid ? { uid: obj.metadata.uid } : {};
   const parsed = LeviathPolicySpecSchema.safeParse(obj.spec ?? {});
-  if (parsed.success) return { kind: "valid", spec: parsed.data, generation, ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}) };
+  if (parsed.success) {
+    if (parsed.data.enforcement === "enforce") return { kind: "valid", spec: parsed.data, generation, ...uid };
+    const inForce = decideInForce(lastGood, obj.status?.inForce);
+    const candidate: PolicyCandidate = { spec: parsed.data, generation, enforcement: parsed.data.enforcement };
+    if (!inForce.ok) return { kind: "invalid", generation, message: inForce.message };
+    return { kind: "valid", spec: inForce.value.spec, generation: inForce.value.generation, ...uid, candidate };
+  }
   const issue = parsed.error.issues[0];
   const message = issue ? `${formatFieldPath("spec", issue.path)}: ${issue.message}` : "invalid";
-  return { kind: "invalid", generation, message, ...(lastGood ? { lastGood } : {}) };
+  const recorded = lastGood ? undefined : decideInForce(undefined, obj.status?.inForce);
+  const good = lastGood ?? (recorded?.ok === true && recorded.recorded ? recorded.value : undefined);
+  return { kind: "invalid", generation, message, ...(good ? { lastGood: good } : {}) };
 }
 
 /**
