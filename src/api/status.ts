@@ -339,7 +339,7 @@ export const RunStatusSchema = z.strictObject({
   snapshotSha256: z.string().regex(/^[0-9a-f]{64}$/).optional()
     .describe("SHA-256 of the start snapshot (ConfigMap <run>-policy: every data key and value, in key order) as the controller created it; a snapshot whose bytes no longer match fails the Run (PolicySnapshotInvalid), whoever owns it."),
   resume: RunResumeStatusSchema.optional().describe("The last resume request's answer and the run-policy snapshot in force (docs/controller.md, Resuming a Run)."),
-  policyRollout: RunPolicyRolloutSchema.optional(),
+  policyRollout: RunPolicyRolloutSchema.optional().describe("A later LeviathPolicy generation reaching this running Run: the one in force and a warn or audit candidate (docs/operations.md, Rolling out a policy)."),
   policyFlips: z.strictObject({
     generation: z.number().int().min(0).describe("The candidate generation they were counted against."),
     count: z.number().int().min(0).describe("Calls whose decision would flip under the candidate."),
