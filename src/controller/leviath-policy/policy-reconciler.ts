@@ -2,7 +2,7 @@ import { API_VERSION, CLUSTER_POLICY_NAME, KIND } from "../../api/constants.ts";
 import { CONDITION, REASON, type AgentStatus, type NetworkEnforcementStatus } from "../../api/status.ts";
 import type { EventSink } from "../../kube/event-recorder.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "../cluster-port.ts";
-import { buildConditions, isSameStatus } from "../conditions.ts";
+import { buildConditions, isSameStatus, type ConditionDecision } from "../conditions.ts";
 import { decideValidReadiness } from "../readiness.ts";
 import { createTransitionRecorder, VALIDATE_ACTION } from "../status-events.ts";
 import type { PolicyState } from "./policy-state.ts";
@@ -11,7 +11,7 @@ import type { PoolLedger } from "../pool/pool-ledger.ts";
 import { CLUSTER_ADVICE } from "../../api/findings.ts";
 import { computePolicyFindings } from "../../policy/policy-findings.ts";
 import type { EnforcementMode } from "../../api/leviath-policy.ts";
-import { buildEnforcedRecord, decideModeChange, type EnforcedRecord } from "./policy-rollout.ts";
+import { buildEnforcedRecord, decideModeChange, type EnforcedRecord } from "./enforced-policy.ts";
 
 /** Most findings the policy's status lists (its schema's bound). */
 const MAX_POLICY_FINDINGS = 100;
@@ -53,6 +53,19 @@ function recordModeChange(deps: PolicyReconcilerDeps, regarding: Parameters<Even
   deps.events?.record(regarding, { type: moved === "loosened" ? "Warning" : "Normal", reason: moved === "loosened" ? "EnforcementLoosened" : "EnforcementTightened", action: "Rollout", note });
 }
 
+/** The policy's Valid condition: in force, a candidate beside the generation in force, or invalid. */
+function decideValidCondition(state: PolicyState, findings: number): ConditionDecision {
+  if (state.kind === "invalid") {
+    return { type: CONDITION.valid, status: "False", reason: REASON.invalidSpec, message: `${state.message}; ${state.lastGood ? `generation ${state.lastGood.generation} stays in force` : "no valid generation: new Runs wait"}` };
+  }
+  const warned = findings > 0 ? `, with ${findings} warning${findings > 1 ? "s" : ""} (status.findings)` : "";
+  const candidate = state.kind === "valid" ? state.candidate : undefined;
+  const message = candidate === undefined
+    ? `in force for new Runs${warned}`
+    : `a ${candidate.enforcement} candidate${warned}: generation ${state.kind === "valid" ? state.generation : 0} stays in force, and every call is decided under both`;
+  return { type: CONDITION.valid, status: "True", reason: REASON.valid, message };
+}
+
 /** Reconcile the cluster policy: report whether it is valid (and which generation is in force) on its status. */
 export function createPolicyReconciler(deps: PolicyReconcilerDeps): (key: string) => Promise<ReconcileResult> {
   const recordTransitions = createTransitionRecorder(deps.events);
@@ -61,10 +74,8 @@ export function createPolicyReconciler(deps: PolicyReconcilerDeps): (key: string
     if (!obj) return {};
     const state = deps.policy();
     const generation = obj.metadata.generation ?? 0;
-    const findings = state.kind === "valid" ? computePolicyFindings(state.spec, CLUSTER_ADVICE).slice(0, MAX_POLICY_FINDINGS) : [];
-    const decided = state.kind === "invalid"
-      ? { type: CONDITION.valid, status: "False" as const, reason: REASON.invalidSpec, message: `${state.message}; ${state.lastGood ? `generation ${state.lastGood.generation} stays in force` : "no valid generation: new Runs wait"}` }
-      : { type: CONDITION.valid, status: "True" as const, reason: REASON.valid, message: `in force for new Runs${findings.length > 0 ? `, with ${findings.length} warning${findings.length > 1 ? "s" : ""} (status.findings)` : ""}` };
+    const findings = state.kind === "valid" ? computePolicyFindings(state.candidate?.spec ?? state.spec, CLUSTER_ADVICE).slice(0, MAX_POLICY_FINDINGS) : [];
+    const decided = decideValidCondition(state, findings.length);
     const enforcement = deps.networkEnforcement?.();
     const status = {
       observedGeneration: generation,

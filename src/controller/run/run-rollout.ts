@@ -45,25 +45,27 @@ function snapshotOf(ref: RunRef, snapshot: RunSnapshot, role: RolloutRole, resol
 }
 
 /**
- * The rollout of a running Run this pass: none for a Run that is not active, or while the policy is not valid
- * (an invalid edit changes nothing a running Run enforces). The generation in force is resolved only when it is
- * later than the pinned one; a candidate whenever one is out.
+ * The rollout of a running Run this pass: none for a Run that is not active. The generation in force (the last
+ * valid one while an edit is invalid) is resolved only when it is later than the pinned one; a candidate whenever
+ * one is out.
  */
 export function resolveRollout(input: { ref: RunRef; run: RunSpec; snapshot: RunSnapshot; policy: PolicyState; active: boolean }): RolloutPlan {
   const { ref, run, snapshot, policy, active } = input;
-  if (!active || policy.kind !== "valid") return NONE;
+  // An invalid edit changes nothing a running Run enforces: the last valid generation stays in force, no candidate.
+  const inForce = policy.kind === "valid" ? policy : policy.kind === "invalid" ? policy.lastGood : undefined;
+  if (!active || inForce === undefined) return NONE;
   const pinned = snapshot.controller.policy.generation;
   const configMaps: KubeObject[] = [];
   const status: RunPolicyRollout = {};
-  if (policy.generation > (pinned ?? 0)) {
-    const text = resolveUnder(snapshot, run, policy);
+  if (inForce.generation > (pinned ?? 0)) {
+    const text = resolveUnder(snapshot, run, inForce);
     if (text !== undefined) {
-      const { cm, entry } = snapshotOf(ref, snapshot, "enforced", { text, generation: policy.generation });
+      const { cm, entry } = snapshotOf(ref, snapshot, "enforced", { text, generation: inForce.generation });
       configMaps.push(cm);
       status.enforced = entry;
     }
   }
-  const candidate = policy.candidate;
+  const candidate = policy.kind === "valid" ? policy.candidate : undefined;
   if (candidate !== undefined) {
     const text = resolveUnder(snapshot, run, candidate);
     if (text !== undefined) {

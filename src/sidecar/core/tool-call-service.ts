@@ -23,6 +23,7 @@ import { Ledger, type LedgerDeps } from "./ledger.ts";
 import type { RunSession } from "./run-session.ts";
 import { measureOversizedResult, type ResultSink } from "./run-result.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
+import type { PolicyRollout } from "./policy-rollout.ts";
 
 /** What the service needs from the outside world (the ledger's sinks and budgets among them). */
 export interface ToolCallServiceDeps extends Omit<LedgerDeps, "stageIndex"> {
@@ -40,6 +41,8 @@ export interface ToolCallServiceDeps extends Omit<LedgerDeps, "stageIndex"> {
   readonly ledger?: Ledger;
   /** What runs an allowed call, by executor kind (absent: the table over `shell`, `gateway` and `result`). */
   readonly executors?: ExecutorTable;
+  /** A policy rollout reaching this Run (absent: none). */
+  readonly rollout?: PolicyRollout | undefined;
 }
 
 /** One call as the runtime sends it. */
