@@ -22,6 +22,12 @@ import { PolicyHolder } from "../src/sidecar/core/policy-holder.ts";
 import { createStandaloneSource } from "../src/sidecar/cluster/policy-sources.ts";
 import { RunSession } from "../src/sidecar/core/run-session.ts";
 import { ToolCallService } from "../src/sidecar/core/tool-call-service.ts";
+import { createHash } from "node:crypto";
+import type { RunPolicy } from "../src/api/run-policy.ts";
+import type { SidecarMetrics } from "../src/metrics/sidecar-metrics.ts";
+import { buildEnforcement, type EnforcementContext } from "../src/sidecar/core/enforcement.ts";
+import { Ledger } from "../src/sidecar/core/ledger.ts";
+import { PolicyRollout } from "../src/sidecar/core/policy-rollout.ts";
 import { numberFlag, SuiteRecord } from "./bench-results.ts";
 import { measureRate, printTable, summarize, timeEach, type Row } from "./bench-stats.ts";
 import { buildEntryTree, buildSidecarTree, type EntryTree, type SidecarTree } from "./bench-tree.ts";
@@ -169,19 +175,50 @@ function gateRows(tree: SidecarTree, n: number): Row[] {
   });
 }
 
-async function wholeCallRow(tree: SidecarTree, n: number): Promise<Row> {
+/** A rollout of the whole-call rows: none, or a warn candidate that agrees with the pinned policy, or that flips every call. */
+type RolloutCase = "none" | "agrees" | "flips";
+
+/** A warn candidate over the pinned run policy: the same (`agrees`), or read_file denied by its ceiling (`flips`). */
+function benchRollout(pinned: RunPolicy, ctx: EnforcementContext, c: RolloutCase, sinks: { ledger: Ledger; metrics: SidecarMetrics }): PolicyRollout | undefined {
+  if (c === "none") return undefined;
+  const rollout = new PolicyRollout((rp) => buildEnforcement(rp, ctx), {
+    changed() {},
+    failed(_, error) {
+      throw new Error(`bench setup: the candidate does not compile: ${error}`);
+    },
+    flipped(flip, candidate, callId) {
+      sinks.metrics.policyFlip("warn", flip.now, flip.candidate);
+      sinks.ledger.record({ timestamp: 0, agent_id: "bench", call_id: callId, tool_name: flip.tool, stage: "main", decision: "would_flip", decision_source: "policy_candidate", would_flip: { enforcement: "warn", policy_generation: candidate.generation, now: flip.now, candidate: flip.candidate, differs: flip.differs } });
+    },
+  });
+  const candidate: RunPolicy = c === "agrees" ? pinned : { ...pinned, toolPermissions: { ...pinned.toolPermissions, ceiling: { ...pinned.toolPermissions.ceiling, read_file: "deny" } } };
+  const text = JSON.stringify(candidate);
+  rollout.offer("candidate", { generation: 2, sha256: createHash("sha256").update(text).digest("hex"), text, enforcement: "warn" });
+  return rollout;
+}
+
+async function wholeCallRow(tree: SidecarTree, n: number, rolloutCase: RolloutCase = "none"): Promise<Row> {
   const source = createStandaloneSource({ agent: join(tree.root, "agent.leviath"), config: join(tree.root, "config.toml"), mode: "interactive", allow: [] });
-  const loaded = PolicyHolder.open(source, { workdir: tree.work, home: tree.home }, { loaded() {}, failed() {} });
+  const ctx: EnforcementContext = { workdir: tree.work, home: tree.home };
+  const loaded = PolicyHolder.open(source, ctx, { loaded() {}, failed() {} });
   if (!loaded.ok) throw new Error(loaded.error);
-  const audit = createAuditWriter(join(tree.root, "audit"), "bench", () => {});
+  const audit = createAuditWriter(join(tree.root, `audit-${rolloutCase}`), "bench", () => {});
+  const metrics = createSidecarMetrics();
+  const log = pino({ level: "silent" });
+  const session = new RunSession({ journal: null, entryStage: 0, onJournalError: () => {} });
+  const policy = () => loaded.holder.current();
+  const ledger = new Ledger({ policy, stageIndex: () => session.stageIndex, audit, metrics, log, clock: Date.now, monotonicMs: () => performance.now(), runName: "bench" });
+  const rollout = benchRollout(policy().runPolicy, ctx, rolloutCase, { ledger, metrics });
   const service = new ToolCallService({
-    policy: () => loaded.holder.current(), workdir: tree.work, fs: REAL_FS, session: new RunSession({ journal: null, entryStage: 0, onJournalError: () => {} }),
-    approvals: new ApprovalBook(Date.now, () => {}), audit, metrics: createSidecarMetrics(), log: pino({ level: "silent" }),
+    policy, workdir: tree.work, fs: REAL_FS, session, ledger, ...(rollout ? { rollout } : {}),
+    approvals: new ApprovalBook(Date.now, () => {}), audit, metrics, log,
     shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) }, clock: Date.now, monotonicMs: () => performance.now(), runName: "bench",
   });
   const call = (id: string) => service.submit({ id, tool: "read_file", args: { path: "src/app/lib/core/index.ts" } });
   const first = await call("check");
   if (first.kind !== "allow" || first.body.isError) throw new Error(`bench setup: the whole read_file call answered ${JSON.stringify(first.body)}, expected an allow`);
+  const flips = rollout?.tally()?.count ?? 0;
+  if (flips !== (rolloutCase === "flips" ? 1 : 0)) throw new Error(`bench setup: ${flips} would-flips after one call under '${rolloutCase}'`);
   const samples = new Float64Array(n);
   const started = performance.now();
   for (let i = 0; i < n + 2000; i++) {
@@ -191,7 +228,12 @@ async function wholeCallRow(tree: SidecarTree, n: number): Promise<Row> {
   }
   const perSecond = (n + 2000) / ((performance.now() - started) / 1000);
   audit.close();
-  return { name: "whole read_file call in process (decide, open, read, label, audit)", summary: summarize(samples), perSecond, note: "no HTTP" };
+  const names: Record<RolloutCase, [string, string]> = {
+    none: ["whole read_file call in process (decide, open, read, label, audit)", "no HTTP"],
+    agrees: ["same, a warn candidate deciding it too (same outcome)", "issue 43: the second decision alone"],
+    flips: ["same, a warn candidate flipping it (allow -> deny)", "issue 43: second decision, would_flip record, metric"],
+  };
+  return { name: names[rolloutCase][0], summary: summarize(samples), perSecond, note: names[rolloutCase][1] };
 }
 
 /** Runs the suite and writes `bench/results/decision.json`. */
@@ -207,7 +249,7 @@ export async function runDecisionSuite(n: number): Promise<void> {
     const gate = gateRows(small, n);
     printTable("Permission + taint gate (decideToolCall)", gate);
     record.add("Permission + taint gate (decideToolCall)", gate);
-    const whole = [await wholeCallRow(small, n)];
+    const whole = [await wholeCallRow(small, n), await wholeCallRow(small, n, "agrees"), await wholeCallRow(small, n, "flips")];
     printTable("Whole call in process", whole);
     record.add("Whole call in process", whole);
     record.extra["tree"] = { files: large.files.length, entries: large.entries.length, kinds: large.kinds, sampleEntries: large.entries.slice(0, 3) };
