@@ -31,6 +31,8 @@ export const CONDITION = {
   credentialsReady: "CredentialsReady",
   /** Run: every MCP server of its policy is offered (its Secret opted in and mounted, its keys present, it listed its tools). */
   mcpServersReady: "McpServersReady",
+  /** Run: calls that a warn candidate LeviathPolicy would decide otherwise (present only while True). */
+  policyWouldFlip: "PolicyWouldFlip",
   /** Run: a pod of it cannot be scheduled, or its workspace claim is not bound (present only while True). */
   podsWaiting: "PodsWaiting",
   /** Run: it finished (True), with how: the agent's exit, a deadline, a cancellation. */
@@ -55,6 +57,8 @@ export const CONDITION = {
 
 /** Condition reasons the operator writes (also error-class labels at the edges). */
 export const REASON = {
+  /** Run PolicyWouldFlip: a warn candidate would decide some of its calls otherwise. */
+  wouldFlip: "WouldFlip",
   valid: "Valid",
   invalidSpec: "InvalidSpec",
   invalidPolicy: "InvalidPolicy",
@@ -346,7 +350,7 @@ export const RunStatusSchema = z.strictObject({
     last: z.string().max(1024).optional().describe("The last would-flip: tool, target, decision now -> under the candidate, and what differs."),
   }).optional().describe("Would-flips of a warn candidate so far (written by the sidecar; kubectl leviath why shows them)."),
   conditions: z.array(ConditionSchema).optional()
-    .describe("PolicyResolved, SandboxReady, NetworkIsolated, AwaitingApproval, CredentialsReady, PodsWaiting (only while a pod cannot be scheduled or a claim is unbound), PodSecurityEnforced, Completed, and Ready/Stalled/Reconciling for kstatus and kubectl wait."),
+    .describe("PolicyResolved, SandboxReady, NetworkIsolated, AwaitingApproval, CredentialsReady, PodsWaiting (only while a pod cannot be scheduled or a claim is unbound), PolicyWouldFlip (only while a warn candidate LeviathPolicy would decide calls otherwise), PodSecurityEnforced, Completed, and Ready/Stalled/Reconciling for kstatus and kubectl wait."),
 }).describe("What the run is doing; the controller and the run's sidecar each own their part.");
 /** The Run status. */
 export type RunStatus = z.infer<typeof RunStatusSchema>;

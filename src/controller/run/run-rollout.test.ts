@@ -6,6 +6,7 @@ import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { SNAPSHOT_KEY } from "../../sandbox/run-snapshot.ts";
 import { computeSnapshotSha256 } from "./run-resume.ts";
 import { resolveRollout } from "./run-rollout.ts";
+import { decideWouldFlipCondition } from "./would-flip-condition.ts";
 import type { PolicyState } from "../leviath-policy/policy-state.ts";
 
 const ref = { name: "r1", namespace: "team", uid: "uid-1" };
@@ -50,5 +51,24 @@ describe("resolveRollout", () => {
     const plan = resolveRollout({ ref, run, snapshot: pinnedAt(3), policy: invalid, active: true });
     expect(plan.status).toEqual({ enforced: expect.objectContaining({ generation: 5 }) });
     expect(resolveRollout({ ref, run, snapshot: pinnedAt(3), policy: { kind: "invalid", generation: 6, message: "bad" }, active: true }).configMaps).toEqual([]);
+  });
+});
+
+describe("decideWouldFlipCondition", () => {
+  const candidate = { generation: 5, enforcement: "warn" as const, snapshot: "r1-policy-candidate", snapshotSha256: "a".repeat(64) };
+  it("is True while the sidecar reports flips against the warn candidate still out", () => {
+    expect(decideWouldFlipCondition({ candidate }, { generation: 5, count: 2, last: "read_file: allow -> deny (x)" })).toEqual({
+      type: "PolicyWouldFlip", status: "True", reason: "WouldFlip",
+      message: "2 call(s) would be decided otherwise under the warn candidate, LeviathPolicy generation 5; last: read_file: allow -> deny (x) (kubectl leviath why)",
+    });
+  });
+
+  it.each([
+    ["an audit candidate", { candidate: { ...candidate, enforcement: "audit" as const } }, { generation: 5, count: 2 }],
+    ["flips of an earlier candidate", { candidate }, { generation: 4, count: 2 }],
+    ["no candidate out", {}, { generation: 5, count: 2 }],
+    ["no flips", { candidate }, undefined],
+  ])("is absent for %s", (_, rollout, flips) => {
+    expect(decideWouldFlipCondition(rollout, flips)).toBeUndefined();
   });
 });

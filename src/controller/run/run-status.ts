@@ -7,6 +7,7 @@ import { computeReadPathCounts } from "../../policy/agent-findings.ts";
 import { buildConditions, type ConditionDecision } from "../conditions.ts";
 import { decideRunReadiness } from "../readiness.ts";
 import type { RunDecision } from "./run-decision.ts";
+import { decideWouldFlipCondition } from "./would-flip-condition.ts";
 
 /** A resume's part of the status: the record to write, and the read paths in force when a resume moved them. */
 export interface Resumed {
@@ -93,8 +94,14 @@ export function buildRunStatus(basis: StatusBasis, run: { name: string; snapshot
     ...(resumed?.record ? { resume: resumed.record } : {}),
     ...(run.rollout ? { policyRollout: run.rollout } : {}),
     ...claimUidOf(basis),
-    conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions)], nowIso, generation),
+    conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions), ...flipped(run.rollout, previous)], nowIso, generation),
   };
+}
+
+/** The PolicyWouldFlip condition, while a warn candidate would decide the Run's calls otherwise. */
+function flipped(rollout: RunPolicyRollout | undefined, previous: RunStatus | undefined): ConditionDecision[] {
+  const c = decideWouldFlipCondition(rollout, previous?.policyFlips);
+  return c ? [c] : [];
 }
 
 /** The engine pod (none once stopped) and, with warm pools on, where it came from and the claim the Run's pods mount. */
