@@ -75,6 +75,13 @@ describe("a policy rollout reaching a running Run's sidecar", () => {
     expect(metricValue(await scrapeMetrics(sc), "leviath_sidecar_policy_flips_total", { mode: "warn", from: "allow", to: "deny" })).toBe(1);
     const reported = await waitForCustom("runs", namespace, RUN, (r) => (r.status?.policyFlips as { count?: number } | undefined)?.count === 1, "the flip on the Run's status");
     expect(reported.status?.policyFlips).toMatchObject({ generation: candidateGeneration, last: expect.stringContaining("read_file") });
+    // warn surfaces it on the Run: the condition, and its first True as a Warning Event.
+    const flagged = await waitForCustom("runs", namespace, RUN, (r) => (r.status?.conditions as { type: string; status: string }[] | undefined)?.some((c) => c.type === "PolicyWouldFlip" && c.status === "True") === true, "the PolicyWouldFlip condition");
+    expect((flagged.status?.conditions as { type: string; message: string }[]).find((c) => c.type === "PolicyWouldFlip")?.message).toContain(`1 call(s) would be decided otherwise under the warn candidate, LeviathPolicy generation ${candidateGeneration}`);
+    await waitFor(async () => {
+      const events = JSON.parse((await kubectl(["get", "events", "-n", namespace, "-o", "json"])).stdout) as { items: { reason?: string; type?: string; involvedObject?: { name?: string } }[] };
+      return events.items.some((e) => e.reason === "WouldFlip" && e.type === "Warning" && e.involvedObject?.name === RUN) ? true : undefined;
+    }, { timeoutMs: 30_000, description: "the WouldFlip Event on the Run" });
     // The policy in force for new Runs stays the enforced generation.
     expect((await policyObject()).status).toMatchObject({ enforcement: "warn", inForce: { generation: enforcedGeneration } });
     await createRun(namespace, "newcomer", { agentRef: { name: "reader" } });
