@@ -3,12 +3,13 @@
 // and reports each would-flip (the audit, the metric, the Run's status); new Runs still pin the generation in force;
 // switched to `enforce`, the same sidecar (never restarted) then enforces it. A malformed rollout snapshot named
 // by the status changes nothing.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSidecarClient, type SidecarClient } from "../../src/runtime/sidecar-client.ts";
-import { makeTempDir, metricValue, scrapeMetrics, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { makeTempDir, metricValue, scrapeMetrics, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { readDecisionRecords, startPinnedRunSidecar } from "./sidecar-fixtures.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
 import { applyPolicy, createAgent, createRun, OURS, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator } from "./controller/operator-harness.ts";
 
@@ -20,8 +21,7 @@ let client: SidecarClient;
 let root = "";
 let auditDir = "";
 
-const decisions = () => (readdirSync(auditDir, { recursive: true }) as string[]).filter((f) => f.endsWith("decisions.jsonl"))
-  .flatMap((f) => readFileSync(join(auditDir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>));
+const decisions = () => readDecisionRecords(auditDir);
 type Rollout = { enforced?: { generation: number; snapshot: string; snapshotSha256: string }; candidate?: { generation: number; enforcement: string; snapshot: string; snapshotSha256: string } };
 const rolloutOf = (r: Custom) => r.status?.policyRollout as Rollout | undefined;
 const policyObject = async () => (await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as { metadata: { generation: number }; status?: { enforcement?: string; inForce?: { generation: number } } };
@@ -39,10 +39,7 @@ beforeAll(async () => {
   await createAgent(namespace, "reader", { image: TEST_RUNTIME_IMAGE, sandbox: { kind: "none" }, stages: [{ name: "main" }] });
   await createRun(namespace, RUN, { agentRef: { name: "reader" } });
   await waitForCustom("runs", namespace, RUN, (r) => r.status?.agent !== undefined, "the Run pinned");
-  const pinned = await testCluster().core.readNamespacedConfigMap({ name: `${RUN}-policy`, namespace });
-  writeFileSync(join(root, "run-policy.json"), pinned.data!["run-policy.json"]!);
-  auditDir = join(root, "audit");
-  sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", testCluster().kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", auditDir, "--metrics-listen", "127.0.0.1:0"]);
+  ({ sc, auditDir } = await startPinnedRunSidecar({ namespace, run: RUN, root }, ["--metrics-listen", "127.0.0.1:0"]));
   client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
 }, 120_000);
 
