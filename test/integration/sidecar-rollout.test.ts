@@ -109,6 +109,8 @@ describe("a policy rollout reaching a running Run's sidecar", () => {
     expect(sc.proc.exitCode).toBeNull();
     expect((await policyObject()).status).toMatchObject({ enforcement: "enforce", inForce: { generation } });
     const events = JSON.parse((await kubectl(["get", "events", "-A", "-o", "json"])).stdout) as { items: { reason?: string; note?: string; message?: string }[] };
+    // Each change of the mode is an Event on the policy: the loosening to warn, the tightening back.
+    expect(events.items.some((e) => e.reason === "EnforcementLoosened" && (e.note ?? e.message ?? "").includes(`enforce -> warn`))).toBe(true);
     expect(events.items.some((e) => e.reason === "EnforcementTightened" && (e.note ?? e.message ?? "").includes("warn -> enforce"))).toBe(true);
   });
 });
