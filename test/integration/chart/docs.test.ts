@@ -164,12 +164,12 @@ describe("the docs", () => {
   const blocks = DOCS.flatMap(blocksOf);
 
   it("mark few blocks as not run, and only those", () => {
-    // The second of operations.md reads a Run's audit ConfigMaps: test/e2e/run-flow.test.ts runs that command on the real node.
+    // operations.md's block under "The audit of a Run" reads a Run's audit ConfigMaps: test/e2e/run-flow.test.ts runs that command on the real node.
     // The quickstart's second and third need the demo's node and model-server (test/e2e/demo.test.ts runs the second,
     // test/e2e/runtime-*.test.ts the clients of the third on the e2e node); its fourth, `kubectl leviath approve`, needs
     // a pending prompt, which no Run has without a node (test/integration/kubectl-leviath.test.ts runs it against a
     // real sidecar).
-    // One of operations.md's rolls a policy out over running Runs: test/integration/sidecar-rollout.test.ts runs its steps against a real sidecar.
+    // operations.md's block under "Rolling out a policy" needs running Runs: test/integration/sidecar-rollout.test.ts runs its steps against a real sidecar.
     expect(blocks.filter((b) => b.skipped).map((b) => b.file)).toEqual(["README.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/operations.md", "docs/operations.md", "docs/operations.md"]);
     expect(blocks.filter((b) => ["yaml", "yml", "json"].includes(b.lang))).toEqual([]);
   });
