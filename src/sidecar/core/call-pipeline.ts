@@ -28,6 +28,8 @@ import { buildHeldPromptText } from "../../policy/held-call.ts";
 import { describeHeldPrompt } from "./approval-settlement.ts";
 import type { RunSession } from "./run-session.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
+import type { PolicyVerdict } from "../../policy/policy-flips.ts";
+import type { PolicyRollout, RolloutVerdict } from "./policy-rollout.ts";
 
 /** What the pipeline works with (the clocks, sinks and run name are the ledger's). */
 export interface CallPipelineDeps extends Pick<LedgerDeps, "policy" | "metrics" | "log" | "clock" | "monotonicMs" | "runName"> {
@@ -39,6 +41,8 @@ export interface CallPipelineDeps extends Pick<LedgerDeps, "policy" | "metrics" 
   readonly gateway?: ToolGateway | undefined;
   readonly ledger: Ledger;
   readonly executors: ExecutorTable;
+  /** A policy rollout reaching this Run (absent: standalone, or none wired). */
+  readonly rollout?: PolicyRollout | undefined;
 }
 
 /** What labelling a result needs. */
@@ -93,11 +97,27 @@ export class CallPipeline {
     if (!isToolOffered(stage, enf, rec.tool, gateway) || (!rec.callerRuns && !isSettledBySidecar(rec.tool, gateway))) {
       return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
     }
-    const d = decideToolCall(this.#decisionInput(enf, stage, rec));
+    const followed = this.#decide(enf, stage, rec);
+    // The generation in force (a rollout) may not offer the tool at the stage: refused, as the pinned policy would.
+    if (followed.verdict.kind === "unavailable") return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
+    const d = followed.verdict;
     const gate = d.kind === "ask-permission" ? undefined : d.gate;
     for (const diag of gate?.ruleDiagnostics ?? []) this.#d.log.warn({ callId: rec.id, rule: diag.rule, kind: diag.kind }, diag.message);
     if (!ledger.gate(d.events, rec)) return ledger.deny(rec, "audit-failed", rec.tool);
-    return this.#follow(rec, d, enf, stage);
+    return this.#follow(rec, d, followed.enf, computeCurrentStage(followed.enf, this.#d.session.stageIndex).stage);
+  }
+
+  /** The call's decision under the pinned policy, and under a rollout's policies when one reaches the Run. */
+  #decide(enf: Enforcement, stage: RunStage, rec: CallRecord): RolloutVerdict {
+    const pinned = decideToolCall(this.#decisionInput(enf, stage, rec));
+    return this.#d.rollout?.decide(rec, { verdict: pinned, enf }, (e) => this.#verdictUnder(e, rec)) ?? { verdict: pinned, enf };
+  }
+
+  /** The call's verdict under another policy of a rollout: what its stage offers, then the one pure decision. */
+  #verdictUnder(enf: Enforcement, rec: CallRecord): PolicyVerdict {
+    const { stage } = computeCurrentStage(enf, this.#d.session.stageIndex);
+    if (!isToolOffered(stage, enf, rec.tool, this.#d.gateway)) return { kind: "unavailable" };
+    return decideToolCall(this.#decisionInput(enf, stage, rec));
   }
 
   /** The decision's input: the call as it stands, the policy in force, the steps an earlier pass settled. */

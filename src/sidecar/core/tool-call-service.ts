@@ -25,6 +25,7 @@ import { measureOversizedResult, type ResultSink } from "./run-result.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
 import type { TraceParent } from "../../tracing/trace-context.ts";
 import { openCallSpan } from "./call-span-state.ts";
+import type { PolicyRollout } from "./policy-rollout.ts";
 
 /** What the service needs from the outside world (the ledger's sinks and budgets among them). */
 export interface ToolCallServiceDeps extends Omit<LedgerDeps, "stageIndex"> {
@@ -42,6 +43,8 @@ export interface ToolCallServiceDeps extends Omit<LedgerDeps, "stageIndex"> {
   readonly ledger?: Ledger;
   /** What runs an allowed call, by executor kind (absent: the table over `shell`, `gateway` and `result`). */
   readonly executors?: ExecutorTable;
+  /** A policy rollout reaching this Run (absent: none). */
+  readonly rollout?: PolicyRollout | undefined;
 }
 
 /** One call as the runtime sends it. */
