@@ -171,7 +171,8 @@ describe("the docs", () => {
     // a pending prompt, which no Run has without a node (test/integration/kubectl-leviath.test.ts runs it against a
     // real sidecar).
     // operations.md's block under "Rolling out a policy" needs running Runs: test/integration/sidecar-rollout.test.ts runs its steps against a real sidecar.
-    expect(blocks.filter((b) => b.skipped).map((b) => b.file)).toEqual(["README.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/operations.md", "docs/operations.md", "docs/operations.md", "docs/operations.md"]);
+    // Its webhook block names a receiver of the reader's (chart-approval-webhook renders it, approval-webhook.test.ts delivers to a local one).
+    expect(blocks.filter((b) => b.skipped).map((b) => b.file)).toEqual(["README.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/operations.md", "docs/operations.md", "docs/operations.md", "docs/operations.md", "docs/operations.md"]);
     expect(blocks.filter((b) => ["yaml", "yml", "json"].includes(b.lang))).toEqual([]);
   });
 
