@@ -227,13 +227,18 @@ async function runExample(kubectl: Kubectl): Promise<number> {
 }
 
 /**
- * What docs/operations.md's troubleshooting reads first from the controller's metrics, after the Runs: its reconcile
- * errors per controller, none on a healthy cluster (the chart's LeviathReconcileErrors alert fires on any). Scraped
- * as Prometheus does with the chart's defaults (HTTPS, verified, a token bound to the metrics-reader role), from the
- * pod's address on this node rather than through operations.md's port-forward.
+ * What docs/operations.md's troubleshooting reads of the controller, after the Runs: the lease's holder, the error
+ * lines of its log, and its reconcile errors per controller, none on a healthy cluster (the chart's
+ * LeviathReconcileErrors alert fires on any). The metrics are scraped as Prometheus does with the chart's defaults
+ * (HTTPS, verified, a token bound to the metrics-reader role), from the pod's address on this node rather than
+ * through operations.md's port-forward.
  */
 async function showReconcileErrors(kubectl: Kubectl): Promise<void> {
-  say("the controller after the Runs: its reconcile errors (docs/operations.md, Troubleshooting), none on a healthy cluster");
+  say("the controller after the Runs, as docs/operations.md's troubleshooting reads it: no error, none on a healthy cluster");
+  kubectl.show(["get", "lease", RELEASE, "--namespace", SYSTEM_NS, "-o", "jsonpath={.spec.holderIdentity}"]);
+  process.stdout.write(`\n$ kubectl --namespace ${SYSTEM_NS} logs deployment/${RELEASE} --since=15m | grep '"level":"error"'\n`);
+  const errorLines = kubectl.quiet(["--namespace", SYSTEM_NS, "logs", `deployment/${RELEASE}`, "--since=15m"]).split("\n").filter((l) => l.includes('"level":"error"'));
+  process.stdout.write(`${errorLines.map((l) => `${l}\n`).join("")}(${errorLines.length} error lines)\n`);
   const pods = JSON.parse(kubectl.quiet(["get", "pods", "-n", SYSTEM_NS, "-l", "app.kubernetes.io/name=leviath-operator", "-o", "json"])) as PodList;
   const podIp = pods.items.find((p) => p.status?.phase === "Running")?.status?.podIP;
   if (!podIp) throw new Error(`no running controller pod in ${SYSTEM_NS}`);

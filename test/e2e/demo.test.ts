@@ -49,8 +49,11 @@ describe("scripts/demo --once, as root", () => {
     expect(stdout).toContain("$ kubectl apply -f examples/try/\nagent.leviath.dev/hello created\nrun.leviath.dev/hello-1 created\n");
     expect(stdout).toMatch(/^\S+ \[answer 1\/5\] model: \d+ bytes of text, 0 tool call\(s\), stop end\n\S+ \[run\] the last stage ended: the run succeeded$/m);
     expect(stdout).toContain("\nYour Run ended Succeeded.\n");
-    // A healthy cluster, quiet: after both Runs and their Approvals, no controller counted a reconcile error (each
-    // would be a `level: error` log line, and the chart's LeviathReconcileErrors alert fires on any).
+    // A healthy cluster, quiet, read as operations.md's troubleshooting does: the lease held by the controller's pod,
+    // no error line in its log, and after both Runs and their Approvals no controller counted a reconcile error (the
+    // chart's LeviathReconcileErrors alert fires on any).
+    expect(stdout).toMatch(/^\$ kubectl get lease leviath-operator --namespace leviath-system -o jsonpath=\{\.spec\.holderIdentity\}\nleviath-operator-[a-z0-9]+-[a-z0-9]+/m);
+    expect(stdout).toMatch(/^\(0 error lines\)$/m);
     const errors = [...stdout.matchAll(/^controller_runtime_reconcile_errors_total\{controller="(\w+)"\} (\S+)$/gm)].map((m) => [m[1]!, m[2]!] as const);
     expect(errors.map(([controller]) => controller).sort(), stdout).toEqual(["agent", "approval", "policy", "pool", "records", "run"]);
     expect(errors.filter(([, value]) => value !== "0"), stdout).toEqual([]);
