@@ -32,6 +32,8 @@ export const SIDECAR_OPTIONS = {
   "mcp-secrets-dir": { type: "string" },
   pool: { type: "boolean" },
   "sandbox-pods-of": { type: "string" },
+  "otlp-traces-endpoint": { type: "string" },
+  "trace-content": { type: "string" },
 } as const;
 
 /** How long a pods/exec waits for its container by default (a Run's default `sandboxReadySeconds`). */

@@ -275,11 +275,13 @@ describe("a Run whose runtime speaks only MCP, with a stdio MCP server in its sa
     expect(step("submit")).toMatchObject({ isError: false });
     // The taint gate held the echo after the read and the submit; with the chart's policy (integrity on), the echo
     // was also held twice as an acting call after get-env's output, which the unclassified server's tool made
-    // untrusted: each integrity prompt names that entry.
+    // untrusted. One prompt per held call (issue 44): the echo after the read, held by the gate and by integrity, is
+    // asked about once, its prompt naming both; each echo's prompt names get-env's entry.
     expect(asked.map((p) => `${p.kind}:${p.tool}:${p.id.split("-")[0]}`)).toEqual([
-      "tool_approval:everything__echo:integrity", "taint_gate:everything__echo:gate", "tool_approval:everything__echo:integrity", "taint_gate:submit_output:gate",
+      "tool_approval:everything__echo:integrity", "taint_gate:everything__echo:gate", "taint_gate:submit_output:gate",
     ]);
-    for (const p of asked.filter((a) => a.id.startsWith("integrity-"))) expect(p.prompt).toContain("from 'everything__get-env'");
+    for (const p of asked.filter((a) => a.tool === "everything__echo")) expect(p.prompt).toContain("from 'everything__get-env'");
+    expect(asked[1]!.prompt).toMatch(/^This call is held for 2 reasons: \(1\) Tool 'everything__echo' would send Internal-level data .* \(2\) Tool 'everything__echo' was held: .* Allow it\?$/);
     expect(seenRunning?.filter(isServer)).toHaveLength(1);
     expect(engineProcesses.some((l) => l.includes("server-everything"))).toBe(false);
 
