@@ -23,6 +23,7 @@ import { createPodExecStdioLauncher } from "../../src/sidecar/executors/pod-exec
 import { McpGateway } from "../../src/sidecar/gateway/mcp-gateway.ts";
 import { helm, kubectl, REPO_ROOT, testCluster, waitFor } from "../integration/harness/index.ts";
 import { getJson, imageValues } from "./harness/kube-json.ts";
+import { LOCAL_PATH_CLASS } from "./harness/local-path.ts";
 import { NS, RELEASE, SYSTEM_NS, waitForWebhook } from "./harness/operator-fixture.ts";
 import { buildSandboxPod, execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
@@ -221,7 +222,9 @@ describe("a Run whose runtime speaks only MCP, with a stdio MCP server in its sa
     const objects = [
       {
         apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${RUN}-workspace` },
-        spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "", hostPath: { path: workspaceDir, type: "Directory" }, claimRef: { namespace: NS, name: `${RUN}-workspace` } },
+        // Pre-bound, not the provisioner's: the workspace holds notes.md, planted at this host path before the Run.
+        // Of the class the claim gets (the default, local-path): a volume binds only a claim of its own class.
+        spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: LOCAL_PATH_CLASS, hostPath: { path: workspaceDir, type: "Directory" }, claimRef: { namespace: NS, name: `${RUN}-workspace` } },
       },
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT, namespace: NS },
