@@ -63,7 +63,8 @@ describe("a workspace claim planted while the Run waited unpinned, on the real n
   beforeAll(async () => {
     if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
     workspaces = createWorkspaces("leviath-e2e-wsp-");
-    planted = createWorkspaces("leviath-e2e-wsp-planted-");
+    // The planted claim names no class (""), as its volume must: a volume binds only a claim of its own class.
+    planted = createWorkspaces("leviath-e2e-wsp-planted-", "");
     writeFileSync(join(planted.dir, SECRET_FILE), "the planter's file\n", { mode: 0o644 });
     await installOperator(node, {
       controller: { runtimeImage: runtime },
