@@ -2,10 +2,12 @@
 // trees (the sidecar's small tree, then 10,000 files reached through 50 declared and granted entries mixing
 // exact, glob and regex), with realpath(3) and without it (a PathFs that answers lexically, to separate the
 // matching from the syscalls), the decision production makes (decideToolCall: permission, then the paths a file
-// tool names, then the taint gate), and a whole read_file call through the service. Every row checks first that
-// it takes the path it names (a row must never time the wrong branch).
+// tool names, then the taint gate), and a whole read_file call through the service, tracing off and on (issue 43).
+// Every row checks first that it takes the path it names (a row must never time the wrong branch).
 // Run with: node bench/decision-bench.ts [--iterations N]
 import { realpathSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import pino from "pino";
 import { createSidecarMetrics } from "../src/metrics/sidecar-metrics.ts";
@@ -22,6 +24,14 @@ import { PolicyHolder } from "../src/sidecar/core/policy-holder.ts";
 import { createStandaloneSource } from "../src/sidecar/cluster/policy-sources.ts";
 import { RunSession } from "../src/sidecar/core/run-session.ts";
 import { ToolCallService } from "../src/sidecar/core/tool-call-service.ts";
+import { createSidecarTracing } from "../src/sidecar/core/call-spans.ts";
+import { Ledger } from "../src/sidecar/core/ledger.ts";
+import type { CallRecord } from "../src/sidecar/core/call-records.ts";
+import { createHash } from "node:crypto";
+import type { RunPolicy } from "../src/api/run-policy.ts";
+import type { SidecarMetrics } from "../src/metrics/sidecar-metrics.ts";
+import { buildEnforcement, type EnforcementContext } from "../src/sidecar/core/enforcement.ts";
+import { PolicyRollout } from "../src/sidecar/core/policy-rollout.ts";
 import { numberFlag, SuiteRecord } from "./bench-results.ts";
 import { measureRate, printTable, summarize, timeEach, type Row } from "./bench-stats.ts";
 import { buildEntryTree, buildSidecarTree, type EntryTree, type SidecarTree } from "./bench-tree.ts";
@@ -169,19 +179,87 @@ function gateRows(tree: SidecarTree, n: number): Row[] {
   });
 }
 
-async function wholeCallRow(tree: SidecarTree, n: number): Promise<Row> {
+/** A local OTLP/HTTP receiver that answers every export 200 and counts the requests (the "tracing on" row's collector). */
+async function startOtlpSink(): Promise<{ endpoint: string; exports: () => number; close: () => Promise<void> }> {
+  let count = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      count++;
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, exports: () => count, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** A rollout of the whole-call rows: none, or a warn candidate that agrees with the pinned policy, or that flips every call. */
+type RolloutCase = "none" | "agrees" | "flips";
+
+/** A warn candidate over the pinned run policy: the same (`agrees`), or read_file denied by its ceiling (`flips`). */
+function benchRollout(pinned: RunPolicy, ctx: EnforcementContext, c: RolloutCase, sinks: { ledger: Ledger; metrics: SidecarMetrics }): PolicyRollout | undefined {
+  if (c === "none") return undefined;
+  const rollout = new PolicyRollout((rp) => buildEnforcement(rp, ctx), {
+    changed() {},
+    failed(_, error) {
+      throw new Error(`bench setup: the candidate does not compile: ${error}`);
+    },
+    flipped(flip, candidate, callId) {
+      sinks.metrics.policyFlip("warn", flip.now, flip.candidate);
+      sinks.ledger.record({ timestamp: 0, agent_id: "bench", call_id: callId, tool_name: flip.tool, stage: "main", decision: "would_flip", decision_source: "policy_candidate", would_flip: { enforcement: "warn", policy_generation: candidate.generation, now: flip.now, candidate: flip.candidate, differs: flip.differs } });
+    },
+  });
+  const candidate: RunPolicy = c === "agrees" ? pinned : { ...pinned, toolPermissions: { ...pinned.toolPermissions, ceiling: { ...pinned.toolPermissions.ceiling, read_file: "deny" } } };
+  const text = JSON.stringify(candidate);
+  rollout.offer("candidate", { generation: 2, sha256: createHash("sha256").update(text).digest("hex"), text, enforcement: "warn" });
+  return rollout;
+}
+
+/** What a whole-call row runs beside the call: tracing on or off, and a warn candidate or none. */
+interface WholeCallCase {
+  readonly tracing: boolean;
+  readonly rollout: RolloutCase;
+}
+
+const WHOLE_CALL_NAMES: Record<string, [string, string]> = {
+  "off/none": ["whole read_file call in process (decide, open, read, label, audit)", "no HTTP; tracing off: no tracer"],
+  "on/none": ["whole read_file call, tracing on (a span per call, batch processor, OTLP/HTTP to loopback)", "compare with the row above: p99 ≤ +5 µs"],
+  "off/agrees": ["same, a warn candidate deciding it too (same outcome)", "issue 43: the second decision alone"],
+  "off/flips": ["same, a warn candidate flipping it (allow -> deny)", "issue 43: second decision, would_flip record, metric"],
+};
+
+/**
+ * The whole read_file call in process, tracing off (no tracer: the ledger holds no spans, as `leviath sidecar`
+ * without `--otlp-traces-endpoint`) or on (every call a span through the batch processor to a local OTLP/HTTP
+ * receiver, its arguments and result exported: the public context's and label's content), with or without a warn
+ * candidate decided beside the pinned policy.
+ */
+async function wholeCallRow(tree: SidecarTree, n: number, c: WholeCallCase): Promise<Row> {
+  const key = `${c.tracing ? "on" : "off"}/${c.rollout}`;
   const source = createStandaloneSource({ agent: join(tree.root, "agent.leviath"), config: join(tree.root, "config.toml"), mode: "interactive", allow: [] });
-  const loaded = PolicyHolder.open(source, { workdir: tree.work, home: tree.home }, { loaded() {}, failed() {} });
+  const ctx: EnforcementContext = { workdir: tree.work, home: tree.home };
+  const loaded = PolicyHolder.open(source, ctx, { loaded() {}, failed() {} });
   if (!loaded.ok) throw new Error(loaded.error);
-  const audit = createAuditWriter(join(tree.root, "audit"), "bench", () => {});
+  const audit = createAuditWriter(join(tree.root, `audit-${key.replace("/", "-")}`), "bench", () => {});
+  const session = new RunSession({ journal: null, entryStage: 0, onJournalError: () => {} });
+  const sink = c.tracing ? await startOtlpSink() : undefined;
+  const traced = sink === undefined ? undefined : createSidecarTracing({ endpoint: sink.endpoint, content: "public", runName: "bench" });
+  const spans = traced?.spans({ taint: () => session.context.level(), agent: () => "bench", mode: () => "interactive", clock: Date.now, monotonicMs: () => performance.now() });
+  const metrics = createSidecarMetrics();
+  const log = pino({ level: "silent" });
+  const policy = () => loaded.holder.current();
+  const ledger = new Ledger({ policy, stageIndex: () => session.stageIndex, audit, metrics, log, clock: Date.now, monotonicMs: () => performance.now(), runName: "bench", spans });
+  const rollout = benchRollout(policy().runPolicy, ctx, c.rollout, { ledger, metrics });
   const service = new ToolCallService({
-    policy: () => loaded.holder.current(), workdir: tree.work, fs: REAL_FS, session: new RunSession({ journal: null, entryStage: 0, onJournalError: () => {} }),
-    approvals: new ApprovalBook(Date.now, () => {}), audit, metrics: createSidecarMetrics(), log: pino({ level: "silent" }),
+    policy, workdir: tree.work, fs: REAL_FS, session, ledger, ...(rollout ? { rollout } : {}),
+    approvals: new ApprovalBook(Date.now, () => {}), audit, metrics, log,
     shell: { label: "local", run: async () => ({ exitCode: 0, stdout: "", stderr: "", timedOut: false }) }, clock: Date.now, monotonicMs: () => performance.now(), runName: "bench",
   });
   const call = (id: string) => service.submit({ id, tool: "read_file", args: { path: "src/app/lib/core/index.ts" } });
   const first = await call("check");
   if (first.kind !== "allow" || first.body.isError) throw new Error(`bench setup: the whole read_file call answered ${JSON.stringify(first.body)}, expected an allow`);
+  const flips = rollout?.tally()?.count ?? 0;
+  if (flips !== (c.rollout === "flips" ? 1 : 0)) throw new Error(`bench setup: ${flips} would-flips after one call under '${c.rollout}'`);
   const samples = new Float64Array(n);
   const started = performance.now();
   for (let i = 0; i < n + 2000; i++) {
@@ -191,7 +269,47 @@ async function wholeCallRow(tree: SidecarTree, n: number): Promise<Row> {
   }
   const perSecond = (n + 2000) / ((performance.now() - started) / 1000);
   audit.close();
-  return { name: "whole read_file call in process (decide, open, read, label, audit)", summary: summarize(samples), perSecond, note: "no HTTP" };
+  await traced?.shutdown();
+  if (sink !== undefined) {
+    const exports = sink.exports();
+    await sink.close();
+    // The row must have exported what it claims to: a tracer that made no span would time nothing.
+    if (exports === 0) throw new Error("bench setup: tracing on, but no span reached the OTLP receiver");
+  }
+  const [name, note] = WHOLE_CALL_NAMES[key] ?? [key, ""];
+  return { name, summary: summarize(samples), perSecond, note };
+}
+
+/**
+ * What tracing adds to a decision, alone: what a call's span takes on the decision's path (`CallSpans.decided` at
+ * the decision, `settled` at the final answer: an allowed read_file whose arguments and result are exported). The
+ * span itself is made after the answer (the next turn of the event loop), then exported by the batch processor to a
+ * local OTLP/HTTP receiver; both get the event loop every 500 calls, as between requests, so the garbage they leave is
+ * collected inside the timed region as it would be. Timed on its own because the whole-call rows' p99 is the machine's
+ * noise (milliseconds on a loaded VM), while this is the few microseconds the target is about.
+ */
+async function spanCostRow(n: number): Promise<Row> {
+  const sink = await startOtlpSink();
+  const traced = createSidecarTracing({ endpoint: sink.endpoint, content: "public", runName: "bench" });
+  const spans = traced.spans({ taint: () => "public", agent: () => "default/bench", mode: () => "interactive", clock: Date.now, monotonicMs: () => performance.now() });
+  const args = { path: "src/app/lib/core/index.ts" };
+  const record = (i: number) => ({ id: `c${i}`, tool: "read_file", args, target: undefined, integrity: undefined, started: performance.now() }) as unknown as CallRecord;
+  const outcome = { kind: "allow", body: { id: "c", tool: "read_file", decision: "allow", result: "export const x = 1;\n", isError: false, entry: { region: "conversation", id: "c" }, label: "public", taint: "public" } } as const;
+  const entry = { decision: "allow", source: "auto_allow" } as const;
+  const samples = new Float64Array(n);
+  for (let i = 0; i < n + 2000; i++) {
+    const rec = record(i);
+    const t0 = process.hrtime.bigint();
+    spans.decided(rec, entry, "main");
+    spans.settled(rec, outcome);
+    if (i >= 2000) samples[i - 2000] = Number(process.hrtime.bigint() - t0);
+    if (i % 500 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  await traced.shutdown();
+  const exports = sink.exports();
+  await sink.close();
+  if (exports === 0) throw new Error("bench setup: no span reached the OTLP receiver");
+  return { name: "tracing on: a call's span on the decision's path (gathered at the decision, queued at the answer)", summary: summarize(samples), target: "p99 ≤ 5 µs", note: "its making and export follow the answer" };
 }
 
 /** Runs the suite and writes `bench/results/decision.json`. */
@@ -207,7 +325,10 @@ export async function runDecisionSuite(n: number): Promise<void> {
     const gate = gateRows(small, n);
     printTable("Permission + taint gate (decideToolCall)", gate);
     record.add("Permission + taint gate (decideToolCall)", gate);
-    const whole = [await wholeCallRow(small, n)];
+    const whole = [
+      await wholeCallRow(small, n, { tracing: false, rollout: "none" }), await wholeCallRow(small, n, { tracing: true, rollout: "none" }), await spanCostRow(n),
+      await wholeCallRow(small, n, { tracing: false, rollout: "agrees" }), await wholeCallRow(small, n, { tracing: false, rollout: "flips" }),
+    ];
     printTable("Whole call in process", whole);
     record.add("Whole call in process", whole);
     record.extra["tree"] = { files: large.files.length, entries: large.entries.length, kinds: large.kinds, sampleEntries: large.entries.slice(0, 3) };

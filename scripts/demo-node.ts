@@ -16,9 +16,10 @@ import { REPO_ROOT, startControlPlane, type ControlPlane } from "../test/integra
 import { createTestCluster, useTestCluster } from "../test/integration/harness/test-cluster.ts";
 import { imageValues } from "../test/e2e/harness/kube-json.ts";
 import { installLocalPath, LOCAL_PATH_CLASS } from "../test/e2e/harness/local-path.ts";
+import { createMetricsReader, scrapeController } from "../test/e2e/harness/metrics-access.ts";
 import { buildModelSecret, deployModelServer, ECHO_PORT, MODEL_NAMESPACE, SCRIPT_PORT } from "../test/e2e/harness/model-server-deploy.ts";
 import { startNode, type Node } from "../test/e2e/harness/node.ts";
-import { installOperator, NS, tagNodeImage, type RunObject } from "../test/e2e/harness/operator-fixture.ts";
+import { installOperator, NS, SYSTEM_NS, tagNodeImage, type PodList, type RunObject } from "../test/e2e/harness/operator-fixture.ts";
 
 const RUN = "digest-docs";
 /** The quickstart's release name, so the Deployment, Lease and Secrets docs/operations.md and metrics.md name are the demo's. */
@@ -221,7 +222,30 @@ async function runExample(kubectl: Kubectl): Promise<number> {
   kubectl.show(["logs", `${TRY_RUN}-engine`, "-n", NS, "-c", "agent"], { allowFailure: true });
   const tryPhase = (JSON.parse(kubectl.quiet(["get", "run", TRY_RUN, "-n", NS, "-o", "json"])) as RunObject).status?.phase;
   process.stdout.write(`\nYour Run ended ${tryPhase}.\n`);
+  await showReconcileErrors(kubectl);
   return phase === "Succeeded" && tryPhase === "Succeeded" ? 0 : 1;
+}
+
+/**
+ * What docs/operations.md's troubleshooting reads of the controller, after the Runs: the lease's holder, the error
+ * lines of its log, and its reconcile errors per controller, none on a healthy cluster (the chart's
+ * LeviathReconcileErrors alert fires on any). The metrics are scraped as Prometheus does with the chart's defaults
+ * (HTTPS, verified, a token bound to the metrics-reader role), from the pod's address on this node rather than
+ * through operations.md's port-forward.
+ */
+async function showReconcileErrors(kubectl: Kubectl): Promise<void> {
+  say("the controller after the Runs, as docs/operations.md's troubleshooting reads it: no error, none on a healthy cluster");
+  kubectl.show(["get", "lease", RELEASE, "--namespace", SYSTEM_NS, "-o", "jsonpath={.spec.holderIdentity}"]);
+  process.stdout.write(`\n$ kubectl --namespace ${SYSTEM_NS} logs deployment/${RELEASE} --since=15m | grep '"level":"error"'\n`);
+  const errorLines = kubectl.quiet(["--namespace", SYSTEM_NS, "logs", `deployment/${RELEASE}`, "--since=15m"]).split("\n").filter((l) => l.includes('"level":"error"'));
+  process.stdout.write(`${errorLines.map((l) => `${l}\n`).join("")}(${errorLines.length} error lines)\n`);
+  const pods = JSON.parse(kubectl.quiet(["get", "pods", "-n", SYSTEM_NS, "-l", "app.kubernetes.io/name=leviath-operator", "-o", "json"])) as PodList;
+  const podIp = pods.items.find((p) => p.status?.phase === "Running")?.status?.podIP;
+  if (!podIp) throw new Error(`no running controller pod in ${SYSTEM_NS}`);
+  const scraped = await scrapeController(RELEASE, SYSTEM_NS, podIp, await createMetricsReader(RELEASE, SYSTEM_NS));
+  if (scraped.status !== 200) throw new Error(`the controller's /metrics answered HTTP ${scraped.status}: ${scraped.body.slice(0, 200)}`);
+  process.stdout.write(`# https://${podIp}:8080/metrics | grep '^controller_runtime_reconcile_errors_total'\n`);
+  process.stdout.write(`${scraped.body.split("\n").filter((l) => l.startsWith("controller_runtime_reconcile_errors_total")).join("\n")}\n`);
 }
 
 /** Answers the Run's prompts as they come (each once), with the plugin, until `count` were answered. */

@@ -3,7 +3,7 @@ import { ApprovalSpecSchema, ApprovalStatusSchema } from "./approval.ts";
 import { CLUSTER_POLICY_NAME, GROUP, KIND, VERSION } from "./constants.ts";
 import type { CrdDefinition } from "./crd.ts";
 import { FindingSchema } from "./findings.ts";
-import { LeviathPolicySpecSchema } from "./leviath-policy.ts";
+import { ENFORCEMENT_MODES, LeviathPolicySpecSchema } from "./leviath-policy.ts";
 import { MAX_POOLS, PoolStatusSchema } from "./pools.ts";
 import { RunSpecSchema } from "./run.ts";
 import { AgentStatusSchema, ConditionSchema, NetworkEnforcementStatusSchema, RunStatusSchema } from "./status.ts";
@@ -74,6 +74,11 @@ const PolicyStatusSchema = z.strictObject({
     .describe("What misleads in the policy itself: tool names that name no tool (unknown-tool-name), grants no volume backs (read-path-grant-unbacked)."),
   pools: z.array(PoolStatusSchema).max(MAX_POOLS).optional().describe("Each warm pool's pods and what it served (docs/controller.md, Warm pools)."),
   poolsDisplay: z.string().max(256).optional().describe("Every pool's ready/size, for kubectl get."),
+  enforcement: z.enum(ENFORCEMENT_MODES).optional().describe("The enforcement mode the controller last saw (spec.enforcement); a change is an Event, EnforcementLoosened or EnforcementTightened."),
+  inForce: z.strictObject({
+    generation: z.number().int().min(0).describe("The last generation whose spec.enforcement was enforce."),
+    spec: z.string().max(1_048_576).describe("Its spec as JSON: what new Runs pin while a later generation is a warn or audit candidate."),
+  }).optional().describe("The policy in force (written by the controller only; docs/operations.md, Rolling out a policy)."),
 }).describe("Whether the policy is valid and in force, what it warns about, what the NetworkPolicy probe found, and the warm pools.");
 
 /** The LeviathPolicy CRD: the cluster admin's grants and floors (upstream config.toml + policy.toml). */
@@ -91,6 +96,7 @@ export const POLICY_CRD: CrdDefinition = {
   listMaps: conditionsListMap,
   printerColumns: [
     ...readyColumns(),
+    { name: "Mode", type: "string", jsonPath: ".spec.enforcement", description: "enforce, or warn/audit: a candidate beside the generation in force" },
     { name: "Taint", type: "boolean", jsonPath: ".spec.security.taintTracking" },
     { name: "Floor", type: "string", jsonPath: ".spec.sandbox.kind" },
     { name: "Pools", type: "string", jsonPath: ".status.poolsDisplay", description: "each warm pool's ready/size" },

@@ -6,7 +6,7 @@
 // (policy/gate-audit.ts), and map to the gate's rows here.
 
 /** What a record with a decision source is about. */
-export type DecisionRecordKind = "call" | "stage" | "seed" | "resume" | "binding";
+export type DecisionRecordKind = "call" | "stage" | "seed" | "resume" | "binding" | "flip";
 
 /** One decision source: the records that carry it, and whether it is one of the taint gate's. */
 export interface DecisionSourceRow {
@@ -66,6 +66,8 @@ export const DECISION_SOURCES = {
   read_path_resume: { records: ["resume"] },
   // A warm pool's pod handing out its Run's binding.
   pool_binding: { records: ["binding"] },
+  // A call a warn or audit candidate LeviathPolicy would decide otherwise (a would-flip; never enforced).
+  policy_candidate: { records: ["flip"] },
 } as const satisfies Readonly<Record<string, DecisionSourceRow>>;
 
 type Sources = typeof DECISION_SOURCES;

@@ -118,6 +118,8 @@ export const PolicySecuritySchema = z.strictObject({
 /** `[limits]` of config.toml that the operator and sidecar use. */
 export const PolicyLimitsSchema = z.strictObject({
   interactionTimeoutSeconds: z.number().int().min(0).default(3600).describe("How long a prompt waits for an answer before it is denied."),
+  promptHoldSeconds: z.number().int().min(0).max(3600).optional()
+    .describe("Over /mcp (2025-era revisions), how long a call waiting on a prompt is held before it is answered with a pending result naming the prompt, collected with wait_for_approval; unset: held until answered or the interaction timeout (on 2026-07-28, each leg before input_required: default 50)."),
   defaultMaxIterations: z.number().int().min(1).default(50).describe("Model turns per stage when the stage sets no max_iterations."),
   shellTimeoutSeconds: z.number().int().min(1).default(60).describe("Longest a shell command may run."),
   httpTimeoutSeconds: z.number().int().min(1).max(600).default(30).describe("Longest one request of web_fetch, http_get or http_post may take, redirects included (upstream's script_http_timeout_secs)."),
@@ -224,8 +226,19 @@ export function checkWebSearchServer(spec: { readonly webSearch?: WebSearchSpec 
   ctx.addIssue({ code: "custom", path: ["webSearch", "server"], message: `'${w.server}' is not an MCP server of this policy (${names.length === 0 ? "it declares none" : `declared: ${names.join(", ")}`}); web_search calls a tool of one of mcpServers` });
 }
 
+/**
+ * How a LeviathPolicy generation takes effect (docs/operations.md, "Rolling out a policy"): `enforce`, it is the
+ * policy in force; `warn` and `audit`, it is a candidate every sidecar decides each call under beside the policy in
+ * force, enforcing the one in force and recording each difference (`warn` also surfaces it on the Run).
+ */
+export const ENFORCEMENT_MODES = ["enforce", "warn", "audit"] as const;
+/** A LeviathPolicy's enforcement mode. */
+export type EnforcementMode = (typeof ENFORCEMENT_MODES)[number];
+
 /** The LeviathPolicy spec: everything that is a ceiling or a grant (upstream's config.toml + policy.toml). */
 export const LeviathPolicySpecSchema = z.strictObject({
+  enforcement: z.enum(ENFORCEMENT_MODES).default("enforce")
+    .describe("enforce: this generation is the policy in force. warn, audit: a candidate; every call is decided under it and under the policy in force (the last enforce generation), the one in force is enforced and each difference is recorded as a would-flip (warn also reports it on the Run). Loosening the mode needs the verb 'loosen' on leviathpolicies (docs/security.md)."),
   sandbox: PolicySandboxSchema.optional(),
   toolPermissions: ToolPermissionsSchema.default({}).describe("Tool permission ceilings for every Agent (upstream's [tool_permissions]); a blueprint can tighten, never loosen."),
   agentToolPermissions: z.record(AgentKeySchema, ToolPermissionsSchema).default({})

@@ -15,3 +15,20 @@ export const RefusalMetaSchema = z.object({
 });
 /** A refusal's `_meta` entry. */
 export type RefusalMeta = z.infer<typeof RefusalMetaSchema>;
+
+/**
+ * The `_meta` key of a call answered without having run because it waits on a prompt (over `/mcp`, issue 43):
+ * `{approval, call, tool, kind, expiresAt?}`. The approval id is the one an Approval names in `spec.approvalId`.
+ */
+export const PENDING_META_KEY = "leviath.dev/pending";
+
+/** A pending answer's `_meta` entry. */
+export const PendingMetaSchema = z.object({
+  approval: z.string().min(1),
+  call: z.string().min(1),
+  tool: z.string(),
+  kind: z.enum(["taint_gate", "tool_approval"]),
+  expiresAt: z.string().optional(),
+});
+/** A pending answer's `_meta` entry. */
+export type PendingMeta = z.infer<typeof PendingMetaSchema>;

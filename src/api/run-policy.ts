@@ -79,6 +79,8 @@ export const RunPolicySchema = z.strictObject({
   limits: z.strictObject({
     interactionTimeoutSeconds: z.number().int().min(0),
     shellTimeoutSeconds: z.number().int().min(1),
+    /** Over /mcp, how long a call waiting on a prompt is held before a pending answer (absent: an older snapshot, or held). */
+    promptHoldSeconds: z.number().int().min(0).max(3600).optional(),
   }),
   /** The HTTP tools the sidecar runs: whether they may reach local addresses, and how long one request may take. Absent (an older snapshot): neither local nor over 30 s. */
   outbound: z.strictObject({

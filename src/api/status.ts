@@ -31,6 +31,8 @@ export const CONDITION = {
   credentialsReady: "CredentialsReady",
   /** Run: every MCP server of its policy is offered (its Secret opted in and mounted, its keys present, it listed its tools). */
   mcpServersReady: "McpServersReady",
+  /** Run: calls that a warn candidate LeviathPolicy would decide otherwise (present only while True). */
+  policyWouldFlip: "PolicyWouldFlip",
   /** Run: a pod of it cannot be scheduled, or its workspace claim is not bound (present only while True). */
   podsWaiting: "PodsWaiting",
   /** Run: it finished (True), with how: the agent's exit, a deadline, a cancellation. */
@@ -55,6 +57,8 @@ export const CONDITION = {
 
 /** Condition reasons the operator writes (also error-class labels at the edges). */
 export const REASON = {
+  /** Run PolicyWouldFlip: a warn candidate would decide some of its calls otherwise. */
+  wouldFlip: "WouldFlip",
   valid: "Valid",
   invalidSpec: "InvalidSpec",
   invalidPolicy: "InvalidPolicy",
@@ -268,9 +272,30 @@ export const RunResumeStatusSchema = z.strictObject({
 /** A Run's resume record. */
 export type RunResumeStatus = z.infer<typeof RunResumeStatusSchema>;
 
+/** One run-policy snapshot of a policy rollout, resolved for this Run from a later LeviathPolicy generation. */
+const RolloutSnapshotSchema = z.strictObject({
+  generation: z.number().int().min(0).describe("The LeviathPolicy generation it was resolved from."),
+  snapshot: z.string().describe("The ConfigMap whose `run-policy.json` holds it."),
+  snapshotSha256: z.string().regex(/^[0-9a-f]{64}$/).describe("SHA-256 of that `run-policy.json`; the sidecar uses no snapshot that does not match."),
+});
+
+/**
+ * A policy rollout as it reaches a running Run (docs/operations.md, "Rolling out a policy"): the generation in force
+ * when it is later than the one the Run was pinned to (enforced beside the pinned snapshot: each call gets the
+ * stricter decision), and the candidate out in warn or audit mode (decided, never enforced; differences recorded).
+ */
+export const RunPolicyRolloutSchema = z.strictObject({
+  enforced: RolloutSnapshotSchema.optional().describe("The LeviathPolicy generation in force, later than the pinned one: a call gets the stricter of the two decisions."),
+  candidate: RolloutSnapshotSchema.extend({
+    enforcement: z.enum(["warn", "audit"]).describe("The candidate's mode: warn also reports its would-flips on the Run."),
+  }).optional().describe("The candidate generation: every call is decided under it too, and each difference recorded."),
+});
+/** A Run's policy rollout. */
+export type RunPolicyRollout = z.infer<typeof RunPolicyRolloutSchema>;
+
 /**
  * The Run status. The controller owns the identity, phase, pods and conditions; the sidecar (field manager
- * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals`, `result`, `audit`, `mcpServers` and `runtimeWarnings`.
+ * `leviath-sidecar`) owns `stage`, `taint`, `gateDecisions`, `pendingApprovals`, `result`, `audit`, `mcpServers`, `runtimeWarnings` and `policyFlips`.
  */
 export const RunStatusSchema = z.strictObject({
   observedGeneration: z.number().int().min(0).optional().describe("The metadata.generation this status is about."),
@@ -318,8 +343,14 @@ export const RunStatusSchema = z.strictObject({
   snapshotSha256: z.string().regex(/^[0-9a-f]{64}$/).optional()
     .describe("SHA-256 of the start snapshot (ConfigMap <run>-policy: every data key and value, in key order) as the controller created it; a snapshot whose bytes no longer match fails the Run (PolicySnapshotInvalid), whoever owns it."),
   resume: RunResumeStatusSchema.optional().describe("The last resume request's answer and the run-policy snapshot in force (docs/controller.md, Resuming a Run)."),
+  policyRollout: RunPolicyRolloutSchema.optional().describe("A later LeviathPolicy generation reaching this running Run: the one in force and a warn or audit candidate (docs/operations.md, Rolling out a policy)."),
+  policyFlips: z.strictObject({
+    generation: z.number().int().min(0).describe("The candidate generation they were counted against."),
+    count: z.number().int().min(0).describe("Calls whose decision would flip under the candidate."),
+    last: z.string().max(1024).optional().describe("The last would-flip: tool, target, decision now -> under the candidate, and what differs."),
+  }).optional().describe("Would-flips of a warn candidate so far (written by the sidecar; kubectl leviath why shows them)."),
   conditions: z.array(ConditionSchema).optional()
-    .describe("PolicyResolved, SandboxReady, NetworkIsolated, AwaitingApproval, CredentialsReady, PodsWaiting (only while a pod cannot be scheduled or a claim is unbound), PodSecurityEnforced, Completed, and Ready/Stalled/Reconciling for kstatus and kubectl wait."),
+    .describe("PolicyResolved, SandboxReady, NetworkIsolated, AwaitingApproval, CredentialsReady, PodsWaiting (only while a pod cannot be scheduled or a claim is unbound), PolicyWouldFlip (only while a warn candidate LeviathPolicy would decide calls otherwise), PodSecurityEnforced, Completed, and Ready/Stalled/Reconciling for kstatus and kubectl wait."),
 }).describe("What the run is doing; the controller and the run's sidecar each own their part.");
 /** The Run status. */
 export type RunStatus = z.infer<typeof RunStatusSchema>;

@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadRuntimeConfig } from "../config/runtime-config.ts";
 import { AGENT_EXIT, runAgent } from "../runtime/reference/agent-run.ts";
+import { startRunTracing } from "../runtime/reference/run-tracing.ts";
+import type { RunTracing } from "../runtime/reference/run-spans.ts";
 import { Conversation } from "../runtime/reference/conversation.ts";
 import { createCredentialLookup, createProviderRegistry, CREDENTIALS_DIR } from "../runtime/reference/provider-registry.ts";
 import { buildRunPlan } from "../runtime/reference/stage-plan.ts";
@@ -47,6 +49,11 @@ file; the blueprint never chooses where requests go. A key goes to runtime.provi
 every credential Secret ties it (annotation leviath.dev/credential-endpoints, pinned in runtime.json as
 credentialEndpoints); otherwise that provider is refused and no request is sent.
 
+Tracing: with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set (the chart's tracing.endpoint; a URL without a path gets
+/v1/traces), the run is an 'invoke_agent' span and each model call a 'chat <model>' span (provider, model, tokens,
+finish reason; never the messages), exported over OTLP/HTTP, and every tool call carries the run's W3C traceparent
+to the sidecar, whose 'execute_tool' spans join the same trace (docs/tracing.md). Unset: no tracer at all.
+
 Exit status: 0 the run succeeded (output submitted, or the last stage ended with no output stage), 1 it failed
 (a model or the sidecar failed, max_iterations, no output), 2 a usage or configuration error, 3 the spawn failed
 (a region's seed refused by the read-path fence, or a required region left empty), 143 SIGTERM.
@@ -84,17 +91,19 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
   if (!loaded.ok) return say(AGENT_EXIT.usage, loaded.message);
   const config = loaded.value;
   const { tokenFile, sidecarUrl } = readSidecarSettings(v, io.env);
-  const { link, token } = await connectSidecar(sidecarUrl, { path: abs(tokenFile), named: tokenFile });
+  const tracing = await traceRun(io.env, config.spec.agent.name);
+  const { link, token } = await connectSidecar(sidecarUrl, { path: abs(tokenFile), named: tokenFile }, tracing.headers);
   if (!token.ok) return say(AGENT_EXIT.failed, token.message);
   const transcript = createTranscript(io.stdout, level);
   const plan = buildRunPlan(config.spec, config.runtime);
-  const providers = createProviderRegistry({
+  const registry = createProviderRegistry({
     configs: config.runtime.providers ?? {}, lookup: createCredentialLookup(io.env, abs(v["credentials-dir"] ?? CREDENTIALS_DIR)), credentialEndpoints: config.credentialEndpoints,
   });
+  const providers = tracing.providers(registry);
   transcript.line(`[run] task: ${Buffer.byteLength(config.task ?? "")} bytes, inputs: ${Object.keys(config.inputs).join(", ") || "none"}, mode ${config.mode}, sidecar ${link.baseUrl}`);
   let tools;
   try {
-    tools = toolsVia === "v1" ? createV1ToolClient(link) : createSidecarToolClient(link, await connectMcpTools(sidecarUrl, token.value, { waitHealthy: () => link.waitHealthy(HEALTH_WAIT_MS) }));
+    tools = toolsVia === "v1" ? createV1ToolClient(link) : createSidecarToolClient(link, await connectMcpTools(sidecarUrl, token.value, { waitHealthy: () => link.waitHealthy(HEALTH_WAIT_MS), traceMeta: tracing.headers }));
   } catch (err) {
     return say(AGENT_EXIT.failed, `the sidecar's MCP endpoint at ${sidecarUrl}/mcp: ${(err as Error).message}`);
   }
@@ -110,7 +119,15 @@ export async function runAgentCommand(argv: string[], io: CliIo): Promise<number
     tools,
     conversation: new Conversation(config.runtime.maxContextChars),
   });
+  await tracing.end(outcome.exitCode, outcome.message);
   return say(outcome.exitCode, outcome.message);
+}
+
+/** The run's spans when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT names an endpoint (a malformed one is a usage error), else none. */
+async function traceRun(env: CliIo["env"], agent: string | undefined): Promise<RunTracing> {
+  const tracing = await startRunTracing(env, { agent: agent ?? "agent", run: env["LEVIATH_RUN"], namespace: env["LEVIATH_NAMESPACE"] });
+  if (typeof tracing === "string") throw new UsageError(tracing);
+  return tracing;
 }
 
 /** Where the sidecar is and the runtime token file, from the flags or the engine pod's environment. */
@@ -145,7 +162,7 @@ export function createTerminationReport(io: CliIo, terminationLog: string, who =
  * whenever the sidecar refuses the token (a restarted sidecar wrote a new one), and so does the MCP connection given
  * `token.value` (docs/runtime.md, "What the runtime must do").
  */
-export async function connectSidecar(sidecarUrl: string, file: { path: string; named: string }): Promise<{ link: SidecarClient; token: { ok: true; value: RuntimeToken } | { ok: false; message: string } }> {
+export async function connectSidecar(sidecarUrl: string, file: { path: string; named: string }, traceHeaders?: Readonly<Record<string, string>>): Promise<{ link: SidecarClient; token: { ok: true; value: RuntimeToken } | { ok: false; message: string } }> {
   // The link exists before the token (it waits for the sidecar's health, which needs none).
   const held: { token?: RuntimeToken } = {};
   const link: SidecarClient = createSidecarClient({
@@ -153,6 +170,7 @@ export async function connectSidecar(sidecarUrl: string, file: { path: string; n
     refreshToken: (refused) => held.token?.renew(refused),
     // A restarting sidecar refuses connections until it listens again (its new token written first).
     whenRefused: () => link.waitHealthy(HEALTH_WAIT_MS),
+    traceHeaders,
   });
   const read = await readSidecarToken(link, file);
   if (!read.ok) return { link, token: read };

@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import { DEFAULT_APPROVAL_TTL_MS } from "../controller/approval/approval-decision.ts";
 import { join } from "node:path";
 import { issueCertificate } from "../controller/admission/x509.ts";
+import { ApprovalNotifier } from "../controller/approval/approval-webhook.ts";
 import { checkAuthorshipPolicy, reportAuthorshipPolicy } from "../controller/authorship-policy.ts";
 import { createMetricsAuthorizer } from "../controller/metrics-auth.ts";
 import { ensureSidecarMetricsToken } from "../controller/sidecar-metrics-token.ts";
@@ -16,6 +17,7 @@ import { createLogger, LOG_LEVELS } from "../log/logger.ts";
 import { DEFAULT_POD_SETTINGS, type PodSettings } from "../sandbox/pod-settings.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
+import { parseTraceFlags } from "./sidecar-tracing.ts";
 import { parseWebhookOptions, WEBHOOK_HELP, WEBHOOK_OPTIONS } from "./webhook-options.ts";
 
 /** `leviath controller --help`. */
@@ -45,6 +47,12 @@ Options:
   --workers N                          concurrent reconciles per controller (default 4)
   --sidecar-image IMAGE                image of the leviath sidecar container (default ${DEFAULT_POD_SETTINGS.sidecarImage})
   --runtime-image IMAGE                runtime image for Agents that name none (default: such Runs wait)
+  --otlp-traces-endpoint URL           every Run's sidecar exports a span per tool call to URL over OTLP/HTTP
+                                       (its --otlp-traces-endpoint), and its reference runtime its run and model
+                                       calls (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), one trace (docs/tracing.md).
+                                       Default: none, no tracing. Set for new engine pods; running ones keep theirs
+  --trace-content LEVEL                none, public, internal or private: up to which sensitivity a tool call's
+                                       arguments and result go on its span (default public; the sidecars' flag)
   --approval-ttl SECONDS               the controller deletes an Approval this long after its sidecar consumed it, or after
                                        its creation when it names no Run, an earlier Run, or is invalid; any other goes
                                        with its Run (default ${DEFAULT_APPROVAL_TTL_MS / 1000})
@@ -55,6 +63,11 @@ Options:
                                        this controller's identity set the marks it recognises its objects by (the
                                        chart's <release>-authorship); read once at start, and the log says whether
                                        it is in force (docs/security.md, Authorship). Without it nothing is checked
+  --approval-webhook-url URL           POST a signed JSON notice of each prompt a Run waits on to this http(s) URL, besides
+                                       the Run's Event (docs/operations.md, "Notifying pending prompts"); retried with
+                                       backoff on 5xx and 429, at most 5 attempts. Needs --approval-webhook-secret-file
+  --approval-webhook-secret-file FILE  the HMAC-SHA256 key (the file's bytes, at least 32) the notice is signed with, in the
+                                       header X-Leviath-Signature-256: sha256=<hex>
   --log-level LEVEL                    ${LOG_LEVELS.join(", ")} (default info)
 ${WEBHOOK_HELP}`;
 
@@ -74,9 +87,13 @@ const OPTIONS = {
   workers: { type: "string" },
   "sidecar-image": { type: "string" },
   "runtime-image": { type: "string" },
+  "otlp-traces-endpoint": { type: "string" },
+  "trace-content": { type: "string" },
   "approval-ttl": { type: "string" },
   "warm-pools": { type: "boolean" },
   "authorship-policy": { type: "string" },
+  "approval-webhook-url": { type: "string" },
+  "approval-webhook-secret-file": { type: "string" },
   "log-level": { type: "string" },
   ...WEBHOOK_OPTIONS,
 } as const;
@@ -86,6 +103,30 @@ function seconds(flag: string, value: string | undefined, fallback: number): num
   const n = Number(value.replace(/s$/, ""));
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag}: '${value}' is not a positive number of seconds`);
   return n * 1000;
+}
+
+/** The smallest HMAC key the approval webhook accepts, in bytes (SHA-256's block of security). */
+const MIN_WEBHOOK_KEY_BYTES = 32;
+
+/** `--approval-webhook-url` and `--approval-webhook-secret-file`: both or neither; an http(s) URL; a key of 32 bytes or more. */
+export function readApprovalWebhook(url: string | undefined, secretFile: string | undefined, read: (file: string) => Buffer = readFileSync): { url: string; key: Buffer } | undefined {
+  if (url === undefined && secretFile === undefined) return undefined;
+  if (url === undefined || secretFile === undefined) throw new UsageError("--approval-webhook-url and --approval-webhook-secret-file go together");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--approval-webhook-url: '${url}' is not a URL`);
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new UsageError(`--approval-webhook-url: '${url}' is not an http or https URL`);
+  let key: Buffer;
+  try {
+    key = read(secretFile);
+  } catch (err) {
+    throw new UsageError(`--approval-webhook-secret-file: cannot read ${secretFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  if (key.length < MIN_WEBHOOK_KEY_BYTES) throw new UsageError(`--approval-webhook-secret-file: the key in ${secretFile} has ${key.length} bytes, fewer than ${MIN_WEBHOOK_KEY_BYTES}`);
+  return { url, key };
 }
 
 /** HTTPS with TokenReview and SubjectAccessReview against this client's API server. */
@@ -123,10 +164,11 @@ function metricsTls(secure: boolean | undefined, dir: string | undefined): { cer
 }
 
 /** The pods' settings from the flags, and the digest of the sidecars' scrape token when there is one. */
-function buildPodSettings(v: { "sidecar-image"?: string | undefined; "runtime-image"?: string | undefined }, sidecarMetricsTokenSha256: string | undefined): PodSettings {
+function buildPodSettings(v: Parameters<typeof parseTraceFlags>[0] & { "sidecar-image"?: string | undefined; "runtime-image"?: string | undefined }, sidecarMetricsTokenSha256: string | undefined): PodSettings {
+  const tracing = parseTraceFlags(v);
   return {
     ...DEFAULT_POD_SETTINGS, ...(v["sidecar-image"] ? { sidecarImage: v["sidecar-image"] } : {}), ...(v["runtime-image"] ? { defaultRuntimeImage: v["runtime-image"] } : {}),
-    ...(sidecarMetricsTokenSha256 ? { sidecarMetricsTokenSha256 } : {}),
+    ...(sidecarMetricsTokenSha256 ? { sidecarMetricsTokenSha256 } : {}), ...(tracing ? { tracing } : {}),
   };
 }
 
@@ -174,6 +216,7 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
   const probeAddress = bindAddress("health-probe-bind-address", v["health-probe-bind-address"], "0.0.0.0:8081");
   const approvalTtlMs = seconds("approval-ttl", v["approval-ttl"], DEFAULT_APPROVAL_TTL_MS / 1000);
   const webhook = parseWebhookOptions(v);
+  const approvalWebhook = readApprovalWebhook(v["approval-webhook-url"], v["approval-webhook-secret-file"]);
 
   const tls = metricsTls(v["metrics-secure"], v["metrics-cert-dir"]);
 
@@ -201,6 +244,9 @@ export async function runController(argv: string[], io: CliIo): Promise<number> 
     webhook,
     approvalTtlMs,
     warmPools,
+    ...(approvalWebhook === undefined ? {} : {
+      approvalNotifier: new ApprovalNotifier({ ...approvalWebhook, warn: (message) => log.warn({ url: approvalWebhook.url }, message) }),
+    }),
     leaderElection: v["leader-elect"] ? buildLeaderElection(v["leader-election-id"], { namespace, env: io.env, lease }) : undefined,
     onLostLeadership: () => {
       lost = true;

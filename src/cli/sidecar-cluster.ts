@@ -7,6 +7,7 @@ import { buildChildNames } from "../sandbox/names.ts";
 import type { startApprovalWatcher } from "../sidecar/cluster/cluster-approvals.ts";
 import { createClusterRecords } from "../sidecar/cluster/cluster-records.ts";
 import { startResumeWatcher, type createResumableSource } from "../sidecar/cluster/resumed-snapshot.ts";
+import { startRolloutWatcher } from "../sidecar/cluster/rollout-watcher.ts";
 import { startRunStatusReporter } from "../sidecar/cluster/run-status-reporter.ts";
 import { createResultSink } from "../sidecar/core/run-result.ts";
 import type { SidecarServerOptions } from "../sidecar/build-sidecar.ts";
@@ -68,7 +69,8 @@ export function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks
       if (sidecar.reloadPolicy() === "failed") log.error({ snapshot: snapshot.name }, "resumed snapshot refused; the policy in force stays");
     },
   });
-  const { service, approvals } = sidecar.deps;
+  const { service, approvals, rollout: policyRollout } = sidecar.deps;
+  const rollout = policyRollout === undefined ? undefined : startRolloutWatcher({ client, namespace, run, log, rollout: policyRollout });
   const watcher = startApprovalWatcher({
     client, namespace, run, log, clock: Date.now,
     target: { isPending: (id) => approvals.get(id) !== undefined, isWithdrawn: (id) => approvals.isWithdrawn(id), answer: (id, d, who) => service.answer(id, d, who.reason, who.approvedBy) },
@@ -81,6 +83,7 @@ export function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks
     clearInterval(timer);
     watcher.stop();
     resume?.stop();
+    rollout?.stop();
     // The calls refused by the stop are recorded first, then everything goes out.
     await sidecar.close();
     await Promise.all([flushAudit(), reporter.stop()]);

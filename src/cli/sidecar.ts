@@ -16,13 +16,15 @@ import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { canonicalWorkdir, homeOf } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import {
-  DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
+  DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, refusePoolOnlyFlags, SIDECAR_OPTIONS,
 } from "./sidecar-options.ts";
 import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
 import { prepareStageChannel, shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
 import type { PoolHandover } from "./sidecar-pool.ts";
 import type { ShellChannels } from "../sidecar/executors/pod-channel-shell.ts";
+import { DEFAULT_TRACE_CONTENT } from "../sidecar/core/call-span-state.ts";
+import { parseTraceFlags, startTracing } from "./sidecar-tracing.ts";
 
 /** `leviath sidecar --help`. */
 export const SIDECAR_HELP = `Usage: leviath sidecar --agent FILE [--config FILE] [--policy FILE] [--rules DIR] --workdir DIR [options]
@@ -96,6 +98,15 @@ Serving:
                             and a stdio server's env takes one only with secretEnvInSandbox (docs/mcp.md).
                             Default: the environment standalone, nothing in a cluster
       --reload-interval-ms N  how often the policy inputs are checked (default 1000)
+      --otlp-traces-endpoint URL
+                            export one span per tool call ('execute_tool <tool>': the decision, its source,
+                            the rule, taint before and after, integrity, stage, Run and Agent) over OTLP/HTTP
+                            to URL (one without a path gets OTLP's /v1/traces); a call's W3C traceparent
+                            (a /v1 header, MCP's _meta) is continued (docs/tracing.md). Default: none, and
+                            no tracer is made
+      --trace-content LEVEL none, public, internal or private: a call's arguments are exported when the
+                            context's taint before it is at most LEVEL, its result when its label is
+                            (default ${DEFAULT_TRACE_CONTENT}); only with --otlp-traces-endpoint
       --log-level LEVEL     ${LOG_LEVELS.join(", ")} (default info); JSON lines on stderr
       --stop-grace-ms N     on SIGTERM, how long to flush the audit, result and status before exiting anyway
                             (default 10000; the engine pod passes its grace period less 2 s)
@@ -236,11 +247,6 @@ function gatewayVars(v: Values, io: CliIo, cluster: boolean): VarSource {
   return { kind: "env", env: cluster ? {} : io.env };
 }
 
-/** The flags only a pool pod's sidecar takes (the Run's sidecar that takes over is started without them). */
-function refusePoolOnlyFlags(v: Values): void {
-  if (v["sandbox-pod"] !== undefined) throw new UsageError("--sandbox-pod goes with --pool (a pool pod's own sandbox pods)");
-}
-
 /** Run `leviath sidecar` until SIGTERM or SIGINT. */
 export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHandover): Promise<number> {
   const { values: v, positionals } = parseCommandArgs(argv, SIDECAR_OPTIONS);
@@ -254,6 +260,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   refusePoolOnlyFlags(v);
   const { listen, metricsListen, metricsTokenSha256 } = listenFlags(v);
   const { namespace, cluster } = whereItRuns(v, io);
+  const traceFlags = parseTraceFlags(v);
   const workdir = canonicalWorkdir(io, v.workdir);
   const { source, resumable } = policySources(v, io, namespace, cluster);
   const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster, runtimeToken: handover?.runtimeToken });
@@ -263,6 +270,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const { shell, channels } = shellFactory(v.shell, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
+  const tracing = await startTracing(traceFlags, run, namespace);
   const records = await openClusterRecords(client, { namespace, run, warn: (detail) => log.warn({ detail }, "audit ConfigMap not continued"), read }, io);
   if (records instanceof Error) {
     io.stderr(`leviath sidecar: ${records.message}\n`);
@@ -274,7 +282,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
-    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors), binding: handover?.binding,
+    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors), binding: handover?.binding, tracing,
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
   if (!started.ok) {
     io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);
@@ -286,9 +294,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const stopped = waitForSignal();
   announceListening(io, sidecar, runtime.path, approvals.path);
   // The watches and reports start once it listens; their modules load only now (a pool pod's, while it waited).
-  const stopCluster = kube !== undefined && client !== undefined && records !== undefined
-    ? await import("../sidecar/cluster/cluster-approvals.ts").then(({ startApprovalWatcher }) => startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher }))
-    : async () => {};
+  const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? await import("../sidecar/cluster/cluster-approvals.ts").then(({ startApprovalWatcher }) => startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher })) : async () => {};
   await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false, channels });
   return EXIT.ok;
 }

@@ -28,6 +28,8 @@ const LIMITS_MAPPED: Record<string, string> = {
   default_max_iterations: "defaultMaxIterations",
   script_shell_timeout_secs: "shellTimeoutSeconds",
   script_http_timeout_secs: "httpTimeoutSeconds",
+  // Leviath's own (upstream has none): how long /mcp holds a call on a prompt before a pending answer.
+  prompt_hold_secs: "promptHoldSeconds",
 };
 
 function issueAt(doc: TomlDoc, table: string[], key: string | undefined, message: string): LoadIssue {

@@ -10,6 +10,7 @@ import type { ControllerName } from "../metrics/controller-metrics.ts";
 import type { PodSettings } from "../sandbox/pod-settings.ts";
 import type { ClusterCache, ClusterWriter, ReconcileResult } from "./cluster-port.ts";
 import type { PolicyState } from "./leviath-policy/policy-state.ts";
+import type { ApprovalNotifier } from "./approval/approval-webhook.ts";
 import type { PoolLedger } from "./pool/pool-ledger.ts";
 
 /** What every reconciler may be built from; the manager makes one for all of them. */
@@ -30,6 +31,10 @@ export interface ControllerContext {
   approvalTtlMs: number;
   /** What the warm pools served; present only with warm pools on (Runs adopt pool pods only then). */
   pools?: PoolLedger | undefined;
+  /** How long a pool pod's identity or claim may be without its pod before the pool collects it (undefined: the default). */
+  poolLeftoverGraceMs?: number | undefined;
+  /** Where a Run's pending prompts are notified besides its Event (the approval webhook; absent: nowhere). */
+  approvalNotifier?: ApprovalNotifier | undefined;
 }
 
 /** Reconcile one key: level-triggered, idempotent; a thrown error is classified and retried by the loop. */

@@ -23,6 +23,7 @@ import { buildObjectKey } from "./object-key.ts";
 import { createNetworkVerifier } from "./leviath-policy/network-verification.ts";
 import { computePolicyState, type GoodPolicy, type PolicyState } from "./leviath-policy/policy-state.ts";
 import { createPoolLedger } from "./pool/pool-ledger.ts";
+import type { ApprovalNotifier } from "./approval/approval-webhook.ts";
 import { createWorkQueue, type WorkQueue } from "./work-queue.ts";
 
 /** Everything the manager is built from; the clock, ids and leadership come in from the composition root. */
@@ -45,6 +46,10 @@ export interface ManagerOptions {
   eventInstance?: string;
   /** Warm pools on: Runs adopt pool pods, and what the pools served is counted (the pool controller is in `controllers`). */
   warmPools?: boolean;
+  /** How long a pool pod's identity or claim may be without its pod before the pool collects it (default one minute). */
+  poolLeftoverGraceMs?: number;
+  /** The approval webhook of pending prompts (absent: none). */
+  approvalNotifier?: ApprovalNotifier | undefined;
 }
 
 /** The running controllers: caches, queues and (once leading) workers. */
@@ -185,6 +190,8 @@ export function createManager(opts: ManagerOptions): Manager {
     cache, writer, policy: policyState, networkEnforcement: () => verifier.state(), events, settings: opts.settings,
     nowMs: opts.nowMs, nowIso: () => formatApiTime(opts.nowMs()), approvalTtlMs: opts.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
     ...(opts.warmPools ? { pools: createPoolLedger(opts.metrics, opts.nowMs) } : {}),
+    ...(opts.poolLeftoverGraceMs !== undefined ? { poolLeftoverGraceMs: opts.poolLeftoverGraceMs } : {}),
+    ...(opts.approvalNotifier === undefined ? {} : { approvalNotifier: opts.approvalNotifier }),
   };
   const reconcilers = new Map(opts.controllers.map((c) => [c.name, c.reconciler(ctx)]));
   let loops: ControllerLoop[] = [];

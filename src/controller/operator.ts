@@ -10,7 +10,8 @@ import type { WebhookServer, WebhookServerOptions } from "./admission/webhook-se
 import { buildMetricsApp, buildProbeApp, type MetricsSecurity } from "./http-apps.ts";
 import { CONTROLLERS } from "./controllers.ts";
 import { poolController } from "./pool/pool-controller.ts";
-import { createManager, type Manager } from "./manager.ts";
+import type { ApprovalNotifier } from "./approval/approval-webhook.ts";
+import { createManager, type Manager, type ManagerOptions } from "./manager.ts";
 
 /** Where a server listens (port 0 picks a free one). */
 export interface BindAddress {
@@ -39,6 +40,10 @@ export interface OperatorOptions {
   webhook?: WebhookServerOptions;
   /** Warm pools: run the pool controller, and let Runs adopt its pods (off by default). */
   warmPools?: boolean;
+  /** How long a pool pod's identity or claim may be without its pod before the pool collects it (default one minute). */
+  poolLeftoverGraceMs?: number;
+  /** The approval webhook of pending prompts (absent: none). */
+  approvalNotifier?: ApprovalNotifier | undefined;
 }
 
 /** A running operator. */
@@ -71,6 +76,16 @@ function close(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
+/** The manager's options that are set only when the operator's are (exactOptionalPropertyTypes). */
+function optionalManagerOptions(opts: OperatorOptions): Pick<ManagerOptions, "approvalTtlMs" | "warmPools" | "poolLeftoverGraceMs" | "approvalNotifier"> {
+  return {
+    ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
+    ...(opts.warmPools ? { warmPools: true } : {}),
+    ...(opts.poolLeftoverGraceMs !== undefined ? { poolLeftoverGraceMs: opts.poolLeftoverGraceMs } : {}),
+    ...(opts.approvalNotifier === undefined ? {} : { approvalNotifier: opts.approvalNotifier }),
+  };
+}
+
 /** Start caches, servers and (once leading) the controllers. */
 export async function startOperator(opts: OperatorOptions): Promise<Operator> {
   const metrics = createControllerMetrics(opts.leaderElection?.name);
@@ -82,8 +97,7 @@ export async function startOperator(opts: OperatorOptions): Promise<Operator> {
     client: opts.client, settings: opts.settings, workers: opts.workers, log: opts.log, metrics,
     eventInstance: opts.leaderElection?.identity ?? hostname(),
     nowMs: () => Date.now(), monotonicMs, newId: () => randomUUID(), isLeader,
-    ...(opts.approvalTtlMs !== undefined ? { approvalTtlMs: opts.approvalTtlMs } : {}),
-    ...(opts.warmPools ? { warmPools: true } : {}),
+    ...optionalManagerOptions(opts),
   });
   const apps: Server[] = [];
   const addresses: { metrics?: string; probes?: string; webhook?: string } = {};

@@ -1,7 +1,7 @@
 // Which status transitions become Events: every change of `Ready` (its status or reason), so that `kubectl get
 // events` and `kubectl describe` tell an object's story, and the moments a Run becomes less protected than its
 // Agent asked for (a fallback to the engine pod, a NetworkPolicy not enforced or restored, a namespace that
-// does not enforce Pod Security `restricted`). Pure: the reconcilers record what this returns after writing status.
+// does not enforce Pod Security `restricted`), and the first call a warn candidate policy would decide otherwise. Pure: the reconcilers record what this returns after writing status.
 import { CONDITION, REASON, type Condition } from "../api/status.ts";
 import type { EventNote, EventSink, ObjectReference } from "../kube/event-recorder.ts";
 
@@ -13,6 +13,8 @@ const WARNING_STATES: Readonly<Record<string, (c: Condition) => boolean>> = {
   [CONDITION.sandboxReady]: (c) => c.reason === REASON.fellBackToHost,
   [CONDITION.networkIsolated]: (c) => c.status === "False" || c.reason === REASON.networkPolicyRestored,
   [CONDITION.podSecurityEnforced]: (c) => c.status === "False",
+  // A warn candidate's first would-flip on the Run (docs/operations.md, "Rolling out a policy").
+  [CONDITION.policyWouldFlip]: (c) => c.status === "True",
 };
 
 /** The status and reason of a condition, as a transition compares them. */

@@ -3,6 +3,8 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { RunMode } from "../api/run-policy.ts";
 import { CALL_DECISION_SOURCES, type CallDecisionSource } from "../api/decision-sources.ts";
+import type { DecisionClass } from "../policy/policy-flips.ts";
+import type { RolloutRole } from "../sandbox/rollout-snapshot.ts";
 import { levelRank, type Level } from "../policy/levels.ts";
 import { registerBuildInfo } from "./build-info-gauge.ts";
 
@@ -80,6 +82,10 @@ export interface SidecarMetrics {
   seed(form: SeedFormLabel, outcome: SeedOutcomeLabel): void;
   /** Counts a call the integrity gate held, by why, what became of it, and the tool's class. */
   integrityHold(reason: IntegrityHoldReasonLabel, outcome: IntegrityHoldOutcomeLabel, toolClass: ToolClassLabel): void;
+  /** Counts a would-flip: a call a warn or audit candidate would decide otherwise (docs/operations.md, Rolling out a policy). */
+  policyFlip(mode: "warn" | "audit", from: DecisionClass, to: DecisionClass): void;
+  /** Counts a policy rollout snapshot that did not parse or compile (the one before stays), by role. */
+  policyRolloutFailure(role: RolloutRole): void;
 }
 
 const LATENCY_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
@@ -114,6 +120,11 @@ export function createSidecarMetrics(): SidecarMetrics {
   const reloads = new Counter({ name: "leviath_sidecar_policy_reloads_total", help: "Run-policy loads by result (success, failure)", labelNames: ["result"], registers });
   const lastOk = new Gauge({ name: "leviath_sidecar_policy_last_reload_success", help: "1 when the last run-policy load succeeded, 0 when the last good policy is still in force", registers });
   const lastAt = new Gauge({ name: "leviath_sidecar_policy_last_reload_timestamp_seconds", help: "Unix time of the last run-policy load attempt", registers });
+  const flips = new Counter({
+    name: "leviath_sidecar_policy_flips_total", registers, labelNames: ["mode", "from", "to"],
+    help: "Calls a warn or audit candidate LeviathPolicy would decide otherwise, by the candidate's mode and the decision now (from) and under the candidate (to): allow, ask, deny",
+  });
+  const rolloutFailures = new Counter({ name: "leviath_sidecar_policy_rollout_failures_total", help: "Policy rollout snapshots (enforced, candidate) that did not parse or compile; the one before stays", labelNames: ["role"], registers });
   const auditErrors = new Counter({ name: "leviath_sidecar_audit_write_errors_total", help: "Audit records that could not be written (the call was refused)", registers });
   const shell = new Counter({ name: "leviath_sidecar_shell_commands_total", help: "Shell commands run, by executor and outcome", labelNames: ["executor", "outcome"], registers });
   const mcpCalls = new Counter({ name: "leviath_sidecar_mcp_gateway_calls_total", help: "Calls carried to the admin's MCP servers after every check allowed them, by server (its LeviathPolicy name) and outcome (ok, error)", labelNames: ["server", "outcome"], registers });
@@ -140,6 +151,12 @@ export function createSidecarMetrics(): SidecarMetrics {
     },
     pendingApprovals: (prompt, count) => pending.set({ prompt }, count),
     approvalAnswered: (prompt, outcome, seconds) => wait.observe({ prompt, outcome }, seconds),
+    policyFlip(mode, from, to) {
+      flips.inc({ mode, from, to });
+    },
+    policyRolloutFailure(role) {
+      rolloutFailures.inc({ role });
+    },
     policyReload(ok, unixSeconds) {
       reloads.inc({ result: ok ? "success" : "failure" });
       lastOk.set(ok ? 1 : 0);

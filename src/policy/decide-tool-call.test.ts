@@ -49,8 +49,10 @@ describe("decideToolCall (permission first, then the gate)", () => {
     expect(sources(second)).toEqual(["AutoAllow"]);
   });
 
-  it("private context, shell=ask: approval first, then the gate prompt", () => {
-    expect(decideToolCall(call("shell", "private", "interactive")).kind).toBe("ask-permission");
+  it("private context, shell=ask: one prompt names the approval and the gate; a granted ask meets the gate's prompt alone", () => {
+    const first = decideToolCall(call("shell", "private", "interactive"));
+    expect(first.kind === "ask-held" && first.holds.map((h) => h.check)).toEqual(["permission", "gate"]);
+    expect(sources(first)).toEqual(["AutoBlock"]);
     const second = decideToolCall(call("shell", "private", "interactive", {}, { permissionApproved: true }));
     expect(second.kind).toBe("ask-gate");
     expect(sources(second)).toEqual(["AutoBlock"]);
@@ -105,12 +107,12 @@ describe("decideToolCall: the read-path step between the permission and the gate
     expect(got.events).toEqual([]);
   });
 
-  it("decides the permission before the paths: deny and ask stop the call before any path is resolved", () => {
+  it("decides the permission before the paths: a deny stops the call before any path is resolved; an ask meets a path's refusal without a prompt", () => {
     const resolved: string[] = [];
     const counting = { requests: ["/etc/passwd"], access: "read" as const, context: { workdir: "/work", policy: null, fs: { realpath: (p: string) => (resolved.push(p), p) } } };
     expect(decideToolCall(call("read_file", "public", "interactive", { read_file: "deny" }, { paths: counting }))).toMatchObject({ kind: "refuse", reason: "permission-denied" });
-    expect(decideToolCall(call("write_file", "public", "interactive", {}, { paths: { ...counting, access: "write" } })).kind).toBe("ask-permission");
     expect(resolved).toEqual([]);
+    expect(decideToolCall(call("write_file", "public", "interactive", {}, { paths: { ...counting, access: "write" } }))).toMatchObject({ kind: "refuse", reason: "outside-workdir" });
   });
 
   it("hands the resolved paths to a call that runs, so the executor opens what was judged", () => {

@@ -1,8 +1,9 @@
 // The one decision of a tool call (DESIGN.md §5), and the one the sidecar makes: the permission first (cheaper,
 // and it avoids asking about the taint of a call that will be refused anyway), then the paths the call names
-// against the read paths, then the taint gate; a call runs only if all three allow. Unlike upstream, a `deny`
-// refuses before the gate is evaluated, so no `YoloAutoApprove` is ever recorded for a call that then did not
-// run, and `submit_output` is subject to `deny` like every other tool. Pure: the filesystem the read paths need
+// against the read paths, then the taint gate, then integrity; a call runs only if all allow. A call held by more
+// than one of them is asked about once (issue 44, held-call.ts); a refusal by any refuses it without a prompt.
+// Unlike upstream, a `deny` refuses before the gate is evaluated, so no `YoloAutoApprove` is ever recorded for a
+// call that then did not run, and `submit_output` is subject to `deny` like every other tool. Pure: the filesystem the read paths need
 // comes in with the paths (a PathFs), the clock with the gate's input.
 import type { RecordedRefusalCode } from "../api/sidecar-contract.ts";
 import type { CallDecisionSource, GateDecisionSource } from "../api/decision-sources.ts";
@@ -17,6 +18,7 @@ import { resolveToolClassification } from "./classification.ts";
 import { resolveIntegrityClassification } from "./integrity-classification.ts";
 import { evaluateIntegrityGate, type IntegrityFinding, type IntegrityGatePolicy, type IntegrityOutcome, type IntegrityView } from "./integrity-gate.ts";
 import { buildIntegrityHeldMessage, buildIntegrityPrompt } from "./integrity-messages.ts";
+import { combineVerdicts, HELD_ONCE_OPTIONS, type CheckVerdict, type HoldingCheck } from "./held-call.ts";
 
 /** Options of a tool-approval (permission `ask`) prompt, in upstream's order. */
 export const PERMISSION_PROMPT_OPTIONS = ["Allow once", "Allow for this stage", "Allow for this run", "Deny"] as const;
@@ -83,6 +85,12 @@ export interface PermissionPrompt {
 /** The refusal keys of the decision: each the code of its row in the refusal table (api/sidecar-contract.ts). */
 export type DecisionRefusalCode = Extract<RecordedRefusalCode, "permission-denied" | "approval-unavailable" | "gate-blocked" | "integrity-held" | PathRefusalCode>;
 
+/** One check's hold of a call held by several (issue 44), with what its own prompt would have carried. */
+export type Hold =
+  | { readonly check: "permission"; readonly prompt: PermissionPrompt }
+  | { readonly check: "gate"; readonly prompt: GatePrompt; readonly pending: PendingGate }
+  | { readonly check: "integrity"; readonly prompt: PermissionPrompt & { readonly text: string }; readonly finding: IntegrityFinding };
+
 /** What the sidecar does with the call; `events` are the gate's audit records to append, in order. */
 export type ToolCallDecision =
   | {
@@ -126,7 +134,62 @@ export type ToolCallDecision =
     readonly prompt: GatePrompt;
     readonly pending: PendingGate;
     readonly events: readonly AuditEvent[];
+  }
+  | {
+    /** Held by two or three checks, none refusing it: one prompt names every hold, and one answer settles them. */
+    readonly kind: "ask-held";
+    readonly permission: ResolvedPermission | undefined;
+    readonly gate: GateOutcome | undefined;
+    readonly integrity: IntegrityOutcome | undefined;
+    /** The holds, in the checks' order (permission, gate, integrity). */
+    readonly holds: readonly Hold[];
+    readonly prompt: { readonly options: readonly string[]; readonly timeoutSeconds: number | undefined };
+    readonly events: readonly AuditEvent[];
+    /** How the call runs once allowed when the gate let it through (a held gate's answer says it otherwise). */
+    readonly source: RunSource;
   };
+
+type AskDecision = Extract<ToolCallDecision, { kind: "ask-permission" | "ask-gate" | "ask-integrity" | "ask-held" }>;
+
+/** The holds an asking decision stands for. */
+export function listHolds(d: AskDecision): readonly Hold[] {
+  switch (d.kind) {
+    case "ask-permission":
+      return [{ check: "permission", prompt: d.prompt }];
+    case "ask-gate":
+      return [{ check: "gate", prompt: d.prompt, pending: d.pending }];
+    case "ask-integrity":
+      return [{ check: "integrity", prompt: d.prompt, finding: d.finding }];
+    case "ask-held":
+      return d.holds;
+  }
+}
+
+function toVerdict(d: ToolCallDecision): CheckVerdict<Extract<ToolCallDecision, { kind: "refuse" }>, readonly Hold[]> {
+  if (d.kind === "refuse") return { kind: "deny", deny: d };
+  if (d.kind === "run") return { kind: "allow" };
+  return { kind: "ask", hold: listHolds(d) };
+}
+
+/**
+ * One decision for a call that `first` holds (the permission's ask, the gate's prompt) and whose later checks,
+ * decided as if `first` were answered allow, came to `rest`: a refusal in `rest` refuses without a prompt; a hold
+ * joins `first`'s in one prompt; when `rest` runs, `first` stands alone (the later checks are decided again after
+ * its answer, as they always were).
+ */
+function joinHolds(first: AskDecision, rest: ToolCallDecision, timeoutSeconds: number | undefined): ToolCallDecision {
+  const v = combineVerdicts([toVerdict(first), toVerdict(rest)]);
+  if (v.kind === "deny") return v.deny;
+  const holds = v.kind === "ask" ? v.holds.flat() : [];
+  if (holds.length <= 1 || rest.kind === "run" || rest.kind === "refuse" || rest.kind === "ask-permission") return first;
+  const checks: HoldingCheck[] = holds.map((h) => h.check);
+  const integrity = "integrity" in rest ? rest.integrity : undefined;
+  const source: RunSource = rest.kind === "ask-gate" ? "user_allow_once" : rest.source;
+  return {
+    kind: "ask-held", permission: first.permission ?? rest.permission, gate: rest.gate, integrity, holds, events: rest.events, source,
+    prompt: { options: checks.includes("permission") ? PERMISSION_PROMPT_OPTIONS : HELD_ONCE_OPTIONS, timeoutSeconds },
+  };
+}
 
 function launchFor(input: ToolCallInput): PermissionMap {
   // A yolo run is `--yolo`: every `ask` becomes `allow` (a specific launch entry still wins over `*`).
@@ -162,11 +225,21 @@ function computeRunSource(input: ToolCallInput, events: readonly AuditEvent[]): 
   return input.answeredPrompt === true && (source === "auto_allow" || source === "taint_disabled") ? "user_approved" : source;
 }
 
-/** Decides one call: permission (deny refuses, ask needs approval), then its paths, then the taint gate. */
+/**
+ * Decides one call: permission (deny refuses, ask needs approval), then its paths, then the taint gate, then
+ * integrity. A call one check holds has the checks after it decided too, as if the hold were answered allow: a
+ * refusal among them refuses at once, without a prompt, and their holds join it in one prompt (issue 44).
+ */
 export function decideToolCall(input: ToolCallInput): ToolCallDecision {
   const step = decidePermission(input);
-  if ("stop" in step) return step.stop;
-  const permission = step.pass;
+  if ("pass" in step) return decideChecks(input, step.pass);
+  if (step.stop.kind !== "ask-permission") return step.stop;
+  const rest = decideChecks({ ...input, permissionApproved: true, answeredPrompt: true }, step.stop.permission);
+  return joinHolds(step.stop, rest, step.stop.prompt.timeoutSeconds);
+}
+
+/** The checks after the permission: the call's paths, the taint gate, integrity. */
+function decideChecks(input: ToolCallInput, permission: ResolvedPermission | undefined): ToolCallDecision {
   const paths = input.paths === undefined ? undefined : resolveCallPaths(input.paths);
   const refused = paths === undefined ? undefined : findPathRefusal(paths);
   if (refused !== undefined) return { kind: "refuse", reason: refused.code, message: refused.message, permission, gate: undefined, events: [] };
@@ -179,8 +252,11 @@ export function decideToolCall(input: ToolCallInput): ToolCallDecision {
       return decideIntegrity(input, { kind: "run", permission, gate, events: gate.events, source: computeRunSource(input, gate.events), paths });
     case "block":
       return { kind: "refuse", reason: "gate-blocked", message: gate.message, permission, gate, events: gate.events };
-    case "prompt":
-      return { kind: "ask-gate", permission, gate, prompt: gate.prompt, pending: gate.pending, events: gate.events };
+    case "prompt": {
+      const asked = { kind: "ask-gate", permission, gate, prompt: gate.prompt, pending: gate.pending, events: gate.events } as const;
+      // Integrity decided now, as if the gate's prompt were answered allow once.
+      return joinHolds(asked, decideIntegrity(input, { kind: "run", permission, gate, events: gate.events, source: "user_allow_once", paths }), gate.prompt.timeoutSeconds);
+    }
   }
 }
 

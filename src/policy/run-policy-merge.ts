@@ -34,6 +34,12 @@ function computeMcpFields(policy: LeviathPolicySpec): Pick<RunPolicy, "mcpServer
   return { mcpServers: policy.mcpServers, ...(policy.webSearch === undefined ? {} : { webSearch: policy.webSearch }) };
 }
 
+/** The limits a Run carries: the prompt's timeout and hold on /mcp, the shell's timeout. */
+function computeRunLimits(limits: LeviathPolicySpec["limits"]): RunPolicy["limits"] {
+  const { interactionTimeoutSeconds, shellTimeoutSeconds, promptHoldSeconds } = limits;
+  return { interactionTimeoutSeconds, shellTimeoutSeconds, ...(promptHoldSeconds === undefined ? {} : { promptHoldSeconds }) };
+}
+
 /**
  * Resolve what one run enforces: the blueprint tightened by the admin's policy. Grants are looked up by the
  * Agent's `namespace/name` only; read paths stay declared-and-granted lists the sidecar compiles itself.
@@ -79,10 +85,7 @@ export function buildRunPolicy(spec: AgentSpec, id: AgentIdentity, policy: Levia
       // The blueprint's own [safe_commands] count only where the admin honours them, as upstream.
       safeShell: [...policy.safeCommands.shell, ...(policy.security.allowBlueprintSafeCommands ? spec.safeCommands?.shell ?? [] : [])],
     },
-    limits: {
-      interactionTimeoutSeconds: policy.limits.interactionTimeoutSeconds,
-      shellTimeoutSeconds: policy.limits.shellTimeoutSeconds,
-    },
+    limits: computeRunLimits(policy.limits),
     outbound: { allowLocalNetwork: policy.security.allowLocalNetwork, timeoutSeconds: policy.limits.httpTimeoutSeconds },
     pinned: {
       ...(launch.agentGeneration !== undefined ? { agentGeneration: launch.agentGeneration } : {}),

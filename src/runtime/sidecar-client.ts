@@ -58,6 +58,8 @@ export interface SidecarClientOptions {
   readonly whenRefused?: () => Promise<void>;
   /** Milliseconds since the epoch (the call's deadline is sent with it; the health wait's clock). */
   readonly clock?: () => number;
+  /** Sent with every tool call and wait: the W3C trace context of the run's span (`traceparent`), when it is traced. */
+  readonly traceHeaders?: Readonly<Record<string, string>> | undefined;
 }
 
 /** What the runtime does with a call. */
@@ -318,7 +320,7 @@ export function createSidecarClient(opts: SidecarClientOptions): SidecarClient {
     callTool: (call) =>
       // The deadline: a call the sidecar only gets to after this client gave up (and said it did not run) must not run.
       exchange({
-        id: call.id, tool: call.tool, method: "POST", path: "/v1/tool-calls", headers: { "content-type": "application/json", [DEADLINE_HEADER]: String(clock() + timeoutMs) },
+        id: call.id, tool: call.tool, method: "POST", path: "/v1/tool-calls", headers: { ...opts.traceHeaders, "content-type": "application/json", [DEADLINE_HEADER]: String(clock() + timeoutMs) },
         body: JSON.stringify(call), extraMs: 0,
       }),
     // The deadline again: a call still waiting on its prompt when this client stops waiting is withdrawn, never run.

@@ -28,6 +28,11 @@ export interface PodSettings {
   engineGraceSeconds: number;
   /** The sandbox pods' grace period (they hold nothing to flush). */
   sandboxGraceSeconds: number;
+  /**
+   * Where every Run's sidecar and reference runtime export their spans (OTLP/HTTP, `--otlp-traces-endpoint`), and up
+   * to which sensitivity a tool call's arguments and result go with them; unset (the default): no tracing at all.
+   */
+  tracing?: { readonly endpoint: string; readonly content: "none" | "public" | "internal" | "private" };
 }
 
 /**

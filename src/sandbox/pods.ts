@@ -213,6 +213,7 @@ function buildAgentContainer(snapshot: RunSnapshot, workspace: WorkspaceMount, s
       { name: "LEVIATH_SIDECAR_URL", value: `http://127.0.0.1:${settings.sidecarPort}` },
       { name: "LEVIATH_RUNTIME_CONFIG", value: RUNTIME_CONFIG_FILE },
       { name: "LEVIATH_SIDECAR_TOKEN_FILE", value: RUNTIME_TOKEN_FILE },
+      ...buildRuntimeTracingEnv(settings),
     ],
     ...(credentials.envFrom.length > 0 ? { envFrom: credentials.envFrom } : {}),
     securityContext: buildContainerSecurityContext(),
@@ -233,6 +234,7 @@ export function buildSidecarBase(settings: PodSettings, flags: { head: string[];
   // Only the digest: the pod spec is readable in the namespace, the token itself stays in the controller's Secret.
   const digest = settings.sidecarMetricsTokenSha256;
   const metricsArgs = digest ? ["--metrics-listen", `0.0.0.0:${settings.sidecarMetricsPort}`, "--metrics-token-sha256", digest] : [];
+  const tracingArgs = settings.tracing ? ["--otlp-traces-endpoint", settings.tracing.endpoint, "--trace-content", settings.tracing.content] : [];
   return {
     name: "sidecar",
     image: settings.sidecarImage,
@@ -242,6 +244,7 @@ export function buildSidecarBase(settings: PodSettings, flags: { head: string[];
       ...flags.head,
       "--listen", `127.0.0.1:${settings.sidecarPort}`,
       ...metricsArgs,
+      ...tracingArgs,
       ...flags.tail,
     ],
     ...(digest ? { ports: [{ name: "metrics", containerPort: settings.sidecarMetricsPort, protocol: "TCP" }] } : {}),
@@ -250,6 +253,14 @@ export function buildSidecarBase(settings: PodSettings, flags: { head: string[];
     resources: settings.resources.sidecar,
     volumeMounts,
   };
+}
+
+/**
+ * The reference runtime's tracing environment (its `invoke_agent` and `chat` spans, and the traceparent it sends the
+ * sidecar): OpenTelemetry's own variable for a traces endpoint, when the operator traces; nothing otherwise.
+ */
+export function buildRuntimeTracingEnv(settings: PodSettings): { name: string; value: string }[] {
+  return settings.tracing ? [{ name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", value: settings.tracing.endpoint }] : [];
 }
 
 /** The flags that end every engine pod sidecar's command line: the runtime token and the stop grace. */

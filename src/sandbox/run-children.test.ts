@@ -239,6 +239,17 @@ describe("buildRunChildren", () => {
     expect(bare.ports).toBeUndefined();
   });
 
+  it("points the sidecar and the runtime at the tracing endpoint only when the operator traces", () => {
+    const agent = { image: "r:1", sandbox: { kind: "container" as const, image: "alpine:3" } };
+    const engineOf = (objs: KubeObject[]) => pods(objs).find((p) => p.metadata.name === buildChildNames(RUN.name).enginePod)!;
+    const endpoint = "http://collector.observability:4318/v1/traces";
+    const traced = engineOf(childrenOf(snapshotOf(agent), { settings: { ...DEFAULT_POD_SETTINGS, tracing: { endpoint, content: "internal" } } }));
+    expect(traced.spec.initContainers![0]!.args).toEqual(expect.arrayContaining(["--otlp-traces-endpoint", endpoint, "--trace-content", "internal"]));
+    expect(traced.spec.containers[0]!.env).toEqual(expect.arrayContaining([{ name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", value: endpoint }]));
+    const bare = engineOf(childrenOf(snapshotOf(agent)));
+    expect(JSON.stringify(bare.spec)).not.toMatch(/otlp|trace-content|OTEL_/i);
+  });
+
   it("is deterministic, and the spec hash follows the pod spec", () => {
     const agent = { image: "r:1", sandbox: { kind: "container" as const, image: "alpine:3" } };
     expect(childrenOf(snapshotOf(agent))).toEqual(childrenOf(snapshotOf(agent)));

@@ -3,6 +3,7 @@ import { PLURAL } from "../api/crd-definitions.ts";
 import type { KubeObject } from "./kube-types.ts";
 import { buildAuditChunkName, buildChildMeta, buildChildNames, buildLabelValue, COMPONENT, MAX_AUDIT_CHUNKS, NETWORK_NONE, type RunRef } from "./names.ts";
 import { listResumeSnapshotNames } from "./resume-snapshot.ts";
+import { buildRolloutSnapshotName, ROLLOUT_ROLES } from "./rollout-snapshot.ts";
 import { buildSnapshotData, type RunSnapshot } from "./run-snapshot.ts";
 
 /** The immutable ConfigMap that pins a run: its resolved policy (sidecar), blueprint (runtime) and generations. */
@@ -45,6 +46,8 @@ export function buildRole(run: RunRef, agent: string, execTargets: readonly stri
   rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "patch", "delete"], resourceNames: own });
   // The snapshots a resume may write (read only: the controller writes them, the sidecar switches to them).
   rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: listResumeSnapshotNames(run.name) });
+  // The policy rollout's snapshots (read only: the controller writes them, the sidecar decides under them).
+  rules.push({ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: ROLLOUT_ROLES.map((r) => buildRolloutSnapshotName(run.name, r)) });
   const meta = buildChildMeta(run, agent, { name: buildChildNames(run.name).role, component: COMPONENT.sidecarIdentity });
   return { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: meta, rules };
 }

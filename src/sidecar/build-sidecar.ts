@@ -11,9 +11,11 @@ import { createSidecarMetrics, type SidecarMetrics } from "../metrics/sidecar-me
 import type { BindingHandout, BindingTake } from "./cluster/binding-handout.ts";
 import type { PolicySource } from "./cluster/policy-sources.ts";
 import { ApprovalBook } from "./core/approvals.ts";
-import { computeCurrentStage, findStageIndex, type Enforcement } from "./core/enforcement.ts";
+import type { SidecarTracing } from "./core/call-spans.ts";
+import { buildEnforcement, computeCurrentStage, findStageIndex, type Enforcement, type EnforcementContext } from "./core/enforcement.ts";
 import { Ledger } from "./core/ledger.ts";
 import { PolicyHolder } from "./core/policy-holder.ts";
+import { PolicyRollout } from "./core/policy-rollout.ts";
 import { buildResumeRecord } from "./core/resume-audit.ts";
 import type { ResultSink } from "./core/run-result.ts";
 import { RunSession } from "./core/run-session.ts";
@@ -85,6 +87,8 @@ export interface SidecarServerOptions {
   readonly gatewayVars?: VarSource;
   /** A bound pool pod's hand-out of its Run's runtime.json and credentials (`POST /v1/binding`); every ask is recorded. */
   readonly binding?: BindingHandout | undefined;
+  /** Each call a span exported over OTLP (`--otlp-traces-endpoint`); absent (the default): no tracer at all. */
+  readonly tracing?: SidecarTracing | undefined;
 }
 
 /** A built sidecar: what the app is given, and what is started and stopped around it. */
@@ -101,13 +105,14 @@ export interface BuiltSidecar {
 }
 
 /** The policy in force, its load and reload reported (logs, the reload metric). */
-function openPolicy(opts: SidecarServerOptions, metrics: SidecarMetrics, clock: () => number): ReturnType<typeof PolicyHolder.open> {
+function openPolicy(opts: SidecarServerOptions, metrics: SidecarMetrics, clock: () => number): { ok: true; holder: PolicyHolder; context: EnforcementContext } | { ok: false; error: string } {
   const { log, source } = opts;
   // Made first, so the check below sees the real path (a symlinked --audit-dir into the workdir is caught too).
   mkdirSync(join(opts.auditDir, opts.runName), { recursive: true, mode: 0o700 });
   const fs = { realpath: (p: string) => realpathSync.native(p) };
   const privatePaths = { root: realpathSync.native(opts.auditDir), run: opts.runName, files: opts.privateFiles ?? [], fs };
-  return PolicyHolder.open(source, { workdir: opts.workdir, home: opts.home, mode: opts.mode, privatePaths }, {
+  const context: EnforcementContext = { workdir: opts.workdir, home: opts.home, mode: opts.mode, privatePaths };
+  const opened = PolicyHolder.open(source, context, {
     loaded(enf, warnings, initial) {
       for (const w of warnings) log.warn({ policy: source.description }, w);
       if (!initial) log.info({ policy: source.description, agent: enf.runPolicy.agent.key }, "run policy reloaded");
@@ -116,6 +121,35 @@ function openPolicy(opts: SidecarServerOptions, metrics: SidecarMetrics, clock: 
     failed(error) {
       log.error({ policy: source.description, error }, "run policy failed to load; keeping the last good one");
       metrics.policyReload(false, Math.floor(clock() / 1000));
+    },
+  });
+  return opened.ok ? { ...opened, context } : opened;
+}
+
+/**
+ * The policy rollout reaching this Run (core/policy-rollout.ts): its snapshots compiled as the policy in force is,
+ * a failure logged and counted, and each would-flip counted and recorded in the audit beside the call's decision.
+ */
+function createRollout(opts: SidecarServerOptions, parts: { compile: (rp: RunPolicy) => ReturnType<typeof buildEnforcement>; metrics: SidecarMetrics; ledger: Ledger; session: RunSession; policy: () => Enforcement; clock: () => number }): PolicyRollout {
+  const { log, runName } = opts;
+  return new PolicyRollout(parts.compile, {
+    changed(role, entry) {
+      if (entry) log.info({ role, generation: entry.generation, sha256: entry.sha256, enforcement: entry.enforcement ?? "enforce" }, `policy rollout: the ${role} LeviathPolicy generation ${entry.generation} is now decided beside the pinned policy`);
+      else log.info({ role }, `policy rollout: the ${role} snapshot was withdrawn`);
+    },
+    failed(role, error) {
+      log.error({ role, error }, `policy rollout: the ${role} snapshot does not load; the one before stays`);
+      parts.metrics.policyRolloutFailure(role);
+    },
+    flipped(flip, candidate, callId) {
+      const mode = candidate.enforcement ?? "audit";
+      parts.metrics.policyFlip(mode, flip.now, flip.candidate);
+      const runPolicy = parts.policy().runPolicy;
+      parts.ledger.record({
+        timestamp: Math.floor(parts.clock() / 1000), agent_id: runName, call_id: callId, tool_name: flip.tool,
+        stage: runPolicy.stages[parts.session.stageIndex]?.name ?? runPolicy.entryStage, decision: "would_flip", decision_source: "policy_candidate",
+        would_flip: { enforcement: mode, policy_generation: candidate.generation, ...(flip.target !== undefined ? { target: flip.target } : {}), now: flip.now, candidate: flip.candidate, differs: flip.differs },
+      });
     },
   });
 }
@@ -178,12 +212,15 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
   const opened = openPolicy(opts, metrics, clock);
   if (!opened.ok) return opened;
   const holder = opened.holder;
+  const compile = (runPolicy: RunPolicy) => buildEnforcement(runPolicy, opened.context);
   const policy = () => holder.current();
   const { journal, session } = openSession(opts, policy().runPolicy);
   const files = createAuditWriter(opts.auditDir, runName, (err) => log.error({ err }, "audit write failed"), opts.syncIntervalMs);
   const audit = opts.auditOutputs?.length ? createAuditTee(files, runName, opts.auditOutputs) : files;
-  const ledger = new Ledger({ policy, stageIndex: () => session.stageIndex, audit, metrics, log, clock, monotonicMs, runName });
+  const spans = opts.tracing?.spans({ taint: () => session.context.level(), agent: () => policy().runPolicy.agent.key, mode: () => policy().mode, clock, monotonicMs });
+  const ledger = new Ledger({ policy, stageIndex: () => session.stageIndex, audit, metrics, log, clock, monotonicMs, runName, spans });
   recordResumes(opts, { holder, session, ledger, clock });
+  const rollout = createRollout(opts, { compile, metrics, ledger, session, policy, clock });
   const approvals = new ApprovalBook(clock, (kind, count) => metrics.pendingApprovals(kind, count));
   // A stdio server starts in the current stage's sandbox. Always there, empty or not: a reload may add servers.
   const current = (): CurrentStage => ({ runPolicy: policy().runPolicy, stage: computeCurrentStage(policy(), session.stageIndex).stage });
@@ -198,7 +235,7 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
   const workdir = realpathSync.native(opts.workdir);
   const fs = { realpath: (p: string) => realpathSync.native(p) };
   const service = new ToolCallService({
-    policy, workdir, fs, session, approvals, audit, metrics, shell, log, clock, monotonicMs, runName, gateway, ledger, executors, ...(opts.result ? { result: opts.result } : {}),
+    policy, workdir, fs, session, approvals, audit, metrics, shell, log, clock, monotonicMs, runName, gateway, ledger, executors, rollout, ...(opts.result ? { result: opts.result } : {}),
   });
   const seeds = new SeedService({ workdir, blueprintRoot: opts.blueprintRoot, fs, shell, ledger, metrics, clock, runName, stageIndex: () => session.stageIndex });
   const guard: RequestGuard = {
@@ -208,6 +245,6 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
   const warnings = new RuntimeWarnings();
   warnings.add(opts.runtimeWarnings ?? []);
   const binding = opts.binding === undefined ? undefined : recordBindings(opts.binding, opts, { ledger, session, policy, clock });
-  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName, guard, seeds, warnings, ...(binding ? { binding } : {}) };
+  const deps: SidecarAppDeps = { service, session, approvals, policy: holder, metrics, log, localApprovals: opts.localApprovals, runName, guard, seeds, warnings, rollout, ...(binding ? { binding } : {}) };
   return { ok: true, sidecar: { deps, metrics, holder, service, gateway, audit, journal, guard } };
 }

@@ -104,6 +104,8 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
           await gateway.close();
           audit.close();
           journal.close();
+          // The spans of the last calls are sent before the process ends (a collector that is down costs its timeout, within the stop's grace).
+          await opts.tracing?.shutdown();
         })();
         return closing;
       },

@@ -12,10 +12,10 @@ import type { SidecarProcess } from "./sidecar-harness.ts";
 export interface AgentExit { code: number | null; stdout: string; stderr: string; termination: string }
 
 /** Runs `leviath agent` on `runtimeConfig`, writing its termination log in `dir`. */
-export function runAgentProcess(dir: string, runtimeConfig: string, sc: SidecarProcess, model: ScriptedModelServer, extra: string[] = []): Promise<AgentExit> {
+export function runAgentProcess(dir: string, runtimeConfig: string, sc: SidecarProcess, model: ScriptedModelServer, extra: string[] = [], env: Record<string, string> = {}): Promise<AgentExit> {
   const termination = join(dir, "termination-log");
   const proc = spawn(process.execPath, [repo("bin/leviath"), "agent", "--runtime-config", runtimeConfig, "--termination-log", termination, "--credentials-dir", join(dir, "no-credentials"), ...extra], {
-    env: { ...process.env, LEVIATH_SIDECAR_URL: sc.url, LEVIATH_SIDECAR_TOKEN_FILE: sc.runtimeTokenFile, ANTHROPIC_API_KEY: "sk-ant-scripted", ANTHROPIC_BASE_URL: model.url },
+    env: { ...process.env, LEVIATH_SIDECAR_URL: sc.url, LEVIATH_SIDECAR_TOKEN_FILE: sc.runtimeTokenFile, ANTHROPIC_API_KEY: "sk-ant-scripted", ANTHROPIC_BASE_URL: model.url, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -13,6 +13,10 @@ describe("leviath controller flags", () => {
     [["--webhook-bind-address", ":9443"], "--webhook-secret '' is not NAMESPACE/NAME"],
     [["--webhook-bind-address", ":9443", "--webhook-secret", "ns/tls"], "--webhook-hosts: the serving certificate needs at least one DNS name or IP"],
     [["--webhook-bind-address", ":9443", "--webhook-secret", "ns/tls", "--webhook-cert-dir", "/tls"], "--webhook-cert-dir and --webhook-secret exclude each other"],
+    [["--approval-webhook-url", "https://hooks.example/x"], "--approval-webhook-url and --approval-webhook-secret-file go together"],
+    [["--approval-webhook-url", "ftp://hooks.example/x", "--approval-webhook-secret-file", "/nonexistent"], "--approval-webhook-url: 'ftp://hooks.example/x' is not an http or https URL"],
+    [["--approval-webhook-url", "https://hooks.example/x", "--approval-webhook-secret-file", "/nonexistent/key"], "--approval-webhook-secret-file: cannot read /nonexistent/key: ENOENT"],
+    [["--approval-webhook-url", "https://hooks.example/x", "--approval-webhook-secret-file", "/etc/hostname"], "fewer than 32"],
   ])("refuses %j", (args, message) => {
     const r = leviath(["controller", "--kubeconfig", "/nonexistent/kubeconfig", ...args]);
     expect(r.status).toBe(2);
@@ -26,5 +30,6 @@ describe("leviath controller --help", () => {
     expect(r.status).toBe(0);
     for (const flag of ["--webhook-bind-address", "--webhook-cert-dir", "--webhook-secret", "--webhook-configuration", "--webhook-hosts"]) expect(r.stdout).toContain(flag);
     expect(r.stdout).toMatch(/--approval-ttl SECONDS[\s\S]*\(default 3600\)/);
+    expect(r.stdout).toMatch(/--approval-webhook-secret-file FILE[\s\S]*X-Leviath-Signature-256: sha256=<hex>/);
   });
 });

@@ -64,6 +64,10 @@ describe("leviath sidecar standalone: what it loads", () => {
     expect(urls.filter((u) => u.includes("@bufbuild/cel"))).toEqual([]);
     // Its files are TOML: the YAML parser is never loaded (it polls them every second too).
     expect(urls.filter((u) => u.includes("/node_modules/yaml/"))).toEqual([]);
+    // Tracing is off without --otlp-traces-endpoint: no tracer, and OpenTelemetry's SDK and exporter not even loaded
+    // (issue 43). Its API is: prom-client requires it when it is installed, for exemplars.
+    const tracing = urls.filter((u) => u.includes("@opentelemetry/") || u.includes("/tracing/otlp-tracer.") || u.includes("/core/call-spans."));
+    expect(tracing.filter((u) => !u.includes("/node_modules/@opentelemetry/api/"))).toEqual([]);
   });
 
   it("loads the YAML parser for an Agent given as YAML, and decides with it", async () => {

@@ -4,7 +4,8 @@
 // runs examples/ with the reference runtime to Succeeded, answering both prompts with `kubectl leviath approve`; then
 // docs/quickstart.md's "Try your own Agent" (examples/try/) against the echo, to Succeeded. Checked from what the
 // user sees: the setup's progress lines, the commands and their answers, the claim bound by the provisioner (no
-// hand-made volume), the refused read in the audit, the results, and nothing of the demo's cluster left afterwards.
+// hand-made volume), the refused read in the audit, the results, the controller's reconcile errors after the Runs
+// (none, for every controller: scraped from its metrics), and nothing of the demo's cluster left afterwards.
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runDemo } from "../integration/harness/run-demo.ts";
@@ -48,6 +49,14 @@ describe("scripts/demo --once, as root", () => {
     expect(stdout).toContain("$ kubectl apply -f examples/try/\nagent.leviath.dev/hello created\nrun.leviath.dev/hello-1 created\n");
     expect(stdout).toMatch(/^\S+ \[answer 1\/5\] model: \d+ bytes of text, 0 tool call\(s\), stop end\n\S+ \[run\] the last stage ended: the run succeeded$/m);
     expect(stdout).toContain("\nYour Run ended Succeeded.\n");
+    // A healthy cluster, quiet, read as operations.md's troubleshooting does: the lease held by the controller's pod,
+    // no error line in its log, and after both Runs and their Approvals no controller counted a reconcile error (the
+    // chart's LeviathReconcileErrors alert fires on any).
+    expect(stdout).toMatch(/^\$ kubectl get lease leviath-operator --namespace leviath-system -o jsonpath=\{\.spec\.holderIdentity\}\nleviath-operator-[a-z0-9]+-[a-z0-9]+/m);
+    expect(stdout).toMatch(/^\(0 error lines\)$/m);
+    const errors = [...stdout.matchAll(/^controller_runtime_reconcile_errors_total\{controller="(\w+)"\} (\S+)$/gm)].map((m) => [m[1]!, m[2]!] as const);
+    expect(errors.map(([controller]) => controller).sort(), stdout).toEqual(["agent", "approval", "policy", "pool", "records", "run"]);
+    expect(errors.filter(([, value]) => value !== "0"), stdout).toEqual([]);
     // Its control plane and node are gone: the data dirs it printed were removed.
     const dirs = [/kubeconfig (\S+)\/kubeconfig/.exec(stdout)?.[1], /logs in (\S+)/.exec(stdout)?.[1]];
     expect(dirs.every((d) => d !== undefined), stdout).toBe(true);

@@ -1,10 +1,14 @@
 // Global setup of the vitest "e2e" project: makes sure the packages, binaries and images exist (each
 // script is idempotent and fast when nothing is missing), then starts one control plane and one real node
-// for the whole run, its NetworkPolicy enforced by kube-router's firewall. Tests read them through inject("kubeconfig" | "binDir" | "node").
+// for the whole run, its NetworkPolicy enforced by kube-router's firewall, and a real storage provisioner on it as the
+// cluster's default StorageClass (local-path-provisioner, WaitForFirstConsumer: any Run's claim binds, as on the
+// demo). Tests read them through inject("kubeconfig" | "binDir" | "node").
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { REPO_ROOT, startControlPlane } from "../integration/harness/control-plane.ts";
+import { createTestCluster, useTestCluster } from "../integration/harness/test-cluster.ts";
+import { installNodeLocalPath } from "./harness/local-path.ts";
 import { startNode } from "./harness/node.ts";
 import { BUILD_ONLY_IMAGES, ON_DEMAND_IMAGES, readBuiltImages } from "./harness/node-images.ts";
 import type {} from "./harness/provided-context.ts";
@@ -32,6 +36,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const images = Object.keys(readBuiltImages()).filter((name) => !notAtStart.includes(name));
     node = await startNode(controlPlane, { networkPolicy: true, startTimeoutMs: 600_000, images });
   } catch (error) {
+    await controlPlane.stop();
+    throw error;
+  }
+  try {
+    const started = performance.now();
+    useTestCluster(createTestCluster(controlPlane.kubeconfigPath, controlPlane.binDir));
+    await installNodeLocalPath(node);
+    process.stderr.write(`[e2e] local-path-provisioner, the default StorageClass: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  } catch (error) {
+    await node.stop();
     await controlPlane.stop();
     throw error;
   }

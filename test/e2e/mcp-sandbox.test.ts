@@ -23,6 +23,7 @@ import { createPodExecStdioLauncher } from "../../src/sidecar/executors/pod-exec
 import { McpGateway } from "../../src/sidecar/gateway/mcp-gateway.ts";
 import { helm, kubectl, REPO_ROOT, testCluster, waitFor } from "../integration/harness/index.ts";
 import { getJson, imageValues } from "./harness/kube-json.ts";
+import { LOCAL_PATH_CLASS } from "./harness/local-path.ts";
 import { NS, RELEASE, SYSTEM_NS, waitForWebhook } from "./harness/operator-fixture.ts";
 import { buildSandboxPod, execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
@@ -221,7 +222,9 @@ describe("a Run whose runtime speaks only MCP, with a stdio MCP server in its sa
     const objects = [
       {
         apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${RUN}-workspace` },
-        spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "", hostPath: { path: workspaceDir, type: "Directory" }, claimRef: { namespace: NS, name: `${RUN}-workspace` } },
+        // Pre-bound, not the provisioner's: the workspace holds notes.md, planted at this host path before the Run.
+        // Of the class the claim gets (the default, local-path): a volume binds only a claim of its own class.
+        spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: LOCAL_PATH_CLASS, hostPath: { path: workspaceDir, type: "Directory" }, claimRef: { namespace: NS, name: `${RUN}-workspace` } },
       },
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT, namespace: NS },
@@ -272,11 +275,13 @@ describe("a Run whose runtime speaks only MCP, with a stdio MCP server in its sa
     expect(step("submit")).toMatchObject({ isError: false });
     // The taint gate held the echo after the read and the submit; with the chart's policy (integrity on), the echo
     // was also held twice as an acting call after get-env's output, which the unclassified server's tool made
-    // untrusted: each integrity prompt names that entry.
+    // untrusted. One prompt per held call (issue 44): the echo after the read, held by the gate and by integrity, is
+    // asked about once, its prompt naming both; each echo's prompt names get-env's entry.
     expect(asked.map((p) => `${p.kind}:${p.tool}:${p.id.split("-")[0]}`)).toEqual([
-      "tool_approval:everything__echo:integrity", "taint_gate:everything__echo:gate", "tool_approval:everything__echo:integrity", "taint_gate:submit_output:gate",
+      "tool_approval:everything__echo:integrity", "taint_gate:everything__echo:gate", "taint_gate:submit_output:gate",
     ]);
-    for (const p of asked.filter((a) => a.id.startsWith("integrity-"))) expect(p.prompt).toContain("from 'everything__get-env'");
+    for (const p of asked.filter((a) => a.tool === "everything__echo")) expect(p.prompt).toContain("from 'everything__get-env'");
+    expect(asked[1]!.prompt).toMatch(/^This call is held for 2 reasons: \(1\) Tool 'everything__echo' would send Internal-level data .* \(2\) Tool 'everything__echo' was held: .* Allow it\?$/);
     expect(seenRunning?.filter(isServer)).toHaveLength(1);
     expect(engineProcesses.some((l) => l.includes("server-everything"))).toBe(false);
 

@@ -18,11 +18,11 @@ import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { createTestCluster, helm, kubectl, REPO_ROOT, startControlPlane, useTestCluster, waitFor, type ControlPlane } from "../integration/harness/index.ts";
 import { getJson } from "./harness/kube-json.ts";
+import { installNodeLocalPath } from "./harness/local-path.ts";
 import { startNode, type Node } from "./harness/node.ts";
 import { listenTcp, type Listener } from "./harness/node-listeners.ts";
 import {
-  applyObjects, buildTwoStageAgent, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit, readAuditText, RELEASE, SYSTEM_NS, waitForRunPods,
-  type Workspaces,
+  applyObjects, buildTwoStageAgent, cleanUp, conditionOf, getRun, installOperator, NS, parseAudit, readAuditText, RELEASE, SYSTEM_NS, waitForRunPods,
 } from "./harness/operator-fixture.ts";
 import { execInPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
@@ -44,16 +44,16 @@ const run = (name: string) => ({
 describe("network = false on a node that does not enforce NetworkPolicy, with the chart's defaults", () => {
   let controlPlane: ControlPlane | undefined;
   let node: Node | undefined;
-  let workspaces: Workspaces | undefined;
   let tcp: Listener | undefined;
 
   beforeAll(async () => {
     controlPlane = await startControlPlane();
-    node = await startNode(controlPlane, { networkPolicy: false, images: ["leviath-operator", "leviath-runtime"], startTimeoutMs: 600_000 });
+    node = await startNode(controlPlane, { networkPolicy: false, images: ["leviath-operator", "leviath-runtime", "leviath-local-path"], startTimeoutMs: 600_000 });
     useTestCluster(createTestCluster(controlPlane.kubeconfigPath, controlPlane.binDir));
+    // The Runs' claims bound as on the suite's node: the provisioner, the default StorageClass.
+    await installNodeLocalPath(node);
     const runtime = node.images["leviath-runtime"];
     if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
-    workspaces = createWorkspaces("leviath-e2e-open-net-");
     tcp = await listenTcp(node.network.gateway, "hello-from-the-node");
     // Only what the Run needs besides the chart's defaults (networkEnforcement: verify, onUnverified: warn).
     await installOperator(node, {
@@ -63,7 +63,7 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
   }, 900_000);
 
   afterAll(async () => {
-    if (controlPlane) await cleanUp([WARNED, REFUSED, UNCHECKED], workspaces).catch(() => undefined);
+    if (controlPlane) await cleanUp([WARNED, REFUSED, UNCHECKED]).catch(() => undefined);
     await tcp?.close();
     await node?.stop();
     await controlPlane?.stop();
@@ -85,7 +85,6 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
         surveyTools: ["read_file", "shell"], digestTools: ["shell", "send_email", "submit_output"],
       }),
       run(WARNED),
-      workspaces!.volume(WARNED),
     ]);
     const pods = await waitForRunPods(WARNED, 3, 300_000);
     const closed = pods.find((p) => p.metadata.labels?.["leviath.dev/network"] === "none")?.metadata.name;
@@ -123,7 +122,7 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
       const p = await getJson<{ metadata: { generation: number }; status?: { observedGeneration?: number } }>(["get", "leviathpolicy", "cluster"]);
       return p.status?.observedGeneration === p.metadata.generation ? true : undefined;
     }, { timeoutMs: 60_000, intervalMs: 500, description: "the controller to observe the refuse policy" });
-    await applyObjects([run(REFUSED), workspaces!.volume(REFUSED)]);
+    await applyObjects([run(REFUSED)]);
     const refused = await waitFor(async () => {
       const r = await getRun(REFUSED);
       return r.status?.phase === "Pending" && String((r.status as { message?: string }).message ?? "").includes("onUnverified is refuse") ? r : undefined;
@@ -168,7 +167,7 @@ describe("network = false on a node that does not enforce NetworkPolicy, with th
       rmSync(dir, { recursive: true, force: true });
     }
     expect((await getJson<{ spec: { networkEnforcement?: unknown } }>(["get", "leviathpolicy", "cluster"])).spec.networkEnforcement).toBeUndefined();
-    await applyObjects([run(UNCHECKED), workspaces!.volume(UNCHECKED)]);
+    await applyObjects([run(UNCHECKED)]);
     const closed = await closedPodOf(UNCHECKED);
     // The probe's last verdict (NotEnforced) goes once the verifier sees the check is off: then the reason says so.
     const isolated = await waitFor(async () => {

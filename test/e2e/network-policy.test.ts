@@ -13,8 +13,8 @@ import { isPodFirewalled } from "./harness/network-policy.ts";
 import { firstHost } from "./harness/node.ts";
 import { listenDns, listenTcp, type Listener } from "./harness/node-listeners.ts";
 import {
-  applyObjects, buildTwoStageAgent, cleanUp, createWorkspaces, getRun, installOperator, NS, RELEASE, runtimeLines, SYSTEM_NS, waitForRunPods,
-  type PodList, type Workspaces,
+  applyObjects, buildTwoStageAgent, cleanUp, getRun, installOperator, NS, RELEASE, runtimeLines, SYSTEM_NS, waitForRunPods,
+  type PodList,
 } from "./harness/operator-fixture.ts";
 import { buildSandboxPod, execInPod, runPod } from "./harness/sandbox-pod.ts";
 import type {} from "./harness/provided-context.ts";
@@ -64,12 +64,10 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
   let serverIp = "";
   let tcp: Listener | undefined;
   let dns: Listener | undefined;
-  let workspaces: Workspaces | undefined;
 
   beforeAll(async () => {
     if (!node.networkPolicy) throw new Error("the e2e node was started without its NetworkPolicy data plane");
     if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
-    workspaces = createWorkspaces("leviath-e2e-netpol-");
     tcp = await listenTcp(gateway, "hello-from-the-node");
     dns = await listenDns(gateway, DNS_NAME, DNS_ADDRESS);
     await installOperator(node, {
@@ -100,8 +98,6 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
         // The runtime's flow, then a send_email that waits for a person: the Run stays in progress while the tests look.
         spec: { agentRef: { name: AGENT }, task: "e2e", mode: "interactive", deadlines: { sandboxReadySeconds: 300 }, runtime: { e2e: { holdTool: "send_email" } } },
       },
-      // No dynamic provisioner here: a hostPath volume pre-bound to the claim the operator makes.
-      workspaces.volume(RUN),
     ];
     await applyObjects(objects);
     const pods = await waitForRunPods(RUN, 3);
@@ -117,7 +113,7 @@ describe("network = false on a node that enforces NetworkPolicy", () => {
 
   afterAll(async () => {
     await kubectl(["delete", "pod", SERVER, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
-    await cleanUp([RUN], workspaces);
+    await cleanUp([RUN]);
     await tcp?.close();
     await dns?.close();
   });

@@ -47,6 +47,8 @@ describe("examples/ on the real node, with the reference runtime and a scripted 
       { turn: { text: "Enough read.", calls: [{ id: "call-0003", name: "next_stage", args: { stage: "digest", reason: "notes and docs read" } }] } },
       { turn: { calls: [{ id: "call-0004", name: "submit_output", args: { output: DIGEST } }] } },
     ], node.network.gateway);
+    // Pre-bound at a known host path, not the provisioner's: the shell lists docs/release.md, planted before the Run,
+    // and the model's next request must carry it (the demo's e2e runs the same examples/ on the provisioner).
     workspaces = createWorkspaces("leviath-e2e-examples-");
     mkdirSync(join(workspaces.dir, "docs"));
     writeFileSync(join(workspaces.dir, "docs", "release.md"), "# Release checklist\n");

@@ -15,8 +15,8 @@ import { buildCredentialSecret, buildFlowAgent, buildFlowPolicySpec, TEAM_NOTES 
 import { getJson } from "./harness/kube-json.ts";
 import { sidecarScrapeToken } from "./harness/metrics-access.ts";
 import {
-  applyObjects, buildApproval, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit,
-  readAuditText, RELEASE, runtimeLines as linesOf, sidecarAuditLines, SYSTEM_NS, waitForPhase, waitForRunPods, type RuntimeLine, type Workspaces,
+  applyObjects, buildApproval, cleanUp, conditionOf, getRun, installOperator, NS, parseAudit,
+  readAuditText, RELEASE, runtimeLines as linesOf, sidecarAuditLines, SYSTEM_NS, waitForPhase, waitForRunPods, type RuntimeLine,
 } from "./harness/operator-fixture.ts";
 import { credentialTraces, HARDENED, readHardening } from "./harness/pod-checks.ts";
 import { execInPod } from "./harness/sandbox-pod.ts";
@@ -43,19 +43,16 @@ const mark = (name: string): void => { timings[name] = Math.round(performance.no
 describe("the Run flow on the real node", () => {
   const runtime = node.images["leviath-runtime"];
   const sandbox = node.images.sandbox!;
-  let workspaces: Workspaces | undefined;
-  const workspaceVolume = (run: string) => workspaces!.volume(run);
   let sandboxPods: { name: string; network: string; ip: string }[] = [];
   let lines: Line[] = [];
 
   beforeAll(async () => {
     if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
-    workspaces = createWorkspaces("leviath-e2e-workspace-");
   });
 
   afterAll(async () => {
     process.stderr.write(`[e2e run-flow] timings (s since start): ${JSON.stringify(timings)}\n`);
-    await cleanUp([RUN, FAIL_RUN, DEADLINE_RUN], workspaces);
+    await cleanUp([RUN, FAIL_RUN, DEADLINE_RUN]);
   });
 
   it("installs the chart with the locally built images and the controller runs", async () => {
@@ -71,7 +68,6 @@ describe("the Run flow on the real node", () => {
       TEAM_NOTES,
       buildCredentialSecret("e2e-model-key", { E2E_MODEL_KEY: MODEL_KEY }),
       buildCredentialSecret("e2e-files", { token: FILE_TOKEN }),
-      workspaceVolume(RUN),
       buildFlowAgent(AGENT, sandbox, "e2e"),
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: RUN, namespace: NS },
@@ -242,7 +238,7 @@ describe("the Run flow on the real node", () => {
   });
 
   it("ends Failed with the agent's exit code, reason and message when the agent exits non-zero, and is torn down", async () => {
-    await applyObjects([workspaceVolume(FAIL_RUN), smallAgent(), {
+    await applyObjects([smallAgent(), {
       apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: FAIL_RUN, namespace: NS },
       spec: { agentRef: { name: SMALL_AGENT }, task: "fail", runtime: { e2e: { scenario: "fail", exitCode: 3 } } },
     }]);
@@ -262,7 +258,7 @@ describe("the Run flow on the real node", () => {
   });
 
   it("ends Failed with DeadlineExceeded past spec.deadlines.activeDeadlineSeconds, and is torn down", async () => {
-    await applyObjects([workspaceVolume(DEADLINE_RUN), {
+    await applyObjects([{
       apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: DEADLINE_RUN, namespace: NS },
       spec: { agentRef: { name: SMALL_AGENT }, task: "wait", deadlines: { activeDeadlineSeconds: 30 }, runtime: { e2e: { scenario: "wait", tool: "send_email" } } },
     }]);

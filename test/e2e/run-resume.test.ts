@@ -11,8 +11,8 @@ import { startScriptedModelServer, type ScriptedModelServer } from "../../src/mo
 import { kubectl, waitFor } from "../integration/harness/index.ts";
 import { getJson, imageValues } from "./harness/kube-json.ts";
 import {
-  agentLog, applyObjects, cleanUp, createWorkspaces, getRun, installOperator, NS, parseAudit, readAuditText, sidecarAuditLines,
-  waitForPhase, waitForRunPods, type Workspaces,
+  agentLog, applyObjects, cleanUp, getRun, installOperator, NS, parseAudit, readAuditText, sidecarAuditLines,
+  waitForPhase, waitForRunPods,
 } from "./harness/operator-fixture.ts";
 import type {} from "./harness/provided-context.ts";
 
@@ -25,7 +25,6 @@ const TOKEN = "2026-12-01T00:00:00Z";
 
 describe("a refused read, resumed after the admin grants it, on the real node", () => {
   let model: ScriptedModelServer | undefined;
-  let workspaces: Workspaces | undefined;
   let release: () => void = () => undefined;
   const resumed = new Promise<void>((resolve) => { release = resolve; });
 
@@ -38,7 +37,6 @@ describe("a refused read, resumed after the admin grants it, on the real node", 
       { turn: { text: "Trying again.", calls: [{ id: "rd-2", name: "read_file", args: { path: FILE } }] }, after: resumed },
       { turn: { calls: [{ id: "out-1", name: "submit_output", args: { output: "Q3 figures read.\n" } }] } },
     ], node.network.gateway);
-    workspaces = createWorkspaces("leviath-e2e-resume-");
     await installOperator(node, {
       agent: { image: imageValues(agent) },
       policy: {
@@ -60,7 +58,7 @@ describe("a refused read, resumed after the admin grants it, on the real node", 
     release();
     await kubectl(["delete", "agent", AGENT, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await kubectl(["delete", "configmap,secret", "resume-data", "resume-model", "-n", NS, "--ignore-not-found"], { allowFailure: true });
-    await cleanUp([RUN], workspaces);
+    await cleanUp([RUN]);
     await model?.close();
   });
 
@@ -71,7 +69,6 @@ describe("a refused read, resumed after the admin grants it, on the real node", 
         apiVersion: "v1", kind: "Secret", metadata: { name: "resume-model", namespace: NS, labels: { "leviath.dev/credential": "true" } },
         stringData: { OPENAI_API_KEY: "sk-e2e-resume", OPENAI_BASE_URL: `${model!.url}/v1` },
       },
-      workspaces!.volume(RUN),
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT, namespace: NS },
         spec: {

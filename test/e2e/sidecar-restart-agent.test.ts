@@ -6,13 +6,11 @@
 // the file again, reconnects, and the Run ends Succeeded with the output as its result. On b98374a it read the token
 // once and every call after the restart was refused (`runtime-token-required`).
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { stringify } from "yaml";
 import { startScriptedModelServer, type ScriptedModelServer } from "../../src/model-server/scripted-model-server.ts";
 import { kubectl, waitFor } from "../integration/harness/index.ts";
 import { imageValues } from "./harness/kube-json.ts";
 import {
-  agentLog, applyObjects, cleanUp, createWorkspaces, installOperator, killContainer, NS, parseAudit, readAuditText, waitForPhase,
-  type Workspaces,
+  agentLog, applyObjects, cleanUp, installOperator, killContainer, NS, parseAudit, readAuditText, waitForPhase,
 } from "./harness/operator-fixture.ts";
 import type {} from "./harness/provided-context.ts";
 
@@ -29,7 +27,6 @@ const sidecarStatus = async (): Promise<SidecarStatus | undefined> => {
 
 describe("a sidecar killed mid-Run of the reference runtime, on the real node", () => {
   let model: ScriptedModelServer | undefined;
-  let workspaces: Workspaces | undefined;
   let restarted: () => void = () => undefined;
 
   beforeAll(async () => {
@@ -42,7 +39,6 @@ describe("a sidecar killed mid-Run of the reference runtime, on the real node", 
       { turn: { text: "Reading first.", calls: [{ id: "call-0001", name: "read_file", args: { path: "/etc/hostname" } }] } },
       { turn: { calls: [{ id: "call-0002", name: "submit_output", args: { output: OUTPUT } }] }, after: afterRestart },
     ], node.network.gateway);
-    workspaces = createWorkspaces("leviath-e2e-restart-ref-");
     await installOperator(node, {
       agent: { image: imageValues(agent) },
       policy: { spec: { sandbox: { kind: "container", image: node.images.sandbox, onUnavailable: "error" }, toolPermissions: { submit_output: "allow" } } },
@@ -54,7 +50,7 @@ describe("a sidecar killed mid-Run of the reference runtime, on the real node", 
     if (model) process.stderr.write(`[e2e sidecar-restart-agent] model requests: ${model.requests.length}, steps left: ${model.remaining()}\n`);
     await kubectl(["delete", "agent", AGENT, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
     await kubectl(["delete", "secret", "restart-model", "-n", NS, "--ignore-not-found"], { allowFailure: true });
-    await cleanUp([RUN], workspaces);
+    await cleanUp([RUN]);
     await model?.close();
   });
 
@@ -63,7 +59,6 @@ describe("a sidecar killed mid-Run of the reference runtime, on the real node", 
       `--from-literal=ANTHROPIC_BASE_URL=${model!.url}`, "--dry-run=client", "-o", "yaml"]);
     const labelled = await kubectl(["label", "--local", "-f", "-", "leviath.dev/credential=true", "-o", "yaml"], { input: secret.stdout });
     await kubectl(["apply", "-f", "-"], { input: labelled.stdout });
-    await kubectl(["apply", "-f", "-"], { input: stringify(workspaces!.volume(RUN)) });
     await applyObjects([
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT, namespace: NS },

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { kubectl, waitFor } from "../integration/harness/index.ts";
 import {
-  applyObjects, cleanUp, createWorkspaces, getRun, installOperator, killContainer, NS, parseAudit, readAuditText, runtimeLines,
-  waitForPhase, type Workspaces,
+  applyObjects, cleanUp, getRun, installOperator, killContainer, NS, parseAudit, readAuditText, runtimeLines,
+  waitForPhase,
 } from "./harness/operator-fixture.ts";
 import type {} from "./harness/provided-context.ts";
 
@@ -22,12 +22,10 @@ const sidecarRestarts = async () =>
 
 describe("a sidecar killed mid-Run on the real node", () => {
   const runtime = node.images["leviath-runtime"];
-  let workspaces: Workspaces | undefined;
   let before = "";
 
   beforeAll(async () => {
     if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
-    workspaces = createWorkspaces("leviath-e2e-restart-");
     await installOperator(node, {
       controller: { runtimeImage: runtime },
       policy: { spec: { sandbox: { kind: "container", image: node.images.sandbox, onUnavailable: "error" }, toolPermissions: { submit_output: "allow" } } },
@@ -36,12 +34,11 @@ describe("a sidecar killed mid-Run on the real node", () => {
 
   afterAll(async () => {
     await kubectl(["delete", "agent", AGENT, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
-    await cleanUp([RUN], workspaces);
+    await cleanUp([RUN]);
   });
 
   it("runs until the runtime waits, its records stored and its result on the Run", async () => {
     await applyObjects([
-      workspaces!.volume(RUN),
       {
         apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT, namespace: NS },
         spec: {

@@ -1,7 +1,7 @@
 // A warm Run on the real node (issue 32): the chart installed with controller.warmPools=true and a pool of one engine
 // pod for an Agent whose image is the scripted runtime's (its entrypoint named as the pool's `command`, started with
 // the pod and held on its binding: `runtimeStart: with-pod`, issue 42, so it is up before the Run exists); the pool
-// pod's workspace claim gets its volume as it appears (no provisioner here). Once the pod is ready, credential
+// pod's workspace claim is bound by the node's provisioner, as any claim. Once the pod is ready, credential
 // Secrets and a Run like run-flow's are created: the Run adopts the pod and the sandbox pods made beside it
 // (status.startedFrom = pool), and everything a cold Run guarantees is checked again on it from inside: the
 // credentials reach the agent container (env and file, by hash) and neither the sidecar nor a sandbox pod; every
@@ -20,11 +20,11 @@ import { getJson } from "./harness/kube-json.ts";
 import { execInPod, firstHost, isPodFirewalled } from "./harness/index.ts";
 import { listenTcp, type Listener } from "./harness/node-listeners.ts";
 import {
-  applyObjects, buildApproval, cleanUp, conditionOf, createWorkspaces, getRun, installOperator, NS, parseAudit,
-  readAuditText, runtimeLines, waitForPhase, waitForRunPods, type RunObject, type RuntimeLine, type Workspaces,
+  applyObjects, buildApproval, cleanUp, conditionOf, getRun, installOperator, NS, parseAudit,
+  readAuditText, runtimeLines, waitForPhase, waitForRunPods, type RunObject, type RuntimeLine,
 } from "./harness/operator-fixture.ts";
 import { credentialTraces, HARDENED, readHardening } from "./harness/pod-checks.ts";
-import { provisionPoolClaims, readyPoolPods, waitForReadyPoolPod, type PoolClaimVolumes } from "./harness/pool-pods.ts";
+import { readyPoolPods, waitForReadyPoolPod } from "./harness/pool-pods.ts";
 import type {} from "./harness/provided-context.ts";
 
 const node = inject("node");
@@ -57,8 +57,6 @@ describe("a Run adopting a warm pool pod on the real node", () => {
   const runtime = node.images["leviath-runtime"];
   const sandbox = node.images.sandbox!;
   const gateway = node.network.gateway;
-  let workspaces: Workspaces | undefined;
-  let claims: PoolClaimVolumes | undefined;
   let listener: Listener | undefined;
   let poolPod = "";
   let createdAt = 0;
@@ -69,16 +67,14 @@ describe("a Run adopting a warm pool pod on the real node", () => {
   beforeAll(async () => {
     if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
     if (!node.networkPolicy) throw new Error("the e2e node was started without its NetworkPolicy data plane");
-    workspaces = createWorkspaces("leviath-e2e-warm-");
     listener = await listenTcp(gateway, "hello-from-the-node");
   });
 
   afterAll(async () => {
     // The Agent owns its unbound pool pods: they go with it (before the chart, whose controller would refill them).
     await kubectl(["delete", "agent", AGENT, "-n", NS, "--ignore-not-found", "--wait=false"], { allowFailure: true });
-    await cleanUp([RUN], workspaces);
+    await cleanUp([RUN]);
     await kubectl(["delete", "pods,persistentvolumeclaims", "-n", NS, "-l", `leviath.dev/pool=${AGENT}`, "--ignore-not-found"], { allowFailure: true, timeoutMs: 120_000 });
-    await claims?.stop();
     await listener?.close();
   });
 
@@ -93,7 +89,6 @@ describe("a Run adopting a warm pool pod on the real node", () => {
         },
       },
     });
-    claims = provisionPoolClaims(workspaces!);
     await applyObjects([
       TEAM_NOTES,
       buildFlowAgent(AGENT, sandbox, "e2e warm"),

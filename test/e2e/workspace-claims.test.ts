@@ -46,8 +46,10 @@ describe("a Run's workspace on the real node", () => {
 
   beforeAll(async () => {
     if (!runtime) throw new Error("no leviath-runtime image: run 'bash scripts/build-images'");
+    // Pre-bound at a known host path, not the provisioner's: the test reads the files the pods wrote there.
     workspaces = createWorkspaces("leviath-e2e-ws-");
-    docs = createWorkspaces("leviath-e2e-ws-docs-");
+    // The admin's docs claim names no class ("" is none, not the default): its volume neither.
+    docs = createWorkspaces("leviath-e2e-ws-docs-", "");
     await installOperator(node, {
       controller: { runtimeImage: runtime },
       policy: {

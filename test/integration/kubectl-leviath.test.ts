@@ -264,16 +264,26 @@ describe("kubectl leviath", () => {
     }, { description: `call ${id} in the audit ConfigMaps` });
     await audited("w1");
 
+    // Its permission asks and the taint gate holds it (the context holds the internal read): one prompt names both
+    // (issue 44), each ask on record, and why explains the last one recorded, the gate's.
+    const pendingW1 = await waitFor(async () => {
+      const run = (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", name: RUN })) as { status?: { pendingApprovals?: { id: string; prompt?: string }[] } };
+      return run.status?.pendingApprovals?.find((p) => p.id === "tool-w1");
+    }, { description: "the prompt of w1 on the Run's status" });
+    expect(pendingW1.prompt).toMatch(/^This call is held for 2 reasons: \(1\) Allow tool 'web_fetch'\? .* \(2\) Tool 'web_fetch' would send Internal-level data over a channel cleared only for Public\. Allow it\?/);
     const last = await plugin(["why", RUN, "-n", namespace]);
     expect(last.code, last.stderr).toBe(0);
     expect(last.stdout).toBe([
-      `run ${RUN}, call w1 (web_fetch, stage main): ask, decision source permission_ask`,
-      "rule:    tool permission: web_fetch is 'ask', set by the built-in default for web_fetch (ask; nothing configures it)",
+      `run ${RUN}, call w1 (web_fetch, stage main): ask, decision source auto_block`,
+      "rule:    taint gate: the context holds internal data and web_fetch may carry out only public, to 'docs.example.com'; no allowlist or CEL rule allowed it",
       "change:  the smallest that would allow it",
       "  in the LeviathPolicy (kubectl edit leviathpolicy cluster):",
-      "      spec:", "        agentToolPermissions:", `          "${namespace}/agent":`, "            web_fetch: allow",
+      "      spec:", "        taint:", "          allowlist:", '            - {tool: web_fetch, to: ["docs.example.com"], maxSensitivity: internal}',
+      "note:    the rule lets every such call through without asking; answering the prompt allows this one",
       "",
     ].join("\n"));
+    const stored = (await plugin(["audit", RUN, "-o", "json", "-n", namespace])).stdout.trim().split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { leviath_audit: { record: Record<string, unknown> } }).leviath_audit.record);
+    expect(stored.filter((r) => r["call_id"] === "w1").map((r) => r["decision_source"])).toEqual(["permission_ask", "auto_block"]);
     const read = await plugin(["why", RUN, "r9", "--syntax", "toml", "-n", namespace]);
     expect(read.code, read.stderr).toBe(0);
     expect(read.stdout).toContain(`run ${RUN}, call r9 (read_file, stage main): deny, decision source workdir (outside-workdir)`);

@@ -114,3 +114,17 @@ export async function writeServiceAccountKubeconfig(file: string, namespace: str
 export function applyAsOperator(objs: readonly unknown[]): ReturnType<typeof kubectl> {
   return kubectl(["apply", "--server-side", "--field-manager", "leviath-operator", "-f", "-"], { input: objs.map((o) => JSON.stringify(o)).join("\n") });
 }
+
+/**
+ * A real sidecar for Run `run` as the kubelet would start it: the run policy the controller pinned (`<run>-policy`)
+ * written where `--run-policy` reads it, the Run's namespace and the test cluster's kubeconfig, the workdir
+ * `<root>/work` and the audit under `<root>/audit` (`extra`: more flags).
+ */
+export async function startPinnedRunSidecar(at: { namespace: string; run: string; root: string }, extra: string[] = []): Promise<{ sc: SidecarProcess; auditDir: string }> {
+  const { namespace, run, root } = at;
+  const pinned = await testCluster().core.readNamespacedConfigMap({ name: buildChildNames(run).configMap, namespace });
+  writeFileSync(join(root, "run-policy.json"), pinned.data!["run-policy.json"]!);
+  const auditDir = join(root, "audit");
+  const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", run, "--namespace", namespace, "--kubeconfig", testCluster().kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", auditDir, ...extra]);
+  return { sc, auditDir };
+}

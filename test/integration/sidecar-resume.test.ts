@@ -3,12 +3,13 @@
 // the re-resolved snapshot: the read is allowed (Private, as a granted read is), the taint, the pending prompt and
 // the audit carry on, and the audit records the switch with what was added and the policy generation. A status
 // that points the sidecar at a snapshot loosening anything but the grants is refused and the policy stays.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { createSidecarClient, type SidecarClient } from "../../src/runtime/sidecar-client.ts";
-import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { readDecisionRecords, startPinnedRunSidecar } from "./sidecar-fixtures.ts";
 import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
 import { applyPolicy, createAgent, createRun, OURS, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator } from "./controller/operator-harness.ts";
 
@@ -21,8 +22,7 @@ let root = "";
 let shared = "";
 let auditDir = "";
 
-const decisions = () => (readdirSync(auditDir, { recursive: true }) as string[]).filter((f) => f.endsWith("decisions.jsonl"))
-  .flatMap((f) => readFileSync(join(auditDir, f), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>));
+const decisions = () => readDecisionRecords(auditDir);
 const resumeOf = (r: Custom) => r.status?.resume as { token: string; outcome: string; snapshot?: string; snapshotSha256?: string; policyGeneration?: number } | undefined;
 const generation = async () => ((await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as { metadata: { generation: number } }).metadata.generation;
 
@@ -42,10 +42,7 @@ beforeAll(async () => {
   await createRun(namespace, RUN, { agentRef: { name: "reader" } });
   // What the kubelet would mount: the run policy the controller pinned.
   await waitForCustom("runs", namespace, RUN, (r) => r.status?.agent !== undefined, "the Run pinned");
-  const pinned = await testCluster().core.readNamespacedConfigMap({ name: `${RUN}-policy`, namespace });
-  writeFileSync(join(root, "run-policy.json"), pinned.data!["run-policy.json"]!);
-  auditDir = join(root, "audit");
-  sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", RUN, "--namespace", namespace, "--kubeconfig", testCluster().kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", auditDir]);
+  ({ sc, auditDir } = await startPinnedRunSidecar({ namespace, run: RUN, root }));
   client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
 }, 120_000);
 

@@ -24,10 +24,15 @@ not, or when nothing was said within the timeout (the Approval stays; see 'kubec
 
 Options:
   --once            allow this call only (decision allowOnce)
-  --stage           allow this tool for the rest of the stage (allowForStage; a taint-gate prompt reads it as allowOnce)
-  --run             allow this tool for the rest of the run (allowForRun; at a taint-gate prompt, the tool's
-                    clearance is raised for the rest of the run)
-                    --stage and --run cover a shell prompt's exact command line only: another command asks again
+  --stage           allowForStage: a tool-approval prompt's tool is allowed for the rest of the stage; a
+                    taint-gate prompt reads it as allowOnce
+  --run             allowForRun: a tool-approval prompt's tool is allowed for the rest of the run; at a
+                    taint-gate prompt, the tool's clearance is raised for the rest of the run
+                    --stage and --run cover a shell prompt's exact command line only: another command asks again.
+                    An integrity hold ("was held: ...") is never remembered: each answer allows that call only.
+                    A prompt for a call held for several reasons ("This call is held for N reasons") is answered
+                    once for all of them: --stage and --run remember the permission's grant only (as above); the
+                    gate's and integrity's reasons are allowed for that call only and are asked about again
   --deny            refuse the call (deny)
   --reason TEXT     kept with the audit record
   --timeout DUR     how long to wait for the outcome (default 30s; 30s, 2m, or seconds)

@@ -3,6 +3,7 @@ import type { KubeClient } from "../../kube/client.ts";
 import { computeChunkDigest } from "../../sidecar/storage/audit-digests.ts";
 import { buildAuditRow, buildCallRow, groupAuditByCall, parseAuditLines, runAudit, type AuditLine } from "./audit.ts";
 import { buildPendingRows } from "./pending.ts";
+import { buildHeldPromptText } from "../../policy/held-call.ts";
 
 describe("audit and pending rows", () => {
   it("reads the stored audit lines and skips anything else", () => {
@@ -32,6 +33,18 @@ describe("audit and pending rows", () => {
     const prompt = "Tool 'http_post' would send Private-level data over a channel cleared only for Public. Allow it?";
     const run = { metadata: { name: "a", namespace: "ns", uid: "u" }, status: { pendingApprovals: [{ id: "g", kind: "taint_gate" as const, tool: "http_post", prompt, raisedAt: "2026-01-01T00:00:00Z" }] } };
     expect(buildPendingRows([run], Date.parse("2026-01-01T00:00:30Z"))[0]!.at(-1)).toBe(prompt);
+  });
+
+  it("keeps every reason of a prompt held for several, and its question, however long the command", () => {
+    const prompt = buildHeldPromptText([
+      { check: "permission", text: `Allow shell command: curl ${"x".repeat(400)}` },
+      { check: "gate", text: "Tool 'shell' would send Private-level data over a channel cleared only for Public. Allow it?" },
+      { check: "integrity", text: "Tool 'shell' was held: the context holds text a third party could have written (entry 'web/p' from 'web_fetch'), and 'shell' acts. Allow it?" },
+    ]);
+    const run = { metadata: { name: "a", namespace: "ns", uid: "u" }, status: { pendingApprovals: [{ id: "tool-1", kind: "tool_approval" as const, tool: "shell", prompt, raisedAt: "2026-01-01T00:00:00Z" }] } };
+    const cell = buildPendingRows([run], Date.parse("2026-01-01T00:00:30Z"))[0]!.at(-1)!;
+    expect(cell).toMatch(/^This call is held for 3 reasons: \(1\) Allow shell command: curl x+…x+\. \(2\) Tool 'shell' would send Private-level data over a channel cleared only for Public\. \(3\) Tool 'shell' was held: .*from 'web_fetch'.* Allow it\?/);
+    expect(cell.length).toBeLessThan(prompt.length);
   });
 
   it("lists each pending prompt of each Run", () => {

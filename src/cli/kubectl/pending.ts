@@ -2,6 +2,7 @@
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
 import { elideMiddle, formatAge, formatTable } from "./table.ts";
 import type { PluginContext, RunObject } from "./plugin-context.ts";
+import { splitHeldPromptText } from "../../policy/held-call.ts";
 
 /** `kubectl leviath pending --help`. */
 export const PENDING_HELP = `Usage: kubectl leviath pending [-A] [--watch] [-n NAMESPACE]
@@ -9,7 +10,7 @@ export const PENDING_HELP = `Usage: kubectl leviath pending [-A] [--watch] [-n N
 The prompts Runs wait on, from each Run's status.pendingApprovals (written by its sidecar): namespace, run,
 the prompt's id (what 'kubectl leviath approve RUN ID' answers), kind (taint_gate or tool_approval), tool,
 stage, age and the prompt text on one line (past 120 characters its middle is cut, so both its start and
-the question at its end stay).
+the question at its end stay; a prompt for a call held for several reasons keeps each reason, each cut alone).
 
 Options:
   -A, --all-namespaces   every namespace you may list Runs in
@@ -19,12 +20,18 @@ Options:
 /** One row per pending prompt of `runs`, oldest Run first as the API server lists them. */
 export function buildPendingRows(runs: readonly RunObject[], nowMs: number): string[][] {
   return runs.flatMap((run) => (run.status?.pendingApprovals ?? []).map((p) => [
-    run.metadata.namespace, run.metadata.name, p.id, p.kind, p.tool, p.stage ?? "", formatAge(p.raisedAt, nowMs), elideMiddle(p.prompt ?? "", PROMPT_CHARS),
+    run.metadata.namespace, run.metadata.name, p.id, p.kind, p.tool, p.stage ?? "", formatAge(p.raisedAt, nowMs), shortenPrompt(p.prompt ?? ""),
   ]));
 }
 
 /** How much of a prompt the table shows: a gate's whole question fits; a longer one keeps both ends. */
 const PROMPT_CHARS = 120;
+
+/** A prompt on one line: cut in its middle past PROMPT_CHARS; one held for several reasons, each reason cut alone. */
+function shortenPrompt(prompt: string): string {
+  const parts = splitHeldPromptText(prompt);
+  return parts.length === 1 ? elideMiddle(prompt, PROMPT_CHARS) : parts.map((p) => elideMiddle(p, PROMPT_CHARS)).join(" ");
+}
 
 const HEADER = ["NAMESPACE", "RUN", "ID", "KIND", "TOOL", "STAGE", "AGE", "PROMPT"];
 const AGE_COLUMN = HEADER.indexOf("AGE");

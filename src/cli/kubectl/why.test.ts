@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RunPolicySchema } from "../../api/run-policy.ts";
 import type { AuditLine } from "./audit.ts";
-import { formatExplanation, pickCall } from "./why.ts";
+import { formatExplanation, formatWouldFlips, pickCall } from "./why.ts";
 import { explainCall, type ExplainInput } from "./why-explain.ts";
 
 const SANDBOX = { kind: "none", network: true, mounts: [], persist: false, onUnavailable: "error", source: "default" };
@@ -121,5 +121,19 @@ describe("which grants carry a caution", () => {
     const asked = explain({ tool_name: "http_get", decision: "ask", decision_source: "permission_ask", integrity_hold: "unlisted-target", target: "evil.example" });
     expect(asked.rule).toContain("'evil.example' is on no allowlist rule of 'http_get'");
     expect(asked.changes[0]?.lines.slice(0, 2)).toEqual(["spec:", "  taint:"]);
+  });
+});
+
+describe("would-flips under a candidate policy", () => {
+  const line = (record: Record<string, unknown>): AuditLine => ({ file: "stages/0/decisions.jsonl", record: rec(record) }) as AuditLine;
+  const lines = [
+    line({ call_id: "c1", tool_name: "read_file", decision: "would_flip", decision_source: "policy_candidate", would_flip: { enforcement: "warn", policy_generation: 7, now: "allow", candidate: "deny", differs: "permission allow (default), taint_disabled -> permission-denied" } }),
+    line({ call_id: "c1", tool_name: "read_file", decision: "allow", decision_source: "taint_disabled" }),
+  ];
+
+  it("says how the candidate would have decided the call, and keeps the call's own decision as its decision", () => {
+    expect(pickCall(lines, "c1")?.records.decision).toMatchObject({ decision: "allow" });
+    expect(formatWouldFlips(lines, "c1")).toBe("would flip: under the warn candidate (LeviathPolicy generation 7): allow -> deny (permission allow (default), taint_disabled -> permission-denied)\n");
+    expect(formatWouldFlips(lines, "c2")).toBe("");
   });
 });

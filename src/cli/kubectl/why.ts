@@ -21,6 +21,10 @@ clearance and target) and the smallest change that would allow it, as a snippet 
 the Agent. CALL is a call id from 'kubectl leviath audit RUN' (call_id=...); without it, the last call whose last
 decision was a refusal or a prompt.
 
+While a LeviathPolicy generation is out as a warn or audit candidate (docs/operations.md, "Rolling out a
+policy"), it also says how the candidate would have decided the call ("would flip": the decision now and under the
+candidate, and the rule or field each rests on), and how many calls of the Run would flip under a warn candidate.
+
 It reads the Run's audit ConfigMaps (as 'audit') and its run policy (ConfigMap RUN-policy; when that cannot be read,
 the layer that set a permission is not named): the namespace's Role leviath-run-records grants get on both.
 
@@ -43,7 +47,8 @@ export function pickCall(lines: readonly AuditLine[], id: string | undefined): {
   const lastByCall = new Map<string, number>();
   lines.forEach((l, i) => {
     const c = callOf(l);
-    if (c !== undefined) lastByCall.set(c, i);
+    // A would-flip is no decision on the call (it is recorded beside the decision, before it).
+    if (c !== undefined && l.record["decision"] !== "would_flip") lastByCall.set(c, i);
   });
   const chosen = id ?? [...lastByCall.entries()].filter(([, i]) => REFUSED.has(String(lines[i]!.record["decision"]))).sort((a, b) => a[1] - b[1]).at(-1)?.[0];
   const at = chosen === undefined ? undefined : lastByCall.get(chosen);
@@ -80,6 +85,20 @@ function agentKeyOf(run: RunObject, rp: RunPolicy | undefined): string {
   return rp?.agent.key ?? `${run.metadata.namespace}/${run.status?.agent?.name ?? "<agent>"}`;
 }
 
+/** The would-flips recorded for call `id` (a warn or audit candidate decided it otherwise), one line each. */
+export function formatWouldFlips(lines: readonly AuditLine[], id: string): string {
+  return lines.filter((l) => callOf(l) === id && l.record["decision"] === "would_flip").map((l) => {
+    const f = (l.record["would_flip"] ?? {}) as Record<string, unknown>;
+    return `would flip: under the ${String(f["enforcement"])} candidate (LeviathPolicy generation ${String(f["policy_generation"])}): ${String(f["now"])} -> ${String(f["candidate"])} (${String(f["differs"])})\n`;
+  }).join("");
+}
+
+/** The Run's would-flips under a warn candidate, from its status, as one line (empty: none). */
+function formatFlipCount(run: RunObject): string {
+  const flips = run.status?.policyFlips;
+  return flips === undefined ? "" : `${flips.count} call(s) of this run would flip under the warn candidate (LeviathPolicy generation ${flips.generation})${flips.last ? `; last: ${flips.last}` : ""}\n`;
+}
+
 /** Explains one call of the Run. */
 export async function runWhy(ctx: PluginContext, opts: { run: string; call: string | undefined; syntax: Syntax }): Promise<number> {
   const run = await getRun(ctx, opts.run);
@@ -88,15 +107,16 @@ export async function runWhy(ctx: PluginContext, opts: { run: string; call: stri
   if (picked === undefined) {
     const known = [...new Set(lines.map(callOf).filter((c): c is string => c !== undefined))].slice(-5);
     throw new PluginFailure(opts.call === undefined
-      ? `run '${opts.run}' has no refused or asked call in its audit`
+      ? `run '${opts.run}' has no refused or asked call in its audit${run.status?.policyFlips ? `; ${formatFlipCount(run).trim()}` : ""}`
       : `run '${opts.run}' has no call '${opts.call}' in its audit${known.length > 0 ? ` (last calls: ${known.join(", ")})` : ""}`);
   }
+  const rollout = `${formatWouldFlips(lines, picked.id)}${formatFlipCount(run)}`;
   if (!REFUSED.has(String(picked.records.decision["decision"]))) {
-    ctx.io.stdout(`run ${opts.run}, call ${picked.id}: ${String(picked.records.decision["decision"])} (decision source ${String(picked.records.decision["decision_source"])}): nothing refused it\n`);
+    ctx.io.stdout(`run ${opts.run}, call ${picked.id}: ${String(picked.records.decision["decision"])} (decision source ${String(picked.records.decision["decision_source"])}): nothing refused it\n${rollout}`);
     return 0;
   }
   const runPolicy = await readRunPolicy(ctx, opts.run);
   const explanation = explainCall({ records: picked.records, runPolicy, agentKey: agentKeyOf(run, runPolicy), syntax: opts.syntax });
-  ctx.io.stdout(formatExplanation(opts.run, picked.id, picked.records, explanation));
+  ctx.io.stdout(`${formatExplanation(opts.run, picked.id, picked.records, explanation)}${rollout}`);
   return 0;
 }

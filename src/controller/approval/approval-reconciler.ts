@@ -8,6 +8,7 @@ import { API_VERSION, KIND, LABEL } from "../../api/constants.ts";
 import { formatApiTime } from "../../api/time.ts";
 import { TERMINAL_PHASES, type Condition, type RunStatus } from "../../api/status.ts";
 import type { EventSink, ObjectReference } from "../../kube/event-recorder.ts";
+import { KubeApiError } from "../../kube/errors.ts";
 import type { KubeObject } from "../../kube/objects.ts";
 import { buildApprovalRelayObjects } from "../../sandbox/approval-relay.ts";
 import { buildChildNames, COMPONENT } from "../../sandbox/names.ts";
@@ -77,19 +78,39 @@ export function approvalRunName(obj: KubeObject): string | undefined {
  * (PUT), never applied: an apply keeps keys someone else added, and anyone who may write ConfigMaps in the
  * namespace may write it (or create it before the controller does).
  */
-async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promise<void> {
+async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promise<ReconcileResult> {
   const { name, namespace, uid } = run.metadata;
   // A finished Run has no prompt left to answer: its reader goes with its sidecar's Role (the Run reconciler).
-  if (!namespace || !uid || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending")) return;
+  if (!namespace || !uid || TERMINAL_PHASES.includes(run.status?.phase ?? "Pending")) return {};
   const approvals = deps.cache.list("approval", namespace).filter((a) => approvalRunName(a) === name);
   const { role, roleBinding, relay } = buildApprovalRelayObjects({ name, namespace, uid }, runAgentName(run), approvals, findSidecarServiceAccount(deps.cache, run));
   const bindingInPlace = isApplied(roleBinding, deps.cache.get("roleBinding", namespace, roleBinding.metadata.name));
   // The binding after its Role: a binding to a Role the operator may not `bind` is checked against the Role's rules,
   // and the server refuses it (not found) while that Role does not exist yet.
   if (!isRoleInPlace(deps.cache, role)) await deps.writer.apply(role);
-  if (!bindingInPlace) await deps.writer.apply(roleBinding);
+  if (!bindingInPlace && !await applyReaderBinding(deps, roleBinding)) return { requeueAfterMs: READER_GONE_RECHECK_MS };
   const current = deps.cache.get("configMap", namespace, relay.metadata.name);
   if (!isExactly(relay, current)) await deps.writer.replace(relay, current?.metadata.resourceVersion);
+  return {};
+}
+
+/** How soon a relay whose reader Role went away under it is looked at again (the cache has the Run's end by then). */
+const READER_GONE_RECHECK_MS = 1000;
+
+/**
+ * Applies the reader's binding; false when the server answers that its Role is not there (404). That is expected on a
+ * healthy cluster: the Run reconciler drops the reader as the Run finishes, and this pass may still see the Run
+ * running and the Role in place in its cache. It is rechecked, not an error: the next pass sees the Run's end (and
+ * writes nothing) or the Role missing (and writes it, then the binding).
+ */
+async function applyReaderBinding(deps: ApprovalReconcilerDeps, roleBinding: KubeObject): Promise<boolean> {
+  try {
+    await deps.writer.apply(roleBinding);
+    return true;
+  } catch (err) {
+    if (err instanceof KubeApiError && err.code === 404) return false;
+    throw err;
+  }
 }
 
 const runAgentName = (run: RunObject): string => typeof run.spec?.agentRef?.name === "string" ? run.spec.agentRef.name : "";
@@ -101,14 +122,16 @@ function isRoleInPlace(cache: ClusterCache, role: KubeObject): boolean {
 }
 
 /** An Approval deleted (or being deleted) leaves every relay that still holds it: a retracted answer never applies. */
-async function dropFromRelays(deps: ApprovalReconcilerDeps, namespace: string, name: string): Promise<void> {
+async function dropFromRelays(deps: ApprovalReconcilerDeps, namespace: string, name: string): Promise<ReconcileResult> {
+  let result: ReconcileResult = {};
   for (const cm of deps.cache.list("configMap", namespace) as (KubeObject & { data?: Record<string, string> })[]) {
     if (cm.metadata.labels?.[LABEL.component] !== COMPONENT.approvals) continue;
     const holds = Object.values(cm.data ?? {}).some((text) => text.includes(`"approval":${JSON.stringify(name)}`));
     const runName = cm.metadata.ownerReferences?.[0]?.name;
     const run = holds && runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
-    if (run) await relayAnswers(deps, run);
+    if (run && (await relayAnswers(deps, run)).requeueAfterMs !== undefined) result = { requeueAfterMs: READER_GONE_RECHECK_MS };
   }
+  return result;
 }
 
 /** Writes the Approval's conditions when they changed, and records the Events of the change. */
@@ -126,10 +149,7 @@ export function createApprovalReconciler(deps: ApprovalReconcilerDeps): (key: st
     const { namespace, name } = parseObjectKey(key);
     if (namespace === undefined) return {};
     const obj = deps.cache.get("approval", namespace, name) as ApprovalObject | undefined;
-    if (!obj || obj.metadata.deletionTimestamp) {
-      await dropFromRelays(deps, namespace, name);
-      return {};
-    }
+    if (!obj || obj.metadata.deletionTimestamp) return dropFromRelays(deps, namespace, name);
     return reconcileApproval(deps, obj, namespace, recordTransitions);
   };
 }
@@ -152,6 +172,8 @@ async function reconcileApproval(deps: ApprovalReconcilerDeps, obj: ApprovalObje
   const conditions = buildConditions(obj.status?.conditions, decision.conditions, formatApiTime(now), obj.metadata.generation ?? 0);
   await writeConditions(deps, obj, conditions, recordTransitions);
   // Bound now or before: the relay follows (the Approval's new labels bring it back through the cache).
-  if (run && !decision.bind && obj.metadata.labels?.[LABEL.runUid] === run.metadata.uid) await relayAnswers(deps, run);
-  return decision.deleteAtMs !== undefined ? { requeueAfterMs: decision.deleteAtMs - now } : {};
+  const relayed = run && !decision.bind && obj.metadata.labels?.[LABEL.runUid] === run.metadata.uid ? await relayAnswers(deps, run) : {};
+  const deleteIn = decision.deleteAtMs !== undefined ? decision.deleteAtMs - now : undefined;
+  const requeues = [relayed.requeueAfterMs, deleteIn].filter((ms): ms is number => ms !== undefined);
+  return requeues.length > 0 ? { requeueAfterMs: Math.min(...requeues) } : {};
 }

@@ -33,16 +33,22 @@ function poolPod(id: string, opts: { ready?: boolean; stale?: boolean; createdMs
   return [cached, ...buildPoolPodPrerequisites(AGENT, id)];
 }
 
-function observe(size: number | undefined, owned: KubeObject[], lastAdoptionMs?: number): PoolObservation {
+/** `adopted`: pool pods a Run holds (in the cache, no longer the Agent's). */
+function observe(size: number | undefined, owned: KubeObject[], lastAdoptionMs?: number, adopted: string[] = []): PoolObservation {
   const spec = size === undefined ? LeviathPolicySpecSchema.parse({ ceilings: { runtimeImages: ["r:1"] } }) : policyOf(size);
   return {
     agentObj: { apiVersion: "leviath.dev/v1alpha1", kind: "Agent", metadata: { name: AGENT.name, namespace: AGENT.namespace, uid: AGENT.uid, generation: 1 }, spec: SPEC } as KubeObject,
     agent: AGENT, policy: { kind: "valid", spec, generation: 1 }, settings: DEFAULT_POD_SETTINGS, nowMs: 1_000, owned,
     sandboxes: { runtimeClasses: new Set(), pairs: new Map(), networkPolicy: undefined }, lastAdoptionMs,
+    livePoolPods: new Set([...owned.filter((o) => o.kind === "Pod").map((o) => o.metadata.name), ...adopted]), leftoverGraceMs: 60_000,
   };
 }
 
 const podName = (id: string) => buildPoolNames("notes", id).pod;
+
+/** A pool pod's identity and claim as a pass that stopped before the pod left them, created at `createdMs`. */
+const leftover = (id: string, createdMs = 1_000 - 60_000): KubeObject[] =>
+  buildPoolPodPrerequisites(AGENT, id).map((o) => ({ ...o, metadata: { ...o.metadata, creationTimestamp: new Date(createdMs).toISOString(), resourceVersion: "7" } }) as KubeObject);
 
 describe("planPool", () => {
   const rows: { name: string; size: number | undefined; owned: KubeObject[]; create: number; retire: string[]; requeue: boolean }[] = [
@@ -73,6 +79,18 @@ describe("planPool", () => {
     expect(planPool(observe(3, [...poolPod("a1", { ready: false }), ...poolPod("b2")], 0)).create.length).toBe(1);
     expect(planPool(observe(1, poolPod("a1"), 0)).full).toBe(true);
     expect(planPool(observe(undefined, [], 0)).full).toBe(false);
+  });
+
+  it("collects the identity and claim a pass left without their pod, once past the grace, and keeps an adopted pod's", () => {
+    const plan = planPool(observe(1, [...poolPod("a1"), ...leftover("c3")]));
+    expect(plan.collect.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(["ServiceAccount", "Role", "RoleBinding"].map((k) => `${k}/${podName("c3")}`).concat(`PersistentVolumeClaim/${podName("c3")}-workspace`));
+    expect(plan.retire).toEqual([]);
+    // Made 400 ms ago (the pass's clock is 1000): its pass may still be on its way to the pod; looked at again after the grace.
+    const young = planPool(observe(1, [...poolPod("a1"), ...leftover("c3", 600)]));
+    expect([young.collect, young.requeueAfterMs]).toEqual([[], 60_000 - 400]);
+    // A Run adopted the pod (owned by the Run now, still in the cache) while its claim is still the Agent's: kept.
+    expect(planPool(observe(1, [...poolPod("a1"), ...leftover("c3")], undefined, [podName("c3")])).collect).toEqual([]);
+    expect(planPool(observe(1, poolPod("a1"))).collect).toEqual([]);
   });
 
   it("names new pods apart from the ones the cache holds, the same for the same observation", () => {

@@ -3,7 +3,8 @@
 // template comes from the same snapshot builder a Run's start does, so a Run's pinned snapshot gives the same pool
 // hash exactly when a pool pod can serve it. A bound pod is its Run's: this controller never touches it again.
 // One pass is `gatherPool` (every read, from the cache) → `planPool` (pure) → `applyPoolPlan` (the writes in a
-// fixed order: retire, create, then the sandbox pods: pool-sandboxes.ts).
+// fixed order: retire, collect what a stopped pass left (pool-leftovers.ts), create, then the sandbox pods:
+// pool-sandboxes.ts).
 import { AgentSpecSchema } from "../../api/agent.ts";
 import { buildAgentKey } from "../../api/common.ts";
 import type { Pool, PoolStatus } from "../../api/pools.ts";
@@ -24,6 +25,7 @@ import { isPoolEnginePod, listPoolPods, observePoolPod } from "../warm/pool-pod-
 import { decidePoolPods } from "./pool-decision.ts";
 import { decideRefill } from "./pool-refill.ts";
 import type { PoolLedger } from "./pool-ledger.ts";
+import { decidePoolLeftovers, POOL_LEFTOVER_GRACE_MS, readLivePoolPods } from "./pool-leftovers.ts";
 import { applyPoolSandboxPlan, planPoolSandboxes, readPoolSandboxFacts, type PoolSandboxFacts, type PoolSandboxPlan } from "./pool-sandboxes.ts";
 import { computePoolStatuses } from "./pool-status.ts";
 
@@ -43,12 +45,18 @@ export interface PoolObservation {
   readonly sandboxes: PoolSandboxFacts;
   /** When a Run last adopted one of this pool's pods (undefined: not since the controller started). */
   readonly lastAdoptionMs?: number | undefined;
+  /** The pool pods the cache holds under any owner, among those the Agent's identities and claims were made for. */
+  readonly livePoolPods: ReadonlySet<string>;
+  /** How long an identity or claim of the pool may be without its pod before it is collected. */
+  readonly leftoverGraceMs: number;
 }
 
 /** The writes of one pool pass, in the applier's order. */
 export interface PoolPlan {
   /** Unbound pool pods to retire (each deleted at the version seen, then its identity and claim). */
   readonly retire: readonly { readonly pod: PodObject; readonly objects: readonly KubeObject[] }[];
+  /** Identities and claims of pool pods that exist nowhere (a pass stopped before the pod), each deleted at the version seen. */
+  readonly collect: readonly KubeObject[];
   /** New pool pods, each after its identity and claim. */
   readonly create: readonly { readonly prerequisites: readonly KubeObject[]; readonly pod: KubeObject }[];
   readonly sandboxes: PoolSandboxPlan;
@@ -100,7 +108,10 @@ export function gatherPool(ctx: ControllerContext, key: string): PoolObservation
   const agent: PoolAgent = { namespace, name, uid };
   const owned = ctx.cache.listOwnedBy(uid);
   const lastAdoptionMs = ctx.pools?.lastAdoption(buildAgentKey(namespace, name));
-  return { agentObj, agent, policy: ctx.policy(), settings: ctx.settings, nowMs: ctx.nowMs(), owned, sandboxes: readPoolSandboxFacts(ctx.cache, agent, owned), lastAdoptionMs };
+  return {
+    agentObj, agent, policy: ctx.policy(), settings: ctx.settings, nowMs: ctx.nowMs(), owned, sandboxes: readPoolSandboxFacts(ctx.cache, agent, owned), lastAdoptionMs,
+    livePoolPods: readLivePoolPods(ctx.cache, namespace, owned), leftoverGraceMs: ctx.poolLeftoverGraceMs ?? POOL_LEFTOVER_GRACE_MS,
+  };
 }
 
 /**
@@ -128,22 +139,26 @@ export function planPool(obs: PoolObservation): PoolPlan {
   // Each engine pod the pool keeps (and each made now: its claim exists) gets its sandbox pods.
   const kept = [...observed.filter((p) => !plan.delete.includes(p.name) && !p.deleting && p.hash === hash && (p.state === "ready" || p.state === "starting")).map((p) => p.name), ...ids.map((id) => buildPoolNames(agent.name, id).pod)];
   const sandboxes = planPoolSandboxes({ agent, template, kept, owned, settings: obs.settings, facts: obs.sandboxes });
+  const leftovers = decidePoolLeftovers({ owned, livePods: obs.livePoolPods, nowMs: obs.nowMs, graceMs: obs.leftoverGraceMs });
   const filling = plan.create > 0 || plan.starting > 0 || plan.delete.length > 0;
-  const requeue = [filling ? POOL_RECHECK_MS : undefined, refill.retryAfterMs].filter((n): n is number => n !== undefined);
-  return { retire, create, sandboxes, full: size > 0 && plan.ready >= size, ...(requeue.length > 0 ? { requeueAfterMs: Math.min(...requeue) } : {}) };
+  const requeue = [filling ? POOL_RECHECK_MS : undefined, refill.retryAfterMs, leftovers.recheckMs].filter((n): n is number => n !== undefined);
+  return { retire, collect: leftovers.collect, create, sandboxes, full: size > 0 && plan.ready >= size, ...(requeue.length > 0 ? { requeueAfterMs: Math.min(...requeue) } : {}) };
 }
 
 /**
  * Applies a pool plan in order: each retired pod deleted at the version the cache saw, then its identity and claim
  * (owned by the Agent while unbound; a pod written since, a Run claimed it a moment ago, is left with them: the next
  * pass sees it bound, and a bound pod is its Run's); new pods, each after its identity and its claim, made by this
- * request (a pod naming a missing ServiceAccount is refused); then the sandbox pods (pool-sandboxes.ts).
+ * request (a pod naming a missing ServiceAccount is refused); then the sandbox pods (pool-sandboxes.ts). Between
+ * retiring and creating, what a pass that stopped before its pod left (pool-leftovers.ts) is deleted at the version
+ * the cache saw (one written since is left to the next pass).
  */
 export async function applyPoolPlan(ctx: ControllerContext, plan: PoolPlan): Promise<ReconcileResult> {
   await Promise.all(plan.retire.map(async ({ pod, objects }) => {
     if (!(await ctx.writer.deleteAtVersion(pod))) return;
     await Promise.all(objects.map((o) => ctx.writer.delete(o)));
   }));
+  await Promise.all(plan.collect.map((o) => ctx.writer.deleteAtVersion(o)));
   // A pool pod's claim must be made by this request: one found under its name (planted, labels and owner included)
   // is never mounted, and no pod is made for that id (a later pass picks new ids).
   await Promise.all(plan.create.map(async ({ prerequisites, pod }) => {

@@ -23,6 +23,7 @@ import { planChildrenFailure, type BlockedPlan, type RunningPlan, type RunPlan }
 import { isResumedSnapshot } from "./run-resume.ts";
 import { pickControllerFields } from "./run-status.ts";
 import type { OwnClaimRecord } from "./own-claim.ts";
+import { isInPlace } from "../owned-children.ts";
 
 /** What the applier writes with. */
 export interface ApplyContext {
@@ -108,6 +109,8 @@ async function applyRunning(ctx: ApplyContext, obs: RunPassObservation, plan: Ru
     const claim: OwnClaimRecord = { recorded: obs.run.status?.workspaceClaimUid };
     const children = await writeChildren(ctx, obs, plan, { pin, claim });
     if ("learned" in children) return children;
+    // The rollout snapshots before the status that names them (the sidecar reads a snapshot only once named).
+    await settleAll((plan.rollout ?? []).filter((cm) => !isInPlace(cm, ctx.deps.cache.get("configMap", obs.ref.namespace, cm.metadata.name))).map((cm) => ctx.deps.writer.apply(cm)));
     await settleAll(plan.dropReader.map((o) => ctx.deps.writer.delete(o)));
     await writeStatus(ctx, obs, withClaimUid(plan.status, claim));
     // Last: the pool pod's sidecar checks its binding as soon as it sees this, and finds the Role and status written.

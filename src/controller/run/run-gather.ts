@@ -24,6 +24,7 @@ import { readCredentialSecrets } from "./run-credentials.ts";
 import { decidePin, gatherPinFacts, type PinFacts } from "./run-pinning.ts";
 import { readResumedSnapshot } from "./run-resume.ts";
 import { overlayControllerFields } from "./run-status.ts";
+import type { ApprovalNotifier } from "../approval/approval-webhook.ts";
 import { buildAgentKey } from "../../api/common.ts";
 
 /** What the Run reconciler needs. */
@@ -39,6 +40,8 @@ export interface RunReconcilerDeps {
   events?: EventSink;
   /** With warm pools on: Runs adopt pool pods, and each adoption and miss is counted here. */
   pools?: PoolLedger | undefined;
+  /** Told every Run seen, to notify its pending prompts besides the Event (the approval webhook; absent: none). */
+  approvalNotifier?: Pick<ApprovalNotifier, "notePending"> | undefined;
 }
 
 export type RunObject = KubeObject & { spec?: unknown; status?: RunStatus; metadata: { uid?: string; generation?: number; deletionTimestamp?: unknown } };

@@ -23,6 +23,7 @@ import { decideRun, type RunDecision } from "./run-decision.ts";
 import type { RunPassObservation, RunWorld } from "./run-gather.ts";
 import { decidePin, type PinBasis } from "./run-pinning.ts";
 import { resolveResume, type ResumeWrite } from "./run-resume.ts";
+import { resolveRollout } from "./run-rollout.ts";
 import { buildBlockedRunStatus, buildRunStatus, type EngineBinding, type StatusBasis } from "./run-status.ts";
 import type { PodObject } from "../owned-children.ts";
 
@@ -51,6 +52,8 @@ export interface RunningPlan {
   readonly pin?: KubeObject | undefined;
   /** The resumed snapshot this pass creates, answering a resume request. */
   readonly resume?: ResumeWrite | undefined;
+  /** The policy rollout's snapshots (run-rollout.ts), applied when they changed, before the status naming them. */
+  readonly rollout?: readonly KubeObject[] | undefined;
   /** A warm pool's miss to count. */
   readonly missed?: { readonly agentKey: string; readonly reason: PoolMissReason } | undefined;
   /** What the Run takes over of its pool pod. */
@@ -172,13 +175,15 @@ function buildRunningPlan(obs: RunPassObservation, spec: RunSpec, at: { snapshot
   const { snapshot, write, resumed, bound, decision } = at;
   const { engine } = bound;
   const finished = TERMINAL_PHASES.includes(decision.phase);
-  const status = buildRunStatus(basisOf(obs), { name: ref.name, snapshot, decision, resumed, engine });
+  const rollout = resolveRollout({ ref, run: spec, snapshot, policy: obs.policy, active: decision.lifecycle === "active" && !finished });
+  const status = buildRunStatus(basisOf(obs), { name: ref.name, snapshot, decision, resumed, engine, rollout: rollout.status });
   const expiry = finished ? computeTtlExpiryMs(spec, status) : undefined;
   const after = [decision.requeueAfterMs, expiry === undefined ? undefined : Math.max(1, expiry - obs.nowMs)].filter((n): n is number => n !== undefined);
   return {
     kind: "run",
     ...(write ? { pin: write } : {}),
     ...(resumed.write ? { resume: resumed.write } : {}),
+    ...(rollout.configMaps.length > 0 ? { rollout: rollout.configMaps } : {}),
     ...(bound.missed ? { missed: bound.missed } : {}),
     ...(bound.takeOver ? { takeOver: bound.takeOver } : {}),
     children: {
@@ -186,7 +191,7 @@ function buildRunningPlan(obs: RunPassObservation, spec: RunSpec, at: { snapshot
         run: ref, snapshot, settings: obs.settings, sandboxes: decision.sandboxes, hostExec: decision.hostExec, lifecycle: decision.lifecycle,
         ...(decision.draining ? { draining: true } : {}), ...(decision.holdEngine ? { holdEngine: true } : {}),
         ...(engine?.from === "pool" ? { pool: engine.pod, pairedSandboxes: engine.paired === true } : {}),
-      }),
+      }).concat(rollout.configMaps),
       live: decision.lifecycle === "active",
       spare: listSparedChildren(engine, decision.lifecycle, decision.draining === true),
     },

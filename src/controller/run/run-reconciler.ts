@@ -21,6 +21,8 @@ export function createRunReconciler(deps: RunReconcilerDeps): (key: string) => P
   return async (key) => {
     let obs = await gatherRun(ctx, key);
     if (obs === undefined) return {};
+    // The prompts the sidecar reports: each new one is notified once (fire and forget; the Event is the status's).
+    deps.approvalNotifier?.notePending(obs.run);
     // Bounded: each answer is learned once (the pin, the claim, the resumed snapshot), and a plan made with it asks for no other.
     for (;;) {
       const applied = await applyRunPlan(ctx, obs, planRun(obs));

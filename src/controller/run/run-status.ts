@@ -1,12 +1,13 @@
 import type { StartedFrom } from "../../api/pools.ts";
 import type { RunPolicy } from "../../api/run-policy.ts";
-import { CONDITION, type RunPhase, type RunResumeStatus, type RunStatus } from "../../api/status.ts";
+import { CONDITION, type RunPhase, type RunPolicyRollout, type RunResumeStatus, type RunStatus } from "../../api/status.ts";
 import { buildChildNames } from "../../sandbox/names.ts";
 import type { RunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { computeReadPathCounts } from "../../policy/agent-findings.ts";
 import { buildConditions, type ConditionDecision } from "../conditions.ts";
 import { decideRunReadiness } from "../readiness.ts";
 import type { RunDecision } from "./run-decision.ts";
+import { decideWouldFlipCondition } from "./would-flip-condition.ts";
 
 /** A resume's part of the status: the record to write, and the read paths in force when a resume moved them. */
 export interface Resumed {
@@ -20,7 +21,7 @@ export interface Resumed {
  * every pass would apply the status again (a no-op on the server, but a request and a worker's round trip).
  */
 export const CONTROLLER_RUN_FIELDS = [
-  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "startedFrom", "workspace", "readPaths", "sandboxes", "agentExit", "snapshotSha256", "resume", "workspaceClaimUid", "conditions",
+  "observedGeneration", "phase", "message", "agent", "policy", "startedAt", "completedAt", "enginePod", "startedFrom", "workspace", "readPaths", "sandboxes", "agentExit", "snapshotSha256", "resume", "policyRollout", "workspaceClaimUid", "conditions",
 ] as const satisfies readonly (keyof RunStatus)[];
 
 /** The controller-owned part of a status, for comparing before writing. */
@@ -69,7 +70,7 @@ export interface EngineBinding {
 }
 
 /** The status of a Run that has its snapshot: what the decision says, plus the pinned identity. */
-export function buildRunStatus(basis: StatusBasis, run: { name: string; snapshot: RunSnapshot; decision: RunDecision; resumed?: Resumed | undefined; engine?: EngineBinding | undefined }): RunStatus {
+export function buildRunStatus(basis: StatusBasis, run: { name: string; snapshot: RunSnapshot; decision: RunDecision; resumed?: Resumed | undefined; engine?: EngineBinding | undefined; rollout?: RunPolicyRollout | undefined }): RunStatus {
   const { generation, previous, nowIso } = basis;
   const { snapshot, decision, resumed, engine } = run;
   const pinned = snapshot.controller;
@@ -91,9 +92,16 @@ export function buildRunStatus(basis: StatusBasis, run: { name: string; snapshot
     ...(decision.agentExit ? { agentExit: decision.agentExit } : {}),
     ...(digest ? { snapshotSha256: digest } : {}),
     ...(resumed?.record ? { resume: resumed.record } : {}),
+    ...(run.rollout ? { policyRollout: run.rollout } : {}),
     ...claimUidOf(basis),
-    conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions)], nowIso, generation),
+    conditions: buildConditions(previous?.conditions, [...decision.conditions, ...decideRunReadiness(decision.phase, decision.conditions), ...flipped(run.rollout, previous)], nowIso, generation),
   };
+}
+
+/** The PolicyWouldFlip condition, while a warn candidate would decide the Run's calls otherwise. */
+function flipped(rollout: RunPolicyRollout | undefined, previous: RunStatus | undefined): ConditionDecision[] {
+  const c = decideWouldFlipCondition(rollout, previous?.policyFlips);
+  return c ? [c] : [];
 }
 
 /** The engine pod (none once stopped) and, with warm pools on, where it came from and the claim the Run's pods mount. */

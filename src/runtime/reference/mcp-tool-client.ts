@@ -38,7 +38,7 @@ function isRestartRefusal(err: unknown): boolean {
  * (it restarted), or refuses the TCP connection itself (it is starting again: `waitHealthy` waits for it), the token
  * is read again and the request goes once more over a new connection. Nothing reached the sidecar in either case.
  */
-export async function connectMcpTools(baseUrl: string, token: RuntimeToken, opts: { waitHealthy?: () => Promise<void> } = {}): Promise<McpTools> {
+export async function connectMcpTools(baseUrl: string, token: RuntimeToken, opts: { waitHealthy?: () => Promise<void>; traceMeta?: Readonly<Record<string, string>> | undefined } = {}): Promise<McpTools> {
   const url = new URL(`${baseUrl.replace(/\/+$/, "")}/mcp`);
   const open = async (): Promise<{ client: Client; token: string }> => {
     const sent = token.current();
@@ -75,7 +75,7 @@ export async function connectMcpTools(baseUrl: string, token: RuntimeToken, opts
     async call(name, args) {
       let r;
       try {
-        r = await withReconnect((c) => c.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, onprogress: () => undefined }));
+        r = await withReconnect((c) => c.callTool({ name, arguments: args, ...(opts.traceMeta === undefined ? {} : { _meta: { ...opts.traceMeta } }) }, undefined, { timeout: CALL_TIMEOUT_MS, resetTimeoutOnProgress: true, onprogress: () => undefined }));
       } catch (err) {
         return { decision: "deny", content: `[denied] Tool '${name}' was not run: the sidecar's MCP endpoint did not answer (${(err as Error).message}).`, isError: true, code: "sidecar-unavailable" satisfies RefusalCode, failedClosed: true };
       }

@@ -20,6 +20,7 @@ export function buildRunStatusPatch(snap: RunStatusSnapshot): Record<string, unk
       id: a.id, kind: a.kind, tool: a.tool, ...(a.target === undefined ? {} : { target: a.target }), stage: a.stage, prompt: a.prompt.slice(0, 4096), raisedAt: a.raisedAt,
     })),
     ...(snap.runtimeWarnings !== undefined ? { runtimeWarnings: [...snap.runtimeWarnings] } : {}),
+    ...(snap.policyFlips !== undefined ? { policyFlips: { ...snap.policyFlips } } : {}),
     ...(snap.mcpServers !== undefined ? { mcpServers: snap.mcpServers.map((m) => ({ name: m.name, offered: m.offered, tools: m.tools, ...(m.message === undefined ? {} : { message: m.message.slice(0, 1024) }) })) } : {}),
   };
 }

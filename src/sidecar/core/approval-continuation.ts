@@ -14,6 +14,8 @@ import { computeCurrentStage } from "./enforcement.ts";
 import type { Ledger, LedgerDeps } from "./ledger.ts";
 import type { RunSession } from "./run-session.ts";
 import { describeCallTarget } from "./prompt-text.ts";
+import type { HoldingCheck } from "../../policy/held-call.ts";
+import type { IntegrityOutcome } from "../../policy/integrity-gate.ts";
 
 /** A prompt a call must wait on. */
 export interface CallPrompt {
@@ -26,6 +28,10 @@ export interface CallPrompt {
   readonly timeoutSeconds: number | undefined;
   /** A gate prompt's pending gate, which its answer is settled against. */
   readonly pending?: PendingGate | undefined;
+  /** A prompt naming several holds (issue 44): the checks it covers, in order; one answer settles them all. */
+  readonly held?: readonly HoldingCheck[] | undefined;
+  /** A held prompt's integrity outcome: on the call's records from integrity's own ask on, as when it was asked alone. */
+  readonly integrity?: IntegrityOutcome | undefined;
 }
 
 /** What continuing a call needs (the clocks and sinks are the ledger's). */
@@ -51,7 +57,12 @@ export class ApprovalContinuation {
     // The client hears "ask" now and then waits: its deadline now bounds how long it may take to wait again.
     if (rec.deadline !== undefined) this.#armGiveUp(rec, rec.deadline);
     rec.deadline = undefined;
-    this.#d.ledger.decided(rec, { decision: "ask", source: prompt.kind === "taint_gate" ? "auto_block" : "permission_ask" });
+    // Each hold's ask is on record as its own prompt's would be; a person is asked once.
+    for (const check of prompt.held ?? [prompt.kind === "taint_gate" ? "gate" : "permission"]) {
+      if (check === "integrity") rec.integrity = prompt.integrity ?? rec.integrity;
+      this.#d.ledger.decided(rec, { decision: "ask", source: check === "gate" ? "auto_block" : "permission_ask" });
+    }
+    rec.integrity = prompt.integrity ?? rec.integrity;
     const enf = this.#d.policy();
     const { stage } = computeCurrentStage(enf, this.#d.session.stageIndex);
     const target = describeCallTarget(rec.tool, rec.args, enf.gatePolicy.overrides.get(rec.tool)?.target);
@@ -91,7 +102,7 @@ export class ApprovalContinuation {
   async #settled(rec: CallRecord, prompt: CallPrompt, s: ApprovalSettlement): Promise<void> {
     rec.started = this.#d.monotonicMs();
     if (s.kind === "answer") rec.answeredBy = { approvedBy: s.approvedBy, reason: s.reason };
-    const action = decideSettlement({ kind: prompt.kind, tool: rec.tool, pending: prompt.pending }, s, this.#d.clock);
+    const action = decideSettlement({ kind: prompt.kind, tool: rec.tool, pending: prompt.pending, held: prompt.held }, s, this.#d.clock);
     if (this.#apply(rec, action)) await this.#d.resume(rec);
   }
 
@@ -110,16 +121,19 @@ export class ApprovalContinuation {
           rec.integrityDone = true;
           return true;
         }
-        const key = buildGrantKey(rec.tool, rec.args);
-        // The approval is on record before the journal keeps it: a restart honours only an audited grant.
-        if (action.scope === "run" && !ledger.runGrant(rec, key)) {
-          ledger.settle(rec, buildDeny(rec.id, rec.tool, "audit-failed", rec.tool));
+        return this.#grant(rec, action.scope);
+      }
+      case "held-allowed":
+        if (action.scope !== undefined && !this.#grant(rec, action.scope)) return false;
+        if (!ledger.gate(action.events)) {
+          ledger.deny(rec, "audit-failed", rec.tool);
           return false;
         }
-        if (action.scope !== "once") session.grant(key, action.scope, rec.id);
-        rec.permissionApproved = true;
+        // Every check was decided when the prompt was raised: only the permission and the paths are decided again.
+        rec.gateDone = true;
+        rec.gateSource = action.source ?? rec.gateSource;
+        rec.integrityDone = true;
         return true;
-      }
       case "deny":
       case "gate-allowed":
         break;
@@ -135,6 +149,19 @@ export class ApprovalContinuation {
     if (action.raise !== undefined) session.addRaise(action.raise);
     rec.gateDone = true;
     rec.gateSource = action.source;
+    return true;
+  }
+
+  /** Applies a permission answer's grant (once, for the stage, for the run); false when the call was refused. */
+  #grant(rec: CallRecord, scope: "once" | "stage" | "run"): boolean {
+    const key = buildGrantKey(rec.tool, rec.args);
+    // The approval is on record before the journal keeps it: a restart honours only an audited grant.
+    if (scope === "run" && !this.#d.ledger.runGrant(rec, key)) {
+      this.#d.ledger.settle(rec, buildDeny(rec.id, rec.tool, "audit-failed", rec.tool));
+      return false;
+    }
+    if (scope !== "once") this.#d.session.grant(key, scope, rec.id);
+    rec.permissionApproved = true;
     return true;
   }
 }

@@ -4,8 +4,9 @@
 import type { ApprovalDecision } from "../../api/approval.ts";
 import type { ApprovalKind } from "../../metrics/sidecar-metrics.ts";
 import type { AuditEvent, Clock } from "../../policy/gate-audit.ts";
-import { computeGateSource, decidePermissionChoice, type RunSource } from "../../policy/decide-tool-call.ts";
-import { answerGatePrompt, type GatePromptAnswer, type PendingGate } from "../../policy/gate.ts";
+import { computeGateSource, decidePermissionChoice, type Hold, type RunSource } from "../../policy/decide-tool-call.ts";
+import { decideHeldAnswer, type HeldAnswer, type HoldingCheck } from "../../policy/held-call.ts";
+import { answerGatePrompt, type GateAnswerOutcome, type GatePromptAnswer, type PendingGate } from "../../policy/gate.ts";
 import { buildUserDeclinedMessage } from "../../policy/permissions.ts";
 import type { ApprovalSettlement } from "./approvals.ts";
 
@@ -15,7 +16,12 @@ export type SettlementAction =
   | { readonly kind: "withdrawn" }
   | { readonly kind: "deny"; readonly code: PromptRefusalCode; readonly message: string; readonly events: readonly AuditEvent[] }
   | { readonly kind: "permission-granted"; readonly scope: "once" | "stage" | "run" }
-  | { readonly kind: "gate-allowed"; readonly events: readonly AuditEvent[]; readonly raise: string | undefined; readonly source: RunSource };
+  | { readonly kind: "gate-allowed"; readonly events: readonly AuditEvent[]; readonly raise: string | undefined; readonly source: RunSource }
+  /**
+   * A prompt naming several holds, answered allow: the permission's grant (`scope`, when it was one of them), the
+   * gate's answer records (`events`, and the run's `source` from them, when it was one of them); never a raise.
+   */
+  | { readonly kind: "held-allowed"; readonly scope: "once" | "stage" | "run" | undefined; readonly events: readonly AuditEvent[]; readonly source: RunSource | undefined };
 
 /**
  * A prompt's refusal: answered `deny`, or nobody answered within the interaction timeout (`-timed-out`). Upstream
@@ -33,6 +39,49 @@ export interface SettledPrompt {
   readonly kind: ApprovalKind;
   readonly tool: string;
   readonly pending?: PendingGate | undefined;
+  /** A prompt naming several holds: the checks it covers, in order. */
+  readonly held?: readonly HoldingCheck[] | undefined;
+}
+
+/**
+ * The approval a prompt naming several holds is raised as: the first hold's kind and id (`tool-`, `gate-` or
+ * `integrity-<call>`), the gate's pending state when the gate is one of them, and the checks it covers.
+ */
+export function describeHeldPrompt(callId: string, holds: readonly Hold[]): { kind: ApprovalKind; id: string; pending: PendingGate | undefined; held: readonly HoldingCheck[] } {
+  const first = holds[0];
+  if (first === undefined) throw new Error(`a held prompt for call '${callId}' names no hold`);
+  const gate = holds.find((h) => h.check === "gate");
+  const id = first.check === "gate" ? first.prompt.requestId : `${first.check === "permission" ? "tool" : "integrity"}-${callId}`;
+  return { kind: first.check === "gate" ? "taint_gate" : "tool_approval", id, pending: gate?.pending, held: holds.map((h) => h.check) };
+}
+
+/**
+ * What one answer to a prompt naming several holds means (policy/held-call.ts): a refusal carries the first hold's
+ * code and text, and the gate's answer records when it was held; an allow grants the permission at most the answer's
+ * scope and the gate and integrity this call only.
+ */
+function decideHeldSettlement(prompt: SettledPrompt, held: readonly HoldingCheck[], s: Exclude<ApprovalSettlement, { kind: "cancelled" | "withdrawn" }>, clock: Clock): SettlementAction {
+  const { tool, pending } = prompt;
+  const answer = decideHeldAnswer(s.kind === "answer" ? s.decision : undefined);
+  if (held.includes("gate") && pending === undefined) throw new Error(`a held prompt for '${tool}' settled without its pending gate`);
+  const gate = pending === undefined ? undefined : answerGatePrompt(pending, toGateAnswer(answer), clock);
+  if (answer.kind === "deny" || gate?.kind === "block") return refuseHeld(tool, held[0], answer.kind === "deny" && answer.expired, gate);
+  return {
+    kind: "held-allowed", scope: held.includes("permission") ? answer.permission : undefined,
+    events: gate?.events ?? [], source: gate === undefined ? undefined : computeGateSource(gate.events),
+  };
+}
+
+/** The gate's own answer to a held prompt's: allow once, or the refusal (an expiry as an expiry). */
+function toGateAnswer(answer: HeldAnswer): GatePromptAnswer {
+  if (answer.kind === "allow") return { kind: "choice", index: 0 };
+  return answer.expired ? { kind: "expired" } : { kind: "choice", index: undefined };
+}
+
+/** A held prompt refused: the first hold's code and text, with the gate's answer records when it was held. */
+function refuseHeld(tool: string, first: HoldingCheck | undefined, expired: boolean, gate: GateAnswerOutcome | undefined): SettlementAction {
+  if (first === "gate" && gate?.kind === "block") return { kind: "deny", code: expired ? "gate-timed-out" : "gate-denied", message: gate.message, events: gate.events };
+  return { kind: "deny", code: expired ? "approval-timed-out" : "approval-declined", message: buildUserDeclinedMessage(tool), events: gate?.events ?? [] };
 }
 
 /** Decides what a settled prompt means for its call. */
@@ -40,6 +89,7 @@ export function decideSettlement(prompt: SettledPrompt, s: ApprovalSettlement, c
   const { kind, tool, pending } = prompt;
   if (s.kind === "cancelled") return { kind: "stopping" };
   if (s.kind === "withdrawn") return { kind: "withdrawn" };
+  if (prompt.held !== undefined) return decideHeldSettlement(prompt, prompt.held, s, clock);
   if (kind === "tool_approval") {
     const choice = decidePermissionChoice(s.kind === "answer" ? PERMISSION_INDEX[s.decision] : undefined);
     if (choice === "decline") return { kind: "deny", code: s.kind === "expired" ? "approval-timed-out" : "approval-declined", message: buildUserDeclinedMessage(tool), events: [] };

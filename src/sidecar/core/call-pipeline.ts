@@ -24,8 +24,12 @@ import { hasGivenUp, type CallRecord } from "./call-records.ts";
 import { computeCurrentStage, type Enforcement } from "./enforcement.ts";
 import type { Ledger, LedgerDeps } from "./ledger.ts";
 import { buildPermissionPrompt } from "./prompt-text.ts";
+import { buildHeldPromptText } from "../../policy/held-call.ts";
+import { describeHeldPrompt } from "./approval-settlement.ts";
 import type { RunSession } from "./run-session.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
+import type { PolicyVerdict } from "../../policy/policy-flips.ts";
+import type { PolicyRollout, RolloutVerdict } from "./policy-rollout.ts";
 
 /** What the pipeline works with (the clocks, sinks and run name are the ledger's). */
 export interface CallPipelineDeps extends Pick<LedgerDeps, "policy" | "metrics" | "log" | "clock" | "monotonicMs" | "runName"> {
@@ -37,6 +41,8 @@ export interface CallPipelineDeps extends Pick<LedgerDeps, "policy" | "metrics" 
   readonly gateway?: ToolGateway | undefined;
   readonly ledger: Ledger;
   readonly executors: ExecutorTable;
+  /** A policy rollout reaching this Run (absent: standalone, or none wired). */
+  readonly rollout?: PolicyRollout | undefined;
 }
 
 /** What labelling a result needs. */
@@ -91,11 +97,27 @@ export class CallPipeline {
     if (!isToolOffered(stage, enf, rec.tool, gateway) || (!rec.callerRuns && !isSettledBySidecar(rec.tool, gateway))) {
       return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
     }
-    const d = decideToolCall(this.#decisionInput(enf, stage, rec));
+    const followed = this.#decide(enf, stage, rec);
+    // The generation in force (a rollout) may not offer the tool at the stage: refused, as the pinned policy would.
+    if (followed.verdict.kind === "unavailable") return ledger.deny(rec, "tool-unavailable", rec.tool, stage.name);
+    const d = followed.verdict;
     const gate = d.kind === "ask-permission" ? undefined : d.gate;
     for (const diag of gate?.ruleDiagnostics ?? []) this.#d.log.warn({ callId: rec.id, rule: diag.rule, kind: diag.kind }, diag.message);
-    if (!ledger.gate(d.events)) return ledger.deny(rec, "audit-failed", rec.tool);
-    return this.#follow(rec, d, enf, stage);
+    if (!ledger.gate(d.events, rec)) return ledger.deny(rec, "audit-failed", rec.tool);
+    return this.#follow(rec, d, followed.enf, computeCurrentStage(followed.enf, this.#d.session.stageIndex).stage);
+  }
+
+  /** The call's decision under the pinned policy, and under a rollout's policies when one reaches the Run. */
+  #decide(enf: Enforcement, stage: RunStage, rec: CallRecord): RolloutVerdict {
+    const pinned = decideToolCall(this.#decisionInput(enf, stage, rec));
+    return this.#d.rollout?.decide(rec, { verdict: pinned, enf }, (e) => this.#verdictUnder(e, rec)) ?? { verdict: pinned, enf };
+  }
+
+  /** The call's verdict under another policy of a rollout: what its stage offers, then the one pure decision. */
+  #verdictUnder(enf: Enforcement, rec: CallRecord): PolicyVerdict {
+    const { stage } = computeCurrentStage(enf, this.#d.session.stageIndex);
+    if (!isToolOffered(stage, enf, rec.tool, this.#d.gateway)) return { kind: "unavailable" };
+    return decideToolCall(this.#decisionInput(enf, stage, rec));
   }
 
   /** The decision's input: the call as it stands, the policy in force, the steps an earlier pass settled. */
@@ -121,7 +143,8 @@ export class CallPipeline {
   #follow(rec: CallRecord, d: ToolCallDecision, enf: Enforcement, stage: RunStage): CallOutcome | Promise<CallOutcome> {
     const { continuation } = this;
     // A pass that skipped the step (its hold answered) keeps what the step found before.
-    if ("integrity" in d) rec.integrity = d.integrity ?? rec.integrity;
+    // (A held prompt's asks are recorded as each check's own: integrity's outcome joins the records from integrity's ask on.)
+    if ("integrity" in d && d.kind !== "ask-held") rec.integrity = d.integrity ?? rec.integrity;
     switch (d.kind) {
       case "refuse":
         return this.#d.ledger.refuse(rec, d.reason, d.message);
@@ -142,6 +165,14 @@ export class CallPipeline {
         rec.permissionDone = true;
         const { requestId, text, options, timeoutSeconds } = d.prompt;
         return continuation.ask(rec, { kind: "taint_gate", id: requestId, text, options, timeoutSeconds, pending: d.pending });
+      }
+      case "ask-held": {
+        // One prompt for every hold; its answer settles them all (approval-settlement.ts), the permission's included when it asked.
+        const { holds, prompt } = d;
+        rec.permissionDone = !holds.some((h) => h.check === "permission");
+        rec.gateSource = d.source;
+        const texts = holds.map((h) => ({ check: h.check, text: h.check === "permission" ? buildPermissionPrompt(rec.tool, rec.args, enf.gatePolicy.overrides.get(rec.tool)?.target) : h.prompt.text }));
+        return continuation.ask(rec, { ...describeHeldPrompt(rec.id, holds), text: buildHeldPromptText(texts), options: prompt.options, timeoutSeconds: prompt.timeoutSeconds, integrity: d.integrity });
       }
       case "run":
         rec.permissionDone = true;

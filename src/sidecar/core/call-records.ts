@@ -4,6 +4,7 @@ import type { EntryRef } from "../../api/sidecar-contract.ts";
 import type { IntegrityOutcome } from "../../policy/integrity-gate.ts";
 import type { RunSource } from "../../policy/decide-tool-call.ts";
 import type { CallOutcome } from "./call-outcomes.ts";
+import type { CallSpanState } from "./call-span-state.ts";
 import { OldestFirst } from "./oldest-first.ts";
 
 /** One call and where its decision stands. */
@@ -50,6 +51,8 @@ export interface CallRecord {
   giveUpTimer?: NodeJS.Timeout | undefined;
   /** Set once its client gave up: the call never runs from then on (its prompt, if any, is withdrawn). */
   gaveUp?: GiveUp;
+  /** What its span gathers while it is decided (only while tracing is on: core/call-spans.ts). */
+  span?: CallSpanState | undefined;
 }
 
 /** Why a call's client gave up, as its audit record says it. */

@@ -13,6 +13,7 @@ import { buildGrantAuditFields } from "../storage/state-journal.ts";
 import { computeToolClass } from "./call-inputs.ts";
 import { buildDenyOutcome, type CallOutcome } from "./call-outcomes.ts";
 import { CallRecords, type CallRecord, type CallRecordLimits } from "./call-records.ts";
+import type { CallSpans } from "./call-spans.ts";
 import { computeCurrentStage, type Enforcement } from "./enforcement.ts";
 
 /** What the ledger writes to, and what fills a record; the limits are the remembered calls' budgets. */
@@ -29,6 +30,8 @@ export interface LedgerDeps extends CallRecordLimits {
   readonly monotonicMs: () => number;
   /** The run's name: the audit's `agent_id`. */
   readonly runName: string;
+  /** Each call's span (core/call-spans.ts); absent while tracing is off (the default). */
+  readonly spans?: CallSpans | undefined;
 }
 
 /** One decision about a call. */
@@ -68,6 +71,7 @@ export class Ledger {
     this.#d.metrics.decision({ decision, source, toolClass: computeToolClass(rec.tool), mode: enf.mode }, ((entry.at ?? this.#d.monotonicMs()) - rec.started) / 1000);
     const paths = safePaths(rec);
     this.#countHold(rec, entry);
+    this.#d.spans?.decided(rec, entry, stage.name);
     // Built only when written: the bench and many deployments log at warn, and this runs on every call.
     if (this.#d.log.isLevelEnabled("info")) this.#d.log.info({ callId: rec.id, tool: rec.tool, decision, source, code, path: paths, stage: stage.name }, "tool call");
     return this.#write(index, {
@@ -94,9 +98,10 @@ export class Ledger {
     return this.#write(index, { ...this.#callFields(rec, stage.name), decision: "allow", decision_source: "user_approved", ...buildGrantAuditFields(key), ...approvedBy(rec) });
   }
 
-  /** Records the gate's events (taint audit); false when they could not be written. */
-  gate(events: readonly AuditEvent[]): boolean {
+  /** Records the gate's events (taint audit) of a pass of `rec`; false when they could not be written. */
+  gate(events: readonly AuditEvent[], rec?: CallRecord): boolean {
     if (events.length === 0) return true;
+    if (rec !== undefined) this.#d.spans?.gate(rec, events);
     const ok = this.#d.audit.gate(computeCurrentStage(this.#d.policy(), this.#d.stageIndex()).index, events);
     if (!ok) this.#d.metrics.auditWriteError();
     return ok;
@@ -121,6 +126,7 @@ export class Ledger {
 
   /** Sets the call's answer (an allow, a run or an ask already recorded, or a refusal that is no decision). */
   settle(rec: CallRecord, outcome: CallOutcome): CallOutcome {
+    this.#d.spans?.settled(rec, outcome);
     return this.calls.finish(rec, outcome);
   }
 

@@ -6,6 +6,7 @@ import type { RunResult } from "../../api/status.ts";
 import type { Level } from "../../policy/levels.ts";
 import type { PendingApproval } from "./approvals.ts";
 import type { GatewayServerState } from "./tool-gateway.ts";
+import type { FlipTally } from "./policy-rollout.ts";
 
 /** Most pending approvals reported at once (the Run status bound). */
 export const MAX_REPORTED_APPROVALS = 32;
@@ -28,6 +29,8 @@ export interface RunStatusSnapshot {
   readonly mcpServers?: readonly GatewayServerState[];
   /** What the runtime says it does not honour (absent when it said nothing). */
   readonly runtimeWarnings?: readonly string[];
+  /** The would-flips of a warn candidate LeviathPolicy (absent: none so far). */
+  readonly policyFlips?: FlipTally;
 }
 
 /** Inputs of a snapshot. */
@@ -44,6 +47,7 @@ export interface StatusInputs {
   readonly result?: RunResult | undefined;
   readonly mcpServers?: readonly GatewayServerState[] | undefined;
   readonly runtimeWarnings?: readonly string[] | undefined;
+  readonly policyFlips?: FlipTally | undefined;
 }
 
 /** Builds the snapshot; decision counts are sorted by source so equal states serialise equally. */
@@ -62,5 +66,6 @@ export function buildRunStatusSnapshot(i: StatusInputs): RunStatusSnapshot {
     ...(i.result !== undefined ? { result: i.result } : {}),
     ...(i.mcpServers !== undefined && i.mcpServers.length > 0 ? { mcpServers: i.mcpServers } : {}),
     ...(i.runtimeWarnings !== undefined && i.runtimeWarnings.length > 0 ? { runtimeWarnings: i.runtimeWarnings } : {}),
+    ...(i.policyFlips !== undefined ? { policyFlips: i.policyFlips } : {}),
   };
 }

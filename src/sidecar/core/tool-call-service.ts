@@ -23,6 +23,9 @@ import { Ledger, type LedgerDeps } from "./ledger.ts";
 import type { RunSession } from "./run-session.ts";
 import { measureOversizedResult, type ResultSink } from "./run-result.ts";
 import type { ToolGateway } from "./tool-gateway.ts";
+import type { TraceParent } from "../../tracing/trace-context.ts";
+import { openCallSpan } from "./call-span-state.ts";
+import type { PolicyRollout } from "./policy-rollout.ts";
 
 /** What the service needs from the outside world (the ledger's sinks and budgets among them). */
 export interface ToolCallServiceDeps extends Omit<LedgerDeps, "stageIndex"> {
@@ -40,6 +43,8 @@ export interface ToolCallServiceDeps extends Omit<LedgerDeps, "stageIndex"> {
   readonly ledger?: Ledger;
   /** What runs an allowed call, by executor kind (absent: the table over `shell`, `gateway` and `result`). */
   readonly executors?: ExecutorTable;
+  /** A policy rollout reaching this Run (absent: none). */
+  readonly rollout?: PolicyRollout | undefined;
 }
 
 /** One call as the runtime sends it. */
@@ -55,6 +60,8 @@ export interface ToolCallRequest {
    * settle itself is then refused `tool-unavailable`, decided and recorded here like any refusal. Default true.
    */
   readonly callerRuns?: boolean | undefined;
+  /** The W3C trace context its request carried (`traceparent`): its span continues that trace when tracing is on. */
+  readonly trace?: TraceParent | undefined;
 }
 
 /** A call whose request does not parse: its id and tool as sent (any JSON value), and the refusal's message. */
@@ -213,7 +220,7 @@ export class ToolCallService {
       entry: req.entry ?? { region: DEFAULT_RESULT_REGION, id: req.id },
       permissionApproved: false, permissionDone: false, gateDone: false, gateSource: "taint_disabled",
       started: this.#d.monotonicMs(), response: undefined, first: undefined, done: false, waiters: undefined, chars: 0,
-      deadline: req.deadline, callerRuns: req.callerRuns ?? true,
+      deadline: req.deadline, callerRuns: req.callerRuns ?? true, span: req.trace === undefined ? undefined : openCallSpan(req.trace),
     };
   }
 
@@ -244,6 +251,11 @@ export class ToolCallService {
   renewDeadline(id: string, deadline: number): void {
     const rec = this.#calls.get(id);
     if (rec !== undefined) this.#pipeline.continuation.renewDeadline(rec, deadline);
+  }
+
+  /** Whether a prompt is still waiting for its answer (false once answered, expired, withdrawn or unknown). */
+  isPromptPending(approvalId: string): boolean {
+    return this.#d.approvals.get(approvalId) !== undefined;
   }
 
   /** Answers a pending prompt; false when none has this id. */

@@ -10,6 +10,7 @@ import type { SeedService } from "../core/seed-service.ts";
 import type { RuntimeWarnings } from "../core/runtime-warnings.ts";
 import type { BindingHandout } from "../cluster/binding-handout.ts";
 import type { RequestGuard } from "./request-guard.ts";
+import type { PolicyRollout } from "../core/policy-rollout.ts";
 
 /** Who may answer prompts over HTTP: a bearer token (standalone), or nobody (a cluster answers with Approvals). */
 export type LocalApprovals = { readonly mode: "token"; readonly token: string } | { readonly mode: "disabled" };
@@ -30,6 +31,8 @@ export interface SidecarAppDeps {
   readonly seeds?: Pick<SeedService, "resolve">;
   /** What the runtime says it does not honour (`POST /v1/warnings`). */
   readonly warnings: RuntimeWarnings;
+  /** The policy rollout reaching the Run: its snapshots, and the would-flips its status reports (absent: none). */
+  readonly rollout?: PolicyRollout;
   /** A bound pool pod's hand-out of its Run's runtime.json and credentials (`POST /v1/binding`); absent elsewhere. */
   readonly binding?: BindingHandout;
 }

@@ -29,6 +29,7 @@ export function computeStatus(deps: SidecarAppDeps): RunStatusSnapshot {
     result: deps.service.result,
     mcpServers: deps.service.gateway?.servers(),
     runtimeWarnings: deps.warnings.list(),
+    policyFlips: deps.rollout?.tally(),
   });
 }
 

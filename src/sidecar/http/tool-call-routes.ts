@@ -9,6 +9,7 @@ import {
   buildRefusalBody, buildRefusalMessage, DEADLINE_HEADER, DeadlineSchema, formatZodIssue, ResultBodySchema, ToolCallBodySchema, WaitQuerySchema,
 } from "../../api/sidecar-contract.ts";
 import { refuse } from "./refusal-reply.ts";
+import { readTraceHeaders } from "../../tracing/trace-context.ts";
 
 /** Registers the tool-call routes. */
 export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDeps): void {
@@ -25,7 +26,7 @@ export function registerToolCallRoutes(app: FastifyInstance, deps: SidecarAppDep
       const r = deps.service.refuseMalformed({ id: body.data.id, tool: body.data.tool, message: `[error] invalid ${DEADLINE_HEADER} header: ${formatZodIssue(deadline.error)}` });
       return reply.code(computeCallStatus(r)).send(r.body);
     }
-    const r = await deps.service.submit({ ...body.data, deadline: deadline.data });
+    const r = await deps.service.submit({ ...body.data, deadline: deadline.data, trace: readTraceHeaders(req.headers) });
     return reply.code(computeCallStatus(r)).send(r.body);
   });
 

@@ -7,12 +7,13 @@
 // counted like one on `/v1`, a `tools/call` whose params the SDK's schema refuses included (refused by the core
 // here, then answered with the SDK's JSON-RPC error); what is answered here alone is the protocol's (a malformed
 // JSON-RPC request, an unknown method, session or revision), and no call exists for those.
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { McpHttpHandler, Server, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
+import type { McpHttpHandler, RequestStateCodec, Server, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { onResponseDropped } from "../http/response-dropped.ts";
-import { buildServer, loadServerSdk, type McpDeps, type ServerSdk } from "./mcp-handlers.ts";
+import { buildServer, loadServerSdk, type McpDeps, type McpServerParts, type ServerSdk } from "./mcp-handlers.ts";
+import { PendingCalls, REQUEST_STATE_TTL_SECONDS, type CallState, type McpEra } from "./pending-prompt.ts";
 import { findMalformedToolCalls } from "./malformed-call.ts";
 
 export type { McpDeps } from "./mcp-handlers.ts";
@@ -81,6 +82,9 @@ class McpEndpoint {
   #modern: McpHttpHandler | undefined;
   readonly #sessions = new Map<string, Session>();
   readonly #unsubscribe: () => void;
+  readonly #pending = new PendingCalls();
+  /** The 2026-07-28 `requestState` codec, keyed per process: a retry reaching a restarted sidecar is refused. */
+  #stateCodec: RequestStateCodec<CallState> | undefined;
 
   /**
    * A stage move (`next_stage` here, or the runtime's `POST /v1/stage`) changed the tool list: every open 2026-era
@@ -101,6 +105,12 @@ class McpEndpoint {
     this.#sessions.delete(id);
     void s.transport.close();
     void s.server.close();
+  }
+
+  /** What a server of `era` is built from. */
+  #parts(sdk: ServerSdk, era: McpEra): McpServerParts {
+    this.#stateCodec ??= sdk.createRequestStateCodec<CallState>({ key: randomBytes(32), ttlSeconds: REQUEST_STATE_TTL_SECONDS });
+    return { service: this.#deps.service, era, pending: this.#pending, stateCodec: this.#stateCodec };
   }
 
   async close(): Promise<void> {
@@ -125,7 +135,7 @@ class McpEndpoint {
       return session.transport.handleRequest(web, options);
     }
     if (!(await sdk.isLegacyRequest(web, req.body))) return this.#modernHandler(sdk).fetch(web, options);
-    const server = buildServer(sdk, this.#deps);
+    const server = buildServer(sdk, this.#parts(sdk, "legacy"));
     if (isInitialize(req.body)) {
       const transport = new sdk.WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -153,7 +163,8 @@ class McpEndpoint {
     // Every answer is an SSE stream, its headers sent at once and a keep-alive comment every 15 s: a call waiting
     // on a prompt would otherwise send nothing until it is answered, and a client's HTTP stack gives up on a
     // response with no headers (Node's fetch after 300 s) long before the interaction timeout a person has.
-    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, this.#deps), { legacy: "reject", maxSubscriptions: MAX_MCP_SESSIONS, responseMode: "sse" });
+    const parts = this.#parts(sdk, "modern");
+    this.#modern ??= sdk.createMcpHandler(() => buildServer(sdk, parts), { legacy: "reject", maxSubscriptions: MAX_MCP_SESSIONS, responseMode: "sse" });
     return this.#modern;
   }
 }

@@ -18,7 +18,7 @@ export interface DecisionRecord {
    * `resume`: not a tool call, the switch to a resumed run's re-resolved grants (`read_paths_resumed`). `stage`:
    * the run entered `stage` from `from_stage` (recorded in the audit of the stage entered).
    */
-  readonly decision: "allow" | "deny" | "ask" | "resume" | "stage";
+  readonly decision: "allow" | "deny" | "ask" | "resume" | "stage" | "would_flip";
   readonly decision_source: DecisionSourceName;
   readonly code?: string;
   /** The paths as requested (never file contents). */
@@ -52,6 +52,18 @@ export interface DecisionRecord {
     readonly added: readonly string[];
     readonly removed: readonly string[];
     readonly allow_blueprint_read_paths: boolean;
+  };
+  /**
+   * On a `would_flip` record (not a decision: the call was decided under the policy in force, recorded beside it):
+   * how a warn or audit candidate LeviathPolicy would have decided it, and what the two decisions rest on.
+   */
+  readonly would_flip?: {
+    readonly enforcement: "warn" | "audit";
+    readonly policy_generation: number;
+    readonly target?: string;
+    readonly now: "allow" | "ask" | "deny";
+    readonly candidate: "allow" | "ask" | "deny";
+    readonly differs: string;
   };
   /** On a `stage` record, and on the refusal of a transition: the stage left (or not left). */
   readonly from_stage?: string;

@@ -128,6 +128,7 @@ export function describeClientRun(spec: ClientRunSpec): void {
       image = await importNodeImage(node, `leviath-${spec.kind}`);
       await tagNodeImage(node, debian, SANDBOX_IMAGE);
       model = await startScriptedModelServer(steps, node.network.gateway);
+      // Pre-bound at a known host path, not the provisioner's: the client reads docs/release.md, planted before the Run.
       workspaces = createWorkspaces(`leviath-e2e-${spec.kind}-`);
       mkdirSync(join(workspaces.dir, "docs"));
       writeFileSync(join(workspaces.dir, "docs", "release.md"), "# Release checklist\n- tag, then announce\n");

@@ -3,8 +3,12 @@
 // StorageClass waits for its first pod (WaitForFirstConsumer); once the scheduler placed that pod, the provisioner
 // starts a helper pod on that node (the busybox `sandbox` image, as root) that makes the claim's directory under
 // `hostDir`, and creates a hostPath PersistentVolume for it pinned to the node; deleting the claim removes both.
-// The demo installs it as the cluster's default class, so any Run's claim binds with no hand-made volume; an e2e
-// test that wants it names the class in the Run's `spec.workspace.storageClassName`.
+// The demo and the e2e suite's node (test/e2e/global-setup.ts; a test file that starts a node of its own does the
+// same) install it as the cluster's default class, so any Run's claim binds with no hand-made volume. A test that
+// must see or plant files at a known host path still pre-binds a hostPath volume to the claim (createWorkspaces in
+// operator-fixture.ts), of this class: the admission plugin DefaultStorageClass gives a claim that names no class
+// the default one, and a volume binds only a claim of its own class.
+import { join } from "node:path";
 import { stringify } from "yaml";
 import { kubectl, waitFor } from "../../integration/harness/index.ts";
 import { getJson } from "./kube-json.ts";
@@ -104,6 +108,17 @@ export function buildLocalPathObjects(o: LocalPathOptions): Record<string, unkno
       provisioner: LOCAL_PATH_PROVISIONER, volumeBindingMode: "WaitForFirstConsumer", reclaimPolicy: "Delete",
     },
   ];
+}
+
+/**
+ * Installs the provisioner on a node started by the harness (test/e2e/harness/node.ts) as the cluster's default
+ * class, its volumes under the node's data directory (removed with it); the node must have imported leviath-local-path.
+ */
+export async function installNodeLocalPath(node: { readonly images: Readonly<Record<string, string>>; readonly dataDir: string }): Promise<void> {
+  const image = node.images["leviath-local-path"];
+  const helperImage = node.images["sandbox"];
+  if (!image || !helperImage) throw new Error("the node has no leviath-local-path or sandbox image: run 'bash scripts/build-images'");
+  await installLocalPath({ image, helperImage, hostDir: join(node.dataDir, "local-path"), isDefault: true });
 }
 
 /** Applies the provisioner and waits until its pod runs. */

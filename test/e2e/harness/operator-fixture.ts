@@ -1,5 +1,6 @@
 // What the e2e tests of the operator share: the chart installed with real helm and the locally built images,
-// the workspace volume a Run's claim binds to (no dynamic provisioner on this node), the Agent shape most tests
+// a workspace volume at a known host path for the tests that must see or plant its files (any other Run's claim is
+// bound by the node's provisioner, test/e2e/harness/local-path.ts), the Agent shape most tests
 // use (two stages, two sandboxes), applying objects, waiting for a Run's pods and phase, and reading what a user
 // reads afterwards (the runtime's log, the audit ConfigMaps). Each test file keeps only what it checks.
 import { execFile } from "node:child_process";
@@ -10,6 +11,7 @@ import { promisify } from "node:util";
 import { stringify } from "yaml";
 import { helm, kubectl, REPO_ROOT, waitFor } from "../../integration/harness/index.ts";
 import { getJson, imageValues } from "./kube-json.ts";
+import { LOCAL_PATH_CLASS } from "./local-path.ts";
 import type { NodeInfo } from "./provided-context.ts";
 import { deleteMetricsReader } from "./metrics-access.ts";
 import { readBuiltImages } from "./node-images.ts";
@@ -85,17 +87,24 @@ export async function cleanUp(runs: readonly string[], workspaces?: Workspaces):
   for (const run of runs) await kubectl(["delete", "pv", `${run}-workspace`, "--ignore-not-found", "--wait=false"], { allowFailure: true });
 }
 
-/** Host directories behind the Runs' workspace volumes. */
+/**
+ * Host directories behind the Runs' workspace volumes: only for a test that must see or plant files in the workspace
+ * at a known host path (the provisioner picks its own directory, made once the pod is scheduled); any other Run's
+ * claim is bound by the node's provisioner.
+ */
 export interface Workspaces {
   /** The directory every workspace volume is backed by (writable by the sandbox user). */
   readonly dir: string;
-  /** A hostPath PersistentVolume pre-bound to `<run>-workspace`, the claim the operator makes. */
+  /**
+   * A hostPath PersistentVolume pre-bound to `<run>-workspace`, the claim the operator makes. Of the claim's class:
+   * the default one, local-path, on a node with the provisioner (`storageClassName: ""` on a cluster with no default).
+   */
   volume(run: string): Record<string, unknown>;
   remove(): void;
 }
 
-/** A fresh workspace directory on the host. */
-export function createWorkspaces(prefix: string): Workspaces {
+/** A fresh workspace directory on the host; `storageClassName`: the class the Runs' claims get (see Workspaces.volume). */
+export function createWorkspaces(prefix: string, storageClassName: string = LOCAL_PATH_CLASS): Workspaces {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   chmodSync(dir, 0o777);
   return {
@@ -103,7 +112,7 @@ export function createWorkspaces(prefix: string): Workspaces {
     volume: (run) => ({
       apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `${run}-workspace` },
       spec: {
-        capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName: "",
+        capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], storageClassName,
         hostPath: { path: dir, type: "Directory" },
         claimRef: { namespace: NS, name: `${run}-workspace` },
       },

@@ -1,7 +1,8 @@
 // Every example in examples/ and in the docs this chart ships (README, quickstart, concepts, security,
-// operations, metrics) is applied or executed here: the examples with server-side dry runs, the `sh` blocks
-// verbatim with bash against the real API server (in the order a reader follows them), the PromQL through
-// promtool. A block preceded by `<!-- not run by the tests... -->` is skipped, and the reason is in the doc.
+// operations, metrics, kubectl-leviath) is applied or executed here: the examples with server-side dry runs, the `sh`
+// blocks verbatim with bash against the real API server (in the order a reader follows them), the PromQL through
+// promtool. A block preceded by `<!-- not run by the tests... -->` is skipped, and the reason is in the doc, with the
+// test that runs the same steps (test/cli/docs-commands.test.ts holds every command block to that).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +15,9 @@ import { freePorts } from "../harness/loopback.ts";
 import { writeServiceAccountKubeconfig } from "../sidecar-fixtures.ts";
 import { applyStream, findPromtool } from "./chart-harness.ts";
 
-const DOCS = ["README.md", "docs/quickstart.md", "docs/concepts.md", "docs/security.md", "docs/operations.md", "docs/metrics.md"];
+const DOCS = ["README.md", "docs/quickstart.md", "docs/concepts.md", "docs/security.md", "docs/operations.md", "docs/metrics.md", "docs/kubectl-leviath.md"];
+/** The Prometheus operator's CRDs (test/integration/chart/fixtures/), for metrics.md's ServiceMonitor. */
+const MONITORING_CRDS = ["servicemonitors", "podmonitors", "prometheusrules"].map((p) => `${p}.monitoring.coreos.com`);
 const SKIP = /<!-- not run by the tests[^>]*-->\s*$/;
 
 type Block = { file: string; lang: string; text: string; skipped: boolean };
@@ -91,6 +94,7 @@ async function startControllerInPodsStead(): Promise<void> {
 
 async function cleanUp(): Promise<void> {
   await helm(["uninstall", "leviath-operator", "--namespace", "leviath-system"], { allowFailure: true });
+  await kubectl(["delete", "clusterrolebinding", "prometheus-leviath-metrics", "--ignore-not-found"], { allowFailure: true });
   await kubectl(["delete", "namespace", "leviath-sandbox", "leviath-system", "--ignore-not-found"], { timeoutMs: 120_000 });
   await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
 }
@@ -110,6 +114,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (controller && controller.exitCode === null) controller.kill("SIGKILL");
   if (mayClean) await cleanUp();
+  for (const name of MONITORING_CRDS) await testCluster().apiext.deleteCustomResourceDefinition({ name }).catch(() => undefined);
 }, 300_000);
 
 describe("examples/", () => {
@@ -164,12 +169,19 @@ describe("the docs", () => {
   const blocks = DOCS.flatMap(blocksOf);
 
   it("mark few blocks as not run, and only those", () => {
-    // The second of operations.md reads a Run's audit ConfigMaps: test/e2e/run-flow.test.ts runs that command on the real node.
+    // operations.md's Tracing block needs a collector and Runs whose pods run (test/cli/sidecar-tracing.test.ts exports
+    // to a real Jaeger); the one that reads a Run's audit ConfigMaps: test/e2e/run-flow.test.ts runs that command on the real node.
     // The quickstart's second and third need the demo's node and model-server (test/e2e/demo.test.ts runs the second,
-    // test/e2e/runtime-*.test.ts the clients of the third on the e2e node); its fourth, `kubectl leviath approve`, needs
-    // a pending prompt, which no Run has without a node (test/integration/kubectl-leviath.test.ts runs it against a
-    // real sidecar).
-    expect(blocks.filter((b) => b.skipped).map((b) => b.file)).toEqual(["README.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/quickstart.md", "docs/operations.md", "docs/operations.md"]);
+    // test/e2e/runtime-*.test.ts the clients of the third on the e2e node); its fourth is the output of the demo
+    // without a node (test/integration/chart/demo.test.ts); its fifth, `kubectl leviath approve`, needs a pending
+    // prompt, which no Run has without a node (test/integration/kubectl-leviath.test.ts runs it against a real
+    // sidecar). kubectl-leviath.md's approve needs one too; its pending, why and describe are examples of output.
+    // operations.md's block under "Rolling out a policy" needs running Runs: test/integration/sidecar-rollout.test.ts runs its steps against a real sidecar.
+    // Its approval webhook points the controller at the reader's own receiver (test/integration/controller/approval-webhook.test.ts).
+    const quickstart = Array.from({ length: 5 }, () => "docs/quickstart.md");
+    const operations = Array.from({ length: 5 }, () => "docs/operations.md");
+    const plugin = Array.from({ length: 4 }, () => "docs/kubectl-leviath.md");
+    expect(blocks.filter((b) => b.skipped).map((b) => b.file)).toEqual(["README.md", ...quickstart, ...operations, ...plugin]);
     expect(blocks.filter((b) => ["yaml", "yml", "json"].includes(b.lang))).toEqual([]);
   });
 
@@ -188,12 +200,18 @@ describe("the docs", () => {
     expect(runBlock(readme[0]!)).toContain("Blueprint 'cto' is valid");
   });
 
-  it("the quickstart's commands, with operations.md's against the Helm install, run in order", async () => {
+  it("the quickstart's commands, with operations.md's, metrics.md's and kubectl-leviath.md's against the Helm install, run in order", async () => {
     const quickstart = blocks.filter((b) => b.file === "docs/quickstart.md" && b.lang === "sh" && !b.skipped);
     const operations = blocks.filter((b) => b.file === "docs/operations.md" && b.lang === "sh" && !b.skipped);
+    const metrics = blocks.filter((b) => b.file === "docs/metrics.md" && b.lang === "sh" && !b.skipped);
+    const plugin = blocks.filter((b) => b.file === "docs/kubectl-leviath.md" && b.lang === "sh" && !b.skipped);
     // Nine: the install without Helm is two blocks, as the webhook must answer before the examples are applied.
     expect(quickstart.length).toBe(9);
     expect(operations.length).toBe(2);
+    // metrics.md's ServiceMonitor upgrade, against the Prometheus operator's CRDs; kubectl-leviath.md's PATH.
+    expect(metrics.length).toBe(1);
+    expect(plugin.length).toBe(1);
+    await installCrds("test/integration/chart/fixtures/");
     const out: string[] = [];
     for (const block of quickstart) {
       out.push(runBlock(block));
@@ -204,10 +222,11 @@ describe("the docs", () => {
       }
       if (block.text.includes("kubectl apply --server-side -f deploy/leviath-operator.yaml")) await startControllerInPodsStead();
       if (block.text.includes("kubectl leviath pending")) {
-        for (const ops of operations) {
+        for (const ops of [...operations, ...metrics, ...plugin]) {
           const upgrade = ops.text.includes("helm upgrade");
           if (upgrade) await pointWebhook("service");
           out.push(runBlock(ops));
+          if (metrics.includes(ops)) expect((await kubectl(["get", "servicemonitor", "-n", "leviath-system", "-o", "name"])).stdout).toMatch(/^servicemonitor\.monitoring\.coreos\.com\/leviath-operator/m);
           if (upgrade) {
             await pointWebhook("loopback");
             await waitForWebhook();
@@ -221,6 +240,9 @@ describe("the docs", () => {
     expect(all).toMatch(/^run\.leviath\.dev\/digest-docs\s+notes-digest\s+Pending/m);
     // The plugin ran from PATH as the quickstart puts it there, and found the Run's namespace (no node: no prompt).
     expect(all).toContain("No pending prompts in namespace leviath-sandbox.");
+    // metrics.md: the ServiceMonitor the upgrade added, and the reader's binding; kubectl-leviath.md: the plugin listed.
+    expect(all).toContain("clusterrolebinding.rbac.authorization.k8s.io/prometheus-leviath-metrics created");
+    expect(all).toMatch(/^\S+\/bin\/kubectl-leviath$/m);
     expect(all).toContain("secret/model-provider created");
     expect(all).toContain("secret/openai-provider created");
     expect(all).toContain("run.leviath.dev/digest-openai created");

@@ -20,7 +20,7 @@ export interface TestOperator {
 export const TEST_RUNTIME_IMAGE = "r:1";
 
 /** Start the operator in-process against the test cluster (no leader election, no listeners). */
-export async function startTestOperator(settings: Partial<PodSettings> = {}, options: Pick<OperatorOptions, "approvalTtlMs" | "webhook" | "warmPools"> = {}): Promise<TestOperator> {
+export async function startTestOperator(settings: Partial<PodSettings> = {}, options: Pick<OperatorOptions, "approvalTtlMs" | "webhook" | "warmPools" | "poolLeftoverGraceMs" | "approvalNotifier"> = {}): Promise<TestOperator> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -43,7 +43,7 @@ export async function startTestOperator(settings: Partial<PodSettings> = {}, opt
  * the operator running, each undone after the file (the hooks are registered here). `namespace` is set once the
  * file's tests run.
  */
-export function useOperatorWithoutPolicy(prefix: string, options: Pick<OperatorOptions, "warmPools"> = {}): { readonly namespace: string; metrics(): Promise<string> } {
+export function useOperatorWithoutPolicy(prefix: string, options: Pick<OperatorOptions, "warmPools" | "poolLeftoverGraceMs"> = {}): { readonly namespace: string; metrics(): Promise<string> } {
   const state: { namespace: string; op?: TestOperator } = { namespace: "" };
   const deletePolicy = () => testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
   beforeAll(async () => {
