@@ -91,13 +91,16 @@ async function request(method, path, body) {
   return { status: res.status, body: parsed };
 }
 
+// Asked every 25 ms (a refused loopback connection costs next to nothing), for up to 5 minutes: the sidecar's
+// ready is seen within 25 ms of it, which the start bench reads as the sidecar's start.
 async function waitForSidecar() {
-  for (let i = 0; i < 600; i++) {
+  const until = Date.now() + 300_000;
+  while (Date.now() < until) {
     try {
       const r = await request("GET", "/v1/healthz");
       if (r.status === 200) return r;
     } catch { /* not listening yet */ }
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`sidecar at ${base} never became healthy`);
 }

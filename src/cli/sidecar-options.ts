@@ -32,9 +32,15 @@ export const SIDECAR_OPTIONS = {
   "mcp-secrets-dir": { type: "string" },
   pool: { type: "boolean" },
   "sandbox-pods-of": { type: "string" },
+  "sandbox-pod": { type: "string", multiple: true },
   "otlp-traces-endpoint": { type: "string" },
   "trace-content": { type: "string" },
 } as const;
+
+/** The flags only a pool pod's sidecar takes (the Run's sidecar that takes over is started without them). */
+export function refusePoolOnlyFlags(v: { readonly "sandbox-pod"?: readonly string[] | undefined }): void {
+  if (v["sandbox-pod"] !== undefined) throw new UsageError("--sandbox-pod goes with --pool (a pool pod's own sandbox pods)");
+}
 
 /** How long a pods/exec waits for its container by default (a Run's default `sandboxReadySeconds`). */
 export const DEFAULT_EXEC_WAIT_SECONDS = 300;

@@ -17,20 +17,35 @@ import { waitForPoolBinding } from "../sidecar/cluster/pool-binding-wait.ts";
 import { listenUnbound } from "../sidecar/http/unbound-server.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { ClusterClient } from "../kube/connect.ts";
+import { ShellChannels } from "../sidecar/executors/pod-channel-shell.ts";
+import { SlotPool } from "../sidecar/executors/pod-exec-sweep.ts";
+import { SANDBOX_CONTAINER } from "../sidecar/executors/sandbox-targets.ts";
 import { parseListenAddress } from "./args.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import { prepareRuntimeToken } from "./sidecar-secrets.ts";
-import { DEFAULT_LISTEN, isLoopbackHost } from "./sidecar-options.ts";
+import { DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parsePositiveInt } from "./sidecar-options.ts";
 
 /**
  * What the Run's sidecar takes over with: the runtime token the pool sidecar wrote, the binding's hand-out, its API
- * client, and the Run as the binding's check read it (the records go on from it: nothing is read twice).
+ * client, the Run as the binding's check read it (the records go on from it: nothing is read twice), and the shell
+ * channels it opened to its sandbox pods while it waited (the Run's calls go on them).
  */
 export interface PoolHandover {
   readonly runtimeToken: { token: string; path: string };
   readonly run: unknown;
   readonly binding: BindingHandout;
   readonly client: ClusterClient;
+  readonly channels?: ShellChannels | undefined;
+}
+
+/** The command line without `--sandbox-pod POD` (and `--sandbox-pod=POD`): the pool's alone, never the Run's sidecar's. */
+export function dropSandboxPodFlags(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--sandbox-pod") i++;
+    else if (!argv[i]!.startsWith("--sandbox-pod=")) out.push(argv[i]!);
+  }
+  return out;
 }
 
 /** The flags of the cluster sidecar that takes over, with the bound snapshot's files. */
@@ -45,7 +60,7 @@ function writeBinding(binding: Extract<PoolBinding, { ok: true }>, argv: readonl
     mkdirSync(blueprint);
     for (const [name, text] of Object.entries(files)) writeFileSync(join(blueprint, name), text, { mode: 0o400 });
   }
-  return [...argv.filter((a) => a !== "--pool"), "--run-policy", policyFile, "--run", binding.run, "--sandbox-pods-of", pod, ...(blueprint ? ["--blueprint-dir", blueprint] : [])];
+  return [...dropSandboxPodFlags(argv).filter((a) => a !== "--pool"), "--run-policy", policyFile, "--run", binding.run, "--sandbox-pods-of", pod, ...(blueprint ? ["--blueprint-dir", blueprint] : [])];
 }
 
 /** The hand-out of a checked binding: its one ask is marked in the sidecar's private /tmp, which outlives a restart of the container. */
@@ -53,8 +68,27 @@ function buildHandout(client: KubeClient, namespace: string, binding: Extract<Po
   return createBindingHandout({ client, namespace, run: binding.run, data: binding.data, givenMarker: join(tmpdir(), `leviath-binding-${binding.runUid}.given`) });
 }
 
+/**
+ * The shell channels to the pool pod's own sandbox pods (`--sandbox-pod`), opened now in the background: each is
+ * open (or opening) by the binding, and the Run's first call there runs on it. Its exec waits for each sandbox pod
+ * to run as a call's would; one that fails is opened again by that call, as without this.
+ */
+async function openSandboxChannels(client: ClusterClient, namespace: string, pods: readonly string[], waitMs: number): Promise<ShellChannels | undefined> {
+  if (pods.length === 0) return undefined;
+  const { createPodExec } = await import("../kube/pod-exec.ts");
+  const channels = new ShellChannels({ exec: createPodExec(client, waitMs), namespace, slots: new SlotPool() });
+  for (const pod of pods) channels.prepare({ pod, container: SANDBOX_CONTAINER });
+  return channels;
+}
+
+/** Stopped unbound: the channels' held execs would keep the process alive until the kubelet's SIGKILL. */
+function stopUnbound(channels: ShellChannels | undefined): number {
+  channels?.close();
+  return EXIT.ok;
+}
+
 /** Runs an unbound pool pod's sidecar until it is bound (then `takeOver` with the bound flags) or stopped. */
-export async function runPoolSidecar(argv: readonly string[], values: { listen?: string; kubeconfig?: string; namespace?: string; "runtime-token-file"?: string }, io: CliIo, takeOver: (argv: string[], io: CliIo, handover: PoolHandover) => Promise<number>): Promise<number> {
+export async function runPoolSidecar(argv: readonly string[], values: { listen?: string; kubeconfig?: string; namespace?: string; "runtime-token-file"?: string; "sandbox-pod"?: string[]; "exec-wait-seconds"?: string }, io: CliIo, takeOver: (argv: string[], io: CliIo, handover: PoolHandover) => Promise<number>): Promise<number> {
   for (const flag of ["--run-policy", "--run", "--agent", "--blueprint-dir", "--mcp-secrets-dir", "--sandbox-pods-of"]) {
     if (argv.includes(flag)) throw new UsageError(`${flag} cannot be used with --pool (a pool pod learns its run when it is bound)`);
   }
@@ -66,11 +100,13 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
   const tokenFile = values["runtime-token-file"];
   if (tokenFile === undefined) throw new UsageError("--pool needs --runtime-token-file (the runtime beside it asks for its binding with that token)");
   const runtimeToken = prepareRuntimeToken(io, resolve(io.cwd, tokenFile), io.cwd);
+  const execWaitMs = parsePositiveInt("--exec-wait-seconds", values["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
   const { connectKube } = await import("../kube/connect.ts");
   const client = await connectKube(values.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
   const unbound = await listenUnbound(listen.host, listen.port, runtimeToken.token);
   const address = unbound.server.address();
   io.stdout(`leviath sidecar (pool pod ${pod}, unbound) refusing on http://${listen.host}:${typeof address === "object" && address ? address.port : listen.port}\n`);
+  const channels = await openSandboxChannels(client, namespace, values["sandbox-pod"] ?? [], execWaitMs);
   // What the takeover loads and builds first, done while nothing binds (the modules stay cached; a failure shows at
   // the takeover).
   void Promise.all([import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts"), import("../sidecar/http/app.ts").then((m) => m.warmUpSidecarApp())]).catch(() => undefined);
@@ -84,7 +120,7 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
   process.off("SIGINT", onSignal);
   // The runtime's held ask is answered (it asks again at once, and reaches the Run's sidecar when it listens).
   await unbound.close();
-  if (binding === undefined) return EXIT.ok;
+  if (binding === undefined) return stopUnbound(channels);
   io.stdout(`leviath sidecar: bound to Run ${binding.run} (uid ${binding.runUid}); its snapshot matches status.snapshotSha256\n`);
-  return takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, binding: buildHandout(client, namespace, binding), client, run: binding.read });
+  return takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, binding: buildHandout(client, namespace, binding), client, run: binding.read, channels });
 }

@@ -16,12 +16,13 @@ import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { canonicalWorkdir, homeOf } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import {
-  DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, SIDECAR_OPTIONS,
+  DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, refusePoolOnlyFlags, SIDECAR_OPTIONS,
 } from "./sidecar-options.ts";
 import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
-import { shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
+import { prepareStageChannel, shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
 import type { PoolHandover } from "./sidecar-pool.ts";
+import type { ShellChannels } from "../sidecar/executors/pod-channel-shell.ts";
 import { DEFAULT_TRACE_CONTENT } from "../sidecar/core/call-span-state.ts";
 import { parseTraceFlags, startTracing } from "./sidecar-tracing.ts";
 
@@ -55,6 +56,9 @@ Policy (one of):
                             runtime token written at start (--runtime-token-file, required) and answers
                             POST /v1/binding once: the Run's runtime.json and credential Secrets, read then
                             with the Run's Role, for the runtime's 'leviath bound-exec'
+      --sandbox-pod POD     with --pool: one of the pool pod's own sandbox pods (repeatable; the controller
+                            names each): the shell channel to it is opened while the pod waits for its
+                            binding, carrying nothing until the bound Run's first shell call there
   Every input is polled (--reload-interval-ms): a change that two polls in a row read the same (never a file
   caught mid-write) takes effect for new calls without a restart, and one that fails to load keeps the last
   good policy (logged, and the metric policy_last_reload_success is 0).
@@ -253,16 +257,17 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   if (v.workdir === undefined) throw new UsageError("--workdir DIR is required");
   if (v.pool) return (await import("./sidecar-pool.ts")).runPoolSidecar(argv, v, io, runSidecar);
+  refusePoolOnlyFlags(v);
   const { listen, metricsListen, metricsTokenSha256 } = listenFlags(v);
   const { namespace, cluster } = whereItRuns(v, io);
   const traceFlags = parseTraceFlags(v);
   const workdir = canonicalWorkdir(io, v.workdir);
   const { source, resumable } = policySources(v, io, namespace, cluster);
   const { run, auditDir, approvals, runtime, hidden, confinement } = prepareRunFiles(v, io, { namespace, workdir, cluster, runtimeToken: handover?.runtimeToken });
-  const { kube, client, read } = await connectCluster(v, io, cluster, handover);
+  const { kube, client, read, channels: opened } = await connectCluster(v, io, cluster, handover);
   const execWaitMs = parsePositiveInt("--exec-wait-seconds", v["exec-wait-seconds"], DEFAULT_EXEC_WAIT_SECONDS) * 1000;
-  const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, sandboxBase: v["sandbox-pods-of"], confinement, execWaitMs };
-  const shell = shellFactory(v.shell, io, executors);
+  const executors: ExecutorContext = { cluster, client, podExec: kube?.[1].createPodExec, workdir, namespace, run, sandboxBase: v["sandbox-pods-of"], confinement, execWaitMs, channels: opened };
+  const { shell, channels } = shellFactory(v.shell, io, executors);
   const log = componentLogger(createLogger(parseLogLevel(v["log-level"])), "sidecar").child({ run });
   const stopGraceMs = parsePositiveInt("--stop-grace-ms", v["stop-grace-ms"], 10_000);
   const tracing = await startTracing(traceFlags, run, namespace);
@@ -284,22 +289,26 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
     return "status" in started ? started.status : EXIT.usage;
   }
   const { sidecar } = started;
+  prepareStageChannel(channels, executors, sidecar.currentStage);
   // Handlers go in before the address is printed: a client may signal as soon as it reads it.
   const stopped = waitForSignal();
   announceListening(io, sidecar, runtime.path, approvals.path);
-  const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher: kube[2].startApprovalWatcher }) : async () => {};
-  await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false });
+  // The watches and reports start once it listens; their modules load only now (a pool pod's, while it waited).
+  const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? await import("../sidecar/cluster/cluster-approvals.ts").then(({ startApprovalWatcher }) => startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher })) : async () => {};
+  await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false, channels });
   return EXIT.ok;
 }
 
 /** Once a signal comes: the cluster side, then the server, stopped within the grace (past it, the log says what may be missing). */
-async function stopOnSignal(stopped: Promise<string>, parts: { stopCluster: () => Promise<void>; sidecar: { close(): Promise<void> }; log: Logger; stopGraceMs: number; auditPending: () => boolean }): Promise<void> {
+async function stopOnSignal(stopped: Promise<string>, parts: { stopCluster: () => Promise<void>; sidecar: { close(): Promise<void> }; log: Logger; stopGraceMs: number; auditPending: () => boolean; channels: ShellChannels | undefined }): Promise<void> {
   const { log, stopGraceMs } = parts;
   const signal = await stopped;
   log.info({ signal }, "stopping");
   const stop = (async () => {
     await parts.stopCluster();
     await parts.sidecar.close();
+    // The held shell channels last: open, they would keep the process alive until the kubelet's SIGKILL.
+    parts.channels?.close();
   })();
   if ((await Promise.race([stop, graceTimeout(stopGraceMs)])) === "timeout") {
     // The kubelet's SIGKILL ends what is still open; the log says what may be missing.
@@ -334,14 +343,15 @@ function prepareRunFiles(v: Values, io: CliIo, at: { namespace: string; workdir:
 }
 
 /**
- * The cluster parts (REST, watches, pods/exec), loaded only in a cluster (a pool pod's sidecar loads them while it
- * waits for its binding). They run on node:https and a WebSocket client, so @kubernetes/client-node (about 55 MiB
- * resident: its generated model) stays out unless the kubeconfig needs one of its plugins (connect.ts decides).
+ * The cluster parts the sidecar needs before it listens (REST, pods/exec), loaded only in a cluster (a pool pod's
+ * sidecar loads them while it waits for its binding; the approval watch's come after the listen). They run on
+ * node:https and a WebSocket client, so @kubernetes/client-node (about 55 MiB resident: its generated model) stays
+ * out unless the kubeconfig needs one of its plugins (connect.ts decides).
  */
 async function connectCluster(v: Values, io: CliIo, cluster: boolean, handover: PoolHandover | undefined) {
-  const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts")]) : undefined;
+  const kube = cluster ? await Promise.all([import("../kube/connect.ts"), import("../kube/pod-exec.ts")]) : undefined;
   // A bound pool pod's sidecar goes on with the client it bound with (same kubeconfig, its connections open).
   const client = kube === undefined ? undefined : handover?.client ?? await kube[0].connectKube(v.kubeconfig ?? io.env["KUBECONFIG"]?.split(":")[0], io.env);
-  // And with the Run as its binding's check read it: the records go on from it.
-  return { kube, client, read: handover?.run };
+  // And with the Run as its binding's check read it (the records go on from it), and the shell channels it opened.
+  return { kube, client, read: handover?.run, channels: handover?.channels };
 }

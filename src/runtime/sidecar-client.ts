@@ -146,6 +146,11 @@ export function isRefusedConnection(err: unknown): boolean {
 }
 
 const HEALTH_PATH = "/v1/healthz";
+/**
+ * How often `waitHealthy` asks: a refused loopback connection costs next to nothing, and the sidecar is told ready
+ * within this of its listen (a Run's first call waits on it).
+ */
+const HEALTH_POLL_MS = 25;
 
 function createSend(base: string, cap: number, token: TokenAccess): Send {
   const host = new URL(base).host;
@@ -212,7 +217,7 @@ function createLinkCalls(send: Send, host: string, timeoutMs: number, clock: () 
         } catch (err) {
           last = (err as Error).message;
         }
-        await sleep(250);
+        await sleep(HEALTH_POLL_MS);
       }
       throw new SidecarLinkError(`the sidecar at ${host} did not become healthy within ${Math.round(waitMs / 1000)} s (${last})`);
     },

@@ -84,6 +84,21 @@ describe("a pool pod before it is bound", () => {
     expect(claim).toMatchObject({ kind: "PersistentVolumeClaim", metadata: { name: volume.persistentVolumeClaim.claimName } });
   });
 
+  it("may exec into exactly its own sandbox pods, by name, which its sidecar is told to open its shell channels to", () => {
+    const sbx = ["notes-pool-0a1b2c3d4e-sbx-b2", "notes-pool-0a1b2c3d4e-sbx-a1"];
+    const [, role] = buildPoolPodPrerequisites(AGENT, "0a1b2c3d4e", sbx) as unknown as [unknown, { rules: unknown[] }];
+    expect(role.rules).toEqual([
+      { apiGroups: [""], resources: ["pods"], verbs: ["get", "watch"], resourceNames: ["notes-pool-0a1b2c3d4e"] },
+      { apiGroups: [""], resources: ["pods"], verbs: ["get"], resourceNames: [sbx[1], sbx[0]] },
+      { apiGroups: [""], resources: ["pods/exec"], verbs: ["create", "get"], resourceNames: [sbx[1], sbx[0]] },
+    ]);
+    const args = buildPoolPod(TEMPLATE, "0a1b2c3d4e", DEFAULT_POD_SETTINGS, sbx).spec.initContainers![0]!.args!;
+    expect(args.flatMap((a, i) => (args[i - 1] === "--sandbox-pod" ? [a] : []))).toEqual([sbx[1], sbx[0]]);
+    // No sandbox pod, no exec rule (an empty resourceNames would be every pod's) and no flag.
+    expect((buildPoolPodPrerequisites(AGENT, "0a1b2c3d4e")[1] as unknown as { rules: unknown[] }).rules).toHaveLength(1);
+    expect(sidecar.args).not.toContain("--sandbox-pod");
+  });
+
   it("keeps the binding's volumes (runtime.json, files credentials) in memory, in the agent container alone, at a cold pod's paths", () => {
     const bound = pod.spec.volumes.filter((v) => v.name.startsWith("bound-"));
     expect(bound.map((v) => [v.name, (v as { emptyDir?: { medium?: string } }).emptyDir?.medium])).toEqual([["bound-runtime", "Memory"], ["bound-credentials", "Memory"]]);

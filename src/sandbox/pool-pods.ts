@@ -159,8 +159,10 @@ function buildPoolAgentContainer(template: PoolTemplate, settings: PodSettings):
   };
 }
 
-function buildPoolSidecar(settings: PodSettings, readPaths: ReturnType<typeof mountVolumes>): Container {
-  const flags = { head: ["--pool", "--workdir", POOL_WORKSPACE.mountPath], tail: buildSidecarStopFlags(settings) };
+function buildPoolSidecar(settings: PodSettings, readPaths: ReturnType<typeof mountVolumes>, sandboxPods: readonly string[]): Container {
+  // Its own sandbox pods: the shell channel to each is opened while the pod waits for its binding.
+  const head = ["--pool", "--workdir", POOL_WORKSPACE.mountPath, ...[...sandboxPods].sort().flatMap((p) => ["--sandbox-pod", p])];
+  const flags = { head, tail: buildSidecarStopFlags(settings) };
   return buildSidecarBase(settings, flags, [POD_NAME_ENV, NAMESPACE_ENV], [
     { name: "workspace", mountPath: POOL_WORKSPACE.mountPath },
     { name: "sidecar-tmp", mountPath: ENGINE_PATHS.tmp },
@@ -172,9 +174,10 @@ function buildPoolSidecar(settings: PodSettings, readPaths: ReturnType<typeof mo
 
 /**
  * One pool pod, unbound: the engine pod's hardening and native sidecar, the pool's image and read-path volumes
- * (the sidecar's alone), its own identity and workspace claim, and nothing of any Run.
+ * (the sidecar's alone), its own identity and workspace claim, and nothing of any Run. `sandboxPods`: the sandbox
+ * pods the pool makes for it (pool-sandbox-pods.ts), named to its sidecar, which opens its shell channels to them.
  */
-export function buildPoolPod(template: PoolTemplate, id: string, settings: PodSettings): Pod {
+export function buildPoolPod(template: PoolTemplate, id: string, settings: PodSettings, sandboxPods: readonly string[] = []): Pod {
   const names = buildPoolNames(template.agent.name, id);
   const readPaths = mountVolumes("read-path", template.readPathVolumes, [...RESERVED, POOL_WORKSPACE.mountPath]);
   const meta = buildPoolMeta(template.agent, names.pod, COMPONENT.engine);
@@ -187,7 +190,7 @@ export function buildPoolPod(template: PoolTemplate, id: string, settings: PodSe
     spec: {
       ...podSpecBase(settings.runAsUser, settings.engineGraceSeconds),
       serviceAccountName: names.identity,
-      initContainers: [buildPoolSidecar(settings, readPaths)],
+      initContainers: [buildPoolSidecar(settings, readPaths, sandboxPods)],
       containers: [buildPoolAgentContainer(template, settings)],
       volumes: [
         { name: "workspace", persistentVolumeClaim: { claimName: names.workspace } },
@@ -204,18 +207,26 @@ export function buildPoolPod(template: PoolTemplate, id: string, settings: PodSe
 
 /**
  * What a pool pod needs before it, in the order they are written: its ServiceAccount, a Role that lets it get
- * and watch exactly its own pod (to see its binding), the RoleBinding, and its workspace claim.
+ * and watch exactly its own pod (to see its binding) and exec into exactly its own sandbox pods (`sandboxPods`, by
+ * name: the shell channels its sidecar opens while it waits; those pods hold nothing of any Run), the RoleBinding,
+ * and its workspace claim.
  */
-export function buildPoolPodPrerequisites(agent: PoolAgent, id: string): KubeObject[] {
+export function buildPoolPodPrerequisites(agent: PoolAgent, id: string, sandboxPods: readonly string[] = []): KubeObject[] {
   const names = buildPoolNames(agent.name, id);
   const rbac = "rbac.authorization.k8s.io";
+  const sandboxes = [...sandboxPods].sort();
+  // A rule with no names would be every pod's: left out when the pool makes no sandbox pod.
+  const exec = sandboxes.length === 0 ? [] : [
+    { apiGroups: [""], resources: ["pods"], verbs: ["get"], resourceNames: sandboxes },
+    { apiGroups: [""], resources: ["pods/exec"], verbs: ["create", "get"], resourceNames: sandboxes },
+  ];
   return [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity), automountServiceAccountToken: false },
     {
       apiVersion: `${rbac}/v1`, kind: "Role", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity),
       // watch by name: the sidecar's watch of its pod carries fieldSelector=metadata.name=<pod>, which RBAC checks
       // against resourceNames (a watch or list of the namespace's pods stays forbidden).
-      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "watch"], resourceNames: [names.pod] }],
+      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "watch"], resourceNames: [names.pod] }, ...exec],
     },
     {
       apiVersion: `${rbac}/v1`, kind: "RoleBinding", metadata: buildPoolMeta(agent, names.identity, COMPONENT.sidecarIdentity),

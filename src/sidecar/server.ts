@@ -5,7 +5,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../log/logger.ts";
 import type { SidecarMetrics } from "../metrics/sidecar-metrics.ts";
-import { buildSidecar, type ListenAddress, type SidecarServerOptions } from "./build-sidecar.ts";
+import { buildSidecar, type CurrentStage, type ListenAddress, type SidecarServerOptions } from "./build-sidecar.ts";
+import { computeCurrentStage } from "./core/enforcement.ts";
 import { buildSidecarApp, computeStatus } from "./http/app.ts";
 import type { SidecarAppDeps } from "./http/app-deps.ts";
 import { createMetricsTokenCheck, METRICS_TOKEN_DIGEST } from "./http/metrics-token.ts";
@@ -22,6 +23,8 @@ export interface RunningSidecar {
   readonly deps: SidecarAppDeps;
   readonly metrics: SidecarMetrics;
   status(): RunStatusSnapshot;
+  /** The run policy in force and the Run's current stage. */
+  currentStage(): CurrentStage;
   /** Loads the policy source again now when it changed (a resumed snapshot), as the periodic check would. */
   reloadPolicy(): ReloadResult;
   close(): Promise<void>;
@@ -90,6 +93,7 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
     sidecar: {
       url, metricsUrl, deps, metrics,
       status: () => computeStatus(deps),
+      currentStage: () => ({ runPolicy: holder.current().runPolicy, stage: computeCurrentStage(holder.current(), deps.session.stageIndex).stage }),
       reloadPolicy: () => holder.check(),
       close() {
         closing ??= (async () => {

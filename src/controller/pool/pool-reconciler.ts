@@ -14,6 +14,7 @@ import type { KubeObject } from "../../kube/objects.ts";
 import { computeHash } from "../../sandbox/hash.ts";
 import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTemplate, computePoolHash, listPoolObjectNames, type PoolAgent, type PoolTemplate } from "../../sandbox/pool-pods.ts";
 import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
+import { listPoolSandboxPlans } from "../../sandbox/pool-sandbox-pods.ts";
 import type { ClusterCache, ReconcileResult } from "../cluster-port.ts";
 import type { PodSettings } from "../../sandbox/pod-settings.ts";
 import type { ControllerContext, Reconcile } from "../controller-declaration.ts";
@@ -130,7 +131,11 @@ export function planPool(obs: PoolObservation): PoolPlan {
   // Refilled once the last adoption's hand-over is past, a few pods at a time (pool-refill.ts).
   const refill = decideRefill({ missing: plan.create, starting: plan.starting, sinceAdoptionMs: obs.lastAdoptionMs === undefined ? undefined : obs.nowMs - obs.lastAdoptionMs });
   const ids = template !== undefined && refill.create > 0 ? pickIds(agent, refill.create, new Set(pods.map((p) => p.metadata.name)), obs.nowMs) : [];
-  const create = template === undefined ? [] : ids.map((id) => ({ prerequisites: buildPoolPodPrerequisites(template.agent, id), pod: buildPoolPod(template, id, obs.settings) }));
+  const create = template === undefined ? [] : ids.map((id) => {
+    // Its sandbox pods, as pool-sandboxes.ts makes them: its sidecar may exec into them (and opens its shell channels) before any binding.
+    const sandboxPods = listPoolSandboxPlans(template, buildPoolNames(agent.name, id).pod, (rc) => obs.sandboxes.runtimeClasses.has(rc)).map((p) => p.pod);
+    return { prerequisites: buildPoolPodPrerequisites(template.agent, id, sandboxPods), pod: buildPoolPod(template, id, obs.settings, sandboxPods) };
+  });
   // Each engine pod the pool keeps (and each made now: its claim exists) gets its sandbox pods.
   const kept = [...observed.filter((p) => !plan.delete.includes(p.name) && !p.deleting && p.hash === hash && (p.state === "ready" || p.state === "starting")).map((p) => p.name), ...ids.map((id) => buildPoolNames(agent.name, id).pod)];
   const sandboxes = planPoolSandboxes({ agent, template, kept, owned, settings: obs.settings, facts: obs.sandboxes });

@@ -2,10 +2,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { readdirSync, rmSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import type { PodExec } from "../../kube/pod-exec.ts";
 import { buildChannelCommand, buildChannelScript } from "../../sandbox/shell-channel.ts";
-import { createPodChannelShell } from "./pod-channel-shell.ts";
+import { createClusterShell, createPodChannelShell, ShellChannels } from "./pod-channel-shell.ts";
 import { SlotPool } from "./pod-exec-sweep.ts";
 import type { RunStage, ShellExecutor, ShellRequest, ShellResult } from "./shell.ts";
 
@@ -29,15 +29,19 @@ interface Fake extends PodExec {
   readonly seen: string[][];
   /** The multiplexers it started. */
   readonly muxes: ChildProcess[];
+  /** Everything written to each channel, in order. */
+  readonly written: string[];
 }
 
 /** A fake exec: the channel runs as a local sh (`path`: its PATH); any other exec (the channel's end) succeeds at once. */
 function fakeExec(path = process.env["PATH"] ?? "/usr/bin:/bin"): Fake {
   const seen: string[][] = [];
   const muxes: ChildProcess[] = [];
+  const written: string[] = [];
   return {
     seen,
     muxes,
+    written,
     async exec(_ns: string, _pod: string, _container: string, command: string | string[], stdout: Writable | null, _stderr: Writable | null, stdin: Readable | null) {
       const argv = [command].flat();
       seen.push(argv);
@@ -50,6 +54,8 @@ function fakeExec(path = process.env["PATH"] ?? "/usr/bin:/bin"): Fake {
       const child = spawn("/bin/sh", args, { stdio: ["pipe", "pipe", "ignore"], env: { PATH: path } });
       children.push(child);
       muxes.push(child);
+      const at = written.push("") - 1;
+      stdin!.on("data", (c: Buffer) => void (written[at] += c.toString("utf8")));
       stdin!.pipe(child.stdin!);
       child.stdout!.on("data", (c: Buffer) => stdout!.write(c));
       child.on("close", () => socket.emit("close"));
@@ -138,5 +144,80 @@ describe("createPodChannelShell", () => {
     const shell = createPodChannelShell({ exec, namespace: "team", target, fallback: recordingFallback(), slots: new SlotPool() });
     expect((await shell.run({ command: "a\0b", timeoutSeconds: 5, stage })).error).toBe("the command has a NUL byte, which no command line can hold");
     expect((await shell.run({ command: "echo fine", timeoutSeconds: 5, stage })).stdout).toBe("fine\n");
+  });
+});
+
+describe("ShellChannels.prepare: a channel opened before the first call", () => {
+  const pod = { pod: "run-1-sbx-abc", container: "sandbox" };
+
+  it("sends nothing but its first frame until a call, and the first call runs on it: one exec in all", async () => {
+    const exec = fakeExec();
+    const channels = new ShellChannels({ exec, namespace: "team", slots: new SlotPool() });
+    channels.prepare(pod);
+    // Asked twice, opened once.
+    channels.prepare(pod);
+    const shell = createClusterShell({ channels, target });
+    // The call comes while the channel may still be opening: it waits for that opening, it does not open another.
+    expect(await shell.run({ command: "echo first", timeoutSeconds: 30, stage })).toEqual({ exitCode: 0, stdout: "first\n", stderr: "", timedOut: false });
+    expect(exec.seen.filter(isChannel)).toHaveLength(1);
+    expect(exec.seen).toHaveLength(1);
+    // The hello (a token and the slot) came before the call's one request frame, and nothing else.
+    const lines = exec.written[0]!.split("\n");
+    expect(lines[0]).toMatch(/^leviath-channel [0-9a-f]{32} 0$/);
+    expect(lines[1]!.split(" ")[0]).toBe(lines[0]!.split(" ")[1]);
+    expect(exec.written[0]).toContain("echo first");
+  });
+
+  it("is opened before any call: the channel is up and has its hello alone while no call came", async () => {
+    const exec = fakeExec();
+    const channels = new ShellChannels({ exec, namespace: "team", slots: new SlotPool() });
+    channels.prepare(pod);
+    await vi.waitFor(() => expect(exec.muxes).toHaveLength(1));
+    await vi.waitFor(() => expect(exec.written[0]).toMatch(/^leviath-channel [0-9a-f]{32} 0\n$/));
+    const shell = createClusterShell({ channels, target });
+    expect((await shell.run({ command: "echo later", timeoutSeconds: 30, stage })).stdout).toBe("later\n");
+    expect(exec.seen.filter(isChannel)).toHaveLength(1);
+  });
+
+  it("forgets an early open that failed: the first call opens a channel as it would have", async () => {
+    const exec = fakeExec();
+    let refuse = true;
+    const flaky: PodExec = { exec: (...args) => (refuse ? Promise.reject(new Error("forbidden")) : exec.exec(...args)) };
+    const channels = new ShellChannels({ exec: flaky, namespace: "team", slots: new SlotPool() });
+    channels.prepare(pod);
+    const fallback = recordingFallback();
+    const shell = createPodChannelShell({ exec: flaky, namespace: "team", target, fallback, slots: channels.slots, channels });
+    await new Promise((r) => setTimeout(r, 0));
+    refuse = false;
+    expect((await shell.run({ command: "echo opened-by-the-call", timeoutSeconds: 30, stage })).stdout).toBe("opened-by-the-call\n");
+    expect(exec.seen.filter(isChannel)).toHaveLength(1);
+    expect(fallback.ran).toEqual([]);
+  });
+
+  it("closes every channel at the sidecar's stop: each multiplexer ends, and none is opened again", async () => {
+    const exec = fakeExec();
+    const channels = new ShellChannels({ exec, namespace: "team", slots: new SlotPool() });
+    channels.prepare(pod);
+    channels.prepare({ pod: "run-1-sbx-def", container: "sandbox" });
+    await vi.waitFor(() => expect(exec.written.filter((w) => w.startsWith("leviath-channel "))).toHaveLength(2));
+    const ended = exec.muxes.map((m) => new Promise((resolve) => m.on("exit", resolve)));
+    channels.close();
+    await Promise.all(ended);
+    channels.prepare({ pod: "run-1-sbx-ghi", container: "sandbox" });
+    expect(exec.seen.filter(isChannel)).toHaveLength(2);
+    // No end was exec'd for them: the stream's end is the multiplexer's stop.
+    expect(exec.seen.filter(isEnd)).toEqual([]);
+  });
+
+  it("learns early that a pod's image cannot run a channel: its calls are exec'd, the pod is not asked again", async () => {
+    const bare = fakeExec("/nonexistent");
+    const channels = new ShellChannels({ exec: bare, namespace: "team", slots: new SlotPool() });
+    channels.prepare(pod);
+    const fallback = recordingFallback();
+    const shell = createPodChannelShell({ exec: bare, namespace: "team", target, fallback, slots: channels.slots, channels });
+    expect((await shell.run({ command: "true", timeoutSeconds: 30, stage })).stdout).toBe("by exec\n");
+    channels.prepare(pod);
+    expect((await shell.run({ command: "true", timeoutSeconds: 30, stage })).stdout).toBe("by exec\n");
+    expect(bare.seen.filter(isChannel)).toHaveLength(1);
   });
 });

@@ -7,6 +7,12 @@
 // caps. A channel that breaks fails closed: while idle it is opened again (no request was sent); during a call the
 // call is an error, never sent again, and the sidecar execs an end to the channel (its multiplexer killed, its slot
 // swept) before it answers.
+//
+// A channel may also be opened before the first call (`ShellChannels.prepare`): a warm pool pod's sidecar opens one
+// to each of its own sandbox pods while it waits for its binding, a Run's sidecar to its stage's sandbox pod once it
+// listens. Opening sends the multiplexer its first token and slot, nothing else: nothing of any Run or call goes on
+// the channel until a call does. The first call into that pod takes it (or waits for its opening); an early open that
+// fails is forgotten, and that call opens one (or is exec'd) exactly as it would have.
 import { randomBytes } from "node:crypto";
 import { PassThrough, Writable } from "node:stream";
 import type { ExecStream, PodExec } from "../../kube/pod-exec.ts";
@@ -55,9 +61,10 @@ interface Channel {
   waiter: ((e: ChannelNews) => void) | undefined;
 }
 
-/** Per pod and container: its channel, whether a call holds it, whether its image can run one at all. */
+/** Per pod and container: its channel (or its opening, begun before a call), whether a call holds it, whether its image can run one at all. */
 interface PodState {
   channel: Channel | undefined;
+  opening: Promise<void> | undefined;
   busy: boolean;
   unavailable: string | undefined;
 }
@@ -67,28 +74,97 @@ const failed = (error: string): ShellResult => ({ exitCode: null, stdout: "", st
 /** The multiplexer's script: built once. */
 const CHANNEL_SCRIPT = buildChannelScript(PROCESS_SWEEP_SH, MARKED_WRAPPER_SH, MAX_SHELL_OUTPUT_BYTES);
 
+/** What the channels are opened with: everything of {@link PodChannelShellOptions} but how a stage finds its pod and the fallback. */
+export type ShellChannelsOptions = Omit<PodChannelShellOptions, "target" | "fallback">;
+
+/**
+ * The channels one sidecar holds, one per sandbox pod and container, with the slots they mark commands with and the
+ * output budget they hold output from (which the per-call exec beside them shares). Made before the shell that runs
+ * calls on them when they are opened early: a pool pod's sidecar makes them before its binding, and the Run's
+ * sidecar that takes over runs its calls on the same ones.
+ */
+export class ShellChannels {
+  readonly exec: PodExec;
+  readonly namespace: string;
+  readonly slots: SlotPool;
+  readonly budget: OutputBudget;
+  /** @internal What the channel functions share. */
+  readonly ctx: ChannelContext;
+  readonly #pods = new Map<string, PodState>();
+  #closed = false;
+
+  constructor(opts: ShellChannelsOptions) {
+    this.exec = opts.exec;
+    this.namespace = opts.namespace;
+    this.slots = opts.slots;
+    this.budget = opts.budget ?? new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
+    this.ctx = { opts, shared: this.budget, grace: opts.graceSeconds ?? 5, sweep: opts.sweep ?? createPodSweeper({ exec: opts.exec, namespace: opts.namespace }), token: opts.token ?? (() => randomBytes(16).toString("hex")) };
+  }
+
+  /** @internal The state of one pod's container. */
+  state(target: Target): PodState {
+    const key = `${target.pod}/${target.container}`;
+    const state = this.#pods.get(key) ?? { channel: undefined, opening: undefined, busy: false, unavailable: undefined };
+    this.#pods.set(key, state);
+    return state;
+  }
+
+  /**
+   * Opens the channel to `target` in the background, unless one is open or opening, a call holds it, or its image
+   * cannot run one: the next call into that pod takes it. Sends nothing but the first frame (a token and a slot).
+   */
+  prepare(target: Target): void {
+    const state = this.state(target);
+    if (this.#closed || state.busy || state.opening !== undefined || state.unavailable !== undefined || (state.channel !== undefined && state.channel.dead === undefined)) return;
+    state.channel = undefined;
+    const opening = openChannel(this.ctx, target, state).then((channel) => {
+      state.channel = channel;
+      if (this.#closed && channel !== undefined) closeStream(channel);
+    }, () => undefined).finally(() => {
+      if (state.opening === opening) state.opening = undefined;
+    });
+    state.opening = opening;
+  }
+
+  /**
+   * Closes every channel's stream, at the sidecar's stop: a held exec would keep the process alive until the
+   * kubelet's SIGKILL. Each multiplexer reads the end of its stdin and exits after its command (whose slot its
+   * wrapper sweeps, and the pod's PID 1 after it); no channel is opened again.
+   */
+  close(): void {
+    this.#closed = true;
+    for (const state of this.#pods.values()) if (state.channel !== undefined) closeStream(state.channel);
+  }
+}
+
+/** Ends a channel's stream without the exec that ends it (the sidecar is stopping): its multiplexer sees its stdin end. */
+function closeStream(channel: Channel): void {
+  channel.dead ??= "closed at the sidecar's stop";
+  channel.ended = true;
+  channel.socket.close();
+  channel.stdin.end();
+}
+
 /** A shell executor that keeps one channel per sandbox pod and falls back to an exec per call. */
-export function createPodChannelShell(opts: PodChannelShellOptions): ShellExecutor {
-  const shared = opts.budget ?? new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
-  const grace = opts.graceSeconds ?? 5;
-  const sweep = opts.sweep ?? createPodSweeper({ exec: opts.exec, namespace: opts.namespace });
-  const token = opts.token ?? (() => randomBytes(16).toString("hex"));
-  const pods = new Map<string, PodState>();
-  const ctx: ChannelContext = { opts, shared, grace, sweep, token };
+export function createPodChannelShell(opts: PodChannelShellOptions & { readonly channels?: ShellChannels }): ShellExecutor {
+  const channels = opts.channels ?? new ShellChannels(opts);
+  const { ctx } = channels;
+  const fallback = opts.fallback;
   return {
-    label: opts.fallback.label,
+    label: fallback.label,
     async run(req: ShellRequest): Promise<ShellResult> {
       const target = opts.target(req.stage);
       if ("error" in target) return failed(target.error);
-      const key = `${target.pod}/${target.container}`;
-      const state = pods.get(key) ?? { channel: undefined, busy: false, unavailable: undefined };
-      pods.set(key, state);
-      if (state.busy || state.unavailable !== undefined) return opts.fallback.run(req);
+      const state = channels.state(target);
+      if (state.busy || state.unavailable !== undefined) return fallback.run(req);
       state.busy = true;
       try {
+        // An opening begun before this call (prepare) is waited for: it is this call's channel, or it failed.
+        if (state.opening !== undefined) await state.opening;
+        if (state.unavailable !== undefined) return await fallback.run(req);
         if (state.channel?.dead !== undefined) state.channel = undefined;
         state.channel ??= await openChannel(ctx, target, state);
-        if (state.channel === undefined) return await opts.fallback.run(req);
+        if (state.channel === undefined) return await fallback.run(req);
         const r = await runOnChannel(ctx, target, state.channel, req);
         if (state.channel.dead !== undefined) state.channel = undefined;
         return r;
@@ -101,7 +177,7 @@ export function createPodChannelShell(opts: PodChannelShellOptions): ShellExecut
 
 /** What the channel functions share. */
 interface ChannelContext {
-  readonly opts: PodChannelShellOptions;
+  readonly opts: ShellChannelsOptions;
   readonly shared: OutputBudget;
   readonly grace: number;
   readonly sweep: PodSweeper;
@@ -266,10 +342,14 @@ function buildResult(peer: string, e: Extract<ChannelEvent, { kind: "result" }>,
   };
 }
 
-/** The cluster shell as the sidecar runs it: a channel per pod, and the per-call exec beside it, marking from the same slots and holding output from the same budget. */
-export function createClusterShell(opts: Omit<PodChannelShellOptions, "fallback" | "slots"> & { readonly slots?: SlotPool }): ShellExecutor {
-  const slots = opts.slots ?? new SlotPool();
-  const budget = new OutputBudget(MAX_SHELL_OUTPUT_BYTES);
-  const fallback = createPodExecShell({ exec: opts.exec, namespace: opts.namespace, target: opts.target, slots, budget, ...(opts.graceSeconds === undefined ? {} : { graceSeconds: opts.graceSeconds }) });
-  return createPodChannelShell({ ...opts, fallback, slots, budget });
+/**
+ * The cluster shell as the sidecar runs it: a channel per pod, and the per-call exec beside it, marking from the same
+ * slots and holding output from the same budget. `channels`: ones made (and maybe opened) before it, else its own.
+ */
+export function createClusterShell(opts: Omit<PodChannelShellOptions, "fallback" | "slots" | "exec" | "namespace"> & ({ readonly channels: ShellChannels } | { readonly exec: PodExec; readonly namespace: string; readonly slots?: SlotPool })): ShellExecutor {
+  const channels = "channels" in opts ? opts.channels : new ShellChannels({ ...opts, slots: opts.slots ?? new SlotPool() });
+  const { exec, namespace, slots, budget } = channels;
+  const graceSeconds = opts.graceSeconds ?? channels.ctx.opts.graceSeconds;
+  const fallback = createPodExecShell({ exec, namespace, target: opts.target, slots, budget, ...(graceSeconds === undefined ? {} : { graceSeconds }) });
+  return createPodChannelShell({ exec, namespace, target: opts.target, fallback, slots, channels });
 }

@@ -12,7 +12,7 @@ import type { Logger } from "../../log/logger.ts";
 import { buildMcpToolName, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from "../../policy/mcp-overrides.ts";
 import type { GatewayResult, GatewayServerState, GatewayTool, ToolGateway } from "../core/tool-gateway.ts";
 import { createCappedFetch } from "../../io/capped-fetch.ts";
-import { CappedStdioTransport, type StdioProcess } from "./capped-stdio.ts";
+import type { CappedStdioTransport, StdioProcess } from "./capped-stdio.ts";
 import { buildVarLookup, expandAll, expandStdioEnv, type VarSource } from "./server-vars.ts";
 
 /** Starts a stdio server's command (standalone: a local process confined as `shell`; in a cluster: in a sandbox pod). */
@@ -194,9 +194,12 @@ export class McpGateway implements ToolGateway {
   }
 
   async #open(server: McpServer): Promise<Connection> {
-    const [{ Client: ClientClass }, { StreamableHTTPClientTransport }] = await Promise.all([
+    // Loaded with the first server, never at the sidecar's start (the SDK's message schemas with it): a Run with
+    // no MCP server, and every Run until its sidecar listens, does without them.
+    const [{ Client: ClientClass }, { StreamableHTTPClientTransport }, { CappedStdioTransport: StdioTransport }] = await Promise.all([
       import("@modelcontextprotocol/sdk/client/index.js"),
       import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+      import("./capped-stdio.ts"),
     ]);
     let capFailure: string | undefined;
     const client = new ClientClass({ name: "leviath-sidecar", version: "0.1.0" });
@@ -219,7 +222,7 @@ export class McpGateway implements ToolGateway {
       });
     } else {
       if (this.#o.launchStdio === undefined) throw new Error(`mcp server '${server.name}': stdio servers cannot be started by this sidecar`);
-      stdio = new CappedStdioTransport(await this.#o.launchStdio(server, expandStdioEnv(server, this.#o.vars)));
+      stdio = new StdioTransport(await this.#o.launchStdio(server, expandStdioEnv(server, this.#o.vars)));
       transport = stdio;
     }
     const d = () => this.#servers.get(server.name);

@@ -26,6 +26,14 @@ const waitForPods = (count: number, check: (pods: PodLike[]) => boolean = () => 
 const hashOf = (pod: PodLike) => pod.metadata?.annotations?.["leviath.dev/pool-hash"];
 const names = (objs: KubernetesObject[]) => objs.map((o) => o.metadata?.name ?? "").sort();
 
+/** A pool pod's Role beyond reading its own pod: exec into exactly the sandbox pods its sidecar is told of (`--sandbox-pod`), all its own. */
+function expectSandboxExecOnly(rules: unknown[], pod: PodLike): void {
+  const args = pod.spec?.initContainers?.[0]?.args ?? [];
+  const told = args.flatMap((a, j) => (args[j - 1] === "--sandbox-pod" ? [a] : []));
+  expect(told.every((n) => n.startsWith(`${pod.metadata?.name}-sbx-`))).toBe(true);
+  expect(rules.slice(1)).toEqual(told.length === 0 ? [] : [expect.objectContaining({ resources: ["pods"], verbs: ["get"], resourceNames: told }), expect.objectContaining({ resources: ["pods/exec"], verbs: ["create", "get"], resourceNames: told })]);
+}
+
 describe("a warm pool", () => {
   it("is kept at its size with nothing of any Run, follows the Agent, and goes with its declaration", async () => {
     const agent = await createAgent(files.namespace, "notes", { image: TEST_RUNTIME_IMAGE });
@@ -45,7 +53,9 @@ describe("a warm pool", () => {
     await waitFor(async () => (names(await listPool("PersistentVolumeClaim")).join() === podNames.map((n) => `${n}-workspace`).join() ? true : undefined), { timeoutMs: 10_000, description: "the claims" });
     expect(names(await listPool("ServiceAccount"))).toEqual(podNames);
     const roles = await listPool("Role", "rbac.authorization.k8s.io/v1") as (KubernetesObject & { rules?: { resourceNames?: string[]; verbs?: string[] }[] })[];
-    expect(roles.map((r) => r.rules)).toEqual(podNames.map((n) => [expect.objectContaining({ resources: ["pods"], verbs: ["get", "watch"], resourceNames: [n] })]));
+    expect(roles.map((r) => r.rules?.[0])).toEqual(podNames.map((n) => expect.objectContaining({ resources: ["pods"], verbs: ["get", "watch"], resourceNames: [n] })));
+    // Beyond it, exec into exactly its own sandbox pods (the ones its sidecar is told to open its shell channels to).
+    for (const [i, role] of roles.entries()) expectSandboxExecOnly(role.rules ?? [], pods.find((p) => p.metadata?.name === podNames[i])!);
 
     // The policy's status counts them (never ready here: no kubelet), and kubectl get shows ready/size.
     const policy = await waitFor(async () => {
