@@ -128,7 +128,7 @@ describe("integrity on the real node: an agent that read an attacker's web page 
         if (got.some((l) => l.step === "done")) lines[mode] = got;
       }
       return lines.unattended && lines.interactive ? true : undefined;
-    }, { timeoutMs: 240_000, intervalMs: 1000, description: "both runtimes' 'done' lines" });
+    }, { timeoutMs: 270_000, intervalMs: 1000, description: "both runtimes' 'done' lines" });
     for (const mode of ["unattended", "interactive"] as const) say(`${mode} runtime:\n${lines[mode]!.map((l) => JSON.stringify(l).slice(0, 600)).join("\n")}`);
     say(`prompts: ${JSON.stringify(prompts)}`);
 
@@ -160,7 +160,7 @@ describe("integrity on the real node: an agent that read an attacker's web page 
       expect(interactive(name)).toMatchObject({ status: 202, body: { decision: "ask" } });
       expect(interactive(`${name}:outcome`)).toMatchObject({ body: { decision: "deny" } });
     }
-  });
+  }, 300_000);
 
   it("the attacker's site received the fetch and the control's report, and nothing from the held calls", () => {
     for (const mode of ["unattended", "interactive"] as const) {
