@@ -196,17 +196,19 @@ describe("integrity on the real node: an agent that read an attacker's web page 
       const records = parseAudit(await readAuditText(name)).map((l) => l.leviath_audit.record);
       const last = (id: string) => records.filter((r) => r["call_id"] === id).at(-1);
       const entry = { region: "conversation", id: "fetch-1", tool: "web_fetch" };
-      const injected = { integrity: "untrusted", integrity_hold: "untrusted-target", untrusted_argument: "url", untrusted_entry: entry, args_provenance: { url: "untrusted" } };
+      // The body carries the page's recipient (an identity token found in no trusted text): untrusted too.
+      const injected = { integrity: "untrusted", integrity_hold: "untrusted-target", untrusted_argument: "url", untrusted_entry: entry, args_provenance: { url: "untrusted", body: "untrusted" } };
       const context = { integrity: "untrusted", integrity_hold: "untrusted-context", untrusted_entry: entry, args_provenance: { url: "trusted" } };
       if (mode === "unattended") {
         expect(last("post-1")).toMatchObject({ tool_name: "http_post", decision: "deny", decision_source: "integrity_held", code: "integrity-held", ...injected });
         expect(last("post-2")).toMatchObject({ tool_name: "http_post", decision: "deny", decision_source: "integrity_held", code: "integrity-held", ...context });
       } else {
         // The prompt's record carries the hold; the person's answer follows it.
-        expect(records).toContainEqual(expect.objectContaining({ call_id: "post-1", decision: "ask", ...injected }));
-        expect(records).toContainEqual(expect.objectContaining({ call_id: "post-2", decision: "ask", ...context }));
-        expect(last("post-1")).toMatchObject({ decision: "deny" });
-        expect(last("post-2")).toMatchObject({ decision: "deny" });
+        const asked = (id: string) => records.find((r) => r["call_id"] === id && r["decision"] === "ask");
+        expect(asked("post-1")).toMatchObject({ tool_name: "http_post", ...injected });
+        expect(asked("post-2")).toMatchObject({ tool_name: "http_post", ...context });
+        expect(last("post-1")).toMatchObject({ decision: "deny", decision_source: "user_declined", ...injected });
+        expect(last("post-2")).toMatchObject({ decision: "deny", decision_source: "user_declined", ...context });
       }
       // The control, the same call under a trusted context: allowed, its url traced to the task.
       expect(last("post-3")).toMatchObject({ tool_name: "http_post", decision: "allow", integrity: "trusted", args_provenance: { url: "trusted" } });
