@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createLocalShell } from "./local-shell.ts";
 import { buildShellResultText, type RunStage } from "./shell.ts";
 
@@ -9,6 +9,9 @@ const stage = { name: "main", sandbox: { kind: "none", network: true, mounts: []
 const workdir = realpathSync(mkdtempSync(join(tmpdir(), "leviath-shell-")));
 const confinement = { base: realpathSync(mkdtempSync(join(tmpdir(), "leviath-shell-base-"))), workdir, hidden: [] };
 const shell = createLocalShell({ workdir, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ONLY: "this" }, confinement });
+afterAll(() => {
+  for (const dir of [workdir, confinement.base]) rmSync(dir, { recursive: true, force: true });
+});
 
 describe("createLocalShell", () => {
   it("runs in the workdir with only the given environment", async () => {
