@@ -27,8 +27,9 @@ const OTHER_MEANINGS: Readonly<Record<string, readonly string[]>> = {
   "config/upstream-config-keys.ts": ["safe_commands"],
   // A folder's name.
   "cli/sidecar-pool.ts": ["blueprint"],
-  // The executor kind of the tools the runtime runs itself.
+  // The executor kind of the tools the runtime runs itself (and a span's `leviath.executed_by` saying it).
   "sidecar/core/enforcement.ts": ["runtime"],
+  "sidecar/core/call-spans.ts": ["runtime"],
 };
 
 function listModules(dir: string): string[] {
