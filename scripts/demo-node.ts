@@ -237,7 +237,8 @@ async function showReconcileErrors(kubectl: Kubectl): Promise<void> {
   say("the controller after the Runs, as docs/operations.md's troubleshooting reads it: no error, none on a healthy cluster");
   kubectl.show(["get", "lease", RELEASE, "--namespace", SYSTEM_NS, "-o", "jsonpath={.spec.holderIdentity}"]);
   process.stdout.write(`\n$ kubectl --namespace ${SYSTEM_NS} logs deployment/${RELEASE} --since=15m | grep '"level":"error"'\n`);
-  const errorLines = kubectl.quiet(["--namespace", SYSTEM_NS, "logs", `deployment/${RELEASE}`, "--since=15m"]).split("\n").filter((l) => l.includes('"level":"error"'));
+  const logLines = kubectl.quiet(["--namespace", SYSTEM_NS, "logs", `deployment/${RELEASE}`, "--since=15m"]).split("\n");
+  const errorLines = logLines.filter((l) => l.includes('"level":"error"'));
   process.stdout.write(`${errorLines.map((l) => `${l}\n`).join("")}(${errorLines.length} error lines)\n`);
   const pods = JSON.parse(kubectl.quiet(["get", "pods", "-n", SYSTEM_NS, "-l", "app.kubernetes.io/name=leviath-operator", "-o", "json"])) as PodList;
   const podIp = pods.items.find((p) => p.status?.phase === "Running")?.status?.podIP;
@@ -245,7 +246,14 @@ async function showReconcileErrors(kubectl: Kubectl): Promise<void> {
   const scraped = await scrapeController(RELEASE, SYSTEM_NS, podIp, await createMetricsReader(RELEASE, SYSTEM_NS));
   if (scraped.status !== 200) throw new Error(`the controller's /metrics answered HTTP ${scraped.status}: ${scraped.body.slice(0, 200)}`);
   process.stdout.write(`# https://${podIp}:8080/metrics | grep '^controller_runtime_reconcile_errors_total'\n`);
-  process.stdout.write(`${scraped.body.split("\n").filter((l) => l.startsWith("controller_runtime_reconcile_errors_total")).join("\n")}\n`);
+  const counters = scraped.body.split("\n").filter((l) => l.startsWith("controller_runtime_reconcile_errors_total"));
+  process.stdout.write(`${counters.join("\n")}\n`);
+  // A transient error (a conflict, an unreachable server) is counted too but logged as a warning: show every failed
+  // reconcile when any was counted, so the count is never without its cause.
+  if (counters.some((l) => !l.endsWith(" 0"))) {
+    const failed = logLines.filter((l) => l.includes('"msg":"reconcile failed"'));
+    process.stdout.write(`# every 'reconcile failed' line of the log, whatever its level:\n${failed.map((l) => `${l}\n`).join("")}`);
+  }
 }
 
 /** Answers the Run's prompts as they come (each once), with the plugin, until `count` were answered. */

@@ -22,12 +22,12 @@ function fakeCache(objects: Partial<Record<ResourceName, KubeObject[]>>): Cluste
   };
 }
 
-/** A writer whose RoleBinding writes fail with `bindingError`; it records every write. */
-function failingWriter(bindingError: Error): { writer: ClusterWriter; writes: string[] } {
+/** A writer whose writes of `kind` fail with `error`; it records every write. */
+function failingWriter(error: Error, kind = "RoleBinding"): { writer: ClusterWriter; writes: string[] } {
   const writes: string[] = [];
   const note = async (verb: string, obj: KubeObject) => {
     writes.push(`${verb} ${obj.kind}/${obj.metadata.name}`);
-    if (obj.kind === "RoleBinding") throw bindingError;
+    if (obj.kind === kind) throw error;
   };
   const unused = () => Promise.reject(new Error("not expected in this test"));
   return {
@@ -39,11 +39,11 @@ function failingWriter(bindingError: Error): { writer: ClusterWriter; writes: st
   };
 }
 
-/** The cache of the race: an Approval of the Run just deleted, the relay still naming it, the Role still cached, no binding. */
-function raceCache(): ClusterCache {
-  const { role, relay } = buildApprovalRelayObjects(RUN, "bot", []);
-  const held = { ...relay, data: { "a-x": JSON.stringify({ approval: "gone" }) } } as KubeObject;
-  return fakeCache({ run: [run], role: [{ ...role, metadata: { ...role.metadata } }], configMap: [held] });
+/** The cache of the race: an Approval of the Run just deleted, the relay still naming it, the Role still cached, the binding too when `bound`. */
+function raceCache(bound = false): ClusterCache {
+  const { role, roleBinding, relay } = buildApprovalRelayObjects(RUN, "bot", []);
+  const held = { ...relay, metadata: { ...relay.metadata, resourceVersion: "7" }, data: { "a-x": JSON.stringify({ approval: "gone" }) } } as KubeObject;
+  return fakeCache({ run: [run], role: [role], ...(bound ? { roleBinding: [roleBinding] } : {}), configMap: [held] });
 }
 
 describe("the Approval reconciler's relay at a Run's end", () => {
@@ -52,6 +52,13 @@ describe("the Approval reconciler's relay at a Run's end", () => {
     const reconcile = createApprovalReconciler({ cache: raceCache(), writer, nowMs: () => 0, ttlMs: 60_000 });
     await expect(reconcile("team/gone")).resolves.toEqual({ requeueAfterMs: 1000 });
     expect(writes).toEqual(["apply RoleBinding/job-approval-reader"]);
+  });
+
+  it("rechecks when another pass wrote the relay first (409 on the replace at the cached version)", async () => {
+    const { writer, writes } = failingWriter(new KubeApiError(409, "Conflict", "the object has been modified"), "ConfigMap");
+    const reconcile = createApprovalReconciler({ cache: raceCache(true), writer, nowMs: () => 0, ttlMs: 60_000 });
+    await expect(reconcile("team/gone")).resolves.toEqual({ requeueAfterMs: 1000 });
+    expect(writes).toEqual(["replace ConfigMap/job-approvals"]);
   });
 
   it("still fails on any other refusal of the binding", async () => {

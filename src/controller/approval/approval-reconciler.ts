@@ -88,14 +88,29 @@ async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promi
   // The binding after its Role: a binding to a Role the operator may not `bind` is checked against the Role's rules,
   // and the server refuses it (not found) while that Role does not exist yet.
   if (!isRoleInPlace(deps.cache, role)) await deps.writer.apply(role);
-  if (!bindingInPlace && !await applyReaderBinding(deps, roleBinding)) return { requeueAfterMs: READER_GONE_RECHECK_MS };
+  if (!bindingInPlace && !await applyReaderBinding(deps, roleBinding)) return { requeueAfterMs: RELAY_RECHECK_MS };
   const current = deps.cache.get("configMap", namespace, relay.metadata.name);
-  if (!isExactly(relay, current)) await deps.writer.replace(relay, current?.metadata.resourceVersion);
+  if (!isExactly(relay, current) && !await replaceRelay(deps, relay, current?.metadata.resourceVersion)) return { requeueAfterMs: RELAY_RECHECK_MS };
   return {};
 }
 
-/** How soon a relay whose reader Role went away under it is looked at again (the cache has the Run's end by then). */
-const READER_GONE_RECHECK_MS = 1000;
+/**
+ * Replaces the relay at the version the cache holds; false when the server says another write came first (409).
+ * Each Approval of a Run rewrites the same relay, and two of them reconciled at once is the healthy cluster's case:
+ * the later pass is rechecked against the relay as it now is, not counted as an error.
+ */
+async function replaceRelay(deps: ApprovalReconcilerDeps, relay: KubeObject, resourceVersion: string | undefined): Promise<boolean> {
+  try {
+    await deps.writer.replace(relay, resourceVersion);
+    return true;
+  } catch (err) {
+    if (err instanceof KubeApiError && err.code === 409) return false;
+    throw err;
+  }
+}
+
+/** How soon a relay whose write lost a race (its reader Role gone, another write first) is looked at again: the cache has caught up by then. */
+const RELAY_RECHECK_MS = 1000;
 
 /**
  * Applies the reader's binding; false when the server answers that its Role is not there (404). That is expected on a
@@ -129,7 +144,7 @@ async function dropFromRelays(deps: ApprovalReconcilerDeps, namespace: string, n
     const holds = Object.values(cm.data ?? {}).some((text) => text.includes(`"approval":${JSON.stringify(name)}`));
     const runName = cm.metadata.ownerReferences?.[0]?.name;
     const run = holds && runName ? deps.cache.get("run", namespace, runName) as RunObject | undefined : undefined;
-    if (run && (await relayAnswers(deps, run)).requeueAfterMs !== undefined) result = { requeueAfterMs: READER_GONE_RECHECK_MS };
+    if (run && (await relayAnswers(deps, run)).requeueAfterMs !== undefined) result = { requeueAfterMs: RELAY_RECHECK_MS };
   }
   return result;
 }
