@@ -7,7 +7,7 @@ import { buildPoolNames, buildPoolPod, buildPoolPodPrerequisites, buildPoolTempl
 import { buildRunSnapshot } from "../../sandbox/run-snapshot.ts";
 import { AgentSpecSchema } from "../../api/agent.ts";
 import { RunSpecSchema } from "../../api/run.ts";
-import { planPool, type PoolObservation } from "./pool-reconciler.ts";
+import { planPool, PoolCreations, UNSEEN_CREATE_EXPIRY_MS, type PoolObservation } from "./pool-reconciler.ts";
 import { MAX_STARTING, REFILL_AFTER_MS } from "./pool-refill.ts";
 
 const AGENT = { namespace: "team", name: "notes", uid: "agent-uid" };
@@ -98,5 +98,33 @@ describe("planPool", () => {
     const plan = planPool(obs);
     expect(plan.create.map((c) => c.pod.metadata.name)).not.toContain(podName("a1"));
     expect(planPool(obs)).toEqual(plan);
+  });
+});
+
+describe("planPool with pods created and not yet in the cache", () => {
+  const hash = computePoolHash(template(1), DEFAULT_POD_SETTINGS);
+  const unseen = (id: string) => ({ name: podName(id), state: "starting" as const, hash, createdMs: 900, deleting: false });
+
+  it("counts them as starting: a pass before the cache catches up creates no second pod", () => {
+    const plan = planPool({ ...observe(1, []), unseenCreates: [unseen("a1")] });
+    expect(plan.create).toEqual([]);
+    expect(plan.retire).toEqual([]);
+  });
+
+  it("never retires one (no version to delete it at), and picks new names apart from them", () => {
+    expect(planPool({ ...observe(undefined, []), unseenCreates: [unseen("a1")] }).retire).toEqual([]);
+    const plan = planPool({ ...observe(2, []), unseenCreates: [unseen("a1")] });
+    expect(plan.create.map((c) => c.pod.metadata.name)).toHaveLength(1);
+    expect(plan.create[0]!.pod.metadata.name).not.toBe(podName("a1"));
+  });
+
+  it("are forgotten once the cache shows them (under any owner) or past the expiry", () => {
+    const creations = new PoolCreations();
+    creations.created("team/notes", unseen("a1"));
+    creations.created("team/notes", unseen("b2"));
+    expect(creations.unseen("team/notes", () => false, 1_000).map((p) => p.name)).toEqual([podName("a1"), podName("b2")]);
+    expect(creations.unseen("team/notes", (name) => name === podName("a1"), 1_000).map((p) => p.name)).toEqual([podName("b2")]);
+    expect(creations.unseen("team/notes", () => false, 900 + UNSEEN_CREATE_EXPIRY_MS + 1)).toEqual([]);
+    expect(creations.unseen("other/pool", () => false, 1_000)).toEqual([]);
   });
 });

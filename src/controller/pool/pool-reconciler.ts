@@ -21,7 +21,7 @@ import type { ControllerContext, Reconcile } from "../controller-declaration.ts"
 import { parseObjectKey } from "../object-key.ts";
 import { computeEffectivePolicy, type PolicyState } from "../leviath-policy/policy-state.ts";
 import type { PodObject } from "../owned-children.ts";
-import { isPoolEnginePod, listPoolPods, observePoolPod } from "../warm/pool-pod-lookup.ts";
+import { isPoolEnginePod, listPoolPods, observePoolPod, type ObservedPoolPod } from "../warm/pool-pod-lookup.ts";
 import { decidePoolPods } from "./pool-decision.ts";
 import { decideRefill } from "./pool-refill.ts";
 import type { PoolLedger } from "./pool-ledger.ts";
@@ -49,6 +49,38 @@ export interface PoolObservation {
   readonly livePoolPods: ReadonlySet<string>;
   /** How long an identity or claim of the pool may be without its pod before it is collected. */
   readonly leftoverGraceMs: number;
+  /**
+   * Engine pods this controller created that its cache does not show yet: counted as starting, so a pass run before
+   * the cache catches up with the last one's writes does not create the pool's pods a second time.
+   */
+  readonly unseenCreates?: readonly ObservedPoolPod[] | undefined;
+}
+
+/** How long a pool pod this controller created may stay out of its cache before it no longer counts (a lost watch event). */
+export const UNSEEN_CREATE_EXPIRY_MS = 30_000;
+
+/**
+ * The pool pods each pool's passes created, until the cache shows them (the expectations of controller-runtime's
+ * ReplicaSet controller, by name). In memory: a restarted controller starts from the cache, which is then current.
+ */
+export class PoolCreations {
+  readonly #byPool = new Map<string, Map<string, ObservedPoolPod>>();
+
+  /** Records a created engine pod of the pool `key`. */
+  created(key: string, pod: ObservedPoolPod): void {
+    const pool = this.#byPool.get(key) ?? new Map<string, ObservedPoolPod>();
+    pool.set(pod.name, pod);
+    this.#byPool.set(key, pool);
+  }
+
+  /** The pool's created pods the cache does not show yet (`isCached`: under any owner), forgetting the seen and the expired. */
+  unseen(key: string, isCached: (name: string) => boolean, nowMs: number): ObservedPoolPod[] {
+    const pool = this.#byPool.get(key);
+    if (pool === undefined) return [];
+    for (const [name, pod] of pool) if (isCached(name) || nowMs - pod.createdMs > UNSEEN_CREATE_EXPIRY_MS) pool.delete(name);
+    if (pool.size === 0) this.#byPool.delete(key);
+    return [...pool.values()];
+  }
 }
 
 /** The writes of one pool pass, in the applier's order. */
@@ -100,7 +132,7 @@ function desirePool(obs: PoolObservation): { size: number; template?: PoolTempla
 }
 
 /** Reads one pool pass for the Agent of `key` (`namespace/name`), from the cache; undefined when there is no such Agent. */
-export function gatherPool(ctx: ControllerContext, key: string): PoolObservation | undefined {
+export function gatherPool(ctx: ControllerContext, key: string, creations?: PoolCreations): PoolObservation | undefined {
   const { namespace, name } = parseObjectKey(key);
   const agentObj = ctx.cache.get("agent", namespace, name) as (KubeObject & { spec?: unknown }) | undefined;
   const uid = agentObj?.metadata.uid;
@@ -108,9 +140,12 @@ export function gatherPool(ctx: ControllerContext, key: string): PoolObservation
   const agent: PoolAgent = { namespace, name, uid };
   const owned = ctx.cache.listOwnedBy(uid);
   const lastAdoptionMs = ctx.pools?.lastAdoption(buildAgentKey(namespace, name));
+  const nowMs = ctx.nowMs();
   return {
-    agentObj, agent, policy: ctx.policy(), settings: ctx.settings, nowMs: ctx.nowMs(), owned, sandboxes: readPoolSandboxFacts(ctx.cache, agent, owned), lastAdoptionMs,
+    agentObj, agent, policy: ctx.policy(), settings: ctx.settings, nowMs, owned, sandboxes: readPoolSandboxFacts(ctx.cache, agent, owned), lastAdoptionMs,
     livePoolPods: readLivePoolPods(ctx.cache, namespace, owned), leftoverGraceMs: ctx.poolLeftoverGraceMs ?? POOL_LEFTOVER_GRACE_MS,
+    // Seen under any owner: a Run that adopted it a moment later holds it, and it no longer counts for the pool.
+    unseenCreates: creations?.unseen(key, (pod) => ctx.cache.get("pod", namespace, pod) !== undefined, nowMs),
   };
 }
 
@@ -123,21 +158,24 @@ export function planPool(obs: PoolObservation): PoolPlan {
   const { size, template, hash } = desirePool(obs);
   const pods = owned.filter(isPoolEnginePod);
   const observed = pods.map(observePoolPod);
-  const plan = decidePoolPods(size, hash, observed);
+  const unseen = obs.unseenCreates ?? [];
+  const decided = decidePoolPods(size, hash, [...observed, ...unseen]);
+  // A pod the cache does not show yet is not deleted this pass (no version to delete it at): the next one decides.
+  const plan = { ...decided, delete: decided.delete.filter((name) => pods.some((p) => p.metadata.name === name)) };
   const retire = plan.delete.map((name) => {
     const names = new Set(listPoolObjectNames(name));
     return { pod: pods.find((p) => p.metadata.name === name)!, objects: owned.filter((o) => o.kind !== "Pod" && names.has(o.metadata.name)) };
   });
   // Refilled once the last adoption's hand-over is past, a few pods at a time (pool-refill.ts).
   const refill = decideRefill({ missing: plan.create, starting: plan.starting, sinceAdoptionMs: obs.lastAdoptionMs === undefined ? undefined : obs.nowMs - obs.lastAdoptionMs });
-  const ids = template !== undefined && refill.create > 0 ? pickIds(agent, refill.create, new Set(pods.map((p) => p.metadata.name)), obs.nowMs) : [];
+  const ids = template !== undefined && refill.create > 0 ? pickIds(agent, refill.create, new Set([...pods.map((p) => p.metadata.name), ...unseen.map((p) => p.name)]), obs.nowMs) : [];
   const create = template === undefined ? [] : ids.map((id) => {
     // Its sandbox pods, as pool-sandboxes.ts makes them: its sidecar may exec into them (and opens its shell channels) before any binding.
     const sandboxPods = listPoolSandboxPlans(template, buildPoolNames(agent.name, id).pod, (rc) => obs.sandboxes.runtimeClasses.has(rc)).map((p) => p.pod);
     return { prerequisites: buildPoolPodPrerequisites(template.agent, id, sandboxPods), pod: buildPoolPod(template, id, obs.settings, sandboxPods) };
   });
   // Each engine pod the pool keeps (and each made now: its claim exists) gets its sandbox pods.
-  const kept = [...observed.filter((p) => !plan.delete.includes(p.name) && !p.deleting && p.hash === hash && (p.state === "ready" || p.state === "starting")).map((p) => p.name), ...ids.map((id) => buildPoolNames(agent.name, id).pod)];
+  const kept = [...[...observed, ...unseen].filter((p) => !plan.delete.includes(p.name) && !p.deleting && p.hash === hash && (p.state === "ready" || p.state === "starting")).map((p) => p.name), ...ids.map((id) => buildPoolNames(agent.name, id).pod)];
   const sandboxes = planPoolSandboxes({ agent, template, kept, owned, settings: obs.settings, facts: obs.sandboxes });
   const leftovers = decidePoolLeftovers({ owned, livePods: obs.livePoolPods, nowMs: obs.nowMs, graceMs: obs.leftoverGraceMs });
   const filling = plan.create > 0 || plan.starting > 0 || plan.delete.length > 0;
@@ -153,7 +191,7 @@ export function planPool(obs: PoolObservation): PoolPlan {
  * retiring and creating, what a pass that stopped before its pod left (pool-leftovers.ts) is deleted at the version
  * the cache saw (one written since is left to the next pass).
  */
-export async function applyPoolPlan(ctx: ControllerContext, plan: PoolPlan): Promise<ReconcileResult> {
+export async function applyPoolPlan(ctx: ControllerContext, plan: PoolPlan, onCreated: (pod: KubeObject) => void = () => {}): Promise<ReconcileResult> {
   await Promise.all(plan.retire.map(async ({ pod, objects }) => {
     if (!(await ctx.writer.deleteAtVersion(pod))) return;
     await Promise.all(objects.map((o) => ctx.writer.delete(o)));
@@ -170,6 +208,7 @@ export async function applyPoolPlan(ctx: ControllerContext, plan: PoolPlan): Pro
       if (!(await ctx.writer.createOrFind(obj)).created) throw new Error(`PersistentVolumeClaim '${obj.metadata.name}' exists and was not made by the operator for this pool pod`);
     }
     await ctx.writer.create(pod);
+    onCreated(pod);
   }));
   await applyPoolSandboxPlan(ctx, plan.sandboxes);
   return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {};
@@ -177,12 +216,13 @@ export async function applyPoolPlan(ctx: ControllerContext, plan: PoolPlan): Pro
 
 /** The pool reconciler: one key per Agent (`namespace/name`). */
 export function createPoolReconciler(ctx: ControllerContext): Reconcile {
+  const creations = new PoolCreations();
   return async (key: string): Promise<ReconcileResult> => {
-    const obs = gatherPool(ctx, key);
+    const obs = gatherPool(ctx, key, creations);
     if (obs === undefined) return {};
     const plan = planPool(obs);
     if (plan.full) ctx.pools?.full(buildAgentKey(obs.agent.namespace, obs.agent.name), obs.nowMs);
-    return applyPoolPlan(ctx, plan);
+    return applyPoolPlan(ctx, plan, (pod) => creations.created(key, { ...observePoolPod(pod as PodObject), state: "starting", createdMs: obs.nowMs }));
   };
 }
 
