@@ -88,42 +88,30 @@ async function relayAnswers(deps: ApprovalReconcilerDeps, run: RunObject): Promi
   // The binding after its Role: a binding to a Role the operator may not `bind` is checked against the Role's rules,
   // and the server refuses it (not found) while that Role does not exist yet.
   if (!isRoleInPlace(deps.cache, role)) await deps.writer.apply(role);
-  if (!bindingInPlace && !await applyReaderBinding(deps, roleBinding)) return { requeueAfterMs: RELAY_RECHECK_MS };
+  if (!bindingInPlace && !await writeUnlessRaced(() => deps.writer.apply(roleBinding), 404)) return { requeueAfterMs: RELAY_RECHECK_MS };
   const current = deps.cache.get("configMap", namespace, relay.metadata.name);
-  if (!isExactly(relay, current) && !await replaceRelay(deps, relay, current?.metadata.resourceVersion)) return { requeueAfterMs: RELAY_RECHECK_MS };
+  if (!isExactly(relay, current) && !await writeUnlessRaced(() => deps.writer.replace(relay, current?.metadata.resourceVersion), 409)) return { requeueAfterMs: RELAY_RECHECK_MS };
   return {};
-}
-
-/**
- * Replaces the relay at the version the cache holds; false when the server says another write came first (409).
- * Each Approval of a Run rewrites the same relay, and two of them reconciled at once is the healthy cluster's case:
- * the later pass is rechecked against the relay as it now is, not counted as an error.
- */
-async function replaceRelay(deps: ApprovalReconcilerDeps, relay: KubeObject, resourceVersion: string | undefined): Promise<boolean> {
-  try {
-    await deps.writer.replace(relay, resourceVersion);
-    return true;
-  } catch (err) {
-    if (err instanceof KubeApiError && err.code === 409) return false;
-    throw err;
-  }
 }
 
 /** How soon a relay whose write lost a race (its reader Role gone, another write first) is looked at again: the cache has caught up by then. */
 const RELAY_RECHECK_MS = 1000;
 
 /**
- * Applies the reader's binding; false when the server answers that its Role is not there (404). That is expected on a
- * healthy cluster: the Run reconciler drops the reader as the Run finishes, and this pass may still see the Run
- * running and the Role in place in its cache. It is rechecked, not an error: the next pass sees the Run's end (and
- * writes nothing) or the Role missing (and writes it, then the binding).
+ * Makes one of the relay's writes; false when the server answers with `raced`, the one status that means this pass
+ * saw the cluster a moment late, which is the healthy cluster's case and rechecked, not counted as an error:
+ * - 404 on the reader's binding: its Role is gone, dropped by the Run reconciler as the Run finished while this pass
+ *   still saw the Run running and the Role in its cache. The next pass sees the Run's end (and writes nothing) or the
+ *   Role missing (and writes it, then the binding).
+ * - 409 on the relay's replace: another Approval of the Run rewrote it first at the same cached version. The next
+ *   pass compares against the relay as it now is.
  */
-async function applyReaderBinding(deps: ApprovalReconcilerDeps, roleBinding: KubeObject): Promise<boolean> {
+async function writeUnlessRaced(write: () => Promise<void>, raced: 404 | 409): Promise<boolean> {
   try {
-    await deps.writer.apply(roleBinding);
+    await write();
     return true;
   } catch (err) {
-    if (err instanceof KubeApiError && err.code === 404) return false;
+    if (err instanceof KubeApiError && err.code === raced) return false;
     throw err;
   }
 }
