@@ -6,8 +6,10 @@ import { RunPolicySchema, type RunPolicy } from "../../src/api/run-policy.ts";
 import { buildChildNames } from "../../src/sandbox/names.ts";
 import { buildRole, buildRoleBinding, buildServiceAccount } from "../../src/sandbox/run-objects.ts";
 import { computeSandboxPlan } from "../../src/sandbox/sandbox-plan.ts";
-import { startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
-import { kubectl, testCluster, waitFor } from "./harness/index.ts";
+import { createSidecarClient, type SidecarClient } from "../../src/runtime/sidecar-client.ts";
+import { makeTempDir, startSidecar, type SidecarProcess } from "../cli/sidecar-harness.ts";
+import { applyPolicy, createAgent, createRun, OURS, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type TestOperator } from "./controller/operator-harness.ts";
+import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
 
 /** One container stage; shell allowed by permission, so the taint gate is what asks. */
 export const SIDECAR_RUN_POLICY = RunPolicySchema.parse({
@@ -127,4 +129,50 @@ export async function startPinnedRunSidecar(at: { namespace: string; run: string
   const auditDir = join(root, "audit");
   const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", run, "--namespace", namespace, "--kubeconfig", testCluster().kubeconfigPath, "--workdir", join(root, "work"), "--audit-dir", auditDir, ...extra]);
   return { sc, auditDir };
+}
+
+/** What {@link startOperatorWithPinnedRun} sets up, and its teardown. */
+export interface PinnedRunFixture {
+  readonly namespace: string;
+  readonly root: string;
+  readonly auditDir: string;
+  readonly sc: SidecarProcess;
+  readonly op: TestOperator;
+  readonly client: SidecarClient;
+  /** Stops the sidecar (asserting it exits 0) and the operator, deletes the policy and the namespace. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The setup of the "a pinned Run's real sidecar" tests: the CRDs, a restricted namespace, the cluster LeviathPolicy
+ * applied afresh, the operator, an Agent `reader` (no sandbox, one stage `main`, plus `agent`), Run `run` pinned by
+ * the operator, and a real sidecar for it on `<root>/work` (holding `notes.md`) with a client. `prepare` writes more
+ * files under the root before the Agent is created (it returns the Agent's extra fields).
+ */
+export async function startOperatorWithPinnedRun(at: { prefix: string; run: string; policy: Record<string, unknown>; sidecarArgs?: string[]; prepare?: (root: string) => Record<string, unknown> }): Promise<PinnedRunFixture> {
+  await installCrds("crds/");
+  const namespace = await createRestrictedNamespace(at.prefix);
+  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
+  const root = makeTempDir(`leviath-${at.prefix}-`);
+  mkdirSync(join(root, "work"));
+  writeFileSync(join(root, "work", "notes.md"), "notes\n");
+  const agent = at.prepare?.(root) ?? {};
+  await applyPolicy(at.policy);
+  const op = await startTestOperator();
+  await createAgent(namespace, "reader", { image: TEST_RUNTIME_IMAGE, sandbox: { kind: "none" }, stages: [{ name: "main" }], ...agent });
+  await createRun(namespace, at.run, { agentRef: { name: "reader" } });
+  // What the kubelet would mount: the run policy the controller pinned.
+  await waitForCustom("runs", namespace, at.run, (r) => r.status?.agent !== undefined, "the Run pinned");
+  const { sc, auditDir } = await startPinnedRunSidecar({ namespace, run: at.run, root }, at.sidecarArgs);
+  const client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
+  return {
+    namespace, root, auditDir, sc, op, client,
+    async stop() {
+      const code = await sc.stop();
+      await op.stop();
+      await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
+      await deleteNamespace(namespace);
+      if (code !== 0) throw new Error(`the sidecar exited ${code}`);
+    },
+  };
 }

@@ -7,58 +7,43 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { createSidecarClient, type SidecarClient } from "../../src/runtime/sidecar-client.ts";
-import { makeTempDir, type SidecarProcess } from "../cli/sidecar-harness.ts";
-import { readDecisionRecords, startPinnedRunSidecar } from "./sidecar-fixtures.ts";
-import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
-import { applyPolicy, createAgent, createRun, OURS, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator } from "./controller/operator-harness.ts";
+import { readDecisionRecords, startOperatorWithPinnedRun, type PinnedRunFixture } from "./sidecar-fixtures.ts";
+import { kubectl, testCluster, waitFor } from "./harness/index.ts";
+import { applyPolicy, OURS, waitForCustom, type Custom } from "./controller/operator-harness.ts";
 
 const RUN = "long-read";
+let fx: PinnedRunFixture;
 let namespace = "";
-let sc: SidecarProcess;
-let op: TestOperator;
-let client: SidecarClient;
 let root = "";
 let shared = "";
-let auditDir = "";
 
-const decisions = () => readDecisionRecords(auditDir);
+const decisions = () => readDecisionRecords(fx.auditDir);
 const resumeOf = (r: Custom) => r.status?.resume as { token: string; outcome: string; snapshot?: string; snapshotSha256?: string; policyGeneration?: number } | undefined;
 const generation = async () => ((await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as { metadata: { generation: number } }).metadata.generation;
 
 beforeAll(async () => {
-  await installCrds("crds/");
-  namespace = await createRestrictedNamespace("resume-sidecar");
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  root = makeTempDir("leviath-resume-");
-  shared = join(root, "shared");
-  mkdirSync(join(root, "work"));
-  mkdirSync(shared);
-  writeFileSync(join(root, "work", "notes.md"), "notes\n");
-  writeFileSync(join(shared, "design.md"), "the design\n");
-  await applyPolicy({ toolPermissions: { shell: "ask" }, security: { taintTracking: true } });
-  op = await startTestOperator();
-  await createAgent(namespace, "reader", { image: TEST_RUNTIME_IMAGE, sandbox: { kind: "none" }, stages: [{ name: "main" }], readPaths: { allow: [shared] } });
-  await createRun(namespace, RUN, { agentRef: { name: "reader" } });
-  // What the kubelet would mount: the run policy the controller pinned.
-  await waitForCustom("runs", namespace, RUN, (r) => r.status?.agent !== undefined, "the Run pinned");
-  ({ sc, auditDir } = await startPinnedRunSidecar({ namespace, run: RUN, root }));
-  client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
+  fx = await startOperatorWithPinnedRun({
+    prefix: "resume-sidecar", run: RUN, policy: { toolPermissions: { shell: "ask" }, security: { taintTracking: true } },
+    prepare: (at) => {
+      shared = join(at, "shared");
+      mkdirSync(shared);
+      writeFileSync(join(shared, "design.md"), "the design\n");
+      return { readPaths: { allow: [shared] } };
+    },
+  });
+  ({ namespace, root } = fx);
 }, 120_000);
 
 afterAll(async () => {
-  if (sc) expect(await sc.stop()).toBe(0);
-  await op?.stop();
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  if (namespace) await deleteNamespace(namespace);
+  await fx?.stop();
 });
 
 describe("a resumed Run's sidecar", () => {
   it("switches to the re-resolved grants in place: the refused read is allowed, taint, prompt and audit carry on", async () => {
     const path = join(shared, "design.md");
-    expect(await client.callTool({ id: "inside", tool: "read_file", args: { path: "notes.md" }, entry: { region: "files", id: "notes" } })).toMatchObject({ decision: "allow", label: "internal", taint: "internal" });
-    expect(await client.callTool({ id: "before", tool: "read_file", args: { path } })).toMatchObject({ decision: "deny", code: "not-granted" });
-    expect(await client.callTool({ id: "held", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask" });
+    expect(await fx.client.callTool({ id: "inside", tool: "read_file", args: { path: "notes.md" }, entry: { region: "files", id: "notes" } })).toMatchObject({ decision: "allow", label: "internal", taint: "internal" });
+    expect(await fx.client.callTool({ id: "before", tool: "read_file", args: { path } })).toMatchObject({ decision: "deny", code: "not-granted" });
+    expect(await fx.client.callTool({ id: "held", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask" });
     await waitForCustom("runs", namespace, RUN, (r) => (r.status?.gateDecisions as Record<string, number> | undefined)?.["read_path"] === 1, "the refused read reported");
 
     await applyPolicy({ toolPermissions: { shell: "allow" }, security: { taintTracking: true }, readPaths: { perAgent: { [`${namespace}/reader`]: [shared] } } });
@@ -66,16 +51,16 @@ describe("a resumed Run's sidecar", () => {
     const resumed = resumeOf(await waitForCustom("runs", namespace, RUN, (r) => resumeOf(r)?.token === "after-grant", "the resume answered"))!;
     expect(resumed).toMatchObject({ outcome: "Resumed", snapshot: `${RUN}-policy-r01`, policyGeneration: await generation() });
 
-    await waitFor(async () => (sc.stderr().includes("switched to the resumed run's re-resolved read-path grants") ? true : undefined), { timeoutMs: 30_000, description: "the sidecar to switch to the resumed snapshot" });
+    await waitFor(async () => (fx.sc.stderr().includes("switched to the resumed run's re-resolved read-path grants") ? true : undefined), { timeoutMs: 30_000, description: "the sidecar to switch to the resumed snapshot" });
     // The context kept its labels across the switch.
-    const taint = await fetch(`${sc.url}/v1/context/taint`, { headers: { authorization: `Bearer ${sc.runtimeToken}` } });
+    const taint = await fetch(`${fx.sc.url}/v1/context/taint`, { headers: { authorization: `Bearer ${fx.sc.runtimeToken}` } });
     expect(await taint.json()).toMatchObject({ tracking: true, level: "internal", regions: [{ region: "files", level: "internal" }] });
-    const after = await client.callTool({ id: "after-1", tool: "read_file", args: { path } });
+    const after = await fx.client.callTool({ id: "after-1", tool: "read_file", args: { path } });
     expect(after).toMatchObject({ decision: "allow", label: "private", result: expect.stringContaining("the design") });
     // The prompt raised before the resume still waits (the resume did not take the loosened shell permission).
-    const approvals = await fetch(`${sc.url}/v1/approvals`, { headers: { authorization: `Bearer ${sc.runtimeToken}` } });
+    const approvals = await fetch(`${fx.sc.url}/v1/approvals`, { headers: { authorization: `Bearer ${fx.sc.runtimeToken}` } });
     expect(((await approvals.json()) as { approvals: { callId: string }[] }).approvals.map((a) => a.callId)).toEqual(["held"]);
-    expect(await client.callTool({ id: "again", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask" });
+    expect(await fx.client.callTool({ id: "again", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask" });
 
     const records = decisions();
     const refused = records.findIndex((r) => r["call_id"] === "before");
@@ -96,8 +81,8 @@ describe("a resumed Run's sidecar", () => {
     await testCluster().core.createNamespacedConfigMap({ namespace, body: { metadata: { name: `${RUN}-policy-r02` }, data: { "run-policy.json": text } } });
     const sha = createHash("sha256").update(text).digest("hex");
     await kubectl(["patch", "run", RUN, "-n", namespace, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { resume: { snapshot: `${RUN}-policy-r02`, snapshotSha256: sha, sequence: 2 } } })]);
-    await waitFor(async () => (sc.stderr().includes(`resumed snapshot '${RUN}-policy-r02' refused: it changes 'toolPermissions'`) ? true : undefined), { timeoutMs: 20_000, description: "the sidecar to refuse the wider snapshot" });
-    expect(await client.callTool({ id: "still-asks", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask" });
+    await waitFor(async () => (fx.sc.stderr().includes(`resumed snapshot '${RUN}-policy-r02' refused: it changes 'toolPermissions'`) ? true : undefined), { timeoutMs: 20_000, description: "the sidecar to refuse the wider snapshot" });
+    expect(await fx.client.callTool({ id: "still-asks", tool: "shell", args: { command: "id" } })).toMatchObject({ decision: "ask" });
     expect(decisions().filter((r) => r["decision"] === "resume")).toHaveLength(1);
   });
 });

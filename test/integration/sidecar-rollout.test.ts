@@ -3,51 +3,30 @@
 // and reports each would-flip (the audit, the metric, the Run's status); new Runs still pin the generation in force;
 // switched to `enforce`, the same sidecar (never restarted) then enforces it. A malformed rollout snapshot named
 // by the status changes nothing.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSidecarClient, type SidecarClient } from "../../src/runtime/sidecar-client.ts";
-import { makeTempDir, metricValue, scrapeMetrics, type SidecarProcess } from "../cli/sidecar-harness.ts";
-import { readDecisionRecords, startPinnedRunSidecar } from "./sidecar-fixtures.ts";
-import { createRestrictedNamespace, deleteNamespace, installCrds, kubectl, testCluster, waitFor } from "./harness/index.ts";
-import { applyPolicy, createAgent, createRun, OURS, startTestOperator, TEST_RUNTIME_IMAGE, waitForCustom, type Custom, type TestOperator } from "./controller/operator-harness.ts";
+import { metricValue, scrapeMetrics } from "../cli/sidecar-harness.ts";
+import { readDecisionRecords, startOperatorWithPinnedRun, type PinnedRunFixture } from "./sidecar-fixtures.ts";
+import { kubectl, testCluster, waitFor } from "./harness/index.ts";
+import { applyPolicy, createRun, OURS, waitForCustom, type Custom } from "./controller/operator-harness.ts";
 
 const RUN = "rolled";
+let fx: PinnedRunFixture;
 let namespace = "";
-let sc: SidecarProcess;
-let op: TestOperator;
-let client: SidecarClient;
-let root = "";
-let auditDir = "";
 
-const decisions = () => readDecisionRecords(auditDir);
+const decisions = () => readDecisionRecords(fx.auditDir);
 type Rollout = { enforced?: { generation: number; snapshot: string; snapshotSha256: string }; candidate?: { generation: number; enforcement: string; snapshot: string; snapshotSha256: string } };
 const rolloutOf = (r: Custom) => r.status?.policyRollout as Rollout | undefined;
 const policyObject = async () => (await testCluster().custom.getClusterCustomObject({ ...OURS.policies, name: "cluster" })) as { metadata: { generation: number }; status?: { enforcement?: string; inForce?: { generation: number } } };
-const read = (id: string) => client.callTool({ id, tool: "read_file", args: { path: "notes.md" }, entry: { region: "files", id } });
+const read = (id: string) => fx.client.callTool({ id, tool: "read_file", args: { path: "notes.md" }, entry: { region: "files", id } });
 
 beforeAll(async () => {
-  await installCrds("crds/");
-  namespace = await createRestrictedNamespace("rollout-sidecar");
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  root = makeTempDir("leviath-rollout-");
-  mkdirSync(join(root, "work"));
-  writeFileSync(join(root, "work", "notes.md"), "notes\n");
-  await applyPolicy({ toolPermissions: { shell: "ask" } });
-  op = await startTestOperator();
-  await createAgent(namespace, "reader", { image: TEST_RUNTIME_IMAGE, sandbox: { kind: "none" }, stages: [{ name: "main" }] });
-  await createRun(namespace, RUN, { agentRef: { name: "reader" } });
-  await waitForCustom("runs", namespace, RUN, (r) => r.status?.agent !== undefined, "the Run pinned");
-  ({ sc, auditDir } = await startPinnedRunSidecar({ namespace, run: RUN, root }, ["--metrics-listen", "127.0.0.1:0"]));
-  client = createSidecarClient({ baseUrl: sc.url, token: sc.runtimeToken, timeoutMs: 30_000 });
+  fx = await startOperatorWithPinnedRun({ prefix: "rollout-sidecar", run: RUN, policy: { toolPermissions: { shell: "ask" } }, sidecarArgs: ["--metrics-listen", "127.0.0.1:0"] });
+  namespace = fx.namespace;
 }, 120_000);
 
 afterAll(async () => {
-  if (sc) expect(await sc.stop()).toBe(0);
-  await op?.stop();
-  await testCluster().custom.deleteClusterCustomObject({ ...OURS.policies, name: "cluster" }).catch(() => undefined);
-  if (namespace) await deleteNamespace(namespace);
+  await fx?.stop();
 });
 
 describe("a policy rollout reaching a running Run's sidecar", () => {
@@ -60,7 +39,7 @@ describe("a policy rollout reaching a running Run's sidecar", () => {
     const candidateGeneration = (await policyObject()).metadata.generation;
     const run = await waitForCustom("runs", namespace, RUN, (r) => rolloutOf(r)?.candidate?.generation === candidateGeneration, "the candidate named on the Run");
     expect(rolloutOf(run)).toEqual({ candidate: expect.objectContaining({ enforcement: "warn", snapshot: `${RUN}-policy-candidate` }) });
-    await waitFor(async () => (sc.stderr().includes(`the candidate LeviathPolicy generation ${candidateGeneration} is now decided`) ? true : undefined), { timeoutMs: 30_000, description: "the sidecar to take the candidate" });
+    await waitFor(async () => (fx.sc.stderr().includes(`the candidate LeviathPolicy generation ${candidateGeneration} is now decided`) ? true : undefined), { timeoutMs: 30_000, description: "the sidecar to take the candidate" });
 
     expect(await read("during-warn")).toMatchObject({ decision: "allow", result: expect.stringContaining("notes") });
     const flip = decisions().find((r) => r["decision"] === "would_flip" && r["call_id"] === "during-warn");
@@ -69,7 +48,7 @@ describe("a policy rollout reaching a running Run's sidecar", () => {
       would_flip: { enforcement: "warn", policy_generation: candidateGeneration, now: "allow", candidate: "deny", differs: expect.stringContaining("-> permission-denied") },
     });
     expect(decisions().some((r) => r["call_id"] === "during-warn" && r["decision"] === "allow")).toBe(true);
-    expect(metricValue(await scrapeMetrics(sc), "leviath_sidecar_policy_flips_total", { mode: "warn", from: "allow", to: "deny" })).toBe(1);
+    expect(metricValue(await scrapeMetrics(fx.sc), "leviath_sidecar_policy_flips_total", { mode: "warn", from: "allow", to: "deny" })).toBe(1);
     const reported = await waitForCustom("runs", namespace, RUN, (r) => (r.status?.policyFlips as { count?: number } | undefined)?.count === 1, "the flip on the Run's status");
     expect(reported.status?.policyFlips).toMatchObject({ generation: candidateGeneration, last: expect.stringContaining("read_file") });
     // warn surfaces it on the Run: the condition, and its first True as a Warning Event.
@@ -92,21 +71,21 @@ describe("a policy rollout reaching a running Run's sidecar", () => {
     const sha = createHash("sha256").update(text).digest("hex");
     // Pointing the sidecar at it needs the Run's status (the controller writes it back on its next pass).
     await kubectl(["patch", "run", RUN, "-n", namespace, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { policyRollout: { enforced: { generation: 999, snapshot: `${RUN}-policy-forged`, snapshotSha256: sha } } } })]);
-    await waitFor(async () => (sc.stderr().includes("policy rollout: the enforced snapshot does not load; the one before stays") ? true : undefined), { timeoutMs: 30_000, description: "the sidecar to refuse the malformed snapshot" });
+    await waitFor(async () => (fx.sc.stderr().includes("policy rollout: the enforced snapshot does not load; the one before stays") ? true : undefined), { timeoutMs: 30_000, description: "the sidecar to refuse the malformed snapshot" });
     expect(await read("after-forgery")).toMatchObject({ decision: "allow" });
-    expect(metricValue(await scrapeMetrics(sc), "leviath_sidecar_policy_rollout_failures_total", { role: "enforced" })).toBe(1);
+    expect(metricValue(await scrapeMetrics(fx.sc), "leviath_sidecar_policy_rollout_failures_total", { role: "enforced" })).toBe(1);
   });
 
   it("switched to enforce, the same sidecar enforces it without a restart", async () => {
-    const pid = sc.proc.pid;
+    const pid = fx.sc.proc.pid;
     await applyPolicy({ enforcement: "enforce", toolPermissions: { shell: "ask", read_file: "deny" } });
     const generation = (await policyObject()).metadata.generation;
     const run = await waitForCustom("runs", namespace, RUN, (r) => rolloutOf(r)?.enforced?.generation === generation && rolloutOf(r)?.candidate === undefined, "the enforced generation named on the Run");
     expect(rolloutOf(run)?.enforced?.snapshot).toBe(`${RUN}-policy-enforced`);
-    await waitFor(async () => (sc.stderr().includes(`the enforced LeviathPolicy generation ${generation} is now decided`) ? true : undefined), { timeoutMs: 30_000, description: "the sidecar to take the enforced generation" });
+    await waitFor(async () => (fx.sc.stderr().includes(`the enforced LeviathPolicy generation ${generation} is now decided`) ? true : undefined), { timeoutMs: 30_000, description: "the sidecar to take the enforced generation" });
     expect(await read("after-enforce")).toMatchObject({ decision: "deny", code: "permission-denied" });
-    expect(sc.proc.pid).toBe(pid);
-    expect(sc.proc.exitCode).toBeNull();
+    expect(fx.sc.proc.pid).toBe(pid);
+    expect(fx.sc.proc.exitCode).toBeNull();
     expect((await policyObject()).status).toMatchObject({ enforcement: "enforce", inForce: { generation } });
     const events = JSON.parse((await kubectl(["get", "events", "-A", "-o", "json"])).stdout) as { items: { reason?: string; note?: string; message?: string }[] };
     // Each change of the mode is an Event on the policy: the loosening to warn, the tightening back.
