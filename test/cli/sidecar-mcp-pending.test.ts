@@ -4,6 +4,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { get, makeTempDir, post, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // Prompts that wait longer than a client (issue 43), against the real sidecar over real HTTP with the SDKs' real
@@ -76,8 +77,11 @@ async function answer(s: SidecarProcess, id: string, decision: "allowOnce" | "de
 const appendTo = (file: string) => `echo ran >> ${file}`;
 const runsOf = (file: string) => (existsSync(join(work, file)) ? readFileSync(join(work, file), "utf8").split("\n").filter(Boolean).length : 0);
 
-async function modernClient(s: SidecarProcess, inputRequired: { autoFulfill?: boolean; maxRounds?: number }): Promise<ClientV2> {
-  const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" }, inputRequired });
+/** The MCP Tasks extension's identifier (SEP-2663), as a client declares it in its capabilities. */
+const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+async function modernClient(s: SidecarProcess, inputRequired: { autoFulfill?: boolean; maxRounds?: number }, extensions?: Record<string, Record<string, never>>): Promise<ClientV2> {
+  const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" }, inputRequired, ...(extensions === undefined ? {} : { capabilities: { extensions } }) });
   await client.connect(new TransportV2(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${s.runtimeToken}` } } }));
   expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
   return client;
@@ -171,6 +175,23 @@ describe("on 2026-07-28: input_required, and the retry is the same call", () => 
     await answer(sc, (await promptFor(sc, "swap.txt")).id, "allowOnce");
     expect((await callManual(client, { command: appendTo("swap.txt") }, first.requestState)).isError).toBe(false);
     expect([runsOf("swap.txt"), runsOf("swapped.txt")]).toEqual([1, 0]);
+    await client.close();
+  });
+});
+
+describe("the Tasks extension (SEP-2663) is not offered: a client that declares it gets input_required", () => {
+  // The v2 SDK (2.4.0) has no Tasks runtime on either side, and its client rejects a `resultType: "task"` answer
+  // (docs/mcp.md, "Prompts that wait longer than a client"). A client declaring the extension must therefore still
+  // get `input_required`, never a task, and `tasks/get` names no method here, so no task can be read or cancelled.
+  it("a tools/call from a client declaring the extension is input_required, runs once after the allow, and tasks/get is not a method", async () => {
+    const client = await modernClient(sc, { autoFulfill: false }, { [TASKS_EXTENSION]: {} });
+    const args = { command: appendTo("tasks.txt") };
+    const first = await callManual(client, args);
+    expect(first.resultType).toBe("input_required");
+    await expect(client.request({ method: "tasks/get", params: { taskId: "any" } }, z.object({}).loose())).rejects.toThrow(/Method not found/);
+    await answer(sc, (await promptFor(sc, "tasks.txt")).id, "allowOnce");
+    const done = await callManual(client, args, first.requestState);
+    expect([done.resultType ?? "complete", done.isError, runsOf("tasks.txt")]).toEqual(["complete", false, 1]);
     await client.close();
   });
 });
