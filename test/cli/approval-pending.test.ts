@@ -27,7 +27,8 @@ import { get, makeTempDir, parseJsonLines, post, startSidecar } from "./sidecar-
 // And for each client the prompt that is not allowed: denied after the 3 s, or never answered (the interaction
 // timeout, cut to 6 s, ends the wait while the client still retries or waits), the call is refused with
 // `approval-declined` or `approval-timed-out`, the model is told, the shell never ran, and an allow sent once the
-// client is done finds nothing left to answer.
+// client is done finds nothing left to answer. And a Codex whose model never collects the pending call: its exit
+// ends its session, which withdraws the call, so an allow after it runs nothing.
 const AGENT = "pending";
 const CLIENT_LIMIT_MS = 3000;
 
@@ -63,7 +64,7 @@ function lastResultIn(request: Pick<RecordedRequest, "protocol" | "body"> | unde
  * A model that runs `command`, then, while the last result is a pending one, collects it with wait_for_approval
  * (the first time once `allowed`, each wait held at most the leg's second), then answers.
  */
-function pendingModel(c: PendingClient, command: string, allowed: Promise<unknown>): StepSource {
+function pendingModel(c: PendingClient, command: string, allowed: Promise<unknown>, collect: boolean): StepSource {
   let n = 0;
   let waits = 0;
   return {
@@ -72,17 +73,18 @@ function pendingModel(c: PendingClient, command: string, allowed: Promise<unknow
       n++;
       if (n === 1) return { turn: { calls: [{ name: c.toolName("shell"), args: { command } }] } };
       const approval = /waits for approval '([^']+)'/.exec(lastResultIn(request))?.[1];
-      if (approval !== undefined && waits++ < 15) return { turn: { calls: [{ name: c.toolName("wait_for_approval"), args: { approval } }] }, ...(waits === 1 ? { after: allowed } : {}) };
+      if (collect && approval !== undefined && waits++ < 15) return { turn: { calls: [{ name: c.toolName("wait_for_approval"), args: { approval } }] }, ...(waits === 1 ? { after: allowed } : {}) };
       return { turn: { text: "Done." } };
     },
   };
 }
 
 /**
- * How the person answers: allows or denies once the client's own limit has passed, or never (the interaction
- * timeout ends the wait; then, once the client is done, an allow comes too late).
+ * How the person answers: allows or denies once the client's own limit has passed, never (the interaction timeout
+ * ends the wait; then, once the client is done, an allow comes too late), or only after the client ended without
+ * collecting the call (its model does not call wait_for_approval).
  */
-type Answer = "allowOnce" | "deny" | "never";
+type Answer = "allowOnce" | "deny" | "never" | "afterExit";
 
 /** What one run left: the marker file, the model's last tool result, the shell rows of the audit, the late allow's answer. */
 interface PendingRun { marker: string; output: string; records: Record<string, unknown>[]; code: number | null; answeredAfterMs: number; requests: number; late?: { status: number; code: string | undefined } }
@@ -107,26 +109,28 @@ async function runPending(c: PendingClient, bin: string, answer: Answer): Promis
   const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", AGENT, "--workdir", tree.work, "--audit-dir", audit]);
   let allow = (): void => undefined;
   const allowed = new Promise<void>((r) => (allow = r));
-  const model = await startScriptedModelServer(pendingModel(c, `echo ran >> ${marker} && cat ${marker}`, allowed));
+  const model = await startScriptedModelServer(pendingModel(c, `echo ran >> ${marker} && cat ${marker}`, allowed, answer !== "afterExit"));
   try {
     const running = runAdapter(c.kind, tree, { sc, model, path: `${join(root, "wrapper")}:${pathWith(bin)}`, args: ["--interaction-timeout-seconds", String(interactionTimeoutSeconds)] });
     // The approval token's file is printed after the address the harness waits for.
     let tokenFile: string | undefined;
     while ((tokenFile = /approval token file: (\S+)\n/.exec(sc.stdout())?.[1]) === undefined) await new Promise((r) => setTimeout(r, 50));
     const token = readFileSync(tokenFile, "utf8").trim();
+    const decide = (id: string, decision: "allowOnce" | "deny") => post<{ code?: string }>(`${sc.url}/v1/approvals/${id}`, { decision }, { authorization: `Bearer ${token}` });
     const pending = async () => (await get<{ approvals: { id: string; prompt: string }[] }>(`${sc.url}/v1/approvals`)).body.approvals.find((p) => p.prompt.includes(marker));
     let prompt: { id: string } | undefined;
     while ((prompt = await pending()) === undefined) await new Promise((r) => setTimeout(r, 50));
-    const asked = Date.now();
-    // The scenario: the answer comes after the client's own request limit has passed since the prompt was raised.
-    while (Date.now() - asked <= CLIENT_LIMIT_MS) await new Promise((r) => setTimeout(r, 100));
-    const answeredAfterMs = Date.now() - asked;
-    const id = prompt.id;
-    const decide = (decision: "allowOnce" | "deny") => post<{ code?: string }>(`${sc.url}/v1/approvals/${id}`, { decision }, { authorization: `Bearer ${token}` });
-    if (answer !== "never") expect((await decide(answer)).status).toBe(200);
+    let answeredAfterMs = 0;
+    if (answer !== "afterExit") {
+      const asked = Date.now();
+      // The scenario: the answer comes after the client's own request limit has passed since the prompt was raised.
+      while (Date.now() - asked <= CLIENT_LIMIT_MS) await new Promise((r) => setTimeout(r, 100));
+      answeredAfterMs = Date.now() - asked;
+      if (answer !== "never") expect((await decide(prompt.id, answer)).status).toBe(200);
+    }
     allow();
     const exit = await running;
-    const lateAnswer = answer === "never" ? await decide("allowOnce") : undefined;
+    const lateAnswer = answer === "never" || answer === "afterExit" ? await decide(prompt.id, "allowOnce") : undefined;
     const late = lateAnswer && { status: lateAnswer.status, code: lateAnswer.body.code };
     const records = parseJsonLines(readFileSync(join(audit, AGENT, "stages", "0", "decisions.jsonl"), "utf8")).filter((d) => d["tool_name"] === "shell");
     return { marker, output: lastResultIn(model.requests.at(-1)), records, code: exit.code, answeredAfterMs, requests: model.requests.length, ...(late === undefined ? {} : { late }) };
@@ -221,4 +225,13 @@ describeClient("leviath adapter codex: a prompt answered after the client's own 
   it("one denied past its 3 s limit: wait_for_approval answers the refusal, the model is told, and nothing ran", async () => {
     expectRefused(await runPending(CODEX_CLIENT, bin(), "deny"), "approval-declined");
   });
-});
+
+  it("one its model never collects: Codex ends its session on exit, the call is withdrawn, and the allow after that is refused and runs nothing", async () => {
+    // On main the call stayed pending after Codex was gone, and this allow ran it (200, the marker written).
+    const run = await runPending(CODEX_CLIENT, bin(), "afterExit");
+    expect(run.output).toContain("[pending] The call to 'shell' has not run");
+    expect(run.late).toEqual({ status: 410, code: "approval-withdrawn" });
+    expect(existsSync(run.marker)).toBe(false);
+    expect(run.records.map((d) => [d["decision"], d["code"], d["gave_up"]])).toEqual([["ask", undefined, undefined], ["deny", "client-gave-up", "cancelled"]]);
+    expect(run.code).toBe(0);
+  });});

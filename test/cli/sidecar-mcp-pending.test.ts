@@ -242,6 +242,32 @@ describe("on 2025-era revisions with promptHoldSeconds: a pending result and wai
   });
 });
 
+describe("on 2025-era revisions: a pending call is run only while its client can collect it", () => {
+  it("the end of the session it was answered pending in withdraws it: a later allow is refused and runs nothing", async () => {
+    // On main the call stayed pending with its session gone, and this allow ran it for nobody.
+    const client = await legacyClient(sc);
+    const first = (await client.callTool({ name: "shell", arguments: { command: appendTo("ended.txt") } })) as Answer;
+    expect(first._meta?.["leviath.dev/pending"]).toBeDefined();
+    const p = await promptFor(sc, "ended.txt");
+    await (client.transport as TransportV1).terminateSession();
+    const late = await post(`${sc.url}/v1/approvals/${p.id}`, { decision: "allowOnce" }, { authorization: `Bearer ${sc.token}` });
+    expect([late.status, late.body["code"]]).toEqual([410, "approval-withdrawn"]);
+    expect(runsOf("ended.txt")).toBe(0);
+    await client.close();
+  });
+
+  it("a call outside a session is held until it is answered, never answered pending (nothing could tell the client left)", async () => {
+    // On main it was answered pending at once, and nothing bound the call to a client still there to collect it.
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${sc.runtimeToken}`, "mcp-protocol-version": "2025-06-18" };
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shell", arguments: { command: appendTo("stateless.txt") } } });
+    const answered = fetch(`${sc.url}/mcp`, { method: "POST", headers, body }).then((r) => r.text());
+    await answer(sc, (await promptFor(sc, "stateless.txt")).id, "allowOnce");
+    const result = (JSON.parse(/^data: (.*)$/m.exec(await answered)?.[1] ?? "{}") as { result?: Answer }).result;
+    expect(result?._meta?.["leviath.dev/pending"]).toBeUndefined();
+    expect([result?.isError, runsOf("stateless.txt")]).toEqual([false, 1]);
+  });
+});
+
 describe("where the interaction timeout ends the wait", () => {
   it("a pending call collected with wait_for_approval is refused approval-timed-out, as a held one is", async () => {
     const { sc: timing } = await start("timeout", "prompt_hold_secs = 1\ninteraction_timeout_secs = 2");
