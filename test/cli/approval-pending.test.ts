@@ -3,13 +3,13 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { AgentSpecSchema, type AgentSpecInput } from "../../src/api/agent.ts";
 import { LeviathPolicySpecSchema } from "../../src/api/leviath-policy.ts";
-import { startScriptedModelServer, type ScriptStep, type StepSource } from "../../src/model-server/scripted-model-server.ts";
+import { startScriptedModelServer, type RecordedRequest, type ScriptStep, type StepSource } from "../../src/model-server/scripted-model-server.ts";
 import { CLAUDE_MCP_SERVER } from "../../src/runtime/adapters/claude-code.ts";
 import { CODEX_MCP_SERVER } from "../../src/runtime/adapters/codex.ts";
 import type { RuntimeKind } from "../../src/runtime/adapters/launch.ts";
 import { buildRunPolicy } from "../../src/policy/run-policy-merge.ts";
 import { CLAUDE_CODE, CODEX, ensureClient, OPENAI_AGENTS, type ClientPackage } from "../clients/install-client.ts";
-import { runAdapter, textOf, toolResults } from "./adapter-harness.ts";
+import { runAdapter, textOf } from "./adapter-harness.ts";
 import { lastToolOutput, pathWith } from "./runtime-scenario.ts";
 import { get, makeTempDir, parseJsonLines, post, startSidecar } from "./sidecar-harness.ts";
 
@@ -24,6 +24,11 @@ import { get, makeTempDir, parseJsonLines, post, startSidecar } from "./sidecar-
 //   exchange at most a leg long, and the allow after 3 s: the call runs once.
 // - Codex (2025-era, its tool timeout cut to 3 s) gets the pending result naming the prompt; its model calls
 //   `wait_for_approval`, which after the allow answers the call's output: it ran once.
+// And for each client the prompt that is not allowed: denied after the 3 s, or never answered (the interaction
+// timeout, cut to 6 s, ends the wait while the client still retries or waits), the call is refused with
+// `approval-declined` or `approval-timed-out`, the model is told, the shell never ran, and an allow sent once the
+// client is done finds nothing left to answer. And a Codex whose model never collects the pending call: its exit
+// ends its session, which withdraws the call, so an allow after it runs nothing.
 const AGENT = "pending";
 const CLIENT_LIMIT_MS = 3000;
 
@@ -46,35 +51,51 @@ const CODEX_CLIENT: PendingClient = {
 /** Claude Code at the adapter's own settings: its tool timeout bounds the whole call, retries included. */
 const CLAUDE: PendingClient = { kind: "claude-code", program: "claude", limitLine: "", toolName: (t) => `mcp__${CLAUDE_MCP_SERVER}__${t}` };
 
-/** A model that runs `command`, collects each pending result with wait_for_approval (once `allowed`), then answers. */
-function pendingModel(c: PendingClient, command: string, allowed: Promise<unknown>): StepSource {
+/** The text of the last tool result in a model request (either provider's protocol). */
+function lastResultIn(request: Pick<RecordedRequest, "protocol" | "body"> | undefined): string {
+  if (request === undefined) return "";
+  if (request.protocol !== "anthropic") return lastToolOutput(request as RecordedRequest);
+  const messages = (request.body["messages"] ?? []) as { content: { type: string; content?: unknown }[] | string }[];
+  const last = messages.at(-1)?.content;
+  return typeof last === "string" || last === undefined ? "" : last.filter((b) => b.type === "tool_result").map((b) => textOf(b.content)).join("\n");
+}
+
+/**
+ * A model that runs `command`, then, while the last result is a pending one, collects it with wait_for_approval
+ * (the first time once `allowed`, each wait held at most the leg's second), then answers.
+ */
+function pendingModel(c: PendingClient, command: string, allowed: Promise<unknown>, collect: boolean): StepSource {
   let n = 0;
+  let waits = 0;
   return {
     remaining: () => Infinity,
     next(request): ScriptStep | undefined {
       n++;
       if (n === 1) return { turn: { calls: [{ name: c.toolName("shell"), args: { command } }] } };
-      const approval = [...JSON.stringify(request.body).matchAll(/waits for approval '([^']+)'/g)].at(-1)?.[1];
-      if (approval !== undefined && n === 2) return { turn: { calls: [{ name: c.toolName("wait_for_approval"), args: { approval } }] }, after: allowed };
+      const approval = /waits for approval '([^']+)'/.exec(lastResultIn(request))?.[1];
+      if (collect && approval !== undefined && waits++ < 15) return { turn: { calls: [{ name: c.toolName("wait_for_approval"), args: { approval } }] }, ...(waits === 1 ? { after: allowed } : {}) };
       return { turn: { text: "Done." } };
     },
   };
 }
 
-/** The last tool result the client sent its model (either provider's protocol). */
-function lastOutput(model: { requests: Parameters<typeof lastToolOutput>[0][] }): string {
-  const req = model.requests.at(-1);
-  if (req?.protocol === "anthropic") return toolResults(model as never, model.requests.length - 1).map((b) => textOf(b.content)).join("\n");
-  return lastToolOutput(req);
-}
+/**
+ * How the person answers: allows or denies once the client's own limit has passed, never (the interaction timeout
+ * ends the wait; then, once the client is done, an allow comes too late), or only after the client ended without
+ * collecting the call (its model does not call wait_for_approval).
+ */
+type Answer = "allowOnce" | "deny" | "never" | "afterExit";
 
-async function runPending(c: PendingClient, bin: string, decide: "allowOnce" | "none"): Promise<{ marker: string; output: string; records: Record<string, unknown>[]; code: number | null; answeredAfterMs: number; requests: number }> {
+/** What one run left: the marker file, the model's last tool result, the shell rows of the audit, the late allow's answer. */
+interface PendingRun { marker: string; output: string; records: Record<string, unknown>[]; code: number | null; answeredAfterMs: number; requests: number; late?: { status: number; code: string | undefined } }
+
+async function runPending(c: PendingClient, bin: string, answer: Answer): Promise<PendingRun> {
   const root = makeTempDir("leviath-pending-openai-agents-");
   const tree = { dir: root, work: join(root, "work"), home: join(root, "home"), runtimeConfig: join(root, "runtime.json") };
   for (const d of [tree.work, tree.home, join(root, "wrapper")]) mkdirSync(d, { recursive: true });
   const agent: AgentSpecInput = { runtime: { kind: c.kind }, agent: { name: AGENT } };
   // Unanswered: refused at 6 s, within the SDK's 10 rounds of (1 s held + 0.25 s paced).
-  const interactionTimeoutSeconds = decide === "none" ? 6 : 600;
+  const interactionTimeoutSeconds = answer === "never" ? 6 : 600;
   const policy = LeviathPolicySpecSchema.parse({ ceilings: { runtimeKinds: [c.kind] }, toolPermissions: { shell: "ask" }, limits: { interactionTimeoutSeconds, promptHoldSeconds: 1 } });
   writeFileSync(join(root, "run-policy.json"), JSON.stringify(buildRunPolicy(AgentSpecSchema.parse(agent), { key: `default/${AGENT}`, name: AGENT }, policy, { mode: "interactive", agentGeneration: 1 })));
   writeFileSync(tree.runtimeConfig, JSON.stringify({ agent, run: { task: "Append to the marker.", mode: "interactive", ...(c.model === undefined ? {} : { runtime: { model: c.model } }) } }));
@@ -88,25 +109,31 @@ async function runPending(c: PendingClient, bin: string, decide: "allowOnce" | "
   const sc = await startSidecar(["--run-policy", join(root, "run-policy.json"), "--run", AGENT, "--workdir", tree.work, "--audit-dir", audit]);
   let allow = (): void => undefined;
   const allowed = new Promise<void>((r) => (allow = r));
-  const model = await startScriptedModelServer(pendingModel(c, `echo ran >> ${marker} && cat ${marker}`, allowed));
+  const model = await startScriptedModelServer(pendingModel(c, `echo ran >> ${marker} && cat ${marker}`, allowed, answer !== "afterExit"));
   try {
     const running = runAdapter(c.kind, tree, { sc, model, path: `${join(root, "wrapper")}:${pathWith(bin)}`, args: ["--interaction-timeout-seconds", String(interactionTimeoutSeconds)] });
     // The approval token's file is printed after the address the harness waits for.
     let tokenFile: string | undefined;
     while ((tokenFile = /approval token file: (\S+)\n/.exec(sc.stdout())?.[1]) === undefined) await new Promise((r) => setTimeout(r, 50));
     const token = readFileSync(tokenFile, "utf8").trim();
+    const decide = (id: string, decision: "allowOnce" | "deny") => post<{ code?: string }>(`${sc.url}/v1/approvals/${id}`, { decision }, { authorization: `Bearer ${token}` });
     const pending = async () => (await get<{ approvals: { id: string; prompt: string }[] }>(`${sc.url}/v1/approvals`)).body.approvals.find((p) => p.prompt.includes(marker));
     let prompt: { id: string } | undefined;
     while ((prompt = await pending()) === undefined) await new Promise((r) => setTimeout(r, 50));
-    const asked = Date.now();
-    // The scenario: the answer comes after the client's own request limit has passed since the prompt was raised.
-    while (Date.now() - asked <= CLIENT_LIMIT_MS) await new Promise((r) => setTimeout(r, 100));
-    const answeredAfterMs = Date.now() - asked;
-    if (decide === "allowOnce") expect((await post(`${sc.url}/v1/approvals/${prompt.id}`, { decision: "allowOnce" }, { authorization: `Bearer ${token}` })).status).toBe(200);
+    let answeredAfterMs = 0;
+    if (answer !== "afterExit") {
+      const asked = Date.now();
+      // The scenario: the answer comes after the client's own request limit has passed since the prompt was raised.
+      while (Date.now() - asked <= CLIENT_LIMIT_MS) await new Promise((r) => setTimeout(r, 100));
+      answeredAfterMs = Date.now() - asked;
+      if (answer !== "never") expect((await decide(prompt.id, answer)).status).toBe(200);
+    }
     allow();
     const exit = await running;
+    const lateAnswer = answer === "never" || answer === "afterExit" ? await decide(prompt.id, "allowOnce") : undefined;
+    const late = lateAnswer && { status: lateAnswer.status, code: lateAnswer.body.code };
     const records = parseJsonLines(readFileSync(join(audit, AGENT, "stages", "0", "decisions.jsonl"), "utf8")).filter((d) => d["tool_name"] === "shell");
-    return { marker, output: lastOutput(model), records, code: exit.code, answeredAfterMs, requests: model.requests.length };
+    return { marker, output: lastResultIn(model.requests.at(-1)), records, code: exit.code, answeredAfterMs, requests: model.requests.length, ...(late === undefined ? {} : { late }) };
   } finally {
     allow();
     await model.close();
@@ -137,18 +164,32 @@ function expectRanOnce(run: Awaited<ReturnType<typeof runPending>>, requests: nu
   expect([run.requests, run.code]).toEqual([requests, 0]);
 }
 
+/**
+ * Refused with `code` (denied, or never answered within the interaction timeout): the model was told, the shell
+ * never ran (no marker once the sidecar has stopped), the audit has the ask and its refusal and nothing after, and
+ * the client ended normally. Never answered, the allow that came after the client was done found no prompt to answer
+ * (the prompt ended with the wait: 404 `unknown-approval`).
+ */
+function expectRefused(run: PendingRun, code: "approval-declined" | "approval-timed-out"): void {
+  expect(run.output).toContain("[denied] User declined tool call 'shell'.");
+  expect(existsSync(run.marker)).toBe(false);
+  expect(run.records.map((d) => [d["decision"], d["code"]])).toEqual([["ask", undefined], ["deny", code]]);
+  expect(run.code).toBe(0);
+  expect(run.late).toEqual(code === "approval-timed-out" ? { status: 404, code: "unknown-approval" } : undefined);
+}
+
 describeClient("leviath adapter openai-agents: a prompt answered after the client's own limit", OPENAI_AGENTS, (bin) => {
   it("input_required, the SDK's own retries, the allow past its 3 s limit: the call runs once and the model sees its output", async () => {
     const run = await runPending(AGENTS_SDK, bin(), "allowOnce");
     expectRanOnce(run, 2);
   });
 
-  it("one nobody answers is refused at the interaction timeout, the model is told, and nothing ran", async () => {
-    const run = await runPending(AGENTS_SDK, bin(), "none");
-    expect(run.output).toContain("[denied] User declined tool call 'shell'.");
-    expect(existsSync(run.marker)).toBe(false);
-    expect(run.records.map((d) => [d["decision"], d["code"]])).toEqual([["ask", undefined], ["deny", "approval-timed-out"]]);
-    expect(run.code).toBe(0);
+  it("one nobody answers is refused at the interaction timeout, the model is told, nothing ran, and an allow after it runs nothing", async () => {
+    expectRefused(await runPending(AGENTS_SDK, bin(), "never"), "approval-timed-out");
+  });
+
+  it("one denied after the client's limit is refused, the model is told, and nothing ran", async () => {
+    expectRefused(await runPending(AGENTS_SDK, bin(), "deny"), "approval-declined");
   });
 });
 
@@ -160,6 +201,14 @@ describeClient("leviath adapter claude-code: a prompt answered over several shor
     const run = await runPending(CLAUDE, bin(), "allowOnce");
     expectRanOnce(run, 2);
   });
+
+  it("one nobody answers: its retries get the refusal at the interaction timeout, the model is told, nothing ran, and an allow after it runs nothing", async () => {
+    expectRefused(await runPending(CLAUDE, bin(), "never"), "approval-timed-out");
+  });
+
+  it("one denied after 3 s: the next retry gets the refusal, the model is told, and nothing ran", async () => {
+    expectRefused(await runPending(CLAUDE, bin(), "deny"), "approval-declined");
+  });
 });
 
 describeClient("leviath adapter codex: a prompt answered after the client's own limit", CODEX, (bin) => {
@@ -168,4 +217,21 @@ describeClient("leviath adapter codex: a prompt answered after the client's own 
     // Three model turns: the shell call (answered pending), wait_for_approval (its result), the final answer.
     expectRanOnce(run, 3);
   });
-});
+
+  it("one nobody answers: wait_for_approval answers the refusal at the interaction timeout, the model is told, nothing ran, and an allow after it runs nothing", async () => {
+    expectRefused(await runPending(CODEX_CLIENT, bin(), "never"), "approval-timed-out");
+  });
+
+  it("one denied past its 3 s limit: wait_for_approval answers the refusal, the model is told, and nothing ran", async () => {
+    expectRefused(await runPending(CODEX_CLIENT, bin(), "deny"), "approval-declined");
+  });
+
+  it("one its model never collects: Codex ends its session on exit, the call is withdrawn, and the allow after that is refused and runs nothing", async () => {
+    // On main the call stayed pending after Codex was gone, and this allow ran it (200, the marker written).
+    const run = await runPending(CODEX_CLIENT, bin(), "afterExit");
+    expect(run.output).toContain("[pending] The call to 'shell' has not run");
+    expect(run.late).toEqual({ status: 410, code: "approval-withdrawn" });
+    expect(existsSync(run.marker)).toBe(false);
+    expect(run.records.map((d) => [d["decision"], d["code"], d["gave_up"]])).toEqual([["ask", undefined, undefined], ["deny", "client-gave-up", "cancelled"]]);
+    expect(run.code).toBe(0);
+  });});

@@ -4,6 +4,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { get, makeTempDir, post, startSidecar, type SidecarProcess } from "./sidecar-harness.ts";
 
 // Prompts that wait longer than a client (issue 43), against the real sidecar over real HTTP with the SDKs' real
@@ -76,8 +77,11 @@ async function answer(s: SidecarProcess, id: string, decision: "allowOnce" | "de
 const appendTo = (file: string) => `echo ran >> ${file}`;
 const runsOf = (file: string) => (existsSync(join(work, file)) ? readFileSync(join(work, file), "utf8").split("\n").filter(Boolean).length : 0);
 
-async function modernClient(s: SidecarProcess, inputRequired: { autoFulfill?: boolean; maxRounds?: number }): Promise<ClientV2> {
-  const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" }, inputRequired });
+/** The MCP Tasks extension's identifier (SEP-2663), as a client declares it in its capabilities. */
+const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+async function modernClient(s: SidecarProcess, inputRequired: { autoFulfill?: boolean; maxRounds?: number }, extensions?: Record<string, Record<string, never>>): Promise<ClientV2> {
+  const client = new ClientV2({ name: "leviath-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" }, inputRequired, ...(extensions === undefined ? {} : { capabilities: { extensions } }) });
   await client.connect(new TransportV2(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${s.runtimeToken}` } } }));
   expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
   return client;
@@ -175,6 +179,23 @@ describe("on 2026-07-28: input_required, and the retry is the same call", () => 
   });
 });
 
+describe("the Tasks extension (SEP-2663) is not offered: a client that declares it gets input_required", () => {
+  // The v2 SDK (2.4.0) has no Tasks runtime on either side, and its client rejects a `resultType: "task"` answer
+  // (docs/mcp.md, "Prompts that wait longer than a client"). A client declaring the extension must therefore still
+  // get `input_required`, never a task, and `tasks/get` names no method here, so no task can be read or cancelled.
+  it("a tools/call from a client declaring the extension is input_required, runs once after the allow, and tasks/get is not a method", async () => {
+    const client = await modernClient(sc, { autoFulfill: false }, { [TASKS_EXTENSION]: {} });
+    const args = { command: appendTo("tasks.txt") };
+    const first = await callManual(client, args);
+    expect(first.resultType).toBe("input_required");
+    await expect(client.request({ method: "tasks/get", params: { taskId: "any" } }, z.object({}).loose())).rejects.toThrow(/Method not found/);
+    await answer(sc, (await promptFor(sc, "tasks.txt")).id, "allowOnce");
+    const done = await callManual(client, args, first.requestState);
+    expect([done.resultType ?? "complete", done.isError, runsOf("tasks.txt")]).toEqual(["complete", false, 1]);
+    await client.close();
+  });
+});
+
 async function legacyClient(s: SidecarProcess): Promise<ClientV1> {
   const client = new ClientV1({ name: "leviath-test", version: "1.0.0" });
   await client.connect(new TransportV1(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${s.runtimeToken}` } } }));
@@ -218,6 +239,32 @@ describe("on 2025-era revisions with promptHoldSeconds: a pending result and wai
     const unknown = (await client.callTool({ name: "wait_for_approval", arguments: { approval: "nope" } })) as Answer;
     expect(unknown).toMatchObject({ isError: true, content: [{ type: "text", text: "[error] no call answered pending waits for approval 'nope'" }] });
     await client.close();
+  });
+});
+
+describe("on 2025-era revisions: a pending call is run only while its client can collect it", () => {
+  it("the end of the session it was answered pending in withdraws it: a later allow is refused and runs nothing", async () => {
+    // On main the call stayed pending with its session gone, and this allow ran it for nobody.
+    const client = await legacyClient(sc);
+    const first = (await client.callTool({ name: "shell", arguments: { command: appendTo("ended.txt") } })) as Answer;
+    expect(first._meta?.["leviath.dev/pending"]).toBeDefined();
+    const p = await promptFor(sc, "ended.txt");
+    await (client.transport as TransportV1).terminateSession();
+    const late = await post(`${sc.url}/v1/approvals/${p.id}`, { decision: "allowOnce" }, { authorization: `Bearer ${sc.token}` });
+    expect([late.status, late.body["code"]]).toEqual([410, "approval-withdrawn"]);
+    expect(runsOf("ended.txt")).toBe(0);
+    await client.close();
+  });
+
+  it("a call outside a session is held until it is answered, never answered pending (nothing could tell the client left)", async () => {
+    // On main it was answered pending at once, and nothing bound the call to a client still there to collect it.
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${sc.runtimeToken}`, "mcp-protocol-version": "2025-06-18" };
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "shell", arguments: { command: appendTo("stateless.txt") } } });
+    const answered = fetch(`${sc.url}/mcp`, { method: "POST", headers, body }).then((r) => r.text());
+    await answer(sc, (await promptFor(sc, "stateless.txt")).id, "allowOnce");
+    const result = (JSON.parse(/^data: (.*)$/m.exec(await answered)?.[1] ?? "{}") as { result?: Answer }).result;
+    expect(result?._meta?.["leviath.dev/pending"]).toBeUndefined();
+    expect([result?.isError, runsOf("stateless.txt")]).toEqual([false, 1]);
   });
 });
 

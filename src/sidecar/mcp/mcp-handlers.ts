@@ -3,7 +3,8 @@
 // `/v1/tool-calls`: permission → read path → gate, the same audit and labels; an `ask` waits on the same approval
 // channel, held here only as long as the client can wait (./pending-prompt.ts): on 2026-07-28 a bounded leg, then
 // `input_required`, whose retry is the same call; on 2025-era revisions until it is settled, or, where the policy
-// sets `promptHoldSeconds`, that long and then a pending result that `wait_for_approval` collects. The MCP client
+// sets `promptHoldSeconds` and the client has a session, that long and then a pending result that `wait_for_approval`
+// collects (the session's end withdraws it: a pending call is run only while its client can still collect it). The MCP client
 // cannot answer prompts: nothing on `/mcp` does. A call whose request is cancelled (`notifications/cancelled`, the
 // client's timeout), whose session ends or whose HTTP connection drops while it is held is withdrawn in the core:
 // its prompt is closed and it never runs.
@@ -74,18 +75,22 @@ interface McpCall {
   readonly resume?: string | undefined;
   /** The W3C trace context the request's `_meta` carried (`traceparent`, `tracestate`). */
   readonly trace?: TraceParent | undefined;
+  /** The 2025-era session the request came in (absent: a stateless exchange, or 2026-07-28). */
+  readonly session?: string | undefined;
 }
 
 /** A call's answer on the wire: its result, or, while it still waits on a prompt, the era's way of saying so. */
-async function answerOutcome(parts: McpServerParts, id: string, name: string, out: CallOutcome | undefined): Promise<CallToolResult | InputRequiredResult> {
+async function answerOutcome(parts: McpServerParts, call: { id: string; name: string; session: string | undefined }, out: CallOutcome | undefined): Promise<CallToolResult | InputRequiredResult> {
+  const { id, name, session } = call;
   if (out === undefined) throw new Error("unreachable: a held call is never forgotten");
   if (out.kind === "ask") {
     if (parts.era === "legacy") {
-      parts.pending.remember(out.body);
+      if (session === undefined) throw new Error("unreachable: a 2025-era call outside a session is held until settled");
+      parts.pending.remember(out.body, session);
       return buildPendingResult(out.body);
     }
     // The client is to retry: one that does not within the grace gave up, and its call is withdrawn.
-    parts.service.renewDeadline(id, Date.now() + (holdMsOf(parts) ?? 0) + RETRY_GRACE_MS);
+    parts.service.renewDeadline(id, Date.now() + (holdMsOf(parts, session) ?? 0) + RETRY_GRACE_MS);
     const requestState = await parts.stateCodec.mint({ call: id });
     return { resultType: "input_required", requestState, _meta: { [PENDING_META_KEY]: buildPendingMeta(out.body) } };
   }
@@ -105,19 +110,24 @@ function refuseForgotten(id: string, tool: string): CallToolResult {
   return buildCallResult(out);
 }
 
-/** How long this era holds a call on a prompt under the policy in force. */
-function holdMsOf(parts: McpServerParts): number | undefined {
+/**
+ * How long this era holds a call on a prompt under the policy in force. A 2025-era call outside a session is held
+ * until it is settled, as without `promptHoldSeconds`: answered pending, nothing would tell the sidecar its client
+ * had gone, and a later allow would run a call nobody collects.
+ */
+function holdMsOf(parts: McpServerParts, session: string | undefined): number | undefined {
+  if (parts.era === "legacy" && session === undefined) return undefined;
   return computeHoldMs(parts.era, parts.service.policy().runPolicy.limits.promptHoldSeconds);
 }
 
 async function callTool(parts: McpServerParts, call: McpCall): Promise<CallToolResult | InputRequiredResult> {
-  const { name, args, signal, progress, resume, trace } = call;
+  const { name, args, signal, progress, resume, trace, session } = call;
   const service = parts.service;
   // A retry whose call the core no longer remembers is refused: deciding it afresh could run it a second time.
   if (resume !== undefined && service.get(resume) === undefined) return refuseForgotten(resume, name);
   const id = resume ?? `mcp-${randomUUID()}`;
   // A retry is the client still there: its leg is held, and the grace after it starts again.
-  if (resume !== undefined) service.renewDeadline(resume, Date.now() + (holdMsOf(parts) ?? 0) + RETRY_GRACE_MS);
+  if (resume !== undefined) service.renewDeadline(resume, Date.now() + (holdMsOf(parts, session) ?? 0) + RETRY_GRACE_MS);
   // The client gave up (cancelled, timed out, its session or connection closed) while the call is held: nobody
   // reads the answer, so the call is withdrawn at once, its prompt closed; an answer given later refuses.
   // Submitting is synchronous up to the call's record, so the withdrawal always finds it. Once answered pending
@@ -126,22 +136,22 @@ async function callTool(parts: McpServerParts, call: McpCall): Promise<CallToolR
   signal.addEventListener("abort", withdraw, { once: true });
   try {
     // A retry submits the same id: the core answers what the call has come to, and never decides it twice.
-    const out = await holdAsk(service, id, await service.submit({ id, tool: name, args, callerRuns: false, trace }), { progress, holdMs: holdMsOf(parts) });
-    return await answerOutcome(parts, id, name, out);
+    const out = await holdAsk(service, id, await service.submit({ id, tool: name, args, callerRuns: false, trace }), { progress, holdMs: holdMsOf(parts, session) });
+    return await answerOutcome(parts, { id, name, session }, out);
   } finally {
     signal.removeEventListener("abort", withdraw);
   }
 }
 
 /** `wait_for_approval` (2025 era): waits on a prompt a pending result named, and answers its call as it stands then. */
-async function waitApproval(parts: McpServerParts, args: Record<string, unknown>, progress: () => Promise<void>): Promise<CallToolResult> {
+async function waitApproval(parts: McpServerParts, args: Record<string, unknown>, at: { progress: () => Promise<void>; session: string }): Promise<CallToolResult> {
   const approval = typeof args["approval"] === "string" ? args["approval"] : "";
   const found = parts.pending.find(approval);
   if (found === undefined) return buildUnknownPendingResult(approval);
   const current = parts.service.get(found.call);
   if (current === undefined) return refuseForgotten(found.call, found.tool);
-  const out = await holdAsk(parts.service, found.call, current, { progress, holdMs: holdMsOf(parts) });
-  return (await answerOutcome(parts, found.call, found.tool, out)) as CallToolResult;
+  const out = await holdAsk(parts.service, found.call, current, { progress: at.progress, holdMs: holdMsOf(parts, at.session) });
+  return (await answerOutcome(parts, { id: found.call, name: found.tool, session: at.session }, out)) as CallToolResult;
 }
 
 /** The signal that the client of this request gave up: the request cancelled, or the HTTP exchange carrying its answer dropped. */
@@ -160,10 +170,10 @@ export type ServerSdk = Awaited<ReturnType<typeof loadServerSdk>>;
 export function buildServer(sdk: ServerSdk, parts: McpServerParts): Server {
   const server = new sdk.Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } }, requestState: { verify: parts.stateCodec.verify } });
   const service = parts.service;
-  server.setRequestHandler("tools/list", async () => {
+  server.setRequestHandler("tools/list", async (_req, ctx) => {
     await service.gateway?.ready();
     const { stage } = service.currentStage();
-    const hold = parts.era === "legacy" ? service.policy().runPolicy.limits.promptHoldSeconds : undefined;
+    const hold = parts.era === "legacy" && ctx.sessionId !== undefined ? service.policy().runPolicy.limits.promptHoldSeconds : undefined;
     const wait = hold === undefined ? [] : [buildWaitApprovalTool(hold)];
     return { tools: [...listStageTools(service.policy(), stage, service.gateway), ...listStageMoveTools(stage), ...wait] };
   });
@@ -178,11 +188,12 @@ export function buildServer(sdk: ServerSdk, parts: McpServerParts): Server {
       // A prompt can wait longer than a client's request timeout: progress lets it keep waiting.
       if (token !== undefined) await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: ++tick, message: "waiting for approval" } });
     };
-    if (req.params.name === WAIT_APPROVAL_TOOL && parts.era === "legacy" && holdMsOf(parts) !== undefined) return waitApproval(parts, req.params.arguments ?? {}, progress);
+    const session = parts.era === "legacy" ? ctx.sessionId : undefined;
+    if (req.params.name === WAIT_APPROVAL_TOOL && session !== undefined && holdMsOf(parts, session) !== undefined) return waitApproval(parts, req.params.arguments ?? {}, { progress, session });
     // The SDK verified a 2026-07-28 retry's requestState (its HMAC) before this handler was entered.
     const state = parts.era === "modern" ? ctx.mcpReq.requestState() : undefined;
     const resume = isCallState(state) ? state.call : undefined;
-    return callTool(parts, { name: req.params.name, args: req.params.arguments ?? {}, signal: gaveUpSignal(ctx), progress, resume, trace: readTraceHeaders(req.params._meta ?? {}) });
+    return callTool(parts, { name: req.params.name, args: req.params.arguments ?? {}, signal: gaveUpSignal(ctx), progress, resume, trace: readTraceHeaders(req.params._meta ?? {}), session });
   });
   return server;
 }

@@ -99,10 +99,12 @@ class McpEndpoint {
     return this.#sessions.has(id);
   }
 
+  /** Ends a 2025-era session: the calls last answered pending in it are withdrawn (nobody is left to collect them). */
   end(id: string): void {
     const s = this.#sessions.get(id);
     if (s === undefined) return;
     this.#sessions.delete(id);
+    for (const call of this.#pending.callsOf(id)) this.#deps.service.withdraw(call, "cancelled");
     void s.transport.close();
     void s.server.close();
   }

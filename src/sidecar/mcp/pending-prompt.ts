@@ -96,19 +96,27 @@ export function buildWaitApprovalTool(holdSeconds: number): Tool {
 /** Most prompts remembered for `wait_for_approval` (the oldest forgotten first: a late wait then reads as unknown). */
 const MAX_PENDING_CALLS = 1024;
 
-/** Which call each prompt a 2025-era client was answered pending for belongs to, across its sessions. */
+/**
+ * Which call each prompt a 2025-era client was answered pending for belongs to, and the session it was last named
+ * in: a client may collect it from any of its sessions, and the end of the session that last named it withdraws it.
+ */
 export class PendingCalls {
-  readonly #byApproval = new Map<string, { readonly call: string; readonly tool: string }>();
+  readonly #byApproval = new Map<string, { readonly call: string; readonly tool: string; readonly session: string }>();
 
-  /** Remembers that `ask`'s prompt was named to a client. */
-  remember(ask: AskBody): void {
+  /** Remembers that `ask`'s prompt was named to a client in `session`. */
+  remember(ask: AskBody, session: string): void {
     this.#byApproval.delete(ask.approval.id);
-    this.#byApproval.set(ask.approval.id, { call: ask.id, tool: ask.tool });
+    this.#byApproval.set(ask.approval.id, { call: ask.id, tool: ask.tool, session });
     if (this.#byApproval.size > MAX_PENDING_CALLS) this.#byApproval.delete(this.#byApproval.keys().next().value!);
   }
 
   /** The call a named prompt belongs to. */
   find(approval: string): { readonly call: string; readonly tool: string } | undefined {
     return this.#byApproval.get(approval);
+  }
+
+  /** The calls whose prompts `session` was the last to be named (what its end withdraws, when still unsettled). */
+  callsOf(session: string): string[] {
+    return [...this.#byApproval.values()].filter((p) => p.session === session).map((p) => p.call);
   }
 }
