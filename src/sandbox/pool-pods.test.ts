@@ -82,7 +82,7 @@ describe("a pool pod before it is bound", () => {
     const snapshot = snapshotOf({ image: "registry.test/runtime:1" }, { ceilings: { runtimeImages: ["registry.test/runtime:1"] } });
     const cold = buildEnginePod(RUN, snapshot, buildWorkspaceMount(RUN, snapshot), traced);
     const tracingArgs = (args: readonly string[] = []) => args.flatMap((a, i) => (/^--(otlp-traces-endpoint|trace-content)$/.test(a) ? [a, args[i + 1]] : []));
-    const otel = (env: readonly { name: string }[] = []) => env.filter((e) => e.name.startsWith("OTEL_"));
+    const otel = (env: readonly Record<string, unknown>[] = []) => env.filter((e) => String(e["name"]).startsWith("OTEL_"));
     expect(tracingArgs(warm.spec.initContainers![0]!.args)).toEqual(["--otlp-traces-endpoint", endpoint, "--trace-content", "internal"]);
     expect(tracingArgs(warm.spec.initContainers![0]!.args)).toEqual(tracingArgs(cold.spec.initContainers![0]!.args));
     expect(otel(warm.spec.containers[0]!.env)).toEqual([{ name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", value: endpoint }]);
