@@ -75,6 +75,27 @@ describe("a pool pod before it is bound", () => {
     expect(computePoolHash(TEMPLATE, { ...DEFAULT_POD_SETTINGS, sidecarImage: "other:1" })).not.toBe(hash);
   });
 
+  it("traces as a cold engine pod does: its sidecar and its runtime get the operator's endpoint, and the hash follows it", () => {
+    const endpoint = "http://collector.observability:4318/v1/traces";
+    const traced = { ...DEFAULT_POD_SETTINGS, tracing: { endpoint, content: "internal" as const } };
+    const warm = buildPoolPod(TEMPLATE, "0a1b2c3d4e", traced);
+    const snapshot = snapshotOf({ image: "registry.test/runtime:1" }, { ceilings: { runtimeImages: ["registry.test/runtime:1"] } });
+    const cold = buildEnginePod(RUN, snapshot, buildWorkspaceMount(RUN, snapshot), traced);
+    const tracingArgs = (args: readonly string[] = []) => args.flatMap((a, i) => (/^--(otlp-traces-endpoint|trace-content)$/.test(a) ? [a, args[i + 1]] : []));
+    const otel = (env: readonly Record<string, unknown>[] = []) => env.filter((e) => String(e["name"]).startsWith("OTEL_"));
+    expect(tracingArgs(warm.spec.initContainers![0]!.args)).toEqual(["--otlp-traces-endpoint", endpoint, "--trace-content", "internal"]);
+    expect(tracingArgs(warm.spec.initContainers![0]!.args)).toEqual(tracingArgs(cold.spec.initContainers![0]!.args));
+    expect(otel(warm.spec.containers[0]!.env)).toEqual([{ name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", value: endpoint }]);
+    expect(otel(warm.spec.containers[0]!.env)).toEqual(otel(cold.spec.containers[0]!.env));
+    // Untraced, nothing of it; a pod made under another endpoint or content level is no pod for the pool today.
+    expect(JSON.stringify(pod.spec)).not.toMatch(/otlp|trace-content|OTEL_/i);
+    const hash = computePoolHash(TEMPLATE, traced);
+    expect(warm.metadata.annotations?.[ANNOTATION.poolHash]).toBe(hash);
+    expect(computePoolHash(TEMPLATE, DEFAULT_POD_SETTINGS)).not.toBe(hash);
+    expect(computePoolHash(TEMPLATE, { ...traced, tracing: { endpoint: "http://other:4318/v1/traces", content: "internal" } })).not.toBe(hash);
+    expect(computePoolHash(TEMPLATE, { ...traced, tracing: { endpoint, content: "public" } })).not.toBe(hash);
+  });
+
   it("has an identity that may read its own pod and nothing else, and a claim of its own", () => {
     const [sa, role, binding, claim] = buildPoolPodPrerequisites(AGENT, "0a1b2c3d4e");
     expect(sa).toMatchObject({ kind: "ServiceAccount", metadata: { name: pod.spec.serviceAccountName }, automountServiceAccountToken: false });

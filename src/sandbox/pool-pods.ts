@@ -11,7 +11,7 @@ import type { Container, KubeObject, ObjectMeta, Pod } from "./kube-types.ts";
 import { ANNOTATION, buildChildNames, buildLabelValue, buildOwnerReference, COMPONENT, type RunRef } from "./names.ts";
 import { buildRole, buildRoleBinding } from "./run-objects.ts";
 import { buildContainerSecurityContext, buildTmpVolume, type PodSettings } from "./pod-settings.ts";
-import { buildSidecarBase, buildSidecarStopFlags, buildTokenVolume, ENGINE_PATHS, mountVolumes, podSpecBase, RESERVED, RUNTIME_TOKEN_FILE, withSpecHash } from "./pods.ts";
+import { buildRuntimeTracingEnv, buildSidecarBase, buildSidecarStopFlags, buildTokenVolume, ENGINE_PATHS, mountVolumes, podSpecBase, RESERVED, RUNTIME_TOKEN_FILE, withSpecHash } from "./pods.ts";
 import type { PolicyMount } from "./read-path-volumes.ts";
 import type { RunSnapshot } from "./run-snapshot.ts";
 import type { RunPolicy } from "../api/run-policy.ts";
@@ -147,6 +147,9 @@ function buildPoolAgentContainer(template: PoolTemplate, settings: PodSettings):
       { name: "HOME", value: ENGINE_PATHS.tmp },
       { name: "LEVIATH_SIDECAR_URL", value: `http://127.0.0.1:${settings.sidecarPort}` },
       { name: "LEVIATH_SIDECAR_TOKEN_FILE", value: RUNTIME_TOKEN_FILE },
+      // The collector the operator traces to, as a cold pod's runtime has it: nothing of a Run, and in the pool
+      // hash (the pod settings are), so a changed endpoint retires the pool's pods.
+      ...buildRuntimeTracingEnv(settings),
     ],
     securityContext: buildContainerSecurityContext(),
     resources: settings.resources.agent,

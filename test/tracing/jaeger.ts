@@ -1,6 +1,7 @@
 // A real Jaeger (v1.75.0, built by scripts/jaeger-bin from the Go module proxy and cached under ~/.cache/leviath)
-// for the tracing tests: started on loopback ports only, with in-memory storage (test/tracing/jaeger/config.yaml),
-// its OTLP/HTTP receiver the exporters' endpoint and its query API read back with `fetch`.
+// for the tracing tests: started with in-memory storage (test/tracing/jaeger/config.yaml), its OTLP/HTTP receiver
+// the exporters' endpoint and its query API read back with `fetch`. Every listener is on loopback but the receiver,
+// which an e2e test puts on the node's address so that the engine pods reach it (test/e2e/tracing-run.test.ts).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -35,10 +36,12 @@ export interface JaegerTrace {
 
 /** A running Jaeger. */
 export interface Jaeger {
-  /** The OTLP/HTTP traces endpoint (`http://127.0.0.1:<port>/v1/traces`). */
+  /** The OTLP/HTTP traces endpoint (`http://<otlpHost>:<port>/v1/traces`). */
   readonly otlpEndpoint: string;
   /** The traces of a service, as the query API's JSON, and the raw text (to search for content that must not be there). */
   traces(service: string): Promise<{ data: JaegerTrace[]; text: string }>;
+  /** The query API's URL of `path` (`/api/services`, ...). */
+  queryUrl(path: string): string;
   stop(): Promise<void>;
 }
 
@@ -47,12 +50,12 @@ export function tagsOf(span: JaegerSpan): Record<string, string | number | boole
   return Object.fromEntries(span.tags.map((t) => [t.key, t.value]));
 }
 
-/** A free loopback port (held for no longer than it takes to read it). */
-function freePort(): Promise<number> {
+/** A free port on `host` (held for no longer than it takes to read it). */
+function freePort(host = "127.0.0.1"): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
+    s.listen(0, host, () => {
       const port = (s.address() as { port: number }).port;
       s.close(() => resolve(port));
     });
@@ -64,11 +67,17 @@ export function ensureJaegerBinary(): string {
   return execFileSync("bash", [`${REPO}scripts/jaeger-bin`], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim();
 }
 
-/** Starts Jaeger and resolves once its health check answers 200 (it exits or stays unhealthy: an error with its output). */
-export async function startJaeger(): Promise<Jaeger> {
+/**
+ * Starts Jaeger and resolves once its health check answers 200 (it exits or stays unhealthy: an error with its
+ * output). `otlpHost`: the address its OTLP/HTTP receiver listens on (default loopback).
+ */
+export async function startJaeger(opts: { readonly otlpHost?: string } = {}): Promise<Jaeger> {
   const bin = ensureJaegerBinary();
-  const [otlp, query, grpc, health] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const env = { ...process.env, JAEGER_OTLP_HTTP_PORT: String(otlp), JAEGER_QUERY_PORT: String(query), JAEGER_QUERY_GRPC_PORT: String(grpc), JAEGER_HEALTH_PORT: String(health) };
+  const otlpHost = opts.otlpHost ?? "127.0.0.1";
+  // As it goes in a URL and in the receiver's `host:port` (an IPv6 address in brackets).
+  const otlpAuthority = otlpHost.includes(":") ? `[${otlpHost}]` : otlpHost;
+  const [otlp, query, grpc, health] = [await freePort(otlpHost), await freePort(), await freePort(), await freePort()];
+  const env = { ...process.env, JAEGER_OTLP_HTTP_HOST: otlpAuthority, JAEGER_OTLP_HTTP_PORT: String(otlp), JAEGER_QUERY_PORT: String(query), JAEGER_QUERY_GRPC_PORT: String(grpc), JAEGER_HEALTH_PORT: String(health) };
   const proc: ChildProcess = spawn(bin, ["--config", `file:${HERE}jaeger/config.yaml`], { env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   proc.stdout?.on("data", (d: Buffer) => (output += d.toString()));
@@ -89,10 +98,12 @@ export async function startJaeger(): Promise<Jaeger> {
     }
     await new Promise((r) => setTimeout(r, 200));
   }
+  const queryUrl = (path: string) => `http://127.0.0.1:${query}${path}`;
   return {
-    otlpEndpoint: `http://127.0.0.1:${otlp}/v1/traces`,
+    queryUrl,
+    otlpEndpoint: `http://${otlpAuthority}:${otlp}/v1/traces`,
     async traces(service) {
-      const res = await fetch(`http://127.0.0.1:${query}/api/traces?service=${encodeURIComponent(service)}&limit=1000&lookback=1h`);
+      const res = await fetch(queryUrl(`/api/traces?service=${encodeURIComponent(service)}&limit=1000&lookback=1h`));
       const text = await res.text();
       if (res.status !== 200) throw new Error(`jaeger query answered ${res.status}: ${text}`);
       return { data: (JSON.parse(text) as { data: JaegerTrace[] }).data, text };

@@ -169,8 +169,8 @@ describe("the docs", () => {
   const blocks = DOCS.flatMap(blocksOf);
 
   it("mark few blocks as not run, and only those", () => {
-    // operations.md's Tracing block needs a collector and Runs whose pods run (test/cli/sidecar-tracing.test.ts exports
-    // to a real Jaeger); the one that reads a Run's audit ConfigMaps: test/e2e/run-flow.test.ts runs that command on the real node.
+    // operations.md's Tracing block needs a collector and Runs whose pods run (test/e2e/tracing-run.test.ts installs
+    // the chart with tracing.endpoint on a real Jaeger); the one that reads a Run's audit ConfigMaps: test/e2e/run-flow.test.ts runs that command on the real node.
     // The quickstart's second and third need the demo's node and model-server (test/e2e/demo.test.ts runs the second,
     // test/e2e/runtime-*.test.ts the clients of the third on the e2e node); its fourth is the output of the demo
     // without a node (test/integration/chart/demo.test.ts); its fifth, `kubectl leviath approve`, needs a pending
