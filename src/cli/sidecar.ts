@@ -121,7 +121,7 @@ read them).
 '~' in read-path entries is LEVIATH_HOME when set (even to an empty string), else your home directory.
 The audit directory and the token files must be outside the workdir and every granted read path (refused
 at start otherwise). Prints the address it listens on and the token files' paths; exits 0 on SIGTERM or
-SIGINT, 2 when a flag or a policy file is invalid.
+SIGINT, 2 when a flag, a policy file or LEVIATH_SIDECAR_V8_FLAGS (the V8 flags it sets on itself) is invalid.
 `;
 
 type Values = ReturnType<typeof parseCommandArgs<typeof SIDECAR_OPTIONS>>["values"];
