@@ -35,9 +35,10 @@ import { PolicyRollout } from "../src/sidecar/core/policy-rollout.ts";
 import { numberFlag, SuiteRecord } from "./bench-results.ts";
 import { measureRate, printTable, summarize, timeEach, type Row } from "./bench-stats.ts";
 import { buildEntryTree, buildSidecarTree, type EntryTree, type SidecarTree } from "./bench-tree.ts";
+import { REAL_PATH_FS } from "../src/sidecar/real-path-fs.ts";
 
-/** The real filesystem, as the sidecar passes it. */
-export const REAL_FS: PathFs = { realpath: (p) => realpathSync.native(p) };
+/** The real filesystem, as the sidecar passes it (realpath(3), and the directory check of an exact root's last canonical form). */
+export const REAL_FS: PathFs = REAL_PATH_FS;
 /** A filesystem that answers every realpath with the path itself: the decision's matching without syscalls. */
 export const LEXICAL_FS: PathFs = { realpath: (p) => p };
 

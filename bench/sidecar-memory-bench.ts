@@ -1,7 +1,7 @@
 // Suite `sidecar-memory` (issue 14, finding 6): the real `leviath sidecar` process driven through the call
 // sequences that used to grow its memory without bound, each in a fresh process, with its peak resident set
 // (VmHWM in /proc/<pid>/status, the kernel's own high-water mark) against the engine pod's sidecar memory limit.
-// The sidecar runs with the memory environment its container gets (SIDECAR_MEMORY_ENV: V8 flags, glibc's mmap threshold) and, unless `--standalone`, with
+// The sidecar runs with the memory environment its container gets (SIDECAR_MEMORY_ENV: V8 flags, those the sidecar sets on itself, glibc's mmap threshold) and, unless `--standalone`, with
 // its cluster parts preloaded, as the in-cluster sidecar has them (the standalone one never loads them).
 // It runs the compiled CLI the image ships (dist/main.js, built first with tsconfig.build.json); `--source` runs
 // the TypeScript sources instead, whose type stripping adds about 30 MiB to the resident set.
@@ -31,7 +31,7 @@ const ENTRY = join(ROOT, FROM_SOURCE ? "bin/leviath" : "dist/main.js");
 function startSidecar(tree: SidecarTree, name: string, nodeArgs: readonly string[]): Promise<Sidecar> {
   const args = [...nodeArgs, ENTRY, "sidecar", "--agent", join(tree.root, "agent.leviath"), "--config", join(tree.root, "config.toml"),
     "--workdir", tree.work, "--audit-dir", join(tree.root, `audit-${name}`), "--listen", "127.0.0.1:0", "--log-level", "warn"];
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, MALLOC_MMAP_THRESHOLD_: SIDECAR_MEMORY_ENV["MALLOC_MMAP_THRESHOLD_"], LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, MALLOC_MMAP_THRESHOLD_: SIDECAR_MEMORY_ENV["MALLOC_MMAP_THRESHOLD_"], LEVIATH_SIDECAR_V8_FLAGS: SIDECAR_MEMORY_ENV["LEVIATH_SIDECAR_V8_FLAGS"], LEVIATH_HOME: tree.home }, stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
   let out = "";
   return new Promise((resolve, reject) => {

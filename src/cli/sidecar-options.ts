@@ -4,6 +4,9 @@ import { RUN_MODES, type RunMode } from "../api/run-policy.ts";
 import { isSafeRunName } from "../sidecar/storage/audit-writer.ts";
 import { UsageError } from "./io.ts";
 
+// The V8 flags the container sets through the environment are read with the flags, before anything else runs.
+export { applySidecarV8Flags } from "./sidecar-v8-flags.ts";
+
 /** The flags `leviath sidecar` accepts. */
 export const SIDECAR_OPTIONS = {
   agent: { type: "string" },

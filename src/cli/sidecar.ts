@@ -16,7 +16,7 @@ import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { canonicalWorkdir, homeOf } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import {
-  DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, refusePoolOnlyFlags, SIDECAR_OPTIONS,
+  applySidecarV8Flags, DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, refusePoolOnlyFlags, SIDECAR_OPTIONS,
 } from "./sidecar-options.ts";
 import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
 import { prepareStageChannel, shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
@@ -121,7 +121,7 @@ read them).
 '~' in read-path entries is LEVIATH_HOME when set (even to an empty string), else your home directory.
 The audit directory and the token files must be outside the workdir and every granted read path (refused
 at start otherwise). Prints the address it listens on and the token files' paths; exits 0 on SIGTERM or
-SIGINT, 2 when a flag or a policy file is invalid.
+SIGINT, 2 when a flag, a policy file or LEVIATH_SIDECAR_V8_FLAGS (the V8 flags it sets on itself) is invalid.
 `;
 
 type Values = ReturnType<typeof parseCommandArgs<typeof SIDECAR_OPTIONS>>["values"];
@@ -256,6 +256,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   if (v.workdir === undefined) throw new UsageError("--workdir DIR is required");
+  applySidecarV8Flags(io.env); // before any call is compiled (a pool pod's too): the flags NODE_OPTIONS cannot carry
   if (v.pool) return (await import("./sidecar-pool.ts")).runPoolSidecar(argv, v, io, runSidecar);
   refusePoolOnlyFlags(v);
   const { listen, metricsListen, metricsTokenSha256 } = listenFlags(v);

@@ -48,13 +48,22 @@ export interface PodSettings {
 export const SIDECAR_NODE_OPTIONS = "--max-old-space-size=128 --max-semi-space-size=1 --v8-pool-size=1";
 
 /**
+ * V8 flags NODE_OPTIONS refuses, which the sidecar sets on itself at start (`LEVIATH_SIDECAR_V8_FLAGS`,
+ * src/cli/sidecar-v8-flags.ts): Maglev's finished compilation jobs freed on the main thread rather than queued for
+ * the one worker, whose arena otherwise held 20 to 30 MiB of them at the peak (the `peers` run, docs/benchmarks.md).
+ */
+export const SIDECAR_V8_FLAGS = "--no-maglev-destroy-on-background";
+
+/**
  * The sidecar container's environment for memory. Besides the V8 flags, glibc's mmap threshold is held at its
  * 128 KiB default: otherwise freeing one large buffer raises it, later file buffers come from the heap arena,
  * and freed memory stays resident (8 files of 1 MiB per `read_files`, 4 at once: 275 MiB peak, 212 with it).
- * The `sidecar-memory` bench runs the sidecar with this same environment.
+ * The `sidecar-memory` bench runs the sidecar with this same environment; `LEVIATH_SIDECAR_V8_FLAGS` carries the V8
+ * flags only the sidecar itself can set.
  */
 export const SIDECAR_MEMORY_ENV: Readonly<Record<string, string>> = {
   NODE_OPTIONS: SIDECAR_NODE_OPTIONS,
+  LEVIATH_SIDECAR_V8_FLAGS: SIDECAR_V8_FLAGS,
   MALLOC_MMAP_THRESHOLD_: "131072",
 };
 

@@ -11,6 +11,7 @@ import { createSidecarMetrics, type SidecarMetrics } from "../metrics/sidecar-me
 import type { BindingHandout, BindingTake } from "./cluster/binding-handout.ts";
 import type { PolicySource } from "./cluster/policy-sources.ts";
 import { ApprovalBook } from "./core/approvals.ts";
+import { REAL_PATH_FS } from "./real-path-fs.ts";
 import type { SidecarTracing } from "./core/call-spans.ts";
 import { buildEnforcement, computeCurrentStage, findStageIndex, type Enforcement, type EnforcementContext } from "./core/enforcement.ts";
 import { Ledger } from "./core/ledger.ts";
@@ -233,7 +234,7 @@ export function buildSidecar(opts: SidecarServerOptions): { ok: true; sidecar: B
   const shell = opts.shell(policy);
   const executors = buildExecutorTable({ shell, metrics, log, gateway, result: opts.result });
   const workdir = realpathSync.native(opts.workdir);
-  const fs = { realpath: (p: string) => realpathSync.native(p) };
+  const fs = REAL_PATH_FS;
   const service = new ToolCallService({
     policy, workdir, fs, session, approvals, audit, metrics, shell, log, clock, monotonicMs, runName, gateway, ledger, executors, rollout, ...(opts.result ? { result: opts.result } : {}),
   });

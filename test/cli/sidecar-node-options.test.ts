@@ -1,6 +1,10 @@
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { basename, join } from "node:path";
 import { SIDECAR_MEMORY_ENV, SIDECAR_NODE_OPTIONS } from "../../src/sandbox/pod-settings.ts";
+import { leviath } from "./run-cli.ts";
+import { makeTempDir, startSidecar } from "./sidecar-harness.ts";
 
 // The sidecar container gets its V8 flags through NODE_OPTIONS, and Node refuses to start at all when one of
 // them is not allowed there (`--single-threaded-gc is not allowed in NODE_OPTIONS`): the pod would crash-loop.
@@ -33,5 +37,27 @@ describe("the sidecar container's memory environment", () => {
     const r = spawnSync(process.execPath, ["-e", "0"], { env: { ...process.env, NODE_OPTIONS: `${SIDECAR_NODE_OPTIONS} --single-threaded-gc` }, encoding: "utf8" });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain("is not allowed in NODE_OPTIONS");
+  });
+
+  it("starts the real sidecar with the whole environment, the V8 flags it sets on itself included, and it decides", async () => {
+    const root = makeTempDir("leviath-sidecar-v8-flags-");
+    writeFileSync(join(root, "agent.leviath"), "[agent]\nname = 'flags'\n");
+    writeFileSync(join(root, "a.txt"), "a\n");
+    const sc = await startSidecar(["--agent", join(root, "agent.leviath"), "--workdir", root, "--audit-dir", join(root, "..", `${basename(root)}-audit`)], { env: { ...SIDECAR_MEMORY_ENV, LEVIATH_HOME: root } });
+    try {
+      const r = await fetch(`${sc.url}/v1/tool-calls`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${sc.runtimeToken}` }, body: JSON.stringify({ id: "c1", tool: "read_file", args: { path: "a.txt" } }) });
+      expect(((await r.json()) as { decision: string }).decision).toBe("allow");
+    } finally {
+      expect(await sc.stop()).toBe(0);
+    }
+    expect(sc.stderr()).not.toMatch(/"level":"(warn|error|fatal)"/);
+  });
+
+  it("refuses to start, naming it, when LEVIATH_SIDECAR_V8_FLAGS holds a flag it does not set", () => {
+    const root = makeTempDir("leviath-sidecar-v8-flags-");
+    writeFileSync(join(root, "agent.leviath"), "[agent]\nname = 'flags'\n");
+    const r = leviath(["sidecar", "--agent", join(root, "agent.leviath"), "--workdir", root, "--listen", "127.0.0.1:0"], { env: { LEVIATH_HOME: root, LEVIATH_SIDECAR_V8_FLAGS: "--allow-natives-syntax" } });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("LEVIATH_SIDECAR_V8_FLAGS: '--allow-natives-syntax' is not a flag the sidecar sets");
   });
 });

@@ -2,9 +2,15 @@
 // and canonicalization with walk-up (spec §5.2, §5.5). The filesystem is reached only through the
 // injected `PathFs` port.
 
-/** The one filesystem operation the policy needs. Throws on any failure; callers pass `fs.realpathSync.native`. */
+/** The filesystem operations the policy needs. `realpath` throws on any failure; callers pass `fs.realpathSync.native`. */
 export interface PathFs {
   realpath(path: string): string;
+  /**
+   * The identity (device and inode) of the directory `path` names once every link is followed, as one string;
+   * `null` when it names no directory or cannot be read. Optional: without it every exact root is canonicalized
+   * at each decision (decide.ts).
+   */
+  directoryId?(path: string): string | null;
 }
 
 /** realpath, with every failure (ENOENT, ENOTDIR, ELOOP, EACCES, …) as `null`. */

@@ -219,3 +219,76 @@ describe("one decision's work is shared across entries, never across decisions",
     expect(decide(p, `${T}/données/ab/x.txt`, realFs)).toBe("NotDeclared");
   });
 });
+
+describe("an exact root's last canonical form, checked before it proves a match", () => {
+  // The sidecar's port (src/sidecar/real-path-fs.ts): directories told apart by device and inode, realpath(3) counted.
+  const counted = () => {
+    const calls: string[] = [];
+    const port: PathFs = {
+      realpath: (p) => (calls.push(p), fs.realpathSync.native(p)),
+      directoryId(p) {
+        const st = fs.statSync(p, { bigint: true, throwIfNoEntry: false });
+        return st?.isDirectory() === true ? `${st.dev}:${st.ino}` : null;
+      },
+    };
+    return { calls, port };
+  };
+  const decideWith = (p: ReadPathPolicy, port: PathFs, rel: string) => decide(p, canonicalizeForMatch(path.join(T, rel), realFs)!, port);
+
+  it("proves a later match under a linked root with no realpath of any root, and decides as the plain port does", () => {
+    const p = policy([`${T}/homelink`, `${T}/rootlink`, `${T}/outside`], [`${T}/homelink`, `${T}/rootlink`]);
+    const { calls, port } = counted();
+    // Each root is canonicalized once, when a decision first needs it.
+    expect(decideWith(p, port, "realhome/docs/a.md")).toBe("Allowed");
+    expect(decideWith(p, port, "data/runs")).toBe("Allowed");
+    calls.length = 0;
+    for (const rel of ["realhome/docs/a.md", "data/runs/r1/log.txt", "data/runs"]) expect(decideWith(p, port, rel)).toBe("Allowed");
+    expect(calls).toEqual([]);
+    // What no checked form proves is decided the full way: every exact root canonicalized, as the plain port does.
+    for (const rel of ["data/runs-old/1", "outside", "etc/secret"]) expect(decideWith(p, port, rel)).toBe(decideAt(p, rel));
+    expect(calls.length).toBeGreaterThan(0);
+  });
+
+  it("follows a root relinked elsewhere at the next decision: the old target is refused, the new one allowed", () => {
+    const dir = path.join(T, "relink");
+    for (const d of ["a", "b"]) fs.mkdirSync(path.join(dir, d), { recursive: true });
+    fs.writeFileSync(path.join(dir, "a", "f"), "a");
+    fs.writeFileSync(path.join(dir, "b", "secret"), "b");
+    fs.symlinkSync(path.join(dir, "a"), path.join(dir, "link"));
+    const p = both(path.join(dir, "link"));
+    const { port } = counted();
+    expect(decideWith(p, port, "relink/a/f")).toBe("Allowed");
+    expect(decideWith(p, port, "relink/b/secret")).toBe("NotDeclared");
+    fs.rmSync(path.join(dir, "link"));
+    fs.symlinkSync(path.join(dir, "b"), path.join(dir, "link"));
+    expect(decideWith(p, port, "relink/a/f")).toBe("NotDeclared");
+    expect(decideWith(p, port, "relink/b/secret")).toBe("Allowed");
+  });
+
+  it("never proves a match with a directory moved away and replaced: the replacement is refused, the moved one allowed", () => {
+    const dir = path.join(T, "moved");
+    fs.mkdirSync(path.join(dir, "a"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "a", "f"), "a");
+    fs.symlinkSync(path.join(dir, "a"), path.join(dir, "link"));
+    const p = both(path.join(dir, "link"));
+    const { port } = counted();
+    expect(decideWith(p, port, "moved/a/f")).toBe("Allowed");
+    // The granted directory moves to b and the link follows it; a new a takes the old name, with a planted file.
+    fs.renameSync(path.join(dir, "a"), path.join(dir, "b"));
+    fs.rmSync(path.join(dir, "link"));
+    fs.symlinkSync(path.join(dir, "b"), path.join(dir, "link"));
+    fs.mkdirSync(path.join(dir, "a"));
+    fs.writeFileSync(path.join(dir, "a", "planted"), "x");
+    expect(decideWith(p, port, "moved/a/planted")).toBe("NotDeclared");
+    expect(decideWith(p, port, "moved/b/f")).toBe("Allowed");
+  });
+
+  it("starts matching a root created after the first decision", () => {
+    const root = path.join(T, "later-root");
+    const p = both(root);
+    const { port } = counted();
+    expect(decideWith(p, port, "later-root/x")).toBe("NotDeclared");
+    fs.mkdirSync(root);
+    expect(decideWith(p, port, "later-root/x")).toBe("Allowed");
+  });
+});
