@@ -239,6 +239,9 @@ function installRootsUnderTmp(): string[] {
   return [...new Set(roots.map((r) => realpathSync(r)))].filter((r) => r.startsWith("/tmp/"));
 }
 
+/** What a pool pod's sidecar hands the Run's sidecar's server: the binding's hand-out, and what runs before it listens. */
+const handedOver = (h: PoolHandover | undefined): Partial<Pick<PoolHandover, "binding" | "beforeListen">> => (h === undefined ? {} : { binding: h.binding, beforeListen: h.beforeListen });
+
 /** Where `${VAR}` of MCP servers come from: the mounted Secrets, else the environment (standalone only). */
 function gatewayVars(v: Values, io: CliIo, cluster: boolean): VarSource {
   const dir = v["mcp-secrets-dir"];
@@ -282,7 +285,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
-    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors), binding: handover?.binding, tracing,
+    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors), ...handedOver(handover), tracing,
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
   if (!started.ok) {
     io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);
