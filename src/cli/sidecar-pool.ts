@@ -11,7 +11,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readBlueprintSnapshotEntries } from "../sandbox/blueprint-files.ts";
-import { SNAPSHOT_KEY } from "../sandbox/run-snapshot.ts";
+import { RunPolicySchema } from "../api/run-policy.ts";
+import { ControllerSnapshotSchema, RuntimeSnapshotSchema, SNAPSHOT_KEY } from "../sandbox/run-snapshot.ts";
 import type { SidecarServerOptions } from "../sidecar/build-sidecar.ts";
 import { createBindingHandout, type BindingHandout } from "../sidecar/cluster/binding-handout.ts";
 import type { PoolBinding } from "../sidecar/cluster/pool-binding.ts";
@@ -89,6 +90,15 @@ async function openSandboxChannels(client: ClusterClient, namespace: string, pod
   return channels;
 }
 
+/**
+ * The parsers of what the takeover parses first (the run policy, the snapshot's runtime and controller parts)
+ * generated and compiled while nothing binds, on skeletons that hold nothing of any Run (api/schema-warm-up.ts).
+ */
+async function warmUpSnapshotSchemas(): Promise<void> {
+  const { warmUpSchema } = await import("../api/schema-warm-up.ts");
+  for (const schema of [RunPolicySchema, ControllerSnapshotSchema, RuntimeSnapshotSchema]) warmUpSchema(schema);
+}
+
 /** Stopped unbound: the channels' held execs would keep the process alive until the kubelet's SIGKILL. */
 function stopUnbound(channels: ShellChannels | undefined): number {
   channels?.close();
@@ -117,7 +127,7 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
   const channels = await openSandboxChannels(client, namespace, values["sandbox-pod"] ?? [], execWaitMs);
   // What the takeover loads and builds first, done while nothing binds (the modules stay cached; a failure shows at
   // the takeover).
-  void Promise.all([import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts"), import("../sidecar/http/app.ts").then((m) => m.warmUpSidecarApp())]).catch(() => undefined);
+  void Promise.all([import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts"), import("../sidecar/http/app.ts").then((m) => m.warmUpSidecarApp()), warmUpSnapshotSchemas()]).catch(() => undefined);
   const stopped = new AbortController();
   const onSignal = () => stopped.abort();
   process.once("SIGTERM", onSignal);
