@@ -50,12 +50,12 @@ Policy (one of):
                             seeds read (the controller mounts the copy pinned at start); standalone it is
                             the --agent directory
       --pool                a warm pool's pod (cluster): no run yet; every call is refused 503 not-bound
-                            (POST /v1/binding with the runtime token is held up to 20 s first) until the
-                            controller binds the pod (LEVIATH_POD) to a Run whose snapshot checks
-                            out, then the Run's sidecar takes over (docs/controller.md, Warm pools) with the
-                            runtime token written at start (--runtime-token-file, required) and answers
-                            POST /v1/binding once: the Run's runtime.json and credential Secrets, read then
-                            with the Run's Role, for the runtime's 'leviath bound-exec'
+                            (POST /v1/binding with the runtime token is held up to 20 s) until the
+                            controller binds the pod (LEVIATH_POD) to a Run whose snapshot checks out;
+                            the Run's sidecar then takes over (docs/controller.md, Warm pools) with the
+                            runtime token written at start (--runtime-token-file, required); the held ask
+                            is answered once it is built: the Run's runtime.json and credential Secrets,
+                            read then with the Run's Role, for the runtime's 'leviath bound-exec'
       --sandbox-pod POD     with --pool: one of the pool pod's own sandbox pods (repeatable; the controller
                             names each): the shell channel to it is opened while the pod waits for its
                             binding, carrying nothing until the bound Run's first shell call there
