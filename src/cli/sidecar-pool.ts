@@ -25,6 +25,7 @@ import { ShellChannels } from "../sidecar/executors/pod-channel-shell.ts";
 import { SlotPool } from "../sidecar/executors/pod-exec-sweep.ts";
 import { SANDBOX_CONTAINER } from "../sidecar/executors/sandbox-targets.ts";
 import { parseListenAddress } from "./args.ts";
+import { POOL_WATCH_DELAY_MS } from "./sidecar-cluster.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import { prepareRuntimeToken } from "./sidecar-secrets.ts";
 import { DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parsePositiveInt } from "./sidecar-options.ts";
@@ -41,6 +42,8 @@ export interface PoolHandover {
    * holds is answered with the recorded hand-out, then the unbound server closes and gives the port up.
    */
   readonly beforeListen: NonNullable<SidecarServerOptions["beforeListen"]>;
+  /** How long after its listen the Run's sidecar starts its watches and status reports (cli/sidecar-cluster.ts). */
+  readonly watchDelayMs: number;
   readonly run: unknown;
   readonly binding: BindingHandout;
   readonly client: ClusterClient;
@@ -148,7 +151,7 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
     await unbound.close();
   };
   try {
-    return await takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, beforeListen, binding: buildHandout(client, namespace, binding), client, run: binding.read, channels });
+    return await takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, beforeListen, watchDelayMs: POOL_WATCH_DELAY_MS, binding: buildHandout(client, namespace, binding), client, run: binding.read, channels });
   } finally {
     // A takeover that stopped before it listened must not leave the port held.
     await unbound.close();

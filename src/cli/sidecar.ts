@@ -297,7 +297,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const stopped = waitForSignal();
   announceListening(io, sidecar, runtime.path, approvals.path);
   // The watches and reports start once it listens; their modules load only now (a pool pod's, while it waited).
-  const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? await import("../sidecar/cluster/cluster-approvals.ts").then(({ startApprovalWatcher }) => startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher })) : async () => {};
+  const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? await import("../sidecar/cluster/cluster-approvals.ts").then(({ startApprovalWatcher }) => startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher, watchDelayMs: handover?.watchDelayMs })) : async () => {};
   await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false, channels });
   return EXIT.ok;
 }
