@@ -61,7 +61,7 @@ export function openClusterRecords(client: KubeClient | undefined, at: RecordsAt
 
 /**
  * How long a warm pool pod's Run's sidecar waits after its listen before it starts its watches and status reports
- * (docs/benchmarks.md, "Warm, the held ask answered at the binding"): the runtime has its Run as the sidecar listens,
+ * (docs/benchmarks.md, "Warm, the hand-over measured step by step"): the runtime has its Run as the sidecar listens,
  * and its health check and first tool call come in the next moments; the watches' first requests (new TLS
  * connections, the lists) would take the pod's CPU from them. Nothing is missed meanwhile: each watch lists what is
  * there when it starts (an Approval answered, a resumed snapshot, a rollout), and the audit flushes from the start.
