@@ -1,8 +1,8 @@
 // Zod compiles each object schema's parser the first time it parses an object (a generated function), and V8 then
 // compiles that function on its first run: for the run policy's schema that is several milliseconds of CPU on the
 // first parse, which a warm pool pod's sidecar would otherwise pay after its binding (docs/benchmarks.md, "Warm, the
-// held ask answered at the binding"). `warmUpSchema` pays it before: it parses, for every object schema in the tree,
-// a skeleton of that object (every field present, each nested object and array one level of skeleton, scalars
+// hand-over measured step by step"). `warmUpSchema` pays it before: it parses, for every object schema in the tree,
+// a skeleton of that object (every field present, nested objects, arrays and records two levels deep, scalars
 // absent), so each parser is generated and run once. The skeleton is made of empty objects and arrays: no value of
 // any Run, and the results are thrown away.
 import type { z } from "zod";
