@@ -25,6 +25,7 @@ import { buildSandboxPod } from "../test/e2e/harness/sandbox-pod.ts";
 import type { BenchKube, WatchedObject } from "./bench-kube.ts";
 import { flagValue, numberFlag, ROOT, SuiteRecord } from "./bench-results.ts";
 import { printTable, summarize, type Row } from "./bench-stats.ts";
+import { computeRequestsPerRun, readRequestCounts, type RequestCounts } from "./api-requests.ts";
 import { provisionPoolClaims, setPool, waitForPool } from "./start-warm.ts";
 import { findChildPids, snapshotCpu, startBenchCluster, startControllerChild, until, type CpuSnapshot } from "./controller-cluster.ts";
 
@@ -50,7 +51,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const epochMs = (perfMs: number) => performance.timeOrigin + perfMs;
 
 /** The milestones of one Run, epoch ms. */
-type Milestone = "created" | "enginePod" | "scheduled" | "sandboxReady" | "runtimeStarted" | "runtimeBound" | "sidecarHealthy" | "firstCallAnswered" | "succeeded";
+type Milestone = "created" | "enginePod" | "scheduled" | "sandboxReady" | "announced" | "runtimeStarted" | "runtimeBound" | "sidecarHealthy" | "firstCallAnswered" | "succeeded";
 const PHASES: readonly { from: Milestone; to: Milestone; name: string }[] = [
   { from: "created", to: "enginePod", name: "Run created → engine pod created (controller)" },
   { from: "enginePod", to: "scheduled", name: "→ engine pod scheduled (scheduler)" },
@@ -65,7 +66,8 @@ const PHASES: readonly { from: Milestone; to: Milestone; name: string }[] = [
  */
 const WARM_PHASES: typeof PHASES = [
   { from: "created", to: "enginePod", name: "Run created → pool pod adopted (controller)" },
-  { from: "enginePod", to: "runtimeBound", name: "→ runtime has its Run (sidecar bound, bound-exec's hand-over)" },
+  { from: "enginePod", to: "announced", name: "→ binding announced on the pod (controller: identity, Role, status, then the annotation)" },
+  { from: "announced", to: "runtimeBound", name: "→ runtime has its Run (the pod's sidecar: its watch, the check, the Run's sidecar built, the hand-out, bound-exec)" },
   { from: "runtimeBound", to: "sidecarHealthy", name: "→ sidecar healthy to the runtime" },
   ...PHASES.slice(4),
 ];
@@ -77,7 +79,7 @@ const TOTALS: readonly { to: Milestone; name: string }[] = [
   { to: "succeeded", name: "Run created → Succeeded" },
 ];
 
-type PodWatched = WatchedObject & { metadata: { labels?: Record<string, string> }; spec?: { nodeName?: string }; status?: { conditions?: { type: string; status: string }[] } };
+type PodWatched = WatchedObject & { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: { nodeName?: string }; status?: { conditions?: { type: string; status: string }[] } };
 type RunWatched = WatchedObject & { status?: { phase?: string; message?: string; enginePod?: string; startedFrom?: string } };
 
 if (process.getuid?.() !== 0) {
@@ -121,6 +123,8 @@ const watches = [
     if (pod.metadata.labels?.["leviath.dev/component"] === "engine") {
       mark(run, "enginePod", epochMs(at));
       if (pod.spec?.nodeName) mark(run, "scheduled", epochMs(at));
+      // A pool pod's binding, announced to its sidecar (the same watch event its sidecar acts on).
+      if (pod.metadata.annotations?.["leviath.dev/bound-run"] === run) mark(run, "announced", epochMs(at));
     } else if (ready) {
       mark(run, "sandboxReady", epochMs(at));
     }
@@ -228,6 +232,14 @@ function report(title: string, all: readonly string[], cpu: Record<string, numbe
   (record.extra["cpuSecondsPerRun"] as Record<string, unknown>)[title] = cpu;
 }
 
+/** The API server's requests per Run over a mode (its own count), the writes summed. */
+function reportRequests(title: string, before: RequestCounts, after: RequestCounts, runs: number): void {
+  const { perRun, writesPerRun } = computeRequestsPerRun(before, after, runs);
+  say(`${title}: kube-apiserver requests per Run: ${writesPerRun} writes; ${Object.entries(perRun).slice(0, 24).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+  (record.extra["apiRequestsPerRun"] ??= {} as Record<string, unknown>);
+  (record.extra["apiRequestsPerRun"] as Record<string, unknown>)[title] = { writesPerRun, perRun };
+}
+
 function cpuPerRun(before: CpuSnapshot, after: CpuSnapshot, runs: number): Record<string, number> {
   const per: Record<string, number> = {};
   for (const name of Object.keys(after.processes)) per[name] = (after.processes[name]! - (before.processes[name] ?? 0)) / runs;
@@ -256,9 +268,12 @@ try {
   });
   const pids = { ...findChildPids(), controller: controller.pid };
   // One Run first, not counted: the kubelet's first pod start pays for what later ones share.
+  const requestsBeforeWarmup = await readRequestCounts(kube);
   await createRun("warmup");
   await finish("warmup");
   await deleteRuns(["warmup"]);
+  // Its requests, for a cold Run's count beside the warm ones' (one Run, its deletion included).
+  reportRequests("cold, the warm-up Run", requestsBeforeWarmup, await readRequestCounts(kube), 1);
 
   const bare = ONLY === "warm" ? [] : Array.from({ length: RUNS }, (_, i) => `bare-${i}`);
   for (const name of bare) {
@@ -297,6 +312,7 @@ try {
     await setPool(kube, NS, "bench", POOL, RUNTIME_START);
     const warmSequential = Array.from({ length: RUNS }, (_, i) => `warm-seq-${i}`);
     let before = snapshotCpu(pids);
+    const requestsBefore = await readRequestCounts(kube);
     for (const name of warmSequential) {
       await waitForPool(kube, NS, "bench", POOL);
       await createRun(name);
@@ -304,6 +320,7 @@ try {
       await deleteRuns([name]);
     }
     report("warm, sequential", warmSequential, cpuPerRun(before, snapshotCpu(pids), RUNS), WARM_PHASES);
+    reportRequests("warm, sequential", requestsBefore, await readRequestCounts(kube), RUNS);
     const warmBurst = Array.from({ length: Math.min(BURST, POOL) }, (_, i) => `warm-burst-${i}`);
     await waitForPool(kube, NS, "bench", POOL);
     before = snapshotCpu(pids);

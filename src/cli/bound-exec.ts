@@ -55,9 +55,11 @@ signal ended it).
 
 While the sidecar is not listening, has not written the token file, refuses the token (a restarted unbound
 sidecar writes a new one) or answers 503 not-bound, it asks again, for --wait-seconds; then it exits 1 without
-starting COMMAND. An unbound pool sidecar holds the ask until it is bound (or for ${BINDING_HOLD_MS / 1000} s) and
-then answers not-bound: bound-exec asks again at once, retrying every ${GAP_RETRY_MS} ms while the Run's sidecar
-takes over the port; an answer that comes at once is asked again ${ASK_INTERVAL_MS} ms after the last ask. Any other
+starting COMMAND. An unbound pool sidecar holds the ask until it is bound and answers it with the binding once the
+Run's sidecar is built (an ask it did not hand the binding to, not-bound), or for ${BINDING_HOLD_MS / 1000} s and
+then not-bound: bound-exec asks again at once after a held not-bound, retrying every ${GAP_RETRY_MS} ms while the
+Run's sidecar takes over the port; an answer that comes at once is asked again ${ASK_INTERVAL_MS} ms after the last
+ask. Any other
 answer (the binding already handed out, a credential Secret the Run's Role cannot read, an answer that does not
 parse) exits 1 at once without starting COMMAND.
 

@@ -8,7 +8,7 @@ import type { startApprovalWatcher } from "../sidecar/cluster/cluster-approvals.
 import { createClusterRecords } from "../sidecar/cluster/cluster-records.ts";
 import { startResumeWatcher, type createResumableSource } from "../sidecar/cluster/resumed-snapshot.ts";
 import { startRolloutWatcher } from "../sidecar/cluster/rollout-watcher.ts";
-import { startRunStatusReporter } from "../sidecar/cluster/run-status-reporter.ts";
+import { createRunStatusReporter, startRunStatusReporter } from "../sidecar/cluster/run-status-reporter.ts";
 import { createResultSink } from "../sidecar/core/run-result.ts";
 import type { SidecarServerOptions } from "../sidecar/build-sidecar.ts";
 import type { RunningSidecar } from "../sidecar/server.ts";
@@ -59,8 +59,40 @@ export function openClusterRecords(client: KubeClient | undefined, at: RecordsAt
   return clusterRecords(client, at, io).catch((err: unknown) => new Error(`cannot read the records an earlier start of this Run's sidecar stored: ${(err as Error).message}`));
 }
 
+/**
+ * How long a warm pool pod's Run's sidecar waits after its listen before it starts its watches and status reports
+ * (docs/benchmarks.md, "Warm, the hand-over measured step by step"): the runtime has its Run as the sidecar listens,
+ * and its health check and first tool call come in the next moments; the watches' first requests (new TLS
+ * connections, the lists) would take the pod's CPU from them. Nothing is missed meanwhile: each watch lists what is
+ * there when it starts (an Approval answered, a resumed snapshot, a rollout), and the audit flushes from the start.
+ */
+export const POOL_WATCH_DELAY_MS = 1000;
+
 /** Starts the cluster side of a running sidecar: resume and approval watches, status reports, audit flushes; returns its stop. */
-export function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger; resumable: Resumable | undefined; startApprovalWatcher: typeof startApprovalWatcher }): () => Promise<void> {
+export function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks: AuditChunks, at: { namespace: string; run: string; log: Logger; resumable: Resumable | undefined; startApprovalWatcher: typeof startApprovalWatcher; watchDelayMs?: number | undefined }): () => Promise<void> {
+  const flushAudit = () => chunks.flush().catch((err: unknown) => at.log.warn({ err: (err as Error).message }, "audit ConfigMap update failed; retrying"));
+  const timer = setInterval(() => void flushAudit(), AUDIT_FLUSH_MS);
+  timer.unref();
+  let watches: ReturnType<typeof startWatches> | undefined;
+  const start = () => void (watches = startWatches(client, sidecar, at));
+  const delay = at.watchDelayMs ?? 0;
+  const later = delay > 0 ? setTimeout(start, delay) : undefined;
+  if (later === undefined) start();
+  return async () => {
+    clearInterval(timer);
+    clearTimeout(later);
+    watches?.stop();
+    // The calls refused by the stop are recorded first, then everything goes out (the status too, reported once
+    // when the stop came before the watches started).
+    await sidecar.close();
+    const { namespace, run, log } = at;
+    const lastReport = watches?.reporter.stop() ?? createRunStatusReporter({ client, namespace, run, log, status: () => sidecar.status() }).report().then(() => undefined, (err: unknown) => log.warn({ err: (err as Error).message }, "Run status update failed"));
+    await Promise.all([flushAudit(), lastReport]);
+  };
+}
+
+/** The watches (resume, rollout, approvals) and the status reports: the watches' stop, and the reporter (its stop writes last). */
+function startWatches(client: KubeClient, sidecar: RunningSidecar, at: { namespace: string; run: string; log: Logger; resumable: Resumable | undefined; startApprovalWatcher: typeof startApprovalWatcher }): { stop(): void; reporter: { stop(): Promise<void> } } {
   const { namespace, run, log, resumable, startApprovalWatcher } = at;
   const resume = resumable === undefined ? undefined : startResumeWatcher({
     client, namespace, run, log, current: () => resumable.offered()?.sha256,
@@ -76,17 +108,13 @@ export function startCluster(client: KubeClient, sidecar: RunningSidecar, chunks
     target: { isPending: (id) => approvals.get(id) !== undefined, isWithdrawn: (id) => approvals.isWithdrawn(id), answer: (id, d, who) => service.answer(id, d, who.reason, who.approvedBy) },
   });
   const reporter = startRunStatusReporter({ client, namespace, run, log, status: () => sidecar.status() });
-  const flushAudit = () => chunks.flush().catch((err: unknown) => log.warn({ err: (err as Error).message }, "audit ConfigMap update failed; retrying"));
-  const timer = setInterval(() => void flushAudit(), AUDIT_FLUSH_MS);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    watcher.stop();
-    resume?.stop();
-    rollout?.stop();
-    // The calls refused by the stop are recorded first, then everything goes out.
-    await sidecar.close();
-    await Promise.all([flushAudit(), reporter.stop()]);
+  return {
+    reporter,
+    stop: () => {
+      watcher.stop();
+      resume?.stop();
+      rollout?.stop();
+    },
   };
 }
 

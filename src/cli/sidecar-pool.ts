@@ -10,10 +10,14 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { parseSnapshotData, SNAPSHOT_KEY } from "../sandbox/run-snapshot.ts";
+import { readBlueprintSnapshotEntries } from "../sandbox/blueprint-files.ts";
+import { RunPolicySchema } from "../api/run-policy.ts";
+import { ControllerSnapshotSchema, RuntimeSnapshotSchema, SNAPSHOT_KEY } from "../sandbox/run-snapshot.ts";
+import type { SidecarServerOptions } from "../sidecar/build-sidecar.ts";
 import { createBindingHandout, type BindingHandout } from "../sidecar/cluster/binding-handout.ts";
 import type { PoolBinding } from "../sidecar/cluster/pool-binding.ts";
 import { waitForPoolBinding } from "../sidecar/cluster/pool-binding-wait.ts";
+import { answerBindingAsk } from "../sidecar/http/binding-route.ts";
 import { listenUnbound } from "../sidecar/http/unbound-server.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { ClusterClient } from "../kube/connect.ts";
@@ -21,6 +25,7 @@ import { ShellChannels } from "../sidecar/executors/pod-channel-shell.ts";
 import { SlotPool } from "../sidecar/executors/pod-exec-sweep.ts";
 import { SANDBOX_CONTAINER } from "../sidecar/executors/sandbox-targets.ts";
 import { parseListenAddress } from "./args.ts";
+import { POOL_WATCH_DELAY_MS } from "./sidecar-cluster.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
 import { prepareRuntimeToken } from "./sidecar-secrets.ts";
 import { DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parsePositiveInt } from "./sidecar-options.ts";
@@ -32,6 +37,13 @@ import { DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parsePositiv
  */
 export interface PoolHandover {
   readonly runtimeToken: { token: string; path: string };
+  /**
+   * Run by the Run's sidecar once built (its audit open), before it listens: the runtime's ask the unbound server
+   * holds is answered with the recorded hand-out, then the unbound server closes and gives the port up.
+   */
+  readonly beforeListen: NonNullable<SidecarServerOptions["beforeListen"]>;
+  /** How long after its listen the Run's sidecar starts its watches and status reports (cli/sidecar-cluster.ts). */
+  readonly watchDelayMs: number;
   readonly run: unknown;
   readonly binding: BindingHandout;
   readonly client: ClusterClient;
@@ -53,8 +65,8 @@ function writeBinding(binding: Extract<PoolBinding, { ok: true }>, argv: readonl
   const dir = mkdtempSync(join(tmpdir(), "leviath-bound-"));
   const policyFile = join(dir, SNAPSHOT_KEY.runPolicy);
   writeFileSync(policyFile, binding.data[SNAPSHOT_KEY.runPolicy] ?? "", { mode: 0o400 });
-  const parsed = parseSnapshotData({ ...binding.data });
-  const files = parsed.ok ? parsed.value.blueprintFiles ?? {} : {};
+  // The blueprint's files alone: the run policy is parsed once, by the Run's sidecar that loads it.
+  const files = readBlueprintSnapshotEntries(binding.data);
   const blueprint = Object.keys(files).length > 0 ? join(dir, "blueprint") : undefined;
   if (blueprint !== undefined) {
     mkdirSync(blueprint);
@@ -79,6 +91,15 @@ async function openSandboxChannels(client: ClusterClient, namespace: string, pod
   const channels = new ShellChannels({ exec: createPodExec(client, waitMs), namespace, slots: new SlotPool() });
   for (const pod of pods) channels.prepare({ pod, container: SANDBOX_CONTAINER });
   return channels;
+}
+
+/**
+ * The parsers of what the takeover parses first (the run policy, the snapshot's runtime and controller parts)
+ * generated and compiled while nothing binds, on skeletons that hold nothing of any Run (api/schema-warm-up.ts).
+ */
+async function warmUpSnapshotSchemas(): Promise<void> {
+  const { warmUpSchema } = await import("../api/schema-warm-up.ts");
+  for (const schema of [RunPolicySchema, ControllerSnapshotSchema, RuntimeSnapshotSchema]) warmUpSchema(schema);
 }
 
 /** Stopped unbound: the channels' held execs would keep the process alive until the kubelet's SIGKILL. */
@@ -109,7 +130,7 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
   const channels = await openSandboxChannels(client, namespace, values["sandbox-pod"] ?? [], execWaitMs);
   // What the takeover loads and builds first, done while nothing binds (the modules stay cached; a failure shows at
   // the takeover).
-  void Promise.all([import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts"), import("../sidecar/http/app.ts").then((m) => m.warmUpSidecarApp())]).catch(() => undefined);
+  void Promise.all([import("../kube/pod-exec.ts"), import("../sidecar/cluster/cluster-approvals.ts"), import("../sidecar/http/app.ts").then((m) => m.warmUpSidecarApp()), warmUpSnapshotSchemas()]).catch(() => undefined);
   const stopped = new AbortController();
   const onSignal = () => stopped.abort();
   process.once("SIGTERM", onSignal);
@@ -118,9 +139,21 @@ export async function runPoolSidecar(argv: readonly string[], values: { listen?:
   const binding = await waitForPoolBinding({ client, namespace, pod, say, signal: stopped.signal });
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
-  // The runtime's held ask is answered (it asks again at once, and reaches the Run's sidecar when it listens).
-  await unbound.close();
-  if (binding === undefined) return stopUnbound(channels);
+  if (binding === undefined) {
+    await unbound.close();
+    return stopUnbound(channels);
+  }
   io.stdout(`leviath sidecar: bound to Run ${binding.run} (uid ${binding.runUid}); its snapshot matches status.snapshotSha256\n`);
-  return takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, binding: buildHandout(client, namespace, binding), client, run: binding.read, channels });
+  // The unbound server keeps the port while the Run's sidecar is built; the runtime's held ask gets its binding
+  // from it then (no second ask), and any other ask is answered not-bound (it asks the Run's sidecar once it listens).
+  const beforeListen: PoolHandover["beforeListen"] = async (handout, log) => {
+    if (handout !== undefined) await unbound.handOver(() => answerBindingAsk(handout, log));
+    await unbound.close();
+  };
+  try {
+    return await takeOver(writeBinding(binding, argv, pod), io, { runtimeToken, beforeListen, watchDelayMs: POOL_WATCH_DELAY_MS, binding: buildHandout(client, namespace, binding), client, run: binding.read, channels });
+  } finally {
+    // A takeover that stopped before it listened must not leave the port held.
+    await unbound.close();
+  }
 }

@@ -50,12 +50,12 @@ Policy (one of):
                             seeds read (the controller mounts the copy pinned at start); standalone it is
                             the --agent directory
       --pool                a warm pool's pod (cluster): no run yet; every call is refused 503 not-bound
-                            (POST /v1/binding with the runtime token is held up to 20 s first) until the
-                            controller binds the pod (LEVIATH_POD) to a Run whose snapshot checks
-                            out, then the Run's sidecar takes over (docs/controller.md, Warm pools) with the
-                            runtime token written at start (--runtime-token-file, required) and answers
-                            POST /v1/binding once: the Run's runtime.json and credential Secrets, read then
-                            with the Run's Role, for the runtime's 'leviath bound-exec'
+                            (POST /v1/binding with the runtime token is held up to 20 s) until the
+                            controller binds the pod (LEVIATH_POD) to a Run whose snapshot checks out;
+                            the Run's sidecar then takes over (docs/controller.md, Warm pools) with the
+                            runtime token written at start (--runtime-token-file, required); the held ask
+                            is answered once it is built: the Run's runtime.json and credential Secrets,
+                            read then with the Run's Role, for the runtime's 'leviath bound-exec'
       --sandbox-pod POD     with --pool: one of the pool pod's own sandbox pods (repeatable; the controller
                             names each): the shell channel to it is opened while the pod waits for its
                             binding, carrying nothing until the bound Run's first shell call there
@@ -239,6 +239,9 @@ function installRootsUnderTmp(): string[] {
   return [...new Set(roots.map((r) => realpathSync(r)))].filter((r) => r.startsWith("/tmp/"));
 }
 
+/** What a pool pod's sidecar hands the Run's sidecar's server: the binding's hand-out, and what runs before it listens. */
+const handedOver = (h: PoolHandover | undefined): Partial<Pick<PoolHandover, "binding" | "beforeListen">> => (h === undefined ? {} : { binding: h.binding, beforeListen: h.beforeListen });
+
 /** Where `${VAR}` of MCP servers come from: the mounted Secrets, else the environment (standalone only). */
 function gatewayVars(v: Values, io: CliIo, cluster: boolean): VarSource {
   const dir = v["mcp-secrets-dir"];
@@ -283,7 +286,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
     auditDir, runtimeToken: runtime.token, privateFiles: hidden.slice(1), blueprintRoot: blueprintRootOf(v, io),
     reloadIntervalMs: parsePositiveInt("--reload-interval-ms", v["reload-interval-ms"], 1000),
     shell, localApprovals: approvals.approvals, log,
-    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors), binding: handover?.binding, tracing,
+    gatewayVars: gatewayVars(v, io, cluster), launchStdio: stdioFactory(io, executors), ...handedOver(handover), tracing,
   }).catch((err: unknown) => ({ ok: false as const, error: `cannot listen on ${v.listen ?? DEFAULT_LISTEN}: ${(err as Error).message}`, status: EXIT.refused }));
   if (!started.ok) {
     io.stderr(`leviath sidecar: ${started.error.split("\n").join("\nleviath sidecar: ")}\n`);
@@ -295,7 +298,7 @@ export async function runSidecar(argv: string[], io: CliIo, handover?: PoolHando
   const stopped = waitForSignal();
   announceListening(io, sidecar, runtime.path, approvals.path);
   // The watches and reports start once it listens; their modules load only now (a pool pod's, while it waited).
-  const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? await import("../sidecar/cluster/cluster-approvals.ts").then(({ startApprovalWatcher }) => startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher })) : async () => {};
+  const stopCluster = kube !== undefined && client !== undefined && records !== undefined ? await import("../sidecar/cluster/cluster-approvals.ts").then(({ startApprovalWatcher }) => startCluster(client, sidecar, records.chunks, { namespace, run, log, resumable, startApprovalWatcher, watchDelayMs: handover?.watchDelayMs })) : async () => {};
   await stopOnSignal(stopped, { stopCluster, sidecar, log, stopGraceMs, auditPending: () => records?.chunks.pending ?? false, channels });
   return EXIT.ok;
 }

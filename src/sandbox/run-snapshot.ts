@@ -166,19 +166,36 @@ export function buildSnapshotData(snapshot: RunSnapshot): Record<string, string>
   };
 }
 
+/** A snapshot's runtime and controller parts, without its run policy. */
+export type SnapshotRuntimeParts = Pick<RunSnapshot, "runtime" | "controller">;
+
 /** Read a snapshot back from ConfigMap data; an unreadable one is reported, never guessed at. */
 export function parseSnapshotData(data: Record<string, string> | undefined): { ok: true; value: RunSnapshot } | { ok: false; message: string } {
   try {
-    const read = (key: string): unknown => JSON.parse(data?.[key] ?? "null");
-    const runPolicy = RunPolicySchema.safeParse(read(SNAPSHOT_KEY.runPolicy));
-    const runtime = RuntimeSnapshotSchema.safeParse(read(SNAPSHOT_KEY.runtime));
-    const controller = ControllerSnapshotSchema.safeParse(read(SNAPSHOT_KEY.controller));
+    const runPolicy = RunPolicySchema.safeParse(JSON.parse(data?.[SNAPSHOT_KEY.runPolicy] ?? "null"));
+    const parts = parseSnapshotRuntimeParts(data);
     if (!runPolicy.success) return { ok: false, message: `${SNAPSHOT_KEY.runPolicy}: ${runPolicy.error.issues[0]?.message ?? "invalid"}` };
-    if (!runtime.success) return { ok: false, message: `${SNAPSHOT_KEY.runtime}: ${runtime.error.issues[0]?.message ?? "invalid"}` };
-    if (!controller.success) return { ok: false, message: `${SNAPSHOT_KEY.controller}: ${controller.error.issues[0]?.message ?? "invalid"}` };
+    if (!parts.ok) return parts;
     const blueprintFiles = readBlueprintSnapshotEntries(data);
     const files = Object.keys(blueprintFiles).length > 0 ? { blueprintFiles } : {};
-    return { ok: true, value: { runPolicy: runPolicy.data, runtime: runtime.data, controller: controller.data, ...files } };
+    return { ok: true, value: { runPolicy: runPolicy.data, ...parts.value, ...files } };
+  } catch (err) {
+    return { ok: false, message: `not JSON: ${(err as Error).message}` };
+  }
+}
+
+/**
+ * Read a snapshot's runtime.json and controller.json back, as {@link parseSnapshotData} does, without parsing its run
+ * policy (the larger part): what a bound pool pod's hand-out needs, whose sidecar loads the run policy itself.
+ */
+export function parseSnapshotRuntimeParts(data: Readonly<Record<string, string>> | undefined): { ok: true; value: SnapshotRuntimeParts } | { ok: false; message: string } {
+  try {
+    const read = (key: string): unknown => JSON.parse(data?.[key] ?? "null");
+    const runtime = RuntimeSnapshotSchema.safeParse(read(SNAPSHOT_KEY.runtime));
+    const controller = ControllerSnapshotSchema.safeParse(read(SNAPSHOT_KEY.controller));
+    if (!runtime.success) return { ok: false, message: `${SNAPSHOT_KEY.runtime}: ${runtime.error.issues[0]?.message ?? "invalid"}` };
+    if (!controller.success) return { ok: false, message: `${SNAPSHOT_KEY.controller}: ${controller.error.issues[0]?.message ?? "invalid"}` };
+    return { ok: true, value: { runtime: runtime.data, controller: controller.data } };
   } catch (err) {
     return { ok: false, message: `not JSON: ${(err as Error).message}` };
   }

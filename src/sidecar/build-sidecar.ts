@@ -88,6 +88,11 @@ export interface SidecarServerOptions {
   readonly gatewayVars?: VarSource;
   /** A bound pool pod's hand-out of its Run's runtime.json and credentials (`POST /v1/binding`); every ask is recorded. */
   readonly binding?: BindingHandout | undefined;
+  /**
+   * Run once the sidecar is built (its audit open) and before it listens, with the recorded hand-out: a pool pod's
+   * unbound server answers the runtime's held ask with it, then gives its port up (cli/sidecar-pool.ts).
+   */
+  readonly beforeListen?: ((binding: BindingHandout | undefined, log: Logger) => Promise<void>) | undefined;
   /** Each call a span exported over OTLP (`--otlp-traces-endpoint`); absent (the default): no tracer at all. */
   readonly tracing?: SidecarTracing | undefined;
 }

@@ -80,6 +80,11 @@ export async function startSidecarServer(opts: SidecarServerOptions): Promise<{ 
   void gateway.ready().then(() => reportSearchBackend(holder.current().runPolicy.webSearch, gateway, opts.log));
   metrics.taint(deps.session.context.level(), holder.current().runPolicy.taint.tracking);
   const app = buildSidecarApp(deps);
+  if (opts.beforeListen !== undefined) {
+    // Ready first (its plugins loaded), so the listen right after the hook is only the port's bind.
+    await app.ready();
+    await opts.beforeListen(deps.binding, deps.log);
+  }
   await app.listen({ host: opts.listen.host, port: opts.listen.port });
   // Until this line every request is refused (no Host is accepted yet).
   for (const h of computeAllowedHosts(opts.listen.host, app.server.address() as AddressInfo)) guard.hosts.add(h);

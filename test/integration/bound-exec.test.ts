@@ -3,8 +3,8 @@
 // while the sidecar is unbound, gets the Run's runtime.json and credentials once the pod is bound (the Secrets read
 // by the sidecar with the Run's Role), writes them where a cold engine pod has them, starts a small program that
 // prints what it received, passes a signal on and its exit status back. The refusals: the binding's ask without the
-// runtime token, before binding (held until the binding, then not-bound), a second time (recorded in the audit), and
-// a credential Secret the Role cannot read.
+// runtime token, before binding (held until the binding, whose hand-out the held ask gets), a second time (recorded in
+// the audit), and a credential Secret the Role cannot read.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -106,8 +106,8 @@ async function bind(podName: string, run: string, snapshot: RunSnapshot, identit
   return data;
 }
 
-const askBinding = async (url: string, token?: string) => {
-  const res = await fetch(`${url}/v1/binding`, { method: "POST", headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+const askBinding = async (url: string, token?: string, signal?: AbortSignal) => {
+  const res = await fetch(`${url}/v1/binding`, { method: "POST", headers: token === undefined ? {} : { authorization: `Bearer ${token}` }, ...(signal ? { signal } : {}) });
   return { status: res.status, body: (await res.json()) as { code?: string; message?: string } };
 };
 
@@ -120,17 +120,20 @@ describe("leviath bound-exec in a pool pod", () => {
     try {
       const token = readFileSync(pool.tokenFile, "utf8").trim();
       // Before binding: the ask without the token is refused at once, as the bound sidecar refuses it; with it, it is
-      // held until the sidecar is bound, then answered not-bound (the Run's sidecar answers the next one).
+      // held until the sidecar is bound (then the ask held longest is handed the binding); this one is given up.
       expect(await askBinding(pool.url)).toMatchObject({ status: 401, body: { code: "runtime-token-required" } });
       let settled = false;
-      const held = askBinding(pool.url, token).finally(() => (settled = true));
+      const giveUp = new AbortController();
+      const held = askBinding(pool.url, token, giveUp.signal).finally(() => (settled = true));
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(settled).toBe(false);
+      giveUp.abort();
+      await expect(held).rejects.toThrow();
       expect(existsSync(join(pool.root, "started"))).toBe(false);
 
+      // bound-exec's held ask is handed the binding by the unbound server, before the Run's sidecar listens.
       const snapshot = snapshotOf({ image: "r:1", credentials: CREDENTIALS }, undefined, { task: "review the notes" });
       const data = await bind(pool.podName, "r1", snapshot);
-      expect(await held).toMatchObject({ status: 503, body: { code: "not-bound" } });
       const line = await waitFor(async () => /^PROBE (\{.*\})$/m.exec(runtime.out)?.[1], { timeoutMs: 90_000, description: `the command to start:\n${runtime.out}\n${runtime.err}\n${pool.sidecar.err}` });
       const seen = JSON.parse(line) as { env: Record<string, string | undefined>; runtime: string; files: Record<string, { text: string; mode: string }>; others: string[] };
       expect(seen.runtime).toBe(data["runtime.json"]);

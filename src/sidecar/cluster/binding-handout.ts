@@ -11,7 +11,7 @@ import type { BindingAnswer, BoundCredential } from "../../api/binding.ts";
 import type { RefusalMessageArgs } from "../../api/sidecar-contract.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { buildPath, RESOURCES } from "../../kube/resources.ts";
-import { parseSnapshotData, SNAPSHOT_KEY } from "../../sandbox/run-snapshot.ts";
+import { parseSnapshotRuntimeParts, SNAPSHOT_KEY } from "../../sandbox/run-snapshot.ts";
 
 /** The outcome of one ask: the binding, or the refusal's code (and its message's arguments). */
 export type BindingTake =
@@ -51,7 +51,8 @@ async function readCredential(input: BindingHandoutInput, c: { secretName: strin
 
 /** The binding of the Run `input` names, read now; or why it cannot be. */
 async function readBinding(input: BindingHandoutInput): Promise<BindingTake> {
-  const snapshot = parseSnapshotData({ ...input.data });
+  // The run policy is the Run's sidecar's to load (it did, before this ask is answered): only these parts are read.
+  const snapshot = parseSnapshotRuntimeParts(input.data);
   const runtimeJson = input.data[SNAPSHOT_KEY.runtime];
   if (!snapshot.ok || runtimeJson === undefined) return { ok: false, code: "binding-unavailable", args: [`the Run's snapshot does not parse (${snapshot.ok ? "no runtime.json" : snapshot.message})`] };
   // Read all at once (the runtime waits on this answer); the first that fails, in the snapshot's order, is named.

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { listenUnbound, type UnboundServer } from "./unbound-server.ts";
 
 const TOKEN = "t0k3n";
@@ -15,11 +15,11 @@ async function start(holdMs?: number): Promise<string> {
 }
 
 /** One call, its status, code and how long it took. */
-async function call(url: string, path: string, token?: string): Promise<{ status: number; code: string; ms: number }> {
+async function call(url: string, path: string, token?: string, headers: Record<string, string> = {}): Promise<{ status: number; code: string; ms: number; body: unknown }> {
   const t0 = Date.now();
-  const res = await fetch(`${url}${path}`, { method: "POST", headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${url}${path}`, { method: "POST", headers: { ...(token === undefined ? {} : { authorization: `Bearer ${token}` }), ...headers } });
   const body = (await res.json()) as { code: string };
-  return { status: res.status, code: body.code, ms: Date.now() - t0 };
+  return { status: res.status, code: body.code, ms: Date.now() - t0, body };
 }
 
 describe("an unbound pool sidecar's server", () => {
@@ -50,5 +50,45 @@ describe("an unbound pool sidecar's server", () => {
     const held = await call(url, "/v1/binding", TOKEN);
     expect(held).toMatchObject({ status: 503, code: "not-bound" });
     expect(held.ms).toBeGreaterThanOrEqual(140);
+  });
+
+  it("hands the held ask its binding once the Run's sidecar is built, then closes", async () => {
+    const url = await start();
+    const asked = call(url, "/v1/binding", TOKEN);
+    // Handed over once the ask is held (until then there is none to hand it to).
+    await vi.waitFor(async () => expect(await unbound!.handOver(async () => ({ status: 200, body: { run: "r1", runtimeJson: "{}", credentials: [] } }))).toBe(true));
+    expect(await asked).toMatchObject({ status: 200, body: { run: "r1" } });
+    await unbound!.close();
+    await expect(fetch(`${url}/v1/binding`, { method: "POST" })).rejects.toThrow();
+  });
+
+  it("hands nothing over when no ask is held (the binding is then the Run's sidecar's to hand out)", async () => {
+    await start();
+    let asked = false;
+    expect(await unbound!.handOver(async () => {
+      asked = true;
+      return { status: 200, body: {} };
+    })).toBe(false);
+    expect(asked).toBe(false);
+  });
+
+  it("refuses the binding's ask from a browser or to a Host it does not listen on, as the bound sidecar's guard does, and never holds it", async () => {
+    const url = await start();
+    expect(await call(url, "/v1/binding", TOKEN, { "sec-fetch-site": "cross-site" })).toMatchObject({ status: 403, code: "browser-request" });
+    expect(await call(url, "/v1/binding", TOKEN, { origin: "http://evil.example" })).toMatchObject({ status: 403, code: "browser-request" });
+    const { request } = await import("node:http");
+    const port = new URL(url).port;
+    const rebound = await new Promise<{ status: number; code: string }>((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port, method: "POST", path: "/v1/binding", headers: { host: `evil.example:${port}`, authorization: `Bearer ${TOKEN}` } }, (res) => {
+        let text = "";
+        res.on("data", (d: Buffer) => (text += d.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(text) as { code: string }).code }));
+      });
+      req.once("error", reject);
+      req.end();
+    });
+    expect(rebound).toEqual({ status: 403, code: "host-not-allowed" });
+    // None of them was held: the hand-over finds no ask.
+    expect(await unbound!.handOver(async () => ({ status: 200, body: {} }))).toBe(false);
   });
 });
