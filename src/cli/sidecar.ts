@@ -15,9 +15,7 @@ import type { VarSource } from "../sidecar/gateway/server-vars.ts";
 import { parseCommandArgs, parseListenAddress, parseLogLevel } from "./args.ts";
 import { canonicalWorkdir, homeOf } from "./context.ts";
 import { EXIT, UsageError, type CliIo } from "./io.ts";
-import {
-  applySidecarV8Flags, DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, refusePoolOnlyFlags, SIDECAR_OPTIONS,
-} from "./sidecar-options.ts";
+import { applySidecarV8Flags, DEFAULT_EXEC_WAIT_SECONDS, DEFAULT_LISTEN, isLoopbackHost, parseMode, parsePositiveInt, parseRunName, refusePoolOnlyFlags, SIDECAR_OPTIONS } from "./sidecar-options.ts";
 import { openClusterRecords, startCluster } from "./sidecar-cluster.ts";
 import { prepareStageChannel, shellFactory, stdioFactory, type ExecutorContext } from "./sidecar-executors.ts";
 import { prepareApprovals, prepareRuntimeToken } from "./sidecar-secrets.ts";
