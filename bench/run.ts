@@ -10,6 +10,7 @@ export const SUITES = {
   decision: "decision-bench.ts",
   sidecar: "sidecar-bench.ts",
   "sidecar-memory": "sidecar-memory-bench.ts",
+  "sidecar-start": "sidecar-start-bench.ts",
   controller: "controller-bench.ts",
   scaling: "scaling-bench.ts",
   teardown: "teardown-bench.ts",
