@@ -12,22 +12,13 @@ import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { RunPolicySchema } from "../src/api/run-policy.ts";
 import { SIDECAR_MEMORY_ENV } from "../src/sandbox/pod-settings.ts";
 import { flagValue, numberFlag, readLoad, ROOT, SuiteRecord } from "./bench-results.ts";
 import { readCpuSeconds, startBenchCluster, type BenchCluster } from "./controller-cluster.ts";
+import { buildBenchRunPolicy } from "./sidecar-cluster-bench.ts";
 
 const NAMESPACE = "bench-sidecar-start";
-const RUN_POLICY = RunPolicySchema.parse({
-  agent: { key: `${NAMESPACE}/agent`, name: "agent" },
-  stages: [{ name: "main", sandbox: { kind: "container", image: "busybox:1", network: false, mounts: [], persist: false, onUnavailable: "error", source: "blueprint" } }],
-  entryStage: "main",
-  launch: { mode: "interactive", allow: [] },
-  toolPermissions: { blueprint: {}, ceiling: {}, allowBlueprintPermissions: false },
-  readPaths: { declared: [], granted: [], allowBlueprintReadPaths: false },
-  taint: { tracking: true, allowlist: [], rules: [], toolOverrides: {} },
-  limits: { interactionTimeoutSeconds: 60, shellTimeoutSeconds: 10 },
-});
+const RUN_POLICY = buildBenchRunPolicy(NAMESPACE);
 
 /** One side: an app tree and the environment it starts with (none: the floor, a bare `node -e`). */
 interface Side {
