@@ -7,7 +7,7 @@
 // NODE_DISABLE_COMPILE_CACHE=1: what the cache alone does); `before` with `--before DIR` (another checkout, e.g.
 // `git archive main | tar -x -C DIR` with node_modules linked); and `node` (node -e printing one line: the floor).
 // CPU is user + system from /proc/<pid>/stat when the listen line arrives (10 ms ticks); wall is from the spawn.
-// Run with: node bench/sidecar-start-bench.ts [--starts N] [--before DIR] [--profile DIR]   (root not needed)
+// Run with: node bench/sidecar-start-bench.ts [--starts N] [--before DIR] [--profile DIR] [--node-options "..."]   (root not needed)
 import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -99,10 +99,13 @@ if (import.meta.main) {
   const starts = numberFlag("starts", 10);
   const beforeFlag = flagValue("before", "");
   const root = join(tmpdir(), `leviath-sidecar-start-${process.pid}`);
-  const record = new SuiteRecord("sidecar-start", { starts, before: beforeFlag || undefined, env: SIDECAR_MEMORY_ENV });
+  const record = new SuiteRecord("sidecar-start", { starts, before: beforeFlag || undefined, nodeOptions: flagValue("node-options", "") || undefined, env: SIDECAR_MEMORY_ENV });
   const mine = buildAppTree(ROOT, join(root, "this"));
   const sides: Side[] = [{ name: "this", app: mine.app, env: {} }];
   if (mine.cache) sides.push({ name: "this, no cache", app: mine.app, env: { NODE_DISABLE_COMPILE_CACHE: "1" } });
+  // --node-options "...": this tree once more with other NODE_OPTIONS than the container's (e.g. its semi-space).
+  const nodeOptions = flagValue("node-options", "");
+  if (nodeOptions !== "") sides.push({ name: "this, options", app: mine.app, env: { NODE_OPTIONS: nodeOptions } });
   if (beforeFlag !== "") sides.push({ name: "before", app: buildAppTree(resolve(beforeFlag), join(root, "before")).app, env: {} });
   sides.push({ name: "node", app: undefined, env: {} });
   const cluster = await startBenchCluster(NAMESPACE, (line) => process.stderr.write(`${line}\n`));
