@@ -10,7 +10,6 @@ export const SUITES = {
   decision: "decision-bench.ts",
   sidecar: "sidecar-bench.ts",
   "sidecar-memory": "sidecar-memory-bench.ts",
-  "sidecar-start": "sidecar-start-bench.ts",
   controller: "controller-bench.ts",
   scaling: "scaling-bench.ts",
   teardown: "teardown-bench.ts",
@@ -19,6 +18,7 @@ export const SUITES = {
   agentdojo: "agentdojo-bench.ts",
   start: "start-bench.ts",
   "shell-call": "shell-call-bench.ts",
+  "sidecar-start": "sidecar-start-bench.ts",
 } as const;
 
 type SuiteName = keyof typeof SUITES;
