@@ -18,6 +18,7 @@ export const SUITES = {
   agentdojo: "agentdojo-bench.ts",
   start: "start-bench.ts",
   "shell-call": "shell-call-bench.ts",
+  "sidecar-start": "sidecar-start-bench.ts",
 } as const;
 
 type SuiteName = keyof typeof SUITES;

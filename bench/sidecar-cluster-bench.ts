@@ -18,9 +18,9 @@ import { runAtRate } from "./load-generator.ts";
 import { rssOf } from "./sidecar-memory-bench.ts";
 
 const NAMESPACE = "bench-sidecar";
-/** One container stage; read_file of a workdir file is allowed without a grant. */
-const RUN_POLICY = RunPolicySchema.parse({
-  agent: { key: `${NAMESPACE}/agent`, name: "agent" },
+/** One container stage; read_file of a workdir file is allowed without a grant (also the `sidecar-start` suite's). */
+export const buildBenchRunPolicy = (namespace: string) => RunPolicySchema.parse({
+  agent: { key: `${namespace}/agent`, name: "agent" },
   stages: [{ name: "main", sandbox: { kind: "container", image: "busybox:1", network: false, mounts: [], persist: false, onUnavailable: "error", source: "blueprint" } }],
   entryStage: "main",
   launch: { mode: "interactive", allow: [] },
@@ -29,6 +29,7 @@ const RUN_POLICY = RunPolicySchema.parse({
   taint: { tracking: true, allowlist: [], rules: [], toolOverrides: {} },
   limits: { interactionTimeoutSeconds: 60, shellTimeoutSeconds: 10 },
 });
+const RUN_POLICY = buildBenchRunPolicy(NAMESPACE);
 
 /** One sidecar's figures. */
 interface Sample {

@@ -86,8 +86,10 @@ if (process.getuid?.() !== 0) {
   process.stderr.write("start bench: needs root (it starts a real node, as test/e2e does)\n");
   process.exit(2);
 }
-for (const script of ["node-packages", "node-bin", "build-images"]) {
-  const r = spawnSync("bash", [join(ROOT, "scripts", script)], { stdio: ["ignore", "ignore", "inherit"] });
+// The images the node imports (pause, sandbox, leviath-operator, leviath-runtime): `demo` builds those and the
+// provisioner's, not the MCP and client images this suite never runs.
+for (const [script, ...args] of [["node-packages"], ["node-bin"], ["build-images", "demo"]]) {
+  const r = spawnSync("bash", [join(ROOT, "scripts", script!), ...args], { stdio: ["ignore", "ignore", "inherit"] });
   if (r.status !== 0) throw new Error(`scripts/${script} failed`);
 }
 

@@ -1,4 +1,4 @@
-import { Gauge, type Registry } from "prom-client";
+import { Gauge, type Registry } from "./prom-core.ts";
 import { getBuildInfo } from "../config/build-info.ts";
 
 /** `<prefix>_build_info{version, node_version} 1`, the usual way to find which build a target runs. */

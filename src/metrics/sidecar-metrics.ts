@@ -1,6 +1,6 @@
 // The sidecar's Prometheus metrics, on their own registry (served on a separate listener). Every label value
 // comes from a closed union: never a path, a tool name, a run name or a rule name.
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "./prom-core.ts";
 import type { RunMode } from "../api/run-policy.ts";
 import { CALL_DECISION_SOURCES, type CallDecisionSource } from "../api/decision-sources.ts";
 import type { DecisionClass } from "../policy/policy-flips.ts";

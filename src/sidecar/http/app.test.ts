@@ -2,17 +2,29 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { RunPolicySchema, type RunPolicy } from "../../api/run-policy.ts";
 import { createSidecarMetrics } from "../../metrics/sidecar-metrics.ts";
 import { ApprovalBook } from "../core/approvals.ts";
 import { buildSidecarApp } from "./app.ts";
+import { createLazySchemaCompilers } from "./lazy-schema-compilers.ts";
+import type * as LazyCompilers from "./lazy-schema-compilers.ts";
+
+type LazyCompilersModule = typeof LazyCompilers;
 import type { LocalApprovals } from "./app-deps.ts";
 import type { AuditSink, DecisionRecord } from "../storage/audit-writer.ts";
 import { PolicyHolder } from "../core/policy-holder.ts";
 import { RunSession } from "../core/run-session.ts";
 import { MAX_RUNTIME_WARNINGS, RuntimeWarnings } from "../core/runtime-warnings.ts";
 import type { ShellExecutor } from "../executors/shell.ts";
+
+// Every instance the app makes has the lazy schema compilers, and what they load is heard here: nothing, since no
+// route declares a schema (the last test).
+const schemaCompilerLoads = vi.hoisted(() => [] as string[]);
+vi.mock("./lazy-schema-compilers.ts", async (importActual) => {
+  const actual = await importActual<LazyCompilersModule>();
+  return { ...actual, createLazySchemaCompilers: () => actual.createLazySchemaCompilers((name) => schemaCompilerLoads.push(name)) };
+});
 
 const RUNTIME_TOKEN = "runtime-runtime-runtime";
 const RUNTIME_AUTH = { authorization: `Bearer ${RUNTIME_TOKEN}` };
@@ -235,5 +247,21 @@ describe("the runtime's warnings", () => {
     expect((await post(s, { warnings: ["a"], level: "error" })).statusCode).toBe(400);
     expect((await post(s, { warnings: ["a"] }, {})).statusCode).toBe(401);
     expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "GET", url: "/v1/status" })).json()).not.toHaveProperty("runtimeWarnings");
+  });
+});
+
+describe("schema compilers", () => {
+  it("serves every route without loading fastify's schema compilers (no route declares a schema)", async () => {
+    const s = setup();
+    expect((await s.call("c1", "read_file", { path: "nope.txt" })).status).toBeGreaterThanOrEqual(200);
+    expect((await s.call("c2", "write_file", { path: "a.txt", content: "a" })).status).toBe(202);
+    expect((await s.app.inject({ method: "POST", url: "/v1/tool-calls", headers: { ...RUNTIME_AUTH, "content-type": "application/json" }, payload: "{not json" })).statusCode).toBe(400);
+    for (const url of ["/v1/healthz", "/v1/status", "/v1/approvals"]) {
+      expect((await s.app.inject({ headers: RUNTIME_AUTH, method: "GET", url })).statusCode).toBeLessThan(500);
+    }
+    expect(schemaCompilerLoads).toEqual([]);
+    // And the loads are heard (the mock is the one the app uses): a validator built loads the compiler.
+    createLazySchemaCompilers().buildValidator({}, { customOptions: {}, plugins: [] });
+    expect(schemaCompilerLoads).toEqual(["@fastify/ajv-compiler"]);
   });
 });

@@ -11,6 +11,7 @@ import { registerSeedRoutes } from "./seed-routes.ts";
 import { registerToolCallRoutes } from "./tool-call-routes.ts";
 import { registerMcpRoutes } from "../mcp/mcp-server.ts";
 import { registerBindingRoute } from "./binding-route.ts";
+import { createLazySchemaCompilers } from "./lazy-schema-compilers.ts";
 
 /** The snapshot served on `/v1/status` (and written to the Run's status in a cluster). */
 export function computeStatus(deps: SidecarAppDeps): RunStatusSnapshot {
@@ -35,13 +36,16 @@ export function computeStatus(deps: SidecarAppDeps): RunStatusSnapshot {
 
 const APP_OPTIONS = { bodyLimit: MAX_REQUEST_BODY_BYTES, return503OnClosing: true, forceCloseConnections: true } as const;
 
+/** Each instance's options: the above, and fastify's schema compilers loaded only if a route declares a schema (none does). */
+const appOptions = () => ({ ...APP_OPTIONS, schemaController: { compilersFactory: createLazySchemaCompilers() } });
+
 /**
  * Builds an app and drops it: the framework's first instance in a process costs a few hundred milliseconds (what it
  * loads and compiles on first use), which a warm pool's sidecar pays while it waits unbound rather than in its
  * takeover.
  */
 export async function warmUpSidecarApp(): Promise<void> {
-  const app = Fastify({ ...APP_OPTIONS, logController: new LogController({ disableRequestLogging: true }) });
+  const app = Fastify({ ...appOptions(), logController: new LogController({ disableRequestLogging: true }) });
   app.get("/v1/healthz", async () => ({ status: "ok" }));
   await app.ready();
   await app.close();
@@ -53,7 +57,7 @@ export function buildSidecarApp(deps: SidecarAppDeps): FastifyInstance {
     loggerInstance: deps.log as FastifyBaseLogger,
     // Decisions are logged by the service, with the call id; per-request lines would only repeat them.
     logController: new LogController({ disableRequestLogging: true }),
-    ...APP_OPTIONS,
+    ...appOptions(),
   });
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {

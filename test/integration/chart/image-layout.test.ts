@@ -2,7 +2,7 @@
 // shape, and the exact files its final stage holds (package.json, bin/, dist/ from `tsc`, no src/) run
 // `leviath` with production dependencies only.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,5 +84,25 @@ describe("the image's files", () => {
     }
     expect(bare.size).toBeGreaterThan(3);
     for (const name of bare) expect(builtins.has(name) || name in pkg.dependencies, name).toBe(true);
+  });
+});
+
+describe("the image's compile cache", () => {
+  const withCacheLog = (args: string[]) => spawnSync(process.execPath, [join(app, "bin/leviath"), ...args], { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, NODE_DEBUG_NATIVE: "COMPILE_CACHE" } });
+
+  it("is written by scripts/compile-cache.mjs and read by bin/leviath; an entry whose source changed is compiled as without it", () => {
+    const made = spawnSync(process.execPath, [join(REPO_ROOT, "scripts/compile-cache.mjs"), app], { encoding: "utf8" });
+    expect(made.status, made.stderr).toBe(0);
+    const read = withCacheLog(["sidecar", "--help"]);
+    expect(read.status, read.stderr).toBe(0);
+    expect(read.stdout).toContain("Usage: leviath sidecar");
+    expect(read.stderr).toMatch(/code cache for ESM file:\/\/\S+\/dist\/cli\/sidecar\.js was accepted/);
+    // The same module changed after the cache was written (an image rebuilt without it, a patched file): not used.
+    appendFileSync(join(app, "dist/cli/sidecar.js"), "\n// changed after the cache was written\n");
+    const stale = withCacheLog(["sidecar", "--help"]);
+    expect(stale.status, stale.stderr).toBe(0);
+    expect(stale.stdout).toContain("Usage: leviath sidecar");
+    expect(stale.stderr).toMatch(/reading cache from \S+ for ESM file:\/\/\S+\/dist\/cli\/sidecar\.js\.\.\.\S*.*mismatch/);
+    expect(stale.stderr).not.toMatch(/code cache for ESM file:\/\/\S+\/dist\/cli\/sidecar\.js was accepted/);
   });
 });
