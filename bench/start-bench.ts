@@ -26,7 +26,7 @@ import type { BenchKube, WatchedObject } from "./bench-kube.ts";
 import { flagValue, numberFlag, ROOT, SuiteRecord } from "./bench-results.ts";
 import { printTable, summarize, type Row } from "./bench-stats.ts";
 import { computeRequestsPerRun, readRequestCounts, type RequestCounts } from "./api-requests.ts";
-import { provisionPoolClaims, setPool, waitForPool } from "./start-warm.ts";
+import { provisionPoolClaims, setPool, waitForPool, watchPool } from "./start-warm.ts";
 import { findChildPids, snapshotCpu, startBenchCluster, startControllerChild, until, type CpuSnapshot } from "./controller-cluster.ts";
 
 const NS = "bench-start";
@@ -310,13 +310,14 @@ try {
   if (ONLY !== "cold") {
     // Warm: the same Runs, each created while the pool holds POOL ready pods.
     const claims = provisionPoolClaims(kube, NS, workDir);
-    watches.push(claims);
+    const pool = watchPool(kube, NS, "bench");
+    watches.push(claims, pool);
     await setPool(kube, NS, "bench", POOL, RUNTIME_START);
     const warmSequential = Array.from({ length: RUNS }, (_, i) => `warm-seq-${i}`);
     let before = snapshotCpu(pids);
     const requestsBefore = await readRequestCounts(kube);
     for (const name of warmSequential) {
-      await waitForPool(kube, NS, "bench", POOL);
+      await waitForPool(pool, POOL);
       await createRun(name);
       if (await finish(name)) say(`${name} (${engines.get(name)?.from}): first call answered ${(seen.get(name)!.firstCallAnswered! - seen.get(name)!.created!).toFixed(0)} ms after creation`);
       await deleteRuns([name]);
@@ -324,7 +325,7 @@ try {
     report("warm, sequential", warmSequential, cpuPerRun(before, snapshotCpu(pids), RUNS), WARM_PHASES);
     reportRequests("warm, sequential", requestsBefore, await readRequestCounts(kube), RUNS);
     const warmBurst = Array.from({ length: Math.min(BURST, POOL) }, (_, i) => `warm-burst-${i}`);
-    await waitForPool(kube, NS, "bench", POOL);
+    await waitForPool(pool, POOL);
     before = snapshotCpu(pids);
     await runBurst(warmBurst);
     report(`warm, ${warmBurst.length} at ${RATE}/s`, warmBurst, cpuPerRun(before, snapshotCpu(pids), warmBurst.length), WARM_PHASES);

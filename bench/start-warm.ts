@@ -49,18 +49,34 @@ export async function setPool(kube: BenchKube, ns: string, agent: string, size: 
   await kube.call("PUT", path, policy);
 }
 
+type PoolPod = PodList["items"][number] & WatchedObject;
+
+/**
+ * The pool's unbound pods of Agent `ns/agent` as a watch shows them (no polling: the API server's requests and CPU
+ * per Run the bench reports are the operator's and the pool's, not the bench's own LISTs). A pod adopted by a Run
+ * leaves the selector, which the watch tells as a deletion.
+ */
+export function watchPool(kube: BenchKube, ns: string, agent: string): { readonly pods: ReadonlyMap<string, PoolPod>; stop(): void } {
+  const pods = new Map<string, PoolPod>();
+  const w = kube.watch(`/api/v1/namespaces/${ns}/pods?labelSelector=leviath.dev/pool%3D${agent},leviath.dev/pool-state%3Dready`, (type, obj) => {
+    if (type === "DELETED") pods.delete(obj.metadata.name);
+    else if (type === "ADDED" || type === "MODIFIED") pods.set(obj.metadata.name, obj as PoolPod);
+  });
+  return { pods, stop: () => w.stop() };
+}
+
 /**
  * How many of the pool's engine pods are unbound and Ready, counted only once every unbound pod of the pool (its
  * sandbox pods too, made beside each engine pod) is Ready: a Run created before would wait for one of them.
  */
-async function countReady(kube: BenchKube, ns: string, agent: string): Promise<number> {
-  const pods = await kube.call<PodList>("GET", `/api/v1/namespaces/${ns}/pods?labelSelector=leviath.dev/pool%3D${agent},leviath.dev/pool-state%3Dready`);
-  const ready = (p: PodList["items"][number]) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-  if (!pods.items.every(ready)) return 0;
-  return pods.items.filter((p) => p.metadata.labels?.["leviath.dev/component"] === "engine").length;
+function countReady(pods: Iterable<PoolPod>): number {
+  const all = [...pods];
+  const ready = (p: PoolPod) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+  if (!all.every(ready)) return 0;
+  return all.filter((p) => p.metadata.labels?.["leviath.dev/component"] === "engine").length;
 }
 
-/** Waits until the pool has `size` ready pods (a Run created then is served warm). */
-export async function waitForPool(kube: BenchKube, ns: string, agent: string, size: number): Promise<void> {
-  await until(async () => (await countReady(kube, ns, agent)) >= size, `${size} ready pool pods`, 300_000, 100);
+/** Waits until the watched pool has `size` ready pods (a Run created then is served warm). */
+export async function waitForPool(pool: { readonly pods: ReadonlyMap<string, PoolPod> }, size: number): Promise<void> {
+  await until(() => countReady(pool.pods.values()) >= size, `${size} ready pool pods`, 300_000, 10);
 }
