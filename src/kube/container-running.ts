@@ -63,7 +63,9 @@ function describeWaiting(state: ContainerState | undefined): string | undefined 
 export async function waitForContainerRunning(client: Pick<KubeClient, "request">, target: ContainerRef, opts: ContainerWait): Promise<void> {
   const { namespace, pod, container } = target;
   const now = opts.now ?? Date.now;
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  // The wait's timer never keeps the process alive by itself: a sidecar told to stop while a channel's opening waits
+  // for a sandbox pod that never comes (a Run cancelled before it) exits, rather than at the end of the wait.
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref()));
   const deadline = now() + opts.timeoutMs;
   const who = `container '${container}' of pod '${namespace}/${pod}'`;
   let last = "not read yet";

@@ -42,6 +42,18 @@ afterAll(async () => {
   if (namespace) await deleteNamespace(namespace);
 });
 
+describe("a cluster sidecar stopped while its sandbox pod never runs", () => {
+  // A Run cancelled before its sandbox pod runs: the shell channel's opening waits for the pod (up to the default
+  // --exec-wait-seconds, 300 s), and that wait must not hold the stopping sidecar until the kubelet's SIGKILL.
+  it("exits 0 at SIGTERM, without waiting out the channel's wait for the pod", async () => {
+    const run = "never-runs";
+    await testCluster().custom.createNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", body: { apiVersion: "leviath.dev/v1alpha1", kind: "Run", metadata: { name: run }, spec: { agentRef: { name: "agent" } } } });
+    await createSandboxPod(namespace, run);
+    const { sc: stopping } = await startClusterSidecar(makeTempDir("leviath-sidecar-stop-"), run, namespace, testCluster().kubeconfigPath);
+    expect(await stopping.stop()).toBe(0);
+  }, 60_000);
+});
+
 const readRun = async () => (await testCluster().custom.getNamespacedCustomObject({ ...GROUP, namespace, plural: "runs", name: RUN })) as { status?: Record<string, unknown> };
 
 describe("leviath sidecar in a cluster", () => {
