@@ -36,10 +36,27 @@ export function hasBearer(req: { readonly headers: { readonly authorization?: st
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** The headers {@link checkCaller} reads. */
+interface CallerHeaders {
+  readonly host?: string | undefined;
+  readonly origin?: string | undefined;
+  readonly "sec-fetch-site"?: string | string[] | undefined;
+}
+
+/**
+ * Why a caller is refused whatever it asks: a `Host` not in `hosts`, or a browser. The bound sidecar's guard and the
+ * unbound pool pod's server (unbound-server.ts) both check this first.
+ */
+export function checkCaller(headers: CallerHeaders, hosts: ReadonlySet<string>): ReturnType<typeof buildRefusalBody> | undefined {
+  if (!hosts.has(headers.host ?? "")) return buildRefusalBody("host-not-allowed", headers.host ?? "");
+  if (headers.origin !== undefined || headers["sec-fetch-site"] !== undefined) return buildRefusalBody("browser-request");
+  return undefined;
+}
+
 /** Why a request is refused before any route, or undefined when it may go on. */
 function checkRequest(req: FastifyRequest, guard: RequestGuard): ReturnType<typeof buildRefusalBody> | undefined {
-  if (!guard.hosts.has(req.headers.host ?? "")) return buildRefusalBody("host-not-allowed", req.headers.host ?? "");
-  if (req.headers.origin !== undefined || req.headers["sec-fetch-site"] !== undefined) return buildRefusalBody("browser-request");
+  const caller = checkCaller(req.headers, guard.hosts);
+  if (caller !== undefined) return caller;
   const route = `${req.method} ${req.routeOptions.url ?? ""}`;
   if (OPEN_ROUTES.has(route)) return undefined;
   if (hasBearer(req, guard.runtimeToken) || (route === LIST_APPROVALS_ROUTE && hasBearer(req, guard.approvalToken))) return undefined;

@@ -12,7 +12,7 @@ import { BINDING_HOLD_MS, BINDING_ROUTE } from "../../api/binding.ts";
 import type { AddressInfo } from "node:net";
 import { buildRefusalBody, lookupRefusalStatus, type RefusalCode } from "../../api/sidecar-contract.ts";
 import type { BindingReply } from "./binding-route.ts";
-import { computeAllowedHosts, hasBearer } from "./request-guard.ts";
+import { checkCaller, computeAllowedHosts, hasBearer } from "./request-guard.ts";
 
 /** Most asks held at once: the runtime holds one; any beyond are answered at once. */
 const MAX_HELD = 8;
@@ -40,9 +40,7 @@ const NOT_BOUND: Refusal = buildRefusalBody("not-bound");
  */
 function refusalOf(req: IncomingMessage, token: string, hosts: ReadonlySet<string>): Refusal {
   if (!isBindingAsk(req)) return NOT_BOUND;
-  if (!hosts.has(req.headers.host ?? "")) return buildRefusalBody("host-not-allowed", req.headers.host ?? "");
-  if (req.headers.origin !== undefined || req.headers["sec-fetch-site"] !== undefined) return buildRefusalBody("browser-request");
-  return hasBearer(req, token) ? NOT_BOUND : buildRefusalBody("runtime-token-required");
+  return checkCaller(req.headers, hosts) ?? (hasBearer(req, token) ? NOT_BOUND : buildRefusalBody("runtime-token-required"));
 }
 
 function isBindingAsk(req: IncomingMessage): boolean {
